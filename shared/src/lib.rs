@@ -1,0 +1,2 @@
+//! hongbao shared library: domain logic, Redis access and HTTP helpers.
+pub mod split;

@@ -1,0 +1,1 @@
+//! Split algorithms (placeholder, being written).
