@@ -1,1 +1,21 @@
-fn main() {}
+//! The `reclaim-cron` Lambda function, run by an EventBridge schedule (`rate(1 minute)`):
+//! refunds expired red packets to their senders and returns the run's summary.
+//!
+//! Thin by design: build the configuration and the Redis store once per sandbox, then run
+//! [`hongbao::handlers::reclaim_cron`] for every scheduled event.
+
+use aws_lambda_events::eventbridge::EventBridgeEvent;
+use hongbao::{Config, Store};
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use serde_json::Value;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    hongbao::init_tracing();
+    let store: &'static Store = Box::leak(Box::new(Store::new(Config::from_env()?)));
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<EventBridgeEvent<Value>>| async move {
+        tracing::debug!(id = ?event.payload.id, "scheduled event");
+        Ok::<Value, Error>(hongbao::handlers::reclaim_cron(store).await?)
+    }))
+    .await
+}

@@ -1,0 +1,40 @@
+-- claim.lua: step 1 of a claim, on the packet's hash slot: reserve the caller's share for
+-- their wallet. Step 2 (wallet_credit.lua, on the grabber's slot) credits it exactly once,
+-- keyed by the transfer id "claim:<packet_id>"; step 3 (claim_done.lua) marks it done here.
+-- A crash between the steps leaves the claim "pending"; the next claim call or reclaim-cron
+-- re-drives steps 2 and 3, which are idempotent.
+--
+-- KEYS[1] packet meta hash   KEYS[2] grabs hash   KEYS[3] claims hash (user -> state)
+-- ARGV[1] user id
+-- A claim state is "pending:<claimed_at_ms>" or "done:<claimed_at_ms>".
+-- Returns one of:
+--   {'not_found'} | {'no_share'} | {'expired'}
+--   {'claimed', share_record, state}   the state after this call (new or earlier claim)
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then
+  return {'not_found'}
+end
+local share = redis.call('HGET', KEYS[2], ARGV[1])
+if not share then
+  return {'no_share'}
+end
+local state = redis.call('HGET', KEYS[3], ARGV[1])
+if state then
+  return {'claimed', share, state}
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expires_at = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
+-- The same slot holds the settlement, so a claim and the refund are serialised:
+-- either this claim lands first and the refund excludes it, or the refund lands first
+-- (status 'settled') and this claim is refused.
+if status == 'settled' or now >= expires_at then
+  return {'expired'}
+end
+
+local amount = tonumber(string.match(share, '^%d+:(%d+):'))
+state = 'pending:' .. now
+redis.call('HSET', KEYS[3], ARGV[1], state)
+redis.call('HINCRBY', KEYS[1], 'claimed_cents', amount)
+return {'claimed', share, state}

@@ -1,0 +1,13 @@
+-- due_add.lua: put a packet id into the reclaim index before the packet is created.
+--
+-- The index lives in its own hash slot, so it cannot be written in the same script as the
+-- packet. Writing it first means a crash can leave only a harmless phantom entry (reclaim-cron
+-- drops it), never a funded packet that nobody will ever refund.
+-- KEYS[1] reclaim index (sorted set: packet id -> due time, Unix ms from Redis TIME)
+-- ARGV[1] packet id   ARGV[2] expires_in_secs
+-- Returns the due time in Unix milliseconds.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = now + tonumber(ARGV[2]) * 1000
+redis.call('ZADD', KEYS[1], due, ARGV[1])
+return due

@@ -1,0 +1,169 @@
+//! Key names and hash tags.
+//!
+//! Every key is `<prefix>:{<tag>}:<rest>`. Redis Cluster hashes only the text between the
+//! first `{` and the next `}` (the *hash tag*), so keys with the same tag share a hash slot
+//! and one Lua script may touch them all.
+//!
+//! * A user's **wallet tag** is the first 4 hex digits of SHA-1 of the user id: 65,536 tags
+//!   spread over the 16,384 slots, derived from the id but never the id itself, so
+//!   user-controlled text never becomes a hash tag.
+//! * A **packet** carries its sender's wallet tag: the packet id is that tag followed by 20
+//!   random hex digits. Creating a packet (debit) and settling it (refund) therefore touch one
+//!   slot and are single atomic scripts. Only a claim crosses slots (packet to grabber's
+//!   wallet); it is made exactly-once with a transfer record (see `lua/claim.lua`).
+//! * The **reclaim index** and the **reclaim lock** use the fixed tag `{reclaim}`.
+//!
+//! | key | type | contents |
+//! | --- | --- | --- |
+//! | `hb:{t}:wallet:<user>` | hash | `balance` (cents) |
+//! | `hb:{t}:wallet:<user>:ledger` | list | `kind\|amount_cents\|at_ms\|reference`, newest first |
+//! | `hb:{t}:wallet:<user>:tx:<transfer id>` | string | the transfer's fingerprint (idempotency record) |
+//! | `hb:{t}:idem:<user>:<Idempotency-Key>` | string | `fingerprint\npacket_id` |
+//! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
+//! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
+//! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
+//! | `hb:{t}:packet:<id>:order` | list | user ids in grab order |
+//! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>` or `done:<ms>` |
+//! | `hb:{t}:packet:<id>:rl:<user>` | sorted set | the user's grab attempts (ms) in the window |
+//! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
+//! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
+
+use rand::RngCore;
+
+/// Length of a packet id: 4 hex digits of wallet tag and 20 random hex digits.
+pub const PACKET_ID_LEN: usize = 24;
+
+/// The wallet hash tag of `user_id`: the first 4 lowercase hex digits of its SHA-1.
+pub fn user_tag(user_id: &str) -> String {
+    let digest = sha1_smol::Sha1::from(user_id.as_bytes()).digest().bytes();
+    format!("{:02x}{:02x}", digest[0], digest[1])
+}
+
+/// A new packet id for `sender_id`: the sender's tag plus 80 random bits from the thread CSPRNG (ChaCha, OS-seeded).
+pub fn new_packet_id(sender_id: &str) -> String {
+    let mut bytes = [0u8; 10];
+    rand::rng().fill_bytes(&mut bytes);
+    let mut id = user_tag(sender_id);
+    for b in bytes {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
+}
+
+/// Whether `id` has the shape of a packet id (24 lowercase hex digits).
+pub fn is_packet_id(id: &str) -> bool {
+    id.len() == PACKET_ID_LEN && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Key names for one deployment (one key prefix).
+#[derive(Debug, Clone)]
+pub struct Keys {
+    prefix: String,
+}
+
+/// The keys of one red packet, in the order the scripts expect them.
+#[derive(Debug, Clone)]
+pub struct PacketKeys {
+    /// Meta hash.
+    pub meta: String,
+    /// Un-grabbed share amounts.
+    pub shares: String,
+    /// Grabs hash (user -> share record).
+    pub grabs: String,
+    /// Grab order list.
+    pub order: String,
+    /// Claims hash (user -> claim state).
+    pub claims: String,
+}
+
+/// The keys of one wallet.
+#[derive(Debug, Clone)]
+pub struct WalletKeys {
+    /// Balance hash.
+    pub wallet: String,
+    /// Ledger list.
+    pub ledger: String,
+}
+
+impl Keys {
+    /// Key names under `prefix` (e.g. `hb`).
+    pub fn new(prefix: &str) -> Self {
+        Keys { prefix: prefix.to_string() }
+    }
+
+    /// The keys of packet `packet_id` (which must satisfy [`is_packet_id`]).
+    pub fn packet(&self, packet_id: &str) -> PacketKeys {
+        let base = format!("{}:{{{}}}:packet:{}", self.prefix, &packet_id[..4], packet_id);
+        PacketKeys {
+            shares: format!("{base}:shares"),
+            grabs: format!("{base}:grabs"),
+            order: format!("{base}:order"),
+            claims: format!("{base}:claims"),
+            meta: base,
+        }
+    }
+
+    /// The grab rate-limit log of `user_id` on packet `packet_id`.
+    pub fn grab_rate(&self, packet_id: &str, user_id: &str) -> String {
+        format!("{}:{{{}}}:packet:{}:rl:{}", self.prefix, &packet_id[..4], packet_id, user_id)
+    }
+
+    /// The wallet of `user_id`.
+    pub fn wallet(&self, user_id: &str) -> WalletKeys {
+        let wallet = format!("{}:{{{}}}:wallet:{}", self.prefix, user_tag(user_id), user_id);
+        WalletKeys { ledger: format!("{wallet}:ledger"), wallet }
+    }
+
+    /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet.
+    pub fn transfer(&self, user_id: &str, transfer_id: &str) -> String {
+        format!("{}:{{{}}}:wallet:{}:tx:{}", self.prefix, user_tag(user_id), user_id, transfer_id)
+    }
+
+    /// The create-packet idempotency record of `Idempotency-Key` `key` sent by `user_id`.
+    pub fn create_idempotency(&self, user_id: &str, key: &str) -> String {
+        format!("{}:{{{}}}:idem:{}:{}", self.prefix, user_tag(user_id), user_id, key)
+    }
+
+    /// The reclaim index: packet id -> due time (Unix ms).
+    pub fn reclaim_due(&self) -> String {
+        format!("{}:{{reclaim}}:due", self.prefix)
+    }
+
+    /// The reclaim lock.
+    pub fn reclaim_lock(&self) -> String {
+        format!("{}:{{reclaim}}:lock", self.prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag_of(key: &str) -> &str {
+        let open = key.find('{').unwrap();
+        let close = key[open..].find('}').unwrap() + open;
+        &key[open + 1..close]
+    }
+
+    #[test]
+    fn packet_shares_sender_wallet_tag() {
+        let keys = Keys::new("hb");
+        let id = new_packet_id("alice");
+        assert!(is_packet_id(&id));
+        let p = keys.packet(&id);
+        let w = keys.wallet("alice");
+        for k in [&p.meta, &p.shares, &p.grabs, &p.order, &p.claims, &w.wallet, &w.ledger] {
+            assert_eq!(tag_of(k), user_tag("alice"), "{k}");
+        }
+        assert_eq!(tag_of(&keys.create_idempotency("alice", "{x}")), user_tag("alice"));
+        assert_eq!(tag_of(&keys.grab_rate(&id, "bob")), user_tag("alice"));
+    }
+
+    #[test]
+    fn packet_ids() {
+        assert_ne!(new_packet_id("a"), new_packet_id("a"));
+        assert!(!is_packet_id("ABCDEF0123456789abcdef01"));
+        assert!(!is_packet_id("abc"));
+        assert_eq!(user_tag("alice").len(), 4);
+    }
+}

@@ -1,0 +1,253 @@
+//! Wallets: balances in cents, a ledger, and exactly-once credits.
+//!
+//! A wallet lives on its owner's hash slot (see [`crate::keys`]). Debits happen only inside
+//! create-packet's script; credits (deposits, claim credits) go through `wallet_credit.lua`,
+//! which applies each transfer id once; refunds are applied by `settle.lua` on the sender's
+//! slot.
+
+use redis::Value;
+
+use crate::config::LEDGER_CAP;
+use crate::error::Error;
+use crate::keys::Keys;
+use crate::scripts::{self, int, texts};
+use crate::store::Store;
+
+/// Largest single deposit, cents (10^11 = one billion units). Keeps every balance far below
+/// 2^53, the largest integer Lua's numbers hold exactly.
+pub const MAX_DEPOSIT_CENTS: i64 = 100_000_000_000;
+
+/// Entries returned by [`get`].
+pub const LEDGER_PAGE: isize = 50;
+
+/// The kind of a ledger entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// Money paid in by a trusted backend (positive).
+    Deposit,
+    /// A packet paid for (negative).
+    PacketDebit,
+    /// A grabbed share claimed (positive).
+    ClaimCredit,
+    /// An expired packet's remainder returned to its sender (positive).
+    RefundCredit,
+}
+
+impl EntryKind {
+    /// The JSON name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Deposit => "deposit",
+            EntryKind::PacketDebit => "packet_debit",
+            EntryKind::ClaimCredit => "claim_credit",
+            EntryKind::RefundCredit => "refund_credit",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "deposit" => EntryKind::Deposit,
+            "packet_debit" => EntryKind::PacketDebit,
+            "claim_credit" => EntryKind::ClaimCredit,
+            "refund_credit" => EntryKind::RefundCredit,
+            _ => return None,
+        })
+    }
+}
+
+/// One ledger entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// What moved the money.
+    pub kind: EntryKind,
+    /// Signed amount, cents (debits are negative).
+    pub amount_cents: i64,
+    /// The deposit reference or the packet id.
+    pub reference: String,
+    /// When, Unix ms (Redis `TIME`).
+    pub at_ms: i64,
+}
+
+impl Entry {
+    /// Parses a ledger item `kind|amount_cents|at_ms|reference`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other shape.
+    pub fn parse(item: &str) -> Result<Self, Error> {
+        let bad = || Error::Internal(format!("bad ledger entry {item:?}"));
+        let mut it = item.splitn(4, '|');
+        let kind = it.next().and_then(EntryKind::parse).ok_or_else(bad)?;
+        let amount_cents = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let at_ms = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let reference = it.next().ok_or_else(bad)?.to_string();
+        Ok(Entry { kind, amount_cents, reference, at_ms })
+    }
+}
+
+/// A wallet as `GET /wallet` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wallet {
+    /// Balance, cents.
+    pub balance_cents: i64,
+    /// The newest [`LEDGER_PAGE`] entries, newest first.
+    pub entries: Vec<Entry>,
+}
+
+/// A credit to apply once.
+#[derive(Debug, Clone)]
+pub struct Transfer<'a> {
+    /// Unique per wallet: `dep:<reference>` or `claim:<packet_id>`.
+    pub transfer_id: &'a str,
+    /// Amount, cents (> 0).
+    pub amount_cents: i64,
+    /// Ledger kind.
+    pub kind: EntryKind,
+    /// Ledger reference.
+    pub reference: &'a str,
+    /// What must match when the transfer id is seen again (e.g. the amount).
+    pub fingerprint: &'a str,
+    /// How long the idempotency record is kept, seconds.
+    pub ttl_secs: u64,
+}
+
+/// The result of [`credit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Credit {
+    /// The balance after the call, cents.
+    pub balance_cents: i64,
+    /// Whether this call credited the money (false: an earlier call did, or a conflict).
+    pub applied: bool,
+    /// The transfer id was seen before with a different fingerprint; nothing changed.
+    pub conflict: bool,
+}
+
+/// Credits `transfer.amount_cents` to `user_id` unless `transfer.transfer_id` was applied
+/// before.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same transfer is safe.
+pub async fn credit(store: &Store, user_id: &str, transfer: &Transfer<'_>) -> Result<Credit, Error> {
+    let keys = Keys::new(&store.config().key_prefix);
+    let wk = keys.wallet(user_id);
+    let mut conn = store.conn().await?;
+    let reply: Value = scripts::WALLET_CREDIT
+        .key(&wk.wallet)
+        .key(&wk.ledger)
+        .key(keys.transfer(user_id, transfer.transfer_id))
+        .arg(transfer.amount_cents)
+        .arg(transfer.kind.as_str())
+        .arg(transfer.reference)
+        .arg(transfer.ttl_secs)
+        .arg(transfer.fingerprint)
+        .arg(LEDGER_CAP)
+        .invoke_async(&mut conn)
+        .await?;
+    let reply = texts("wallet_credit", reply)?;
+    let balance_cents = int("wallet_credit", reply.get(1))?;
+    match reply.first().map(String::as_str) {
+        Some("applied") => Ok(Credit { balance_cents, applied: true, conflict: false }),
+        Some("repeat") => Ok(Credit { balance_cents, applied: false, conflict: false }),
+        Some("conflict") => Ok(Credit { balance_cents, applied: false, conflict: true }),
+        _ => Err(Error::bad_reply("wallet_credit", format!("{reply:?}"))),
+    }
+}
+
+/// The outcome of [`deposit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepositOutcome {
+    /// Credited now.
+    Applied {
+        /// Balance after, cents.
+        balance_cents: i64,
+    },
+    /// This reference was deposited before with the same amount: nothing changed.
+    Repeat {
+        /// Current balance, cents.
+        balance_cents: i64,
+    },
+    /// This reference was used before with a different amount: nothing changed.
+    ReferenceReused,
+}
+
+/// Deposits `amount_cents` into `user_id`'s wallet, once per `reference` (per user, remembered
+/// for `HONGBAO_DEPOSIT_DEDUP_SECS`).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is safe.
+pub async fn deposit(
+    store: &Store,
+    user_id: &str,
+    amount_cents: i64,
+    reference: &str,
+) -> Result<DepositOutcome, Error> {
+    let transfer_id = format!("dep:{reference}");
+    let fingerprint = amount_cents.to_string();
+    let c = credit(
+        store,
+        user_id,
+        &Transfer {
+            transfer_id: &transfer_id,
+            amount_cents,
+            kind: EntryKind::Deposit,
+            reference,
+            fingerprint: &fingerprint,
+            ttl_secs: store.config().deposit_dedup_secs,
+        },
+    )
+    .await?;
+    Ok(if c.conflict {
+        DepositOutcome::ReferenceReused
+    } else if c.applied {
+        DepositOutcome::Applied { balance_cents: c.balance_cents }
+    } else {
+        DepositOutcome::Repeat { balance_cents: c.balance_cents }
+    })
+}
+
+/// The balance of `user_id`, cents (0 for a wallet never used).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn balance(store: &Store, user_id: &str) -> Result<i64, Error> {
+    let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let mut conn = store.conn().await?;
+    let b: Option<i64> = redis::cmd("HGET").arg(&wk.wallet).arg("balance").query_async(&mut conn).await?;
+    Ok(b.unwrap_or(0))
+}
+
+/// The balance and newest ledger entries of `user_id` (one pipeline, one hash slot).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn get(store: &Store, user_id: &str) -> Result<Wallet, Error> {
+    let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let mut conn = store.conn().await?;
+    let (balance, items): (Option<i64>, Vec<String>) = redis::pipe()
+        .cmd("HGET")
+        .arg(&wk.wallet)
+        .arg("balance")
+        .cmd("LRANGE")
+        .arg(&wk.ledger)
+        .arg(0)
+        .arg(LEDGER_PAGE - 1)
+        .query_async(&mut conn)
+        .await?;
+    let entries = items.iter().map(|i| Entry::parse(i)).collect::<Result<_, _>>()?;
+    Ok(Wallet { balance_cents: balance.unwrap_or(0), entries })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_entries() {
+        let e = Entry::parse("deposit|500|1700000000000|ref|with|pipes").unwrap();
+        assert_eq!(e.kind, EntryKind::Deposit);
+        assert_eq!(e.amount_cents, 500);
+        assert_eq!(e.reference, "ref|with|pipes");
+        assert_eq!(Entry::parse("packet_debit|-5|1|abc").unwrap().amount_cents, -5);
+        assert!(Entry::parse("bogus|1|1|x").is_err());
+        assert!(Entry::parse("deposit|1|1").is_err());
+    }
+}

@@ -1,0 +1,186 @@
+//! Backend-agnostic wrapper: run the same test against standalone and cluster.
+
+use std::fmt;
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, Pipeline, RedisFuture, Value};
+
+use crate::{node_conn, scan_keys, RedisCluster, RedisServer, RESPONSE_TIMEOUT};
+
+/// Which kind of Redis deployment a test runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// A single standalone `redis-server`.
+    Standalone,
+    /// A 3-master Redis Cluster.
+    Cluster,
+}
+
+impl Backend {
+    /// Every backend, for `for backend in Backend::ALL { .. }` loops.
+    pub const ALL: [Backend; 2] = [Backend::Standalone, Backend::Cluster];
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Standalone => "standalone",
+            Backend::Cluster => "cluster",
+        })
+    }
+}
+
+/// A private Redis of either [`Backend`]; dropping it stops all processes.
+pub struct TestRedis {
+    inner: Inner,
+}
+
+enum Inner {
+    Standalone(RedisServer),
+    Cluster(RedisCluster),
+}
+
+impl TestRedis {
+    /// Starts a fresh, empty, non-persistent Redis of the given backend.
+    pub fn start(backend: Backend) -> Self {
+        let inner = match backend {
+            Backend::Standalone => Inner::Standalone(RedisServer::start()),
+            Backend::Cluster => Inner::Cluster(RedisCluster::start()),
+        };
+        TestRedis { inner }
+    }
+
+    /// The backend this Redis was started with.
+    pub fn backend(&self) -> Backend {
+        match self.inner {
+            Inner::Standalone(_) => Backend::Standalone,
+            Inner::Cluster(_) => Backend::Cluster,
+        }
+    }
+
+    /// True for [`Backend::Cluster`].
+    pub fn is_cluster(&self) -> bool {
+        self.backend() == Backend::Cluster
+    }
+
+    /// URL of the server (standalone) or of the first node (cluster).
+    pub fn url(&self) -> String {
+        match &self.inner {
+            Inner::Standalone(s) => s.url(),
+            Inner::Cluster(c) => c.url(),
+        }
+    }
+
+    /// URLs of every node (one element for standalone).
+    pub fn urls(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Standalone(s) => vec![s.url()],
+            Inner::Cluster(c) => c.urls(),
+        }
+    }
+
+    /// The standalone server, if this is [`Backend::Standalone`].
+    pub fn server(&self) -> Option<&RedisServer> {
+        match &self.inner {
+            Inner::Standalone(s) => Some(s),
+            Inner::Cluster(_) => None,
+        }
+    }
+
+    /// The cluster, if this is [`Backend::Cluster`].
+    pub fn cluster(&self) -> Option<&RedisCluster> {
+        match &self.inner {
+            Inner::Standalone(_) => None,
+            Inner::Cluster(c) => Some(c),
+        }
+    }
+
+    /// `FLUSHALL` on the server, or on every cluster master.
+    pub async fn flushall(&self) {
+        self.on_every_node(redis::cmd("FLUSHALL")).await;
+    }
+
+    /// Runs `cmd` on the server, or on every cluster master (bypassing
+    /// cluster routing), and returns the replies in node order. Panics on error.
+    pub async fn on_every_node(&self, cmd: Cmd) -> Vec<Value> {
+        let mut replies = Vec::new();
+        for url in self.urls() {
+            let mut conn = node_conn(&url).await;
+            let reply = cmd
+                .query_async(&mut conn)
+                .await
+                .unwrap_or_else(|e| panic!("harness: {cmd:?} on {url} failed: {e}"));
+            replies.push(reply);
+        }
+        replies
+    }
+
+    /// Every key in the whole database (SCAN on each node), sorted.
+    pub async fn all_keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        for url in self.urls() {
+            keys.extend(scan_keys(&url).await);
+        }
+        keys.sort();
+        keys
+    }
+
+    /// A new async connection for assertions: a multiplexed connection
+    /// (standalone) or a cluster connection that routes by key (cluster).
+    pub async fn raw_conn(&self) -> RawConn {
+        match &self.inner {
+            Inner::Standalone(s) => RawConn::Standalone(node_conn(&s.url()).await),
+            Inner::Cluster(c) => {
+                let urls = c.urls();
+                let conn = redis::cluster::ClusterClient::builder(urls.clone())
+                    .response_timeout(RESPONSE_TIMEOUT)
+                    .build()
+                    .unwrap_or_else(|e| panic!("harness: bad cluster urls {urls:?}: {e}"))
+                    .get_async_connection()
+                    .await
+                    .unwrap_or_else(|e| panic!("harness: cannot connect to cluster {urls:?}: {e}"));
+                RawConn::Cluster(conn)
+            }
+        }
+    }
+}
+
+/// An async connection to either backend; implements
+/// [`redis::aio::ConnectionLike`], so `cmd.query_async(&mut raw)` and
+/// `redis::AsyncCommands` work on both.
+#[derive(Clone)]
+pub enum RawConn {
+    /// Connection to a standalone server.
+    Standalone(MultiplexedConnection),
+    /// Cluster connection routing each command by its key's slot.
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for RawConn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            RawConn::Standalone(c) => c.req_packed_command(cmd),
+            RawConn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            RawConn::Standalone(c) => c.req_packed_commands(pipeline, offset, count),
+            RawConn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            RawConn::Standalone(c) => c.get_db(),
+            RawConn::Cluster(c) => c.get_db(),
+        }
+    }
+}
