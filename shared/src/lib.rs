@@ -6,6 +6,7 @@
 //! [`split`], settlement in [`reclaim`], the owner-token lock in [`lock`]), and the HTTP layer
 //! ([`http`], [`handlers`]). Money is `i64` cents everywhere; deadlines use Redis `TIME`.
 
+pub mod audit;
 pub mod config;
 pub mod error;
 pub mod handlers;

@@ -236,31 +236,38 @@ fn double_mean_params(remaining: u64, left: u64) -> (u64, u64) {
 ///
 /// **Integer correction (this implementation):** the source draws
 /// `math.random(1, floor(2 × remaining / left))` (in cents). A uniform draw on
-/// `1..=M` has mean `(1 + M) / 2`, so with `M = floor(2R/L)` the mean is
-/// `R/L + 1/2` whenever `L` divides `2R` — about half a cent too much per draw,
-/// which accumulates and is all taken from the last grabbers. The mean is
-/// exactly `R/L` iff `M = 2R/L − 1`, which is generally not an integer, so
-/// we randomise the upper bound between the two neighbouring integers. Write
-/// `2R = q·L + r` with `0 <= r < L`; then
+/// `1..=M` has mean `(1 + M) / 2`, so with `M = floor(2R/L)` (`R` = remaining
+/// cents, `L` = shares left) the mean is `R/L + (1 − r/L)/2` where `r` is
+/// defined below: up to half a cent too much per draw (exactly `+½` whenever
+/// `L` divides `2R`), which accumulates and is all taken from the last
+/// grabbers. The mean is exactly `R/L` iff `M = 2R/L − 1`, which is generally
+/// not an integer, so the upper bound is randomised between the two
+/// neighbouring integers. Write `2R = q·L + r` with `0 <= r < L`; the share is
 ///
-/// * with probability `r / L`: share uniform on `1..=q`,
-/// * otherwise (probability `(L − r) / L`): share uniform on `1..=q − 1`.
+/// * with probability `r / L`: uniform on `1..=q`,
+/// * otherwise (probability `(L − r) / L`): uniform on `1..=q − 1`.
 ///
 /// Hence `E[M] = q − 1 + r/L = 2R/L − 1` and, since the conditional mean
 /// `(1 + M)/2` is linear in `M`, `E[share | R, L] = R/L` **exactly**. So
 /// `R/L` is a martingale (`E[(R − share)/(L − 1)] = R/L`), and by the tower
 /// property the expected share at **every** position, the last one included,
-/// is exactly `total_cents / count`. Only integer draws are made
-/// (`random_range(0..L)` for the coin, `random_range(1..=M)` for the share);
-/// when `r == 0` the coin is skipped.
+/// is exactly `total_cents / count`.
 ///
-/// **Bounds:** `R >= L` gives `q >= 2`, so `M >= 1`. Every share is at most
-/// `floor(2R/L)` (at most `2R/L − 1` when `L` divides `2R`) and at most
-/// `R − (L − 1)`, so every later share can still get 1 cent: from
-/// `(R − L)(L − 2) >= 0` follows `2R/L − 1 <= R − L + 1`, hence `q − 1 <=
-/// R − L + 1`, and if `r > 0` then `q < 2R/L <= R − L + 2`. (The
-/// `min(…, R − (L − 1))` clamp in the code is therefore never active; it is kept
-/// as a guard.)
+/// This mixture is sampled with integer draws only, using about one draw per
+/// share: draw `y` uniform on `1..=q`; if `y < q` it is the share; if `y == q`
+/// (probability `1/q`), keep it with probability `r/L`
+/// (`random_range(0..L) < r`), otherwise redraw uniformly on `1..=q − 1`.
+/// Check: `P(x) = 1/q + (1/q)(1 − r/L)/(q − 1) = (r/L)/q + (1 − r/L)/(q − 1)`
+/// for `x < q`, and `P(q) = (r/L)/q`, which is exactly the mixture above.
+///
+/// **Bounds:** `R >= L` gives `q >= 2`, so `1..=q − 1` is never empty. Every
+/// share is at most `floor(2R/L)` (at most `2R/L − 1` when `L` divides `2R`,
+/// since then `r = 0` and `q` is never kept) and at most `R − (L − 1)`, so
+/// every later share can still get 1 cent: from `(R − L)(L − 2) >= 0` follows
+/// `2R/L − 1 <= R − L + 1`, hence `q − 1 <= R − L + 1`, and if `r > 0` then
+/// `q < 2R/L <= R − L + 2`. So the `min(2R/L, R − (L − 1))` bound of the rule
+/// never needs clamping (no clamp is applied, which would bias the mean; the
+/// bound is `debug_assert`ed and checked by the property tests).
 ///
 /// Returns exactly `count` shares (cents) in grab order, each `>= 1`, summing
 /// exactly to `total_cents`. `O(count)` time.
@@ -277,13 +284,11 @@ pub fn double_mean<R: Rng + ?Sized>(
     let mut shares = Vec::with_capacity(count as usize);
     for left in (2..=u64::from(count)).rev() {
         let (q, r) = double_mean_params(remaining, left);
-        let upper = if r != 0 && rng.random_range(0..left) < r {
-            q
-        } else {
-            q - 1
-        };
-        let upper = upper.min(remaining - (left - 1));
-        let share = rng.random_range(1..=upper);
+        let mut share = rng.random_range(1..=q);
+        if share == q && (r == 0 || rng.random_range(0..left) >= r) {
+            share = rng.random_range(1..=q - 1);
+        }
+        debug_assert!(share >= 1 && share <= remaining - (left - 1));
         remaining -= share;
         shares.push(share as i64);
     }
@@ -528,23 +533,34 @@ mod tests {
             return v.clone();
         }
         let (q, r) = double_mean_params(remaining, left);
+        assert!(q >= 2, "R={remaining} L={left}");
+        // The implemented procedure: y uniform on 1..=q; y < q is kept; y == q
+        // is kept with probability r/L, else redrawn uniformly on 1..=q-1.
+        let mut law: Vec<(u64, Frac)> = (1..q).map(|y| (y, Frac(1, u128::from(q)))).collect();
+        law.push((q, Frac::new(u128::from(r), u128::from(left) * u128::from(q))));
+        let redraw = Frac::new(
+            u128::from(left - r),
+            u128::from(left) * u128::from(q) * u128::from(q - 1),
+        );
+        for z in 1..q {
+            law.push((z, redraw));
+        }
         let mut out = vec![Frac(0, 1); left as usize];
-        for (upper, weight) in [(q, r), (q - 1, left - r)] {
-            if weight == 0 {
+        let mut total_p = Frac(0, 1);
+        for (share, p) in law {
+            if p.0 == 0 {
                 continue;
             }
-            assert!(upper >= 1, "R={remaining} L={left}");
-            assert!(upper <= remaining - (left - 1), "R={remaining} L={left}");
-            assert!(upper <= 2 * remaining / left, "R={remaining} L={left}");
-            let p = Frac::new(u128::from(weight), u128::from(left) * u128::from(upper));
-            for share in 1..=upper {
-                out[0] = out[0].add(p.mul(Frac(u128::from(share), 1)));
-                let rest = dm_expectation(remaining - share, left - 1, memo);
-                for (o, e) in out[1..].iter_mut().zip(rest) {
-                    *o = o.add(p.mul(e));
-                }
+            assert!(share <= remaining - (left - 1), "R={remaining} L={left}");
+            assert!(share <= 2 * remaining / left, "R={remaining} L={left}");
+            total_p = total_p.add(p);
+            out[0] = out[0].add(p.mul(Frac(u128::from(share), 1)));
+            let rest = dm_expectation(remaining - share, left - 1, memo);
+            for (o, e) in out[1..].iter_mut().zip(rest) {
+                *o = o.add(p.mul(e));
             }
         }
+        assert_eq!((total_p.0, total_p.1), (1, 1), "R={remaining} L={left}");
         memo.insert((remaining, left), out.clone());
         out
     }

@@ -1,0 +1,70 @@
+//! Helpers shared by the integration tests: a [`Store`] on a test Redis, deposits, packets.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use harness::TestRedis;
+use hongbao::packets::{self, CreateOutcome, NewPacket, Packet};
+use hongbao::split::{LuckySplit, Mode};
+use hongbao::{wallet, Config, Store};
+
+/// A store on `redis` with the default configuration changed by `tweak`.
+pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
+    let mut cfg = Config::default();
+    cfg.redis_url = redis.url();
+    cfg.redis_cluster = redis.is_cluster();
+    tweak(&mut cfg);
+    Arc::new(Store::new(cfg))
+}
+
+/// Deposits `cents` to `user` with a fresh reference.
+pub async fn fund(store: &Store, user: &str, cents: i64) {
+    let reference = format!("test-{}", rand::random::<u64>());
+    let out = wallet::deposit(store, user, cents, &reference).await.expect("deposit");
+    assert!(matches!(out, wallet::DepositOutcome::Applied { .. }), "{out:?}");
+}
+
+/// A lucky (double-mean) packet request.
+pub fn lucky(total_cents: i64, count: u32, expires_in_secs: u64) -> NewPacket {
+    NewPacket {
+        total_cents,
+        count,
+        mode: Mode::Lucky,
+        split: LuckySplit::DoubleMean,
+        expires_in_secs,
+        greeting: Some("恭喜发财".into()),
+    }
+}
+
+/// Creates a packet that must succeed.
+pub async fn create(store: &Store, sender: &str, req: &NewPacket) -> Packet {
+    match packets::create(store, sender, req, None).await.expect("create") {
+        CreateOutcome::Created(p) => p,
+        other => panic!("create failed: {other:?}"),
+    }
+}
+
+/// Asserts wallets + packets = `deposits`.
+pub async fn assert_conserved(store: &Store, users: &[String], packet_ids: &[String], deposits: i64) {
+    let t = hongbao::audit::totals(store, users, packet_ids).await.expect("audit");
+    assert_eq!(
+        t.total(),
+        deposits,
+        "money not conserved: wallets {} + packets {} != deposits {deposits}",
+        t.wallets_cents,
+        t.packets_cents
+    );
+}
+
+/// Waits until Redis `TIME` is past `ms` (Unix milliseconds).
+pub async fn sleep_until_redis_ms(store: &Store, ms: i64) {
+    let mut conn = store.conn().await.expect("conn");
+    loop {
+        let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.expect("TIME");
+        let now = s * 1000 + us / 1000;
+        if now > ms {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(((ms - now) as u64).min(200) + 1)).await;
+    }
+}

@@ -1,0 +1,391 @@
+//! The red-packet lifecycle against real `redis-server` processes: every test runs on a
+//! standalone server and on a 3-master cluster started by the harness.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
+use futures::future::join_all;
+use harness::{Backend, TestRedis};
+use hongbao::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::{reclaim, scripts, wallet};
+
+/// Test 2: 2,000 concurrent grabbers on a 100-share packet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_thousand_grabbers_one_hundred_shares() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 10_000).await;
+        let p = create(&store, "sender", &lucky(10_000, 100, 600)).await;
+        let tasks = (0..2000).map(|i| {
+            let store = store.clone();
+            let id = p.packet_id.clone();
+            tokio::spawn(async move { (i, packets::grab(&store, &id, &format!("user{i}")).await.unwrap()) })
+        });
+        let results: Vec<_> = join_all(tasks).await.into_iter().map(Result::unwrap).collect();
+        let mut winners = HashSet::new();
+        let mut share_ids = HashSet::new();
+        let (mut sum, mut sold_out) = (0, 0);
+        for (i, r) in &results {
+            match r {
+                GrabOutcome::Grabbed { share, .. } => {
+                    assert!(winners.insert(*i));
+                    assert!(share_ids.insert(share.share_id));
+                    assert!(share.amount_cents >= 1);
+                    sum += share.amount_cents;
+                }
+                GrabOutcome::SoldOut => sold_out += 1,
+                other => panic!("{backend:?}: unexpected {other:?}"),
+            }
+        }
+        assert_eq!(winners.len(), 100, "{backend:?}");
+        assert_eq!(sum, 10_000, "{backend:?}");
+        assert_eq!(sold_out, 1900, "{backend:?}");
+        assert_eq!(share_ids, (1..=100).collect(), "{backend:?}");
+        let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+        assert_eq!(view.status, packets::Status::SoldOut);
+        assert_eq!(view.grabs.len(), 100);
+        assert_eq!(view.packet.grabbed_cents, 10_000);
+        let best = view.grabs.iter().map(|g| g.share.amount_cents).max().unwrap();
+        let (best_user, best_amount) = view.best_luck.clone().unwrap();
+        assert_eq!(best_amount, best);
+        let first_best = view.grabs.iter().find(|g| g.share.amount_cents == best).unwrap();
+        assert_eq!(best_user, first_best.user_id, "ties go to the earlier grab");
+    }
+}
+
+/// Test 3: one user grabbing 50 times concurrently gets one share; 49 see the same share.
+/// With the default limit (10 per second) the 11th attempt within a second is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_user_many_grabs_and_the_rate_limit() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let relaxed = store(&redis, |c| c.grab_rate_limit = 1000);
+        fund(&relaxed, "sender", 1100).await;
+        let p = create(&relaxed, "sender", &lucky(1000, 10, 600)).await;
+        let tasks = (0..50).map(|_| {
+            let store = relaxed.clone();
+            let id = p.packet_id.clone();
+            tokio::spawn(async move { packets::grab(&store, &id, "greedy").await.unwrap() })
+        });
+        let results: Vec<_> = join_all(tasks).await.into_iter().map(Result::unwrap).collect();
+        let grabbed: Vec<_> = results
+            .iter()
+            .filter_map(|r| match r {
+                GrabOutcome::Grabbed { share, .. } => Some(*share),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(grabbed.len(), 1, "{backend:?}: {results:?}");
+        let again: Vec<_> = results
+            .iter()
+            .filter_map(|r| match r {
+                GrabOutcome::AlreadyGrabbed(s) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(again.len(), 49);
+        assert!(again.iter().all(|s| *s == grabbed[0]));
+
+        let strict = store(&redis, |_| {});
+        let p = create(&strict, "sender", &lucky(100, 10, 600)).await;
+        let mut outcomes = Vec::new();
+        for _ in 0..11 {
+            outcomes.push(packets::grab(&strict, &p.packet_id, "spammer").await.unwrap());
+        }
+        assert!(matches!(outcomes[0], GrabOutcome::Grabbed { .. }), "{outcomes:?}");
+        assert!(outcomes[1..10].iter().all(|o| matches!(o, GrabOutcome::AlreadyGrabbed(_))));
+        match outcomes[10] {
+            GrabOutcome::RateLimited { retry_after_ms } => assert!((1..=1000).contains(&retry_after_ms)),
+            ref other => panic!("11th attempt: {other:?}"),
+        }
+        // Another user on the same packet is not affected.
+        assert!(matches!(
+            packets::grab(&strict, &p.packet_id, "someone-else").await.unwrap(),
+            GrabOutcome::Grabbed { .. }
+        ));
+    }
+}
+
+/// Test 4: 20 concurrent claims of one share credit the wallet once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_claims_credit_once() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 500).await;
+        let p = create(&store, "sender", &lucky(500, 5, 600)).await;
+        let share = match packets::grab(&store, &p.packet_id, "bob").await.unwrap() {
+            GrabOutcome::Grabbed { share, .. } => share,
+            other => panic!("{other:?}"),
+        };
+        let tasks = (0..20).map(|_| {
+            let store = store.clone();
+            let id = p.packet_id.clone();
+            tokio::spawn(async move { packets::claim(&store, &id, "bob").await.unwrap() })
+        });
+        let results: Vec<_> = join_all(tasks).await.into_iter().map(Result::unwrap).collect();
+        let mut first = 0;
+        for r in &results {
+            match r {
+                ClaimOutcome::Claimed { share: s, repeat, .. } => {
+                    assert_eq!(*s, share);
+                    if !repeat {
+                        first += 1;
+                    }
+                }
+                other => panic!("{backend:?}: {other:?}"),
+            }
+        }
+        assert_eq!(first, 1, "{backend:?}: exactly one claim credits");
+        assert_eq!(wallet::balance(&store, "bob").await.unwrap(), share.amount_cents);
+        let w = wallet::get(&store, "bob").await.unwrap();
+        assert_eq!(w.entries.len(), 1);
+        assert_eq!(w.entries[0].kind, wallet::EntryKind::ClaimCredit);
+        assert_eq!(w.entries[0].reference, p.packet_id);
+        // Someone who grabbed nothing has nothing to claim.
+        assert_eq!(packets::claim(&store, &p.packet_id, "carol").await.unwrap(), ClaimOutcome::NoShare);
+        assert_conserved(&store, &["sender".into(), "bob".into()], &[p.packet_id.clone()], 500).await;
+    }
+}
+
+/// Test 5: expiry and reclaim: grabs and claims after the deadline are refused, the refund is
+/// total - claimed, and two concurrent reclaim runs refund once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn expiry_and_reclaim_refund_once() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 1000).await;
+        let p = create(&store, "sender", &lucky(1000, 10, 2)).await;
+        let mut claimed = 0;
+        for u in ["u1", "u2", "u3", "u4"] {
+            let GrabOutcome::Grabbed { share, .. } = packets::grab(&store, &p.packet_id, u).await.unwrap() else {
+                panic!("grab failed")
+            };
+            if u != "u4" {
+                packets::claim(&store, &p.packet_id, u).await.unwrap();
+                claimed += share.amount_cents;
+            }
+        }
+        // Not due yet: a reclaim run settles nothing.
+        let early = reclaim::run(&store).await.unwrap();
+        assert_eq!(early.settled, 0);
+        sleep_until_redis_ms(&store, p.expires_at_ms).await;
+        assert_eq!(packets::grab(&store, &p.packet_id, "late").await.unwrap(), GrabOutcome::Expired);
+        assert_eq!(packets::claim(&store, &p.packet_id, "u4").await.unwrap(), ClaimOutcome::Expired);
+        let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+        assert_eq!(view.status, packets::Status::Expired);
+
+        let (a, b) = tokio::join!(reclaim::run(&store), reclaim::run(&store));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(a.settled + b.settled, 1, "{a:?} {b:?}");
+        assert_eq!(a.refunded_cents + b.refunded_cents, 1000 - claimed);
+        // Runs after that find nothing to do.
+        let again = reclaim::run(&store).await.unwrap();
+        assert_eq!((again.settled, again.refunded_cents, again.remaining_due), (0, 0, 0));
+        assert_eq!(wallet::balance(&store, "sender").await.unwrap(), 1000 - claimed);
+        let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+        assert_eq!(view.status, packets::Status::Settled);
+        assert_eq!(view.packet.refunded_cents, 1000 - claimed);
+        // An earlier claim still answers as a repeat after settlement.
+        assert!(matches!(
+            packets::claim(&store, &p.packet_id, "u1").await.unwrap(),
+            ClaimOutcome::Claimed { repeat: true, .. }
+        ));
+        let users: Vec<String> = ["sender", "u1", "u2", "u3", "u4"].map(String::from).to_vec();
+        assert_conserved(&store, &users, &[p.packet_id.clone()], 1000).await;
+        // Settled packets keep their records for the retention period only.
+        let mut conn = redis.raw_conn().await;
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(hongbao::keys::Keys::new("hb").packet(&p.packet_id).meta)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(ttl > 604_000 && ttl <= 604_800, "ttl {ttl}");
+    }
+}
+
+/// Test 5 (race): claims racing reclaim at the deadline never pay twice: each share ends
+/// either claimed (and excluded from the refund) or refunded (and the claim answers 410).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn claims_racing_reclaim_at_the_deadline() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |c| c.grab_rate_limit = 0);
+        let users: Vec<String> = (0..20).map(|i| format!("r{i}")).collect();
+        fund(&store, "sender", 2000).await;
+        let p = create(&store, "sender", &lucky(2000, 20, 1)).await;
+        let mut shares = Vec::new();
+        for u in &users {
+            let GrabOutcome::Grabbed { share, .. } = packets::grab(&store, &p.packet_id, u).await.unwrap() else {
+                panic!()
+            };
+            shares.push(share.amount_cents);
+        }
+        // Start everything just before the deadline; claims retry until they get an answer.
+        sleep_until_redis_ms(&store, p.expires_at_ms - 30).await;
+        // Claims straddle the deadline: user i claims at deadline - 30 ms + 3 ms * i.
+        let claims = users.iter().enumerate().map(|(i, u)| {
+            let store = store.clone();
+            let (id, u) = (p.packet_id.clone(), u.clone());
+            let at = p.expires_at_ms - 30 + 3 * i as i64;
+            tokio::spawn(async move {
+                sleep_until_redis_ms(&store, at).await;
+                packets::claim(&store, &id, &u).await.unwrap()
+            })
+        });
+        let reclaims = (0..4).map(|_| {
+            let store = store.clone();
+            let deadline = p.expires_at_ms;
+            tokio::spawn(async move {
+                let mut total = 0;
+                for _ in 0..20 {
+                    total += reclaim::run(&store).await.unwrap().refunded_cents;
+                    sleep_until_redis_ms(&store, deadline).await;
+                    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+                }
+                total
+            })
+        });
+        let (claims, reclaims) = tokio::join!(join_all(claims), join_all(reclaims));
+        let refunded: i64 = reclaims.into_iter().map(Result::unwrap).sum();
+        let mut claimed = 0;
+        for (r, amount) in claims.into_iter().map(Result::unwrap).zip(&shares) {
+            match r {
+                ClaimOutcome::Claimed { repeat: false, share, .. } => {
+                    assert_eq!(share.amount_cents, *amount);
+                    claimed += amount;
+                }
+                ClaimOutcome::Expired => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(claimed + refunded, 2000, "{backend:?}: claimed {claimed} refunded {refunded}");
+        let credited: i64 = {
+            let mut s = 0;
+            for u in &users {
+                s += wallet::balance(&store, u).await.unwrap();
+            }
+            s
+        };
+        assert_eq!(credited, claimed);
+        assert_eq!(wallet::balance(&store, "sender").await.unwrap(), refunded);
+        let mut all = users.clone();
+        all.push("sender".into());
+        assert_conserved(&store, &all, &[p.packet_id.clone()], 2000).await;
+    }
+}
+
+/// A crash between claim step 1 (packet slot) and step 2 (wallet slot) is repaired: by the
+/// user's next claim, or by reclaim-cron after the deadline. Either way, credited once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn interrupted_claims_are_redriven_once() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 300).await;
+        let p = create(&store, "sender", &lucky(300, 3, 2)).await;
+        let keys = hongbao::keys::Keys::new("hb").packet(&p.packet_id);
+        let mut conn = store.conn().await.unwrap();
+        let mut amounts = Vec::new();
+        for u in ["a", "b", "c"] {
+            let GrabOutcome::Grabbed { share, .. } = packets::grab(&store, &p.packet_id, u).await.unwrap() else {
+                panic!()
+            };
+            amounts.push(share.amount_cents);
+            // Step 1 only, as if the Lambda died right after it.
+            let _: redis::Value = scripts::CLAIM
+                .key(&keys.meta)
+                .key(&keys.grabs)
+                .key(&keys.claims)
+                .arg(u)
+                .invoke_async(&mut conn)
+                .await
+                .unwrap();
+        }
+        // "a" retries and gets its money (this call credits it: repeat is false).
+        match packets::claim(&store, &p.packet_id, "a").await.unwrap() {
+            ClaimOutcome::Claimed { repeat, balance_cents, .. } => {
+                assert!(!repeat);
+                assert_eq!(balance_cents, amounts[0]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let users: Vec<String> = ["sender", "a", "b", "c"].map(String::from).to_vec();
+        assert_conserved(&store, &users, &[p.packet_id.clone()], 300).await;
+        // "b" and "c" never come back: reclaim-cron re-drives them after the deadline.
+        sleep_until_redis_ms(&store, p.expires_at_ms).await;
+        let s = reclaim::run(&store).await.unwrap();
+        assert_eq!((s.settled, s.refunded_cents, s.redriven), (1, 0, 2), "{s:?}");
+        assert_eq!(wallet::balance(&store, "b").await.unwrap(), amounts[1]);
+        assert_eq!(wallet::balance(&store, "c").await.unwrap(), amounts[2]);
+        assert_eq!(wallet::balance(&store, "a").await.unwrap(), amounts[0]);
+        assert_conserved(&store, &users, &[p.packet_id.clone()], 300).await;
+    }
+}
+
+/// Idempotent creation: the same Idempotency-Key and body returns the same packet and debits
+/// once; the same key with another body is refused; insufficient funds change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_is_idempotent_and_funded() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 1500).await;
+        let req = lucky(1000, 10, 600);
+        let a = packets::create(&store, "sender", &req, Some("k1")).await.unwrap();
+        let b = packets::create(&store, "sender", &req, Some("k1")).await.unwrap();
+        let (packets::CreateOutcome::Created(pa), packets::CreateOutcome::Repeat(pb)) = (a, b) else {
+            panic!("expected created then repeat")
+        };
+        assert_eq!(pa, pb);
+        assert_eq!(wallet::balance(&store, "sender").await.unwrap(), 500);
+        let other = lucky(100, 10, 600);
+        assert_eq!(
+            packets::create(&store, "sender", &other, Some("k1")).await.unwrap(),
+            packets::CreateOutcome::IdempotencyKeyReused
+        );
+        assert_eq!(
+            packets::create(&store, "sender", &req, None).await.unwrap(),
+            packets::CreateOutcome::InsufficientFunds { balance_cents: 500 }
+        );
+        assert_eq!(wallet::balance(&store, "sender").await.unwrap(), 500);
+        let w = wallet::get(&store, "sender").await.unwrap();
+        assert_eq!(w.entries.len(), 2);
+        assert_eq!(w.entries[0].kind, wallet::EntryKind::PacketDebit);
+        assert_eq!(w.entries[0].amount_cents, -1000);
+        // Fixed packets split evenly.
+        let fixed = hongbao::packets::NewPacket {
+            mode: hongbao::split::Mode::Fixed,
+            ..lucky(500, 5, 600)
+        };
+        let pf = create(&store, "sender", &fixed).await;
+        for u in 0..5 {
+            let GrabOutcome::Grabbed { share, .. } =
+                packets::grab(&store, &pf.packet_id, &format!("f{u}")).await.unwrap()
+            else {
+                panic!()
+            };
+            assert_eq!(share.amount_cents, 100);
+        }
+        assert_eq!(packets::grab(&store, &pf.packet_id, "f9").await.unwrap(), GrabOutcome::SoldOut);
+        assert_conserved(&store, &["sender".into()], &[pa.packet_id, pf.packet_id], 1500).await;
+    }
+}
+
+/// The reclaim lock: only its owner can release it.
+#[tokio::test]
+async fn lock_cannot_release_someone_elses_lock() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = store(&redis, |_| {});
+    let l1 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().unwrap();
+    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().is_none());
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    let l2 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 10_000).await.unwrap().unwrap();
+    assert!(!l1.release(&store).await.unwrap(), "expired holder must not delete the new lock");
+    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().is_none());
+    assert!(l2.release(&store).await.unwrap());
+}
