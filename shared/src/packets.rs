@@ -222,7 +222,8 @@ pub enum CreateOutcome {
 ///
 /// The amounts are split here with the thread CSPRNG and stored; grabs pop them. The packet is
 /// first put into the reclaim index (a separate hash slot) and then created together with the
-/// debit in one script, so a crash between the two leaves only a phantom index entry.
+/// debit in one script, so a crash between the two leaves only a phantom index entry (which
+/// reclaim-cron drops); when the script refuses (funds, idempotency), the entry is withdrawn.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the packet may or may not exist:
@@ -266,6 +267,15 @@ pub async fn create(
             .arg(crate::config::LEDGER_CAP)
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
+        if reply.first().map(String::as_str) != Some("created") {
+            // Nothing was created under this id: withdraw its index entry, so a refused request
+            // leaves no trace. (If this fails, reclaim-cron drops the phantom entry later.)
+            let removed: Result<i64, _> =
+                redis::cmd("ZREM").arg(keys.reclaim_due()).arg(&packet_id).query_async(&mut conn).await;
+            if let Err(e) = removed {
+                tracing::warn!(%e, packet_id, "could not withdraw a phantom reclaim index entry");
+            }
+        }
         match reply.first().map(String::as_str) {
             Some("created") => return Ok(CreateOutcome::Created(load(store, &packet_id).await?)),
             Some("repeat") => {

@@ -316,10 +316,10 @@ pub fn double_mean<R: Rng + ?Sized>(
 /// 2. its exclusive upper bound means the last share is always at least 2
 ///    cents — it can never be 1 cent; here every share can be 1 cent.
 ///
-/// **Efficiency:** cut points are sampled with Floyd's algorithm into a
-/// `BTreeSet` (which also sorts them): `O(count · log count)` time and
-/// `O(count)` memory, independent of `total_cents` (e.g. `10^9` cents into
-/// `10^4` shares is cheap), with integer `u64` draws only.
+/// **Efficiency:** cut points are sampled with Floyd's algorithm (one
+/// integer `u64` draw per cut) into a sorted set: `O(count · log count)` time
+/// and `O(count)` memory, independent of `total_cents` (e.g. `10^9` cents into
+/// `10^4` shares is cheap); no array of size `total_cents` is ever built.
 ///
 /// Returns exactly `count` shares (cents) in grab order, each `>= 1`, summing
 /// exactly to `total_cents`.
@@ -334,24 +334,58 @@ pub fn line_cut<R: Rng + ?Sized>(
 ) -> Result<Vec<i64>, SplitError> {
     let total = validate(total_cents, count)?;
     // Interior positions 1..=n, choose k distinct ones (k <= n since total >= count).
-    let n = total - 1;
-    let k = u64::from(count) - 1;
-    // Floyd's algorithm: for j = n-k+1 ..= n, draw t uniform in 1..=j; insert t,
-    // or j if t was already taken. Yields a uniform k-subset of 1..=n.
-    let mut cuts = BTreeSet::new();
-    for j in (n - k + 1)..=n {
-        let t = rng.random_range(1..=j);
-        if !cuts.insert(t) {
-            cuts.insert(j);
-        }
-    }
+    let cuts = floyd_sorted_sample(total - 1, u64::from(count) - 1, rng);
     let mut shares = Vec::with_capacity(count as usize);
     let mut prev = 0u64;
     for cut in cuts.into_iter().chain(std::iter::once(total)) {
+        debug_assert!(cut > prev);
         shares.push((cut - prev) as i64);
         prev = cut;
     }
     Ok(shares)
+}
+
+/// Below this many cut points a sorted `Vec` beats a `BTreeSet`.
+const SMALL_SAMPLE: u64 = 256;
+
+/// Robert Floyd's algorithm: a uniformly random `k`-subset of `1..=n`
+/// (`k <= n`), returned sorted ascending, with exactly `k` draws.
+///
+/// For `j = n − k + 1 ..= n`: draw `t` uniform on `1..=j`; insert `t`, or `j`
+/// if `t` is already in the set. Each inserted `j` exceeds every earlier
+/// element, so with a sorted `Vec` it is a push; `t` is placed by binary
+/// search. Small samples use the `Vec`, larger ones a `BTreeSet`
+/// (`O(k log k)`); both consume the RNG identically and give the same result.
+fn floyd_sorted_sample<R: Rng + ?Sized>(n: u64, k: u64, rng: &mut R) -> Vec<u64> {
+    debug_assert!(k <= n);
+    if k <= SMALL_SAMPLE {
+        floyd_sorted_vec(n, k, rng)
+    } else {
+        floyd_btree(n, k, rng)
+    }
+}
+
+fn floyd_sorted_vec<R: Rng + ?Sized>(n: u64, k: u64, rng: &mut R) -> Vec<u64> {
+    let mut set: Vec<u64> = Vec::with_capacity(k as usize);
+    for j in (n - k + 1)..=n {
+        let t = rng.random_range(1..=j);
+        match set.binary_search(&t) {
+            Ok(_) => set.push(j),
+            Err(pos) => set.insert(pos, t),
+        }
+    }
+    set
+}
+
+fn floyd_btree<R: Rng + ?Sized>(n: u64, k: u64, rng: &mut R) -> Vec<u64> {
+    let mut set = BTreeSet::new();
+    for j in (n - k + 1)..=n {
+        let t = rng.random_range(1..=j);
+        if !set.insert(t) {
+            set.insert(j);
+        }
+    }
+    set.into_iter().collect()
 }
 
 #[cfg(test)]
@@ -584,6 +618,20 @@ mod tests {
                         e.1
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn floyd_vec_and_btree_agree() {
+        for (n, k) in [(0, 0), (1, 1), (5, 2), (9, 9), (19_999, 99), (1_000_000_000, 300), (600, 599)] {
+            for seed in 0..20u64 {
+                let a = floyd_sorted_vec(n, k, &mut StdRng::seed_from_u64(seed));
+                let b = floyd_btree(n, k, &mut StdRng::seed_from_u64(seed));
+                assert_eq!(a, b);
+                assert_eq!(a.len() as u64, k);
+                assert!(a.windows(2).all(|w| w[0] < w[1]));
+                assert!(a.iter().all(|&x| (1..=n).contains(&x)));
             }
         }
     }
