@@ -247,10 +247,12 @@ async fn bad_inputs_are_refused_and_change_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_down_means_503_then_consistent_after_restart() {
     let mut server = RedisServer::start_persistent();
-    let mut cfg = hongbao::Config::default();
-    cfg.redis_url = server.url();
-    cfg.connect_timeout = std::time::Duration::from_millis(300);
-    cfg.response_timeout = std::time::Duration::from_millis(300);
+    let cfg = hongbao::Config {
+        redis_url: server.url(),
+        connect_timeout: std::time::Duration::from_millis(300),
+        response_timeout: std::time::Duration::from_millis(300),
+        ..Default::default()
+    };
     let store = Store::new(cfg);
     assert_eq!(deposit(&store, "alice", 20_000, "d1").await.0, 201);
     let (_, created, _) = call(&store, Function::CreatePacket, &event("create-packet-lucky")).await;

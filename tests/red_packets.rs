@@ -389,3 +389,33 @@ async fn lock_cannot_release_someone_elses_lock() {
     assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().is_none());
     assert!(l2.release(&store).await.unwrap());
 }
+
+/// Reclaim index entries without a packet (a create-packet that died between writing the
+/// index and creating the packet) are dropped once they are a minute overdue, and kept before.
+#[tokio::test]
+async fn phantom_index_entries_are_dropped_after_the_grace_period() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        let keys = hongbao::keys::Keys::new("hb");
+        let mut conn = store.conn().await.unwrap();
+        let (secs, _): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
+        let now = secs * 1000;
+        let old = hongbao::keys::new_packet_id("ghost");
+        let recent = hongbao::keys::new_packet_id("ghost");
+        let _: i64 = redis::cmd("ZADD")
+            .arg(keys.reclaim_due())
+            .arg(now - reclaim::PHANTOM_GRACE_MS - 5_000)
+            .arg(&old)
+            .arg(now - 1_000)
+            .arg(&recent)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let s = reclaim::run(&store).await.unwrap();
+        assert_eq!((s.settled, s.refunded_cents, s.remaining_due), (0, 0, 1), "{s:?}");
+        let left: Vec<String> =
+            redis::cmd("ZRANGE").arg(keys.reclaim_due()).arg(0).arg(-1).query_async(&mut conn).await.unwrap();
+        assert_eq!(left, vec![recent]);
+    }
+}

@@ -506,7 +506,10 @@ mod tests {
                     count: 3
                 })
             );
-            assert_eq!(split(900, 3, Mode::Fixed, lucky, &mut r).unwrap(), vec![300; 3]);
+            assert_eq!(
+                split(900, 3, Mode::Fixed, lucky, &mut r).unwrap(),
+                vec![300; 3]
+            );
         }
     }
 
@@ -571,7 +574,10 @@ mod tests {
         // The implemented procedure: y uniform on 1..=q; y < q is kept; y == q
         // is kept with probability r/L, else redrawn uniformly on 1..=q-1.
         let mut law: Vec<(u64, Frac)> = (1..q).map(|y| (y, Frac(1, u128::from(q)))).collect();
-        law.push((q, Frac::new(u128::from(r), u128::from(left) * u128::from(q))));
+        law.push((
+            q,
+            Frac::new(u128::from(r), u128::from(left) * u128::from(q)),
+        ));
         let redraw = Frac::new(
             u128::from(left - r),
             u128::from(left) * u128::from(q) * u128::from(q - 1),
@@ -624,7 +630,15 @@ mod tests {
 
     #[test]
     fn floyd_vec_and_btree_agree() {
-        for (n, k) in [(0, 0), (1, 1), (5, 2), (9, 9), (19_999, 99), (1_000_000_000, 300), (600, 599)] {
+        for (n, k) in [
+            (0, 0),
+            (1, 1),
+            (5, 2),
+            (9, 9),
+            (19_999, 99),
+            (1_000_000_000, 300),
+            (600, 599),
+        ] {
             for seed in 0..20u64 {
                 let a = floyd_sorted_vec(n, k, &mut StdRng::seed_from_u64(seed));
                 let b = floyd_btree(n, k, &mut StdRng::seed_from_u64(seed));
@@ -659,7 +673,10 @@ mod tests {
             serde_json::from_str::<LuckySplit>("\"line_cut\"").unwrap(),
             LuckySplit::LineCut
         );
-        assert_eq!(serde_json::from_str::<Mode>("\"fixed\"").unwrap(), Mode::Fixed);
+        assert_eq!(
+            serde_json::from_str::<Mode>("\"fixed\"").unwrap(),
+            Mode::Fixed
+        );
         assert!(serde_json::from_str::<Mode>("\"Fixed\"").is_err());
         assert!("Lucky".parse::<Mode>().is_err());
         assert!("lineCut".parse::<LuckySplit>().is_err());

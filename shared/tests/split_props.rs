@@ -75,7 +75,10 @@ fn check_all(total: i64, count: u32, seed: u64) -> Result<(), TestCaseError> {
         assert_valid(&fx, total, count)?;
         prop_assert!(fx.iter().all(|&s| s == total / c));
         for lucky in [LuckySplit::DoubleMean, LuckySplit::LineCut] {
-            prop_assert_eq!(&split(total, count, Mode::Fixed, lucky, &mut rng).unwrap(), &fx);
+            prop_assert_eq!(
+                &split(total, count, Mode::Fixed, lucky, &mut rng).unwrap(),
+                &fx
+            );
         }
     } else {
         let err = SplitError::NotDivisible {
@@ -101,7 +104,10 @@ proptest! {
     // Failures print the shrunk (count, total, seed); no regression files are
     // written (the default file persistence cannot locate an integration test's
     // source file and only warns).
+    // Each case splits up to 10,000 shares four times; 128 cases keep the
+    // debug-build run time reasonable.
     #![proptest_config(ProptestConfig {
+        cases: 128,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
@@ -121,6 +127,14 @@ proptest! {
     ) {
         check_all(total, count, seed)?;
     }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn splits_are_valid_near_one_cent_each(
@@ -174,7 +188,14 @@ fn worst_position_deviation_ppm(
         .unwrap()
 }
 
-fn assert_means_within_1_percent(name: &str, f: SplitFn, total: i64, count: u32, runs: u32, seed: u64) {
+fn assert_means_within_1_percent(
+    name: &str,
+    f: SplitFn,
+    total: i64,
+    count: u32,
+    runs: u32,
+    seed: u64,
+) {
     let (ppm, pos) = worst_position_deviation_ppm(f, total, count, runs, seed);
     println!(
         "{name}: total {total} cents, count {count}, {runs} runs: worst per-position \
@@ -202,7 +223,14 @@ fn line_cut_mean_per_position_total_10000_count_10() {
 
 #[test]
 fn double_mean_mean_per_position_total_20000_count_100() {
-    assert_means_within_1_percent("double_mean", double_mean, 20_000, 100, 100_000, 0x5eed_0002);
+    assert_means_within_1_percent(
+        "double_mean",
+        double_mean,
+        20_000,
+        100,
+        100_000,
+        0x5eed_0002,
+    );
 }
 
 #[test]

@@ -10,9 +10,7 @@ use hongbao::{wallet, Config, Store};
 
 /// A store on `redis` with the default configuration changed by `tweak`.
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
-    let mut cfg = Config::default();
-    cfg.redis_url = redis.url();
-    cfg.redis_cluster = redis.is_cluster();
+    let mut cfg = Config { redis_url: redis.url(), redis_cluster: redis.is_cluster(), ..Config::default() };
     tweak(&mut cfg);
     Arc::new(Store::new(cfg))
 }

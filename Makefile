@@ -1,0 +1,48 @@
+# hongbao: `make demo` runs the red-packet scenario end to end through the Lambda runtime
+# emulator on a local Redis it starts itself; `make test` runs every test. Both install what
+# is missing first (scripts/install-deps.sh).
+
+CARGO    ?= cargo
+PY       := .venv/bin/python
+BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet
+
+.PHONY: demo test deps release unit clippy lint e2e bench sam-build clean
+
+## demo: build the functions and play the red-packet scenario under the Lambda emulator
+demo: deps release
+	$(PY) scripts/demo.py
+
+## test: unit, property and integration tests (real redis-server, standalone + cluster),
+##       clippy, template lint, and the end-to-end tests under the Lambda emulator
+test: deps unit clippy lint release e2e
+
+deps:
+	scripts/install-deps.sh
+
+release:
+	$(CARGO) build --release --locked $(BINARIES)
+
+unit:
+	$(CARGO) test --workspace --locked
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+lint:
+	scripts/check-template.sh
+
+e2e:
+	$(PY) scripts/e2e_rie.py
+
+## bench: grabs per second through `shared` beside redis-benchmark on the same server
+bench: deps
+	$(CARGO) bench -p hongbao-tests --bench grab_throughput
+
+## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
+sam-build:
+	scripts/install-deps.sh --with-sam-build
+	PATH="$(CURDIR)/.venv/bin:$$PATH" sam build
+
+clean:
+	$(CARGO) clean
+	rm -rf .aws-sam
