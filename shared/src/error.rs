@@ -1,7 +1,7 @@
 //! Infrastructure errors: the ones that are not a business answer.
 //!
 //! Business outcomes (sold out, already grabbed, insufficient funds...) are values of the
-//! operation's own result enum, never errors. An [`Error`] means "we do not know the answer":
+//! operation's own result enum, never errors. An [`Error`](enum@Error) means "we do not know the answer":
 //! the HTTP layer maps it to 503 `unavailable` with `Retry-After` (or 500 for a bug), so a Redis
 //! outage can never be mistaken for "sold out".
 
