@@ -32,6 +32,10 @@ missing=""
 for p in $want; do
   .venv/bin/python -m pip show -q "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+if [ "${1:-}" = "--with-sam-build" ] && command -v rustup >/dev/null; then
+  rustup target list --installed | grep -q aarch64-unknown-linux-gnu \
+    || rustup target add aarch64-unknown-linux-gnu
+fi
 if [ -n "$missing" ]; then
   echo "installing into .venv:$missing"
   .venv/bin/python -m pip install -q --disable-pip-version-check $missing

@@ -4,23 +4,32 @@
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench grab_throughput
-//! BENCH_GRABS=50000 cargo bench -p hongbao-tests --bench grab_throughput
+//! BENCH_GRABS=100000 BENCH_ROUNDS=5 cargo bench -p hongbao-tests --bench grab_throughput
 //! ```
 //!
+//! | variable | default | meaning |
+//! | --- | --- | --- |
+//! | `BENCH_GRABS` | `40000` | EVALSHA requests (= shares of the phase's packet) per phase |
+//! | `BENCH_ROUNDS` | `3` | rounds; every round runs every phase, the table shows each phase's best |
+//! | `BENCH_WORKERS` | cores | worker threads of the tokio runtime driving `hongbao` |
+//!
 //! Every phase gets a fresh packet with one share per request and grabs it with unique users, so
-//! every call does the full production script: rate-limit log (fresh sorted set), `HGET` of the
-//! grabs hash (miss), `LPOP`, two `HINCRBY`, `HSET`, `RPUSH`. The limiter stays at its default
-//! (10 per user and packet per second); unique users never reach it.
+//! every call does the full production script: rate-limit log (a fresh sorted set), `HGET` of
+//! the grabs hash (a miss), `LPOP`, two `HINCRBY`, `HSET`, `RPUSH`. The limiter stays at its
+//! default (10 per user and packet per second); unique users never reach it.
 //!
 //! `redis-benchmark -r` replaces *each* `__rand_int__` of a command with its own random number,
 //! so its user id (`ARGV[1]`) and the user part of its rate-limit key (`KEYS[5]`) differ. Both
-//! are fresh either way, so the script does the same work as for a real user; only the rare
-//! repeated user id (random in `0..2^31`) turns into a cheaper `already_grabbed`, which is why
-//! the table counts real grabs (the packet's `grabbed_count`) beside requests.
+//! are fresh either way, so the script does the same work as for a real user; only a rare
+//! repeated user id (random in `0..2e9`) turns into a cheaper `already_grabbed`, which is why the
+//! table counts real grabs (growth of the packet's `grabbed_count`) beside requests.
 //!
-//! Phases run one after another on one server: the `redis-benchmark` ones (`-P 1` with 1 and 50
-//! connections, then `-P 16`, the pipelined ceiling), then `hongbao` with K concurrent tasks over
-//! one `Store` (one multiplexed connection, as in a Lambda sandbox) and over several `Store`s.
+//! The phases of a round run one after another on one server (never concurrently): the
+//! `redis-benchmark` ones (`-P 1` with 1 and 50 connections, then `-P 16`, the pipelined
+//! ceiling), then `hongbao` with K concurrent tasks over one `Store` (one multiplexed
+//! connection, as in a Lambda sandbox) and over several `Store`s. Rounds interleave the phases
+//! so that load from other processes on the machine hits all of them alike; each phase's best
+//! round is reported, with the range over rounds.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,40 +44,156 @@ use hongbao::{scripts, wallet, Config, Store};
 use tokio::runtime::Runtime;
 
 /// Default number of requests per phase (`BENCH_GRABS` overrides it).
-const DEFAULT_GRABS: u64 = 100_000;
+const DEFAULT_GRABS: u64 = 40_000;
+/// Default number of rounds (`BENCH_ROUNDS` overrides it).
+const DEFAULT_ROUNDS: usize = 3;
 /// `redis-benchmark -r`: random user ids in `0..RAND_RANGE` (its random source is 31 bits).
 const RAND_RANGE: u64 = 2_000_000_000;
 /// The sender that pays for every benchmark packet.
 const SENDER: &str = "bench-sender";
 
-/// One measured phase: a line of the table.
-struct Row {
-    /// `redis-benchmark` or `hongbao`.
-    mode: &'static str,
-    /// How the load was applied, e.g. `-c 50 -P 1` or `256 tasks / 1 conn`.
-    concurrency: String,
-    /// EVALSHA calls sent.
-    requests: u64,
-    /// Calls that really grabbed a share (growth of the packet's `grabbed_count`).
-    grabs: u64,
-    /// Wall time of the phase.
-    seconds: f64,
-    /// The server's own time per EVALSHA in this phase (`INFO commandstats`), microseconds.
-    usec_per_call: f64,
+/// One way of applying load: a line of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `redis-benchmark -c clients -P pipeline` sending the grab EVALSHA.
+    RedisBenchmark {
+        /// Connections (`-c`).
+        clients: u32,
+        /// Requests in flight per connection (`-P`).
+        pipeline: u32,
+    },
+    /// `tasks` tokio tasks looping `packets::grab`, spread over `conns` stores (connections).
+    Hongbao {
+        /// Concurrent tasks.
+        tasks: usize,
+        /// `Store`s, i.e. multiplexed connections.
+        conns: usize,
+    },
 }
 
-impl Row {
+impl Phase {
+    /// Every phase, in the order a round runs them.
+    const ALL: [Phase; 7] = [
+        Phase::RedisBenchmark {
+            clients: 1,
+            pipeline: 1,
+        },
+        Phase::RedisBenchmark {
+            clients: 50,
+            pipeline: 1,
+        },
+        Phase::RedisBenchmark {
+            clients: 50,
+            pipeline: 16,
+        },
+        Phase::Hongbao { tasks: 1, conns: 1 },
+        Phase::Hongbao {
+            tasks: 64,
+            conns: 1,
+        },
+        Phase::Hongbao {
+            tasks: 256,
+            conns: 1,
+        },
+        Phase::Hongbao {
+            tasks: 256,
+            conns: 4,
+        },
+    ];
+
+    /// The `mode` column.
+    fn mode(self) -> &'static str {
+        match self {
+            Phase::RedisBenchmark { .. } => "redis-benchmark",
+            Phase::Hongbao { .. } => "hongbao",
+        }
+    }
+
+    /// The `concurrency` column.
+    fn concurrency(self) -> String {
+        match self {
+            Phase::RedisBenchmark { clients, pipeline } => format!("-c {clients} -P {pipeline}"),
+            Phase::Hongbao { tasks, conns } => format!("{tasks} tasks / {conns} conn"),
+        }
+    }
+}
+
+/// One measured run of a phase.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    /// EVALSHA calls sent.
+    requests: u64,
+    /// Calls that really grabbed a share.
+    grabs: u64,
+    /// Wall time.
+    seconds: f64,
+    /// The server's own time per EVALSHA (`INFO commandstats`), microseconds.
+    usec_per_call: f64,
+    /// CPU time of the client (this process, or `redis-benchmark`), seconds.
+    client_cpu: f64,
+    /// CPU time of `redis-server` (`INFO cpu`), seconds.
+    server_cpu: f64,
+    /// Socket reads of the server (`INFO stats` `total_reads_processed`).
+    server_reads: f64,
+}
+
+impl Run {
     /// Successful grabs per second.
     fn grabs_per_sec(&self) -> f64 {
         self.grabs as f64 / self.seconds
     }
+
+    /// Microseconds of `cpu` seconds per request.
+    fn per_request(&self, cpu: f64) -> f64 {
+        cpu * 1e6 / self.requests as f64
+    }
+}
+
+/// Resource counters read before and after a phase.
+#[derive(Debug, Clone, Copy)]
+struct Counters {
+    /// Client CPU seconds so far.
+    client_cpu: f64,
+    /// Server CPU seconds so far.
+    server_cpu: f64,
+    /// Server socket reads so far.
+    server_reads: f64,
+}
+
+/// CPU time (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for
+/// children (`RUSAGE_CHILDREN`), seconds.
+fn rusage_cpu(who: libc::c_int) -> f64 {
+    // SAFETY: `getrusage` only writes the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(who, &mut usage), 0, "getrusage");
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The numeric field `name` of an `INFO` reply (`name:value` lines, or `k=v` items after
+/// `name:` when `item` is given), 0 if absent.
+fn info_field(info: &str, name: &str, item: Option<&str>) -> f64 {
+    let value = info
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
+    let value = match (value, item) {
+        (Some(v), Some(item)) => v
+            .split(',')
+            .find_map(|kv| kv.strip_prefix(item)?.strip_prefix('=')),
+        (v, None) => v,
+        (None, _) => None,
+    };
+    value.and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
 }
 
 /// The server, a runtime to drive `hongbao` on, and an admin store for setup and statistics.
 struct Bench {
     /// The private server every phase runs against.
     server: RedisServer,
-    /// Multi-thread runtime (one worker per core), as the grab Lambda uses.
+    /// Multi-thread runtime (one worker per core unless `BENCH_WORKERS`), as the grab Lambda's.
     rt: Runtime,
     /// Store used for funding, creating packets and reading statistics (never measured).
     admin: Arc<Store>,
@@ -78,17 +203,30 @@ struct Bench {
 
 impl Bench {
     /// Starts a fresh server, connects and loads the grab script (`SCRIPT LOAD`).
-    fn start() -> Self {
+    fn start(workers: Option<usize>) -> Self {
         let server = RedisServer::start();
-        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+        let mut rt = tokio::runtime::Builder::new_multi_thread();
+        if let Some(w) = workers {
+            rt.worker_threads(w);
+        }
+        let rt = rt.enable_all().build().expect("tokio runtime");
         let admin = Arc::new(Store::new(config(&server)));
         let sha = rt.block_on(async {
             let mut conn = admin.conn().await.expect("connect");
-            scripts::GRAB.prepare_invoke().load_async(&mut conn).await.expect("SCRIPT LOAD")
+            scripts::GRAB
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await
+                .expect("SCRIPT LOAD")
         });
         assert_eq!(sha, scripts::GRAB.get_hash());
         let keys = Keys::new(&admin.config().key_prefix);
-        Bench { server, rt, admin, keys }
+        Bench {
+            server,
+            rt,
+            admin,
+            keys,
+        }
     }
 
     /// Funds the sender and creates a lucky packet of `count` shares; returns its id.
@@ -105,8 +243,13 @@ impl Bench {
         };
         self.rt.block_on(async {
             let reference = format!("bench-{}", rand::random::<u64>());
-            wallet::deposit(&self.admin, SENDER, total, &reference).await.expect("deposit");
-            match packets::create(&self.admin, SENDER, &req, None).await.expect("create") {
+            wallet::deposit(&self.admin, SENDER, total, &reference)
+                .await
+                .expect("deposit");
+            match packets::create(&self.admin, SENDER, &req, None)
+                .await
+                .expect("create")
+            {
                 CreateOutcome::Created(p) => p.packet_id,
                 other => panic!("create failed: {other:?}"),
             }
@@ -117,129 +260,170 @@ impl Bench {
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
         self.rt.block_on(async {
             let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0]).arg(&cmd[1..]).query_async(&mut conn).await.expect("admin query")
+            redis::cmd(cmd[0])
+                .arg(&cmd[1..])
+                .query_async(&mut conn)
+                .await
+                .expect("admin query")
         })
     }
 
-    /// `cmdstat_evalsha` of `INFO commandstats` as `(calls, usec_per_call)`.
-    fn evalsha_stats(&self) -> (u64, f64) {
-        let info: String = self.query(&["INFO", "commandstats"]);
-        let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).unwrap_or("");
-        let field = |name: &str| {
-            line.split([':', ','])
-                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
-        (field("calls") as u64, field("usec_per_call"))
+    /// Client (`RUSAGE_SELF` or `RUSAGE_CHILDREN`) and server counters now.
+    fn counters(&self, client: libc::c_int) -> Counters {
+        let info: String = self.query(&["INFO", "cpu"]);
+        let stats: String = self.query(&["INFO", "stats"]);
+        Counters {
+            client_cpu: rusage_cpu(client),
+            server_cpu: info_field(&info, "used_cpu_user", None)
+                + info_field(&info, "used_cpu_sys", None),
+            server_reads: info_field(&stats, "total_reads_processed", None),
+        }
     }
 
-    /// Shares grabbed from `packet_id` so far.
-    fn grabbed(&self, packet_id: &str) -> u64 {
-        let meta = self.keys.packet(packet_id).meta;
-        self.query::<Option<u64>>(&["HGET", &meta, "grabbed_count"]).unwrap_or(0)
+    /// Resets `INFO commandstats` before a phase.
+    fn reset_stats(&self) {
+        let _: () = self.query(&["CONFIG", "RESETSTAT"]);
     }
 
-    /// Frees a finished packet's memory (its rate-limit logs expire on their own).
-    fn drop_packet(&self, packet_id: &str) {
+    /// Finishes a phase on `packet_id`: checks that exactly `requests` EVALSHA calls arrived,
+    /// frees the packet and fills in a [`Run`].
+    fn finish(
+        &self,
+        packet_id: &str,
+        requests: u64,
+        seconds: f64,
+        before: Counters,
+        after: Counters,
+    ) -> Run {
+        let stats: String = self.query(&["INFO", "commandstats"]);
+        let calls = info_field(&stats, "cmdstat_evalsha", Some("calls")) as u64;
+        let failed = info_field(&stats, "cmdstat_evalsha", Some("failed_calls")) as u64;
+        assert_eq!(
+            (calls, failed),
+            (requests, 0),
+            "EVALSHA calls (all, failed) in the phase"
+        );
         let k = self.keys.packet(packet_id);
+        let grabs: Option<u64> = self.query(&["HGET", &k.meta, "grabbed_count"]);
+        // Free the memory; the rate-limit logs expire on their own after the window.
         let _: u64 = self.query(&["UNLINK", &k.meta, &k.shares, &k.grabs, &k.order]);
+        Run {
+            requests,
+            grabs: grabs.unwrap_or(0),
+            seconds,
+            usec_per_call: info_field(&stats, "cmdstat_evalsha", Some("usec_per_call")),
+            client_cpu: after.client_cpu - before.client_cpu,
+            server_cpu: after.server_cpu - before.server_cpu,
+            server_reads: after.server_reads - before.server_reads,
+        }
     }
 
-    /// Measures `redis-benchmark` sending `n` EVALSHA grabs over `clients` connections, `pipeline`
-    /// requests deep, against a fresh `n`-share packet.
-    fn redis_benchmark(&self, n: u64, clients: u32, pipeline: u32) -> Row {
+    /// Runs `phase` with `n` requests against a fresh `n`-share packet.
+    fn run(&self, phase: Phase, n: u64) -> Run {
+        match phase {
+            Phase::RedisBenchmark { clients, pipeline } => {
+                self.redis_benchmark(n, clients, pipeline)
+            }
+            Phase::Hongbao { tasks, conns } => self.hongbao(n, tasks, conns),
+        }
+    }
+
+    /// `redis-benchmark` sending `n` EVALSHA grabs over `clients` connections, `pipeline` deep.
+    fn redis_benchmark(&self, n: u64, clients: u32, pipeline: u32) -> Run {
         let id = self.new_packet(n);
         let k = self.keys.packet(&id);
         let rl = self.keys.grab_rate(&id, "user:__rand_int__");
         let cfg = self.admin.config();
-        let (limit, window) = (cfg.grab_rate_limit.to_string(), cfg.grab_rate_window_ms.to_string());
-        let _: () = self.query(&["CONFIG", "RESETSTAT"]);
+        let (limit, window) = (
+            cfg.grab_rate_limit.to_string(),
+            cfg.grab_rate_window_ms.to_string(),
+        );
+        self.reset_stats();
+        let before = self.counters(libc::RUSAGE_CHILDREN);
         let out = Command::new("redis-benchmark")
             .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args(["-c", &clients.to_string(), "-n", &n.to_string(), "-P", &pipeline.to_string()])
+            .args([
+                "-c",
+                &clients.to_string(),
+                "-n",
+                &n.to_string(),
+                "-P",
+                &pipeline.to_string(),
+            ])
             .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args(["EVALSHA", scripts::GRAB.get_hash(), "5", &k.meta, &k.shares, &k.grabs, &k.order])
+            .args([
+                "EVALSHA",
+                scripts::GRAB.get_hash(),
+                "5",
+                &k.meta,
+                &k.shares,
+                &k.grabs,
+                &k.order,
+            ])
             .args([rl.as_str(), "user:__rand_int__", &limit, &window])
             .output()
             .expect("run redis-benchmark");
+        let after = self.counters(libc::RUSAGE_CHILDREN);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        // CSV: a header line, then `"<command>","<rps>",...`.
+        // CSV: a header line, then `"<command>","<rps>",` and six latency fields.
         let rps: f64 = stdout
             .lines()
             .nth(1)
             .and_then(|l| l.rsplit("\",\"").nth(6))
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| {
-                panic!("redis-benchmark failed: {stdout}{}", String::from_utf8_lossy(&out.stderr))
+                panic!(
+                    "redis-benchmark failed: {stdout}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
             });
-        let (calls, usec_per_call) = self.evalsha_stats();
-        assert_eq!(calls, n, "redis-benchmark: every request must reach the server");
-        let grabs = self.grabbed(&id);
-        self.drop_packet(&id);
-        Row {
-            mode: "redis-benchmark",
-            concurrency: format!("-c {clients} -P {pipeline}"),
-            requests: n,
-            grabs,
-            seconds: n as f64 / rps,
-            usec_per_call,
-        }
+        self.finish(&id, n, n as f64 / rps, before, after)
     }
 
-    /// Measures `tasks` concurrent tasks looping `packets::grab` with unique users over `conns`
-    /// stores (one multiplexed connection each, tasks spread round-robin) until `n` calls are done.
-    fn hongbao(&self, n: u64, tasks: usize, conns: usize) -> Row {
+    /// `tasks` concurrent tasks looping `packets::grab` with unique users over `conns` stores
+    /// (tasks spread round-robin) until `n` calls are done; every call must grab a share.
+    fn hongbao(&self, n: u64, tasks: usize, conns: usize) -> Run {
         let id: Arc<str> = self.new_packet(n).into();
-        let stores: Vec<Arc<Store>> =
-            (0..conns).map(|_| Arc::new(Store::new(config(&self.server)))).collect();
+        let stores: Vec<Arc<Store>> = (0..conns)
+            .map(|_| Arc::new(Store::new(config(&self.server))))
+            .collect();
         self.rt.block_on(async {
             for s in &stores {
                 s.conn().await.expect("connect");
             }
         });
-        let _: () = self.query(&["CONFIG", "RESETSTAT"]);
         let next = Arc::new(AtomicU64::new(0));
+        self.reset_stats();
+        let before = self.counters(libc::RUSAGE_SELF);
         let started = Instant::now();
-        let grabbed: u64 = self.rt.block_on(async {
+        self.rt.block_on(async {
             let handles: Vec<_> = (0..tasks)
                 .map(|t| {
                     let (store, id, next) = (stores[t % conns].clone(), id.clone(), next.clone());
                     tokio::spawn(async move {
-                        let mut grabbed = 0u64;
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             if i >= n {
-                                return grabbed;
+                                return;
                             }
                             let user = format!("user:{i:012}");
                             match packets::grab(&store, &id, &user).await.expect("grab") {
-                                GrabOutcome::Grabbed { .. } => grabbed += 1,
+                                GrabOutcome::Grabbed { .. } => {}
                                 other => panic!("{user}: expected a share, got {other:?}"),
                             }
                         }
                     })
                 })
                 .collect();
-            let mut total = 0;
             for h in handles {
-                total += h.await.expect("grab task");
+                h.await.expect("grab task");
             }
-            total
         });
         let seconds = started.elapsed().as_secs_f64();
-        let (calls, usec_per_call) = self.evalsha_stats();
-        assert_eq!(calls, n, "hongbao: one EVALSHA per grab");
-        assert_eq!(grabbed, self.grabbed(&id));
-        self.drop_packet(&id);
-        Row {
-            mode: "hongbao",
-            concurrency: format!("{tasks} tasks / {conns} conn"),
-            requests: n,
-            grabs: grabbed,
-            seconds,
-            usec_per_call,
-        }
+        let after = self.counters(libc::RUSAGE_SELF);
+        let run = self.finish(&id, n, seconds, before, after);
+        assert_eq!(run.grabs, n, "every hongbao call grabs a share");
+        run
     }
 }
 
@@ -252,61 +436,90 @@ fn config(server: &RedisServer) -> Config {
     cfg
 }
 
-/// Prints the table; percentages are of the best `redis-benchmark` figure without pipelining
-/// (the comparable one: one request per round trip per connection) and of the pipelined ceiling.
-fn print_table(rows: &[Row]) {
-    let best = |pipelined: bool| {
-        rows.iter()
-            .filter(|r| r.mode == "redis-benchmark" && r.concurrency.ends_with("-P 1") != pipelined)
-            .map(Row::grabs_per_sec)
+/// A positive number from environment variable `name`, if set.
+fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// Prints the table: each phase's best round. Percentages are of the best `redis-benchmark`
+/// figure without pipelining (one request per round trip per connection) and of the pipelined
+/// ceiling (`-P 16`), the most one Redis does with this script.
+fn print_table(results: &[(Phase, Vec<Run>)]) {
+    let best = |runs: &[Run]| {
+        *runs
+            .iter()
+            .max_by(|a, b| a.grabs_per_sec().total_cmp(&b.grabs_per_sec()))
+            .unwrap()
+    };
+    let reference = |pipelined: bool| {
+        results
+            .iter()
+            .filter(|(p, _)| matches!(p, Phase::RedisBenchmark { pipeline, .. } if (*pipeline > 1) == pipelined))
+            .map(|(_, runs)| best(runs).grabs_per_sec())
             .fold(0.0, f64::max)
     };
-    let (unpipelined, pipelined) = (best(false), best(true));
+    let (unpipelined, pipelined) = (reference(false), reference(true));
     println!();
     println!(
-        "| mode | concurrency | requests | grabs | seconds | grabs/s | % of rb best -P 1 | % of rb -P 16 | server µs/call |"
+        "| mode | concurrency | requests | grabs | seconds | grabs/s (best) | grabs/s (range) \
+         | % of rb best -P 1 | % of rb -P 16 | EVALSHA µs/call | server CPU µs/req \
+         | client CPU µs/req | req/server read |"
     );
-    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for r in rows {
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (phase, runs) in results {
+        let r = best(runs);
+        let (lo, hi) = runs
+            .iter()
+            .map(Run::grabs_per_sec)
+            .fold((f64::MAX, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
         println!(
-            "| {} | {} | {} | {} | {:.2} | {:.0} | {:.0}% | {:.0}% | {:.2} |",
-            r.mode,
-            r.concurrency,
+            "| {} | {} | {} | {} | {:.2} | {:.0} | {:.0}–{:.0} | {:.0}% | {:.0}% | {:.1} | {:.1} | {:.1} | {:.1} |",
+            phase.mode(),
+            phase.concurrency(),
             r.requests,
             r.grabs,
             r.seconds,
             r.grabs_per_sec(),
+            lo,
+            hi,
             100.0 * r.grabs_per_sec() / unpipelined,
             100.0 * r.grabs_per_sec() / pipelined,
-            r.usec_per_call
+            r.usec_per_call,
+            r.per_request(r.server_cpu),
+            r.per_request(r.client_cpu),
+            r.requests as f64 / r.server_reads.max(1.0),
         );
     }
     println!();
 }
 
-/// Runs every phase and prints the table.
+/// Runs every phase `BENCH_ROUNDS` times, interleaved, and prints the table.
 fn main() {
-    let n: u64 = std::env::var("BENCH_GRABS")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_GRABS);
-    let bench = Bench::start();
+    let n = env_num("BENCH_GRABS").unwrap_or(DEFAULT_GRABS).max(1);
+    let rounds = env_num("BENCH_ROUNDS").unwrap_or(DEFAULT_ROUNDS).max(1);
+    let workers = env_num("BENCH_WORKERS");
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let bench = Bench::start(workers);
     println!(
-        "grab throughput: {n} requests per phase, redis-server on port {}, {cores} cores",
-        bench.server.port()
+        "grab throughput: {n} requests per phase, {rounds} rounds, redis-server on port {}, {cores} cores, \
+         {} tokio workers",
+        bench.server.port(),
+        workers.unwrap_or(cores)
     );
-    let mut rows = Vec::new();
-    let mut run = |row: Row| {
-        eprintln!("  {} {}: {:.0} grabs/s", row.mode, row.concurrency, row.grabs_per_sec());
-        rows.push(row);
-    };
-    run(bench.redis_benchmark(n, 1, 1));
-    run(bench.redis_benchmark(n, 50, 1));
-    run(bench.redis_benchmark(n, 50, 16));
-    run(bench.hongbao(n, 1, 1));
-    run(bench.hongbao(n, 64, 1));
-    run(bench.hongbao(n, 256, 1));
-    run(bench.hongbao(n, 256, 4));
-    print_table(&rows);
+    let started = Instant::now();
+    let mut results: Vec<(Phase, Vec<Run>)> = Phase::ALL.iter().map(|p| (*p, Vec::new())).collect();
+    for round in 1..=rounds {
+        for (phase, runs) in &mut results {
+            let run = bench.run(*phase, n);
+            eprintln!(
+                "  round {round}: {} {}: {:.0} grabs/s",
+                phase.mode(),
+                phase.concurrency(),
+                run.grabs_per_sec()
+            );
+            runs.push(run);
+        }
+    }
+    print_table(&results);
+    println!("total {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the hongbao functions through the real Lambda runtime path.
+
+The release `bootstrap` binaries (target/release/<name>) run under the AWS Lambda Runtime
+Interface Emulator (what `sam local invoke` runs inside its container), one RIE process per
+sandbox, against a private redis-server on a free port. The script:
+
+1. invokes every events/ fixture and checks status codes and bodies against the contract;
+2. grabs one 100-share packet with 1,000 distinct users from 32 client threads over 8 grab
+   sandboxes: exactly 100 winners, 900 `sold_out`, amounts summing to the total;
+3. lets a short-lived packet expire and checks reclaim-cron refunds total - claimed;
+4. checks money conservation over every wallet in Redis;
+5. prints cold start (RIE INIT REPORT) and warm latency (client side and RIE `Duration`)
+   per function.
+
+It builds nothing: run `cargo build --release -p create-packet -p grab -p claim -p reclaim-cron
+-p wallet` first (`make e2e` does). Prints PASS/FAIL per check; exit code 0 only if all pass.
+
+    .venv/bin/python scripts/e2e_rie.py [--grab-sandboxes 8] [--grabbers 1000] [--threads 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import lambda_local as ll  # noqa: E402
+
+PACKET_FIELDS = {"packet_id", "sender_id", "total_cents", "count", "mode", "split", "greeting",
+                 "created_at", "expires_at"}
+RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+PACKET_ID = re.compile(r"^[0-9a-f]{24}$")
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed: list[str] = []
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"PASS  {name}")
+        else:
+            self.failed.append(name)
+            print(f"FAIL  {name}" + (f"\n      {detail}" if detail else ""))
+        sys.stdout.flush()
+        return ok
+
+    def status(self, name: str, resp: dict, status: int, error: str | None = None) -> bool:
+        body = resp.get("body")
+        ok = resp.get("statusCode") == status
+        if ok and error is not None:
+            ok = isinstance(body, dict) and body.get("error") == error
+        want = f"{status}" + (f" {error}" if error else "")
+        return self.check(f"{name} -> {want}", ok,
+                          f"got {resp.get('statusCode')} {str(body)[:400]}")
+
+    def section(self, title: str) -> None:
+        print(f"\n== {title}")
+        sys.stdout.flush()
+
+
+def is_packet_body(b: dict) -> bool:
+    return (isinstance(b, dict) and PACKET_FIELDS <= b.keys() and bool(PACKET_ID.match(b["packet_id"]))
+            and bool(RFC3339.match(b["created_at"])) and bool(RFC3339.match(b["expires_at"])))
+
+
+class State:
+    """What the sections share."""
+
+    def __init__(self) -> None:
+        self.deposits = 0
+        self.packets: list[str] = []
+        self.lucky_id: str | None = None
+        self.fixed_id: str | None = None
+        self.bob_share: dict | None = None
+        self.cold: dict[str, list[tuple[float, float | None, float]]] = {}
+        self.latency: dict[str, tuple[list[float], list[float]]] = {}
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def cold_starts(st: ll.LocalStack, c: Checks, s: State) -> None:
+    """Invokes every fresh sandbox once, one at a time, with a cheap request: its cold start."""
+    c.section("cold start of every sandbox (one at a time)")
+    cheap = {
+        "wallet": (lambda: ll.wallet_event("coldstart"), 200, None),
+        "create-packet": (lambda: ll.create_event("coldstart", 100, 1), 402, "insufficient_funds"),
+        "grab": (lambda: ll.view_event(ll.NO_SUCH_PACKET, "coldstart"), 404, "not_found"),
+        "claim": (lambda: ll.claim_event(ll.NO_SUCH_PACKET, "coldstart"), 404, "not_found"),
+        "reclaim-cron": (ll.scheduled_event, None, None),
+    }
+    for fn, pool in st.pools.items():
+        make, status, error = cheap[fn]
+        statuses = []
+        for sb in pool.sandboxes:
+            r = sb.invoke(make())
+            statuses.append(r.get("statusCode") if status else ("settled" in r))
+            sb.wait_reports()
+            first = sb.reports[0].duration_ms if sb.reports else float("nan")
+            s.cold.setdefault(fn, []).append((sb.cold_start_ms or float("nan"),
+                                              sb.report_init_duration_ms, r.client_ms, first))
+        want = status if status else True
+        c.check(f"{fn}: {len(pool)} sandbox(es) cold-started, first invoke answers "
+                f"{status or 'a summary'}{' ' + error if error else ''}",
+                all(x == want for x in statuses), f"got {statuses}")
+
+
+def fixtures(st: ll.LocalStack, c: Checks, s: State) -> None:
+    c.section("events/ fixtures through the runtime")
+    inv = st.invoke
+
+    # POST /wallet/deposits (AWS_IAM): applied, then a repeat.
+    r = inv("wallet", ll.http_event("wallet-deposit"))
+    b = r["body"]
+    if c.status("wallet-deposit.json", r, 201):
+        c.check("deposit body {user_id alice, balance_cents 100000, reference dep-1, repeat false}",
+                b == {"user_id": "alice", "balance_cents": 100000, "reference": "dep-1", "repeat": False},
+                str(b))
+        s.deposits += 100000
+    r = inv("wallet", ll.http_event("wallet-deposit"))
+    c.status("wallet-deposit.json again", r, 201)
+    c.check("repeat deposit: repeat true, balance unchanged",
+            r["body"].get("repeat") is True and r["body"].get("balance_cents") == 100000, str(r["body"]))
+    r = inv("wallet", ll.http_event("wallet-deposit-no-iam"))
+    c.status("wallet-deposit-no-iam.json", r, 403, "forbidden")
+
+    # POST /packets
+    r = inv("create-packet", ll.http_event("create-packet-lucky"))
+    b = r["body"]
+    if c.status("create-packet-lucky.json", r, 201):
+        c.check("lucky packet body has the contract fields",
+                is_packet_body(b) and b["sender_id"] == "alice" and b["total_cents"] == 10000
+                and b["count"] == 100 and b["mode"] == "lucky" and b["split"] == "double_mean"
+                and b["greeting"] is None, str(b))
+        s.lucky_id = b["packet_id"]
+        s.packets.append(b["packet_id"])
+        span = ll.parse_rfc3339(b["expires_at"]) - ll.parse_rfc3339(b["created_at"])
+        c.check("default expiry is one day", abs(span - 86400) < 0.01, f"{span} s")
+    r = inv("create-packet", ll.http_event("create-packet-fixed"))
+    b = r["body"]
+    if c.status("create-packet-fixed.json", r, 201):
+        c.check("fixed packet body: mode fixed, split null, 10 x 100",
+                is_packet_body(b) and b["mode"] == "fixed" and b["split"] is None
+                and b["total_cents"] == 1000 and b["count"] == 10, str(b))
+        s.fixed_id = b["packet_id"]
+        s.packets.append(b["packet_id"])
+    r = inv("create-packet", ll.http_event("create-packet-bad-amount"))
+    c.status("create-packet-bad-amount.json", r, 400, "invalid_request")
+    r = inv("create-packet", ll.http_event("create-packet-no-auth"))
+    c.status("create-packet-no-auth.json", r, 401, "unauthorized")
+    r = inv("create-packet", ll.create_event("alice", 30000, 10))
+    c.status("create above HONGBAO_MAX_TOTAL_CENTS", r, 400, "invalid_request")
+
+    pid = s.lucky_id
+    if pid is None:
+        c.check("a lucky packet exists for the grab/claim fixtures", False)
+        return
+    # POST /packets/{id}/grab (bob)
+    r = inv("grab", ll.http_event("grab-grab", packet_id=pid))
+    b = r["body"]
+    if c.status("grab-grab.json (bob)", r, 200):
+        c.check("grab body {packet_id, share_id 1, amount_cents >= 1, grabbed_at, claim_by}",
+                b.get("packet_id") == pid and b.get("share_id") == 1 and b.get("amount_cents", 0) >= 1
+                and RFC3339.match(b.get("grabbed_at", "")) is not None
+                and RFC3339.match(b.get("claim_by", "")) is not None, str(b))
+        s.bob_share = b
+    r = inv("grab", ll.http_event("grab-grab", packet_id=pid))
+    if c.status("grab-grab.json again", r, 409, "already_grabbed") and s.bob_share:
+        share = r["body"].get("share", {})
+        c.check("409 carries the same share",
+                share.get("share_id") == s.bob_share["share_id"]
+                and share.get("amount_cents") == s.bob_share["amount_cents"]
+                and share.get("packet_id") == pid, str(r["body"]))
+    r = inv("grab", ll.grab_event(ll.NO_SUCH_PACKET, "bob"))
+    c.status("grab of an unknown packet", r, 404, "not_found")
+    r = inv("grab", ll.http_event("grab-grab", packet_id=pid, auth=False))
+    c.status("grab without a JWT", r, 401, "unauthorized")
+
+    # GET /packets/{id}
+    r = inv("grab", ll.http_event("grab-view", packet_id=pid))
+    b = r["body"]
+    if c.status("grab-view.json", r, 200) and s.bob_share:
+        c.check("view: status open, grabbed_count 1, grabs [bob], best_luck null",
+                is_packet_body(b) and b.get("status") == "open" and b.get("grabbed_count") == 1
+                and b.get("grabbed_cents") == s.bob_share["amount_cents"] and b.get("refunded_cents") == 0
+                and [g["user_id"] for g in b.get("grabs", [])] == ["bob"]
+                and b["grabs"][0]["claimed"] is False and b.get("best_luck") is None, str(b)[:500])
+
+    # POST /packets/{id}/claim (bob)
+    r = inv("claim", ll.http_event("claim-claim", packet_id=pid))
+    b = r["body"]
+    amount = s.bob_share["amount_cents"] if s.bob_share else None
+    if c.status("claim-claim.json (bob)", r, 200):
+        c.check("claim body: repeat false, amount = share, balance = amount",
+                b.get("repeat") is False and b.get("amount_cents") == amount
+                and b.get("balance_cents") == amount and b.get("packet_id") == pid
+                and RFC3339.match(b.get("claimed_at", "")) is not None, str(b))
+    r = inv("claim", ll.http_event("claim-claim", packet_id=pid))
+    if c.status("claim-claim.json again", r, 200):
+        c.check("repeat claim: repeat true, balance unchanged",
+                r["body"].get("repeat") is True and r["body"].get("balance_cents") == amount, str(r["body"]))
+    r = inv("claim", ll.claim_event(pid, "carol"))
+    c.status("claim without a share", r, 404, "no_share")
+
+    # GET /wallet
+    r = inv("wallet", ll.http_event("wallet-get"))
+    b = r["body"]
+    if c.status("wallet-get.json (alice)", r, 200):
+        kinds = [(e["kind"], e["amount_cents"]) for e in b.get("entries", [])]
+        c.check("alice: balance 89000, entries newest first: 2 packet debits, 1 deposit",
+                b.get("user_id") == "alice" and b.get("balance_cents") == 89000
+                and kinds == [("packet_debit", -1000), ("packet_debit", -10000), ("deposit", 100000)]
+                and all(RFC3339.match(e["at"]) for e in b["entries"]), str(b)[:500])
+    r = inv("wallet", ll.wallet_event("bob"))
+    if c.status("wallet-get.json as bob", r, 200):
+        e = r["body"].get("entries", [])
+        c.check("bob: one claim_credit entry referencing the packet",
+                r["body"].get("balance_cents") == amount and len(e) == 1 and e[0]["kind"] == "claim_credit"
+                and e[0]["amount_cents"] == amount and e[0]["reference"] == pid, str(r["body"]))
+
+    # reclaim-cron (nothing is due yet)
+    r = inv("reclaim-cron", ll.load_event("reclaim-cron-scheduled"))
+    c.check("reclaim-cron-scheduled.json -> summary {settled, refunded_cents, redriven, remaining_due}",
+            {"settled", "refunded_cents", "redriven", "remaining_due"} <= set(r.keys())
+            and r["settled"] == 0 and r["refunded_cents"] == 0 and r["remaining_due"] == 0, str(dict(r)))
+
+
+def concurrency(st: ll.LocalStack, c: Checks, s: State, grabbers: int, shares: int,
+                threads: int) -> None:
+    pool = st["grab"]
+    c.section(f"{grabbers} grabs of a {shares}-share packet: {threads} client threads, "
+              f"{len(pool)} grab sandboxes")
+    total = 100 * shares
+    r = st.invoke("create-packet", ll.create_event("alice", total, shares, "lucky"))
+    if not c.status(f"create {shares}-share packet of {total} cents", r, 201):
+        return
+    pid = r["body"]["packet_id"]
+    s.packets.append(pid)
+    users = [f"e2e-u{i:04d}" for i in range(grabbers)]
+    events = [ll.grab_event(pid, u) for u in users]
+    before = pool.invocations()
+    t0 = time.perf_counter()
+    results = pool.map(events, threads=threads)
+    wall = time.perf_counter() - t0
+    served = [a - b for a, b in zip(pool.invocations(), before)]
+    statuses = Counter((r["statusCode"], (r["body"] or {}).get("error")) for r in results)
+    winners = [(u, r["body"]) for u, r in zip(users, results) if r["statusCode"] == 200]
+    lat = sorted(r.client_ms for r in results)
+    print(f"      {grabbers} invocations in {wall:.2f} s = {grabbers / wall:.0f}/s; client latency "
+          f"p50 {ll.percentile(lat, 50):.1f} ms, p99 {ll.percentile(lat, 99):.1f} ms; "
+          f"per sandbox {served}")
+    losers = grabbers - shares
+    c.check(f"exactly {shares} winners (200)", statuses[(200, None)] == shares, str(statuses))
+    c.check(f"exactly {losers} sold_out (410)", statuses[(410, "sold_out")] == losers, str(statuses))
+    c.check("no other answers", sum(statuses.values()) == statuses[(200, None)] + statuses[(410, "sold_out")],
+            str(statuses))
+    amounts = [b["amount_cents"] for _, b in winners]
+    c.check(f"sum of amounts = total ({total})", sum(amounts) == total, f"sum {sum(amounts)}")
+    c.check("every amount >= 1 cent", all(a >= 1 for a in amounts), str(sorted(amounts)[:5]))
+    c.check(f"share ids are exactly 1..{shares}",
+            sorted(b["share_id"] for _, b in winners) == list(range(1, shares + 1)))
+    c.check(f"every one of the {len(pool)} grab sandboxes served invocations",
+            all(n > 0 for n in served) and sum(served) == grabbers, str(served))
+    r = st.invoke("grab", ll.view_event(pid))
+    b = r["body"]
+    if c.status("view of the sold-out packet", r, 200):
+        best = max(amounts)
+        first_best = min((bb["share_id"], u) for u, bb in winners if bb["amount_cents"] == best)[1]
+        c.check("view: sold_out, 100 grabs, grabbed_cents = total, best_luck = largest (earliest on ties)",
+                b.get("status") == "sold_out" and b.get("grabbed_count") == shares
+                and b.get("grabbed_cents") == total and len(b.get("grabs", [])) == shares
+                and b.get("best_luck") == {"user_id": first_best, "amount_cents": best},
+                f"status {b.get('status')} best_luck {b.get('best_luck')} want {first_best} {best}")
+    if winners:
+        u, share = winners[0]
+        r = st.invoke("grab", ll.grab_event(pid, u))
+        c.check("a winner grabbing again gets 409 already_grabbed with the same share",
+                r["statusCode"] == 409 and r["body"].get("share", {}).get("share_id") == share["share_id"],
+                str(r["body"]))
+
+
+def expiry(st: ll.LocalStack, c: Checks, s: State) -> None:
+    c.section("expiry and reclaim-cron")
+    inv = st.invoke
+    r = inv("create-packet", ll.create_event("alice", 1000, 10, "lucky", expires_in_secs=2,
+                                             greeting="short-lived"))
+    if not c.status("create 10-share packet of 1000 cents, expires_in_secs 2", r, 201):
+        return
+    b = r["body"]
+    pid = b["packet_id"]
+    s.packets.append(pid)
+    expires_at = ll.parse_rfc3339(b["expires_at"])
+    c.check("expires_at = created_at + 2 s and greeting kept",
+            abs(expires_at - ll.parse_rfc3339(b["created_at"]) - 2) < 0.01 and b["greeting"] == "short-lived",
+            str(b))
+    grabbers = [f"x{i}" for i in range(6)]
+    grabbed = {u: inv("grab", ll.grab_event(pid, u)) for u in grabbers}
+    c.check("6 grabs before expiry -> 200", all(g["statusCode"] == 200 for g in grabbed.values()),
+            str([g["statusCode"] for g in grabbed.values()]))
+    claimed = 0
+    ok = True
+    for u in grabbers[:4]:
+        cr = inv("claim", ll.claim_event(pid, u))
+        ok &= cr["statusCode"] == 200 and cr["body"]["repeat"] is False
+        claimed += cr["body"].get("amount_cents", 0)
+    c.check("4 of them claim -> 200 repeat false", ok)
+    r = inv("wallet", ll.wallet_event("alice"))
+    alice_before = r["body"]["balance_cents"]
+    r = inv("reclaim-cron", ll.scheduled_event())
+    c.check("reclaim-cron before the deadline settles nothing", r.get("settled") == 0, str(dict(r)))
+    wait = expires_at - time.time() + 0.3
+    if wait > 0:
+        time.sleep(wait)
+    r = inv("grab", ll.grab_event(pid, "x9"))
+    c.status("grab after expires_at", r, 410, "expired")
+    r = inv("claim", ll.claim_event(pid, "x4"))
+    c.status("claim after expires_at", r, 410, "expired")
+    r = inv("grab", ll.view_event(pid))
+    c.check("view after expires_at: status expired", r["body"].get("status") == "expired", str(r["body"])[:300])
+    refund = 1000 - claimed
+    r = inv("reclaim-cron", ll.scheduled_event())
+    c.check(f"reclaim-cron settles 1 packet, refunded_cents = total - claimed = {refund}",
+            r.get("settled") == 1 and r.get("refunded_cents") == refund and r.get("redriven") == 0
+            and r.get("remaining_due") == 0 and r.get("skipped_locked") is False, str(dict(r)))
+    r = inv("wallet", ll.wallet_event("alice"))
+    b = r["body"]
+    newest = (b.get("entries") or [{}])[0]
+    c.check("GET /wallet (alice): balance += refund, newest entry refund_credit of the packet",
+            b.get("balance_cents") == alice_before + refund and newest.get("kind") == "refund_credit"
+            and newest.get("amount_cents") == refund and newest.get("reference") == pid,
+            f"before {alice_before} now {b.get('balance_cents')} newest {newest}")
+    r = inv("grab", ll.view_event(pid))
+    b = r["body"]
+    claimed_view = sum(g["amount_cents"] for g in b.get("grabs", []) if g["claimed"])
+    c.check("view: settled, refunded_cents = refund, claimed + refunded = total",
+            b.get("status") == "settled" and b.get("refunded_cents") == refund
+            and claimed_view + refund == 1000, str(b)[:300])
+    r = inv("reclaim-cron", ll.scheduled_event())
+    c.check("a second reclaim-cron run refunds nothing", r.get("settled") == 0 and r.get("refunded_cents") == 0,
+            str(dict(r)))
+    r = inv("claim", ll.claim_event(pid, "x0"))
+    c.check("an earlier claim stays claimed after settlement (200 repeat true)",
+            r["statusCode"] == 200 and r["body"].get("repeat") is True, str(r["body"]))
+
+
+def latency(st: ll.LocalStack, c: Checks, s: State, n: int) -> None:
+    c.section(f"warm latency: {n} sequential invocations per function (one sandbox each)")
+    # A create with an Idempotency-Key, repeated: 201 with the same packet, debited once.
+    first = st.invoke("create-packet", ll.create_event("alice", 100, 2, idempotency_key="latency-1"))
+    if c.status("create with Idempotency-Key", first, 201):
+        s.packets.append(first["body"]["packet_id"])
+    alice = st.invoke("wallet", ll.wallet_event("alice"))["body"]["balance_cents"]
+    pid = s.fixed_id or ll.NO_SUCH_PACKET
+    cheap = {
+        "create-packet": (lambda: ll.create_event("alice", 100, 2, idempotency_key="latency-1"), 201),
+        "grab": (lambda: ll.view_event(pid), 200 if s.fixed_id else 404),
+        "claim": (lambda: ll.claim_event(s.lucky_id or ll.NO_SUCH_PACKET, "bob"), 200 if s.lucky_id else 404),
+        "wallet": (lambda: ll.wallet_event("bob"), 200),
+        "reclaim-cron": (ll.scheduled_event, None),
+    }
+    for fn, (make, status) in cheap.items():
+        sb = st[fn].sandboxes[0]
+        events = [make() for _ in range(n)]
+        k = sb.invocations
+        ok = True
+        client = []
+        for ev in events:
+            r = sb.invoke(ev)
+            client.append(r.client_ms)
+            ok &= (r.get("statusCode") == status) if status else ("settled" in r)
+        reports = sb.wait_reports()[k:]
+        s.latency[fn] = (client, [x.duration_ms for x in reports])
+        c.check(f"{fn}: {n} warm invocations all answer {status or 'a summary'}, {len(reports)} REPORT lines",
+                ok and len(reports) == n)
+    if first["statusCode"] == 201:
+        again = st.invoke("create-packet", ll.create_event("alice", 100, 2, idempotency_key="latency-1"))
+        now = st.invoke("wallet", ll.wallet_event("alice"))["body"]["balance_cents"]
+        c.check(f"{n + 1} repeats of one Idempotency-Key: same packet, debited once",
+                again["body"].get("packet_id") == first["body"]["packet_id"] and now == alice,
+                f"balance {alice} -> {now}")
+
+
+def conservation(st: ll.LocalStack, c: Checks, s: State) -> None:
+    c.section("money conservation (every wallet in Redis + money held by packets = deposits)")
+    redis = st.redis
+    wallets = 0
+    n = 0
+    for key in redis.client.scan_iter("hb:*:wallet:*", "hash"):
+        bal = redis.command("HGET", key, "balance")
+        wallets += int(bal or 0)
+        n += 1
+    held = 0
+    detail = []
+    for pid in s.packets:
+        b = st.invoke("grab", ll.view_event(pid))["body"]
+        claimed = sum(g["amount_cents"] for g in b["grabs"] if g["claimed"])
+        h = b["total_cents"] - b["refunded_cents"] - claimed
+        held += h
+        detail.append(f"{pid[:8]}… {b['status']} total {b['total_cents']} claimed {claimed} "
+                      f"refunded {b['refunded_cents']} held {h}")
+    for d in detail:
+        print(f"      {d}")
+    print(f"      {n} wallets hold {wallets}, packets hold {held}, deposits {s.deposits}")
+    c.check("sum of wallet balances + held by packets = sum of deposits", wallets + held == s.deposits,
+            f"{wallets} + {held} != {s.deposits}")
+    errors = sum(sb.error_lines for sb in st.all_sandboxes())
+    c.check("no ERROR log line in any sandbox", errors == 0, f"{errors} ERROR lines")
+    dead = [sb.name for sb in st.all_sandboxes() if not sb.alive()]
+    c.check("every RIE sandbox is still running", not dead, str(dead))
+
+
+def print_table(st: ll.LocalStack, s: State, n: int) -> None:
+    print("\n== cold start and warm latency per function (ms)")
+    print("cold init = RIE 'INIT REPORT durationMs' (bootstrap start to its first /next);"
+          " RIE's REPORT 'Init Duration' field is shown as printed;\n"
+          "1st invoke = client-side time of the cold invocation (init + handler, incl. Redis connect);"
+          f"\nwarm = {n} sequential invocations of a cheap request on one warm sandbox:"
+          " client-side round trip and RIE's REPORT 'Duration'.")
+    hdr = (f"{'function':<14}{'sandboxes':>9}  {'cold init':>9}  {'REPORT Init':>11}  {'1st invoke':>10}"
+           f"  {'warm p50':>8}  {'warm p99':>8}  {'Duration p50':>12}  {'Duration p99':>12}  request")
+    print(hdr)
+    print("-" * len(hdr))
+    what = {"create-packet": "POST /packets (Idempotency-Key repeat)", "grab": "GET /packets/{id}",
+            "claim": "POST /packets/{id}/claim (repeat)", "wallet": "GET /wallet",
+            "reclaim-cron": "scheduled event (nothing due)"}
+    for fn in ll.FUNCTIONS:
+        colds = s.cold.get(fn, [])
+        client, dur = s.latency.get(fn, ([], []))
+        med = lambda xs: ll.percentile(xs, 50)  # noqa: E731
+        init = med([x[0] for x in colds])
+        rinit = [x[1] for x in colds if x[1] is not None]
+        first = med([x[2] for x in colds])
+        print(f"{fn:<14}{len(colds):>9}  {init:>9.2f}  {(med(rinit) if rinit else float('nan')):>11.2f}"
+              f"  {first:>10.2f}  {ll.percentile(client, 50):>8.2f}  {ll.percentile(client, 99):>8.2f}"
+              f"  {ll.percentile(dur, 50):>12.2f}  {ll.percentile(dur, 99):>12.2f}  {what[fn]}")
+    if any(len(v) > 1 for v in s.cold.values()):
+        print("(cold columns: median over the function's sandboxes; "
+              + "; ".join(f"{fn} init range {min(x[0] for x in v):.1f}-{max(x[0] for x in v):.1f}"
+                          for fn, v in s.cold.items() if len(v) > 1) + ")")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--grab-sandboxes", type=int, default=8)
+    ap.add_argument("--claim-sandboxes", type=int, default=2)
+    ap.add_argument("--grabbers", type=int, default=1000)
+    ap.add_argument("--shares", type=int, default=100)
+    ap.add_argument("--threads", type=int, default=32)
+    ap.add_argument("--latency-invocations", type=int, default=200)
+    ap.add_argument("--log-dir", type=Path, help="write every sandbox's output to DIR/<sandbox>.log")
+    args = ap.parse_args()
+    ll.install_signal_handlers()
+    t0 = time.perf_counter()
+    c = Checks()
+    missing = ll.missing_binaries()
+    if missing:
+        c.check("release binaries exist", False,
+                "missing: " + ", ".join(map(str, missing)) + f"\n      build them: cd {ll.ROOT} && {ll.BUILD_COMMAND}")
+        return 1
+    if args.log_dir:
+        args.log_dir.mkdir(parents=True, exist_ok=True)
+    s = State()
+    stack = ll.LocalStack(pools={"grab": args.grab_sandboxes, "claim": args.claim_sandboxes},
+                          log_dir=args.log_dir)
+    try:
+        stack.start()
+        print(f"redis-server {stack.redis.url}; RIE {ll.find_rie()}; sandboxes: "
+              + ", ".join(f"{f} x{len(p)}" for f, p in stack.pools.items()))
+        for name, fn in (("cold starts", lambda: cold_starts(stack, c, s)),
+                         ("fixtures", lambda: fixtures(stack, c, s)),
+                         ("concurrency", lambda: concurrency(stack, c, s, args.grabbers, args.shares,
+                                                             args.threads)),
+                         ("expiry", lambda: expiry(stack, c, s)),
+                         ("latency", lambda: latency(stack, c, s, args.latency_invocations)),
+                         ("conservation", lambda: conservation(stack, c, s))):
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001 — a crashed section is a failed check
+                c.check(f"{name} section ran without an exception", False,
+                        "".join(traceback.format_exception(e)).rstrip().replace("\n", "\n      "))
+        print_table(stack, s, args.latency_invocations)
+    finally:
+        stack.close()
+    took = time.perf_counter() - t0
+    print(f"\n{c.passed} passed, {len(c.failed)} failed in {took:.1f} s")
+    for f in c.failed:
+        print(f"  FAILED: {f}")
+    return 0 if not c.failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
