@@ -499,4 +499,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted: sandboxes and redis-server stopped", file=sys.stderr)
+        sys.exit(130)

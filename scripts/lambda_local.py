@@ -165,13 +165,15 @@ def _on_signal(signum, _frame):
 
 
 def install_signal_handlers() -> None:
-    """SIGTERM and SIGHUP exit through the normal cleanup path (Ctrl-C already raises
-    KeyboardInterrupt). Call from the main thread."""
+    """SIGTERM and SIGHUP exit through the normal cleanup path, and Ctrl-C raises
+    KeyboardInterrupt even when the shell started us with SIGINT ignored. Call from the main
+    thread."""
     global _signals_installed
     if _signals_installed or threading.current_thread() is not threading.main_thread():
         return
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _on_signal)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     _signals_installed = True
 
 
@@ -782,8 +784,14 @@ class SandboxPool:
                     raise
                 return on_error(ev, e)
 
-        with ThreadPoolExecutor(max_workers=threads) as ex:
-            return list(ex.map(one, events))
+        ex = ThreadPoolExecutor(max_workers=threads)
+        try:
+            results = list(ex.map(one, events))
+        except BaseException:
+            ex.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not drain the queue
+            raise
+        ex.shutdown()
+        return results
 
     def each(self, event_for: Callable[[Sandbox], dict]) -> list[LambdaResponse]:
         """Invokes every sandbox once, in parallel (e.g. to cold-start all of them)."""
