@@ -3,9 +3,15 @@
 //! | variable | default | unit / meaning |
 //! | --- | --- | --- |
 //! | `REDIS_URL` | `redis://127.0.0.1:6379` | connection URL (`rediss://` for TLS) |
-//! | `REDIS_CLUSTER` | `false` | `true` uses the Redis Cluster client (ElastiCache Serverless) |
-//! | `REDIS_CONNECT_TIMEOUT_MS` | `1000` | milliseconds to establish a connection |
-//! | `REDIS_RESPONSE_TIMEOUT_MS` | `1000` | milliseconds to wait for one reply |
+//! | `REDIS_CLUSTER` | `auto` | `true`: cluster client (ElastiCache Serverless); `false`: one server; `auto`: ask the server (`CLUSTER INFO`) at connect |
+//! | `REDIS_CONNECT_TIMEOUT_MS` | `1000` | milliseconds to establish a connection (TCP + TLS + AUTH), see [`crate::store`] |
+//! | `REDIS_RESPONSE_TIMEOUT_MS` | `1000` | milliseconds to wait for one reply, then 503 |
+//! | `REDIS_AUTH` | `none` | `none`, `password` (`REDIS_PASSWORD`) or `iam` (ElastiCache IAM token), see [`crate::auth`] |
+//! | `REDIS_USERNAME` | (none) | ACL user name; with `iam`, the ElastiCache user id (required) |
+//! | `REDIS_PASSWORD` | (none) | the password / AUTH token for `REDIS_AUTH=password`; never logged |
+//! | `REDIS_CA_CERT` | (none) | a PEM file path or PEM text of the CA(s) to trust for `rediss://` instead of the public web PKI roots |
+//! | `REDIS_IAM_CACHE_NAME` | (none) | with `iam`: the replication group id or serverless cache name (required) |
+//! | `REDIS_IAM_SERVERLESS` | `auto` | with `iam`: `true` for a serverless cache (`ResourceType=ServerlessCache`); `auto`: the URL host contains `.serverless.` |
 //! | `HONGBAO_KEY_PREFIX` | `hb` | first segment of every key |
 //! | `HONGBAO_AUTH_MODE` | `jwt` | `jwt` (claim `sub`) or `header` (`x-user-id`, local development only) |
 //! | `HONGBAO_MAX_COUNT` | `10000` | most shares in one packet |
@@ -17,6 +23,12 @@
 //! | `HONGBAO_RETENTION_SECS` | `604800` | how long a settled packet's records are kept, seconds |
 //! | `HONGBAO_IDEMPOTENCY_TTL_SECS` | `86400` | how long an `Idempotency-Key` of create-packet is remembered, seconds |
 //! | `HONGBAO_DEPOSIT_DEDUP_SECS` | `2592000` | how long a deposit `reference` is remembered, seconds |
+//! | `HONGBAO_ORDER_CODE_TZ` | `Asia/Shanghai` | IANA time zone whose local date is the order codes' business day |
+//! | `HONGBAO_ORDER_CODE_DIGITS` | `5` | width of an order code's random suffix, `5..=7` digits: `9 * 10^(digits - 1)` codes a day |
+//! | `HONGBAO_VOTE_SITE` | `news` | the voting site's name, 1 to 32 of `[a-z0-9-]`: its keys' hash tag is `{vote:<site>}` |
+//! | `HONGBAO_VOTE_RATE_LIMIT` | `30` | vote attempts allowed per user (on the whole site) per window (0 = off) |
+//! | `HONGBAO_VOTE_RATE_WINDOW_MS` | `60000` | vote rate-limit window, milliseconds |
+//! | `HONGBAO_VOTE_GROUP_CACHE_SECS` | `60` | how long a group's article ranking is cached, seconds |
 
 use std::time::Duration;
 
@@ -44,6 +56,13 @@ pub struct Config {
     pub redis_url: String,
     /// Use the cluster client (required for ElastiCache Serverless and Redis Cluster).
     pub redis_cluster: bool,
+    /// `REDIS_CLUSTER=auto` (the default): when `redis_cluster` is false, ask the server at
+    /// connect time (`CLUSTER INFO`) whether it is a cluster. `Config { redis_cluster: true, .. }`
+    /// always uses the cluster client.
+    pub redis_cluster_auto: bool,
+    /// Redis authentication and TLS trust (`REDIS_AUTH`, `REDIS_USERNAME`, `REDIS_PASSWORD`,
+    /// `REDIS_CA_CERT`, `REDIS_IAM_*`); its `Debug` never shows the password.
+    pub redis_auth: crate::auth::RedisAuth,
     /// Time to establish a connection.
     pub connect_timeout: Duration,
     /// Time to wait for one reply; past it the request answers 503.
@@ -70,6 +89,24 @@ pub struct Config {
     pub idempotency_ttl_secs: u64,
     /// Seconds a deposit `reference` is remembered.
     pub deposit_dedup_secs: u64,
+    /// IANA time zone of the order codes' business day (`HONGBAO_ORDER_CODE_TZ`).
+    pub order_code_tz: chrono_tz::Tz,
+    /// Digits of an order code's random suffix, `5..=7` (`HONGBAO_ORDER_CODE_DIGITS`).
+    pub order_code_digits: u32,
+    /// The voting site's name (`[a-z0-9-]`, 1 to 32 characters); every key of the site carries
+    /// the hash tag `{vote:<site>}` (see [`crate::voting`]).
+    pub vote_site: String,
+    /// Vote attempts per user on the whole site per window; 0 disables the limit.
+    pub vote_rate_limit: u32,
+    /// Vote rate-limit window, milliseconds.
+    pub vote_rate_window_ms: u64,
+    /// Seconds a group's ranking (the `ZINTERSTORE` result) is cached: 60 in the book.
+    pub vote_group_cache_secs: u64,
+    /// Test clock: seconds added to Redis `TIME` by the voting scripts. Never read from the
+    /// environment ([`Config::from_env`] and [`Config::from_lookup`] always set 0), so only code
+    /// that builds a `Config` itself (the integration tests) can move the voting clock; no
+    /// request can. See [`crate::voting`].
+    pub vote_clock_offset_secs: i64,
 }
 
 /// A configuration variable that is set but cannot be parsed.
@@ -135,7 +172,9 @@ impl Config {
         };
         let cfg = Config {
             redis_url: get(&lookup, "REDIS_URL", "redis://127.0.0.1:6379".to_string())?,
-            redis_cluster: get(&lookup, "REDIS_CLUSTER", false)?,
+            redis_cluster: crate::auth::cluster_setting(&lookup)? == Some(true),
+            redis_cluster_auto: crate::auth::cluster_setting(&lookup)?.is_none(),
+            redis_auth: crate::auth::RedisAuth::from_lookup(&lookup)?,
             connect_timeout: Duration::from_millis(get(&lookup, "REDIS_CONNECT_TIMEOUT_MS", 1000)?),
             response_timeout: Duration::from_millis(get(&lookup, "REDIS_RESPONSE_TIMEOUT_MS", 1000)?),
             key_prefix: get(&lookup, "HONGBAO_KEY_PREFIX", "hb".to_string())?,
@@ -149,6 +188,13 @@ impl Config {
             retention_secs: get(&lookup, "HONGBAO_RETENTION_SECS", 604_800)?,
             idempotency_ttl_secs: get(&lookup, "HONGBAO_IDEMPOTENCY_TTL_SECS", 86_400)?,
             deposit_dedup_secs: get(&lookup, "HONGBAO_DEPOSIT_DEDUP_SECS", 2_592_000)?,
+            order_code_tz: get(&lookup, "HONGBAO_ORDER_CODE_TZ", chrono_tz::Asia::Shanghai)?,
+            order_code_digits: get(&lookup, "HONGBAO_ORDER_CODE_DIGITS", 5)?,
+            vote_site: get(&lookup, "HONGBAO_VOTE_SITE", "news".to_string())?,
+            vote_rate_limit: get(&lookup, "HONGBAO_VOTE_RATE_LIMIT", 30)?,
+            vote_rate_window_ms: get(&lookup, "HONGBAO_VOTE_RATE_WINDOW_MS", 60_000)?,
+            vote_group_cache_secs: get(&lookup, "HONGBAO_VOTE_GROUP_CACHE_SECS", 60)?,
+            vote_clock_offset_secs: 0,
         };
         if cfg.key_prefix.is_empty() || cfg.key_prefix.contains(['{', '}']) {
             return Err(ConfigError {
@@ -169,6 +215,34 @@ impl Config {
                 name: "HONGBAO_RETENTION_SECS",
                 value: "0".into(),
                 reason: "retention and idempotency periods must be positive".into(),
+            });
+        }
+        if !crate::voting::is_site_name(&cfg.vote_site) {
+            return Err(ConfigError {
+                name: "HONGBAO_VOTE_SITE",
+                value: cfg.vote_site,
+                reason: "must be 1 to 32 characters of [a-z0-9-]".into(),
+            });
+        }
+        if cfg.vote_rate_window_ms == 0 {
+            return Err(ConfigError {
+                name: "HONGBAO_VOTE_RATE_WINDOW_MS",
+                value: "0".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        if cfg.vote_group_cache_secs == 0 {
+            return Err(ConfigError {
+                name: "HONGBAO_VOTE_GROUP_CACHE_SECS",
+                value: "0".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        if !crate::order_codes::DIGITS.contains(&cfg.order_code_digits) {
+            return Err(ConfigError {
+                name: "HONGBAO_ORDER_CODE_DIGITS",
+                value: cfg.order_code_digits.to_string(),
+                reason: "must be 5, 6 or 7".into(),
             });
         }
         Ok(cfg)
@@ -204,5 +278,28 @@ mod tests {
         assert!(Config::from_lookup(|n| (n == "HONGBAO_KEY_PREFIX").then(|| "a{b".into())).is_err());
         let c = Config::from_lookup(|n| (n == "HONGBAO_AUTH_MODE").then(|| "header".into())).unwrap();
         assert_eq!(c.auth_mode, AuthMode::Header);
+    }
+
+    #[test]
+    fn order_code_settings() {
+        let c = Config::default();
+        assert_eq!(c.order_code_tz, chrono_tz::Asia::Shanghai);
+        assert_eq!(c.order_code_digits, 5);
+        let c = Config::from_lookup(|n| match n {
+            "HONGBAO_ORDER_CODE_TZ" => Some("America/New_York".into()),
+            "HONGBAO_ORDER_CODE_DIGITS" => Some("7".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!((c.order_code_tz, c.order_code_digits), (chrono_tz::America::New_York, 7));
+        for (name, value) in [
+            ("HONGBAO_ORDER_CODE_TZ", "Mars/Olympus_Mons"),
+            ("HONGBAO_ORDER_CODE_TZ", "+08:00"),
+            ("HONGBAO_ORDER_CODE_DIGITS", "4"),
+            ("HONGBAO_ORDER_CODE_DIGITS", "8"),
+        ] {
+            let err = Config::from_lookup(|n| (n == name).then(|| value.into())).unwrap_err();
+            assert_eq!(err.name, name, "{value}");
+        }
     }
 }

@@ -7,6 +7,8 @@
 //! | grab | `GET /packets/{id}`, `POST /packets/{id}/grab` |
 //! | claim | `POST /packets/{id}/claim` |
 //! | wallet | `GET /wallet`, `POST /wallet/deposits` |
+//! | next-order-code | `POST /order-codes` |
+//! | vote | `POST /articles`, `GET /articles`, `POST /articles/{id}/vote`, `PUT /articles/{id}/groups`, `GET /groups/{group}/articles` |
 
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
@@ -30,8 +32,8 @@ fn respond(result: Result<Response<Body>, ApiError>) -> Response<Body> {
     result.unwrap_or_else(ApiError::into_response)
 }
 
-fn wrong_function(route: &Route) -> ApiError {
-    ApiError::not_found(format!("this function does not serve {route:?}"))
+fn wrong_function(_route: &Route) -> ApiError {
+    ApiError::not_found("this function does not serve this route (see the API reference in README.md)")
 }
 
 /// Handler of the create-packet function: `POST /packets`.
@@ -378,4 +380,195 @@ pub async fn reclaim_cron(store: &Store) -> Result<Value, crate::error::Error> {
         "reclaim run finished"
     );
     Ok(serde_json::to_value(summary).expect("summary serializes"))
+}
+
+/// Handler of the next-order-code function: `POST /order-codes` with an optional body
+/// `{"count": N}` (`1..=100`, default 1; see [`order_code_count`]), any authenticated caller.
+///
+/// 201 `{"date": "2026-11-21", "codes": ["26112104817", ...]}` (the business day and `count`
+/// codes, see [`crate::order_codes`]); 503 `exhausted` with `"date"` and `Retry-After` (seconds
+/// until the next business day) when fewer than `count` codes are left today, none taken;
+/// 400 `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
+pub async fn next_order_code(store: &Store, req: Request) -> Response<Body> {
+    respond(next_order_code_inner(store, req).await)
+}
+
+/// The body of `POST /order-codes`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OrderCodesBody {
+    #[serde(default = "one_code")]
+    count: i64,
+}
+
+fn one_code() -> i64 {
+    1
+}
+
+/// The number of codes a `POST /order-codes` body asks for: an empty body means 1, otherwise
+/// a JSON object `{"count": N}` with an integer `N` in `1..=100` (`count` may be left out).
+///
+/// # Errors
+/// 400 `invalid_request` for malformed JSON, a non-object, unknown fields, a non-integer or
+/// out-of-range `count`.
+pub fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
+    use crate::order_codes::MAX_BATCH;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(1);
+    }
+    let invalid = |e: serde_json::Error| ApiError::invalid(format!("invalid JSON body: {e}"));
+    let v: Value = serde_json::from_slice(body).map_err(invalid)?;
+    if !v.is_object() {
+        return Err(ApiError::invalid("the body must be a JSON object like {\"count\": 10}"));
+    }
+    let b: OrderCodesBody = serde_json::from_value(v).map_err(invalid)?;
+    match u32::try_from(b.count) {
+        Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid(format!("count must be an integer 1..={MAX_BATCH}"))),
+    }
+}
+
+async fn next_order_code_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiError> {
+    use crate::order_codes::{self, Outcome};
+    let route = http::route(&req)?;
+    if route != Route::OrderCodes {
+        return Err(wrong_function(&route));
+    }
+    caller(&req, store.config().auth_mode)?;
+    let count = order_code_count(req.body().as_ref())?;
+    match order_codes::next_codes(store, count).await? {
+        Outcome::Issued { date, codes } => Ok(json_response(
+            StatusCode::CREATED,
+            &json!({"date": date.to_string(), "codes": codes}),
+        )),
+        Outcome::Exhausted { date, retry_after_secs } => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "exhausted",
+            format!(
+                "fewer than {count} order codes are left for {date}; the next business day \
+                 starts in {retry_after_secs} s"
+            ),
+        )
+        .with("date", json!(date.to_string()))
+        .retry_after(retry_after_secs)),
+    }
+}
+
+/// Handler of the vote function, the article-voting site of "Redis in Action" chapter 1 (see
+/// [`crate::voting`]; source: josiahcarlson/redis-in-action `python/ch01_listing_source.py`
+/// and seed 002). Every route needs the caller's identity (401 without it).
+///
+/// | route | success | errors |
+/// | --- | --- | --- |
+/// | `POST /articles` `{"title", "link"}` | 201 [`article_json`] with `votes` 1 and `score` = posted + 432 | 400 |
+/// | `POST /articles/{id}/vote` `{"direction": "up" \| "down"}` | 200 `{"article_id", "votes", "score", "direction", "changed"}` | 400, 404 `not_found`, 410 `voting_closed` (+`votes`, `score`), 429 `rate_limited` + `Retry-After` (s) |
+/// | `GET /articles?order=score\|time&page=N` | 200 `{"order", "page", "articles": [...]}`, at most 25 | 400 |
+/// | `PUT /articles/{id}/groups` `{"add": [...], "remove": [...]}` | 200 `{"article_id", "groups"}` (sorted) | 400, 403 `forbidden` (not the poster), 404 |
+/// | `GET /groups/{group}/articles?order=score\|time&page=N` | 200 `{"group", "order", "page", "articles"}` (cached up to 60 s) | 400 |
+pub async fn vote(store: &Store, req: Request) -> Response<Body> {
+    respond(vote_inner(store, req).await)
+}
+
+/// An article as JSON: `{"article_id" (decimal text), "title", "link", "poster", "posted_at"
+/// (RFC 3339), "votes", "score"}` (`score` = posted_at in Unix seconds + 432 × votes).
+pub fn article_json(a: &crate::voting::Article) -> Value {
+    json!({
+        "article_id": a.id.to_string(),
+        "title": a.title,
+        "link": a.link,
+        "poster": a.poster,
+        "posted_at": rfc3339(a.posted_at * 1000),
+        "votes": a.votes,
+        "score": a.score(),
+    })
+}
+
+async fn vote_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiError> {
+    use crate::voting::{self, GroupsOutcome, VoteOutcome};
+    use lambda_http::RequestExt;
+
+    let route = http::route(&req)?;
+    let user = caller(&req, store.config().auth_mode)?;
+    let page_json = |order: voting::Order, page: u32, list: &[voting::Article]| {
+        json!({
+            "order": order.as_str(),
+            "page": page,
+            "articles": list.iter().map(article_json).collect::<Vec<_>>(),
+        })
+    };
+    match route {
+        Route::PostArticle => {
+            let new = voting::parse_new_article(req.body().as_ref())?;
+            let article = voting::post(store, &user, &new).await?;
+            Ok(json_response(StatusCode::CREATED, &article_json(&article)))
+        }
+        Route::ListArticles => {
+            let (order, page) = voting::parse_page_query(req.query_string_parameters_ref())?;
+            let list = voting::articles(store, order, page).await?;
+            Ok(json_response(StatusCode::OK, &page_json(order, page, &list)))
+        }
+        Route::VoteArticle(parsed) => {
+            let id = path_id(&req, &parsed);
+            let direction = voting::parse_vote(req.body().as_ref())?;
+            match voting::vote(store, &id, &user, direction).await? {
+                VoteOutcome::Voted { votes, score, changed } => Ok(json_response(
+                    StatusCode::OK,
+                    &json!({
+                        "article_id": id,
+                        "votes": votes,
+                        "score": score,
+                        "direction": direction.as_str(),
+                        "changed": changed,
+                    }),
+                )),
+                VoteOutcome::NotFound => Err(ApiError::not_found(format!("no article {id}"))),
+                VoteOutcome::Closed { votes, score } => Err(ApiError::new(
+                    StatusCode::GONE,
+                    "voting_closed",
+                    "voting on this article closed one week after it was posted",
+                )
+                .with("votes", json!(votes))
+                .with("score", json!(score))),
+                VoteOutcome::RateLimited { retry_after_ms } => Err(ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "too many votes; slow down",
+                )
+                .retry_after((retry_after_ms.max(1) as u64).div_ceil(1000))),
+            }
+        }
+        Route::SetArticleGroups(parsed) => {
+            let id = path_id(&req, &parsed);
+            let change = voting::parse_group_change(req.body().as_ref())?;
+            match voting::set_groups(store, &id, &user, &change).await? {
+                GroupsOutcome::Updated(groups) => {
+                    Ok(json_response(StatusCode::OK, &json!({"article_id": id, "groups": groups})))
+                }
+                GroupsOutcome::NotFound => Err(ApiError::not_found(format!("no article {id}"))),
+                GroupsOutcome::Forbidden => Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "only the poster of an article may change its groups",
+                )),
+            }
+        }
+        Route::GroupArticles(parsed) => {
+            let group = req
+                .path_parameters_ref()
+                .and_then(|p| p.first("group"))
+                .map_or(parsed, str::to_string);
+            if !voting::is_group_name(&group) {
+                return Err(ApiError::invalid(format!(
+                    "a group name is 1 to {} characters of [a-z0-9-]",
+                    voting::MAX_GROUP_NAME_CHARS
+                )));
+            }
+            let (order, page) = voting::parse_page_query(req.query_string_parameters_ref())?;
+            let list = voting::group_articles(store, &group, order, page).await?;
+            let mut body = page_json(order, page, &list);
+            body["group"] = json!(group);
+            Ok(json_response(StatusCode::OK, &body))
+        }
+        other => Err(wrong_function(&other)),
+    }
 }

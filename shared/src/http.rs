@@ -115,6 +115,18 @@ pub enum Route {
     GetWallet,
     /// `POST /wallet/deposits` (wallet).
     Deposit,
+    /// `POST /order-codes` (next-order-code).
+    OrderCodes,
+    /// `POST /articles` (vote).
+    PostArticle,
+    /// `GET /articles` (vote).
+    ListArticles,
+    /// `POST /articles/{id}/vote` (vote).
+    VoteArticle(String),
+    /// `PUT /articles/{id}/groups` (vote).
+    SetArticleGroups(String),
+    /// `GET /groups/{group}/articles` (vote).
+    GroupArticles(String),
 }
 
 /// Matches the request's method and path to a [`Route`].
@@ -148,6 +160,27 @@ pub fn route(req: &Request) -> Result<Route, ApiError> {
         }
         ["wallet"] => ("GET", (method == Method::GET).then_some(Route::GetWallet)),
         ["wallet", "deposits"] => ("POST", (method == Method::POST).then_some(Route::Deposit)),
+        ["order-codes"] => ("POST", (method == Method::POST).then_some(Route::OrderCodes)),
+        // One path, two methods: `allowed` lists both.
+        ["articles"] => (
+            "GET, POST",
+            if method == Method::GET {
+                Some(Route::ListArticles)
+            } else if method == Method::POST {
+                Some(Route::PostArticle)
+            } else {
+                None
+            },
+        ),
+        ["articles", id, "vote"] => {
+            ("POST", (method == Method::POST).then(|| Route::VoteArticle(id.to_string())))
+        }
+        ["articles", id, "groups"] => {
+            ("PUT", (method == Method::PUT).then(|| Route::SetArticleGroups(id.to_string())))
+        }
+        ["groups", group, "articles"] => {
+            ("GET", (method == Method::GET).then(|| Route::GroupArticles(group.to_string())))
+        }
         _ => return Err(ApiError::not_found(format!("no route for {method} {path}"))),
     };
     route.ok_or_else(|| {

@@ -7,17 +7,20 @@
 //! ([`http`], [`handlers`]). Money is `i64` cents everywhere; deadlines use Redis `TIME`.
 
 pub mod audit;
+pub mod auth;
 pub mod config;
 pub mod error;
 pub mod handlers;
 pub mod http;
 pub mod keys;
 pub mod lock;
+pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
 pub mod scripts;
 pub mod split;
 pub mod store;
+pub mod voting;
 pub mod wallet;
 
 pub use config::Config;

@@ -47,8 +47,27 @@ script!(
     /// `lua/unlock.lua`: compare-and-delete lock release.
     UNLOCK, "unlock.lua");
 
+script!(
+    /// `lua/article_post.lua`: post an article of the voting site (hash, vote record with its
+    /// expiry, score and time entries), atomically.
+    ARTICLE_POST, "article_post.lua");
+script!(
+    /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article while voting
+    /// is open (Redis `TIME`).
+    VOTE, "vote.lua");
+script!(
+    /// `lua/article_groups.lua`: the poster adds an article to groups or removes it.
+    ARTICLE_GROUPS, "article_groups.lua");
+script!(
+    /// `lua/group_page.lua`: one page of a group's articles through the cached intersection.
+    GROUP_PAGE, "group_page.lua");
+script!(
+    /// `lua/order_code.lua`: decide the order codes' business day from Redis `TIME` and take
+    /// that many positions of the day's sequence, all or none (never wrapping).
+    ORDER_CODE, "order_code.lua");
+
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 9] {
+pub fn all() -> [(&'static str, &'static Script); 14] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -59,6 +78,11 @@ pub fn all() -> [(&'static str, &'static Script); 9] {
         ("settle.lua", &SETTLE),
         ("packet_view.lua", &PACKET_VIEW),
         ("unlock.lua", &UNLOCK),
+        ("article_post.lua", &ARTICLE_POST),
+        ("vote.lua", &VOTE),
+        ("article_groups.lua", &ARTICLE_GROUPS),
+        ("group_page.lua", &GROUP_PAGE),
+        ("order_code.lua", &ORDER_CODE),
     ]
 }
 

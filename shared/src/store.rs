@@ -1,17 +1,47 @@
 //! The Redis connection: one client per Lambda sandbox, built once and reused.
 //!
-//! [`Store`] connects lazily on first use, so a cold start with Redis down still answers
-//! (503) instead of failing `Init`. A standalone server is reached through
-//! [`redis::aio::ConnectionManager`] (reconnects on its own); a cluster through
-//! [`redis::cluster_async::ClusterConnection`], which routes each script by the hash slot of
-//! its first key. Both are multiplexed: concurrent requests share one connection.
+//! [`Store`] connects lazily on first use (or at cold start through
+//! [`Store::connect_at_cold_start`]), so a cold start with Redis down or misconfigured still
+//! answers (503, `Retry-After`) instead of failing `Init` in a loop; the failure is logged as
+//! one clear error line, and the next request tries again.
+//!
+//! * **Standalone or cluster** (`REDIS_CLUSTER`): `true` uses
+//!   [`redis::cluster_async::ClusterConnection`], which routes each script by the hash slot of
+//!   its first key and follows `MOVED`/`ASK`; `false` uses [`redis::aio::ConnectionManager`]
+//!   (reconnects on its own); `auto` (the default) connects a `ConnectionManager`, asks
+//!   `CLUSTER INFO`, and keeps it when the server answers "cluster support disabled", or
+//!   switches to the cluster client when it answers (ElastiCache Serverless always does).
+//!   Both are multiplexed: concurrent requests share one connection per node.
+//! * **TLS**: `rediss://` URLs, server certificates checked by rustls (`ring`) against the
+//!   public web PKI roots, or against `REDIS_CA_CERT` alone when it is set.
+//! * **Authentication**: see [`crate::auth`] (`none`, `password`, ElastiCache `iam`, with
+//!   re-authentication before the token or the 12-hour connection limit runs out).
+//! * **Timeouts** (`REDIS_CONNECT_TIMEOUT_MS`, `REDIS_RESPONSE_TIMEOUT_MS`, both 1000 ms by
+//!   default). Inside one VPC a TCP + TLS + AUTH connect to ElastiCache takes a few
+//!   milliseconds and a script a fraction of one, so 1 s is two orders of magnitude of slack for
+//!   a busy node or a slow cold start, yet short enough that a dead endpoint costs a request at
+//!   most a couple of seconds (the API Gateway integration timeout is 30 s, and a caller that
+//!   waits longer gains nothing: it is told 503 + `Retry-After: 1` and retries). The response
+//!   timeout is 1 s rather than redis-rs's 500 ms because a serverless cache scaling out, or a
+//!   cluster node under a grab storm, can stall a reply for some hundreds of milliseconds, and a
+//!   spurious 503 costs a client round trip; a failover takes seconds, which no reasonable
+//!   timeout hides, so longer gains nothing. A cluster request may retry (`MOVED`, `TRYAGAIN`,
+//!   a reconnect) within twice the response timeout.
+//! * **Faults**: every failure (connect, TLS, AUTH, timeout, a dropped connection) is
+//!   [`Error::Unavailable`], never a business answer. A connection dropped by the server or
+//!   frozen by Lambda fails at most the one request that meets it; the connection is rebuilt
+//!   at once and the next request uses the new one. Scripts are sent with EVALSHA and reloaded
+//!   on `NOSCRIPT` (after `SCRIPT FLUSH`, a restart or a failover) by [`redis::Script`].
+
+use std::time::Duration;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
+use redis::{Client, Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, RedisFuture, TlsCertificates, Value};
 use tokio::sync::OnceCell;
 
+use crate::auth::{AuthKind, RedisCredentials};
 use crate::config::Config;
 use crate::error::Error;
 
@@ -52,30 +82,142 @@ impl ConnectionLike for Conn {
     }
 }
 
-/// Connects to Redis as `config` says (URL, cluster or not, timeouts).
-///
-/// # Errors
-/// [`Error::Unavailable`] when the URL is invalid or no connection can be made in time.
-pub async fn connect(config: &Config) -> Result<Conn, Error> {
-    if config.redis_cluster {
-        let client = ClusterClientBuilder::new(vec![config.redis_url.as_str()])
-            .connection_timeout(config.connect_timeout)
-            .response_timeout(config.response_timeout)
-            .retries(2)
-            .build()?;
-        Ok(Conn::Cluster(client.get_async_connection().await?))
-    } else {
-        let client = redis::Client::open(config.redis_url.as_str())?;
-        let cm_config = ConnectionManagerConfig::new()
+/// Where a connection goes, for messages: `host:port` and TLS, never user or password.
+fn endpoint(info: &ConnectionInfo) -> String {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{host}:{port}"),
+        ConnectionAddr::Unix(path) => format!("unix:{}", path.display()),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Everything a connection needs, prepared once per connect.
+struct Setup {
+    info: ConnectionInfo,
+    ca_pem: Option<Vec<u8>>,
+    credentials: Option<RedisCredentials>,
+}
+
+impl Setup {
+    async fn new(config: &Config) -> Result<Self, Error> {
+        let mut info = config.redis_url.as_str().into_connection_info().map_err(|e| {
+            // The URL may hold a password: report only that it is invalid, and why.
+            Error::Unavailable(format!("REDIS_URL is not a valid Redis URL ({:?})", e.kind()))
+        })?;
+        let auth = &config.redis_auth;
+        if auth.kind == AuthKind::Password && auth.username.is_none() {
+            // `AUTH <password>`: ElastiCache AUTH tokens, `requirepass`.
+            let password = auth.password.clone().unwrap_or_default();
+            info = info.clone().set_redis_settings(info.redis_settings().clone().set_password(password));
+        }
+        let ca_pem = auth.ca_pem()?;
+        let credentials = RedisCredentials::from_config(auth, config.connect_timeout).await?;
+        Ok(Setup { info, ca_pem, credentials })
+    }
+
+    fn certificates(&self) -> Option<TlsCertificates> {
+        self.ca_pem.clone().map(|root| TlsCertificates { client_tls: None, root_cert: Some(root) })
+    }
+
+    fn client(&self) -> redis::RedisResult<Client> {
+        match self.certificates() {
+            Some(certs) => Client::build_with_tls(self.info.clone(), certs),
+            None => Client::open(self.info.clone()),
+        }
+    }
+
+    async fn single(&self, config: &Config) -> redis::RedisResult<ConnectionManager> {
+        let mut cm_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(config.connect_timeout))
             .set_response_timeout(Some(config.response_timeout))
             .set_number_of_retries(1)
-            .set_max_delay(std::time::Duration::from_millis(200));
-        let fut = ConnectionManager::new_with_config(client, cm_config);
-        match tokio::time::timeout(config.connect_timeout * 2, fut).await {
-            Ok(conn) => Ok(Conn::Single(conn?)),
-            Err(_) => Err(Error::Unavailable("timed out connecting to Redis".into())),
+            .set_max_delay(Duration::from_millis(200));
+        if let Some(credentials) = &self.credentials {
+            cm_config = cm_config.set_credentials_provider(credentials.clone());
         }
+        ConnectionManager::new_with_config(self.client()?, cm_config).await
+    }
+
+    async fn cluster(&self, config: &Config) -> redis::RedisResult<ClusterConnection> {
+        let mut builder = ClusterClientBuilder::new(vec![self.info.clone()])
+            .connection_timeout(config.connect_timeout)
+            .response_timeout(config.response_timeout)
+            // Room for a retry after MOVED/TRYAGAIN/a reconnect (failover, resharding).
+            .overall_response_timeout(Some(config.response_timeout * 2))
+            .retries(3)
+            .min_retry_wait(20)
+            .max_retry_wait(250)
+            .retry_wait_formula(20, 2);
+        if let Some(password) = self.info.redis_settings().password() {
+            builder = builder.password(password);
+        }
+        if let Some(certs) = self.certificates() {
+            builder = builder.certs(certs);
+        }
+        if let Some(credentials) = &self.credentials {
+            builder = builder.set_credentials_provider(credentials.clone());
+        }
+        builder.build()?.get_async_connection().await
+    }
+}
+
+/// Connects to Redis as `config` says (URL, cluster or not or auto, TLS trust, AUTH,
+/// timeouts). Takes at most twice the connect timeout plus the response timeout.
+///
+/// # Errors
+/// [`Error::Unavailable`], with the endpoint and the cause (never a password or token), when
+/// the URL or CA is invalid, or no authenticated connection can be made in time.
+pub async fn connect(config: &Config) -> Result<Conn, Error> {
+    let setup = Setup::new(config).await?;
+    let where_ = endpoint(&setup.info);
+    let mode = if config.redis_cluster {
+        "cluster"
+    } else if config.redis_cluster_auto {
+        "auto"
+    } else {
+        "standalone"
+    };
+    let attempt = async {
+        if config.redis_cluster {
+            return Ok(Conn::Cluster(setup.cluster(config).await?));
+        }
+        let single = setup.single(config).await?;
+        if !config.redis_cluster_auto {
+            return Ok(Conn::Single(single));
+        }
+        let mut probe = single.clone();
+        match redis::cmd("CLUSTER").arg("INFO").query_async::<Value>(&mut probe).await {
+            Ok(_) => {
+                drop(single);
+                Ok(Conn::Cluster(setup.cluster(config).await?))
+            }
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                && e.to_string().to_ascii_lowercase().contains("cluster support disabled") =>
+            {
+                Ok(Conn::Single(single))
+            }
+            Err(e) => Err(e),
+        }
+    };
+    let budget = config.connect_timeout * 2 + config.response_timeout;
+    match tokio::time::timeout(budget, attempt).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => {
+            let text = e.to_string();
+            let hint = if e.kind() == redis::ErrorKind::AuthenticationFailed
+                || text.contains("NOAUTH")
+                || text.contains("WRONGPASS")
+            {
+                "; check REDIS_AUTH, REDIS_USERNAME and the password or IAM user"
+            } else if text.contains("certificate") {
+                "; check REDIS_CA_CERT (unset: the public web PKI roots)"
+            } else {
+                ""
+            };
+            Err(Error::Unavailable(format!("cannot connect to Redis at {where_} ({mode}): {text}{hint}")))
+        }
+        Err(_) => Err(Error::Unavailable(format!("timed out after {budget:?} connecting to Redis at {where_} ({mode})"))),
     }
 }
 
@@ -101,6 +243,28 @@ impl Store {
     /// # Errors
     /// [`Error::Unavailable`] when Redis cannot be reached; the next call tries again.
     pub async fn conn(&self) -> Result<Conn, Error> {
-        self.conn.get_or_try_init(|| connect(&self.config)).await.cloned()
+        self.conn
+            .get_or_try_init(|| async {
+                connect(&self.config).await.inspect_err(|e| tracing::error!(error = %e, "redis connect failed"))
+            })
+            .await
+            .cloned()
+    }
+
+    /// Connects now, during the Lambda `Init` phase (full CPU, not billed against a request),
+    /// and logs the outcome; never fails: with Redis down or misconfigured, the function still
+    /// starts, answers 503 and reconnects on a later request.
+    pub async fn connect_at_cold_start(&self) -> Result<(), Error> {
+        match self.conn().await {
+            Ok(conn) => {
+                let kind = match conn {
+                    Conn::Single(_) => "standalone",
+                    Conn::Cluster(_) => "cluster",
+                };
+                tracing::info!(kind, "redis connected");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 }

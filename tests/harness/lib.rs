@@ -19,7 +19,9 @@
 
 mod backend;
 mod cluster;
+mod configured;
 pub mod ports;
+mod replicated;
 mod server;
 
 use std::process::{Command, Stdio};
@@ -28,6 +30,8 @@ use std::time::Duration;
 
 pub use backend::{Backend, RawConn, TestRedis};
 pub use cluster::RedisCluster;
+pub use configured::{ConfiguredServer, TestCa};
+pub use replicated::{NodeInfo, ReplicatedCluster};
 pub use server::RedisServer;
 
 /// Response timeout of connections handed out by the harness. The `redis`

@@ -1,0 +1,37 @@
+-- article_groups.lua: the poster adds an article to groups and removes it from others, atomically.
+--
+-- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
+-- add_remove_groups; seed 002): SADD / SREM of the article to `group:<name>` sets. Added here:
+-- only the poster may change them, and the article keeps the set of its groups for the answer.
+--
+-- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- KEYS[1] article hash   KEYS[2] the article's groups (set of group names)
+-- KEYS[3..] group sets (article members): first the ARGV[3] groups to add, then those to remove
+-- ARGV[1] caller user id   ARGV[2] article member   ARGV[3] how many of KEYS[3..] are additions
+-- ARGV[4..] the group names of KEYS[3..], in the same order
+--
+-- Returns one of:
+--   {'not_found'}            no such article; nothing written
+--   {'forbidden'}            the caller is not the poster; nothing written
+--   {'ok', name, ...}        the article's groups afterwards (unordered)
+local poster = redis.call('HGET', KEYS[1], 'poster')
+if not poster then
+  return {'not_found'}
+end
+if poster ~= ARGV[1] then
+  return {'forbidden'}
+end
+local adds = tonumber(ARGV[3])
+for i = 3, #KEYS do
+  local name = ARGV[i + 1]
+  if i - 2 <= adds then
+    redis.call('SADD', KEYS[i], ARGV[2])
+    redis.call('SADD', KEYS[2], name)
+  else
+    redis.call('SREM', KEYS[i], ARGV[2])
+    redis.call('SREM', KEYS[2], name)
+  end
+end
+local groups = redis.call('SMEMBERS', KEYS[2])
+table.insert(groups, 1, 'ok')
+return groups

@@ -1,0 +1,32 @@
+-- article_post.lua: post an article of the voting site, atomically.
+--
+-- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
+-- post_article; seed 002): the article hash, the score entry (posted time + 432, the poster's
+-- own vote) and the time entry. The book writes them in six separate calls, so a crash between
+-- its SADD and EXPIRE leaves a `voted:` set that never expires (the race its chapter 3 exercise
+-- names); here the vote record and its EXPIREAT are written in the same script.
+--
+-- The article id comes from an INCR of the site's counter just before (a separate command, so
+-- that every key this script touches is declared); a crash in between only skips an id.
+-- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- KEYS[1] article hash       KEYS[2] vote record (hash user -> 1 | -1)
+-- KEYS[3] score sorted set   KEYS[4] time sorted set
+-- ARGV[1] article member (the id, zero-padded to 12 digits)   ARGV[2] poster user id
+-- ARGV[3] title   ARGV[4] link   ARGV[5] voting window (s; 604800)   ARGV[6] score per vote (432)
+-- ARGV[7] clock offset (s) added to Redis TIME; 0 except in tests (see shared/src/voting.rs)
+--
+-- Returns {'posted', posted_at (Unix s, Redis TIME), score} or {'id_taken'} (nothing written).
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'id_taken'}
+end
+local t = redis.call('TIME')
+local posted = tonumber(t[1]) + tonumber(ARGV[7])
+local score = posted + tonumber(ARGV[6])
+redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'poster', ARGV[2],
+  'posted_at', posted, 'votes', 1)
+-- The poster's automatic up-vote; the record expires when voting closes (no key without TTL).
+redis.call('HSET', KEYS[2], ARGV[2], 1)
+redis.call('EXPIREAT', KEYS[2], posted + tonumber(ARGV[5]))
+redis.call('ZADD', KEYS[3], score, ARGV[1])
+redis.call('ZADD', KEYS[4], posted, ARGV[1])
+return {'posted', posted, score}

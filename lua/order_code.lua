@@ -1,0 +1,94 @@
+-- order_code.lua: take `count` consecutive positions of the business day's order-code
+-- sequence, all or none, deciding the business day from Redis TIME in the same atomic step.
+--
+-- The caller turns positions into codes with the day's secret keyed permutation (see
+-- shared/src/order_codes.rs); this script only decides the day and hands out each position of
+-- that day once. It never wraps: past the domain it answers 'exhausted' and takes nothing.
+--
+-- A day hash has one field: its name is the day's secret (32 hex digits), its value the
+-- number of positions taken (at least 1 once the hash exists). A caller that remembers the
+-- secret increments that field directly (TIME + HINCRBY, the cost of an INCR); a wrong or
+-- stale guess creates a new field of value `count`, which is removed again at once, and the
+-- script reads the real secret.
+--
+-- KEYS[1..m]  day hashes of the candidate business days (m = 1..3, one slot: tag {oc})
+-- KEYS[m+1]   high-water mark: the newest business day (days since 1970-01-01) given a day hash
+-- ARGV[1] count (1..100)   ARGV[2] positions per day (9 * 10^(digits - 1))
+-- ARGV[3] a fresh CSPRNG secret from the caller, used only if the day has none yet
+-- ARGV[4] day-hash TTL, seconds
+-- ARGV[5], ARGV[6] the window [start, end) (Unix seconds) the zone data below is valid for
+-- ARGV[5+2i], ARGV[6+2i] (i = 1..m) the business day (local days since 1970-01-01) of KEYS[i],
+--           and the caller's guess of its secret ('' = none)
+-- ARGV[7+2m] UTC offset (seconds) in force at the window start, then pairs
+--           (transition instant, Unix seconds; UTC offset from then on, seconds), ascending
+--
+-- Returns one of:
+--   {'ok', day, now_s, first_position, secret}  positions first..first+count-1 are the caller's
+--   {'exhausted', day, now_s, taken}            fewer than `count` positions left; none taken
+--   {'clock', now_s}     Redis TIME is outside the window or its day is not a candidate (the
+--                        caller's clock is far from Redis's); nothing written
+--   {'lost', day}        the day's hash is missing although this or a later day already had
+--                        one (evicted, deleted, or the Redis clock went back): restarting the
+--                        day would repeat codes, so nothing is written
+local t = redis.call('TIME')
+local now = tonumber(t[1])
+
+local m = #KEYS - 1
+local count = tonumber(ARGV[1])
+local domain = tonumber(ARGV[2])
+if now < tonumber(ARGV[5]) or now >= tonumber(ARGV[6]) then
+  return {'clock', now}
+end
+
+-- The UTC offset at `now`: the last transition at or before it wins.
+local offset = tonumber(ARGV[7 + 2 * m])
+for i = 8 + 2 * m, #ARGV - 1, 2 do
+  if now >= tonumber(ARGV[i]) then
+    offset = tonumber(ARGV[i + 1])
+  end
+end
+local day = math.floor((now + offset) / 86400)
+
+local key, guess = nil, ''
+for i = 1, m do
+  if tonumber(ARGV[5 + 2 * i]) == day then
+    key, guess = KEYS[i], ARGV[6 + 2 * i]
+  end
+end
+if not key then
+  return {'clock', now}
+end
+
+-- Takes `count` positions under `secret`, or none when fewer are left.
+local function take(secret, after)
+  if after > domain then
+    redis.call('HINCRBY', key, secret, -count)
+    return {'exhausted', day, now, after - count}
+  end
+  return {'ok', day, now, after - count, secret}
+end
+
+if guess ~= '' then
+  local after = redis.call('HINCRBY', key, guess, count)
+  if after > count then
+    return take(guess, after)
+  end
+  -- The field did not exist: a wrong guess. Undo (an emptied hash disappears).
+  redis.call('HDEL', key, guess)
+end
+
+local secret = redis.call('HKEYS', key)[1]
+if secret then
+  return take(secret, redis.call('HINCRBY', key, secret, count))
+end
+
+-- First request of the day: the first caller's secret wins, every later one reads it.
+local newest = tonumber(redis.call('GET', KEYS[m + 1]))
+if newest and day <= newest then
+  return {'lost', day}
+end
+secret = ARGV[3]
+redis.call('HSET', key, secret, count)
+redis.call('EXPIRE', key, ARGV[4])
+redis.call('SET', KEYS[m + 1], day)
+return {'ok', day, now, 0, secret}

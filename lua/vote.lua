@@ -1,0 +1,75 @@
+-- vote.lua: one user's up- or down-vote on one article of the voting site, in one round trip.
+--
+-- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
+-- article_vote; seed 002 adds the down-vote), made atomic: the book's ZSCORE / SADD / ZINCRBY /
+-- HINCRBY are separate calls (its own note defers the transaction to chapters 3 and 4), and its
+-- separate up- and down-vote sets let one user hold both. Here each user holds at most one vote
+-- per article (a hash user -> 1 | -1), a repeat changes nothing, a switch moves the vote.
+--
+-- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- KEYS[1] article hash     (title, link, poster, posted_at (Unix s), votes)
+-- KEYS[2] vote record      (hash user -> 1 | -1, the poster's 1 included; EXPIREAT posted_at +
+--                           ARGV[6], set when the article was posted)
+-- KEYS[3] score sorted set (article member -> posted_at + ARGV[7] x votes)
+-- KEYS[4] rate-limit log of the user (sorted set of vote attempt times, ms)
+-- ARGV[1] user id   ARGV[2] direction: 1 (up) or -1 (down)   ARGV[3] article member (in KEYS[3])
+-- ARGV[4] vote attempts allowed per user per window (0 = unlimited)   ARGV[5] window (ms)
+-- ARGV[6] voting window (s; 604800 = one week)   ARGV[7] score per vote (432 = 86400 / 200)
+-- ARGV[8] clock offset (s) added to Redis TIME; 0 except in tests (see shared/src/voting.rs)
+--
+-- Returns one of:
+--   {'not_found'}                       no such article; nothing written, no key created
+--   {'closed', votes, score}            now >= posted_at + ARGV[6] (Redis TIME); nothing written
+--   {'rate_limited', retry_after_ms}    ARGV[4] attempts already in the window; nothing written
+--   {'unchanged', votes, score}         the user already holds this vote (a repeat)
+--   {'changed', votes, score}           a new vote (+-1) or a switch (+-2)
+-- Every accepted attempt (unchanged or changed) is logged for the rate limit.
+local posted = redis.call('HGET', KEYS[1], 'posted_at')
+if not posted then
+  return {'not_found'}
+end
+posted = tonumber(posted)
+
+local t = redis.call('TIME')
+local now_ms = (tonumber(t[1]) + tonumber(ARGV[8])) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now_ms >= (posted + tonumber(ARGV[6])) * 1000 then
+  return {'closed', redis.call('HGET', KEYS[1], 'votes'), redis.call('ZSCORE', KEYS[3], ARGV[3])}
+end
+
+-- Sliding-window log: at most ARGV[4] accepted attempts in any ARGV[5] ms.
+local limit = tonumber(ARGV[4])
+local window = tonumber(ARGV[5])
+if limit > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now_ms - window)
+  if redis.call('ZCARD', KEYS[4]) >= limit then
+    local oldest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+    return {'rate_limited', tonumber(oldest[2]) + window - now_ms}
+  end
+end
+
+local prev = redis.call('HGET', KEYS[2], ARGV[1])
+if prev then
+  prev = tonumber(prev)
+elseif redis.call('EXISTS', KEYS[2]) == 1 then
+  prev = 0
+else
+  -- The record lives exactly as long as the voting window; inside the window it can only be
+  -- gone if something deleted or evicted it. Recreating it would let earlier voters vote again.
+  return redis.error_reply('ERR hongbao: vote: the vote record of an open article is missing')
+end
+
+if limit > 0 then
+  -- Scripts run one at a time, so the microsecond clock plus the article makes a unique member.
+  redis.call('ZADD', KEYS[4], now_ms, t[1] .. t[2] .. ':' .. ARGV[3])
+  redis.call('PEXPIRE', KEYS[4], window)
+end
+
+local dir = tonumber(ARGV[2])
+if prev == dir then
+  return {'unchanged', redis.call('HGET', KEYS[1], 'votes'), redis.call('ZSCORE', KEYS[3], ARGV[3])}
+end
+local delta = dir - prev
+redis.call('HSET', KEYS[2], ARGV[1], dir)
+local votes = redis.call('HINCRBY', KEYS[1], 'votes', delta)
+local score = redis.call('ZINCRBY', KEYS[3], delta * tonumber(ARGV[7]), ARGV[3])
+return {'changed', votes, score}

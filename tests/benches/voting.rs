@@ -1,0 +1,346 @@
+//! Vote throughput: votes per second through `hongbao::voting::vote` (the vote function's call
+//! path) against a private `redis-server`, beside `redis-benchmark` running the same EVALSHA of
+//! `lua/vote.lua` on the same server in the same run (the physical limit of one Redis).
+//!
+//! ```text
+//! cargo bench -p hongbao-tests --bench voting
+//! BENCH_VOTES=50000 cargo bench -p hongbao-tests --bench voting
+//! ```
+//!
+//! Every phase gets a fresh article and up-votes it with unique users, so every call does the
+//! full production script: `HGET` of the posting time, `TIME`, the rate-limit log (a fresh sorted
+//! set: `ZREMRANGEBYSCORE`, `ZCARD`, `ZADD`, `PEXPIRE`), `HGET` of the vote record (a miss),
+//! `HSET`, `HINCRBY`, `ZINCRBY`. The limiter stays at its default (30 per user per minute);
+//! unique users never reach it.
+//!
+//! `redis-benchmark -r` replaces *each* `__rand_int__` of a command with its own random number,
+//! so its user id (`ARGV[1]`) and the user part of its rate-limit key (`KEYS[4]`) differ. Both
+//! are fresh either way, so the script does the same work as for a real user; only the rare
+//! repeated user id (random in `0..2^31`) turns into a cheaper `unchanged`, which is why the table
+//! counts real votes (the growth of the article's `votes`) beside requests.
+//!
+//! Phases run one after another on one server: `redis-benchmark` (`-P 1` with 1 and 50
+//! connections, then `-P 16`, the pipelined ceiling), then `hongbao` with K concurrent tasks over
+//! one `Store` (one multiplexed connection, as in a Lambda sandbox) and over several `Store`s.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use harness::RedisServer;
+use hongbao::voting::{self, ArticleId, Direction, NewArticle, Order, SiteKeys, VoteOutcome};
+use hongbao::{scripts, Config, Store};
+use tokio::runtime::Runtime;
+
+/// Default number of requests per phase (`BENCH_VOTES` overrides it).
+const DEFAULT_VOTES: u64 = 100_000;
+/// `redis-benchmark -r`: random user ids in `0..RAND_RANGE` (its random source is 31 bits).
+const RAND_RANGE: u64 = 2_000_000_000;
+
+/// One measured phase: a line of the table.
+struct Row {
+    /// `redis-benchmark` or `hongbao`.
+    mode: &'static str,
+    /// How the load was applied, e.g. `-c 50 -P 1` or `256 tasks / 1 conn`.
+    concurrency: String,
+    /// EVALSHA calls sent.
+    requests: u64,
+    /// Calls that really added a vote (growth of the article's `votes`).
+    votes: u64,
+    /// Wall time of the phase.
+    seconds: f64,
+    /// The server's own time per EVALSHA in this phase (`INFO commandstats`), microseconds.
+    usec_per_call: f64,
+    /// CPU time of the client (this process, or `redis-benchmark`) in the phase, seconds.
+    client_cpu: f64,
+    /// CPU time of `redis-server` in the phase (`INFO cpu`), seconds.
+    server_cpu: f64,
+}
+
+impl Row {
+    /// Recorded votes per second.
+    fn votes_per_sec(&self) -> f64 {
+        self.votes as f64 / self.seconds
+    }
+
+    /// Microseconds of `cpu` seconds per request.
+    fn per_request(&self, cpu: f64) -> f64 {
+        cpu * 1e6 / self.requests as f64
+    }
+}
+
+/// CPU time (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for
+/// children (`RUSAGE_CHILDREN`), seconds.
+fn rusage_cpu(who: libc::c_int) -> f64 {
+    // SAFETY: `getrusage` only writes the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(who, &mut usage), 0, "getrusage");
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// The server, a runtime to drive `hongbao` on, and an admin store for setup and statistics.
+struct Bench {
+    /// The private server every phase runs against.
+    server: RedisServer,
+    /// Multi-thread runtime (one worker per core unless `BENCH_WORKERS` says otherwise).
+    rt: Runtime,
+    /// Store used for posting articles and reading statistics (never measured).
+    admin: Arc<Store>,
+    /// Key names of the default site.
+    keys: SiteKeys,
+}
+
+impl Bench {
+    /// Starts a fresh server, connects and loads the vote script (`SCRIPT LOAD`).
+    fn start() -> Self {
+        let server = RedisServer::start();
+        let mut rt = tokio::runtime::Builder::new_multi_thread();
+        if let Some(w) = std::env::var("BENCH_WORKERS").ok().and_then(|v| v.trim().parse().ok()) {
+            rt.worker_threads(w);
+        }
+        let rt = rt.enable_all().build().expect("runtime");
+        let admin = Arc::new(Store::new(config(&server)));
+        let sha = rt.block_on(async {
+            let mut conn = admin.conn().await.expect("connect");
+            scripts::VOTE.prepare_invoke().load_async(&mut conn).await.expect("SCRIPT LOAD")
+        });
+        assert_eq!(sha, scripts::VOTE.get_hash());
+        let keys = SiteKeys::of(admin.config());
+        Bench { server, rt, admin, keys }
+    }
+
+    /// Posts a fresh article; returns its id.
+    fn new_article(&self) -> ArticleId {
+        let new = NewArticle { title: "benchmark".into(), link: "https://example.com/".into() };
+        self.rt.block_on(async { voting::post(&self.admin, "bench-poster", &new).await.expect("post").id })
+    }
+
+    /// Runs `cmd` (a Redis command as its words) on the admin connection.
+    fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
+        self.rt.block_on(async {
+            let mut conn = self.admin.conn().await.expect("connect");
+            redis::cmd(cmd[0]).arg(&cmd[1..]).query_async(&mut conn).await.expect("admin query")
+        })
+    }
+
+    /// `cmdstat_evalsha` of `INFO commandstats` as `(calls, usec_per_call)`.
+    fn evalsha_stats(&self) -> (u64, f64) {
+        let info: String = self.query(&["INFO", "commandstats"]);
+        let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).unwrap_or("");
+        let field = |name: &str| {
+            line.split([':', ','])
+                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        (field("calls") as u64, field("usec_per_call"))
+    }
+
+    /// CPU time (user + system) `redis-server` has used so far, seconds (`INFO cpu`).
+    fn server_cpu(&self) -> f64 {
+        let info: String = self.query(&["INFO", "cpu"]);
+        info.lines()
+            .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+            .filter_map(|v| v.trim().parse::<f64>().ok())
+            .sum()
+    }
+
+    /// Votes recorded on `id` beyond the poster's own, and checks the score invariant.
+    fn added_votes(&self, id: ArticleId) -> u64 {
+        let votes: i64 = self.query::<Option<i64>>(&["HGET", &self.keys.article(id), "votes"]).unwrap_or(0);
+        let posted: i64 = self.query::<Option<i64>>(&["HGET", &self.keys.article(id), "posted_at"]).unwrap_or(0);
+        let score: i64 = self
+            .query::<Option<i64>>(&["ZSCORE", &self.keys.ranking(Order::Score), &id.member()])
+            .unwrap_or(0);
+        assert_eq!(score, posted + voting::VOTE_SCORE * votes, "score invariant");
+        (votes - 1) as u64
+    }
+
+    /// Frees a finished phase's article, vote record and rate-limit logs (`FLUSHALL ASYNC`;
+    /// the loaded script stays).
+    fn reset(&self) {
+        let _: String = self.query(&["FLUSHALL", "ASYNC"]);
+    }
+
+    /// Measures `redis-benchmark` sending `n` EVALSHA votes over `clients` connections,
+    /// `pipeline` requests deep, against a fresh article.
+    fn redis_benchmark(&self, n: u64, clients: u32, pipeline: u32) -> Row {
+        let id = self.new_article();
+        let cfg = self.admin.config();
+        let (article, voters, score) =
+            (self.keys.article(id), self.keys.voters(id), self.keys.ranking(Order::Score));
+        let rl = self.keys.vote_rate("user:__rand_int__");
+        let member = id.member();
+        let (limit, window) = (cfg.vote_rate_limit.to_string(), cfg.vote_rate_window_ms.to_string());
+        let (week, vote_score) = (voting::ONE_WEEK_IN_SECONDS.to_string(), voting::VOTE_SCORE.to_string());
+        let _: () = self.query(&["CONFIG", "RESETSTAT"]);
+        let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
+        let out = Command::new("redis-benchmark")
+            .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
+            .args(["-c", &clients.to_string(), "-n", &n.to_string(), "-P", &pipeline.to_string()])
+            .args(["-r", &RAND_RANGE.to_string(), "--csv"])
+            .args(["EVALSHA", scripts::VOTE.get_hash(), "4", &article, &voters, &score, &rl])
+            .args(["user:__rand_int__", "1", &member, &limit, &window, &week, &vote_score, "0"])
+            .output()
+            .expect("run redis-benchmark");
+        let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;
+        let server_cpu = self.server_cpu() - server_cpu;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // CSV: a header line, then `"<command>","<rps>",...`.
+        let rps: f64 = stdout
+            .lines()
+            .nth(1)
+            .and_then(|l| l.rsplit("\",\"").nth(6))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                panic!("redis-benchmark failed: {stdout}{}", String::from_utf8_lossy(&out.stderr))
+            });
+        let (calls, usec_per_call) = self.evalsha_stats();
+        assert_eq!(calls, n, "redis-benchmark: every request must reach the server");
+        let votes = self.added_votes(id);
+        self.reset();
+        Row {
+            mode: "redis-benchmark",
+            concurrency: format!("-c {clients} -P {pipeline}"),
+            requests: n,
+            votes,
+            seconds: n as f64 / rps,
+            usec_per_call,
+            client_cpu,
+            server_cpu,
+        }
+    }
+
+    /// Measures `tasks` concurrent tasks looping `voting::vote` with unique users over `conns`
+    /// stores (one multiplexed connection each, tasks spread round-robin) until `n` calls are done.
+    fn hongbao(&self, n: u64, tasks: usize, conns: usize) -> Row {
+        let id: Arc<str> = self.new_article().to_string().into();
+        let stores: Vec<Arc<Store>> =
+            (0..conns).map(|_| Arc::new(Store::new(config(&self.server)))).collect();
+        self.rt.block_on(async {
+            for s in &stores {
+                s.conn().await.expect("connect");
+            }
+        });
+        let _: () = self.query(&["CONFIG", "RESETSTAT"]);
+        let next = Arc::new(AtomicU64::new(0));
+        let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_SELF), self.server_cpu());
+        let started = Instant::now();
+        let voted: u64 = self.rt.block_on(async {
+            let handles: Vec<_> = (0..tasks)
+                .map(|t| {
+                    let (store, id, next) = (stores[t % conns].clone(), id.clone(), next.clone());
+                    tokio::spawn(async move {
+                        let mut voted = 0u64;
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= n {
+                                return voted;
+                            }
+                            let user = format!("user:{i:012}");
+                            match voting::vote(&store, &id, &user, Direction::Up).await.expect("vote") {
+                                VoteOutcome::Voted { changed: true, .. } => voted += 1,
+                                other => panic!("{user}: expected a new vote, got {other:?}"),
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for h in handles {
+                total += h.await.expect("vote task");
+            }
+            total
+        });
+        let seconds = started.elapsed().as_secs_f64();
+        let client_cpu = rusage_cpu(libc::RUSAGE_SELF) - client_cpu;
+        let server_cpu = self.server_cpu() - server_cpu;
+        let (calls, usec_per_call) = self.evalsha_stats();
+        assert_eq!(calls, n, "hongbao: one EVALSHA per vote");
+        let article = ArticleId::parse(&id).expect("id");
+        assert_eq!(voted, self.added_votes(article));
+        self.reset();
+        Row {
+            mode: "hongbao",
+            concurrency: format!("{tasks} tasks / {conns} conn"),
+            requests: n,
+            votes: voted,
+            seconds,
+            usec_per_call,
+            client_cpu,
+            server_cpu,
+        }
+    }
+}
+
+/// The production default configuration on `server`.
+fn config(server: &RedisServer) -> Config {
+    Config { redis_url: server.url(), ..Config::default() }
+}
+
+/// Prints the table; percentages are of the best `redis-benchmark` figure without pipelining
+/// (the comparable one: one request per round trip per connection) and of the pipelined ceiling.
+fn print_table(rows: &[Row]) {
+    let best = |pipelined: bool| {
+        rows.iter()
+            .filter(|r| r.mode == "redis-benchmark" && r.concurrency.ends_with("-P 1") != pipelined)
+            .map(Row::votes_per_sec)
+            .fold(0.0, f64::max)
+    };
+    let (unpipelined, pipelined) = (best(false), best(true));
+    println!();
+    println!(
+        "| mode | concurrency | requests | votes | seconds | votes/s | % of rb best -P 1 | % of rb -P 16 \
+         | EVALSHA µs/call | server CPU µs/req | client CPU µs/req |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {} | {:.2} | {:.0} | {:.0}% | {:.0}% | {:.1} | {:.1} | {:.1} |",
+            r.mode,
+            r.concurrency,
+            r.requests,
+            r.votes,
+            r.seconds,
+            r.votes_per_sec(),
+            100.0 * r.votes_per_sec() / unpipelined,
+            100.0 * r.votes_per_sec() / pipelined,
+            r.usec_per_call,
+            r.per_request(r.server_cpu),
+            r.per_request(r.client_cpu)
+        );
+    }
+    println!();
+}
+
+/// Runs every phase and prints the table.
+fn main() {
+    let n: u64 = std::env::var("BENCH_VOTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_VOTES);
+    let bench = Bench::start();
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    println!(
+        "vote throughput: {n} requests per phase, redis-server on port {}, {cores} cores",
+        bench.server.port()
+    );
+    let mut rows = Vec::new();
+    let mut run = |row: Row| {
+        eprintln!("  {} {}: {:.0} votes/s", row.mode, row.concurrency, row.votes_per_sec());
+        rows.push(row);
+    };
+    run(bench.redis_benchmark(n, 1, 1));
+    run(bench.redis_benchmark(n, 50, 1));
+    run(bench.redis_benchmark(n, 50, 16));
+    run(bench.hongbao(n, 1, 1));
+    run(bench.hongbao(n, 64, 1));
+    run(bench.hongbao(n, 256, 1));
+    run(bench.hongbao(n, 256, 4));
+    print_table(&rows);
+}
