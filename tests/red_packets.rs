@@ -147,7 +147,7 @@ async fn twenty_concurrent_claims_credit_once() {
         assert_eq!(w.entries[0].reference, p.packet_id);
         // Someone who grabbed nothing has nothing to claim.
         assert_eq!(packets::claim(&store, &p.packet_id, "carol").await.unwrap(), ClaimOutcome::NoShare);
-        assert_conserved(&store, &["sender".into(), "bob".into()], &[p.packet_id.clone()], 500).await;
+        assert_conserved(&store, &["sender".into(), "bob".into()], std::slice::from_ref(&p.packet_id), 500).await;
     }
 }
 
@@ -196,7 +196,7 @@ async fn expiry_and_reclaim_refund_once() {
             ClaimOutcome::Claimed { repeat: true, .. }
         ));
         let users: Vec<String> = ["sender", "u1", "u2", "u3", "u4"].map(String::from).to_vec();
-        assert_conserved(&store, &users, &[p.packet_id.clone()], 1000).await;
+        assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 1000).await;
         // Settled packets keep their records for the retention period only.
         let mut conn = redis.raw_conn().await;
         let ttl: i64 = redis::cmd("TTL")
@@ -275,7 +275,7 @@ async fn claims_racing_reclaim_at_the_deadline() {
         assert_eq!(wallet::balance(&store, "sender").await.unwrap(), refunded);
         let mut all = users.clone();
         all.push("sender".into());
-        assert_conserved(&store, &all, &[p.packet_id.clone()], 2000).await;
+        assert_conserved(&store, &all, std::slice::from_ref(&p.packet_id), 2000).await;
     }
 }
 
@@ -315,7 +315,7 @@ async fn interrupted_claims_are_redriven_once() {
             other => panic!("{other:?}"),
         }
         let users: Vec<String> = ["sender", "a", "b", "c"].map(String::from).to_vec();
-        assert_conserved(&store, &users, &[p.packet_id.clone()], 300).await;
+        assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 300).await;
         // "b" and "c" never come back: reclaim-cron re-drives them after the deadline.
         sleep_until_redis_ms(&store, p.expires_at_ms).await;
         let s = reclaim::run(&store).await.unwrap();
@@ -323,7 +323,7 @@ async fn interrupted_claims_are_redriven_once() {
         assert_eq!(wallet::balance(&store, "b").await.unwrap(), amounts[1]);
         assert_eq!(wallet::balance(&store, "c").await.unwrap(), amounts[2]);
         assert_eq!(wallet::balance(&store, "a").await.unwrap(), amounts[0]);
-        assert_conserved(&store, &users, &[p.packet_id.clone()], 300).await;
+        assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 300).await;
     }
 }
 

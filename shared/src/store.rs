@@ -251,9 +251,13 @@ impl Store {
             .cloned()
     }
 
-    /// Connects now, during the Lambda `Init` phase (full CPU, not billed against a request),
-    /// and logs the outcome; never fails: with Redis down or misconfigured, the function still
-    /// starts, answers 503 and reconnects on a later request.
+    /// Connects now, during the Lambda `Init` phase, and logs the outcome (one `error` line
+    /// with the endpoint and cause on failure). A `main` should log and ignore the `Err`: with
+    /// Redis down or misconfigured the function still starts, answers 503 and tries again on
+    /// the next request, instead of failing `Init` in a loop.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] as [`Store::conn`].
     pub async fn connect_at_cold_start(&self) -> Result<(), Error> {
         match self.conn().await {
             Ok(conn) => {

@@ -115,7 +115,7 @@ impl ReplicatedCluster {
         let replica = topo
             .iter()
             .find(|n| n.master_id.as_deref() == Some(master.id.as_str()))
-            .expect("the master has a replica");
+            .unwrap_or_else(|| panic!("the master {} has no replica in {topo:#?}", master.port));
         (master.port, replica.port)
     }
 
@@ -124,10 +124,16 @@ impl ReplicatedCluster {
     /// ok. Returns (old master port, new master port).
     pub fn failover_master_of(&self, key: &str) -> (u16, u16) {
         let (master, replica) = self.master_and_replica_of(key);
-        let mut c = sync_conn(replica).expect("replica reachable");
-        let _: () = redis::cmd("CLUSTER").arg("FAILOVER").query(&mut c).expect("CLUSTER FAILOVER");
         let deadline = Instant::now() + OK_TIMEOUT;
+        let mut asked = Instant::now() - Duration::from_secs(60);
         loop {
+            // A manual failover times out after 5 s if the master has not yet learned of its
+            // replica (just after a previous failover): ask again.
+            if asked.elapsed() > Duration::from_secs(6) {
+                let mut c = sync_conn(replica).expect("replica reachable");
+                let _: () = redis::cmd("CLUSTER").arg("FAILOVER").query(&mut c).expect("CLUSTER FAILOVER");
+                asked = Instant::now();
+            }
             let role: Vec<redis::Value> = sync_conn(replica)
                 .and_then(|mut c| redis::cmd("ROLE").query(&mut c).ok())
                 .unwrap_or_default();
@@ -153,7 +159,12 @@ impl ReplicatedCluster {
                     && info.contains("cluster_known_nodes:6")
                     && (repl.contains("role:master") || repl.contains("master_link_status:up"))
             });
-            let masters = ok && self.topology().iter().filter(|n| n.master && !n.slots.is_empty()).count() == 3;
+            let masters = ok && {
+                let topo = self.topology();
+                let masters: Vec<&NodeInfo> = topo.iter().filter(|n| n.master && !n.slots.is_empty()).collect();
+                masters.len() == 3
+                    && masters.iter().all(|m| topo.iter().any(|r| r.master_id.as_deref() == Some(m.id.as_str())))
+            };
             if masters {
                 return;
             }

@@ -13,6 +13,11 @@ use serde_json::Value;
 async fn main() -> Result<(), Error> {
     hongbao::init_tracing();
     let store: &'static Store = Box::leak(Box::new(Store::new(Config::from_env()?)));
+    // Connect during Init so a bad endpoint, CA or password is one clear log line at cold
+    // start; requests then answer 503 and the store keeps retrying.
+    if let Err(e) = store.connect_at_cold_start().await {
+        tracing::error!(error = %e, "redis not ready at cold start; requests answer 503 until it is");
+    }
     lambda_runtime::run(service_fn(move |event: LambdaEvent<EventBridgeEvent<Value>>| async move {
         tracing::debug!(id = ?event.payload.id, "scheduled event");
         Ok::<Value, Error>(hongbao::handlers::reclaim_cron(store).await?)
