@@ -4,7 +4,7 @@
 
 CARGO    ?= cargo
 PY       := .venv/bin/python
-BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet
+BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
 .PHONY: demo test deps release unit clippy doc lint e2e bench sam-build clean
 

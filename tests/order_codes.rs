@@ -107,8 +107,9 @@ fn ascending_pairs(xs: &[u64]) -> usize {
 }
 
 /// Test: 90,000 codes of one day drawn by 64 concurrent callers in batches of 1 to 100 are all
-/// distinct, 11 digits, with the day's prefix; a batch that would cross the limit fails whole;
-/// the 90,001st code is `exhausted` with `Retry-After` until the next business day.
+/// distinct, 11 digits, with the day's prefix; a batch that would cross the limit fails whole,
+/// alone or racing others; the 90,001st code is `exhausted` with `Retry-After` until the next
+/// business day.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ninety_thousand_codes_then_exhausted() {
     // 2026-11-21 12:00:00 in Shanghai (+08:00).
@@ -164,13 +165,25 @@ async fn ninety_thousand_codes_then_exhausted() {
             }
             assert_eq!(taken(&redis, "hb", "20261121").await, 89_950);
         }
-        // The last 50, concurrently, one each.
-        let last = (0..50).map(|_| {
-            let (store, script) = (store.clone(), script.clone());
-            tokio::spawn(async move { order_codes::next_codes_with(&store, &script, 1, at).await })
-        });
-        for r in join_all(last).await {
-            codes.extend(issued(r.unwrap(), "2026-11-21"));
+        // The last 50 raced for: 20 concurrent batches of 7 (7 win, 13 fail whole), then 10
+        // concurrent single calls for the last one (1 wins).
+        for (n, callers, winners) in [(7, 20, 7), (1, 10, 1)] {
+            let racers = (0..callers).map(|_| {
+                let (store, script) = (store.clone(), script.clone());
+                tokio::spawn(async move { order_codes::next_codes_with(&store, &script, n, at).await })
+            });
+            let mut won = 0;
+            for r in join_all(racers).await {
+                match r.unwrap().unwrap() {
+                    Outcome::Issued { codes: got, .. } => {
+                        assert_eq!(got.len(), n as usize);
+                        codes.extend(got);
+                        won += 1;
+                    }
+                    Outcome::Exhausted { .. } => {}
+                }
+            }
+            assert_eq!(won, winners, "{backend}: batches of {n}");
         }
         // The 90,001st.
         let out = order_codes::next_codes_with(&store, &script, 1, at).await.unwrap();

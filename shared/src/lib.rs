@@ -13,6 +13,7 @@ pub mod error;
 pub mod handlers;
 pub mod http;
 pub mod keys;
+pub mod lambda;
 pub mod lock;
 pub mod order_codes;
 pub mod packets;

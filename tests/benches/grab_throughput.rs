@@ -307,6 +307,8 @@ impl Bench {
             .args(["-r", &RAND_RANGE.to_string(), "--csv"])
             .args(["EVALSHA", scripts::GRAB.get_hash(), "5", &k.meta, &k.shares, &k.grabs, &k.order])
             .args([rl.as_str(), "user:__rand_int__", &limit, &window])
+            // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.
+            .env_remove("LD_PRELOAD")
             .output()
             .expect("run redis-benchmark");
         let after = self.counters(libc::RUSAGE_CHILDREN);

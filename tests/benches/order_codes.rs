@@ -21,7 +21,8 @@
 //! clients it is wall time divided by calls); `x INCR` compares it with `redis-benchmark INCR
 //! -c 1` (one round trip of a C client) and, for `hongbao`, `x redis-rs INCR` with an `INCR`
 //! through the same `redis-rs` connection (the same client stack); `EVALSHA µs` is the server's
-//! own time per script call (`INFO commandstats`).
+//! own time per script call (`INFO commandstats`); the CPU columns are `redis-server`'s CPU
+//! (`INFO cpu`) and the client's (`getrusage`: this process, or `redis-benchmark`) per call.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,6 +58,10 @@ struct Row {
     seconds: f64,
     /// The server's own time per EVALSHA (`INFO commandstats`), microseconds; NaN for `INCR`.
     evalsha_usec: f64,
+    /// CPU time of `redis-server` in the phase (`INFO cpu`), seconds.
+    server_cpu: f64,
+    /// CPU time of the client (this process, or `redis-benchmark`) in the phase, seconds.
+    client_cpu: f64,
 }
 
 impl Row {
@@ -71,6 +76,24 @@ impl Row {
     fn usec_per_call(&self) -> f64 {
         self.seconds * 1e6 / self.calls as f64
     }
+
+    /// Microseconds of `cpu` seconds per call.
+    fn per_call(&self, cpu: f64) -> f64 {
+        cpu * 1e6 / self.calls as f64
+    }
+}
+
+/// CPU time (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for
+/// children (`RUSAGE_CHILDREN`), seconds.
+fn rusage_cpu(who: libc::c_int) -> f64 {
+    // SAFETY: `getrusage` only writes the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(who, &mut usage), 0, "getrusage");
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// The server, a runtime and an admin store for setup and statistics.
@@ -111,6 +134,15 @@ impl Bench {
         let _: () = self.query(&["CONFIG", "RESETSTAT"]);
     }
 
+    /// CPU time (user + system) `redis-server` has used so far, seconds (`INFO cpu`).
+    fn server_cpu(&self) -> f64 {
+        let info: String = self.query(&["INFO", "cpu"]);
+        info.lines()
+            .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+            .filter_map(|v| v.trim().parse::<f64>().ok())
+            .sum()
+    }
+
     /// `(calls, usec_per_call)` of `cmdstat_evalsha`.
     fn evalsha_stats(&self) -> (u64, f64) {
         let info: String = self.query(&["INFO", "commandstats"]);
@@ -134,6 +166,7 @@ impl Bench {
     /// `pipeline` deep. `count` is the codes per request (0 for `INCR`).
     fn redis_benchmark(&self, what: &str, command: &[String], n: u64, clients: u32, pipeline: u32, count: u64) -> Row {
         self.reset();
+        let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
         let out = Command::new("redis-benchmark")
             .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
             .args(["-c", &clients.to_string(), "-n", &n.to_string(), "-P", &pipeline.to_string()])
@@ -141,6 +174,8 @@ impl Bench {
             .args(command)
             .output()
             .expect("run redis-benchmark");
+        let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;
+        let server_cpu = self.server_cpu() - server_cpu;
         let stdout = String::from_utf8_lossy(&out.stdout);
         // CSV: a header line, then `"<command>","<rps>","<avg_latency_ms>",...`.
         let rps: f64 = stdout
@@ -169,6 +204,8 @@ impl Bench {
             codes,
             seconds: n as f64 / rps,
             evalsha_usec: if count > 0 { evalsha_usec } else { f64::NAN },
+            server_cpu,
+            client_cpu,
         }
     }
 
@@ -214,6 +251,7 @@ impl Bench {
             }
         });
         let next = Arc::new(AtomicU64::new(0));
+        let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_SELF), self.server_cpu());
         let started = Instant::now();
         let codes: u64 = self.rt.block_on(async {
             let handles: Vec<_> = (0..tasks)
@@ -238,6 +276,8 @@ impl Bench {
             total
         });
         let seconds = started.elapsed().as_secs_f64();
+        let client_cpu = rusage_cpu(libc::RUSAGE_SELF) - client_cpu;
+        let server_cpu = self.server_cpu() - server_cpu;
         let (calls, evalsha_usec) = self.evalsha_stats();
         assert_eq!(calls, n, "hongbao: one EVALSHA per call");
         assert_eq!(codes, n * u64::from(count));
@@ -251,6 +291,8 @@ impl Bench {
             codes,
             seconds,
             evalsha_usec,
+            server_cpu,
+            client_cpu,
         }
     }
 
@@ -260,8 +302,9 @@ impl Bench {
         self.reset();
         let store = Arc::new(Store::new(config(&self.server, self.digits)));
         let next = Arc::new(AtomicU64::new(0));
+        self.rt.block_on(async { store.conn().await.expect("connect") });
+        let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_SELF), self.server_cpu());
         let started = self.rt.block_on(async {
-            store.conn().await.expect("connect");
             let started = Instant::now();
             let handles: Vec<_> = (0..tasks)
                 .map(|_| {
@@ -280,6 +323,8 @@ impl Bench {
             started
         });
         let seconds = started.elapsed().as_secs_f64();
+        let client_cpu = rusage_cpu(libc::RUSAGE_SELF) - client_cpu;
+        let server_cpu = self.server_cpu() - server_cpu;
         Row {
             mode: "redis-rs",
             what: "INCR".into(),
@@ -289,6 +334,8 @@ impl Bench {
             codes: 0,
             seconds,
             evalsha_usec: f64::NAN,
+            server_cpu,
+            client_cpu,
         }
     }
 }
@@ -314,15 +361,18 @@ fn print_table(rows: &[Row]) {
     };
     let (rb, rs) = (rtt("redis-benchmark"), rtt("redis-rs"));
     println!();
-    println!("| mode | call | concurrency | calls | codes | seconds | calls/s | codes/s | µs/call | x INCR (rb -c 1) | x redis-rs INCR (1 task) | EVALSHA µs |");
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| mode | call | concurrency | calls | codes | seconds | calls/s | codes/s | µs/call \
+         | x INCR (rb -c 1) | x redis-rs INCR (1 task) | EVALSHA µs | server CPU µs/call | client CPU µs/call |"
+    );
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in rows {
         let ratio = |base: f64| {
             if r.single_client { format!("{:.2}", r.usec_per_call() / base) } else { "".into() }
         };
         let evalsha = if r.evalsha_usec.is_nan() { String::new() } else { format!("{:.2}", r.evalsha_usec) };
         println!(
-            "| {} | {} | {} | {} | {} | {:.2} | {:.0} | {} | {:.1} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.0} | {} | {:.1} | {} | {} | {} | {:.1} | {:.1} |",
             r.mode,
             r.what,
             r.concurrency,
@@ -334,7 +384,9 @@ fn print_table(rows: &[Row]) {
             r.usec_per_call(),
             ratio(rb),
             if r.mode == "hongbao" || r.mode == "redis-rs" { ratio(rs) } else { String::new() },
-            evalsha
+            evalsha,
+            r.per_call(r.server_cpu),
+            r.per_call(r.client_cpu)
         );
     }
     println!();

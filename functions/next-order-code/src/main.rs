@@ -1,17 +1,10 @@
 //! The `next-order-code` Lambda function: POST /order-codes.
 //!
-//! Thin by design: build the configuration and the Redis store once per sandbox, then hand
-//! every API Gateway HTTP API event to [`hongbao::handlers::next_order_code`].
-
-use hongbao::{Config, Store};
-use lambda_http::{service_fn, Error, Request};
+//! Thin by design: [`hongbao::lambda::run_http`] builds the configuration and the Redis store
+//! once per sandbox, then hands every API Gateway HTTP API event to
+//! [`hongbao::handlers::next_order_code`].
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    hongbao::init_tracing();
-    let store: &'static Store = Box::leak(Box::new(Store::new(Config::from_env()?)));
-    lambda_http::run(service_fn(move |req: Request| async move {
-        Ok::<_, Error>(hongbao::handlers::next_order_code(store, req).await)
-    }))
-    .await
+async fn main() -> Result<(), lambda_http::Error> {
+    hongbao::lambda::run_http(hongbao::handlers::next_order_code).await
 }
