@@ -10,8 +10,8 @@
 //! | variable | default | meaning |
 //! | --- | --- | --- |
 //! | `BENCH_GRABS` | `20000` | EVALSHA requests (= shares of the phase's packet) per phase |
-//! | `BENCH_ROUNDS` | `6` | rounds; every round runs every phase, the table shows each phase's best |
-//! | `BENCH_NICE` | unset | e.g. `-10`: nice value for this process, inherited by `redis-server` and `redis-benchmark` (needs root or `CAP_SYS_NICE`), to shield the measurement from other load on the machine |
+//! | `BENCH_ROUNDS` | `6` | rounds; every round runs every phase once |
+//! | `BENCH_NICE` | unset | e.g. `-10`: nice value of the bench and its children, against other load |
 //!
 //! Every phase gets a fresh packet with one share per request and grabs it with unique users, so
 //! every call does the full production script: rate-limit log (a fresh sorted set), `HGET` of
@@ -373,14 +373,10 @@ impl Bench {
 
 /// The production default configuration on `server`, with room for benchmark-sized packets.
 fn config(server: &RedisServer) -> Config {
-    let mut cfg = Config::default();
-    cfg.redis_url = server.url();
-    cfg.max_count = u32::MAX;
-    cfg.max_total_cents = i64::MAX;
-    cfg
+    Config { redis_url: server.url(), max_count: u32::MAX, max_total_cents: i64::MAX, ..Config::default() }
 }
 
-/// A positive number from environment variable `name`, if set.
+/// The value of environment variable `name`, if it is set and parses.
 fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
@@ -462,6 +458,13 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
     let usec: f64 = all.iter().map(|r| r.usec_per_call * r.requests as f64).sum();
     let missed: u64 = all.iter().map(|r| r.requests - r.grabs).sum();
     println!();
+    println!(
+        "rb = redis-benchmark; paired = median over rounds of the ratio to rb in the same round; \
+         EVALSHA µs/call = INFO commandstats usec_per_call (the script's own cost); server CPU = \
+         INFO cpu; client CPU = getrusage of this process or of redis-benchmark; req/server read = \
+         requests per socket read of redis-server (INFO stats total_reads_processed), i.e. how deep \
+         the client pipelines"
+    );
     println!("cmdstat_evalsha over all phases: calls={calls:.0} usec_per_call={:.2}", usec / calls);
     println!("requests that grabbed nothing (redis-benchmark repeating a random user): {missed}");
     let (phase, runs) = results

@@ -2,18 +2,11 @@
 //! POST /articles, GET /articles, POST /articles/{id}/vote, PUT /articles/{id}/groups,
 //! GET /groups/{group}/articles.
 //!
-//! Thin by design: build the configuration and the Redis store once per sandbox, then hand
-//! every API Gateway HTTP API event to [`hongbao::handlers::vote`].
-
-use hongbao::{Config, Store};
-use lambda_http::{service_fn, Error, Request};
+//! Thin by design: [`hongbao::lambda::run_http`] builds the configuration and the Redis store
+//! once per sandbox, then hands every API Gateway HTTP API event to
+//! [`hongbao::handlers::vote`].
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    hongbao::init_tracing();
-    let store: &'static Store = Box::leak(Box::new(Store::new(Config::from_env()?)));
-    lambda_http::run(service_fn(move |req: Request| async move {
-        Ok::<_, Error>(hongbao::handlers::vote(store, req).await)
-    }))
-    .await
+async fn main() -> Result<(), lambda_http::Error> {
+    hongbao::lambda::run_http(hongbao::handlers::vote).await
 }
