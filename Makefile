@@ -37,9 +37,11 @@ lint:
 e2e:
 	$(PY) scripts/e2e_rie.py
 
-## bench: grabs per second through `shared` beside redis-benchmark on the same server
+## bench: grabs, order codes and votes per second through `shared`, beside redis-benchmark
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
+	$(CARGO) bench -p hongbao-tests --bench order_codes
+	$(CARGO) bench -p hongbao-tests --bench voting
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:
