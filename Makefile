@@ -6,7 +6,7 @@ CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
-.PHONY: demo test deps release unit clippy doc lint e2e bench sam-build clean
+.PHONY: demo test deps release fmt unit clippy doc lint e2e bench sam-build clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -14,7 +14,7 @@ demo: deps release
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster),
 ##       clippy, template lint, and the end-to-end tests under the Lambda emulator
-test: deps unit clippy doc lint release e2e
+test: deps fmt unit clippy doc lint release e2e
 
 deps:
 	scripts/install-deps.sh
@@ -27,6 +27,9 @@ unit:
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p hongbao-shared
+
+fmt:
+	$(CARGO) fmt --all --check
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings

@@ -25,7 +25,10 @@ fn cfg(url: &str, auth: RedisAuth) -> Config {
 }
 
 fn ca_auth(ca: &str) -> RedisAuth {
-    RedisAuth { ca_cert: Some(ca.to_string()), ..RedisAuth::default() }
+    RedisAuth {
+        ca_cert: Some(ca.to_string()),
+        ..RedisAuth::default()
+    }
 }
 
 fn password_auth(user: Option<&str>, password: &str) -> RedisAuth {
@@ -45,7 +48,12 @@ async fn exercise(store: &Arc<Store>) {
     let tasks = (0..200).map(|i| {
         let store = store.clone();
         let id = p.packet_id.clone();
-        tokio::spawn(async move { (format!("u{i}"), packets::grab(&store, &id, &format!("u{i}")).await.unwrap()) })
+        tokio::spawn(async move {
+            (
+                format!("u{i}"),
+                packets::grab(&store, &id, &format!("u{i}")).await.unwrap(),
+            )
+        })
     });
     let mut winners = Vec::new();
     let mut sum = 0;
@@ -62,7 +70,10 @@ async fn exercise(store: &Arc<Store>) {
     }
     assert_eq!((winners.len(), sum), (20, 2_000));
     for u in &winners[..10] {
-        assert!(matches!(packets::claim(store, &p.packet_id, u).await.unwrap(), ClaimOutcome::Claimed { .. }));
+        assert!(matches!(
+            packets::claim(store, &p.packet_id, u).await.unwrap(),
+            ClaimOutcome::Claimed { .. }
+        ));
     }
     let view = packets::view(store, &p.packet_id).await.unwrap().unwrap();
     assert_eq!(view.grabs.len(), 20);
@@ -74,15 +85,21 @@ async fn exercise(store: &Arc<Store>) {
 
 fn grab_event(id: &str) -> Value {
     let path = format!("{}/../events/grab-grab.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(path).unwrap().replace("PACKET_ID", id);
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("PACKET_ID", id);
     serde_json::from_str(&text).unwrap()
 }
 
 /// The grab handler's answer: (status, error code, Retry-After).
 async fn grab_via_handler(store: &Store) -> (u16, Value, Option<String>) {
-    let req = lambda_http::request::from_str(&grab_event("00001111222233334444aaaa").to_string()).unwrap();
+    let req = lambda_http::request::from_str(&grab_event("00001111222233334444aaaa").to_string())
+        .unwrap();
     let resp: Response<Body> = handlers::grab(store, req).await;
-    let retry = resp.headers().get("retry-after").map(|h| h.to_str().unwrap().to_string());
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|h| h.to_str().unwrap().to_string());
     let body: Value = serde_json::from_slice(resp.body().as_ref()).unwrap();
     (resp.status().as_u16(), body["error"].clone(), retry)
 }
@@ -90,19 +107,28 @@ async fn grab_via_handler(store: &Store) -> (u16, Value, Option<String>) {
 /// A connection that cannot be made: the store reports a clear `Unavailable` at cold start,
 /// and a request answers 503 + `Retry-After: 1`.
 async fn assert_refused(store: &Store, expect_in_message: &[&str], secret: Option<&str>) -> String {
-    let err = store.connect_at_cold_start().await.expect_err("connect must fail");
+    let err = store
+        .connect_at_cold_start()
+        .await
+        .expect_err("connect must fail");
     let msg = match &err {
         Error::Unavailable(m) => m.clone(),
         other => panic!("expected Unavailable, got {other:?}"),
     };
     for needle in expect_in_message {
-        assert!(msg.to_lowercase().contains(&needle.to_lowercase()), "{needle:?} not in {msg:?}");
+        assert!(
+            msg.to_lowercase().contains(&needle.to_lowercase()),
+            "{needle:?} not in {msg:?}"
+        );
     }
     if let Some(secret) = secret {
         assert!(!msg.contains(secret), "the message shows the secret: {msg}");
     }
     let (status, code, retry) = grab_via_handler(store).await;
-    assert_eq!((status, code, retry.as_deref()), (503, json!("unavailable"), Some("1")));
+    assert_eq!(
+        (status, code, retry.as_deref()),
+        (503, json!("unavailable"), Some("1"))
+    );
     msg
 }
 
@@ -114,20 +140,42 @@ async fn tls_with_a_private_ca() {
     for trust in [ca.ca_cert().display().to_string(), ca.ca_pem()] {
         let store = Arc::new(Store::new(cfg(&server.url(), ca_auth(&trust))));
         store.connect_at_cold_start().await.expect("TLS connect");
-        assert!(matches!(store.conn().await.unwrap(), Conn::Single(_)), "auto: a standalone server");
-        let _: () = redis::cmd("FLUSHALL").query_async(&mut store.conn().await.unwrap()).await.unwrap();
+        assert!(
+            matches!(store.conn().await.unwrap(), Conn::Single(_)),
+            "auto: a standalone server"
+        );
+        let _: () = redis::cmd("FLUSHALL")
+            .query_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
         exercise(&store).await;
     }
     // A CA that did not sign the server's certificate, and the public roots: refused, clearly.
     let other = TestCa::new("other");
-    let wrong = Store::new(cfg(&server.url(), ca_auth(&other.ca_cert().display().to_string())));
-    let msg = assert_refused(&wrong, &["rediss://127.0.0.1", "certificate", "UnknownIssuer", "REDIS_CA_CERT"], None).await;
+    let wrong = Store::new(cfg(
+        &server.url(),
+        ca_auth(&other.ca_cert().display().to_string()),
+    ));
+    let msg = assert_refused(
+        &wrong,
+        &[
+            "rediss://127.0.0.1",
+            "certificate",
+            "UnknownIssuer",
+            "REDIS_CA_CERT",
+        ],
+        None,
+    )
+    .await;
     eprintln!("wrong CA: {msg}");
     let public = Store::new(cfg(&server.url(), RedisAuth::default()));
     let msg = assert_refused(&public, &["certificate"], None).await;
     eprintln!("public roots: {msg}");
     // Plain TCP to a TLS-only port: refused, no business answer.
-    let plain = Store::new(cfg(&server.url().replace("rediss://", "redis://"), RedisAuth::default()));
+    let plain = Store::new(cfg(
+        &server.url().replace("rediss://", "redis://"),
+        RedisAuth::default(),
+    ));
     assert_refused(&plain, &["redis://127.0.0.1"], None).await;
     // A CA path that does not exist.
     let missing = Store::new(cfg(&server.url(), ca_auth("/nonexistent/ca.pem")));
@@ -137,12 +185,23 @@ async fn tls_with_a_private_ca() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acl_user_and_password() {
     let server = ConfiguredServer::acl("hongbao-app", "correct-horse", &[]);
-    let store = Arc::new(Store::new(cfg(&server.url(), password_auth(Some("hongbao-app"), "correct-horse"))));
+    let store = Arc::new(Store::new(cfg(
+        &server.url(),
+        password_auth(Some("hongbao-app"), "correct-horse"),
+    )));
     store.connect_at_cold_start().await.expect("ACL connect");
     exercise(&store).await;
 
-    let wrong = Store::new(cfg(&server.url(), password_auth(Some("hongbao-app"), "battery-staple")));
-    let msg = assert_refused(&wrong, &["authentication failed", "REDIS_AUTH"], Some("battery-staple")).await;
+    let wrong = Store::new(cfg(
+        &server.url(),
+        password_auth(Some("hongbao-app"), "battery-staple"),
+    ));
+    let msg = assert_refused(
+        &wrong,
+        &["authentication failed", "REDIS_AUTH"],
+        Some("battery-staple"),
+    )
+    .await;
     eprintln!("wrong password: {msg}");
     let nobody = Store::new(cfg(&server.url(), RedisAuth::default()));
     let msg = assert_refused(&nobody, &["NOAUTH"], None).await;
@@ -154,10 +213,21 @@ async fn acl_user_and_password() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn requirepass_auth_token() {
     let server = ConfiguredServer::plain(&["--requirepass", "elasticache-auth-token-0123456789"]);
-    let store = Arc::new(Store::new(cfg(&server.url(), password_auth(None, "elasticache-auth-token-0123456789"))));
+    let store = Arc::new(Store::new(cfg(
+        &server.url(),
+        password_auth(None, "elasticache-auth-token-0123456789"),
+    )));
     exercise(&store).await;
-    let wrong = Store::new(cfg(&server.url(), password_auth(None, "not-the-token-0123456789")));
-    let msg = assert_refused(&wrong, &["authentication failed"], Some("not-the-token-0123456789")).await;
+    let wrong = Store::new(cfg(
+        &server.url(),
+        password_auth(None, "not-the-token-0123456789"),
+    ));
+    let msg = assert_refused(
+        &wrong,
+        &["authentication failed"],
+        Some("not-the-token-0123456789"),
+    )
+    .await;
     eprintln!("wrong AUTH token: {msg}");
 }
 
@@ -166,11 +236,18 @@ async fn cluster_auto_detection() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
         let mut config = cfg(&redis.url(), RedisAuth::default());
-        assert!(!config.redis_cluster && config.redis_cluster_auto, "auto is the default");
+        assert!(
+            !config.redis_cluster && config.redis_cluster_auto,
+            "auto is the default"
+        );
         config.redis_cluster_auto = true;
         let store = Arc::new(Store::new(config));
         let conn = store.conn().await.unwrap();
-        assert_eq!(matches!(conn, Conn::Cluster(_)), redis.is_cluster(), "{backend}");
+        assert_eq!(
+            matches!(conn, Conn::Cluster(_)),
+            redis.is_cluster(),
+            "{backend}"
+        );
         exercise(&store).await;
     }
 }
@@ -178,6 +255,9 @@ async fn cluster_auto_detection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_listening_is_503_not_a_panic() {
     let port = harness::ports::free_port(false);
-    let store = Store::new(cfg(&format!("redis://127.0.0.1:{port}"), RedisAuth::default()));
+    let store = Store::new(cfg(
+        &format!("redis://127.0.0.1:{port}"),
+        RedisAuth::default(),
+    ));
     assert_refused(&store, &[&format!("127.0.0.1:{port}")], None).await;
 }

@@ -31,7 +31,12 @@ struct Tally {
     unavailable: AtomicU64,
 }
 
-async fn grab_until_answered(store: &Store, id: &str, user: &str, unavailable: &AtomicU64) -> GrabOutcome {
+async fn grab_until_answered(
+    store: &Store,
+    id: &str,
+    user: &str,
+    unavailable: &AtomicU64,
+) -> GrabOutcome {
     for _ in 0..500 {
         match packets::grab(store, id, user).await {
             Ok(outcome) => return outcome,
@@ -46,7 +51,9 @@ async fn grab_until_answered(store: &Store, id: &str, user: &str, unavailable: &
 }
 
 /// `op` until it is not `Unavailable` (what a client does on 503), at most 500 times.
-async fn retried<T, F: std::future::Future<Output = Result<T, Error>>>(mut op: impl FnMut() -> F) -> T {
+async fn retried<T, F: std::future::Future<Output = Result<T, Error>>>(
+    mut op: impl FnMut() -> F,
+) -> T {
     for _ in 0..500 {
         match op().await {
             Ok(v) => return v,
@@ -70,12 +77,17 @@ async fn claim_until_answered(store: &Store, id: &str, user: &str) -> ClaimOutco
 
 /// `USERS` grabbers per packet, spread over `SPREAD_MS`, while `faults` runs; then checks the
 /// outcome and claims every share; returns the tally.
-async fn storm<F: std::future::Future<Output = ()>>(store: &Arc<Store>, packets: &[Packet], faults: F) -> Tally {
+async fn storm<F: std::future::Future<Output = ()>>(
+    store: &Arc<Store>,
+    packets: &[Packet],
+    faults: F,
+) -> Tally {
     let unavailable = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     for p in packets {
         for i in 0..USERS {
-            let (store, id, unavailable) = (store.clone(), p.packet_id.clone(), unavailable.clone());
+            let (store, id, unavailable) =
+                (store.clone(), p.packet_id.clone(), unavailable.clone());
             tasks.push(tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(rand::random_range(0..SPREAD_MS))).await;
                 let user = format!("g{i}");
@@ -107,14 +119,29 @@ async fn storm<F: std::future::Future<Output = ()>>(store: &Arc<Store>, packets:
     for p in packets {
         let won = winners.get(&p.packet_id).cloned().unwrap_or_default();
         let ids: HashSet<u32> = won.iter().map(|(_, s)| s.share_id).collect();
-        assert_eq!(won.len(), p.count as usize, "winners != shares for {}", p.packet_id);
+        assert_eq!(
+            won.len(),
+            p.count as usize,
+            "winners != shares for {}",
+            p.packet_id
+        );
         assert_eq!(ids, (1..=p.count).collect(), "a share given twice or lost");
-        assert_eq!(won.iter().map(|(_, s)| s.amount_cents).sum::<i64>(), p.total_cents);
-        let view = retried(|| packets::view(store, &p.packet_id)).await.unwrap();
-        assert_eq!((view.grabs.len(), view.packet.grabbed_cents), (p.count as usize, p.total_cents));
+        assert_eq!(
+            won.iter().map(|(_, s)| s.amount_cents).sum::<i64>(),
+            p.total_cents
+        );
+        let view = retried(|| packets::view(store, &p.packet_id))
+            .await
+            .unwrap();
+        assert_eq!(
+            (view.grabs.len(), view.packet.grabbed_cents),
+            (p.count as usize, p.total_cents)
+        );
         for (user, share) in &won {
             match claim_until_answered(store, &p.packet_id, user).await {
-                ClaimOutcome::Claimed { share: s, .. } => assert_eq!(s.amount_cents, share.amount_cents),
+                ClaimOutcome::Claimed { share: s, .. } => {
+                    assert_eq!(s.amount_cents, share.amount_cents)
+                }
                 other => panic!("claim of {user}: {other:?}"),
             }
         }
@@ -123,7 +150,11 @@ async fn storm<F: std::future::Future<Output = ()>>(store: &Arc<Store>, packets:
 }
 
 async fn node(url: &str) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap()
+    redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
 }
 
 /// `SCRIPT FLUSH` and `CLIENT KILL TYPE normal` on every node, alternately, every 100 ms for
@@ -134,10 +165,20 @@ async fn flush_and_kill(urls: Vec<String>, counts: Arc<(AtomicU64, AtomicU64)>) 
         for url in &urls {
             let mut c = node(url).await;
             if round % 2 == 0 {
-                let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut c).await.unwrap();
+                let _: () = redis::cmd("SCRIPT")
+                    .arg("FLUSH")
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
                 counts.0.fetch_add(1, Ordering::Relaxed);
             } else {
-                let killed: i64 = redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("normal").query_async(&mut c).await.unwrap();
+                let killed: i64 = redis::cmd("CLIENT")
+                    .arg("KILL")
+                    .arg("TYPE")
+                    .arg("normal")
+                    .query_async(&mut c)
+                    .await
+                    .unwrap();
                 counts.1.fetch_add(killed as u64, Ordering::Relaxed);
             }
         }
@@ -149,9 +190,18 @@ async fn setup(store: &Arc<Store>, n: usize) -> (Vec<Packet>, Vec<String>, i64) 
     common::fund(store, "sender", deposits).await;
     let mut packets = Vec::new();
     for k in 0..n {
-        packets.push(common::create(store, "sender", &common::lucky(5_000 + k as i64 * 100, 100, 600)).await);
+        packets.push(
+            common::create(
+                store,
+                "sender",
+                &common::lucky(5_000 + k as i64 * 100, 100, 600),
+            )
+            .await,
+        );
     }
-    let users: Vec<String> = std::iter::once("sender".to_string()).chain((0..USERS).map(|i| format!("g{i}"))).collect();
+    let users: Vec<String> = std::iter::once("sender".to_string())
+        .chain((0..USERS).map(|i| format!("g{i}")))
+        .collect();
     (packets, users, deposits)
 }
 
@@ -168,7 +218,12 @@ async fn script_flush_and_client_kill_mid_storm() {
         let store = common::store(&redis, relaxed);
         let (packets, users, deposits) = setup(&store, 3).await;
         let counts = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
-        let tally = storm(&store, &packets, flush_and_kill(redis.urls(), counts.clone())).await;
+        let tally = storm(
+            &store,
+            &packets,
+            flush_and_kill(redis.urls(), counts.clone()),
+        )
+        .await;
         let ids: Vec<String> = packets.iter().map(|p| p.packet_id.clone()).collect();
         common::assert_conserved(&store, &users, &ids, deposits).await;
         eprintln!(
@@ -181,14 +236,20 @@ async fn script_flush_and_client_kill_mid_storm() {
             tally.expired,
             tally.unavailable.load(Ordering::Relaxed)
         );
-        assert!(counts.1.load(Ordering::Relaxed) > 0, "no connection was killed");
+        assert!(
+            counts.1.load(Ordering::Relaxed) > 0,
+            "no connection was killed"
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_restart_mid_storm() {
     let server = RedisServer::start_persistent();
-    let cfg = Config { redis_url: server.url(), ..Config::default() };
+    let cfg = Config {
+        redis_url: server.url(),
+        ..Config::default()
+    };
     let mut cfg = cfg;
     relaxed(&mut cfg);
     let store = Arc::new(Store::new(cfg));
@@ -233,7 +294,11 @@ async fn redis_restart_mid_storm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cluster_failover_mid_storm() {
     let cluster = Arc::new(ReplicatedCluster::start());
-    let mut cfg = Config { redis_url: cluster.url(), redis_cluster: true, ..Config::default() };
+    let mut cfg = Config {
+        redis_url: cluster.url(),
+        redis_cluster: true,
+        ..Config::default()
+    };
     relaxed(&mut cfg);
     let store = Arc::new(Store::new(cfg));
     let (packets, users, deposits) = setup(&store, 1).await;
@@ -244,12 +309,21 @@ async fn cluster_failover_mid_storm() {
     let (master_before, replica_before) = cluster.master_and_replica_of(&key);
     let failover = async move {
         tokio::time::sleep(Duration::from_millis(SPREAD_MS / 4)).await;
-        let moved = tokio::task::spawn_blocking(move || c.failover_master_of(&k)).await.unwrap();
+        let moved = tokio::task::spawn_blocking(move || c.failover_master_of(&k))
+            .await
+            .unwrap();
         eprintln!("FAILOVER (old master, new master) = {moved:?}");
     };
     let tally = storm(&store, &packets, failover).await;
-    let slot_master = cluster.topology().into_iter().find(|n| n.port == replica_before).unwrap();
-    assert!(slot_master.master, "the replica {replica_before} took over from {master_before}");
+    let slot_master = cluster
+        .topology()
+        .into_iter()
+        .find(|n| n.port == replica_before)
+        .unwrap();
+    assert!(
+        slot_master.master,
+        "the replica {replica_before} took over from {master_before}"
+    );
     common::assert_conserved(&store, &users, &[id], deposits).await;
     eprintln!(
         "FAULTS failover: grabbed {}, already_grabbed {}, sold_out {}, expired {}, 503s retried {}",

@@ -4,42 +4,17 @@
 
 mod common;
 
+use common::{event, snapshot, with_body, with_header, with_sub, without_auth};
+
 use harness::{Backend, RedisServer, TestRedis};
 use hongbao::handlers;
 use hongbao::Store;
 use lambda_http::{Body, Response};
 use serde_json::{json, Value};
 
-/// Loads `events/<name>.json`.
-fn event(name: &str) -> Value {
-    let path = format!("{}/../events/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
-
 /// Replaces the `PACKET_ID` placeholder everywhere in the event.
 fn with_packet(v: Value, id: &str) -> Value {
     serde_json::from_str(&v.to_string().replace("PACKET_ID", id)).unwrap()
-}
-
-fn with_sub(mut v: Value, sub: &str) -> Value {
-    v["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = json!(sub);
-    v
-}
-
-fn with_body(mut v: Value, body: &str) -> Value {
-    v["body"] = json!(body);
-    v
-}
-
-fn without_auth(mut v: Value) -> Value {
-    v["requestContext"].as_object_mut().unwrap().remove("authorizer");
-    v
-}
-
-fn with_header(mut v: Value, k: &str, val: &str) -> Value {
-    v["headers"][k] = json!(val);
-    v
 }
 
 fn with_route(mut v: Value, method: &str, path: &str) -> Value {
@@ -70,14 +45,22 @@ async fn call(store: &Store, f: Function, v: &Value) -> (u16, Value, Option<Stri
     };
     let status = resp.status().as_u16();
     assert_eq!(resp.headers()["content-type"], "application/json");
-    let retry = resp.headers().get("retry-after").map(|h| h.to_str().unwrap().to_string());
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|h| h.to_str().unwrap().to_string());
     let body: Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
     (status, body, retry)
 }
 
 async fn deposit(store: &Store, user: &str, cents: i64, reference: &str) -> (u16, Value) {
     let body = json!({"user_id": user, "amount_cents": cents, "reference": reference}).to_string();
-    let (s, b, _) = call(store, Function::Wallet, &with_body(event("wallet-deposit"), &body)).await;
+    let (s, b, _) = call(
+        store,
+        Function::Wallet,
+        &with_body(event("wallet-deposit"), &body),
+    )
+    .await;
     (s, b)
 }
 
@@ -89,11 +72,22 @@ async fn fixtures_through_the_handlers() {
         let store = common::store(&redis, |_| {});
 
         let (s, b) = deposit(&store, "alice", 20_000, "dep-1").await;
-        assert_eq!((s, b["balance_cents"].clone(), b["repeat"].clone()), (201, json!(20_000), json!(false)));
+        assert_eq!(
+            (s, b["balance_cents"].clone(), b["repeat"].clone()),
+            (201, json!(20_000), json!(false))
+        );
         let (s, b) = deposit(&store, "alice", 20_000, "dep-1").await;
-        assert_eq!((s, b["balance_cents"].clone(), b["repeat"].clone()), (201, json!(20_000), json!(true)));
+        assert_eq!(
+            (s, b["balance_cents"].clone(), b["repeat"].clone()),
+            (201, json!(20_000), json!(true))
+        );
 
-        let (s, created, _) = call(&store, Function::CreatePacket, &event("create-packet-lucky")).await;
+        let (s, created, _) = call(
+            &store,
+            Function::CreatePacket,
+            &event("create-packet-lucky"),
+        )
+        .await;
         assert_eq!(s, 201, "{created}");
         let id = created["packet_id"].as_str().unwrap().to_string();
         assert_eq!(created["sender_id"], "alice");
@@ -105,21 +99,44 @@ async fn fixtures_through_the_handlers() {
         for key in ["greeting", "expires_at"] {
             assert!(created.get(key).is_some(), "{key}");
         }
-        let (s, fixed, _) = call(&store, Function::CreatePacket, &event("create-packet-fixed")).await;
-        assert_eq!((s, fixed["mode"].clone(), fixed["split"].clone()), (201, json!("fixed"), Value::Null));
+        let (s, fixed, _) = call(
+            &store,
+            Function::CreatePacket,
+            &event("create-packet-fixed"),
+        )
+        .await;
+        assert_eq!(
+            (s, fixed["mode"].clone(), fixed["split"].clone()),
+            (201, json!("fixed"), Value::Null)
+        );
 
-        let (s, grabbed, _) = call(&store, Function::Grab, &with_packet(event("grab-grab"), &id)).await;
+        let (s, grabbed, _) = call(
+            &store,
+            Function::Grab,
+            &with_packet(event("grab-grab"), &id),
+        )
+        .await;
         assert_eq!(s, 200, "{grabbed}");
         assert_eq!(grabbed["packet_id"], id.as_str());
         assert_eq!(grabbed["share_id"], 1);
         assert!(grabbed["amount_cents"].as_i64().unwrap() >= 1);
         assert_eq!(grabbed["claim_by"], created["expires_at"]);
-        let (s, again, _) = call(&store, Function::Grab, &with_packet(event("grab-grab"), &id)).await;
+        let (s, again, _) = call(
+            &store,
+            Function::Grab,
+            &with_packet(event("grab-grab"), &id),
+        )
+        .await;
         assert_eq!((s, again["error"].clone()), (409, json!("already_grabbed")));
         assert_eq!(again["share"]["amount_cents"], grabbed["amount_cents"]);
         assert_eq!(again["share"]["share_id"], 1);
 
-        let (s, view, _) = call(&store, Function::Grab, &with_packet(event("grab-view"), &id)).await;
+        let (s, view, _) = call(
+            &store,
+            Function::Grab,
+            &with_packet(event("grab-view"), &id),
+        )
+        .await;
         assert_eq!(s, 200);
         assert_eq!(view["status"], "open");
         assert_eq!(view["grabbed_count"], 1);
@@ -127,20 +144,43 @@ async fn fixtures_through_the_handlers() {
         assert_eq!(view["grabs"][0]["claimed"], false);
         assert_eq!(view["best_luck"], Value::Null);
 
-        let (s, c1, _) = call(&store, Function::Claim, &with_packet(event("claim-claim"), &id)).await;
+        let (s, c1, _) = call(
+            &store,
+            Function::Claim,
+            &with_packet(event("claim-claim"), &id),
+        )
+        .await;
         assert_eq!(s, 200, "{c1}");
         assert_eq!(c1["repeat"], false);
         assert_eq!(c1["balance_cents"], grabbed["amount_cents"]);
-        let (s, c2, _) = call(&store, Function::Claim, &with_packet(event("claim-claim"), &id)).await;
-        assert_eq!((s, c2["repeat"].clone(), c2["balance_cents"].clone()), (200, json!(true), c1["balance_cents"].clone()));
+        let (s, c2, _) = call(
+            &store,
+            Function::Claim,
+            &with_packet(event("claim-claim"), &id),
+        )
+        .await;
+        assert_eq!(
+            (s, c2["repeat"].clone(), c2["balance_cents"].clone()),
+            (200, json!(true), c1["balance_cents"].clone())
+        );
 
-        let (s, w, _) = call(&store, Function::Wallet, &with_sub(event("wallet-get"), "bob")).await;
+        let (s, w, _) = call(
+            &store,
+            Function::Wallet,
+            &with_sub(event("wallet-get"), "bob"),
+        )
+        .await;
         assert_eq!(s, 200);
         assert_eq!(w["user_id"], "bob");
         assert_eq!(w["entries"][0]["kind"], "claim_credit");
         assert_eq!(w["entries"][0]["reference"], id.as_str());
         let (_, w, _) = call(&store, Function::Wallet, &event("wallet-get")).await;
-        let kinds: Vec<&str> = w["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        let kinds: Vec<&str> = w["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap())
+            .collect();
         assert_eq!(kinds, ["packet_debit", "packet_debit", "deposit"]);
         assert_eq!(w["balance_cents"], 20_000 - 10_000 - 1_000);
 
@@ -151,17 +191,6 @@ async fn fixtures_through_the_handlers() {
         let summary = handlers::reclaim_cron(&store).await.unwrap();
         assert_eq!(summary["settled"], 0);
     }
-}
-
-/// A snapshot of every key and its serialized value (DUMP), to prove "nothing changed".
-async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
-    let mut conn = redis.raw_conn().await;
-    let mut out = Vec::new();
-    for key in redis.all_keys().await {
-        let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.unwrap();
-        out.push((key, dump));
-    }
-    out
 }
 
 /// Test 7: every bad input of the contract gets its 4xx code and changes nothing.
@@ -175,7 +204,10 @@ async fn bad_inputs_are_refused_and_change_nothing() {
             &store,
             Function::CreatePacket,
             &with_header(
-                with_body(event("create-packet-lucky"), r#"{"total_cents": 1000, "count": 10}"#),
+                with_body(
+                    event("create-packet-lucky"),
+                    r#"{"total_cents": 1000, "count": 10}"#,
+                ),
                 "idempotency-key",
                 "key-1",
             ),
@@ -186,58 +218,371 @@ async fn bad_inputs_are_refused_and_change_nothing() {
         let create = |body: &str| with_body(event("create-packet-lucky"), body);
         let long = "x".repeat(101);
         let cases: Vec<(&str, Function, Value, u16, &str)> = vec![
-            ("fractional amount", Function::CreatePacket, event("create-packet-bad-amount"), 400, "invalid_request"),
-            ("amount as string", Function::CreatePacket, create(r#"{"total_cents":"100","count":2}"#), 400, "invalid_request"),
-            ("amount as float", Function::CreatePacket, create(r#"{"total_cents":100.0,"count":2}"#), 400, "invalid_request"),
-            ("unknown field", Function::CreatePacket, create(r#"{"total_cents":100,"count":2,"color":"red"}"#), 400, "invalid_request"),
-            ("count 0", Function::CreatePacket, create(r#"{"total_cents":100,"count":0}"#), 400, "invalid_request"),
-            ("count too big", Function::CreatePacket, create(r#"{"total_cents":20000,"count":10001}"#), 400, "invalid_request"),
-            ("negative count", Function::CreatePacket, create(r#"{"total_cents":100,"count":-1}"#), 400, "invalid_request"),
-            ("total below count", Function::CreatePacket, create(r#"{"total_cents":5,"count":10}"#), 400, "invalid_request"),
-            ("total too big", Function::CreatePacket, create(r#"{"total_cents":20001,"count":10}"#), 400, "invalid_request"),
-            ("fixed not divisible", Function::CreatePacket, create(r#"{"total_cents":100,"count":3,"mode":"fixed"}"#), 400, "invalid_request"),
-            ("split on fixed", Function::CreatePacket, create(r#"{"total_cents":100,"count":2,"mode":"fixed","split":"line_cut"}"#), 400, "invalid_request"),
-            ("unknown mode", Function::CreatePacket, create(r#"{"total_cents":100,"count":2,"mode":"huge"}"#), 400, "invalid_request"),
-            ("unknown split", Function::CreatePacket, create(r#"{"total_cents":100,"count":2,"split":"even"}"#), 400, "invalid_request"),
-            ("expires 0", Function::CreatePacket, create(r#"{"total_cents":100,"count":2,"expires_in_secs":0}"#), 400, "invalid_request"),
-            ("expires > 7 days", Function::CreatePacket, create(r#"{"total_cents":100,"count":2,"expires_in_secs":604801}"#), 400, "invalid_request"),
-            ("greeting too long", Function::CreatePacket, create(&format!(r#"{{"total_cents":100,"count":2,"greeting":"{long}"}}"#)), 400, "invalid_request"),
-            ("malformed JSON", Function::CreatePacket, create(r#"{"total_cents":100,"#), 400, "invalid_request"),
-            ("empty body", Function::CreatePacket, create(""), 400, "invalid_request"),
-            ("JSON array", Function::CreatePacket, create("[1,2]"), 400, "invalid_request"),
-            ("idempotency key too long", Function::CreatePacket, with_header(create(r#"{"total_cents":100,"count":2}"#), "idempotency-key", &"k".repeat(65)), 400, "invalid_request"),
-            ("no JWT", Function::CreatePacket, event("create-packet-no-auth"), 401, "unauthorized"),
-            ("bad user id", Function::CreatePacket, with_sub(create(r#"{"total_cents":100,"count":2}"#), "a b"), 401, "unauthorized"),
-            ("user id too long", Function::CreatePacket, with_sub(create(r#"{"total_cents":100,"count":2}"#), &"u".repeat(65)), 401, "unauthorized"),
-            ("insufficient funds", Function::CreatePacket, create(r#"{"total_cents":20000,"count":2}"#), 402, "insufficient_funds"),
-            ("idempotency key reused", Function::CreatePacket, with_header(create(r#"{"total_cents":999,"count":10}"#), "idempotency-key", "key-1"), 409, "idempotency_key_reused"),
-            ("grab malformed id", Function::Grab, with_packet(event("grab-grab"), "nope"), 404, "not_found"),
-            ("grab unknown id", Function::Grab, with_packet(event("grab-grab"), &unknown_id), 404, "not_found"),
-            ("view unknown id", Function::Grab, with_packet(event("grab-view"), &unknown_id), 404, "not_found"),
-            ("grab without JWT", Function::Grab, without_auth(with_packet(event("grab-grab"), &id)), 401, "unauthorized"),
-            ("claim without a share", Function::Claim, with_packet(event("claim-claim"), &id), 404, "no_share"),
-            ("claim unknown id", Function::Claim, with_packet(event("claim-claim"), &unknown_id), 404, "not_found"),
-            ("deposit without IAM", Function::Wallet, event("wallet-deposit-no-iam"), 403, "forbidden"),
-            ("deposit zero", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"bob","amount_cents":0,"reference":"r"}"#), 400, "invalid_request"),
-            ("deposit negative", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"bob","amount_cents":-5,"reference":"r"}"#), 400, "invalid_request"),
-            ("deposit fractional", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"bob","amount_cents":1.5,"reference":"r"}"#), 400, "invalid_request"),
-            ("deposit empty reference", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"bob","amount_cents":5,"reference":""}"#), 400, "invalid_request"),
-            ("deposit bad user", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"b{o}b","amount_cents":5,"reference":"r"}"#), 400, "invalid_request"),
-            ("deposit unknown field", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"bob","amount_cents":5,"reference":"r","memo":1}"#), 400, "invalid_request"),
-            ("deposit missing field", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"bob","amount_cents":5}"#), 400, "invalid_request"),
-            ("deposit reference reused", Function::Wallet, with_body(event("wallet-deposit"), r#"{"user_id":"alice","amount_cents":6,"reference":"seed"}"#), 409, "idempotency_key_reused"),
-            ("wallet without JWT", Function::Wallet, without_auth(event("wallet-get")), 401, "unauthorized"),
-            ("unknown route", Function::Wallet, with_route(event("wallet-get"), "GET", "/wallets/x"), 404, "not_found"),
-            ("wrong method", Function::Grab, with_route(with_packet(event("grab-view"), &id), "DELETE", &format!("/packets/{id}")), 405, "method_not_allowed"),
-            ("route of another function", Function::Grab, event("create-packet-lucky"), 404, "not_found"),
+            (
+                "fractional amount",
+                Function::CreatePacket,
+                event("create-packet-bad-amount"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "amount as string",
+                Function::CreatePacket,
+                create(r#"{"total_cents":"100","count":2}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "amount as float",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100.0,"count":2}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "unknown field",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"color":"red"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "count 0",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":0}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "count too big",
+                Function::CreatePacket,
+                create(r#"{"total_cents":20000,"count":10001}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "negative count",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":-1}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "total below count",
+                Function::CreatePacket,
+                create(r#"{"total_cents":5,"count":10}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "total too big",
+                Function::CreatePacket,
+                create(r#"{"total_cents":20001,"count":10}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "fixed not divisible",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":3,"mode":"fixed"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "split on fixed",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"mode":"fixed","split":"line_cut"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "unknown mode",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"mode":"huge"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "unknown split",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"split":"even"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "expires 0",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"expires_in_secs":0}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "expires > 7 days",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"expires_in_secs":604801}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "greeting too long",
+                Function::CreatePacket,
+                create(&format!(
+                    r#"{{"total_cents":100,"count":2,"greeting":"{long}"}}"#
+                )),
+                400,
+                "invalid_request",
+            ),
+            (
+                "malformed JSON",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "empty body",
+                Function::CreatePacket,
+                create(""),
+                400,
+                "invalid_request",
+            ),
+            (
+                "JSON array",
+                Function::CreatePacket,
+                create("[1,2]"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "idempotency key too long",
+                Function::CreatePacket,
+                with_header(
+                    create(r#"{"total_cents":100,"count":2}"#),
+                    "idempotency-key",
+                    &"k".repeat(65),
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "no JWT",
+                Function::CreatePacket,
+                event("create-packet-no-auth"),
+                401,
+                "unauthorized",
+            ),
+            (
+                "bad user id",
+                Function::CreatePacket,
+                with_sub(create(r#"{"total_cents":100,"count":2}"#), "a b"),
+                401,
+                "unauthorized",
+            ),
+            (
+                "user id too long",
+                Function::CreatePacket,
+                with_sub(create(r#"{"total_cents":100,"count":2}"#), &"u".repeat(65)),
+                401,
+                "unauthorized",
+            ),
+            (
+                "insufficient funds",
+                Function::CreatePacket,
+                create(r#"{"total_cents":20000,"count":2}"#),
+                402,
+                "insufficient_funds",
+            ),
+            (
+                "idempotency key reused",
+                Function::CreatePacket,
+                with_header(
+                    create(r#"{"total_cents":999,"count":10}"#),
+                    "idempotency-key",
+                    "key-1",
+                ),
+                409,
+                "idempotency_key_reused",
+            ),
+            (
+                "grab malformed id",
+                Function::Grab,
+                with_packet(event("grab-grab"), "nope"),
+                404,
+                "not_found",
+            ),
+            (
+                "grab unknown id",
+                Function::Grab,
+                with_packet(event("grab-grab"), &unknown_id),
+                404,
+                "not_found",
+            ),
+            (
+                "view unknown id",
+                Function::Grab,
+                with_packet(event("grab-view"), &unknown_id),
+                404,
+                "not_found",
+            ),
+            (
+                "grab without JWT",
+                Function::Grab,
+                without_auth(with_packet(event("grab-grab"), &id)),
+                401,
+                "unauthorized",
+            ),
+            (
+                "claim without a share",
+                Function::Claim,
+                with_packet(event("claim-claim"), &id),
+                404,
+                "no_share",
+            ),
+            (
+                "claim unknown id",
+                Function::Claim,
+                with_packet(event("claim-claim"), &unknown_id),
+                404,
+                "not_found",
+            ),
+            (
+                "deposit without IAM",
+                Function::Wallet,
+                event("wallet-deposit-no-iam"),
+                403,
+                "forbidden",
+            ),
+            (
+                "deposit zero",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","amount_cents":0,"reference":"r"}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit negative",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","amount_cents":-5,"reference":"r"}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit fractional",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","amount_cents":1.5,"reference":"r"}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit empty reference",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","amount_cents":5,"reference":""}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit bad user",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"b{o}b","amount_cents":5,"reference":"r"}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit unknown field",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","amount_cents":5,"reference":"r","memo":1}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit missing field",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","amount_cents":5}"#,
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "deposit reference reused",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"alice","amount_cents":6,"reference":"seed"}"#,
+                ),
+                409,
+                "idempotency_key_reused",
+            ),
+            (
+                "wallet without JWT",
+                Function::Wallet,
+                without_auth(event("wallet-get")),
+                401,
+                "unauthorized",
+            ),
+            (
+                "unknown route",
+                Function::Wallet,
+                with_route(event("wallet-get"), "GET", "/wallets/x"),
+                404,
+                "not_found",
+            ),
+            (
+                "wrong method",
+                Function::Grab,
+                with_route(
+                    with_packet(event("grab-view"), &id),
+                    "DELETE",
+                    &format!("/packets/{id}"),
+                ),
+                405,
+                "method_not_allowed",
+            ),
+            (
+                "route of another function",
+                Function::Grab,
+                event("create-packet-lucky"),
+                404,
+                "not_found",
+            ),
         ];
         let before = snapshot(&redis).await;
         assert!(!before.is_empty());
         for (name, f, ev, status, code) in cases {
             let (s, body, _) = call(&store, f, &ev).await;
-            assert_eq!((s, body["error"].as_str()), (status, Some(code)), "{backend:?} {name}: {body}");
-            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}");
-            assert_eq!(snapshot(&redis).await, before, "{backend:?} {name} changed the data");
+            assert_eq!(
+                (s, body["error"].as_str()),
+                (status, Some(code)),
+                "{backend:?} {name}: {body}"
+            );
+            assert!(
+                body["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "{name}"
+            );
+            assert_eq!(
+                snapshot(&redis).await,
+                before,
+                "{backend:?} {name} changed the data"
+            );
         }
     }
 }
@@ -255,7 +600,12 @@ async fn redis_down_means_503_then_consistent_after_restart() {
     };
     let store = Store::new(cfg);
     assert_eq!(deposit(&store, "alice", 20_000, "d1").await.0, 201);
-    let (_, created, _) = call(&store, Function::CreatePacket, &event("create-packet-lucky")).await;
+    let (_, created, _) = call(
+        &store,
+        Function::CreatePacket,
+        &event("create-packet-lucky"),
+    )
+    .await;
     let id = created["packet_id"].as_str().unwrap().to_string();
     let grab_as = |u: &str| with_sub(with_packet(event("grab-grab"), &id), u);
     let claim_as = |u: &str| with_sub(with_packet(event("claim-claim"), &id), u);
@@ -276,7 +626,11 @@ async fn redis_down_means_503_then_consistent_after_restart() {
     ];
     for (f, ev) in &down {
         let (s, body, retry) = call(&store, *f, ev).await;
-        assert_eq!((s, body["error"].as_str()), (503, Some("unavailable")), "{f:?}: {body}");
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (503, Some("unavailable")),
+            "{f:?}: {body}"
+        );
         assert_eq!(retry.as_deref(), Some("1"));
     }
     assert!(handlers::reclaim_cron(&store).await.is_err());
@@ -297,7 +651,12 @@ async fn redis_down_means_503_then_consistent_after_restart() {
     let (s, b, _) = call(&store, Function::Claim, &claim_as("u2")).await;
     assert_eq!((s, b["repeat"].clone()), (200, json!(false)));
     assert_eq!(call(&store, Function::Grab, &grab_as("u4")).await.0, 200);
-    let (_, view, _) = call(&store, Function::Grab, &with_packet(event("grab-view"), &id)).await;
+    let (_, view, _) = call(
+        &store,
+        Function::Grab,
+        &with_packet(event("grab-view"), &id),
+    )
+    .await;
     assert_eq!(view["grabbed_count"], 4);
     let users: Vec<String> = ["alice", "u1", "u2", "u3", "u4"].map(String::from).to_vec();
     common::assert_conserved(&store, &users, &[id], 20_000).await;

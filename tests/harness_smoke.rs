@@ -7,7 +7,9 @@ use harness::{Backend, RedisCluster, RedisServer, TestRedis};
 use redis::AsyncCommands;
 
 async fn connect(url: &str) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
-    redis::Client::open(url)?.get_multiplexed_async_connection().await
+    redis::Client::open(url)?
+        .get_multiplexed_async_connection()
+        .await
 }
 
 #[tokio::test]

@@ -15,11 +15,18 @@ use aws_credential_types::Credentials;
 use hongbao::auth::iam_auth_token;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn has_botocore(python: &Path) -> bool {
-    Command::new(python).args(["-c", "import botocore"]).output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new(python)
+        .args(["-c", "import botocore"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// A Python with botocore, installing it if needed; `Err(reason)` when that is impossible.
@@ -34,7 +41,11 @@ fn python_with_botocore() -> Result<PathBuf, String> {
         let dir = root().join("target/botocore-venv");
         let python = dir.join("bin/python");
         if !python.exists() {
-            let ok = Command::new("python3").args(["-m", "venv"]).arg(&dir).status().is_ok_and(|s| s.success());
+            let ok = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&dir)
+                .status()
+                .is_ok_and(|s| s.success());
             if !ok {
                 return Err("no .venv and `python3 -m venv` failed".into());
             }
@@ -51,14 +62,26 @@ fn python_with_botocore() -> Result<PathBuf, String> {
     if pip.success() && has_botocore(&python) {
         Ok(python)
     } else {
-        Err(format!("`{} -m pip install botocore` failed", python.display()))
+        Err(format!(
+            "`{} -m pip install botocore` failed",
+            python.display()
+        ))
     }
 }
 
 /// botocore's token; `crt`: through awscrt's signer (when installed) instead of botocore's
 /// pure-Python one.
 #[allow(clippy::too_many_arguments)]
-fn botocore_token(python: &Path, crt: bool, c: &Credentials, region: &str, cache: &str, user: &str, serverless: bool, at: u64) -> String {
+fn botocore_token(
+    python: &Path,
+    crt: bool,
+    c: &Credentials,
+    region: &str,
+    cache: &str,
+    user: &str,
+    serverless: bool,
+    at: u64,
+) -> String {
     let out = Command::new(python)
         .env("BOTO_DISABLE_CRT", if crt { "false" } else { "true" })
         .arg(root().join("tests/support/elasticache_token.py"))
@@ -74,8 +97,15 @@ fn botocore_token(python: &Path, crt: bool, c: &Credentials, region: &str, cache
         ])
         .output()
         .expect("run python");
-    assert!(out.status.success(), "botocore script failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim_end().to_string()
+    assert!(
+        out.status.success(),
+        "botocore script failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end()
+        .to_string()
 }
 
 #[test]
@@ -96,22 +126,61 @@ fn token_matches_botocore_byte_for_byte() {
         None,
         "test",
     );
-    let long_term = Credentials::new("AKIAEXAMPLEKEY123456", "secret/with+chars=", None, None, "test");
+    let long_term = Credentials::new(
+        "AKIAEXAMPLEKEY123456",
+        "secret/with+chars=",
+        None,
+        None,
+        "test",
+    );
     let cases = [
-        (&with_session, "us-east-1", "hongbao-cache", "hongbao-app", false),
-        (&with_session, "ap-southeast-1", "hongbao-serverless", "hongbao-app", true),
-        (&long_term, "eu-west-1", "my-replication-group", "iam-user_01", false),
-        (&long_term, "eu-west-1", "my-serverless-cache", "iam-user_01", true),
+        (
+            &with_session,
+            "us-east-1",
+            "hongbao-cache",
+            "hongbao-app",
+            false,
+        ),
+        (
+            &with_session,
+            "ap-southeast-1",
+            "hongbao-serverless",
+            "hongbao-app",
+            true,
+        ),
+        (
+            &long_term,
+            "eu-west-1",
+            "my-replication-group",
+            "iam-user_01",
+            false,
+        ),
+        (
+            &long_term,
+            "eu-west-1",
+            "my-serverless-cache",
+            "iam-user_01",
+            true,
+        ),
     ];
     for (creds, region, cache, user, serverless) in cases {
         let ours = iam_auth_token(creds, region, cache, user, serverless, time).unwrap();
         let theirs = botocore_token(&python, false, creds, region, cache, user, serverless, at);
-        assert_eq!(ours, theirs, "{region} {cache} {user} serverless={serverless}");
+        assert_eq!(
+            ours, theirs,
+            "{region} {cache} {user} serverless={serverless}"
+        );
         // With awscrt installed (aws-sam-cli brings it), botocore signs through the CRT, which
         // orders X-Amz-SignedHeaders before X-Amz-Expires: same parameters, same signature.
         let crt = botocore_token(&python, true, creds, region, cache, user, serverless, at);
         let sorted = |t: &str| {
-            let mut p: Vec<String> = t.split_once('?').unwrap().1.split('&').map(String::from).collect();
+            let mut p: Vec<String> = t
+                .split_once('?')
+                .unwrap()
+                .1
+                .split('&')
+                .map(String::from)
+                .collect();
             p.sort();
             p
         };

@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::{event, snapshot, with_body, with_sub};
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,8 +31,16 @@ const SOURCE: &str = include_str!("../lua/order_code.lua");
 /// `lua/order_code.lua` with Redis `TIME` replaced by `unix_s` seconds and `micros`
 /// microseconds.
 fn script_at(unix_s: i64, micros: u32) -> Script {
-    assert_eq!(SOURCE.matches("redis.call('TIME')").count(), 1, "one clock read in the script");
-    Script::new(&SOURCE.replacen("redis.call('TIME')", &format!("{{'{unix_s}', '{micros}'}}"), 1))
+    assert_eq!(
+        SOURCE.matches("redis.call('TIME')").count(),
+        1,
+        "one clock read in the script"
+    );
+    Script::new(&SOURCE.replacen(
+        "redis.call('TIME')",
+        &format!("{{'{unix_s}', '{micros}'}}"),
+        1,
+    ))
 }
 
 /// Unix seconds of the UTC civil time `y-m-d hh:mm:ss` (days_from_civil, H. Hinnant), written
@@ -54,7 +64,13 @@ fn order_store(redis: &TestRedis, prefix: &str, tz: &str) -> Arc<Store> {
 
 /// Takes `count` codes with Redis `TIME` = `at` (`micros` µs into the second) and the
 /// function's clock at `around`.
-async fn take_at(store: &Store, count: u32, at: i64, micros: u32, around: i64) -> Result<Outcome, Error> {
+async fn take_at(
+    store: &Store,
+    count: u32,
+    at: i64,
+    micros: u32,
+    around: i64,
+) -> Result<Outcome, Error> {
     order_codes::next_codes_with(store, &script_at(at, micros), count, around).await
 }
 
@@ -80,12 +96,17 @@ async fn day_state(redis: &TestRedis, prefix: &str, yyyymmdd: &str) -> Option<(S
 
 /// The secret of day `yyyymmdd`.
 async fn secret(redis: &TestRedis, prefix: &str, yyyymmdd: &str) -> String {
-    day_state(redis, prefix, yyyymmdd).await.expect("day hash").0
+    day_state(redis, prefix, yyyymmdd)
+        .await
+        .expect("day hash")
+        .0
 }
 
 /// Positions taken so far on day `yyyymmdd`.
 async fn taken(redis: &TestRedis, prefix: &str, yyyymmdd: &str) -> u64 {
-    day_state(redis, prefix, yyyymmdd).await.map_or(0, |(_, n)| n)
+    day_state(redis, prefix, yyyymmdd)
+        .await
+        .map_or(0, |(_, n)| n)
 }
 
 /// Sets the positions taken on day `yyyymmdd` (the day hash must exist).
@@ -93,7 +114,13 @@ async fn set_taken(redis: &TestRedis, prefix: &str, yyyymmdd: &str, n: u64) {
     let s = secret(redis, prefix, yyyymmdd).await;
     let mut conn = redis.raw_conn().await;
     let key = format!("{prefix}:{{oc}}:day:{yyyymmdd}");
-    let _: () = redis::cmd("HSET").arg(key).arg(s).arg(n).query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(key)
+        .arg(s)
+        .arg(n)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
 }
 
 /// The suffix (last 5 digits) of an 11-digit code as a number.
@@ -134,8 +161,13 @@ async fn ninety_thousand_codes_then_exhausted() {
         let next = Arc::new(AtomicUsize::new(0));
         let codes = Arc::new(Mutex::new(Vec::with_capacity(90_000)));
         let tasks = (0..64).map(|_| {
-            let (store, script, sizes, next, codes) =
-                (store.clone(), script.clone(), sizes.clone(), next.clone(), codes.clone());
+            let (store, script, sizes, next, codes) = (
+                store.clone(),
+                script.clone(),
+                sizes.clone(),
+                next.clone(),
+                codes.clone(),
+            );
             tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -156,8 +188,14 @@ async fn ninety_thousand_codes_then_exhausted() {
 
         // 50 left: batches of 100 and 51 fail whole and take nothing.
         for n in [100, 51] {
-            match order_codes::next_codes_with(&store, &script, n, at).await.unwrap() {
-                Outcome::Exhausted { date, retry_after_secs } => {
+            match order_codes::next_codes_with(&store, &script, n, at)
+                .await
+                .unwrap()
+            {
+                Outcome::Exhausted {
+                    date,
+                    retry_after_secs,
+                } => {
                     assert_eq!(date.to_string(), "2026-11-21");
                     assert_eq!(retry_after_secs, 12 * 3600, "until 2026-11-22 00:00 +08:00");
                 }
@@ -170,7 +208,9 @@ async fn ninety_thousand_codes_then_exhausted() {
         for (n, callers, winners) in [(7, 20, 7), (1, 10, 1)] {
             let racers = (0..callers).map(|_| {
                 let (store, script) = (store.clone(), script.clone());
-                tokio::spawn(async move { order_codes::next_codes_with(&store, &script, n, at).await })
+                tokio::spawn(
+                    async move { order_codes::next_codes_with(&store, &script, n, at).await },
+                )
             });
             let mut won = 0;
             for r in join_all(racers).await {
@@ -186,15 +226,34 @@ async fn ninety_thousand_codes_then_exhausted() {
             assert_eq!(won, winners, "{backend}: batches of {n}");
         }
         // The 90,001st.
-        let out = order_codes::next_codes_with(&store, &script, 1, at).await.unwrap();
-        assert!(matches!(out, Outcome::Exhausted { retry_after_secs: 43_200, .. }), "{out:?}");
+        let out = order_codes::next_codes_with(&store, &script, 1, at)
+            .await
+            .unwrap();
+        assert!(
+            matches!(
+                out,
+                Outcome::Exhausted {
+                    retry_after_secs: 43_200,
+                    ..
+                }
+            ),
+            "{out:?}"
+        );
         assert_eq!(taken(&redis, "hb", "20261121").await, 90_000);
 
-        assert!(codes.iter().all(|c| c.len() == 11 && c.bytes().all(|b| b.is_ascii_digit())));
-        assert!(codes.iter().all(|c| c.starts_with("261121") && !c[6..].starts_with('0')));
+        assert!(codes
+            .iter()
+            .all(|c| c.len() == 11 && c.bytes().all(|b| b.is_ascii_digit())));
+        assert!(codes
+            .iter()
+            .all(|c| c.starts_with("261121") && !c[6..].starts_with('0')));
         let distinct: HashSet<u64> = codes.iter().map(|c| suffix(c)).collect();
         assert_eq!(distinct.len(), 90_000, "{backend}: every code once");
-        assert_eq!(distinct, (10_000..=99_999).collect(), "{backend}: the whole day's range");
+        assert_eq!(
+            distinct,
+            (10_000..=99_999).collect(),
+            "{backend}: the whole day's range"
+        );
     }
 }
 
@@ -209,9 +268,15 @@ async fn rollover_at_midnight_and_secret_orders() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         // The function's clock already past midnight, Redis's just before it.
-        let old = issued(take_at(&store, 5, midnight - 1, 999_999, midnight + 1).await, "2026-11-21");
+        let old = issued(
+            take_at(&store, 5, midnight - 1, 999_999, midnight + 1).await,
+            "2026-11-21",
+        );
         // And the other way round.
-        let new = issued(take_at(&store, 5, midnight, 0, midnight - 1).await, "2026-11-22");
+        let new = issued(
+            take_at(&store, 5, midnight, 0, midnight - 1).await,
+            "2026-11-22",
+        );
         assert!(old.iter().all(|c| c.starts_with("261121")), "{old:?}");
         assert!(new.iter().all(|c| c.starts_with("261122")), "{new:?}");
         assert_eq!(taken(&redis, "hb", "20261121").await, 5);
@@ -222,21 +287,45 @@ async fn rollover_at_midnight_and_secret_orders() {
         let k22 = secret(&redis, "hb", "20261122").await;
         assert_eq!(k21.len(), 32);
         assert_ne!(k21, k22, "every day gets its own secret");
-        let (p21, p22) = (order_codes::permutation(5, &k21), order_codes::permutation(5, &k22));
-        assert_eq!(old.iter().map(|c| suffix(c)).collect::<Vec<_>>(), (0..5).map(|p| p21.suffix(p)).collect::<Vec<_>>());
-        assert_eq!(new.iter().map(|c| suffix(c)).collect::<Vec<_>>(), (0..5).map(|p| p22.suffix(p)).collect::<Vec<_>>());
-        let agree = (0..90_000).filter(|&p| p21.permute(p) == p22.permute(p)).count();
-        assert!(agree < 20, "{backend}: the two days agree on {agree} of 90,000 positions");
+        let (p21, p22) = (
+            order_codes::permutation(5, &k21),
+            order_codes::permutation(5, &k22),
+        );
+        assert_eq!(
+            old.iter().map(|c| suffix(c)).collect::<Vec<_>>(),
+            (0..5).map(|p| p21.suffix(p)).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            new.iter().map(|c| suffix(c)).collect::<Vec<_>>(),
+            (0..5).map(|p| p22.suffix(p)).collect::<Vec<_>>()
+        );
+        let agree = (0..90_000)
+            .filter(|&p| p21.permute(p) == p22.permute(p))
+            .count();
+        assert!(
+            agree < 20,
+            "{backend}: the two days agree on {agree} of 90,000 positions"
+        );
 
         // The old day goes on where it stopped (a late request, e.g. the Redis clock read just
         // before midnight by a request that started earlier, still gets day 21's sequence).
-        let more = issued(take_at(&store, 3, midnight - 2, 0, midnight).await, "2026-11-21");
-        assert_eq!(more.iter().map(|c| suffix(c)).collect::<Vec<_>>(), (5..8).map(|p| p21.suffix(p)).collect::<Vec<_>>());
+        let more = issued(
+            take_at(&store, 3, midnight - 2, 0, midnight).await,
+            "2026-11-21",
+        );
+        assert_eq!(
+            more.iter().map(|c| suffix(c)).collect::<Vec<_>>(),
+            (5..8).map(|p| p21.suffix(p)).collect::<Vec<_>>()
+        );
 
         // Both day hashes expire by themselves, in about two days.
         let mut conn = redis.raw_conn().await;
         for day in ["20261121", "20261122"] {
-            let ttl: i64 = redis::cmd("TTL").arg(format!("hb:{{oc}}:day:{day}")).query_async(&mut conn).await.unwrap();
+            let ttl: i64 = redis::cmd("TTL")
+                .arg(format!("hb:{{oc}}:day:{day}"))
+                .query_async(&mut conn)
+                .await
+                .unwrap();
             assert!((172_000..=172_800).contains(&ttl), "{day}: TTL {ttl}");
         }
 
@@ -244,11 +333,17 @@ async fn rollover_at_midnight_and_secret_orders() {
         let later = midnight + 3600;
         let mut singles = Vec::new();
         for _ in 0..1000 {
-            singles.extend(issued(take_at(&store, 1, later, 0, later).await, "2026-11-22"));
+            singles.extend(issued(
+                take_at(&store, 1, later, 0, later).await,
+                "2026-11-22",
+            ));
         }
         let mut batched = Vec::new();
         for _ in 0..100 {
-            batched.extend(issued(take_at(&store, 100, later, 0, later).await, "2026-11-22"));
+            batched.extend(issued(
+                take_at(&store, 100, later, 0, later).await,
+                "2026-11-22",
+            ));
         }
         // For a random order, ascending adjacent pairs of n values: mean (n-1)/2, standard
         // deviation sqrt((n+1)/12); allow 6 of them.
@@ -257,11 +352,21 @@ async fn rollover_at_midnight_and_secret_orders() {
             let n = xs.len() as f64;
             let (mean, sd) = ((n - 1.0) / 2.0, ((n + 1.0) / 12.0).sqrt());
             let up = ascending_pairs(&xs) as f64;
-            assert!((up - mean).abs() < 6.0 * sd, "{backend} {name}: {up} ascending pairs of {n}");
+            assert!(
+                (up - mean).abs() < 6.0 * sd,
+                "{backend} {name}: {up} ascending pairs of {n}"
+            );
             // And no small steps: neighbours are about 30,000 apart on average, as for
             // independent uniform values (|a - b| has mean 90,000 / 3).
-            let gap = xs.windows(2).map(|w| w[0].abs_diff(w[1]) as f64).sum::<f64>() / (n - 1.0);
-            assert!((gap - 30_000.0).abs() < 3_000.0, "{backend} {name}: mean gap {gap}");
+            let gap = xs
+                .windows(2)
+                .map(|w| w[0].abs_diff(w[1]) as f64)
+                .sum::<f64>()
+                / (n - 1.0);
+            assert!(
+                (gap - 30_000.0).abs() < 3_000.0,
+                "{backend} {name}: mean gap {gap}"
+            );
         }
     }
 }
@@ -288,7 +393,11 @@ async fn first_requests_of_a_day_share_one_secret() {
         let perm = order_codes::permutation(5, &secret(&redis, "hb", "20261123").await);
         assert_eq!(got, (0..200).map(|p| perm.suffix(p)).collect(), "{backend}");
         let mut conn = redis.raw_conn().await;
-        let newest: i64 = redis::cmd("GET").arg("hb:{oc}:newest_day").query_async(&mut conn).await.unwrap();
+        let newest: i64 = redis::cmd("GET")
+            .arg("hb:{oc}:newest_day")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
         assert_eq!(newest, unix(2026, 11, 23, 0, 0, 0) / 86_400);
     }
 }
@@ -304,27 +413,54 @@ async fn dst_zone_business_day_follows_redis_time() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "dst", "America/Santiago");
         // 03:30Z is 23:30 -04 on 2026-04-04 (a fixed -03 would say 00:30 on the 5th).
-        let codes = issued(take_at(&store, 2, transition + 1800, 0, before).await, "2026-04-04");
+        let codes = issued(
+            take_at(&store, 2, transition + 1800, 0, before).await,
+            "2026-04-04",
+        );
         assert!(codes.iter().all(|c| c.starts_with("260404")), "{codes:?}");
-        issued(take_at(&store, 1, transition - 1, 999_999, before).await, "2026-04-04");
-        issued(take_at(&store, 1, transition + 3599, 999_999, before).await, "2026-04-04");
-        issued(take_at(&store, 1, transition + 3600, 0, before).await, "2026-04-05");
+        issued(
+            take_at(&store, 1, transition - 1, 999_999, before).await,
+            "2026-04-04",
+        );
+        issued(
+            take_at(&store, 1, transition + 3599, 999_999, before).await,
+            "2026-04-04",
+        );
+        issued(
+            take_at(&store, 1, transition + 3600, 0, before).await,
+            "2026-04-05",
+        );
         assert_eq!(taken(&redis, "dst", "20260404").await, 4);
         assert_eq!(taken(&redis, "dst", "20260405").await, 1);
 
         // Exhausted at 03:30Z: the next business day starts at 04:00Z, in 1,800 s.
         set_taken(&redis, "dst", "20260404", 90_000).await;
-        match take_at(&store, 1, transition + 1800, 0, before).await.unwrap() {
-            Outcome::Exhausted { date, retry_after_secs } => {
-                assert_eq!((date.to_string().as_str(), retry_after_secs), ("2026-04-04", 1800));
+        match take_at(&store, 1, transition + 1800, 0, before)
+            .await
+            .unwrap()
+        {
+            Outcome::Exhausted {
+                date,
+                retry_after_secs,
+            } => {
+                assert_eq!(
+                    (date.to_string().as_str(), retry_after_secs),
+                    ("2026-04-04", 1800)
+                );
             }
             other => panic!("{backend}: {other:?}"),
         }
         // New York, autumn: the local day 2026-11-01 has 25 hours and ends at 05:00Z.
         let store = order_store(&redis, "ny", "America/New_York");
         let end = unix(2026, 11, 2, 5, 0, 0);
-        issued(take_at(&store, 1, end - 1, 0, end - 5 * 3600).await, "2026-11-01");
-        issued(take_at(&store, 1, end, 0, end - 5 * 3600).await, "2026-11-02");
+        issued(
+            take_at(&store, 1, end - 1, 0, end - 5 * 3600).await,
+            "2026-11-01",
+        );
+        issued(
+            take_at(&store, 1, end, 0, end - 5 * 3600).await,
+            "2026-11-02",
+        );
     }
 }
 
@@ -339,7 +475,10 @@ async fn refuses_clock_skew_and_lost_days() {
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let out = take_at(&store, 1, at, 0, at - 7 * 3600).await;
         assert!(matches!(out, Err(Error::Unavailable(_))), "{out:?}");
-        assert!(redis.all_keys().await.is_empty(), "{backend}: nothing written");
+        assert!(
+            redis.all_keys().await.is_empty(),
+            "{backend}: nothing written"
+        );
 
         issued(take_at(&store, 10, at, 0, at).await, "2026-11-21");
         // The Redis clock three days back: that day has no hash, and re-creating one for a day
@@ -349,15 +488,29 @@ async fn refuses_clock_skew_and_lost_days() {
         assert!(matches!(out, Err(Error::Internal(_))), "{out:?}");
         // The current day's hash vanishes (eviction, a careless DEL): refused, not restarted.
         let mut conn = redis.raw_conn().await;
-        let _: () = redis::cmd("DEL").arg("hb:{oc}:day:20261121").query_async(&mut conn).await.unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg("hb:{oc}:day:20261121")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
         let out = take_at(&store, 1, at + 60, 0, at + 60).await;
         assert!(matches!(out, Err(Error::Internal(_))), "{out:?}");
-        assert_eq!(redis.all_keys().await, vec!["hb:{oc}:newest_day".to_string()], "{backend}");
+        assert_eq!(
+            redis.all_keys().await,
+            vec!["hb:{oc}:newest_day".to_string()],
+            "{backend}"
+        );
         // The next day starts normally.
-        issued(take_at(&store, 1, at + 86_400, 0, at + 86_400).await, "2026-11-22");
+        issued(
+            take_at(&store, 1, at + 86_400, 0, at + 86_400).await,
+            "2026-11-22",
+        );
         // Out-of-range counts are refused before Redis is asked.
         for n in [0, 101] {
-            assert!(matches!(take_at(&store, n, at, 0, at).await, Err(Error::Internal(_))));
+            assert!(matches!(
+                take_at(&store, n, at, 0, at).await,
+                Err(Error::Internal(_))
+            ));
         }
     }
 }
@@ -374,7 +527,10 @@ async fn stale_secret_guesses_are_corrected() {
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let first = issued(take_at(&store, 3, at, 0, at).await, "2026-11-24");
         let old = secret(&redis, "hb", "20261124").await;
-        assert_eq!(suffix(&first[0]), order_codes::permutation(5, &old).suffix(0));
+        assert_eq!(
+            suffix(&first[0]),
+            order_codes::permutation(5, &old).suffix(0)
+        );
 
         // Flushed: the remembered secret is stale; the day starts afresh with a new one.
         redis.flushall().await;
@@ -382,54 +538,81 @@ async fn stale_secret_guesses_are_corrected() {
         let new = secret(&redis, "hb", "20261124").await;
         assert_ne!(new, old);
         let perm = order_codes::permutation(5, &new);
-        assert_eq!(again.iter().map(|c| suffix(c)).collect::<Vec<_>>(), vec![perm.suffix(0), perm.suffix(1)]);
-        assert_eq!(day_state(&redis, "hb", "20261124").await, Some((new.clone(), 2)));
+        assert_eq!(
+            again.iter().map(|c| suffix(c)).collect::<Vec<_>>(),
+            vec![perm.suffix(0), perm.suffix(1)]
+        );
+        assert_eq!(
+            day_state(&redis, "hb", "20261124").await,
+            Some((new.clone(), 2))
+        );
 
         // Another secret in the hash (10 positions taken): the guess is undone, the stored
         // secret is used and remembered.
         let other = order_codes::new_day_secret();
         let key = "hb:{oc}:day:20261124";
         let mut conn = redis.raw_conn().await;
-        let _: () = redis::cmd("DEL").arg(key).query_async(&mut conn).await.unwrap();
-        let _: () = redis::cmd("HSET").arg(key).arg(&other).arg(10).query_async(&mut conn).await.unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg(key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg(key)
+            .arg(&other)
+            .arg(10)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
         let codes = issued(take_at(&store, 2, at, 0, at).await, "2026-11-24");
         let perm = order_codes::permutation(5, &other);
-        assert_eq!(codes.iter().map(|c| suffix(c)).collect::<Vec<_>>(), vec![perm.suffix(10), perm.suffix(11)]);
-        assert_eq!(day_state(&redis, "hb", "20261124").await, Some((other.clone(), 12)));
+        assert_eq!(
+            codes.iter().map(|c| suffix(c)).collect::<Vec<_>>(),
+            vec![perm.suffix(10), perm.suffix(11)]
+        );
+        assert_eq!(
+            day_state(&redis, "hb", "20261124").await,
+            Some((other.clone(), 12))
+        );
 
         // Used up, reached with a wrong guess (slow path) and with the right one (fast path):
         // exhausted, nothing taken, still one field.
         for guess_right in [false, true] {
             let fresh = order_codes::new_day_secret();
-            let _: () = redis::cmd("DEL").arg(key).query_async(&mut conn).await.unwrap();
-            let _: () = redis::cmd("HSET").arg(key).arg(&fresh).arg(89_999).query_async(&mut conn).await.unwrap();
+            let _: () = redis::cmd("DEL")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            let _: () = redis::cmd("HSET")
+                .arg(key)
+                .arg(&fresh)
+                .arg(89_999)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
             if guess_right {
                 issued(take_at(&store, 1, at, 0, at).await, "2026-11-24");
             } else {
-                let _: () = redis::cmd("HSET").arg(key).arg(&fresh).arg(90_000).query_async(&mut conn).await.unwrap();
+                let _: () = redis::cmd("HSET")
+                    .arg(key)
+                    .arg(&fresh)
+                    .arg(90_000)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
             }
             let out = take_at(&store, 1, at, 0, at).await.unwrap();
-            assert!(matches!(out, Outcome::Exhausted { .. }), "{backend} guess right {guess_right}: {out:?}");
-            assert_eq!(day_state(&redis, "hb", "20261124").await, Some((fresh, 90_000)));
+            assert!(
+                matches!(out, Outcome::Exhausted { .. }),
+                "{backend} guess right {guess_right}: {out:?}"
+            );
+            assert_eq!(
+                day_state(&redis, "hb", "20261124").await,
+                Some((fresh, 90_000))
+            );
         }
     }
-}
-
-/// Loads `events/<name>.json`.
-fn event(name: &str) -> Value {
-    let path = format!("{}/../events/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn with_body(mut v: Value, body: &str) -> Value {
-    v["body"] = json!(body);
-    v
-}
-
-fn with_sub(mut v: Value, sub: &str) -> Value {
-    v["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = json!(sub);
-    v
 }
 
 /// Sends `v` through the next-order-code handler; returns (status, JSON body, Retry-After).
@@ -437,20 +620,12 @@ async fn call(store: &Store, v: &Value) -> (u16, Value, Option<String>) {
     let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
     let resp: Response<Body> = handlers::next_order_code(store, req).await;
     assert_eq!(resp.headers()["content-type"], "application/json");
-    let retry = resp.headers().get("retry-after").map(|h| h.to_str().unwrap().to_string());
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|h| h.to_str().unwrap().to_string());
     let body: Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
     (resp.status().as_u16(), body, retry)
-}
-
-/// Every key and its serialized value (DUMP), to prove "nothing changed".
-async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
-    let mut conn = redis.raw_conn().await;
-    let mut out = Vec::new();
-    for key in redis.all_keys().await {
-        let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.unwrap();
-        out.push((key, dump));
-    }
-    out
 }
 
 /// Redis `TIME` in Unix seconds.
@@ -474,7 +649,10 @@ async fn handler_contract_and_bad_inputs() {
         }
         let local_day = (redis_now(&redis).await + 8 * 3600).div_euclid(86_400);
         let date = order_codes::date_of_day(local_day).unwrap();
-        let (yymmdd, yyyymmdd) = (date.format("%y%m%d").to_string(), date.format("%Y%m%d").to_string());
+        let (yymmdd, yyyymmdd) = (
+            date.format("%y%m%d").to_string(),
+            date.format("%Y%m%d").to_string(),
+        );
 
         let (s, b, _) = call(&store, &event("next-order-code-single")).await;
         assert_eq!(s, 201, "{b}");
@@ -482,14 +660,30 @@ async fn handler_contract_and_bad_inputs() {
         let codes = b["codes"].as_array().unwrap();
         assert_eq!(codes.len(), 1);
         let code = codes[0].as_str().unwrap();
-        assert!(code.len() == 11 && code.starts_with(&yymmdd) && !code[6..].starts_with('0'), "{code}");
+        assert!(
+            code.len() == 11 && code.starts_with(&yymmdd) && !code[6..].starts_with('0'),
+            "{code}"
+        );
 
         let (s, b, _) = call(&store, &event("next-order-code-batch")).await;
-        assert_eq!((s, b["date"].clone()), (201, json!(date.to_string())), "{b}");
-        let batch: HashSet<&str> = b["codes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+        assert_eq!(
+            (s, b["date"].clone()),
+            (201, json!(date.to_string())),
+            "{b}"
+        );
+        let batch: HashSet<&str> = b["codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
         assert_eq!(batch.len(), 100);
         assert!(!batch.contains(code));
-        let (s, b, _) = call(&store, &with_body(event("next-order-code-single"), r#"{"count": 7}"#)).await;
+        let (s, b, _) = call(
+            &store,
+            &with_body(event("next-order-code-single"), r#"{"count": 7}"#),
+        )
+        .await;
         assert_eq!((s, b["codes"].as_array().map(Vec::len)), (201, Some(7)));
         let (s, b, _) = call(&store, &with_body(event("next-order-code-single"), "{}")).await;
         assert_eq!((s, b["codes"].as_array().map(Vec::len)), (201, Some(1)));
@@ -497,42 +691,113 @@ async fn handler_contract_and_bad_inputs() {
 
         let ev = |body: &str| with_body(event("next-order-code-single"), body);
         let mut no_auth = event("next-order-code-single");
-        no_auth["requestContext"].as_object_mut().unwrap().remove("authorizer");
+        no_auth["requestContext"]
+            .as_object_mut()
+            .unwrap()
+            .remove("authorizer");
         let mut get = event("next-order-code-single");
         get["requestContext"]["http"]["method"] = json!("GET");
         let cases: Vec<(&str, Value, u16, &str)> = vec![
-            ("fixture: count 101", event("next-order-code-bad-count"), 400, "invalid_request"),
+            (
+                "fixture: count 101",
+                event("next-order-code-bad-count"),
+                400,
+                "invalid_request",
+            ),
             ("count 0", ev(r#"{"count": 0}"#), 400, "invalid_request"),
             ("count -1", ev(r#"{"count": -1}"#), 400, "invalid_request"),
-            ("count huge", ev(r#"{"count": 18446744073709551616}"#), 400, "invalid_request"),
-            ("count fractional", ev(r#"{"count": 1.5}"#), 400, "invalid_request"),
-            ("count float", ev(r#"{"count": 2.0}"#), 400, "invalid_request"),
-            ("count as string", ev(r#"{"count": "5"}"#), 400, "invalid_request"),
-            ("count null", ev(r#"{"count": null}"#), 400, "invalid_request"),
-            ("unknown field", ev(r#"{"count": 1, "prefix": "99"}"#), 400, "invalid_request"),
+            (
+                "count huge",
+                ev(r#"{"count": 18446744073709551616}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "count fractional",
+                ev(r#"{"count": 1.5}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "count float",
+                ev(r#"{"count": 2.0}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "count as string",
+                ev(r#"{"count": "5"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "count null",
+                ev(r#"{"count": null}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "unknown field",
+                ev(r#"{"count": 1, "prefix": "99"}"#),
+                400,
+                "invalid_request",
+            ),
             ("JSON array", ev("[1]"), 400, "invalid_request"),
             ("bare number", ev("5"), 400, "invalid_request"),
-            ("malformed JSON", ev(r#"{"count": "#), 400, "invalid_request"),
+            (
+                "malformed JSON",
+                ev(r#"{"count": "#),
+                400,
+                "invalid_request",
+            ),
             ("no JWT", no_auth, 401, "unauthorized"),
-            ("bad user id", with_sub(ev("{}"), "a b"), 401, "unauthorized"),
+            (
+                "bad user id",
+                with_sub(ev("{}"), "a b"),
+                401,
+                "unauthorized",
+            ),
             ("GET", get, 405, "method_not_allowed"),
-            ("route of another function", event("create-packet-lucky"), 404, "not_found"),
+            (
+                "route of another function",
+                event("create-packet-lucky"),
+                404,
+                "not_found",
+            ),
         ];
         let before = snapshot(&redis).await;
         for (name, ev, status, code) in cases {
             let (s, body, _) = call(&store, &ev).await;
-            assert_eq!((s, body["error"].as_str()), (status, Some(code)), "{backend} {name}: {body}");
-            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}");
-            assert_eq!(snapshot(&redis).await, before, "{backend} {name} changed the data");
+            assert_eq!(
+                (s, body["error"].as_str()),
+                (status, Some(code)),
+                "{backend} {name}: {body}"
+            );
+            assert!(
+                body["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "{name}"
+            );
+            assert_eq!(
+                snapshot(&redis).await,
+                before,
+                "{backend} {name} changed the data"
+            );
         }
 
         // Exhausted: 5 codes left today; a batch of 6 fails whole, 5 singles succeed, then 503.
         set_taken(&redis, "hb", &yyyymmdd, 89_995).await;
         let (s, b, retry) = call(&store, &ev(r#"{"count": 6}"#)).await;
-        assert_eq!((s, b["error"].as_str(), b["date"].as_str()), (503, Some("exhausted"), Some(date.to_string().as_str())), "{b}");
+        assert_eq!(
+            (s, b["error"].as_str(), b["date"].as_str()),
+            (503, Some("exhausted"), Some(date.to_string().as_str())),
+            "{b}"
+        );
         let retry: i64 = retry.expect("Retry-After").parse().unwrap();
         let until_midnight = 86_400 - (redis_now(&redis).await + 8 * 3600).rem_euclid(86_400);
-        assert!((retry - until_midnight).abs() <= 2, "Retry-After {retry}, midnight in {until_midnight} s");
+        assert!(
+            (retry - until_midnight).abs() <= 2,
+            "Retry-After {retry}, midnight in {until_midnight} s"
+        );
         assert_eq!(taken(&redis, "hb", &yyyymmdd).await, 89_995);
         for _ in 0..5 {
             assert_eq!(call(&store, &event("next-order-code-single")).await.0, 201);
@@ -553,6 +818,9 @@ async fn handler_contract_and_bad_inputs() {
     server.stop();
     let store = Store::new(cfg);
     let (s, b, retry) = call(&store, &event("next-order-code-batch")).await;
-    assert_eq!((s, b["error"].as_str(), retry.as_deref()), (503, Some("unavailable"), Some("1")), "{b}");
+    assert_eq!(
+        (s, b["error"].as_str(), retry.as_deref()),
+        (503, Some("unavailable"), Some("1")),
+        "{b}"
+    );
 }
-

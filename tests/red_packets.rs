@@ -22,9 +22,20 @@ async fn two_thousand_grabbers_one_hundred_shares() {
         let tasks = (0..2000).map(|i| {
             let store = store.clone();
             let id = p.packet_id.clone();
-            tokio::spawn(async move { (i, packets::grab(&store, &id, &format!("user{i}")).await.unwrap()) })
+            tokio::spawn(async move {
+                (
+                    i,
+                    packets::grab(&store, &id, &format!("user{i}"))
+                        .await
+                        .unwrap(),
+                )
+            })
         });
-        let results: Vec<_> = join_all(tasks).await.into_iter().map(Result::unwrap).collect();
+        let results: Vec<_> = join_all(tasks)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
         let mut winners = HashSet::new();
         let mut share_ids = HashSet::new();
         let (mut sum, mut sold_out) = (0, 0);
@@ -48,10 +59,19 @@ async fn two_thousand_grabbers_one_hundred_shares() {
         assert_eq!(view.status, packets::Status::SoldOut);
         assert_eq!(view.grabs.len(), 100);
         assert_eq!(view.packet.grabbed_cents, 10_000);
-        let best = view.grabs.iter().map(|g| g.share.amount_cents).max().unwrap();
+        let best = view
+            .grabs
+            .iter()
+            .map(|g| g.share.amount_cents)
+            .max()
+            .unwrap();
         let (best_user, best_amount) = view.best_luck.clone().unwrap();
         assert_eq!(best_amount, best);
-        let first_best = view.grabs.iter().find(|g| g.share.amount_cents == best).unwrap();
+        let first_best = view
+            .grabs
+            .iter()
+            .find(|g| g.share.amount_cents == best)
+            .unwrap();
         assert_eq!(best_user, first_best.user_id, "ties go to the earlier grab");
     }
 }
@@ -70,7 +90,11 @@ async fn one_user_many_grabs_and_the_rate_limit() {
             let id = p.packet_id.clone();
             tokio::spawn(async move { packets::grab(&store, &id, "greedy").await.unwrap() })
         });
-        let results: Vec<_> = join_all(tasks).await.into_iter().map(Result::unwrap).collect();
+        let results: Vec<_> = join_all(tasks)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
         let grabbed: Vec<_> = results
             .iter()
             .filter_map(|r| match r {
@@ -93,17 +117,30 @@ async fn one_user_many_grabs_and_the_rate_limit() {
         let p = create(&strict, "sender", &lucky(100, 10, 600)).await;
         let mut outcomes = Vec::new();
         for _ in 0..11 {
-            outcomes.push(packets::grab(&strict, &p.packet_id, "spammer").await.unwrap());
+            outcomes.push(
+                packets::grab(&strict, &p.packet_id, "spammer")
+                    .await
+                    .unwrap(),
+            );
         }
-        assert!(matches!(outcomes[0], GrabOutcome::Grabbed { .. }), "{outcomes:?}");
-        assert!(outcomes[1..10].iter().all(|o| matches!(o, GrabOutcome::AlreadyGrabbed(_))));
+        assert!(
+            matches!(outcomes[0], GrabOutcome::Grabbed { .. }),
+            "{outcomes:?}"
+        );
+        assert!(outcomes[1..10]
+            .iter()
+            .all(|o| matches!(o, GrabOutcome::AlreadyGrabbed(_))));
         match outcomes[10] {
-            GrabOutcome::RateLimited { retry_after_ms } => assert!((1..=1000).contains(&retry_after_ms)),
+            GrabOutcome::RateLimited { retry_after_ms } => {
+                assert!((1..=1000).contains(&retry_after_ms))
+            }
             ref other => panic!("11th attempt: {other:?}"),
         }
         // Another user on the same packet is not affected.
         assert!(matches!(
-            packets::grab(&strict, &p.packet_id, "someone-else").await.unwrap(),
+            packets::grab(&strict, &p.packet_id, "someone-else")
+                .await
+                .unwrap(),
             GrabOutcome::Grabbed { .. }
         ));
     }
@@ -126,11 +163,17 @@ async fn twenty_concurrent_claims_credit_once() {
             let id = p.packet_id.clone();
             tokio::spawn(async move { packets::claim(&store, &id, "bob").await.unwrap() })
         });
-        let results: Vec<_> = join_all(tasks).await.into_iter().map(Result::unwrap).collect();
+        let results: Vec<_> = join_all(tasks)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
         let mut first = 0;
         for r in &results {
             match r {
-                ClaimOutcome::Claimed { share: s, repeat, .. } => {
+                ClaimOutcome::Claimed {
+                    share: s, repeat, ..
+                } => {
                     assert_eq!(*s, share);
                     if !repeat {
                         first += 1;
@@ -140,14 +183,26 @@ async fn twenty_concurrent_claims_credit_once() {
             }
         }
         assert_eq!(first, 1, "{backend:?}: exactly one claim credits");
-        assert_eq!(wallet::balance(&store, "bob").await.unwrap(), share.amount_cents);
+        assert_eq!(
+            wallet::balance(&store, "bob").await.unwrap(),
+            share.amount_cents
+        );
         let w = wallet::get(&store, "bob").await.unwrap();
         assert_eq!(w.entries.len(), 1);
         assert_eq!(w.entries[0].kind, wallet::EntryKind::ClaimCredit);
         assert_eq!(w.entries[0].reference, p.packet_id);
         // Someone who grabbed nothing has nothing to claim.
-        assert_eq!(packets::claim(&store, &p.packet_id, "carol").await.unwrap(), ClaimOutcome::NoShare);
-        assert_conserved(&store, &["sender".into(), "bob".into()], std::slice::from_ref(&p.packet_id), 500).await;
+        assert_eq!(
+            packets::claim(&store, &p.packet_id, "carol").await.unwrap(),
+            ClaimOutcome::NoShare
+        );
+        assert_conserved(
+            &store,
+            &["sender".into(), "bob".into()],
+            std::slice::from_ref(&p.packet_id),
+            500,
+        )
+        .await;
     }
 }
 
@@ -162,7 +217,9 @@ async fn expiry_and_reclaim_refund_once() {
         let p = create(&store, "sender", &lucky(1000, 10, 2)).await;
         let mut claimed = 0;
         for u in ["u1", "u2", "u3", "u4"] {
-            let GrabOutcome::Grabbed { share, .. } = packets::grab(&store, &p.packet_id, u).await.unwrap() else {
+            let GrabOutcome::Grabbed { share, .. } =
+                packets::grab(&store, &p.packet_id, u).await.unwrap()
+            else {
                 panic!("grab failed")
             };
             if u != "u4" {
@@ -174,8 +231,14 @@ async fn expiry_and_reclaim_refund_once() {
         let early = reclaim::run(&store).await.unwrap();
         assert_eq!(early.settled, 0);
         sleep_until_redis_ms(&store, p.expires_at_ms).await;
-        assert_eq!(packets::grab(&store, &p.packet_id, "late").await.unwrap(), GrabOutcome::Expired);
-        assert_eq!(packets::claim(&store, &p.packet_id, "u4").await.unwrap(), ClaimOutcome::Expired);
+        assert_eq!(
+            packets::grab(&store, &p.packet_id, "late").await.unwrap(),
+            GrabOutcome::Expired
+        );
+        assert_eq!(
+            packets::claim(&store, &p.packet_id, "u4").await.unwrap(),
+            ClaimOutcome::Expired
+        );
         let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
         assert_eq!(view.status, packets::Status::Expired);
 
@@ -185,8 +248,14 @@ async fn expiry_and_reclaim_refund_once() {
         assert_eq!(a.refunded_cents + b.refunded_cents, 1000 - claimed);
         // Runs after that find nothing to do.
         let again = reclaim::run(&store).await.unwrap();
-        assert_eq!((again.settled, again.refunded_cents, again.remaining_due), (0, 0, 0));
-        assert_eq!(wallet::balance(&store, "sender").await.unwrap(), 1000 - claimed);
+        assert_eq!(
+            (again.settled, again.refunded_cents, again.remaining_due),
+            (0, 0, 0)
+        );
+        assert_eq!(
+            wallet::balance(&store, "sender").await.unwrap(),
+            1000 - claimed
+        );
         let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
         assert_eq!(view.status, packets::Status::Settled);
         assert_eq!(view.packet.refunded_cents, 1000 - claimed);
@@ -195,7 +264,9 @@ async fn expiry_and_reclaim_refund_once() {
             packets::claim(&store, &p.packet_id, "u1").await.unwrap(),
             ClaimOutcome::Claimed { repeat: true, .. }
         ));
-        let users: Vec<String> = ["sender", "u1", "u2", "u3", "u4"].map(String::from).to_vec();
+        let users: Vec<String> = ["sender", "u1", "u2", "u3", "u4"]
+            .map(String::from)
+            .to_vec();
         assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 1000).await;
         // Settled packets keep their records for the retention period only.
         let mut conn = redis.raw_conn().await;
@@ -220,7 +291,9 @@ async fn claims_racing_reclaim_at_the_deadline() {
         let p = create(&store, "sender", &lucky(2000, 20, 1)).await;
         let mut shares = Vec::new();
         for u in &users {
-            let GrabOutcome::Grabbed { share, .. } = packets::grab(&store, &p.packet_id, u).await.unwrap() else {
+            let GrabOutcome::Grabbed { share, .. } =
+                packets::grab(&store, &p.packet_id, u).await.unwrap()
+            else {
                 panic!()
             };
             shares.push(share.amount_cents);
@@ -255,7 +328,11 @@ async fn claims_racing_reclaim_at_the_deadline() {
         let mut claimed = 0;
         for (r, amount) in claims.into_iter().map(Result::unwrap).zip(&shares) {
             match r {
-                ClaimOutcome::Claimed { repeat: false, share, .. } => {
+                ClaimOutcome::Claimed {
+                    repeat: false,
+                    share,
+                    ..
+                } => {
                     assert_eq!(share.amount_cents, *amount);
                     claimed += amount;
                 }
@@ -263,7 +340,11 @@ async fn claims_racing_reclaim_at_the_deadline() {
                 other => panic!("{other:?}"),
             }
         }
-        assert_eq!(claimed + refunded, 2000, "{backend:?}: claimed {claimed} refunded {refunded}");
+        assert_eq!(
+            claimed + refunded,
+            2000,
+            "{backend:?}: claimed {claimed} refunded {refunded}"
+        );
         let credited: i64 = {
             let mut s = 0;
             for u in &users {
@@ -292,7 +373,9 @@ async fn interrupted_claims_are_redriven_once() {
         let mut conn = store.conn().await.unwrap();
         let mut amounts = Vec::new();
         for u in ["a", "b", "c"] {
-            let GrabOutcome::Grabbed { share, .. } = packets::grab(&store, &p.packet_id, u).await.unwrap() else {
+            let GrabOutcome::Grabbed { share, .. } =
+                packets::grab(&store, &p.packet_id, u).await.unwrap()
+            else {
                 panic!()
             };
             amounts.push(share.amount_cents);
@@ -308,7 +391,11 @@ async fn interrupted_claims_are_redriven_once() {
         }
         // "a" retries and gets its money (this call credits it: repeat is false).
         match packets::claim(&store, &p.packet_id, "a").await.unwrap() {
-            ClaimOutcome::Claimed { repeat, balance_cents, .. } => {
+            ClaimOutcome::Claimed {
+                repeat,
+                balance_cents,
+                ..
+            } => {
                 assert!(!repeat);
                 assert_eq!(balance_cents, amounts[0]);
             }
@@ -319,7 +406,11 @@ async fn interrupted_claims_are_redriven_once() {
         // "b" and "c" never come back: reclaim-cron re-drives them after the deadline.
         sleep_until_redis_ms(&store, p.expires_at_ms).await;
         let s = reclaim::run(&store).await.unwrap();
-        assert_eq!((s.settled, s.refunded_cents, s.redriven), (1, 0, 2), "{s:?}");
+        assert_eq!(
+            (s.settled, s.refunded_cents, s.redriven),
+            (1, 0, 2),
+            "{s:?}"
+        );
         assert_eq!(wallet::balance(&store, "b").await.unwrap(), amounts[1]);
         assert_eq!(wallet::balance(&store, "c").await.unwrap(), amounts[2]);
         assert_eq!(wallet::balance(&store, "a").await.unwrap(), amounts[0]);
@@ -336,16 +427,23 @@ async fn create_is_idempotent_and_funded() {
         let store = store(&redis, |_| {});
         fund(&store, "sender", 1500).await;
         let req = lucky(1000, 10, 600);
-        let a = packets::create(&store, "sender", &req, Some("k1")).await.unwrap();
-        let b = packets::create(&store, "sender", &req, Some("k1")).await.unwrap();
-        let (packets::CreateOutcome::Created(pa), packets::CreateOutcome::Repeat(pb)) = (a, b) else {
+        let a = packets::create(&store, "sender", &req, Some("k1"))
+            .await
+            .unwrap();
+        let b = packets::create(&store, "sender", &req, Some("k1"))
+            .await
+            .unwrap();
+        let (packets::CreateOutcome::Created(pa), packets::CreateOutcome::Repeat(pb)) = (a, b)
+        else {
             panic!("expected created then repeat")
         };
         assert_eq!(pa, pb);
         assert_eq!(wallet::balance(&store, "sender").await.unwrap(), 500);
         let other = lucky(100, 10, 600);
         assert_eq!(
-            packets::create(&store, "sender", &other, Some("k1")).await.unwrap(),
+            packets::create(&store, "sender", &other, Some("k1"))
+                .await
+                .unwrap(),
             packets::CreateOutcome::IdempotencyKeyReused
         );
         assert_eq!(
@@ -365,14 +463,25 @@ async fn create_is_idempotent_and_funded() {
         let pf = create(&store, "sender", &fixed).await;
         for u in 0..5 {
             let GrabOutcome::Grabbed { share, .. } =
-                packets::grab(&store, &pf.packet_id, &format!("f{u}")).await.unwrap()
+                packets::grab(&store, &pf.packet_id, &format!("f{u}"))
+                    .await
+                    .unwrap()
             else {
                 panic!()
             };
             assert_eq!(share.amount_cents, 100);
         }
-        assert_eq!(packets::grab(&store, &pf.packet_id, "f9").await.unwrap(), GrabOutcome::SoldOut);
-        assert_conserved(&store, &["sender".into()], &[pa.packet_id, pf.packet_id], 1500).await;
+        assert_eq!(
+            packets::grab(&store, &pf.packet_id, "f9").await.unwrap(),
+            GrabOutcome::SoldOut
+        );
+        assert_conserved(
+            &store,
+            &["sender".into()],
+            &[pa.packet_id, pf.packet_id],
+            1500,
+        )
+        .await;
     }
 }
 
@@ -381,12 +490,27 @@ async fn create_is_idempotent_and_funded() {
 async fn lock_cannot_release_someone_elses_lock() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = store(&redis, |_| {});
-    let l1 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().unwrap();
-    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().is_none());
+    let l1 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
+        .await
+        .unwrap()
+        .is_none());
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
-    let l2 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 10_000).await.unwrap().unwrap();
-    assert!(!l1.release(&store).await.unwrap(), "expired holder must not delete the new lock");
-    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100).await.unwrap().is_none());
+    let l2 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 10_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !l1.release(&store).await.unwrap(),
+        "expired holder must not delete the new lock"
+    );
+    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
+        .await
+        .unwrap()
+        .is_none());
     assert!(l2.release(&store).await.unwrap());
 }
 
@@ -413,9 +537,18 @@ async fn phantom_index_entries_are_dropped_after_the_grace_period() {
             .await
             .unwrap();
         let s = reclaim::run(&store).await.unwrap();
-        assert_eq!((s.settled, s.refunded_cents, s.remaining_due), (0, 0, 1), "{s:?}");
-        let left: Vec<String> =
-            redis::cmd("ZRANGE").arg(keys.reclaim_due()).arg(0).arg(-1).query_async(&mut conn).await.unwrap();
+        assert_eq!(
+            (s.settled, s.refunded_cents, s.remaining_due),
+            (0, 0, 1),
+            "{s:?}"
+        );
+        let left: Vec<String> = redis::cmd("ZRANGE")
+            .arg(keys.reclaim_due())
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
         assert_eq!(left, vec![recent]);
     }
 }

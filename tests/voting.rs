@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::{event, snapshot, with_body, with_sub, without_auth};
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -19,31 +21,9 @@ use hongbao::{handlers, Store};
 use lambda_http::{Body, Response};
 use serde_json::{json, Value};
 
-/// Loads `events/<name>.json`.
-fn event(name: &str) -> Value {
-    let path = format!("{}/../events/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
-
 /// Replaces the `ARTICLE_ID` placeholder everywhere in the event.
 fn with_article(v: Value, id: &str) -> Value {
     serde_json::from_str(&v.to_string().replace("ARTICLE_ID", id)).unwrap()
-}
-
-fn with_sub(mut v: Value, sub: &str) -> Value {
-    v["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = json!(sub);
-    v
-}
-
-fn with_body(mut v: Value, body: &str) -> Value {
-    v["body"] = json!(body);
-    v
-}
-
-fn without_auth(mut v: Value) -> Value {
-    v["requestContext"].as_object_mut().unwrap().remove("authorizer");
-    v
 }
 
 /// Sets the query string (`rawQueryString`, which the handler reads, and the parsed map).
@@ -76,7 +56,10 @@ async fn call(store: &Store, v: &Value) -> (u16, Value, Option<String>) {
     let resp: Response<Body> = handlers::vote(store, req).await;
     let status = resp.status().as_u16();
     assert_eq!(resp.headers()["content-type"], "application/json");
-    let retry = resp.headers().get("retry-after").map(|h| h.to_str().unwrap().to_string());
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|h| h.to_str().unwrap().to_string());
     let body: Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
     (status, body, retry)
 }
@@ -84,20 +67,36 @@ async fn call(store: &Store, v: &Value) -> (u16, Value, Option<String>) {
 /// Posts an article through the handler as `poster`; returns the 201 body.
 async fn post(store: &Store, poster: &str, title: &str) -> Value {
     let body = json!({"title": title, "link": "https://example.com/a"}).to_string();
-    let (s, b, _) = call(store, &with_body(with_sub(event("vote-post-article"), poster), &body)).await;
+    let (s, b, _) = call(
+        store,
+        &with_body(with_sub(event("vote-post-article"), poster), &body),
+    )
+    .await;
     assert_eq!(s, 201, "{b}");
     b
 }
 
 /// Votes through the handler; returns (status, body, Retry-After).
-async fn vote(store: &Store, id: &str, user: &str, direction: &str) -> (u16, Value, Option<String>) {
+async fn vote(
+    store: &Store,
+    id: &str,
+    user: &str,
+    direction: &str,
+) -> (u16, Value, Option<String>) {
     let body = json!({"direction": direction}).to_string();
-    call(store, &with_body(with_sub(with_article(event("vote-vote"), id), user), &body)).await
+    call(
+        store,
+        &with_body(with_sub(with_article(event("vote-vote"), id), user), &body),
+    )
+    .await
 }
 
 /// `PUT /articles/{id}/groups` as `user`.
 async fn set_groups(store: &Store, id: &str, user: &str, body: Value) -> (u16, Value) {
-    let ev = with_body(with_sub(with_article(event("vote-groups"), id), user), &body.to_string());
+    let ev = with_body(
+        with_sub(with_article(event("vote-groups"), id), user),
+        &body.to_string(),
+    );
     let (s, b, _) = call(store, &ev).await;
     (s, b)
 }
@@ -114,7 +113,12 @@ async fn page(store: &Store, group: Option<&str>, query: &str) -> (u16, Value) {
 
 /// The `article_id`s of a page body.
 fn ids(page: &Value) -> Vec<String> {
-    page["articles"].as_array().unwrap().iter().map(|a| a["article_id"].as_str().unwrap().to_string()).collect()
+    page["articles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["article_id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// `score - 432 × votes` of an answer, as the RFC 3339 text `posted_at` must be.
@@ -128,12 +132,28 @@ fn store_at(redis: &TestRedis, offset_secs: i64) -> Arc<Store> {
 }
 
 /// The article's stored state: (hash fields, vote record, score entry, time entry).
-async fn stored(redis: &TestRedis, id: &str) -> (HashMap<String, String>, HashMap<String, i64>, Option<i64>, Option<i64>) {
+async fn stored(
+    redis: &TestRedis,
+    id: &str,
+) -> (
+    HashMap<String, String>,
+    HashMap<String, i64>,
+    Option<i64>,
+    Option<i64>,
+) {
     let keys = voting::SiteKeys::new("hb", "news");
     let id = voting::ArticleId::parse(id).unwrap();
     let mut conn = redis.raw_conn().await;
-    let hash: HashMap<String, String> = redis::cmd("HGETALL").arg(keys.article(id)).query_async(&mut conn).await.unwrap();
-    let record: HashMap<String, i64> = redis::cmd("HGETALL").arg(keys.voters(id)).query_async(&mut conn).await.unwrap();
+    let hash: HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(keys.article(id))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let record: HashMap<String, i64> = redis::cmd("HGETALL")
+        .arg(keys.voters(id))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     let score: Option<i64> = redis::cmd("ZSCORE")
         .arg(keys.ranking(voting::Order::Score))
         .arg(id.member())
@@ -157,7 +177,11 @@ async fn assert_consistent(redis: &TestRedis, id: &str) -> (i64, i64) {
     let posted: i64 = hash["posted_at"].parse().unwrap();
     let votes: i64 = hash["votes"].parse().unwrap();
     assert!(record.values().all(|v| *v == 1 || *v == -1), "{record:?}");
-    assert_eq!(votes, record.values().sum::<i64>(), "votes vs record {record:?}");
+    assert_eq!(
+        votes,
+        record.values().sum::<i64>(),
+        "votes vs record {record:?}"
+    );
     assert_eq!(score, Some(posted + VOTE_SCORE * votes));
     assert_eq!(time, Some(posted));
     let keys = voting::SiteKeys::new("hb", "news");
@@ -167,7 +191,11 @@ async fn assert_consistent(redis: &TestRedis, id: &str) -> (i64, i64) {
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert_eq!(expire_at, posted + ONE_WEEK_IN_SECONDS, "the vote record expires when voting closes");
+    assert_eq!(
+        expire_at,
+        posted + ONE_WEEK_IN_SECONDS,
+        "the vote record expires when voting closes"
+    );
     (votes, posted + VOTE_SCORE * votes)
 }
 
@@ -178,9 +206,16 @@ async fn assert_ttls(redis: &TestRedis) {
     let keys = redis.all_keys().await;
     assert!(!keys.is_empty());
     for key in keys {
-        let ttl: i64 = redis::cmd("TTL").arg(&key).query_async(&mut conn).await.unwrap();
-        let rest = key.strip_prefix("hb:{vote:news}:").unwrap_or_else(|| panic!("key outside the site tag: {key}"));
-        let expiring = rest.ends_with(":voters") || rest.starts_with("cache:") || rest.starts_with("rl:");
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let rest = key
+            .strip_prefix("hb:{vote:news}:")
+            .unwrap_or_else(|| panic!("key outside the site tag: {key}"));
+        let expiring =
+            rest.ends_with(":voters") || rest.starts_with("cache:") || rest.starts_with("rl:");
         if expiring {
             assert!(ttl > 0, "{key} has no TTL ({ttl})");
         } else {
@@ -190,17 +225,6 @@ async fn assert_ttls(redis: &TestRedis) {
             assert!(ttl <= 60, "{key} cached for {ttl} s");
         }
     }
-}
-
-/// A snapshot of every key and its serialized value (DUMP), to prove "nothing changed".
-async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
-    let mut conn = redis.raw_conn().await;
-    let mut out = Vec::new();
-    for key in redis.all_keys().await {
-        let dump: Option<Vec<u8>> = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.unwrap();
-        out.push((key, dump));
-    }
-    out
 }
 
 /// The reference's numbers, the poster's vote, the one-week window by the Redis clock.
@@ -226,36 +250,84 @@ async fn the_books_numbers_and_the_one_week_window() {
         // Another user's vote: votes 2, score posted + 864.
         let (s, v, _) = call(&store, &with_article(event("vote-vote"), "1")).await;
         assert_eq!(s, 200, "{v}");
-        assert_eq!(v, json!({"article_id": "1", "votes": 2, "score": posted + 864, "direction": "up", "changed": true}));
+        assert_eq!(
+            v,
+            json!({"article_id": "1", "votes": 2, "score": posted + 864, "direction": "up", "changed": true})
+        );
         // A repeat and the poster's up-vote change nothing.
         let (s, v, _) = vote(&store, "1", "bob", "up").await;
-        assert_eq!((s, v["votes"].clone(), v["score"].clone(), v["changed"].clone()), (200, json!(2), json!(posted + 864), json!(false)));
+        assert_eq!(
+            (
+                s,
+                v["votes"].clone(),
+                v["score"].clone(),
+                v["changed"].clone()
+            ),
+            (200, json!(2), json!(posted + 864), json!(false))
+        );
         let (s, v, _) = vote(&store, "1", "alice", "up").await;
-        assert_eq!((s, v["votes"].clone(), v["changed"].clone()), (200, json!(2), json!(false)));
+        assert_eq!(
+            (s, v["votes"].clone(), v["changed"].clone()),
+            (200, json!(2), json!(false))
+        );
         assert_eq!(assert_consistent(&redis, "1").await, (2, posted + 864));
 
         // Still open 604,790 s later (10 s of slack for the real time this test takes)...
         let late = store_at(&redis, ONE_WEEK_IN_SECONDS - 10);
         let (s, v, _) = vote(&late, "1", "carol", "up").await;
-        assert_eq!((s, v["votes"].clone(), v["changed"].clone()), (200, json!(3), json!(true)), "{v}");
+        assert_eq!(
+            (s, v["votes"].clone(), v["changed"].clone()),
+            (200, json!(3), json!(true)),
+            "{v}"
+        );
         // ...closed 604,801 s later: 410, and nothing changes (not even a rate-limit log).
         let closed = store_at(&redis, ONE_WEEK_IN_SECONDS + 1);
         let before = snapshot(&redis).await;
-        for (user, dir) in [("dave", "up"), ("bob", "down"), ("alice", "down"), ("carol", "up")] {
+        for (user, dir) in [
+            ("dave", "up"),
+            ("bob", "down"),
+            ("alice", "down"),
+            ("carol", "up"),
+        ] {
             let (s, v, _) = vote(&closed, "1", user, dir).await;
-            assert_eq!((s, v["error"].as_str()), (410, Some("voting_closed")), "{user}: {v}");
-            assert_eq!((v["votes"].clone(), v["score"].clone()), (json!(3), json!(posted + 3 * 432)));
+            assert_eq!(
+                (s, v["error"].as_str()),
+                (410, Some("voting_closed")),
+                "{user}: {v}"
+            );
+            assert_eq!(
+                (v["votes"].clone(), v["score"].clone()),
+                (json!(3), json!(posted + 3 * 432))
+            );
         }
-        let voted = voting::vote(&closed, "1", "erin", Direction::Up).await.unwrap();
-        assert_eq!(voted, VoteOutcome::Closed { votes: 3, score: posted + 3 * 432 });
-        assert_eq!(snapshot(&redis).await, before, "{backend}: a closed vote changed data");
+        let voted = voting::vote(&closed, "1", "erin", Direction::Up)
+            .await
+            .unwrap();
+        assert_eq!(
+            voted,
+            VoteOutcome::Closed {
+                votes: 3,
+                score: posted + 3 * 432
+            }
+        );
+        assert_eq!(
+            snapshot(&redis).await,
+            before,
+            "{backend}: a closed vote changed data"
+        );
         assert_eq!(assert_consistent(&redis, "1").await, (3, posted + 3 * 432));
 
         // The listing reports the same numbers.
         let (s, list) = page(&store, None, "").await;
-        assert_eq!((s, list["order"].clone(), list["page"].clone()), (200, json!("score"), json!(1)));
+        assert_eq!(
+            (s, list["order"].clone(), list["page"].clone()),
+            (200, json!("score"), json!(1))
+        );
         let first = &list["articles"][0];
-        assert_eq!((first["article_id"].clone(), first["votes"].clone()), (json!("1"), json!(3)));
+        assert_eq!(
+            (first["article_id"].clone(), first["votes"].clone()),
+            (json!("1"), json!(3))
+        );
         assert_eq!(first["score"], posted + 3 * 432);
         assert_eq!(first["posted_at"], a["posted_at"]);
         assert_ttls(&redis).await;
@@ -265,9 +337,15 @@ async fn the_books_numbers_and_the_one_week_window() {
         post(&store, "alice", "lost record").await;
         let mut conn = redis.raw_conn().await;
         let keys = voting::SiteKeys::new("hb", "news");
-        let _: i64 = redis::cmd("DEL").arg(keys.voters(voting::ArticleId::parse("2").unwrap())).query_async(&mut conn).await.unwrap();
+        let _: i64 = redis::cmd("DEL")
+            .arg(keys.voters(voting::ArticleId::parse("2").unwrap()))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
         let before = snapshot(&redis).await;
-        let err = voting::vote(&store, "2", "bob", Direction::Up).await.unwrap_err();
+        let err = voting::vote(&store, "2", "bob", Direction::Up)
+            .await
+            .unwrap_err();
         assert!(matches!(err, hongbao::Error::Internal(_)), "{err:?}");
         let (s, e, _) = vote(&store, "2", "alice", "up").await;
         assert_eq!((s, e["error"].as_str()), (500, Some("internal")));
@@ -302,22 +380,50 @@ async fn down_votes_switches_and_never_both() {
             let (s, v, _) = vote(&store, "1", user, dir).await;
             assert_eq!(s, 200, "{v}");
             assert_eq!(
-                (v["votes"].as_i64(), v["score"].as_i64(), v["changed"].as_bool(), v["direction"].as_str()),
-                (Some(votes), Some(posted + 432 * votes), Some(changed), Some(dir)),
+                (
+                    v["votes"].as_i64(),
+                    v["score"].as_i64(),
+                    v["changed"].as_bool(),
+                    v["direction"].as_str()
+                ),
+                (
+                    Some(votes),
+                    Some(posted + 432 * votes),
+                    Some(changed),
+                    Some(dir)
+                ),
                 "{backend} {user} {dir}"
             );
-            assert_eq!(assert_consistent(&redis, "1").await, (votes, posted + 432 * votes));
+            assert_eq!(
+                assert_consistent(&redis, "1").await,
+                (votes, posted + 432 * votes)
+            );
         }
         let (_, record, _, _) = stored(&redis, "1").await;
-        assert_eq!(record, HashMap::from([("alice".into(), 1), ("bob".into(), -1), ("carol".into(), -1)]));
+        assert_eq!(
+            record,
+            HashMap::from([
+                ("alice".into(), 1),
+                ("bob".into(), -1),
+                ("carol".into(), -1)
+            ])
+        );
 
         // One user, 200 concurrent votes in random directions: one vote at the end, never both.
         let tasks: Vec<_> = (0..200)
             .map(|i| {
                 let store = store.clone();
                 tokio::spawn(async move {
-                    let dir = if rand::random::<bool>() { Direction::Up } else { Direction::Down };
-                    (i, dir, voting::vote(&store, "1", "dave", dir).await.unwrap())
+                    let dir = if rand::random::<bool>() {
+                        Direction::Up
+                    } else {
+                        Direction::Down
+                    };
+                    (
+                        i,
+                        dir,
+                        voting::vote(&store, "1", "dave", dir).await.unwrap(),
+                    )
                 })
             })
             .collect();
@@ -349,7 +455,11 @@ async fn five_hundred_concurrent_voters() {
             let tasks: Vec<_> = (0..500)
                 .map(|i| {
                     let store = store.clone();
-                    tokio::spawn(async move { voting::vote(&store, "1", &format!("voter-{i:03}"), Direction::Up).await.unwrap() })
+                    tokio::spawn(async move {
+                        voting::vote(&store, "1", &format!("voter-{i:03}"), Direction::Up)
+                            .await
+                            .unwrap()
+                    })
                 })
                 .collect();
             let mut changed = 0;
@@ -359,8 +469,15 @@ async fn five_hundred_concurrent_voters() {
                     other => panic!("{other:?}"),
                 }
             }
-            assert_eq!(changed, if round == 0 { 500 } else { 0 }, "{backend} round {round}");
-            assert_eq!(assert_consistent(&redis, "1").await, (501, posted + 432 + 500 * 432));
+            assert_eq!(
+                changed,
+                if round == 0 { 500 } else { 0 },
+                "{backend} round {round}"
+            );
+            assert_eq!(
+                assert_consistent(&redis, "1").await,
+                (501, posted + 432 + 500 * 432)
+            );
         }
         assert_ttls(&redis).await;
     }
@@ -381,7 +498,10 @@ async fn pages_of_twenty_five_in_a_documented_order() {
                 assert_eq!(vote(&store, id, &format!("fan-{u}"), "up").await.0, 200);
             }
             for u in 0..down {
-                assert_eq!(vote(&store, id, &format!("critic-{u}"), "down").await.0, 200);
+                assert_eq!(
+                    vote(&store, id, &format!("critic-{u}"), "down").await.0,
+                    200
+                );
             }
         }
         for order in ["score", "time"] {
@@ -389,16 +509,30 @@ async fn pages_of_twenty_five_in_a_documented_order() {
             let (s2, p2) = page(&store, None, &format!("order={order}&page=2")).await;
             let (s3, p3) = page(&store, None, &format!("page=3&order={order}")).await;
             assert_eq!((s, s2, s3), (200, 200, 200));
-            assert_eq!((p1["page"].clone(), p2["page"].clone(), p2["order"].clone()), (json!(1), json!(2), json!(order)));
+            assert_eq!(
+                (p1["page"].clone(), p2["page"].clone(), p2["order"].clone()),
+                (json!(1), json!(2), json!(order))
+            );
             assert_eq!((ids(&p1).len(), ids(&p2).len(), ids(&p3).len()), (25, 1, 0));
-            let all: Vec<&Value> = p1["articles"].as_array().unwrap().iter().chain(p2["articles"].as_array().unwrap()).collect();
-            let seen: HashSet<String> = all.iter().map(|a| a["article_id"].as_str().unwrap().to_string()).collect();
+            let all: Vec<&Value> = p1["articles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(p2["articles"].as_array().unwrap())
+                .collect();
+            let seen: HashSet<String> = all
+                .iter()
+                .map(|a| a["article_id"].as_str().unwrap().to_string())
+                .collect();
             assert_eq!(seen.len(), 26);
             // The documented order: key descending, then the higher id (the later post) first.
             let key = |a: &Value| {
                 let score = a["score"].as_i64().unwrap();
                 let posted = score - 432 * a["votes"].as_i64().unwrap();
-                assert_eq!(a["posted_at"], hongbao::http::rfc3339(posted * 1000).as_str());
+                assert_eq!(
+                    a["posted_at"],
+                    hongbao::http::rfc3339(posted * 1000).as_str()
+                );
                 let id: u64 = a["article_id"].as_str().unwrap().parse().unwrap();
                 (if order == "score" { score } else { posted }, id)
             };
@@ -406,7 +540,10 @@ async fn pages_of_twenty_five_in_a_documented_order() {
             let mut expected = keys.clone();
             expected.sort_by(|a, b| b.cmp(a));
             assert_eq!(keys, expected, "{backend} order={order}");
-            assert!(keys.windows(2).any(|w| w[0].0 == w[1].0), "the tie rule was exercised");
+            assert!(
+                keys.windows(2).any(|w| w[0].0 == w[1].0),
+                "the tie rule was exercised"
+            );
             for a in &all {
                 for field in ["title", "link", "poster"] {
                     assert!(a[field].is_string(), "{field}");
@@ -434,13 +571,31 @@ async fn groups_list_members_through_a_sixty_second_cache() {
         post(&store, "alice", "a2").await; // 2
         post(&store, "bob", "b1").await; // 3
 
-        let (s, g) = set_groups(&store, "1", "alice", json!({"add": ["rust", "redis", "rust"]})).await;
-        assert_eq!((s, g), (200, json!({"article_id": "1", "groups": ["redis", "rust"]})));
-        let (s, g) = set_groups(&store, "2", "alice", json!({"add": ["rust"], "remove": ["python"]})).await;
+        let (s, g) = set_groups(
+            &store,
+            "1",
+            "alice",
+            json!({"add": ["rust", "redis", "rust"]}),
+        )
+        .await;
+        assert_eq!(
+            (s, g),
+            (200, json!({"article_id": "1", "groups": ["redis", "rust"]}))
+        );
+        let (s, g) = set_groups(
+            &store,
+            "2",
+            "alice",
+            json!({"add": ["rust"], "remove": ["python"]}),
+        )
+        .await;
         assert_eq!((s, g["groups"].clone()), (200, json!(["rust"])));
         // The fixtures: alice puts article 2 into "programming", bob lists that group.
         let (s, g, _) = call(&store, &with_article(event("vote-groups"), "2")).await;
-        assert_eq!((s, g["groups"].clone()), (200, json!(["programming", "rust"])));
+        assert_eq!(
+            (s, g["groups"].clone()),
+            (200, json!(["programming", "rust"]))
+        );
         let (s, p, _) = call(&store, &event("vote-group-articles")).await;
         assert_eq!((s, ids(&p)), (200, vec!["2".to_string()]));
         // Only the poster.
@@ -452,7 +607,10 @@ async fn groups_list_members_through_a_sixty_second_cache() {
         // Only members, by score: votes put 2 above 1.
         assert_eq!(vote(&store, "2", "carol", "up").await.0, 200);
         let (s, p) = page(&store, Some("rust"), "").await;
-        assert_eq!((s, p["group"].clone(), p["order"].clone(), p["page"].clone()), (200, json!("rust"), json!("score"), json!(1)));
+        assert_eq!(
+            (s, p["group"].clone(), p["order"].clone(), p["page"].clone()),
+            (200, json!("rust"), json!("score"), json!(1))
+        );
         assert_eq!(ids(&p), ["2", "1"]);
         let (_, p) = page(&store, Some("rust"), "order=time").await;
         assert_eq!(ids(&p), ["2", "1"]);
@@ -468,7 +626,10 @@ async fn groups_list_members_through_a_sixty_second_cache() {
         // Stale (the cached membership and order), but never for 60 s or more.
         let (_, p) = page(&store, Some("rust"), "").await;
         assert_eq!(ids(&p), ["2", "1"], "{backend}: cached");
-        assert_eq!(p["articles"][1]["votes"], 3, "the articles' own fields are current");
+        assert_eq!(
+            p["articles"][1]["votes"], 3,
+            "the articles' own fields are current"
+        );
         let (_, p) = page(&store_at(&redis, 50), Some("rust"), "").await;
         assert_eq!(ids(&p), ["2", "1"], "{backend}: still cached 50 s later");
         let (_, p) = page(&store_at(&redis, 61), Some("rust"), "").await;
@@ -524,7 +685,11 @@ async fn votes_are_rate_limited_per_user() {
         assert_eq!((s, e["error"].as_str()), (429, Some("rate_limited")), "{e}");
         let retry: u64 = retry.expect("Retry-After").parse().unwrap();
         assert!((1..=60).contains(&retry), "{retry}");
-        assert_eq!(snapshot(&redis).await, before, "a refused vote writes nothing");
+        assert_eq!(
+            snapshot(&redis).await,
+            before,
+            "a refused vote writes nothing"
+        );
         // Other users are not affected; 61 s later bob may vote again.
         assert_eq!(vote(&store, "3", "carol", "up").await.0, 200);
         let (s, v, _) = vote(&limited(61), "3", "bob", "up").await;
@@ -544,75 +709,329 @@ async fn bad_inputs_are_refused_and_write_nothing() {
         post(&store, "alice", "existing").await;
         let post_ev = |body: &str| with_body(event("vote-post-article"), body);
         let vote_ev = |id: &str, body: &str| with_body(with_article(event("vote-vote"), id), body);
-        let groups_ev = |id: &str, body: &str| with_body(with_article(event("vote-groups"), id), body);
+        let groups_ev =
+            |id: &str, body: &str| with_body(with_article(event("vote-groups"), id), body);
         let list_ev = |q: &str| with_query(event("vote-list"), q);
-        let group_ev = |g: &str, q: &str| with_query(with_group(event("vote-group-articles"), g), q);
+        let group_ev =
+            |g: &str, q: &str| with_query(with_group(event("vote-group-articles"), g), q);
         let long_title = "t".repeat(201);
         let long_link = format!("https://example.com/{}", "a".repeat(2029));
         let cases: Vec<(&str, Value, u16, &str)> = vec![
             ("empty body", post_ev(""), 400, "invalid_request"),
-            ("malformed JSON", post_ev(r#"{"title":"#), 400, "invalid_request"),
+            (
+                "malformed JSON",
+                post_ev(r#"{"title":"#),
+                400,
+                "invalid_request",
+            ),
             ("JSON array", post_ev("[]"), 400, "invalid_request"),
-            ("unknown field", post_ev(r#"{"title":"t","link":"http://a.b","tags":[]}"#), 400, "invalid_request"),
-            ("missing link", post_ev(r#"{"title":"t"}"#), 400, "invalid_request"),
-            ("missing title", post_ev(r#"{"link":"http://a.b"}"#), 400, "invalid_request"),
-            ("empty title", post_ev(r#"{"title":"","link":"http://a.b"}"#), 400, "invalid_request"),
-            ("blank title", post_ev(r#"{"title":"  ","link":"http://a.b"}"#), 400, "invalid_request"),
-            ("title of 201 chars", post_ev(&format!(r#"{{"title":"{long_title}","link":"http://a.b"}}"#)), 400, "invalid_request"),
-            ("control char in title", post_ev(r#"{"title":"a\nb","link":"http://a.b"}"#), 400, "invalid_request"),
-            ("title not a string", post_ev(r#"{"title":5,"link":"http://a.b"}"#), 400, "invalid_request"),
-            ("ftp link", post_ev(r#"{"title":"t","link":"ftp://a.b/"}"#), 400, "invalid_request"),
-            ("javascript link", post_ev(r#"{"title":"t","link":"javascript:alert(1)"}"#), 400, "invalid_request"),
-            ("link without host", post_ev(r#"{"title":"t","link":"http://"}"#), 400, "invalid_request"),
-            ("link with a space", post_ev(r#"{"title":"t","link":"http://a.b/c d"}"#), 400, "invalid_request"),
-            ("link with user info", post_ev(r#"{"title":"t","link":"http://bank.com@evil.com/"}"#), 400, "invalid_request"),
-            ("link of 2049 chars", post_ev(&format!(r#"{{"title":"t","link":"{long_link}"}}"#)), 400, "invalid_request"),
-            ("vote: bad direction", vote_ev("1", r#"{"direction":"sideways"}"#), 400, "invalid_request"),
-            ("vote: no direction", vote_ev("1", "{}"), 400, "invalid_request"),
-            ("vote: direction as number", vote_ev("1", r#"{"direction":1}"#), 400, "invalid_request"),
-            ("vote: unknown field", vote_ev("1", r#"{"direction":"up","weight":2}"#), 400, "invalid_request"),
+            (
+                "unknown field",
+                post_ev(r#"{"title":"t","link":"http://a.b","tags":[]}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "missing link",
+                post_ev(r#"{"title":"t"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "missing title",
+                post_ev(r#"{"link":"http://a.b"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "empty title",
+                post_ev(r#"{"title":"","link":"http://a.b"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "blank title",
+                post_ev(r#"{"title":"  ","link":"http://a.b"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "title of 201 chars",
+                post_ev(&format!(
+                    r#"{{"title":"{long_title}","link":"http://a.b"}}"#
+                )),
+                400,
+                "invalid_request",
+            ),
+            (
+                "control char in title",
+                post_ev(r#"{"title":"a\nb","link":"http://a.b"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "title not a string",
+                post_ev(r#"{"title":5,"link":"http://a.b"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "ftp link",
+                post_ev(r#"{"title":"t","link":"ftp://a.b/"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "javascript link",
+                post_ev(r#"{"title":"t","link":"javascript:alert(1)"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "link without host",
+                post_ev(r#"{"title":"t","link":"http://"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "link with a space",
+                post_ev(r#"{"title":"t","link":"http://a.b/c d"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "link with user info",
+                post_ev(r#"{"title":"t","link":"http://bank.com@evil.com/"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "link of 2049 chars",
+                post_ev(&format!(r#"{{"title":"t","link":"{long_link}"}}"#)),
+                400,
+                "invalid_request",
+            ),
+            (
+                "vote: bad direction",
+                vote_ev("1", r#"{"direction":"sideways"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "vote: no direction",
+                vote_ev("1", "{}"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "vote: direction as number",
+                vote_ev("1", r#"{"direction":1}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "vote: unknown field",
+                vote_ev("1", r#"{"direction":"up","weight":2}"#),
+                400,
+                "invalid_request",
+            ),
             ("vote: empty body", vote_ev("1", ""), 400, "invalid_request"),
-            ("vote: unknown article", vote_ev("2", r#"{"direction":"up"}"#), 404, "not_found"),
-            ("vote: huge id", vote_ev("999999999999", r#"{"direction":"down"}"#), 404, "not_found"),
-            ("vote: id 0", vote_ev("0", r#"{"direction":"up"}"#), 404, "not_found"),
-            ("vote: leading zero", vote_ev("01", r#"{"direction":"up"}"#), 404, "not_found"),
-            ("vote: not a number", vote_ev("abc", r#"{"direction":"up"}"#), 404, "not_found"),
-            ("vote: without JWT", without_auth(vote_ev("1", r#"{"direction":"up"}"#)), 401, "unauthorized"),
-            ("list: bad order", list_ev("order=hot"), 400, "invalid_request"),
+            (
+                "vote: unknown article",
+                vote_ev("2", r#"{"direction":"up"}"#),
+                404,
+                "not_found",
+            ),
+            (
+                "vote: huge id",
+                vote_ev("999999999999", r#"{"direction":"down"}"#),
+                404,
+                "not_found",
+            ),
+            (
+                "vote: id 0",
+                vote_ev("0", r#"{"direction":"up"}"#),
+                404,
+                "not_found",
+            ),
+            (
+                "vote: leading zero",
+                vote_ev("01", r#"{"direction":"up"}"#),
+                404,
+                "not_found",
+            ),
+            (
+                "vote: not a number",
+                vote_ev("abc", r#"{"direction":"up"}"#),
+                404,
+                "not_found",
+            ),
+            (
+                "vote: without JWT",
+                without_auth(vote_ev("1", r#"{"direction":"up"}"#)),
+                401,
+                "unauthorized",
+            ),
+            (
+                "list: bad order",
+                list_ev("order=hot"),
+                400,
+                "invalid_request",
+            ),
             ("list: page 0", list_ev("page=0"), 400, "invalid_request"),
-            ("list: negative page", list_ev("page=-1"), 400, "invalid_request"),
-            ("list: fractional page", list_ev("page=1.5"), 400, "invalid_request"),
-            ("list: page too big", list_ev("page=100001"), 400, "invalid_request"),
-            ("list: page twice", list_ev("page=1&page=2"), 400, "invalid_request"),
-            ("list: unknown parameter", list_ev("sort=score"), 400, "invalid_request"),
-            ("list: without JWT", without_auth(list_ev("")), 401, "unauthorized"),
-            ("list: wrong method", with_method(list_ev(""), "DELETE"), 405, "method_not_allowed"),
-            ("groups: uppercase", groups_ev("1", r#"{"add":["Rust"]}"#), 400, "invalid_request"),
-            ("groups: empty name", groups_ev("1", r#"{"add":[""]}"#), 400, "invalid_request"),
-            ("groups: 33 chars", groups_ev("1", &format!(r#"{{"add":["{}"]}}"#, "g".repeat(33))), 400, "invalid_request"),
-            ("groups: space", groups_ev("1", r#"{"remove":["a b"]}"#), 400, "invalid_request"),
-            ("groups: add and remove", groups_ev("1", r#"{"add":["x"],"remove":["x"]}"#), 400, "invalid_request"),
-            ("groups: not a list", groups_ev("1", r#"{"add":"x"}"#), 400, "invalid_request"),
-            ("groups: unknown field", groups_ev("1", r#"{"set":["x"]}"#), 400, "invalid_request"),
-            ("groups: too many", groups_ev("1", &json!({"add": (0..33).map(|i| format!("g{i}")).collect::<Vec<_>>()}).to_string()), 400, "invalid_request"),
-            ("groups: unknown article", groups_ev("2", r#"{"add":["x"]}"#), 404, "not_found"),
-            ("groups: not the poster", with_sub(groups_ev("1", r#"{"add":["x"]}"#), "bob"), 403, "forbidden"),
-            ("groups: wrong method", with_method(groups_ev("1", r#"{"add":["x"]}"#), "POST"), 405, "method_not_allowed"),
-            ("group page: bad name", group_ev("Rust", ""), 400, "invalid_request"),
-            ("group page: bad order", group_ev("rust", "order=new"), 400, "invalid_request"),
-            ("group page: page 0", group_ev("rust", "page=0"), 400, "invalid_request"),
+            (
+                "list: negative page",
+                list_ev("page=-1"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "list: fractional page",
+                list_ev("page=1.5"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "list: page too big",
+                list_ev("page=100001"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "list: page twice",
+                list_ev("page=1&page=2"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "list: unknown parameter",
+                list_ev("sort=score"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "list: without JWT",
+                without_auth(list_ev("")),
+                401,
+                "unauthorized",
+            ),
+            (
+                "list: wrong method",
+                with_method(list_ev(""), "DELETE"),
+                405,
+                "method_not_allowed",
+            ),
+            (
+                "groups: uppercase",
+                groups_ev("1", r#"{"add":["Rust"]}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: empty name",
+                groups_ev("1", r#"{"add":[""]}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: 33 chars",
+                groups_ev("1", &format!(r#"{{"add":["{}"]}}"#, "g".repeat(33))),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: space",
+                groups_ev("1", r#"{"remove":["a b"]}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: add and remove",
+                groups_ev("1", r#"{"add":["x"],"remove":["x"]}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: not a list",
+                groups_ev("1", r#"{"add":"x"}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: unknown field",
+                groups_ev("1", r#"{"set":["x"]}"#),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: too many",
+                groups_ev(
+                    "1",
+                    &json!({"add": (0..33).map(|i| format!("g{i}")).collect::<Vec<_>>()})
+                        .to_string(),
+                ),
+                400,
+                "invalid_request",
+            ),
+            (
+                "groups: unknown article",
+                groups_ev("2", r#"{"add":["x"]}"#),
+                404,
+                "not_found",
+            ),
+            (
+                "groups: not the poster",
+                with_sub(groups_ev("1", r#"{"add":["x"]}"#), "bob"),
+                403,
+                "forbidden",
+            ),
+            (
+                "groups: wrong method",
+                with_method(groups_ev("1", r#"{"add":["x"]}"#), "POST"),
+                405,
+                "method_not_allowed",
+            ),
+            (
+                "group page: bad name",
+                group_ev("Rust", ""),
+                400,
+                "invalid_request",
+            ),
+            (
+                "group page: bad order",
+                group_ev("rust", "order=new"),
+                400,
+                "invalid_request",
+            ),
+            (
+                "group page: page 0",
+                group_ev("rust", "page=0"),
+                400,
+                "invalid_request",
+            ),
         ];
         let before = snapshot(&redis).await;
         assert!(!before.is_empty());
         for (name, ev, status, code) in cases {
             let (s, body, _) = call(&store, &ev).await;
-            assert_eq!((s, body["error"].as_str()), (status, Some(code)), "{backend} {name}: {body}");
-            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}");
+            assert_eq!(
+                (s, body["error"].as_str()),
+                (status, Some(code)),
+                "{backend} {name}: {body}"
+            );
+            assert!(
+                body["message"].as_str().is_some_and(|m| !m.is_empty()),
+                "{name}"
+            );
             if status == 405 {
                 let allow = body["allow"].as_str().unwrap();
                 assert!(allow == "GET, POST" || allow == "PUT", "{name}: {allow}");
             }
-            assert_eq!(snapshot(&redis).await, before, "{backend} {name} changed the data");
+            assert_eq!(
+                snapshot(&redis).await,
+                before,
+                "{backend} {name} changed the data"
+            );
         }
         // A well-formed request of each read route works on the same data.
         assert_eq!(call(&store, &event("vote-list")).await.0, 200);

@@ -16,12 +16,29 @@ use rand::{Rng, SeedableRng};
 /// One operation of the workload.
 #[derive(Debug, Clone)]
 enum Op {
-    Deposit { user: String, cents: i64, reference: String },
-    Create { sender: String, req: NewPacket, key: Option<String> },
-    Grab { packet: usize, user: String },
-    Claim { packet: usize, user: String },
+    Deposit {
+        user: String,
+        cents: i64,
+        reference: String,
+    },
+    Create {
+        sender: String,
+        req: NewPacket,
+        key: Option<String>,
+    },
+    Grab {
+        packet: usize,
+        user: String,
+    },
+    Claim {
+        packet: usize,
+        user: String,
+    },
     /// Claim step 1 only, as if the Lambda died before crediting the wallet.
-    InterruptedClaim { packet: usize, user: String },
+    InterruptedClaim {
+        packet: usize,
+        user: String,
+    },
     Reclaim,
 }
 
@@ -34,17 +51,28 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> (i64
     let mut created: Vec<String> = Vec::new();
     for _ in 0..times {
         match &op {
-            Op::Deposit { user, cents, reference } => {
+            Op::Deposit {
+                user,
+                cents,
+                reference,
+            } => {
                 if let wallet::DepositOutcome::Applied { .. } =
-                    wallet::deposit(store, user, *cents, reference).await.unwrap()
+                    wallet::deposit(store, user, *cents, reference)
+                        .await
+                        .unwrap()
                 {
                     deposited += cents;
                 }
             }
             Op::Create { sender, req, key } => {
-                match packets::create(store, sender, req, key.as_deref()).await.unwrap() {
+                match packets::create(store, sender, req, key.as_deref())
+                    .await
+                    .unwrap()
+                {
                     CreateOutcome::Created(p) => created.push(p.packet_id),
-                    CreateOutcome::Repeat(p) => assert_eq!(created, std::slice::from_ref(&p.packet_id)),
+                    CreateOutcome::Repeat(p) => {
+                        assert_eq!(created, std::slice::from_ref(&p.packet_id))
+                    }
                     CreateOutcome::InsufficientFunds { .. } => {}
                     CreateOutcome::IdempotencyKeyReused => panic!("same body, same key"),
                 }
@@ -83,7 +111,11 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> (i64
 
 fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) -> Op {
     let user = users[rng.random_range(0..users.len())].clone();
-    let packet = if n_packets == 0 { 0 } else { rng.random_range(0..n_packets) };
+    let packet = if n_packets == 0 {
+        0
+    } else {
+        rng.random_range(0..n_packets)
+    };
     match rng.random_range(0..100) {
         0..=9 => Op::Deposit {
             user,
@@ -92,7 +124,11 @@ fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) 
         },
         10..=24 => {
             let count = rng.random_range(1..=30);
-            let mode = if rng.random_bool(0.3) { Mode::Fixed } else { Mode::Lucky };
+            let mode = if rng.random_bool(0.3) {
+                Mode::Fixed
+            } else {
+                Mode::Lucky
+            };
             let total = match mode {
                 Mode::Fixed => count as i64 * rng.random_range(1..=50),
                 Mode::Lucky => rng.random_range(count as i64..=3_000),
@@ -103,7 +139,11 @@ fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) 
                     total_cents: total,
                     count,
                     mode,
-                    split: if rng.random_bool(0.5) { LuckySplit::DoubleMean } else { LuckySplit::LineCut },
+                    split: if rng.random_bool(0.5) {
+                        LuckySplit::DoubleMean
+                    } else {
+                        LuckySplit::LineCut
+                    },
                     expires_in_secs: rng.random_range(1..=3),
                     greeting: None,
                 },
@@ -132,7 +172,10 @@ async fn seeded_random_workload_conserves_money() {
                 let ops: Vec<(Op, bool)> = (0..10)
                     .map(|_| {
                         step += 1;
-                        (random_op(&mut rng, &users, packet_ids.len(), step), rng.random_bool(0.2))
+                        (
+                            random_op(&mut rng, &users, packet_ids.len(), step),
+                            rng.random_bool(0.2),
+                        )
                     })
                     .collect();
                 let ids = packet_ids.clone();
@@ -148,12 +191,23 @@ async fn seeded_random_workload_conserves_money() {
             }
             assert_conserved(&store, &users, &packet_ids, deposits).await;
         }
-        assert!(packet_ids.len() >= 20, "{backend:?}: only {} packets", packet_ids.len());
+        assert!(
+            packet_ids.len() >= 20,
+            "{backend:?}: only {} packets",
+            packet_ids.len()
+        );
         assert!(deposits > 0);
         // Let everything expire, then reclaim until nothing is due.
         let mut last_expiry = 0;
         for id in &packet_ids {
-            last_expiry = last_expiry.max(packets::view(&store, id).await.unwrap().unwrap().packet.expires_at_ms);
+            last_expiry = last_expiry.max(
+                packets::view(&store, id)
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .packet
+                    .expires_at_ms,
+            );
         }
         sleep_until_redis_ms(&store, last_expiry).await;
         let mut rounds = 0;
@@ -167,14 +221,25 @@ async fn seeded_random_workload_conserves_money() {
         for id in &packet_ids {
             let v = packets::view(&store, id).await.unwrap().unwrap();
             assert_eq!(v.status, packets::Status::Settled, "{id}");
-            assert_eq!(v.packet.claimed_cents + v.packet.refunded_cents, v.packet.total_cents, "{id}");
-            assert_eq!(hongbao::audit::packet_holding(&store, id).await.unwrap(), 0, "{id}");
+            assert_eq!(
+                v.packet.claimed_cents + v.packet.refunded_cents,
+                v.packet.total_cents,
+                "{id}"
+            );
+            assert_eq!(
+                hongbao::audit::packet_holding(&store, id).await.unwrap(),
+                0,
+                "{id}"
+            );
         }
         assert_conserved(&store, &users, &packet_ids, deposits).await;
         let mut total_balance = 0;
         for u in &users {
             total_balance += wallet::balance(&store, u).await.unwrap();
         }
-        assert_eq!(total_balance, deposits, "{backend:?}: after settlement all money is in wallets");
+        assert_eq!(
+            total_balance, deposits,
+            "{backend:?}: after settlement all money is in wallets"
+        );
     }
 }

@@ -28,7 +28,10 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
         .query_async(&mut conn)
         .await?;
     let Some(total) = total else { return Ok(0) };
-    let claims: Vec<(String, String)> = redis::cmd("HGETALL").arg(&pk.claims).query_async(&mut conn).await?;
+    let claims: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg(&pk.claims)
+        .query_async(&mut conn)
+        .await?;
     let mut credited = 0;
     for (user, state) in claims {
         let applied = if state.starts_with("done:") {
@@ -41,7 +44,11 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
             n == 1
         };
         if applied {
-            let record: String = redis::cmd("HGET").arg(&pk.grabs).arg(&user).query_async(&mut conn).await?;
+            let record: String = redis::cmd("HGET")
+                .arg(&pk.grabs)
+                .arg(&user)
+                .query_async(&mut conn)
+                .await?;
             credited += crate::packets::Share::parse(&record)?.amount_cents;
         }
     }
@@ -68,7 +75,11 @@ impl Totals {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached.
-pub async fn totals(store: &Store, users: &[String], packet_ids: &[String]) -> Result<Totals, Error> {
+pub async fn totals(
+    store: &Store,
+    users: &[String],
+    packet_ids: &[String],
+) -> Result<Totals, Error> {
     let mut t = Totals::default();
     for u in users {
         t.wallets_cents += crate::wallet::balance(store, u).await?;

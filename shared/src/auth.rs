@@ -77,7 +77,13 @@ impl fmt::Debug for RedisAuth {
             .field("kind", &self.kind)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("ca_cert", &self.ca_cert.as_ref().map(|c| if is_pem(c) { "<pem>" } else { c }))
+            .field(
+                "ca_cert",
+                &self
+                    .ca_cert
+                    .as_ref()
+                    .map(|c| if is_pem(c) { "<pem>" } else { c }),
+            )
             .field("iam_cache_name", &self.iam_cache_name)
             .field("iam_serverless", &self.iam_serverless)
             .finish()
@@ -93,19 +99,29 @@ fn non_empty(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Option<Str
 }
 
 fn bad(name: &'static str, value: impl Into<String>, reason: &str) -> ConfigError {
-    ConfigError { name, value: value.into(), reason: reason.into() }
+    ConfigError {
+        name,
+        value: value.into(),
+        reason: reason.into(),
+    }
 }
 
 /// `REDIS_CLUSTER`: `Some(true)`, `Some(false)` or `None` for `auto` (the default).
 ///
 /// # Errors
 /// [`ConfigError`] for any other value.
-pub fn cluster_setting(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<bool>, ConfigError> {
+pub fn cluster_setting(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<bool>, ConfigError> {
     match non_empty(lookup, "REDIS_CLUSTER").as_deref().map(str::trim) {
         None | Some("auto") => Ok(None),
         Some("true") => Ok(Some(true)),
         Some("false") => Ok(Some(false)),
-        Some(other) => Err(bad("REDIS_CLUSTER", other, "expected `true`, `false` or `auto`")),
+        Some(other) => Err(bad(
+            "REDIS_CLUSTER",
+            other,
+            "expected `true`, `false` or `auto`",
+        )),
     }
 }
 
@@ -123,41 +139,94 @@ impl RedisAuth {
             None | Some("none") => AuthKind::None,
             Some("password") => AuthKind::Password,
             Some("iam") => AuthKind::Iam,
-            Some(other) => return Err(bad("REDIS_AUTH", other, "expected `none`, `password` or `iam`")),
+            Some(other) => {
+                return Err(bad(
+                    "REDIS_AUTH",
+                    other,
+                    "expected `none`, `password` or `iam`",
+                ))
+            }
         };
         let username = non_empty(lookup, "REDIS_USERNAME").map(|u| u.trim().to_string());
         let password = non_empty(lookup, "REDIS_PASSWORD");
         let ca_cert = non_empty(lookup, "REDIS_CA_CERT");
-        let iam_cache_name = non_empty(lookup, "REDIS_IAM_CACHE_NAME").map(|c| c.trim().to_string());
-        let host = url.split("://").nth(1).unwrap_or("").split(['/', '?']).next().unwrap_or("");
-        let iam_serverless = match non_empty(lookup, "REDIS_IAM_SERVERLESS").as_deref().map(str::trim) {
-            None | Some("auto") => host.rsplit('@').next().unwrap_or("").contains(".serverless."),
+        let iam_cache_name =
+            non_empty(lookup, "REDIS_IAM_CACHE_NAME").map(|c| c.trim().to_string());
+        let host = url
+            .split("://")
+            .nth(1)
+            .unwrap_or("")
+            .split(['/', '?'])
+            .next()
+            .unwrap_or("");
+        let iam_serverless = match non_empty(lookup, "REDIS_IAM_SERVERLESS")
+            .as_deref()
+            .map(str::trim)
+        {
+            None | Some("auto") => host
+                .rsplit('@')
+                .next()
+                .unwrap_or("")
+                .contains(".serverless."),
             Some("true") => true,
             Some("false") => false,
-            Some(other) => return Err(bad("REDIS_IAM_SERVERLESS", other, "expected `true`, `false` or `auto`")),
+            Some(other) => {
+                return Err(bad(
+                    "REDIS_IAM_SERVERLESS",
+                    other,
+                    "expected `true`, `false` or `auto`",
+                ))
+            }
         };
         match kind {
             AuthKind::None => {}
             AuthKind::Password if password.is_none() => {
-                return Err(bad("REDIS_PASSWORD", "", "required with REDIS_AUTH=password"))
+                return Err(bad(
+                    "REDIS_PASSWORD",
+                    "",
+                    "required with REDIS_AUTH=password",
+                ))
             }
             AuthKind::Password => {}
             AuthKind::Iam => {
                 if username.is_none() {
-                    return Err(bad("REDIS_USERNAME", "", "required with REDIS_AUTH=iam (the ElastiCache user id)"));
+                    return Err(bad(
+                        "REDIS_USERNAME",
+                        "",
+                        "required with REDIS_AUTH=iam (the ElastiCache user id)",
+                    ));
                 }
                 if iam_cache_name.is_none() {
-                    return Err(bad("REDIS_IAM_CACHE_NAME", "", "required with REDIS_AUTH=iam"));
+                    return Err(bad(
+                        "REDIS_IAM_CACHE_NAME",
+                        "",
+                        "required with REDIS_AUTH=iam",
+                    ));
                 }
                 if !tls {
-                    return Err(bad("REDIS_URL", url, "REDIS_AUTH=iam needs a rediss:// (TLS) URL"));
+                    return Err(bad(
+                        "REDIS_URL",
+                        url,
+                        "REDIS_AUTH=iam needs a rediss:// (TLS) URL",
+                    ));
                 }
             }
         }
         if ca_cert.is_some() && !tls {
-            return Err(bad("REDIS_CA_CERT", "", "set, but REDIS_URL is not rediss://"));
+            return Err(bad(
+                "REDIS_CA_CERT",
+                "",
+                "set, but REDIS_URL is not rediss://",
+            ));
         }
-        Ok(RedisAuth { kind, username, password, ca_cert, iam_cache_name, iam_serverless })
+        Ok(RedisAuth {
+            kind,
+            username,
+            password,
+            ca_cert,
+            iam_cache_name,
+            iam_serverless,
+        })
     }
 
     /// The CA bundle to trust, PEM bytes: `REDIS_CA_CERT` itself when it is PEM text, else the
@@ -166,7 +235,9 @@ impl RedisAuth {
     /// # Errors
     /// [`Error::Unavailable`] when the file cannot be read or holds no certificate.
     pub fn ca_pem(&self) -> Result<Option<Vec<u8>>, Error> {
-        let Some(ca) = &self.ca_cert else { return Ok(None) };
+        let Some(ca) = &self.ca_cert else {
+            return Ok(None);
+        };
         let pem = if is_pem(ca) {
             ca.clone().into_bytes()
         } else {
@@ -175,7 +246,9 @@ impl RedisAuth {
             })?
         };
         if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
-            return Err(Error::Unavailable("REDIS_CA_CERT holds no PEM certificate".into()));
+            return Err(Error::Unavailable(
+                "REDIS_CA_CERT holds no PEM certificate".into(),
+            ));
         }
         Ok(Some(pem))
     }
@@ -214,7 +287,9 @@ pub fn iam_auth_token(
     serverless: bool,
     time: SystemTime,
 ) -> Result<String, Error> {
-    use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SignatureLocation, SigningSettings};
+    use aws_sigv4::http_request::{
+        sign, SignableBody, SignableRequest, SignatureLocation, SigningSettings,
+    };
     use aws_sigv4::sign::v4;
 
     let mut query = format!("Action=connect&User={}", uri_encode(user_id));
@@ -236,7 +311,11 @@ pub fn iam_auth_token(
         .map_err(|e| Error::Unavailable(format!("IAM token: bad signing parameters: {e}")))?
         .into();
     let request = SignableRequest::new("GET", &url, std::iter::empty(), SignableBody::Bytes(&[]))
-        .map_err(|e| Error::Unavailable(format!("IAM token: bad request for cache {cache_name:?}: {e}")))?;
+        .map_err(|e| {
+        Error::Unavailable(format!(
+            "IAM token: bad request for cache {cache_name:?}: {e}"
+        ))
+    })?;
     let (instructions, _signature) = sign(request, &params)
         .map_err(|e| Error::Unavailable(format!("IAM token: signing failed: {e}")))?
         .into_parts();
@@ -284,13 +363,18 @@ impl IamSigner {
             SystemTime::now(),
         )
         .map_err(|e| auth_error(e.to_string()))?;
-        *self.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), token.clone()));
+        *self.cached.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((Instant::now(), token.clone()));
         Ok(token)
     }
 }
 
 fn auth_error(msg: String) -> redis::RedisError {
-    redis::RedisError::from((redis::ErrorKind::AuthenticationFailed, "Redis authentication", msg))
+    redis::RedisError::from((
+        redis::ErrorKind::AuthenticationFailed,
+        "Redis authentication",
+        msg,
+    ))
 }
 
 #[derive(Clone)]
@@ -315,7 +399,9 @@ impl fmt::Debug for RedisCredentials {
             Source::Static(_) => "static",
             Source::Iam(_) => "iam",
         };
-        f.debug_struct("RedisCredentials").field("source", &kind).finish_non_exhaustive()
+        f.debug_struct("RedisCredentials")
+            .field("source", &kind)
+            .finish_non_exhaustive()
     }
 }
 
@@ -368,8 +454,14 @@ impl RedisCredentials {
                     timeout,
                     cached: Mutex::new(None),
                 };
-                signer.token().await.map_err(|e| Error::Unavailable(e.to_string()))?;
-                Ok(Some(RedisCredentials { source: Source::Iam(Arc::new(signer)), reauth_interval: REAUTH_INTERVAL }))
+                signer
+                    .token()
+                    .await
+                    .map_err(|e| Error::Unavailable(e.to_string()))?;
+                Ok(Some(RedisCredentials {
+                    source: Source::Iam(Arc::new(signer)),
+                    reauth_interval: REAUTH_INTERVAL,
+                }))
             }
         }
     }
@@ -381,7 +473,10 @@ impl RedisCredentials {
     pub async fn current(&self) -> RedisResult<BasicAuth> {
         match &self.source {
             Source::Static(auth) => Ok(auth.clone()),
-            Source::Iam(signer) => Ok(BasicAuth::new(signer.user_id.clone(), signer.token().await?)),
+            Source::Iam(signer) => Ok(BasicAuth::new(
+                signer.user_id.clone(),
+                signer.token().await?,
+            )),
         }
     }
 }
@@ -389,9 +484,10 @@ impl RedisCredentials {
 impl StreamingCredentialsProvider for RedisCredentials {
     fn subscribe(&self) -> Pin<Box<dyn Stream<Item = RedisResult<BasicAuth>> + Send + 'static>> {
         match &self.source {
-            Source::Static(auth) => {
-                Box::pin(futures::stream::once(futures::future::ready(Ok(auth.clone()))).chain(futures::stream::pending()))
-            }
+            Source::Static(auth) => Box::pin(
+                futures::stream::once(futures::future::ready(Ok(auth.clone())))
+                    .chain(futures::stream::pending()),
+            ),
             Source::Iam(_) => {
                 let this = self.clone();
                 Box::pin(futures::stream::unfold(true, move |first| {
@@ -413,16 +509,27 @@ mod tests {
     use super::*;
 
     fn lookup<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |n| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string())
+        move |n| {
+            vars.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
     fn settings() {
         let a = RedisAuth::from_lookup(&lookup(&[])).unwrap();
         assert_eq!(a.kind, AuthKind::None);
-        let vars = [("REDIS_AUTH", "password"), ("REDIS_PASSWORD", "s3cret"), ("REDIS_USERNAME", "app")];
+        let vars = [
+            ("REDIS_AUTH", "password"),
+            ("REDIS_PASSWORD", "s3cret"),
+            ("REDIS_USERNAME", "app"),
+        ];
         let a = RedisAuth::from_lookup(&lookup(&vars)).unwrap();
-        assert_eq!((a.kind, a.username.as_deref()), (AuthKind::Password, Some("app")));
+        assert_eq!(
+            (a.kind, a.username.as_deref()),
+            (AuthKind::Password, Some("app"))
+        );
         assert!(!format!("{a:?}").contains("s3cret"));
         assert!(RedisAuth::from_lookup(&lookup(&[("REDIS_AUTH", "password")])).is_err());
         assert!(RedisAuth::from_lookup(&lookup(&[("REDIS_AUTH", "kerberos")])).is_err());
@@ -430,24 +537,50 @@ mod tests {
             ("REDIS_AUTH", "iam"),
             ("REDIS_USERNAME", "app"),
             ("REDIS_IAM_CACHE_NAME", "hb"),
-            ("REDIS_URL", "rediss://hb-abc.serverless.use1.cache.amazonaws.com:6379"),
+            (
+                "REDIS_URL",
+                "rediss://hb-abc.serverless.use1.cache.amazonaws.com:6379",
+            ),
         ];
         let a = RedisAuth::from_lookup(&lookup(&iam)).unwrap();
         assert!(a.iam_serverless);
-        let plain = [("REDIS_AUTH", "iam"), ("REDIS_USERNAME", "app"), ("REDIS_IAM_CACHE_NAME", "hb")];
-        assert_eq!(RedisAuth::from_lookup(&lookup(&plain)).unwrap_err().name, "REDIS_URL");
+        let plain = [
+            ("REDIS_AUTH", "iam"),
+            ("REDIS_USERNAME", "app"),
+            ("REDIS_IAM_CACHE_NAME", "hb"),
+        ];
+        assert_eq!(
+            RedisAuth::from_lookup(&lookup(&plain)).unwrap_err().name,
+            "REDIS_URL"
+        );
         let err = RedisAuth::from_lookup(&lookup(&[("REDIS_CA_CERT", "/x.pem")])).unwrap_err();
         assert_eq!(err.name, "REDIS_CA_CERT");
         assert_eq!(cluster_setting(&lookup(&[])).unwrap(), None);
-        assert_eq!(cluster_setting(&lookup(&[("REDIS_CLUSTER", "true")])).unwrap(), Some(true));
+        assert_eq!(
+            cluster_setting(&lookup(&[("REDIS_CLUSTER", "true")])).unwrap(),
+            Some(true)
+        );
         assert!(cluster_setting(&lookup(&[("REDIS_CLUSTER", "yes")])).is_err());
     }
 
     #[test]
     fn token_shape() {
-        let creds = Credentials::new("AKIDEXAMPLE", "secret", Some("tok/en+=".into()), None, "test");
-        let t = iam_auth_token(&creds, "us-east-1", "my-cache", "app-user", true, SystemTime::UNIX_EPOCH)
-            .unwrap();
+        let creds = Credentials::new(
+            "AKIDEXAMPLE",
+            "secret",
+            Some("tok/en+=".into()),
+            None,
+            "test",
+        );
+        let t = iam_auth_token(
+            &creds,
+            "us-east-1",
+            "my-cache",
+            "app-user",
+            true,
+            SystemTime::UNIX_EPOCH,
+        )
+        .unwrap();
         assert!(t.starts_with("my-cache/?Action=connect&User=app-user&ResourceType=ServerlessCache&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F19700101%2Fus-east-1%2Felasticache%2Faws4_request&X-Amz-Date=19700101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=tok%2Fen%2B%3D&X-Amz-Signature="), "{t}");
     }
 }

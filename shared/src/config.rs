@@ -176,7 +176,11 @@ impl Config {
             redis_cluster_auto: crate::auth::cluster_setting(&lookup)?.is_none(),
             redis_auth: crate::auth::RedisAuth::from_lookup(&lookup)?,
             connect_timeout: Duration::from_millis(get(&lookup, "REDIS_CONNECT_TIMEOUT_MS", 1000)?),
-            response_timeout: Duration::from_millis(get(&lookup, "REDIS_RESPONSE_TIMEOUT_MS", 1000)?),
+            response_timeout: Duration::from_millis(get(
+                &lookup,
+                "REDIS_RESPONSE_TIMEOUT_MS",
+                1000,
+            )?),
             key_prefix: get(&lookup, "HONGBAO_KEY_PREFIX", "hb".to_string())?,
             auth_mode,
             max_count: get(&lookup, "HONGBAO_MAX_COUNT", 10_000)?,
@@ -272,11 +276,17 @@ mod tests {
 
     #[test]
     fn bad_values_are_errors() {
-        let err = Config::from_lookup(|n| (n == "REDIS_CLUSTER").then(|| "yes".into())).unwrap_err();
+        let err =
+            Config::from_lookup(|n| (n == "REDIS_CLUSTER").then(|| "yes".into())).unwrap_err();
         assert_eq!(err.name, "REDIS_CLUSTER");
-        assert!(Config::from_lookup(|n| (n == "HONGBAO_AUTH_MODE").then(|| "none".into())).is_err());
-        assert!(Config::from_lookup(|n| (n == "HONGBAO_KEY_PREFIX").then(|| "a{b".into())).is_err());
-        let c = Config::from_lookup(|n| (n == "HONGBAO_AUTH_MODE").then(|| "header".into())).unwrap();
+        assert!(
+            Config::from_lookup(|n| (n == "HONGBAO_AUTH_MODE").then(|| "none".into())).is_err()
+        );
+        assert!(
+            Config::from_lookup(|n| (n == "HONGBAO_KEY_PREFIX").then(|| "a{b".into())).is_err()
+        );
+        let c =
+            Config::from_lookup(|n| (n == "HONGBAO_AUTH_MODE").then(|| "header".into())).unwrap();
         assert_eq!(c.auth_mode, AuthMode::Header);
     }
 
@@ -291,7 +301,10 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        assert_eq!((c.order_code_tz, c.order_code_digits), (chrono_tz::America::New_York, 7));
+        assert_eq!(
+            (c.order_code_tz, c.order_code_digits),
+            (chrono_tz::America::New_York, 7)
+        );
         for (name, value) in [
             ("HONGBAO_ORDER_CODE_TZ", "Mars/Olympus_Mons"),
             ("HONGBAO_ORDER_CODE_TZ", "+08:00"),

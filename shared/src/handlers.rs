@@ -33,7 +33,9 @@ fn respond(result: Result<Response<Body>, ApiError>) -> Response<Body> {
 }
 
 fn wrong_function(_route: &Route) -> ApiError {
-    ApiError::not_found("this function does not serve this route (see the API reference in README.md)")
+    ApiError::not_found(
+        "this function does not serve this route (see the API reference in README.md)",
+    )
 }
 
 /// Handler of the create-packet function: `POST /packets`.
@@ -69,7 +71,10 @@ pub fn validate_new_packet(
         .map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))?;
     let mode = b.mode.unwrap_or(Mode::Lucky);
     if !(1..=i64::from(cfg.max_count)).contains(&b.count) {
-        return Err(ApiError::invalid(format!("count must be 1..={}", cfg.max_count)));
+        return Err(ApiError::invalid(format!(
+            "count must be 1..={}",
+            cfg.max_count
+        )));
     }
     if !(b.count..=cfg.max_total_cents).contains(&b.total_cents) {
         return Err(ApiError::invalid(format!(
@@ -78,18 +83,24 @@ pub fn validate_new_packet(
         )));
     }
     if mode == Mode::Fixed && b.total_cents % b.count != 0 {
-        return Err(ApiError::invalid("a fixed packet needs total_cents divisible by count"));
+        return Err(ApiError::invalid(
+            "a fixed packet needs total_cents divisible by count",
+        ));
     }
     if mode == Mode::Fixed && b.split.is_some() {
         return Err(ApiError::invalid("split applies to lucky packets only"));
     }
     let expires = b.expires_in_secs.unwrap_or(DEFAULT_EXPIRES_IN_SECS as i64);
     if !(1..=MAX_EXPIRES_IN_SECS as i64).contains(&expires) {
-        return Err(ApiError::invalid(format!("expires_in_secs must be 1..={MAX_EXPIRES_IN_SECS}")));
+        return Err(ApiError::invalid(format!(
+            "expires_in_secs must be 1..={MAX_EXPIRES_IN_SECS}"
+        )));
     }
     if let Some(g) = &b.greeting {
         if g.chars().count() > MAX_GREETING_CHARS {
-            return Err(ApiError::invalid(format!("greeting must be at most {MAX_GREETING_CHARS} characters")));
+            return Err(ApiError::invalid(format!(
+                "greeting must be at most {MAX_GREETING_CHARS} characters"
+            )));
         }
         if g.contains('\0') {
             return Err(ApiError::invalid("greeting must not contain NUL"));
@@ -130,13 +141,17 @@ async fn create_packet_inner(store: &Store, req: Request) -> Result<Response<Bod
     };
     let new = validate_new_packet(store.config(), req.body().as_ref())?;
     match packets::create(store, &sender, &new, idempotency_key.as_deref()).await? {
-        CreateOutcome::Created(p) | CreateOutcome::Repeat(p) => {
-            Ok(json_response(StatusCode::CREATED, &Value::Object(packet_json(&p))))
-        }
+        CreateOutcome::Created(p) | CreateOutcome::Repeat(p) => Ok(json_response(
+            StatusCode::CREATED,
+            &Value::Object(packet_json(&p)),
+        )),
         CreateOutcome::InsufficientFunds { balance_cents } => Err(ApiError::new(
             StatusCode::PAYMENT_REQUIRED,
             "insufficient_funds",
-            format!("balance {balance_cents} cents is below total_cents {}", new.total_cents),
+            format!(
+                "balance {balance_cents} cents is below total_cents {}",
+                new.total_cents
+            ),
         )
         .with("balance_cents", json!(balance_cents))),
         CreateOutcome::IdempotencyKeyReused => Err(ApiError::new(
@@ -224,9 +239,10 @@ async fn grab_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiEr
         Route::Grab(parsed) => {
             let id = path_id(&req, &parsed);
             match packets::grab(store, &id, &user).await? {
-                GrabOutcome::Grabbed { share, claim_by_ms } => {
-                    Ok(json_response(StatusCode::OK, &share_json(&id, &share, Some(claim_by_ms))))
-                }
+                GrabOutcome::Grabbed { share, claim_by_ms } => Ok(json_response(
+                    StatusCode::OK,
+                    &share_json(&id, &share, Some(claim_by_ms)),
+                )),
                 GrabOutcome::AlreadyGrabbed(share) => Err(ApiError::new(
                     StatusCode::CONFLICT,
                     "already_grabbed",
@@ -240,12 +256,16 @@ async fn grab_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiEr
                     "too many grab attempts; slow down",
                 )
                 .retry_after((retry_after_ms.max(1) as u64).div_ceil(1000))),
-                GrabOutcome::Expired => {
-                    Err(ApiError::new(StatusCode::GONE, "expired", "this packet has expired"))
-                }
-                GrabOutcome::SoldOut => {
-                    Err(ApiError::new(StatusCode::GONE, "sold_out", "every share has been grabbed"))
-                }
+                GrabOutcome::Expired => Err(ApiError::new(
+                    StatusCode::GONE,
+                    "expired",
+                    "this packet has expired",
+                )),
+                GrabOutcome::SoldOut => Err(ApiError::new(
+                    StatusCode::GONE,
+                    "sold_out",
+                    "every share has been grabbed",
+                )),
             }
         }
         other => Err(wrong_function(&other)),
@@ -259,12 +279,19 @@ pub async fn claim(store: &Store, req: Request) -> Response<Body> {
 
 async fn claim_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiError> {
     let Route::Claim(parsed) = http::route(&req)? else {
-        return Err(ApiError::not_found("this function serves POST /packets/{id}/claim only"));
+        return Err(ApiError::not_found(
+            "this function serves POST /packets/{id}/claim only",
+        ));
     };
     let user = caller(&req, store.config().auth_mode)?;
     let id = path_id(&req, &parsed);
     match packets::claim(store, &id, &user).await? {
-        ClaimOutcome::Claimed { share, balance_cents, claimed_at_ms, repeat } => Ok(json_response(
+        ClaimOutcome::Claimed {
+            share,
+            balance_cents,
+            claimed_at_ms,
+            repeat,
+        } => Ok(json_response(
             StatusCode::OK,
             &json!({
                 "packet_id": id,
@@ -281,9 +308,11 @@ async fn claim_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiE
             "no_share",
             "you grabbed no share of this packet",
         )),
-        ClaimOutcome::Expired => {
-            Err(ApiError::new(StatusCode::GONE, "expired", "the claim window of this packet has closed"))
-        }
+        ClaimOutcome::Expired => Err(ApiError::new(
+            StatusCode::GONE,
+            "expired",
+            "the claim window of this packet has closed",
+        )),
     }
 }
 
@@ -333,13 +362,19 @@ async fn wallet_inner(store: &Store, req: Request) -> Result<Response<Body>, Api
             }
             let b: DepositBody = json_body(&req)?;
             if !http::is_user_id(&b.user_id) {
-                return Err(ApiError::invalid("user_id must be 1 to 64 characters of [A-Za-z0-9_-]"));
+                return Err(ApiError::invalid(
+                    "user_id must be 1 to 64 characters of [A-Za-z0-9_-]",
+                ));
             }
             if !(1..=MAX_DEPOSIT_CENTS).contains(&b.amount_cents) {
-                return Err(ApiError::invalid(format!("amount_cents must be 1..={MAX_DEPOSIT_CENTS}")));
+                return Err(ApiError::invalid(format!(
+                    "amount_cents must be 1..={MAX_DEPOSIT_CENTS}"
+                )));
             }
             if !is_reference(&b.reference) {
-                return Err(ApiError::invalid("reference must be 1 to 64 visible ASCII characters"));
+                return Err(ApiError::invalid(
+                    "reference must be 1 to 64 visible ASCII characters",
+                ));
             }
             let (balance, repeat) =
                 match wallet::deposit(store, &b.user_id, b.amount_cents, &b.reference).await? {
@@ -419,12 +454,16 @@ pub fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
     let invalid = |e: serde_json::Error| ApiError::invalid(format!("invalid JSON body: {e}"));
     let v: Value = serde_json::from_slice(body).map_err(invalid)?;
     if !v.is_object() {
-        return Err(ApiError::invalid("the body must be a JSON object like {\"count\": 10}"));
+        return Err(ApiError::invalid(
+            "the body must be a JSON object like {\"count\": 10}",
+        ));
     }
     let b: OrderCodesBody = serde_json::from_value(v).map_err(invalid)?;
     match u32::try_from(b.count) {
         Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(n),
-        _ => Err(ApiError::invalid(format!("count must be an integer 1..={MAX_BATCH}"))),
+        _ => Err(ApiError::invalid(format!(
+            "count must be an integer 1..={MAX_BATCH}"
+        ))),
     }
 }
 
@@ -441,7 +480,10 @@ async fn next_order_code_inner(store: &Store, req: Request) -> Result<Response<B
             StatusCode::CREATED,
             &json!({"date": date.to_string(), "codes": codes}),
         )),
-        Outcome::Exhausted { date, retry_after_secs } => Err(ApiError::new(
+        Outcome::Exhausted {
+            date,
+            retry_after_secs,
+        } => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "exhausted",
             format!(
@@ -505,13 +547,20 @@ async fn vote_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiEr
         Route::ListArticles => {
             let (order, page) = voting::parse_page_query(req.query_string_parameters_ref())?;
             let list = voting::articles(store, order, page).await?;
-            Ok(json_response(StatusCode::OK, &page_json(order, page, &list)))
+            Ok(json_response(
+                StatusCode::OK,
+                &page_json(order, page, &list),
+            ))
         }
         Route::VoteArticle(parsed) => {
             let id = path_id(&req, &parsed);
             let direction = voting::parse_vote(req.body().as_ref())?;
             match voting::vote(store, &id, &user, direction).await? {
-                VoteOutcome::Voted { votes, score, changed } => Ok(json_response(
+                VoteOutcome::Voted {
+                    votes,
+                    score,
+                    changed,
+                } => Ok(json_response(
                     StatusCode::OK,
                     &json!({
                         "article_id": id,
@@ -541,9 +590,10 @@ async fn vote_inner(store: &Store, req: Request) -> Result<Response<Body>, ApiEr
             let id = path_id(&req, &parsed);
             let change = voting::parse_group_change(req.body().as_ref())?;
             match voting::set_groups(store, &id, &user, &change).await? {
-                GroupsOutcome::Updated(groups) => {
-                    Ok(json_response(StatusCode::OK, &json!({"article_id": id, "groups": groups})))
-                }
+                GroupsOutcome::Updated(groups) => Ok(json_response(
+                    StatusCode::OK,
+                    &json!({"article_id": id, "groups": groups}),
+                )),
                 GroupsOutcome::NotFound => Err(ApiError::not_found(format!("no article {id}"))),
                 GroupsOutcome::Forbidden => Err(ApiError::new(
                     StatusCode::FORBIDDEN,

@@ -29,7 +29,13 @@ pub struct ApiError {
 impl ApiError {
     /// An error without extras.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), extra: None, retry_after_secs: None }
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            extra: None,
+            retry_after_secs: None,
+        }
     }
 
     /// 400 `invalid_request`.
@@ -44,7 +50,9 @@ impl ApiError {
 
     /// Adds an extra top-level field.
     pub fn with(mut self, key: &str, value: Value) -> Self {
-        self.extra.get_or_insert_with(Default::default).insert(key.to_string(), value);
+        self.extra
+            .get_or_insert_with(Default::default)
+            .insert(key.to_string(), value);
         self
     }
 
@@ -85,7 +93,11 @@ impl From<Error> for ApiError {
             }
             Error::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "internal error",
+                )
             }
         }
     }
@@ -152,15 +164,28 @@ pub fn route(req: &Request) -> Result<Route, ApiError> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let method = req.method();
     let (allowed, route): (&str, Option<Route>) = match segments.as_slice() {
-        ["packets"] => ("POST", (method == Method::POST).then_some(Route::CreatePacket)),
-        ["packets", id] => ("GET", (method == Method::GET).then(|| Route::ViewPacket(id.to_string()))),
-        ["packets", id, "grab"] => ("POST", (method == Method::POST).then(|| Route::Grab(id.to_string()))),
-        ["packets", id, "claim"] => {
-            ("POST", (method == Method::POST).then(|| Route::Claim(id.to_string())))
-        }
+        ["packets"] => (
+            "POST",
+            (method == Method::POST).then_some(Route::CreatePacket),
+        ),
+        ["packets", id] => (
+            "GET",
+            (method == Method::GET).then(|| Route::ViewPacket(id.to_string())),
+        ),
+        ["packets", id, "grab"] => (
+            "POST",
+            (method == Method::POST).then(|| Route::Grab(id.to_string())),
+        ),
+        ["packets", id, "claim"] => (
+            "POST",
+            (method == Method::POST).then(|| Route::Claim(id.to_string())),
+        ),
         ["wallet"] => ("GET", (method == Method::GET).then_some(Route::GetWallet)),
         ["wallet", "deposits"] => ("POST", (method == Method::POST).then_some(Route::Deposit)),
-        ["order-codes"] => ("POST", (method == Method::POST).then_some(Route::OrderCodes)),
+        ["order-codes"] => (
+            "POST",
+            (method == Method::POST).then_some(Route::OrderCodes),
+        ),
         // One path, two methods: `allowed` lists both.
         ["articles"] => (
             "GET, POST",
@@ -172,15 +197,18 @@ pub fn route(req: &Request) -> Result<Route, ApiError> {
                 None
             },
         ),
-        ["articles", id, "vote"] => {
-            ("POST", (method == Method::POST).then(|| Route::VoteArticle(id.to_string())))
-        }
-        ["articles", id, "groups"] => {
-            ("PUT", (method == Method::PUT).then(|| Route::SetArticleGroups(id.to_string())))
-        }
-        ["groups", group, "articles"] => {
-            ("GET", (method == Method::GET).then(|| Route::GroupArticles(group.to_string())))
-        }
+        ["articles", id, "vote"] => (
+            "POST",
+            (method == Method::POST).then(|| Route::VoteArticle(id.to_string())),
+        ),
+        ["articles", id, "groups"] => (
+            "PUT",
+            (method == Method::PUT).then(|| Route::SetArticleGroups(id.to_string())),
+        ),
+        ["groups", group, "articles"] => (
+            "GET",
+            (method == Method::GET).then(|| Route::GroupArticles(group.to_string())),
+        ),
         _ => return Err(ApiError::not_found(format!("no route for {method} {path}"))),
     };
     route.ok_or_else(|| {
@@ -195,7 +223,10 @@ pub fn route(req: &Request) -> Result<Route, ApiError> {
 
 /// Whether `id` is a valid user id: 1 to 64 characters of `[A-Za-z0-9_-]`.
 pub fn is_user_id(id: &str) -> bool {
-    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// The caller's user id: the JWT claim `sub` (verified by the HTTP API JWT authorizer), or,
@@ -214,9 +245,11 @@ pub fn caller(req: &Request, mode: AuthMode) -> Result<String, ApiError> {
                 .cloned(),
             _ => None,
         },
-        AuthMode::Header => {
-            req.headers().get("x-user-id").and_then(|v| v.to_str().ok()).map(str::to_string)
-        }
+        AuthMode::Header => req
+            .headers()
+            .get("x-user-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
     };
     let unauthorized = |m: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m);
     match id {
@@ -225,7 +258,9 @@ pub fn caller(req: &Request, mode: AuthMode) -> Result<String, ApiError> {
             AuthMode::Header => "no x-user-id header",
         })),
         Some(id) if is_user_id(&id) => Ok(id),
-        Some(_) => Err(unauthorized("the user id must be 1 to 64 characters of [A-Za-z0-9_-]")),
+        Some(_) => Err(unauthorized(
+            "the user id must be 1 to 64 characters of [A-Za-z0-9_-]",
+        )),
     }
 }
 

@@ -88,12 +88,19 @@ pub struct WalletKeys {
 impl Keys {
     /// Key names under `prefix` (e.g. `hb`).
     pub fn new(prefix: &str) -> Self {
-        Keys { prefix: prefix.to_string() }
+        Keys {
+            prefix: prefix.to_string(),
+        }
     }
 
     /// The keys of packet `packet_id` (which must satisfy [`is_packet_id`]).
     pub fn packet(&self, packet_id: &str) -> PacketKeys {
-        let base = format!("{}:{{{}}}:packet:{}", self.prefix, &packet_id[..4], packet_id);
+        let base = format!(
+            "{}:{{{}}}:packet:{}",
+            self.prefix,
+            &packet_id[..4],
+            packet_id
+        );
         PacketKeys {
             shares: format!("{base}:shares"),
             grabs: format!("{base}:grabs"),
@@ -105,23 +112,49 @@ impl Keys {
 
     /// The grab rate-limit log of `user_id` on packet `packet_id`.
     pub fn grab_rate(&self, packet_id: &str, user_id: &str) -> String {
-        format!("{}:{{{}}}:packet:{}:rl:{}", self.prefix, &packet_id[..4], packet_id, user_id)
+        format!(
+            "{}:{{{}}}:packet:{}:rl:{}",
+            self.prefix,
+            &packet_id[..4],
+            packet_id,
+            user_id
+        )
     }
 
     /// The wallet of `user_id`.
     pub fn wallet(&self, user_id: &str) -> WalletKeys {
-        let wallet = format!("{}:{{{}}}:wallet:{}", self.prefix, user_tag(user_id), user_id);
-        WalletKeys { ledger: format!("{wallet}:ledger"), wallet }
+        let wallet = format!(
+            "{}:{{{}}}:wallet:{}",
+            self.prefix,
+            user_tag(user_id),
+            user_id
+        );
+        WalletKeys {
+            ledger: format!("{wallet}:ledger"),
+            wallet,
+        }
     }
 
     /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet.
     pub fn transfer(&self, user_id: &str, transfer_id: &str) -> String {
-        format!("{}:{{{}}}:wallet:{}:tx:{}", self.prefix, user_tag(user_id), user_id, transfer_id)
+        format!(
+            "{}:{{{}}}:wallet:{}:tx:{}",
+            self.prefix,
+            user_tag(user_id),
+            user_id,
+            transfer_id
+        )
     }
 
     /// The create-packet idempotency record of `Idempotency-Key` `key` sent by `user_id`.
     pub fn create_idempotency(&self, user_id: &str, key: &str) -> String {
-        format!("{}:{{{}}}:idem:{}:{}", self.prefix, user_tag(user_id), user_id, key)
+        format!(
+            "{}:{{{}}}:idem:{}:{}",
+            self.prefix,
+            user_tag(user_id),
+            user_id,
+            key
+        )
     }
 
     /// The reclaim index: packet id -> due time (Unix ms).
@@ -152,10 +185,15 @@ mod tests {
         assert!(is_packet_id(&id));
         let p = keys.packet(&id);
         let w = keys.wallet("alice");
-        for k in [&p.meta, &p.shares, &p.grabs, &p.order, &p.claims, &w.wallet, &w.ledger] {
+        for k in [
+            &p.meta, &p.shares, &p.grabs, &p.order, &p.claims, &w.wallet, &w.ledger,
+        ] {
             assert_eq!(tag_of(k), user_tag("alice"), "{k}");
         }
-        assert_eq!(tag_of(&keys.create_idempotency("alice", "{x}")), user_tag("alice"));
+        assert_eq!(
+            tag_of(&keys.create_idempotency("alice", "{x}")),
+            user_tag("alice")
+        );
         assert_eq!(tag_of(&keys.grab_rate(&id, "bob")), user_tag("alice"));
     }
 

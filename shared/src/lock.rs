@@ -37,7 +37,10 @@ impl Lock {
             .arg(ttl_ms)
             .query_async(&mut conn)
             .await?;
-        Ok(ok.map(|_| Lock { key: key.to_string(), token }))
+        Ok(ok.map(|_| Lock {
+            key: key.to_string(),
+            token,
+        }))
     }
 
     /// Releases the lock if it is still ours. Returns whether it was.
@@ -46,7 +49,11 @@ impl Lock {
     /// [`Error::Unavailable`] when Redis cannot be reached (the lock then expires by TTL).
     pub async fn release(self, store: &Store) -> Result<bool, Error> {
         let mut conn = store.conn().await?;
-        let n: i64 = scripts::UNLOCK.key(&self.key).arg(&self.token).invoke_async(&mut conn).await?;
+        let n: i64 = scripts::UNLOCK
+            .key(&self.key)
+            .arg(&self.token)
+            .invoke_async(&mut conn)
+            .await?;
         Ok(n == 1)
     }
 }

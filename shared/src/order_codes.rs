@@ -131,12 +131,22 @@ pub fn first_suffix(digits: u32) -> u64 {
 
 /// The key of business day `date`'s hash (one field: the day's secret -> positions taken).
 pub fn day_key(prefix: &str, date: NaiveDate) -> String {
-    format!("{prefix}:{{oc}}:day:{:04}{:02}{:02}", date.year(), date.month(), date.day())
+    format!(
+        "{prefix}:{{oc}}:day:{:04}{:02}{:02}",
+        date.year(),
+        date.month(),
+        date.day()
+    )
 }
 
 /// The `yyMMdd` prefix of the codes of business day `date`.
 pub fn code_prefix(date: NaiveDate) -> String {
-    format!("{:02}{:02}{:02}", date.year().rem_euclid(100), date.month(), date.day())
+    format!(
+        "{:02}{:02}{:02}",
+        date.year().rem_euclid(100),
+        date.month(),
+        date.day()
+    )
 }
 
 /// The key of the high-water mark: the newest business day (days since 1970-01-01) that got
@@ -169,7 +179,9 @@ pub fn day_of_date(date: NaiveDate) -> i64 {
 
 /// The UTC offset of `tz` at Unix second `unix_s`, seconds east of UTC (Shanghai: 28,800).
 pub fn utc_offset(tz: Tz, unix_s: i64) -> i32 {
-    let utc = DateTime::from_timestamp(unix_s, 0).unwrap_or_default().naive_utc();
+    let utc = DateTime::from_timestamp(unix_s, 0)
+        .unwrap_or_default()
+        .naive_utc();
     tz.offset_from_utc_datetime(&utc).fix().local_minus_utc()
 }
 
@@ -185,7 +197,9 @@ pub fn day_start(tz: Tz, date: NaiveDate) -> i64 {
     (0..=26 * 4)
         .find_map(|quarter| {
             let local = midnight + chrono::Duration::minutes(15 * quarter);
-            tz.from_local_datetime(&local).earliest().map(|t| t.timestamp())
+            tz.from_local_datetime(&local)
+                .earliest()
+                .map(|t| t.timestamp())
         })
         .unwrap_or_else(|| {
             // No valid local time in 26 hours (no zone does this): fall back to the offset at
@@ -240,7 +254,13 @@ impl ZoneWindow {
             transitions.push((hi, current));
             t = hi;
         }
-        let mut window = ZoneWindow { start, end, base_offset, transitions, days: Vec::new() };
+        let mut window = ZoneWindow {
+            start,
+            end,
+            base_offset,
+            transitions,
+            days: Vec::new(),
+        };
         // Within a stretch of constant offset the local day only grows, so its extremes are at
         // the stretches' ends.
         let mut edges = vec![start, end - 1];
@@ -306,7 +326,10 @@ pub struct Permutation {
 
 impl std::fmt::Debug for Permutation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Permutation").field("digits", &self.digits).field("domain", &self.domain).finish()
+        f.debug_struct("Permutation")
+            .field("digits", &self.digits)
+            .field("domain", &self.domain)
+            .finish()
     }
 }
 
@@ -317,7 +340,10 @@ impl Permutation {
     /// # Panics
     /// When `digits` is outside [`DIGITS`] (the configuration refuses such values).
     pub fn new(digits: u32, secret: &str) -> Self {
-        assert!(DIGITS.contains(&digits), "order-code digits must be 5..=7, got {digits}");
+        assert!(
+            DIGITS.contains(&digits),
+            "order-code digits must be 5..=7, got {digits}"
+        );
         let domain = domain(digits);
         let mut half = (domain as f64).sqrt() as u64;
         while half * half < domain {
@@ -335,7 +361,13 @@ impl Permutation {
                 table.push((word % half) as u32);
             }
         }
-        Permutation { digits, domain, half, secret: secret.to_string(), table }
+        Permutation {
+            digits,
+            domain,
+            half,
+            secret: secret.to_string(),
+            table,
+        }
     }
 
     /// The number of positions (and suffixes) of a day: `9 * 10^(digits - 1)`.
@@ -353,7 +385,11 @@ impl Permutation {
     /// # Panics
     /// When `p >= domain`.
     pub fn permute(&self, p: u64) -> u64 {
-        assert!(p < self.domain, "position {p} is outside the day's {} positions", self.domain);
+        assert!(
+            p < self.domain,
+            "position {p} is outside the day's {} positions",
+            self.domain
+        );
         let a = self.half;
         let mut x = p;
         loop {
@@ -395,7 +431,10 @@ impl HmacSha1 {
             h.update(&block.map(|b| b ^ byte));
             h
         };
-        HmacSha1 { inner: pad(0x36), outer: pad(0x5c) }
+        HmacSha1 {
+            inner: pad(0x36),
+            outer: pad(0x5c),
+        }
     }
 
     fn mac(&self, msg: &[u8]) -> [u8; 20] {
@@ -417,7 +456,10 @@ const CACHED_PERMUTATIONS: usize = 4;
 /// The permutation for `digits` and `secret`, from the sandbox's cache or built (and cached).
 pub fn permutation(digits: u32, secret: &str) -> Arc<Permutation> {
     let find = |cache: &Vec<Arc<Permutation>>| {
-        cache.iter().find(|p| p.digits == digits && p.secret == secret).cloned()
+        cache
+            .iter()
+            .find(|p| p.digits == digits && p.secret == secret)
+            .cloned()
     };
     if let Some(p) = find(&PERMUTATIONS.lock().unwrap_or_else(|e| e.into_inner())) {
         return p;
@@ -445,7 +487,11 @@ const CACHED_SECRETS: usize = 8;
 
 fn known_secret(url: &str, key: &str) -> Option<String> {
     let cache = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    cache.iter().rev().find(|(u, k, _)| u == url && k == key).map(|(_, _, s)| s.clone())
+    cache
+        .iter()
+        .rev()
+        .find(|(u, k, _)| u == url && k == key)
+        .map(|(_, _, s)| s.clone())
 }
 
 fn remember_secret(url: &str, key: &str, secret: &str) {
@@ -489,7 +535,13 @@ pub enum Outcome {
 /// this function's; [`Error::Internal`] for a `count` outside `1..=100`, or when the day's
 /// hash vanished (see the module documentation).
 pub async fn next_codes(store: &Store, count: u32) -> Result<Outcome, Error> {
-    next_codes_with(store, &scripts::ORDER_CODE, count, chrono::Utc::now().timestamp()).await
+    next_codes_with(
+        store,
+        &scripts::ORDER_CODE,
+        count,
+        chrono::Utc::now().timestamp(),
+    )
+    .await
 }
 
 /// [`next_codes`] with the script and the function-clock instant (Unix seconds) the zone
@@ -510,13 +562,22 @@ pub async fn next_codes_with(
 ) -> Result<Outcome, Error> {
     const NAME: &str = "order_code";
     if !(1..=MAX_BATCH).contains(&count) {
-        return Err(Error::Internal(format!("order-code count {count} is outside 1..={MAX_BATCH}")));
+        return Err(Error::Internal(format!(
+            "order-code count {count} is outside 1..={MAX_BATCH}"
+        )));
     }
     let cfg = store.config();
-    let (tz, digits, prefix) = (cfg.order_code_tz, cfg.order_code_digits, cfg.key_prefix.as_str());
+    let (tz, digits, prefix) = (
+        cfg.order_code_tz,
+        cfg.order_code_digits,
+        cfg.key_prefix.as_str(),
+    );
     let window = window_of_hour(tz, around);
-    let keys: Vec<String> =
-        window.days.iter().map(|&d| Ok(day_key(prefix, date_of_day(d)?))).collect::<Result<_, Error>>()?;
+    let keys: Vec<String> = window
+        .days
+        .iter()
+        .map(|&d| Ok(day_key(prefix, date_of_day(d)?)))
+        .collect::<Result<_, Error>>()?;
     let mut inv = script.prepare_invoke();
     for key in &keys {
         inv.key(key);
@@ -529,7 +590,8 @@ pub async fn next_codes_with(
         .arg(window.start)
         .arg(window.end);
     for (&day, key) in window.days.iter().zip(&keys) {
-        inv.arg(day).arg(known_secret(&cfg.redis_url, key).unwrap_or_default());
+        inv.arg(day)
+            .arg(known_secret(&cfg.redis_url, key).unwrap_or_default());
     }
     inv.arg(window.base_offset);
     for &(at, offset) in &window.transitions {
@@ -545,7 +607,10 @@ pub async fn next_codes_with(
                 return Err(Error::bad_reply(NAME, format!("{reply:?}")));
             };
             if first + u64::from(count) > domain(digits) {
-                return Err(Error::bad_reply(NAME, format!("positions past the day: {reply:?}")));
+                return Err(Error::bad_reply(
+                    NAME,
+                    format!("positions past the day: {reply:?}"),
+                ));
             }
             let date = date_of_day(day)?;
             remember_secret(&cfg.redis_url, &day_key(prefix, date), secret);
@@ -560,7 +625,10 @@ pub async fn next_codes_with(
             let (day, now) = (int(NAME, reply.get(1))?, int(NAME, reply.get(2))?);
             let date = date_of_day(day)?;
             let next = date.succ_opt().map_or(now + 86_400, |d| day_start(tz, d));
-            Ok(Outcome::Exhausted { date, retry_after_secs: (next - now).max(1) as u64 })
+            Ok(Outcome::Exhausted {
+                date,
+                retry_after_secs: (next - now).max(1) as u64,
+            })
         }
         Some("clock") => {
             let now = int(NAME, reply.get(1))?;
@@ -619,15 +687,21 @@ mod tests {
         // The full 9,000,000-position check takes too long in debug builds; the construction is
         // the same as for 5 and 6 digits (a = 3,000, a^2 = 9,000,000 exactly: no walking).
         let perm = Permutation::new(7, "k");
-        let suffixes: std::collections::HashSet<u64> = (0..20_000).map(|p| perm.suffix(p)).collect();
+        let suffixes: std::collections::HashSet<u64> =
+            (0..20_000).map(|p| perm.suffix(p)).collect();
         assert_eq!(suffixes.len(), 20_000);
         assert!(suffixes.iter().all(|s| (1_000_000..=9_999_999).contains(s)));
     }
 
     #[test]
     fn secrets_give_different_orders() {
-        let (a, b) = (Permutation::new(5, &new_day_secret()), Permutation::new(5, &new_day_secret()));
-        let same = (0..10_000).filter(|&p| a.permute(p) == b.permute(p)).count();
+        let (a, b) = (
+            Permutation::new(5, &new_day_secret()),
+            Permutation::new(5, &new_day_secret()),
+        );
+        let same = (0..10_000)
+            .filter(|&p| a.permute(p) == b.permute(p))
+            .count();
         assert!(same < 10, "{same} of 10,000 positions agree");
         // The same secret gives the same order (every sandbox computes the same codes).
         let c = Permutation::new(5, &a.secret);
@@ -640,7 +714,8 @@ mod tests {
         let mac = HmacSha1::new(b"Jefe").mac(b"what do ya want for nothing?");
         let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
-        let mac = HmacSha1::new(&[0xaa; 80]).mac(b"Test Using Larger Than Block-Size Key - Hash Key First");
+        let mac = HmacSha1::new(&[0xaa; 80])
+            .mac(b"Test Using Larger Than Block-Size Key - Hash Key First");
         let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, "aa4ae5e15272d00e95705637ce8a3b55ed402112");
     }
@@ -666,10 +741,25 @@ mod tests {
         assert_eq!(w.days, vec![day_of_date(date("2026-11-21"))]);
         // Around midnight both days are candidates.
         let w = ZoneWindow::around(tz, utc("2026-11-21T15:59:59Z"));
-        assert_eq!(w.days, vec![day_of_date(date("2026-11-21")), day_of_date(date("2026-11-22"))]);
-        assert_eq!(w.day_at(utc("2026-11-21T15:59:59Z")), day_of_date(date("2026-11-21")));
-        assert_eq!(w.day_at(utc("2026-11-21T16:00:00Z")), day_of_date(date("2026-11-22")));
-        assert_eq!(day_start(tz, date("2026-11-22")), utc("2026-11-21T16:00:00Z"));
+        assert_eq!(
+            w.days,
+            vec![
+                day_of_date(date("2026-11-21")),
+                day_of_date(date("2026-11-22"))
+            ]
+        );
+        assert_eq!(
+            w.day_at(utc("2026-11-21T15:59:59Z")),
+            day_of_date(date("2026-11-21"))
+        );
+        assert_eq!(
+            w.day_at(utc("2026-11-21T16:00:00Z")),
+            day_of_date(date("2026-11-22"))
+        );
+        assert_eq!(
+            day_start(tz, date("2026-11-22")),
+            utc("2026-11-21T16:00:00Z")
+        );
     }
 
     #[test]
@@ -678,25 +768,46 @@ mod tests {
         let tz = chrono_tz::America::New_York;
         let w = ZoneWindow::around(tz, utc("2026-11-01T05:10:00Z"));
         assert_eq!(w.base_offset, -4 * 3600);
-        assert_eq!(w.transitions, vec![(utc("2026-11-01T06:00:00Z"), -5 * 3600)]);
+        assert_eq!(
+            w.transitions,
+            vec![(utc("2026-11-01T06:00:00Z"), -5 * 3600)]
+        );
         assert_eq!(w.offset_at(utc("2026-11-01T05:59:59Z")), -4 * 3600);
         assert_eq!(w.offset_at(utc("2026-11-01T06:00:00Z")), -5 * 3600);
         // Santiago: DST ends at 24:00 on 2026-04-04 (03:00Z), back to 23:00; the business day
         // 2026-04-04 lasts 25 hours, until 04:00Z.
         let tz = chrono_tz::America::Santiago;
         let w = ZoneWindow::around(tz, utc("2026-04-05T02:59:00Z"));
-        assert_eq!(w.transitions, vec![(utc("2026-04-05T03:00:00Z"), -4 * 3600)]);
-        assert_eq!(w.day_at(utc("2026-04-05T03:30:00Z")), day_of_date(date("2026-04-04")));
-        assert_eq!(w.day_at(utc("2026-04-05T04:00:00Z")), day_of_date(date("2026-04-05")));
-        assert_eq!(day_start(tz, date("2026-04-05")), utc("2026-04-05T04:00:00Z"));
+        assert_eq!(
+            w.transitions,
+            vec![(utc("2026-04-05T03:00:00Z"), -4 * 3600)]
+        );
+        assert_eq!(
+            w.day_at(utc("2026-04-05T03:30:00Z")),
+            day_of_date(date("2026-04-04"))
+        );
+        assert_eq!(
+            w.day_at(utc("2026-04-05T04:00:00Z")),
+            day_of_date(date("2026-04-05"))
+        );
+        assert_eq!(
+            day_start(tz, date("2026-04-05")),
+            utc("2026-04-05T04:00:00Z")
+        );
         // Santiago: DST starts at 24:00 on 2026-09-05 (04:00Z): midnight does not exist, the
         // day starts at 01:00 local.
-        assert_eq!(day_start(tz, date("2026-09-06")), utc("2026-09-06T04:00:00Z"));
+        assert_eq!(
+            day_start(tz, date("2026-09-06")),
+            utc("2026-09-06T04:00:00Z")
+        );
         // Lord Howe: a half-hour change (02:00 -> 01:30 local on 2026-04-05, 15:00Z).
         let tz = chrono_tz::Australia::Lord_Howe;
         let w = ZoneWindow::around(tz, utc("2026-04-04T14:00:00Z"));
         assert_eq!(w.base_offset, 11 * 3600);
-        assert_eq!(w.transitions, vec![(utc("2026-04-04T15:00:00Z"), 10 * 3600 + 1800)]);
+        assert_eq!(
+            w.transitions,
+            vec![(utc("2026-04-04T15:00:00Z"), 10 * 3600 + 1800)]
+        );
     }
 
     #[test]

@@ -44,7 +44,9 @@ impl NewPacket {
             self.expires_in_secs,
             self.greeting.as_deref().unwrap_or("\u{0}")
         );
-        sha1_smol::Sha1::from(canonical.as_bytes()).digest().to_string()
+        sha1_smol::Sha1::from(canonical.as_bytes())
+            .digest()
+            .to_string()
     }
 
     /// The split name stored for this packet: `None` for fixed packets.
@@ -76,11 +78,13 @@ impl Share {
         let mut it = record.splitn(3, ':');
         let mut next = || it.next().and_then(|s| s.parse::<i64>().ok());
         match (next(), next(), next()) {
-            (Some(id), Some(amount), Some(at)) if id > 0 && id <= i64::from(u32::MAX) => Ok(Share {
-                share_id: id as u32,
-                amount_cents: amount,
-                grabbed_at_ms: at,
-            }),
+            (Some(id), Some(amount), Some(at)) if id > 0 && id <= i64::from(u32::MAX) => {
+                Ok(Share {
+                    share_id: id as u32,
+                    amount_cents: amount,
+                    grabbed_at_ms: at,
+                })
+            }
             _ => Err(Error::Internal(format!("bad share record {record:?}"))),
         }
     }
@@ -122,12 +126,19 @@ pub struct Packet {
 impl Packet {
     fn from_fields(fields: &HashMap<String, String>) -> Result<Self, Error> {
         let s = |k: &str| {
-            fields.get(k).cloned().ok_or_else(|| Error::Internal(format!("packet field {k} missing")))
+            fields
+                .get(k)
+                .cloned()
+                .ok_or_else(|| Error::Internal(format!("packet field {k} missing")))
         };
         let n = |k: &str| -> Result<i64, Error> {
-            s(k)?.parse().map_err(|_| Error::Internal(format!("packet field {k} not an integer")))
+            s(k)?
+                .parse()
+                .map_err(|_| Error::Internal(format!("packet field {k} not an integer")))
         };
-        let mode: Mode = s("mode")?.parse().map_err(|_| Error::Internal("bad packet mode".into()))?;
+        let mode: Mode = s("mode")?
+            .parse()
+            .map_err(|_| Error::Internal("bad packet mode".into()))?;
         let split_raw = s("split")?;
         let greeting = s("greeting")?;
         Ok(Packet {
@@ -139,7 +150,11 @@ impl Packet {
             split: if split_raw.is_empty() {
                 None
             } else {
-                Some(split_raw.parse().map_err(|_| Error::Internal("bad packet split".into()))?)
+                Some(
+                    split_raw
+                        .parse()
+                        .map_err(|_| Error::Internal("bad packet split".into()))?,
+                )
             },
             greeting: (!greeting.is_empty()).then_some(greeting),
             created_at_ms: n("created_at")?,
@@ -236,8 +251,14 @@ pub async fn create(
 ) -> Result<CreateOutcome, Error> {
     let cfg = store.config();
     let keys = Keys::new(&cfg.key_prefix);
-    let amounts = split::split(req.total_cents, req.count, req.mode, req.split, &mut rand::rng())
-        .map_err(|e| Error::Internal(format!("split of a validated request failed: {e}")))?;
+    let amounts = split::split(
+        req.total_cents,
+        req.count,
+        req.mode,
+        req.split,
+        &mut rand::rng(),
+    )
+    .map_err(|e| Error::Internal(format!("split of a validated request failed: {e}")))?;
     let mut conn = store.conn().await?;
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
@@ -263,15 +284,22 @@ pub async fn create(
             .arg(req.greeting.as_deref().unwrap_or(""))
             .arg(req.expires_in_secs)
             .arg(req.fingerprint())
-            .arg(if idempotency_key.is_some() { cfg.idempotency_ttl_secs } else { 0 })
+            .arg(if idempotency_key.is_some() {
+                cfg.idempotency_ttl_secs
+            } else {
+                0
+            })
             .arg(crate::config::LEDGER_CAP)
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
         if reply.first().map(String::as_str) != Some("created") {
             // Nothing was created under this id: withdraw its index entry, so a refused request
             // leaves no trace. (If this fails, reclaim-cron drops the phantom entry later.)
-            let removed: Result<i64, _> =
-                redis::cmd("ZREM").arg(keys.reclaim_due()).arg(&packet_id).query_async(&mut conn).await;
+            let removed: Result<i64, _> = redis::cmd("ZREM")
+                .arg(keys.reclaim_due())
+                .arg(&packet_id)
+                .query_async(&mut conn)
+                .await;
             if let Err(e) = removed {
                 tracing::warn!(%e, packet_id, "could not withdraw a phantom reclaim index entry");
             }
@@ -331,7 +359,11 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
         return Ok(None);
     }
     let mut parts = parts.into_iter();
-    let mut next = || parts.next().ok_or_else(|| Error::bad_reply("packet_view", "short reply"));
+    let mut next = || {
+        parts
+            .next()
+            .ok_or_else(|| Error::bad_reply("packet_view", "short reply"))
+    };
     let pairs = |v: Vec<String>| -> HashMap<String, String> {
         let mut m = HashMap::with_capacity(v.len() / 2);
         let mut it = v.into_iter();
@@ -354,7 +386,11 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
             .get(&user)
             .ok_or_else(|| Error::Internal(format!("grab of {user} missing")))?;
         let claimed = claims.contains_key(&user);
-        list.push(Grab { share: Share::parse(record)?, user_id: user, claimed });
+        list.push(Grab {
+            share: Share::parse(record)?,
+            user_id: user,
+            claimed,
+        });
     }
     let status = if packet.settled {
         Status::Settled
@@ -370,7 +406,12 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
     } else {
         None
     };
-    Ok(Some(PacketView { packet, status, grabs: list, best_luck }))
+    Ok(Some(PacketView {
+        packet,
+        status,
+        grabs: list,
+        best_luck,
+    }))
 }
 
 /// The largest share in grab order; ties go to the earlier grab.
@@ -440,11 +481,13 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
             share: Share::parse(reply.get(1).map(String::as_str).unwrap_or(""))?,
             claim_by_ms: int("grab", reply.get(2))?,
         },
-        Some("already_grabbed") => {
-            GrabOutcome::AlreadyGrabbed(Share::parse(reply.get(1).map(String::as_str).unwrap_or(""))?)
-        }
+        Some("already_grabbed") => GrabOutcome::AlreadyGrabbed(Share::parse(
+            reply.get(1).map(String::as_str).unwrap_or(""),
+        )?),
         Some("not_found") => GrabOutcome::NotFound,
-        Some("rate_limited") => GrabOutcome::RateLimited { retry_after_ms: int("grab", reply.get(1))? },
+        Some("rate_limited") => GrabOutcome::RateLimited {
+            retry_after_ms: int("grab", reply.get(1))?,
+        },
         Some("expired") => GrabOutcome::Expired,
         Some("sold_out") => GrabOutcome::SoldOut,
         _ => return Err(Error::bad_reply("grab", format!("{reply:?}"))),
@@ -513,7 +556,12 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
     } else {
         (wallet::balance(store, user_id).await?, true)
     };
-    Ok(ClaimOutcome::Claimed { share, balance_cents, claimed_at_ms, repeat })
+    Ok(ClaimOutcome::Claimed {
+        share,
+        balance_cents,
+        claimed_at_ms,
+        repeat,
+    })
 }
 
 /// Parses a claim state `pending:<ms>` / `done:<ms>` into (pending, claimed_at_ms).
@@ -521,7 +569,9 @@ fn parse_claim_state(state: &str) -> Result<(bool, i64), Error> {
     let (kind, at) = state
         .split_once(':')
         .ok_or_else(|| Error::Internal(format!("bad claim state {state:?}")))?;
-    let at = at.parse().map_err(|_| Error::Internal(format!("bad claim state {state:?}")))?;
+    let at = at
+        .parse()
+        .map_err(|_| Error::Internal(format!("bad claim state {state:?}")))?;
     match kind {
         "pending" => Ok((true, at)),
         "done" => Ok((false, at)),
@@ -557,11 +607,17 @@ pub async fn redrive_claim(
     )
     .await?;
     if credited.conflict {
-        return Err(Error::Internal(format!("transfer {transfer_id} for {user_id} conflicts")));
+        return Err(Error::Internal(format!(
+            "transfer {transfer_id} for {user_id} conflicts"
+        )));
     }
     let claims = Keys::new(&cfg.key_prefix).packet(packet_id).claims;
     let mut conn = store.conn().await?;
-    let _: i64 = scripts::CLAIM_DONE.key(claims).arg(user_id).invoke_async(&mut conn).await?;
+    let _: i64 = scripts::CLAIM_DONE
+        .key(claims)
+        .arg(user_id)
+        .invoke_async(&mut conn)
+        .await?;
     Ok(credited)
 }
 
@@ -572,7 +628,10 @@ mod tests {
     #[test]
     fn share_records() {
         let s = Share::parse("3:125:1700000000123").unwrap();
-        assert_eq!((s.share_id, s.amount_cents, s.grabbed_at_ms), (3, 125, 1_700_000_000_123));
+        assert_eq!(
+            (s.share_id, s.amount_cents, s.grabbed_at_ms),
+            (3, 125, 1_700_000_000_123)
+        );
         assert!(Share::parse("x:1:2").is_err());
         assert!(Share::parse("0:1:2").is_err());
     }
@@ -581,10 +640,17 @@ mod tests {
     fn best_luck_ties_go_to_the_earlier_grab() {
         let g = |u: &str, a| Grab {
             user_id: u.into(),
-            share: Share { share_id: 1, amount_cents: a, grabbed_at_ms: 0 },
+            share: Share {
+                share_id: 1,
+                amount_cents: a,
+                grabbed_at_ms: 0,
+            },
             claimed: false,
         };
-        assert_eq!(best_luck(&[g("a", 5), g("b", 9), g("c", 9)]), Some(("b".into(), 9)));
+        assert_eq!(
+            best_luck(&[g("a", 5), g("b", 9), g("c", 9)]),
+            Some(("b".into(), 9))
+        );
         assert_eq!(best_luck(&[]), None);
     }
 

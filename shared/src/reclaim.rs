@@ -50,9 +50,13 @@ pub struct ReclaimSummary {
 pub async fn run(store: &Store) -> Result<ReclaimSummary, Error> {
     let cfg = store.config();
     let keys = Keys::new(&cfg.key_prefix);
-    let Some(lock) = Lock::try_acquire(store, &keys.reclaim_lock(), cfg.reclaim_lock_ttl_ms).await?
+    let Some(lock) =
+        Lock::try_acquire(store, &keys.reclaim_lock(), cfg.reclaim_lock_ttl_ms).await?
     else {
-        return Ok(ReclaimSummary { skipped_locked: true, ..Default::default() });
+        return Ok(ReclaimSummary {
+            skipped_locked: true,
+            ..Default::default()
+        });
     };
     let result = run_locked(store, &keys).await;
     // Release even after an error; if this fails too, the lock expires by itself.
@@ -109,15 +113,26 @@ async fn settle_one(
     let due_key = keys.reclaim_due();
     let mut conn = store.conn().await?;
     if !is_packet_id(packet_id) {
-        let _: i64 = redis::cmd("ZREM").arg(&due_key).arg(packet_id).query_async(&mut conn).await?;
+        let _: i64 = redis::cmd("ZREM")
+            .arg(&due_key)
+            .arg(packet_id)
+            .query_async(&mut conn)
+            .await?;
         return Ok(());
     }
     let pk = keys.packet(packet_id);
-    let sender: Option<String> =
-        redis::cmd("HGET").arg(&pk.meta).arg("sender_id").query_async(&mut conn).await?;
+    let sender: Option<String> = redis::cmd("HGET")
+        .arg(&pk.meta)
+        .arg("sender_id")
+        .query_async(&mut conn)
+        .await?;
     let Some(sender) = sender else {
         if now >= due_at + PHANTOM_GRACE_MS {
-            let _: i64 = redis::cmd("ZREM").arg(&due_key).arg(packet_id).query_async(&mut conn).await?;
+            let _: i64 = redis::cmd("ZREM")
+                .arg(&due_key)
+                .arg(packet_id)
+                .query_async(&mut conn)
+                .await?;
         }
         return Ok(());
     };
@@ -154,7 +169,11 @@ async fn settle_one(
             }
             Some("settled") => {
                 count_settlement(&reply, summary)?;
-                let _: i64 = redis::cmd("ZREM").arg(&due_key).arg(packet_id).query_async(&mut conn).await?;
+                let _: i64 = redis::cmd("ZREM")
+                    .arg(&due_key)
+                    .arg(packet_id)
+                    .query_async(&mut conn)
+                    .await?;
                 return Ok(());
             }
             Some("pending") => {

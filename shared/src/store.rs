@@ -38,7 +38,10 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
-use redis::{Client, Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, RedisFuture, TlsCertificates, Value};
+use redis::{
+    Client, Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, RedisFuture,
+    TlsCertificates, Value,
+};
 use tokio::sync::OnceCell;
 
 use crate::auth::{AuthKind, RedisCredentials};
@@ -101,23 +104,39 @@ struct Setup {
 
 impl Setup {
     async fn new(config: &Config) -> Result<Self, Error> {
-        let mut info = config.redis_url.as_str().into_connection_info().map_err(|e| {
-            // The URL may hold a password: report only that it is invalid, and why.
-            Error::Unavailable(format!("REDIS_URL is not a valid Redis URL ({:?})", e.kind()))
-        })?;
+        let mut info = config
+            .redis_url
+            .as_str()
+            .into_connection_info()
+            .map_err(|e| {
+                // The URL may hold a password: report only that it is invalid, and why.
+                Error::Unavailable(format!(
+                    "REDIS_URL is not a valid Redis URL ({:?})",
+                    e.kind()
+                ))
+            })?;
         let auth = &config.redis_auth;
         if auth.kind == AuthKind::Password && auth.username.is_none() {
             // `AUTH <password>`: ElastiCache AUTH tokens, `requirepass`.
             let password = auth.password.clone().unwrap_or_default();
-            info = info.clone().set_redis_settings(info.redis_settings().clone().set_password(password));
+            info = info
+                .clone()
+                .set_redis_settings(info.redis_settings().clone().set_password(password));
         }
         let ca_pem = auth.ca_pem()?;
         let credentials = RedisCredentials::from_config(auth, config.connect_timeout).await?;
-        Ok(Setup { info, ca_pem, credentials })
+        Ok(Setup {
+            info,
+            ca_pem,
+            credentials,
+        })
     }
 
     fn certificates(&self) -> Option<TlsCertificates> {
-        self.ca_pem.clone().map(|root| TlsCertificates { client_tls: None, root_cert: Some(root) })
+        self.ca_pem.clone().map(|root| TlsCertificates {
+            client_tls: None,
+            root_cert: Some(root),
+        })
     }
 
     fn client(&self) -> redis::RedisResult<Client> {
@@ -187,13 +206,20 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
             return Ok(Conn::Single(single));
         }
         let mut probe = single.clone();
-        match redis::cmd("CLUSTER").arg("INFO").query_async::<Value>(&mut probe).await {
+        match redis::cmd("CLUSTER")
+            .arg("INFO")
+            .query_async::<Value>(&mut probe)
+            .await
+        {
             Ok(_) => {
                 drop(single);
                 Ok(Conn::Cluster(setup.cluster(config).await?))
             }
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
-                && e.to_string().to_ascii_lowercase().contains("cluster support disabled") =>
+            Err(e)
+                if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                    && e.to_string()
+                        .to_ascii_lowercase()
+                        .contains("cluster support disabled") =>
             {
                 Ok(Conn::Single(single))
             }
@@ -215,9 +241,13 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
             } else {
                 ""
             };
-            Err(Error::Unavailable(format!("cannot connect to Redis at {where_} ({mode}): {text}{hint}")))
+            Err(Error::Unavailable(format!(
+                "cannot connect to Redis at {where_} ({mode}): {text}{hint}"
+            )))
         }
-        Err(_) => Err(Error::Unavailable(format!("timed out after {budget:?} connecting to Redis at {where_} ({mode})"))),
+        Err(_) => Err(Error::Unavailable(format!(
+            "timed out after {budget:?} connecting to Redis at {where_} ({mode})"
+        ))),
     }
 }
 
@@ -230,7 +260,10 @@ pub struct Store {
 impl Store {
     /// A store that will connect on first use.
     pub fn new(config: Config) -> Self {
-        Store { config, conn: OnceCell::new() }
+        Store {
+            config,
+            conn: OnceCell::new(),
+        }
     }
 
     /// The configuration.
@@ -245,7 +278,9 @@ impl Store {
     pub async fn conn(&self) -> Result<Conn, Error> {
         self.conn
             .get_or_try_init(|| async {
-                connect(&self.config).await.inspect_err(|e| tracing::error!(error = %e, "redis connect failed"))
+                connect(&self.config)
+                    .await
+                    .inspect_err(|e| tracing::error!(error = %e, "redis connect failed"))
             })
             .await
             .cloned()

@@ -117,7 +117,9 @@ pub fn is_site_name(site: &str) -> bool {
 /// Whether `name` is a valid group name: 1 to 32 characters of `[a-z0-9-]`.
 pub fn is_group_name(name: &str) -> bool {
     (1..=MAX_GROUP_NAME_CHARS).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// An article id: a positive integer from the site's counter, at most [`MAX_ARTICLE_ID`]. The
@@ -139,7 +141,10 @@ impl ArticleId {
             && text.len() <= 12
             && text.bytes().all(|b| b.is_ascii_digit())
             && !text.starts_with('0');
-        canonical.then(|| text.parse().ok()).flatten().and_then(Self::new)
+        canonical
+            .then(|| text.parse().ok())
+            .flatten()
+            .and_then(Self::new)
     }
 
     /// The member in the rankings and group sets: 12 digits, zero-padded (`000000000042`).
@@ -236,7 +241,9 @@ pub struct SiteKeys {
 impl SiteKeys {
     /// The keys of site `site` under `prefix` (e.g. `hb`, `news`).
     pub fn new(prefix: &str, site: &str) -> Self {
-        SiteKeys { base: format!("{prefix}:{{vote:{site}}}") }
+        SiteKeys {
+            base: format!("{prefix}:{{vote:{site}}}"),
+        }
     }
 
     /// The keys of the configured site (`HONGBAO_KEY_PREFIX`, `HONGBAO_VOTE_SITE`).
@@ -398,7 +405,10 @@ pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<Artic
     let keys = SiteKeys::of(cfg);
     let mut conn = store.conn().await?;
     for _ in 0..3 {
-        let n: u64 = redis::cmd("INCR").arg(keys.article_seq()).query_async(&mut conn).await?;
+        let n: u64 = redis::cmd("INCR")
+            .arg(keys.article_seq())
+            .query_async(&mut conn)
+            .await?;
         let id = ArticleId::new(n)
             .ok_or_else(|| Error::Internal(format!("article ids exhausted (counter at {n})")))?;
         let reply: Value = scripts::ARTICLE_POST
@@ -434,7 +444,9 @@ pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<Artic
             _ => return Err(Error::bad_reply("article_post", format!("{reply:?}"))),
         }
     }
-    Err(Error::Internal("could not draw an unused article id".into()))
+    Err(Error::Internal(
+        "could not draw an unused article id".into(),
+    ))
 }
 
 /// Records `user_id`'s vote in `direction` on article `article_id` (API form, e.g. `"42"`), in
@@ -477,25 +489,36 @@ pub async fn vote(
         .await?;
     let reply = texts("vote", reply)?;
     let counts = || -> Result<(i64, i64), Error> {
-        Ok((int("vote", reply.get(1))?, parse_score("vote", reply.get(2))?))
+        Ok((
+            int("vote", reply.get(1))?,
+            parse_score("vote", reply.get(2))?,
+        ))
     };
     Ok(match reply.first().map(String::as_str) {
         Some("changed") => {
             let (votes, score) = counts()?;
-            VoteOutcome::Voted { votes, score, changed: true }
+            VoteOutcome::Voted {
+                votes,
+                score,
+                changed: true,
+            }
         }
         Some("unchanged") => {
             let (votes, score) = counts()?;
-            VoteOutcome::Voted { votes, score, changed: false }
+            VoteOutcome::Voted {
+                votes,
+                score,
+                changed: false,
+            }
         }
         Some("not_found") => VoteOutcome::NotFound,
         Some("closed") => {
             let (votes, score) = counts()?;
             VoteOutcome::Closed { votes, score }
         }
-        Some("rate_limited") => {
-            VoteOutcome::RateLimited { retry_after_ms: int("vote", reply.get(1))? }
-        }
+        Some("rate_limited") => VoteOutcome::RateLimited {
+            retry_after_ms: int("vote", reply.get(1))?,
+        },
         _ => return Err(Error::bad_reply("vote", format!("{reply:?}"))),
     })
 }
@@ -515,25 +538,45 @@ async fn load_articles(
     if members.is_empty() {
         return Ok(Vec::new());
     }
-    let ids = members.iter().map(|m| ArticleId::from_member(m)).collect::<Result<Vec<_>, _>>()?;
+    let ids = members
+        .iter()
+        .map(|m| ArticleId::from_member(m))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut pipe = redis::pipe();
     for id in &ids {
-        pipe.cmd("HMGET").arg(keys.article(*id)).arg(&["title", "link", "poster", "posted_at", "votes"]);
+        pipe.cmd("HMGET").arg(keys.article(*id)).arg(&[
+            "title",
+            "link",
+            "poster",
+            "posted_at",
+            "votes",
+        ]);
     }
     let rows: Vec<Vec<Option<String>>> = pipe.query_async(conn).await?;
     if rows.len() != ids.len() {
-        return Err(Error::bad_reply("HMGET pipeline", format!("{} rows for {} ids", rows.len(), ids.len())));
+        return Err(Error::bad_reply(
+            "HMGET pipeline",
+            format!("{} rows for {} ids", rows.len(), ids.len()),
+        ));
     }
     ids.into_iter()
         .zip(rows)
         .map(|(id, row)| {
-            let missing = || Error::Internal(format!("article {id} is ranked but its hash is incomplete"));
+            let missing =
+                || Error::Internal(format!("article {id} is ranked but its hash is incomplete"));
             let mut it = row.into_iter();
             let mut next = || it.next().flatten().ok_or_else(missing);
             let (title, link, poster) = (next()?, next()?, next()?);
             let posted_at = next()?.parse().map_err(|_| missing())?;
             let votes = next()?.parse().map_err(|_| missing())?;
-            Ok(Article { id, title, link, poster, posted_at, votes })
+            Ok(Article {
+                id,
+                title,
+                link,
+                poster,
+                posted_at,
+                votes,
+            })
         })
         .collect()
 }
@@ -616,7 +659,9 @@ impl GroupChange {
     pub fn new(add: Vec<String>, remove: Vec<String>) -> Result<Self, String> {
         let clean = |mut names: Vec<String>, field: &str| -> Result<Vec<String>, String> {
             if names.len() > MAX_GROUPS_PER_REQUEST {
-                return Err(format!("{field} holds at most {MAX_GROUPS_PER_REQUEST} group names"));
+                return Err(format!(
+                    "{field} holds at most {MAX_GROUPS_PER_REQUEST} group names"
+                ));
             }
             if let Some(bad) = names.iter().find(|n| !is_group_name(n)) {
                 return Err(format!(
@@ -655,7 +700,10 @@ pub async fn set_groups(
     };
     let keys = SiteKeys::of(store.config());
     let mut inv = scripts::ARTICLE_GROUPS.key(keys.article(id));
-    inv.key(keys.article_groups(id)).arg(user_id).arg(id.member()).arg(change.add.len());
+    inv.key(keys.article_groups(id))
+        .arg(user_id)
+        .arg(id.member())
+        .arg(change.add.len());
     for name in change.add.iter().chain(&change.remove) {
         inv.key(keys.group(name)).arg(name);
     }
@@ -697,9 +745,13 @@ pub fn is_link(link: &str) -> bool {
     };
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
     let (host_ok, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let Some((addr, after)) = v6.split_once(']') else { return false };
+        let Some((addr, after)) = v6.split_once(']') else {
+            return false;
+        };
         let addr_ok = !addr.is_empty()
-            && addr.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+            && addr
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
         match after {
             "" => (addr_ok, None),
             _ => match after.strip_prefix(':') {
@@ -719,7 +771,10 @@ pub fn is_link(link: &str) -> bool {
                 && !l.ends_with('-')
         };
         let host = host.strip_suffix('.').unwrap_or(host);
-        (!host.is_empty() && host.len() <= 253 && host.split('.').all(label_ok), port)
+        (
+            !host.is_empty() && host.len() <= 253 && host.split('.').all(label_ok),
+            port,
+        )
     };
     let port_ok = port.is_none_or(|p| {
         (1..=5).contains(&p.len())
@@ -775,14 +830,19 @@ pub fn parse_new_article(body: &[u8]) -> Result<NewArticle, ApiError> {
         )));
     }
     if b.title.chars().any(char::is_control) {
-        return Err(ApiError::invalid("title must not contain control characters"));
+        return Err(ApiError::invalid(
+            "title must not contain control characters",
+        ));
     }
     if !is_link(&b.link) {
         return Err(ApiError::invalid(format!(
             "link must be an http or https URL of at most {MAX_LINK_CHARS} visible ASCII characters"
         )));
     }
-    Ok(NewArticle { title: b.title, link: b.link })
+    Ok(NewArticle {
+        title: b.title,
+        link: b.link,
+    })
 }
 
 /// Checks a `POST /articles/{id}/vote` body `{"direction": "up" | "down"}`.
@@ -812,16 +872,22 @@ pub fn parse_page_query(query: Option<&QueryMap>) -> Result<(Order, u32), ApiErr
     for (name, value) in query.into_iter().flat_map(QueryMap::iter) {
         match name {
             "order" if order.is_none() => {
-                order = Some(Order::parse(value).ok_or_else(|| {
-                    ApiError::invalid("order must be `score` or `time`")
-                })?);
+                order = Some(
+                    Order::parse(value)
+                        .ok_or_else(|| ApiError::invalid("order must be `score` or `time`"))?,
+                );
             }
             "page" if page.is_none() => {
-                let n = (!value.is_empty() && value.len() <= 6 && value.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| value.parse::<u32>().ok())
-                    .flatten()
-                    .filter(|n| (1..=MAX_PAGE).contains(n));
-                page = Some(n.ok_or_else(|| ApiError::invalid(format!("page must be 1..={MAX_PAGE}")))?);
+                let n = (!value.is_empty()
+                    && value.len() <= 6
+                    && value.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| value.parse::<u32>().ok())
+                .flatten()
+                .filter(|n| (1..=MAX_PAGE).contains(n));
+                page =
+                    Some(n.ok_or_else(|| {
+                        ApiError::invalid(format!("page must be 1..={MAX_PAGE}"))
+                    })?);
             }
             "order" | "page" => return Err(ApiError::invalid(format!("{name} is given twice"))),
             other => {
@@ -841,12 +907,28 @@ mod tests {
     #[test]
     fn article_ids() {
         let id = ArticleId::parse("42").unwrap();
-        assert_eq!((id.get(), id.member(), id.to_string()), (42, "000000000042".into(), "42".into()));
+        assert_eq!(
+            (id.get(), id.member(), id.to_string()),
+            (42, "000000000042".into(), "42".into())
+        );
         assert_eq!(ArticleId::from_member("000000000042").unwrap(), id);
-        for bad in ["", "0", "042", "-1", "+1", "1.0", "abc", "1000000000000", " 1"] {
+        for bad in [
+            "",
+            "0",
+            "042",
+            "-1",
+            "+1",
+            "1.0",
+            "abc",
+            "1000000000000",
+            " 1",
+        ] {
             assert_eq!(ArticleId::parse(bad), None, "{bad:?}");
         }
-        assert_eq!(ArticleId::parse("999999999999").map(ArticleId::get), Some(MAX_ARTICLE_ID));
+        assert_eq!(
+            ArticleId::parse("999999999999").map(ArticleId::get),
+            Some(MAX_ARTICLE_ID)
+        );
         assert!(ArticleId::from_member("42").is_err());
         assert!(ArticleId::from_member("000000000000").is_err());
         // Byte order of members is numeric order.
@@ -894,9 +976,13 @@ mod tests {
 
     #[test]
     fn bodies() {
-        let a = parse_new_article(br#"{"title":"A title","link":"http://www.google.com"}"#).unwrap();
+        let a =
+            parse_new_article(br#"{"title":"A title","link":"http://www.google.com"}"#).unwrap();
         assert_eq!(a.title, "A title");
-        assert!(parse_new_article(format!(r#"{{"title":"{}","link":"http://x.y"}}"#, "é".repeat(200)).as_bytes()).is_ok());
+        assert!(parse_new_article(
+            format!(r#"{{"title":"{}","link":"http://x.y"}}"#, "é".repeat(200)).as_bytes()
+        )
+        .is_ok());
         for bad in [
             &br#"{"title":"","link":"http://x.y"}"#[..],
             br#"{"title":"   ","link":"http://x.y"}"#,
@@ -906,18 +992,33 @@ mod tests {
             br#"{"title":1,"link":"http://x.y"}"#,
             b"",
         ] {
-            assert!(parse_new_article(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(
+                parse_new_article(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
-        assert!(parse_new_article(format!(r#"{{"title":"{}","link":"http://x.y"}}"#, "é".repeat(201)).as_bytes()).is_err());
-        assert_eq!(parse_vote(br#"{"direction":"down"}"#).unwrap(), Direction::Down);
+        assert!(parse_new_article(
+            format!(r#"{{"title":"{}","link":"http://x.y"}}"#, "é".repeat(201)).as_bytes()
+        )
+        .is_err());
+        assert_eq!(
+            parse_vote(br#"{"direction":"down"}"#).unwrap(),
+            Direction::Down
+        );
         assert!(parse_vote(br#"{"direction":"Up"}"#).is_err());
         assert!(parse_vote(br#"{}"#).is_err());
         let c = parse_group_change(br#"{"add":["b","a","b"]}"#).unwrap();
-        assert_eq!((c.add, c.remove), (vec!["a".to_string(), "b".into()], vec![]));
+        assert_eq!(
+            (c.add, c.remove),
+            (vec!["a".to_string(), "b".into()], vec![])
+        );
         assert!(parse_group_change(br#"{"add":["a"],"remove":["a"]}"#).is_err());
         assert!(parse_group_change(br#"{"add":["A"]}"#).is_err());
         assert!(parse_group_change(br#"{"add":[""]}"#).is_err());
-        assert!(parse_group_change(format!(r#"{{"add":["{}"]}}"#, "a".repeat(33)).as_bytes()).is_err());
+        assert!(
+            parse_group_change(format!(r#"{{"add":["{}"]}}"#, "a".repeat(33)).as_bytes()).is_err()
+        );
         assert!(parse_group_change(br#"{"add":"a"}"#).is_err());
         assert_eq!(parse_group_change(b"{}").unwrap(), GroupChange::default());
     }
@@ -926,9 +1027,25 @@ mod tests {
     fn page_queries() {
         let q = |s: &str| s.parse::<QueryMap>().unwrap();
         assert_eq!(parse_page_query(None).unwrap(), (Order::Score, 1));
-        assert_eq!(parse_page_query(Some(&q("order=time&page=2"))).unwrap(), (Order::Time, 2));
-        assert_eq!(parse_page_query(Some(&q("page=100000"))).unwrap(), (Order::Score, MAX_PAGE));
-        for bad in ["order=hot", "page=0", "page=-1", "page=1.5", "page=", "page=100001", "page=+1", "x=1", "page=1&page=2"] {
+        assert_eq!(
+            parse_page_query(Some(&q("order=time&page=2"))).unwrap(),
+            (Order::Time, 2)
+        );
+        assert_eq!(
+            parse_page_query(Some(&q("page=100000"))).unwrap(),
+            (Order::Score, MAX_PAGE)
+        );
+        for bad in [
+            "order=hot",
+            "page=0",
+            "page=-1",
+            "page=1.5",
+            "page=",
+            "page=100001",
+            "page=+1",
+            "x=1",
+            "page=1&page=2",
+        ] {
             assert!(parse_page_query(Some(&q(bad))).is_err(), "{bad}");
         }
     }
@@ -957,12 +1074,27 @@ mod tests {
     #[test]
     fn config() {
         let c = Config::default();
-        assert_eq!((c.vote_site.as_str(), c.vote_rate_limit, c.vote_rate_window_ms), ("news", 30, 60_000));
+        assert_eq!(
+            (
+                c.vote_site.as_str(),
+                c.vote_rate_limit,
+                c.vote_rate_window_ms
+            ),
+            ("news", 30, 60_000)
+        );
         assert_eq!((c.vote_group_cache_secs, c.vote_clock_offset_secs), (60, 0));
-        assert!(Config::from_lookup(|n| (n == "HONGBAO_VOTE_SITE").then(|| "News".into())).is_err());
-        assert!(Config::from_lookup(|n| (n == "HONGBAO_VOTE_SITE").then(|| "a{b}".into())).is_err());
-        assert!(Config::from_lookup(|n| (n == "HONGBAO_VOTE_GROUP_CACHE_SECS").then(|| "0".into())).is_err());
-        let c = Config::from_lookup(|n| (n == "HONGBAO_VOTE_SITE").then(|| "my-site-2".into())).unwrap();
+        assert!(
+            Config::from_lookup(|n| (n == "HONGBAO_VOTE_SITE").then(|| "News".into())).is_err()
+        );
+        assert!(
+            Config::from_lookup(|n| (n == "HONGBAO_VOTE_SITE").then(|| "a{b}".into())).is_err()
+        );
+        assert!(
+            Config::from_lookup(|n| (n == "HONGBAO_VOTE_GROUP_CACHE_SECS").then(|| "0".into()))
+                .is_err()
+        );
+        let c = Config::from_lookup(|n| (n == "HONGBAO_VOTE_SITE").then(|| "my-site-2".into()))
+            .unwrap();
         assert_eq!(c.vote_site, "my-site-2");
     }
 
@@ -980,8 +1112,14 @@ mod tests {
         assert_eq!(a.voting_closes_at(), 1_331_382_699 + 604_800);
         assert_eq!(page_range(1), (0, 24));
         assert_eq!(page_range(2), (25, 49));
-        assert_eq!(parse_score("t", Some(&"1767226296".into())).unwrap(), 1_767_226_296);
-        assert_eq!(parse_score("t", Some(&"1767226296.0".into())).unwrap(), 1_767_226_296);
+        assert_eq!(
+            parse_score("t", Some(&"1767226296".into())).unwrap(),
+            1_767_226_296
+        );
+        assert_eq!(
+            parse_score("t", Some(&"1767226296.0".into())).unwrap(),
+            1_767_226_296
+        );
         assert!(parse_score("t", Some(&"1.5".into())).is_err());
     }
 }

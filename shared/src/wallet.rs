@@ -80,7 +80,12 @@ impl Entry {
         let amount_cents = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
         let at_ms = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
         let reference = it.next().ok_or_else(bad)?.to_string();
-        Ok(Entry { kind, amount_cents, reference, at_ms })
+        Ok(Entry {
+            kind,
+            amount_cents,
+            reference,
+            at_ms,
+        })
     }
 }
 
@@ -126,7 +131,11 @@ pub struct Credit {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same transfer is safe.
-pub async fn credit(store: &Store, user_id: &str, transfer: &Transfer<'_>) -> Result<Credit, Error> {
+pub async fn credit(
+    store: &Store,
+    user_id: &str,
+    transfer: &Transfer<'_>,
+) -> Result<Credit, Error> {
     let keys = Keys::new(&store.config().key_prefix);
     let wk = keys.wallet(user_id);
     let mut conn = store.conn().await?;
@@ -145,9 +154,21 @@ pub async fn credit(store: &Store, user_id: &str, transfer: &Transfer<'_>) -> Re
     let reply = texts("wallet_credit", reply)?;
     let balance_cents = int("wallet_credit", reply.get(1))?;
     match reply.first().map(String::as_str) {
-        Some("applied") => Ok(Credit { balance_cents, applied: true, conflict: false }),
-        Some("repeat") => Ok(Credit { balance_cents, applied: false, conflict: false }),
-        Some("conflict") => Ok(Credit { balance_cents, applied: false, conflict: true }),
+        Some("applied") => Ok(Credit {
+            balance_cents,
+            applied: true,
+            conflict: false,
+        }),
+        Some("repeat") => Ok(Credit {
+            balance_cents,
+            applied: false,
+            conflict: false,
+        }),
+        Some("conflict") => Ok(Credit {
+            balance_cents,
+            applied: false,
+            conflict: true,
+        }),
         _ => Err(Error::bad_reply("wallet_credit", format!("{reply:?}"))),
     }
 }
@@ -198,9 +219,13 @@ pub async fn deposit(
     Ok(if c.conflict {
         DepositOutcome::ReferenceReused
     } else if c.applied {
-        DepositOutcome::Applied { balance_cents: c.balance_cents }
+        DepositOutcome::Applied {
+            balance_cents: c.balance_cents,
+        }
     } else {
-        DepositOutcome::Repeat { balance_cents: c.balance_cents }
+        DepositOutcome::Repeat {
+            balance_cents: c.balance_cents,
+        }
     })
 }
 
@@ -211,7 +236,11 @@ pub async fn deposit(
 pub async fn balance(store: &Store, user_id: &str) -> Result<i64, Error> {
     let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
     let mut conn = store.conn().await?;
-    let b: Option<i64> = redis::cmd("HGET").arg(&wk.wallet).arg("balance").query_async(&mut conn).await?;
+    let b: Option<i64> = redis::cmd("HGET")
+        .arg(&wk.wallet)
+        .arg("balance")
+        .query_async(&mut conn)
+        .await?;
     Ok(b.unwrap_or(0))
 }
 
@@ -232,8 +261,14 @@ pub async fn get(store: &Store, user_id: &str) -> Result<Wallet, Error> {
         .arg(LEDGER_PAGE - 1)
         .query_async(&mut conn)
         .await?;
-    let entries = items.iter().map(|i| Entry::parse(i)).collect::<Result<_, _>>()?;
-    Ok(Wallet { balance_cents: balance.unwrap_or(0), entries })
+    let entries = items
+        .iter()
+        .map(|i| Entry::parse(i))
+        .collect::<Result<_, _>>()?;
+    Ok(Wallet {
+        balance_cents: balance.unwrap_or(0),
+        entries,
+    })
 }
 
 #[cfg(test)]
@@ -246,7 +281,10 @@ mod tests {
         assert_eq!(e.kind, EntryKind::Deposit);
         assert_eq!(e.amount_cents, 500);
         assert_eq!(e.reference, "ref|with|pipes");
-        assert_eq!(Entry::parse("packet_debit|-5|1|abc").unwrap().amount_cents, -5);
+        assert_eq!(
+            Entry::parse("packet_debit|-5|1|abc").unwrap().amount_cents,
+            -5
+        );
         assert!(Entry::parse("bogus|1|1|x").is_err());
         assert!(Entry::parse("deposit|1|1").is_err());
     }

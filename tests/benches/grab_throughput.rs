@@ -78,14 +78,43 @@ enum Phase {
 impl Phase {
     /// Every phase, in table order.
     const ALL: [Phase; 8] = [
-        Phase::RedisBenchmark { clients: 1, pipeline: 1 },
-        Phase::RedisBenchmark { clients: 50, pipeline: 1 },
-        Phase::RedisBenchmark { clients: 50, pipeline: 16 },
-        Phase::Hongbao { tasks: 1, conns: 1, one_worker: false },
-        Phase::Hongbao { tasks: 64, conns: 1, one_worker: false },
-        Phase::Hongbao { tasks: 256, conns: 1, one_worker: false },
-        Phase::Hongbao { tasks: 256, conns: 4, one_worker: false },
-        Phase::Hongbao { tasks: 64, conns: 1, one_worker: true },
+        Phase::RedisBenchmark {
+            clients: 1,
+            pipeline: 1,
+        },
+        Phase::RedisBenchmark {
+            clients: 50,
+            pipeline: 1,
+        },
+        Phase::RedisBenchmark {
+            clients: 50,
+            pipeline: 16,
+        },
+        Phase::Hongbao {
+            tasks: 1,
+            conns: 1,
+            one_worker: false,
+        },
+        Phase::Hongbao {
+            tasks: 64,
+            conns: 1,
+            one_worker: false,
+        },
+        Phase::Hongbao {
+            tasks: 256,
+            conns: 1,
+            one_worker: false,
+        },
+        Phase::Hongbao {
+            tasks: 256,
+            conns: 4,
+            one_worker: false,
+        },
+        Phase::Hongbao {
+            tasks: 64,
+            conns: 1,
+            one_worker: true,
+        },
     ];
 
     /// The `mode` column.
@@ -100,7 +129,11 @@ impl Phase {
     fn concurrency(self, cores: usize) -> String {
         match self {
             Phase::RedisBenchmark { clients, pipeline } => format!("-c {clients} -P {pipeline}"),
-            Phase::Hongbao { tasks, conns, one_worker } => {
+            Phase::Hongbao {
+                tasks,
+                conns,
+                one_worker,
+            } => {
                 let workers = if one_worker { 1 } else { cores };
                 format!("{tasks} tasks / {conns} conn / {workers} worker")
             }
@@ -170,9 +203,13 @@ fn rusage_cpu(who: libc::c_int) -> f64 {
 /// The numeric field `name` of an `INFO` reply (`name:value` lines, or `k=v` items after
 /// `name:` when `item` is given), 0 if absent.
 fn info_field(info: &str, name: &str, item: Option<&str>) -> f64 {
-    let value = info.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
+    let value = info
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
     let value = match (value, item) {
-        (Some(v), Some(item)) => v.split(',').find_map(|kv| kv.strip_prefix(item)?.strip_prefix('=')),
+        (Some(v), Some(item)) => v
+            .split(',')
+            .find_map(|kv| kv.strip_prefix(item)?.strip_prefix('=')),
         (v, None) => v,
         (None, _) => None,
     };
@@ -198,7 +235,10 @@ impl Bench {
     /// Starts a fresh server, connects and loads the grab script (`SCRIPT LOAD`).
     fn start() -> Self {
         let server = RedisServer::start();
-        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
         let rt_one = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -207,11 +247,21 @@ impl Bench {
         let admin = Arc::new(Store::new(config(&server)));
         let sha = rt.block_on(async {
             let mut conn = admin.conn().await.expect("connect");
-            scripts::GRAB.prepare_invoke().load_async(&mut conn).await.expect("SCRIPT LOAD")
+            scripts::GRAB
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await
+                .expect("SCRIPT LOAD")
         });
         assert_eq!(sha, scripts::GRAB.get_hash());
         let keys = Keys::new(&admin.config().key_prefix);
-        Bench { server, rt, rt_one, admin, keys }
+        Bench {
+            server,
+            rt,
+            rt_one,
+            admin,
+            keys,
+        }
     }
 
     /// Funds the sender and creates a lucky packet of `count` shares; returns its id.
@@ -228,8 +278,13 @@ impl Bench {
         };
         self.rt.block_on(async {
             let reference = format!("bench-{}", rand::random::<u64>());
-            wallet::deposit(&self.admin, SENDER, total, &reference).await.expect("deposit");
-            match packets::create(&self.admin, SENDER, &req, None).await.expect("create") {
+            wallet::deposit(&self.admin, SENDER, total, &reference)
+                .await
+                .expect("deposit");
+            match packets::create(&self.admin, SENDER, &req, None)
+                .await
+                .expect("create")
+            {
                 CreateOutcome::Created(p) => p.packet_id,
                 other => panic!("create failed: {other:?}"),
             }
@@ -240,7 +295,11 @@ impl Bench {
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
         self.rt.block_on(async {
             let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0]).arg(&cmd[1..]).query_async(&mut conn).await.expect("admin query")
+            redis::cmd(cmd[0])
+                .arg(&cmd[1..])
+                .query_async(&mut conn)
+                .await
+                .expect("admin query")
         })
     }
 
@@ -250,7 +309,8 @@ impl Bench {
         let stats: String = self.query(&["INFO", "stats"]);
         Counters {
             client_cpu: rusage_cpu(client),
-            server_cpu: info_field(&info, "used_cpu_user", None) + info_field(&info, "used_cpu_sys", None),
+            server_cpu: info_field(&info, "used_cpu_user", None)
+                + info_field(&info, "used_cpu_sys", None),
             server_reads: info_field(&stats, "total_reads_processed", None),
         }
     }
@@ -262,11 +322,22 @@ impl Bench {
 
     /// Finishes a phase on `packet_id`: checks that exactly `requests` EVALSHA calls arrived,
     /// frees the packet and fills in a [`Run`].
-    fn finish(&self, packet_id: &str, requests: u64, seconds: f64, before: Counters, after: Counters) -> Run {
+    fn finish(
+        &self,
+        packet_id: &str,
+        requests: u64,
+        seconds: f64,
+        before: Counters,
+        after: Counters,
+    ) -> Run {
         let stats: String = self.query(&["INFO", "commandstats"]);
         let calls = info_field(&stats, "cmdstat_evalsha", Some("calls")) as u64;
         let failed = info_field(&stats, "cmdstat_evalsha", Some("failed_calls")) as u64;
-        assert_eq!((calls, failed), (requests, 0), "EVALSHA calls (all, failed) in the phase");
+        assert_eq!(
+            (calls, failed),
+            (requests, 0),
+            "EVALSHA calls (all, failed) in the phase"
+        );
         let k = self.keys.packet(packet_id);
         let grabs: Option<u64> = self.query(&["HGET", &k.meta, "grabbed_count"]);
         // Free the memory; the rate-limit logs expire on their own after the window.
@@ -285,10 +356,19 @@ impl Bench {
     /// Runs `phase` with `n` requests against a fresh `n`-share packet.
     fn run(&self, phase: Phase, n: u64) -> Run {
         match phase {
-            Phase::RedisBenchmark { clients, pipeline } => self.redis_benchmark(n, clients, pipeline),
-            Phase::Hongbao { tasks, conns, one_worker } => {
-                self.hongbao(if one_worker { &self.rt_one } else { &self.rt }, n, tasks, conns)
+            Phase::RedisBenchmark { clients, pipeline } => {
+                self.redis_benchmark(n, clients, pipeline)
             }
+            Phase::Hongbao {
+                tasks,
+                conns,
+                one_worker,
+            } => self.hongbao(
+                if one_worker { &self.rt_one } else { &self.rt },
+                n,
+                tasks,
+                conns,
+            ),
         }
     }
 
@@ -298,14 +378,32 @@ impl Bench {
         let k = self.keys.packet(&id);
         let rl = self.keys.grab_rate(&id, "user:__rand_int__");
         let cfg = self.admin.config();
-        let (limit, window) = (cfg.grab_rate_limit.to_string(), cfg.grab_rate_window_ms.to_string());
+        let (limit, window) = (
+            cfg.grab_rate_limit.to_string(),
+            cfg.grab_rate_window_ms.to_string(),
+        );
         self.reset_stats();
         let before = self.counters(libc::RUSAGE_CHILDREN);
         let out = Command::new("redis-benchmark")
             .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args(["-c", &clients.to_string(), "-n", &n.to_string(), "-P", &pipeline.to_string()])
+            .args([
+                "-c",
+                &clients.to_string(),
+                "-n",
+                &n.to_string(),
+                "-P",
+                &pipeline.to_string(),
+            ])
             .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args(["EVALSHA", scripts::GRAB.get_hash(), "5", &k.meta, &k.shares, &k.grabs, &k.order])
+            .args([
+                "EVALSHA",
+                scripts::GRAB.get_hash(),
+                "5",
+                &k.meta,
+                &k.shares,
+                &k.grabs,
+                &k.order,
+            ])
             .args([rl.as_str(), "user:__rand_int__", &limit, &window])
             // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.
             .env_remove("LD_PRELOAD")
@@ -320,7 +418,10 @@ impl Bench {
             .and_then(|l| l.rsplit("\",\"").nth(6))
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| {
-                panic!("redis-benchmark failed: {stdout}{}", String::from_utf8_lossy(&out.stderr))
+                panic!(
+                    "redis-benchmark failed: {stdout}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
             });
         self.finish(&id, n, n as f64 / rps, before, after)
     }
@@ -329,8 +430,9 @@ impl Bench {
     /// stores (tasks spread round-robin) until `n` calls are done; every call must grab a share.
     fn hongbao(&self, rt: &Runtime, n: u64, tasks: usize, conns: usize) -> Run {
         let id: Arc<str> = self.new_packet(n).into();
-        let stores: Vec<Arc<Store>> =
-            (0..conns).map(|_| Arc::new(Store::new(config(&self.server)))).collect();
+        let stores: Vec<Arc<Store>> = (0..conns)
+            .map(|_| Arc::new(Store::new(config(&self.server))))
+            .collect();
         rt.block_on(async {
             for s in &stores {
                 s.conn().await.expect("connect");
@@ -373,7 +475,12 @@ impl Bench {
 
 /// The production default configuration on `server`, with room for benchmark-sized packets.
 fn config(server: &RedisServer) -> Config {
-    Config { redis_url: server.url(), max_count: u32::MAX, max_total_cents: i64::MAX, ..Config::default() }
+    Config {
+        redis_url: server.url(),
+        max_count: u32::MAX,
+        max_total_cents: i64::MAX,
+        ..Config::default()
+    }
 }
 
 /// The value of environment variable `name`, if it is set and parses.
@@ -383,7 +490,10 @@ fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
 
 /// The run with the most grabs per second.
 fn best(runs: &[Run]) -> Run {
-    *runs.iter().max_by(|a, b| a.grabs_per_sec().total_cmp(&b.grabs_per_sec())).expect("at least one run")
+    *runs
+        .iter()
+        .max_by(|a, b| a.grabs_per_sec().total_cmp(&b.grabs_per_sec()))
+        .expect("at least one run")
 }
 
 /// The median of `values`.
@@ -401,7 +511,12 @@ fn median(mut values: Vec<f64>) -> f64 {
 /// same round. Pairing runs that were seconds apart cancels most of the slower drifts in load
 /// from other processes on the machine.
 fn paired_pct(runs: &[Run], reference: &[f64]) -> f64 {
-    median(runs.iter().zip(reference).map(|(r, x)| 100.0 * r.grabs_per_sec() / x).collect())
+    median(
+        runs.iter()
+            .zip(reference)
+            .map(|(r, x)| 100.0 * r.grabs_per_sec() / x)
+            .collect(),
+    )
 }
 
 /// Prints the table and the verdict on the goal. Throughput is each phase's best round and the
@@ -419,7 +534,11 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
             .map(|(_, runs)| runs)
             .collect();
         (0..refs[0].len())
-            .map(|k| refs.iter().map(|runs| runs[k].grabs_per_sec()).fold(0.0, f64::max))
+            .map(|k| {
+                refs.iter()
+                    .map(|runs| runs[k].grabs_per_sec())
+                    .fold(0.0, f64::max)
+            })
             .collect()
     };
     let (p1, p16) = (reference(false), reference(true));
@@ -455,7 +574,10 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
     }
     let all: Vec<&Run> = results.iter().flat_map(|(_, runs)| runs).collect();
     let calls: f64 = all.iter().map(|r| r.requests as f64).sum();
-    let usec: f64 = all.iter().map(|r| r.usec_per_call * r.requests as f64).sum();
+    let usec: f64 = all
+        .iter()
+        .map(|r| r.usec_per_call * r.requests as f64)
+        .sum();
     let missed: u64 = all.iter().map(|r| r.requests - r.grabs).sum();
     println!();
     println!(
@@ -465,7 +587,10 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
          requests per socket read of redis-server (INFO stats total_reads_processed), i.e. how deep \
          the client pipelines"
     );
-    println!("cmdstat_evalsha over all phases: calls={calls:.0} usec_per_call={:.2}", usec / calls);
+    println!(
+        "cmdstat_evalsha over all phases: calls={calls:.0} usec_per_call={:.2}",
+        usec / calls
+    );
     println!("requests that grabbed nothing (redis-benchmark repeating a random user): {missed}");
     let (phase, runs) = results
         .iter()
@@ -498,7 +623,10 @@ fn main() {
         // Before anything is spawned: threads and child processes inherit it.
         // SAFETY: a plain system call on this process.
         if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
-            eprintln!("BENCH_NICE={nice}: setpriority failed: {}", std::io::Error::last_os_error());
+            eprintln!(
+                "BENCH_NICE={nice}: setpriority failed: {}",
+                std::io::Error::last_os_error()
+            );
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());

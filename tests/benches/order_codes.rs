@@ -108,23 +108,39 @@ impl Bench {
     fn start(digits: u32) -> Self {
         let server = RedisServer::start();
         let mut rt = tokio::runtime::Builder::new_multi_thread();
-        if let Some(w) = std::env::var("BENCH_WORKERS").ok().and_then(|v| v.trim().parse().ok()) {
+        if let Some(w) = std::env::var("BENCH_WORKERS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+        {
             rt.worker_threads(w);
         }
         let rt = rt.enable_all().build().expect("runtime");
         let admin = Arc::new(Store::new(config(&server, digits)));
         let sha = rt.block_on(async {
             let mut conn = admin.conn().await.expect("connect");
-            scripts::ORDER_CODE.prepare_invoke().load_async(&mut conn).await.expect("SCRIPT LOAD")
+            scripts::ORDER_CODE
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await
+                .expect("SCRIPT LOAD")
         });
         assert_eq!(sha, scripts::ORDER_CODE.get_hash());
-        Bench { server, rt, admin, digits }
+        Bench {
+            server,
+            rt,
+            admin,
+            digits,
+        }
     }
 
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
         self.rt.block_on(async {
             let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0]).arg(&cmd[1..]).query_async(&mut conn).await.expect("admin query")
+            redis::cmd(cmd[0])
+                .arg(&cmd[1..])
+                .query_async(&mut conn)
+                .await
+                .expect("admin query")
         })
     }
 
@@ -138,7 +154,10 @@ impl Bench {
     fn server_cpu(&self) -> f64 {
         let info: String = self.query(&["INFO", "cpu"]);
         info.lines()
-            .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+            .filter_map(|l| {
+                l.strip_prefix("used_cpu_user:")
+                    .or_else(|| l.strip_prefix("used_cpu_sys:"))
+            })
             .filter_map(|v| v.trim().parse::<f64>().ok())
             .sum()
     }
@@ -146,7 +165,10 @@ impl Bench {
     /// `(calls, usec_per_call)` of `cmdstat_evalsha`.
     fn evalsha_stats(&self) -> (u64, f64) {
         let info: String = self.query(&["INFO", "commandstats"]);
-        let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).unwrap_or("");
+        let line = info
+            .lines()
+            .find(|l| l.starts_with("cmdstat_evalsha:"))
+            .unwrap_or("");
         let field = |name: &str| {
             line.split([':', ','])
                 .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
@@ -159,17 +181,34 @@ impl Bench {
     /// Positions taken, summed over the day hashes present (one field each: secret -> taken).
     fn codes_taken(&self) -> u64 {
         let keys: Vec<String> = self.query(&["KEYS", "hb:{oc}:day:*"]);
-        keys.iter().flat_map(|k| self.query::<Vec<u64>>(&["HVALS", k])).sum()
+        keys.iter()
+            .flat_map(|k| self.query::<Vec<u64>>(&["HVALS", k]))
+            .sum()
     }
 
     /// `redis-benchmark` sending `n` requests of `command` over `clients` connections,
     /// `pipeline` deep. `count` is the codes per request (0 for `INCR`).
-    fn redis_benchmark(&self, what: &str, command: &[String], n: u64, clients: u32, pipeline: u32, count: u64) -> Row {
+    fn redis_benchmark(
+        &self,
+        what: &str,
+        command: &[String],
+        n: u64,
+        clients: u32,
+        pipeline: u32,
+        count: u64,
+    ) -> Row {
         self.reset();
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
         let out = Command::new("redis-benchmark")
             .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args(["-c", &clients.to_string(), "-n", &n.to_string(), "-P", &pipeline.to_string()])
+            .args([
+                "-c",
+                &clients.to_string(),
+                "-n",
+                &n.to_string(),
+                "-P",
+                &pipeline.to_string(),
+            ])
             .arg("--csv")
             .args(command)
             .output()
@@ -184,13 +223,23 @@ impl Bench {
             .and_then(|l| l.split("\",\"").nth(1))
             .and_then(|v| v.trim_matches('"').parse().ok())
             .unwrap_or_else(|| {
-                panic!("redis-benchmark failed: {stdout}{}", String::from_utf8_lossy(&out.stderr))
+                panic!(
+                    "redis-benchmark failed: {stdout}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
             });
         let (calls, evalsha_usec) = self.evalsha_stats();
         let codes = if count > 0 {
-            assert_eq!(calls, n, "redis-benchmark: every request must reach the server");
+            assert_eq!(
+                calls, n,
+                "redis-benchmark: every request must reach the server"
+            );
             let taken = self.codes_taken();
-            assert_eq!(taken, n * count, "redis-benchmark: every request must take its codes");
+            assert_eq!(
+                taken,
+                n * count,
+                "redis-benchmark: every request must take its codes"
+            );
             taken
         } else {
             0
@@ -213,10 +262,16 @@ impl Bench {
     fn evalsha_words(&self, count: u32) -> Vec<String> {
         let cfg = self.admin.config();
         let w = ZoneWindow::around(cfg.order_code_tz, chrono_now());
-        let mut words = vec!["EVALSHA".to_string(), scripts::ORDER_CODE.get_hash().to_string()];
+        let mut words = vec![
+            "EVALSHA".to_string(),
+            scripts::ORDER_CODE.get_hash().to_string(),
+        ];
         words.push((w.days.len() + 1).to_string());
         for &d in &w.days {
-            words.push(order_codes::day_key("hb", order_codes::date_of_day(d).expect("date")));
+            words.push(order_codes::day_key(
+                "hb",
+                order_codes::date_of_day(d).expect("date"),
+            ));
         }
         words.push(order_codes::newest_day_key("hb"));
         // The fresh secret doubles as the guess: the first call stores it, every later call
@@ -243,8 +298,9 @@ impl Bench {
     /// `tasks` tasks over `conns` stores looping `next_codes(count)` until `n` calls are done.
     fn hongbao(&self, n: u64, count: u32, tasks: usize, conns: usize) -> Row {
         self.reset();
-        let stores: Vec<Arc<Store>> =
-            (0..conns).map(|_| Arc::new(Store::new(config(&self.server, self.digits)))).collect();
+        let stores: Vec<Arc<Store>> = (0..conns)
+            .map(|_| Arc::new(Store::new(config(&self.server, self.digits))))
+            .collect();
         self.rt.block_on(async {
             for s in &stores {
                 s.conn().await.expect("connect");
@@ -260,7 +316,10 @@ impl Bench {
                     tokio::spawn(async move {
                         let mut codes = 0u64;
                         while next.fetch_add(1, Ordering::Relaxed) < n {
-                            match order_codes::next_codes(&store, count).await.expect("next_codes") {
+                            match order_codes::next_codes(&store, count)
+                                .await
+                                .expect("next_codes")
+                            {
                                 Outcome::Issued { codes: c, .. } => codes += c.len() as u64,
                                 other => panic!("expected codes, got {other:?}"),
                             }
@@ -302,7 +361,8 @@ impl Bench {
         self.reset();
         let store = Arc::new(Store::new(config(&self.server, self.digits)));
         let next = Arc::new(AtomicU64::new(0));
-        self.rt.block_on(async { store.conn().await.expect("connect") });
+        self.rt
+            .block_on(async { store.conn().await.expect("connect") });
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_SELF), self.server_cpu());
         let started = self.rt.block_on(async {
             let started = Instant::now();
@@ -312,7 +372,11 @@ impl Bench {
                     tokio::spawn(async move {
                         let mut conn = store.conn().await.expect("connect");
                         while next.fetch_add(1, Ordering::Relaxed) < n {
-                            let _: i64 = redis::cmd("INCR").arg("bench:incr").query_async(&mut conn).await.expect("INCR");
+                            let _: i64 = redis::cmd("INCR")
+                                .arg("bench:incr")
+                                .query_async(&mut conn)
+                                .await
+                                .expect("INCR");
                         }
                     })
                 })
@@ -350,7 +414,11 @@ fn chrono_now() -> i64 {
 
 /// The production default configuration on `server`, with `digits`-digit suffixes.
 fn config(server: &RedisServer, digits: u32) -> Config {
-    Config { redis_url: server.url(), order_code_digits: digits, ..Config::default() }
+    Config {
+        redis_url: server.url(),
+        order_code_digits: digits,
+        ..Config::default()
+    }
 }
 
 fn print_table(rows: &[Row]) {
@@ -368,9 +436,17 @@ fn print_table(rows: &[Row]) {
     println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in rows {
         let ratio = |base: f64| {
-            if r.single_client { format!("{:.2}", r.usec_per_call() / base) } else { "".into() }
+            if r.single_client {
+                format!("{:.2}", r.usec_per_call() / base)
+            } else {
+                "".into()
+            }
         };
-        let evalsha = if r.evalsha_usec.is_nan() { String::new() } else { format!("{:.2}", r.evalsha_usec) };
+        let evalsha = if r.evalsha_usec.is_nan() {
+            String::new()
+        } else {
+            format!("{:.2}", r.evalsha_usec)
+        };
         println!(
             "| {} | {} | {} | {} | {} | {:.2} | {:.0} | {} | {:.1} | {} | {} | {} | {:.1} | {:.1} |",
             r.mode,
@@ -393,9 +469,18 @@ fn print_table(rows: &[Row]) {
 }
 
 fn main() {
-    let n: u64 = std::env::var("BENCH_CALLS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_CALLS);
-    let digits: u32 = std::env::var("BENCH_DIGITS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(7);
-    assert!(n * 100 <= order_codes::domain(digits), "{n} batches of 100 exceed one day's codes");
+    let n: u64 = std::env::var("BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_CALLS);
+    let digits: u32 = std::env::var("BENCH_DIGITS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(7);
+    assert!(
+        n * 100 <= order_codes::domain(digits),
+        "{n} batches of 100 exceed one day's codes"
+    );
     let bench = Bench::start(digits);
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     println!(
@@ -404,7 +489,14 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut run = |row: Row| {
-        eprintln!("  {} {} {}: {:.0} calls/s, {:.0} codes/s", row.mode, row.what, row.concurrency, row.calls_per_sec(), row.codes_per_sec());
+        eprintln!(
+            "  {} {} {}: {:.0} calls/s, {:.0} codes/s",
+            row.mode,
+            row.what,
+            row.concurrency,
+            row.calls_per_sec(),
+            row.codes_per_sec()
+        );
         rows.push(row);
     };
     let incr = ["INCR".to_string(), "bench:incr".to_string()];
@@ -418,7 +510,13 @@ fn main() {
             bench.hongbao(n, 1, 1, 1),
         ];
         for (i, row) in round.into_iter().enumerate() {
-            eprintln!("  {} {} {}: {:.1} µs/call", row.mode, row.what, row.concurrency, row.usec_per_call());
+            eprintln!(
+                "  {} {} {}: {:.1} µs/call",
+                row.mode,
+                row.what,
+                row.concurrency,
+                row.usec_per_call()
+            );
             if fastest.len() <= i {
                 fastest.push(row);
             } else if row.seconds < fastest[i].seconds {
@@ -432,8 +530,22 @@ fn main() {
     }
     run(bench.redis_benchmark("INCR", &incr, n, 50, 1, 0));
     run(bench.redis_benchmark("INCR", &incr, n, 50, 16, 0));
-    run(bench.redis_benchmark("EVALSHA order_code (1)", &bench.evalsha_words(1), n, 50, 1, 1));
-    run(bench.redis_benchmark("EVALSHA order_code (100)", &bench.evalsha_words(100), n, 50, 1, 100));
+    run(bench.redis_benchmark(
+        "EVALSHA order_code (1)",
+        &bench.evalsha_words(1),
+        n,
+        50,
+        1,
+        1,
+    ));
+    run(bench.redis_benchmark(
+        "EVALSHA order_code (100)",
+        &bench.evalsha_words(100),
+        n,
+        50,
+        1,
+        100,
+    ));
     run(hongbao_single);
     run(bench.hongbao(n, 1, 64, 1));
     run(bench.hongbao(n, 100, 1, 1));

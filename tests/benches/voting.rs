@@ -100,38 +100,65 @@ impl Bench {
     fn start() -> Self {
         let server = RedisServer::start();
         let mut rt = tokio::runtime::Builder::new_multi_thread();
-        if let Some(w) = std::env::var("BENCH_WORKERS").ok().and_then(|v| v.trim().parse().ok()) {
+        if let Some(w) = std::env::var("BENCH_WORKERS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+        {
             rt.worker_threads(w);
         }
         let rt = rt.enable_all().build().expect("runtime");
         let admin = Arc::new(Store::new(config(&server)));
         let sha = rt.block_on(async {
             let mut conn = admin.conn().await.expect("connect");
-            scripts::VOTE.prepare_invoke().load_async(&mut conn).await.expect("SCRIPT LOAD")
+            scripts::VOTE
+                .prepare_invoke()
+                .load_async(&mut conn)
+                .await
+                .expect("SCRIPT LOAD")
         });
         assert_eq!(sha, scripts::VOTE.get_hash());
         let keys = SiteKeys::of(admin.config());
-        Bench { server, rt, admin, keys }
+        Bench {
+            server,
+            rt,
+            admin,
+            keys,
+        }
     }
 
     /// Posts a fresh article; returns its id.
     fn new_article(&self) -> ArticleId {
-        let new = NewArticle { title: "benchmark".into(), link: "https://example.com/".into() };
-        self.rt.block_on(async { voting::post(&self.admin, "bench-poster", &new).await.expect("post").id })
+        let new = NewArticle {
+            title: "benchmark".into(),
+            link: "https://example.com/".into(),
+        };
+        self.rt.block_on(async {
+            voting::post(&self.admin, "bench-poster", &new)
+                .await
+                .expect("post")
+                .id
+        })
     }
 
     /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
         self.rt.block_on(async {
             let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0]).arg(&cmd[1..]).query_async(&mut conn).await.expect("admin query")
+            redis::cmd(cmd[0])
+                .arg(&cmd[1..])
+                .query_async(&mut conn)
+                .await
+                .expect("admin query")
         })
     }
 
     /// `cmdstat_evalsha` of `INFO commandstats` as `(calls, usec_per_call)`.
     fn evalsha_stats(&self) -> (u64, f64) {
         let info: String = self.query(&["INFO", "commandstats"]);
-        let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).unwrap_or("");
+        let line = info
+            .lines()
+            .find(|l| l.starts_with("cmdstat_evalsha:"))
+            .unwrap_or("");
         let field = |name: &str| {
             line.split([':', ','])
                 .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
@@ -145,19 +172,30 @@ impl Bench {
     fn server_cpu(&self) -> f64 {
         let info: String = self.query(&["INFO", "cpu"]);
         info.lines()
-            .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+            .filter_map(|l| {
+                l.strip_prefix("used_cpu_user:")
+                    .or_else(|| l.strip_prefix("used_cpu_sys:"))
+            })
             .filter_map(|v| v.trim().parse::<f64>().ok())
             .sum()
     }
 
     /// Votes recorded on `id` beyond the poster's own, and checks the score invariant.
     fn added_votes(&self, id: ArticleId) -> u64 {
-        let votes: i64 = self.query::<Option<i64>>(&["HGET", &self.keys.article(id), "votes"]).unwrap_or(0);
-        let posted: i64 = self.query::<Option<i64>>(&["HGET", &self.keys.article(id), "posted_at"]).unwrap_or(0);
+        let votes: i64 = self
+            .query::<Option<i64>>(&["HGET", &self.keys.article(id), "votes"])
+            .unwrap_or(0);
+        let posted: i64 = self
+            .query::<Option<i64>>(&["HGET", &self.keys.article(id), "posted_at"])
+            .unwrap_or(0);
         let score: i64 = self
             .query::<Option<i64>>(&["ZSCORE", &self.keys.ranking(Order::Score), &id.member()])
             .unwrap_or(0);
-        assert_eq!(score, posted + voting::VOTE_SCORE * votes, "score invariant");
+        assert_eq!(
+            score,
+            posted + voting::VOTE_SCORE * votes,
+            "score invariant"
+        );
         (votes - 1) as u64
     }
 
@@ -172,20 +210,53 @@ impl Bench {
     fn redis_benchmark(&self, n: u64, clients: u32, pipeline: u32) -> Row {
         let id = self.new_article();
         let cfg = self.admin.config();
-        let (article, voters, score) =
-            (self.keys.article(id), self.keys.voters(id), self.keys.ranking(Order::Score));
+        let (article, voters, score) = (
+            self.keys.article(id),
+            self.keys.voters(id),
+            self.keys.ranking(Order::Score),
+        );
         let rl = self.keys.vote_rate("user:__rand_int__");
         let member = id.member();
-        let (limit, window) = (cfg.vote_rate_limit.to_string(), cfg.vote_rate_window_ms.to_string());
-        let (week, vote_score) = (voting::ONE_WEEK_IN_SECONDS.to_string(), voting::VOTE_SCORE.to_string());
+        let (limit, window) = (
+            cfg.vote_rate_limit.to_string(),
+            cfg.vote_rate_window_ms.to_string(),
+        );
+        let (week, vote_score) = (
+            voting::ONE_WEEK_IN_SECONDS.to_string(),
+            voting::VOTE_SCORE.to_string(),
+        );
         let _: () = self.query(&["CONFIG", "RESETSTAT"]);
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
         let out = Command::new("redis-benchmark")
             .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args(["-c", &clients.to_string(), "-n", &n.to_string(), "-P", &pipeline.to_string()])
+            .args([
+                "-c",
+                &clients.to_string(),
+                "-n",
+                &n.to_string(),
+                "-P",
+                &pipeline.to_string(),
+            ])
             .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args(["EVALSHA", scripts::VOTE.get_hash(), "4", &article, &voters, &score, &rl])
-            .args(["user:__rand_int__", "1", &member, &limit, &window, &week, &vote_score, "0"])
+            .args([
+                "EVALSHA",
+                scripts::VOTE.get_hash(),
+                "4",
+                &article,
+                &voters,
+                &score,
+                &rl,
+            ])
+            .args([
+                "user:__rand_int__",
+                "1",
+                &member,
+                &limit,
+                &window,
+                &week,
+                &vote_score,
+                "0",
+            ])
             .output()
             .expect("run redis-benchmark");
         let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;
@@ -198,10 +269,16 @@ impl Bench {
             .and_then(|l| l.rsplit("\",\"").nth(6))
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| {
-                panic!("redis-benchmark failed: {stdout}{}", String::from_utf8_lossy(&out.stderr))
+                panic!(
+                    "redis-benchmark failed: {stdout}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
             });
         let (calls, usec_per_call) = self.evalsha_stats();
-        assert_eq!(calls, n, "redis-benchmark: every request must reach the server");
+        assert_eq!(
+            calls, n,
+            "redis-benchmark: every request must reach the server"
+        );
         let votes = self.added_votes(id);
         self.reset();
         Row {
@@ -220,8 +297,9 @@ impl Bench {
     /// stores (one multiplexed connection each, tasks spread round-robin) until `n` calls are done.
     fn hongbao(&self, n: u64, tasks: usize, conns: usize) -> Row {
         let id: Arc<str> = self.new_article().to_string().into();
-        let stores: Vec<Arc<Store>> =
-            (0..conns).map(|_| Arc::new(Store::new(config(&self.server)))).collect();
+        let stores: Vec<Arc<Store>> = (0..conns)
+            .map(|_| Arc::new(Store::new(config(&self.server))))
+            .collect();
         self.rt.block_on(async {
             for s in &stores {
                 s.conn().await.expect("connect");
@@ -243,7 +321,10 @@ impl Bench {
                                 return voted;
                             }
                             let user = format!("user:{i:012}");
-                            match voting::vote(&store, &id, &user, Direction::Up).await.expect("vote") {
+                            match voting::vote(&store, &id, &user, Direction::Up)
+                                .await
+                                .expect("vote")
+                            {
                                 VoteOutcome::Voted { changed: true, .. } => voted += 1,
                                 other => panic!("{user}: expected a new vote, got {other:?}"),
                             }
@@ -280,7 +361,10 @@ impl Bench {
 
 /// The production default configuration on `server`.
 fn config(server: &RedisServer) -> Config {
-    Config { redis_url: server.url(), ..Config::default() }
+    Config {
+        redis_url: server.url(),
+        ..Config::default()
+    }
 }
 
 /// Prints the table; percentages are of the best `redis-benchmark` figure without pipelining
@@ -332,7 +416,12 @@ fn main() {
     );
     let mut rows = Vec::new();
     let mut run = |row: Row| {
-        eprintln!("  {} {}: {:.0} votes/s", row.mode, row.concurrency, row.votes_per_sec());
+        eprintln!(
+            "  {} {}: {:.0} votes/s",
+            row.mode,
+            row.concurrency,
+            row.votes_per_sec()
+        );
         rows.push(row);
     };
     run(bench.redis_benchmark(n, 1, 1));

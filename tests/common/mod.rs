@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use serde_json::{json, Value};
+
 use harness::TestRedis;
 use hongbao::packets::{self, CreateOutcome, NewPacket, Packet};
 use hongbao::split::{LuckySplit, Mode};
@@ -10,7 +12,11 @@ use hongbao::{wallet, Config, Store};
 
 /// A store on `redis` with the default configuration changed by `tweak`.
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
-    let mut cfg = Config { redis_url: redis.url(), redis_cluster: redis.is_cluster(), ..Config::default() };
+    let mut cfg = Config {
+        redis_url: redis.url(),
+        redis_cluster: redis.is_cluster(),
+        ..Config::default()
+    };
     tweak(&mut cfg);
     Arc::new(Store::new(cfg))
 }
@@ -18,8 +24,13 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
 /// Deposits `cents` to `user` with a fresh reference.
 pub async fn fund(store: &Store, user: &str, cents: i64) {
     let reference = format!("test-{}", rand::random::<u64>());
-    let out = wallet::deposit(store, user, cents, &reference).await.expect("deposit");
-    assert!(matches!(out, wallet::DepositOutcome::Applied { .. }), "{out:?}");
+    let out = wallet::deposit(store, user, cents, &reference)
+        .await
+        .expect("deposit");
+    assert!(
+        matches!(out, wallet::DepositOutcome::Applied { .. }),
+        "{out:?}"
+    );
 }
 
 /// A lucky (double-mean) packet request.
@@ -36,15 +47,25 @@ pub fn lucky(total_cents: i64, count: u32, expires_in_secs: u64) -> NewPacket {
 
 /// Creates a packet that must succeed.
 pub async fn create(store: &Store, sender: &str, req: &NewPacket) -> Packet {
-    match packets::create(store, sender, req, None).await.expect("create") {
+    match packets::create(store, sender, req, None)
+        .await
+        .expect("create")
+    {
         CreateOutcome::Created(p) => p,
         other => panic!("create failed: {other:?}"),
     }
 }
 
 /// Asserts wallets + packets = `deposits`.
-pub async fn assert_conserved(store: &Store, users: &[String], packet_ids: &[String], deposits: i64) {
-    let t = hongbao::audit::totals(store, users, packet_ids).await.expect("audit");
+pub async fn assert_conserved(
+    store: &Store,
+    users: &[String],
+    packet_ids: &[String],
+    deposits: i64,
+) {
+    let t = hongbao::audit::totals(store, users, packet_ids)
+        .await
+        .expect("audit");
     assert_eq!(
         t.total(),
         deposits,
@@ -58,11 +79,66 @@ pub async fn assert_conserved(store: &Store, users: &[String], packet_ids: &[Str
 pub async fn sleep_until_redis_ms(store: &Store, ms: i64) {
     let mut conn = store.conn().await.expect("conn");
     loop {
-        let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.expect("TIME");
+        let (s, us): (i64, i64) = redis::cmd("TIME")
+            .query_async(&mut conn)
+            .await
+            .expect("TIME");
         let now = s * 1000 + us / 1000;
         if now > ms {
             return;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(((ms - now) as u64).min(200) + 1)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(
+            ((ms - now) as u64).min(200) + 1,
+        ))
+        .await;
     }
+}
+
+/// Loads the API Gateway event fixture `events/<name>.json`.
+pub fn event(name: &str) -> Value {
+    let path = format!("{}/../events/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Sets the JWT claim `sub` (the caller).
+pub fn with_sub(mut v: Value, sub: &str) -> Value {
+    v["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = json!(sub);
+    v
+}
+
+/// Sets the body (a JSON string, as API Gateway sends it).
+pub fn with_body(mut v: Value, body: &str) -> Value {
+    v["body"] = json!(body);
+    v
+}
+
+/// Removes the authorizer context (no verified caller).
+pub fn without_auth(mut v: Value) -> Value {
+    v["requestContext"]
+        .as_object_mut()
+        .unwrap()
+        .remove("authorizer");
+    v
+}
+
+/// Sets a request header.
+pub fn with_header(mut v: Value, k: &str, val: &str) -> Value {
+    v["headers"][k] = json!(val);
+    v
+}
+
+/// Every key and its serialized value (DUMP), to prove "nothing changed".
+pub async fn snapshot(redis: &harness::TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut conn = redis.raw_conn().await;
+    let mut out = Vec::new();
+    for key in redis.all_keys().await {
+        let dump: Option<Vec<u8>> = redis::cmd("DUMP")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        out.push((key, dump));
+    }
+    out
 }

@@ -88,10 +88,17 @@ impl RedisCluster {
             let mut all_ok = true;
             for node in &self.nodes {
                 let info = sync_conn(node.port())
-                    .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c).ok())
+                    .and_then(|mut c| {
+                        redis::cmd("CLUSTER")
+                            .arg("INFO")
+                            .query::<String>(&mut c)
+                            .ok()
+                    })
                     .unwrap_or_default();
                 let ok = info.lines().any(|l| l.trim() == "cluster_state:ok")
-                    && info.lines().any(|l| l.trim() == "cluster_slots_assigned:16384");
+                    && info
+                        .lines()
+                        .any(|l| l.trim() == "cluster_slots_assigned:16384");
                 if !ok {
                     all_ok = false;
                     last = format!("node {}:\n{info}", node.port());

@@ -38,23 +38,95 @@ impl TestCa {
     /// Makes a new CA (`ca.crt`) and a server key and certificate (`server.key`,
     /// `server.crt`) signed by it.
     pub fn new(name: &str) -> Self {
-        let dir = tempfile::Builder::new().prefix("hongbao-ca-").tempdir().expect("temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix("hongbao-ca-")
+            .tempdir()
+            .expect("temp dir");
         let d = dir.path();
         let subj = format!("/CN=hongbao test CA {name}");
-        openssl(d, &["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key"]);
-        openssl(d, &["req", "-x509", "-new", "-key", "ca.key", "-out", "ca.crt", "-days", "2",
-            "-subj", &subj, "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign"]);
-        openssl(d, &["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "server.key"]);
-        openssl(d, &["req", "-new", "-key", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
+        openssl(
+            d,
+            &[
+                "ecparam",
+                "-name",
+                "prime256v1",
+                "-genkey",
+                "-noout",
+                "-out",
+                "ca.key",
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-new",
+                "-key",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-days",
+                "2",
+                "-subj",
+                &subj,
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "ecparam",
+                "-name",
+                "prime256v1",
+                "-genkey",
+                "-noout",
+                "-out",
+                "server.key",
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "req",
+                "-new",
+                "-key",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        );
         fs::write(
             d.join("ext.cnf"),
             "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n\
              extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n",
         )
         .unwrap();
-        openssl(d, &["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"]);
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "server.crt",
+                "-days",
+                "2",
+                "-extfile",
+                "ext.cnf",
+            ],
+        );
         TestCa { dir }
     }
 
@@ -110,9 +182,16 @@ impl ConfiguredServer {
     /// A plain-TCP server with ACL user `user` / `password` (all keys and commands) and the
     /// `default` user switched off.
     pub fn acl(user: &str, password: &str, extra: &[&str]) -> Self {
-        let aux = tempfile::Builder::new().prefix("hongbao-acl-").tempdir().expect("temp dir");
+        let aux = tempfile::Builder::new()
+            .prefix("hongbao-acl-")
+            .tempdir()
+            .expect("temp dir");
         let file = aux.path().join("users.acl");
-        fs::write(&file, format!("user {user} on >{password} ~* &* +@all\nuser default off\n")).unwrap();
+        fs::write(
+            &file,
+            format!("user {user} on >{password} ~* &* +@all\nuser default off\n"),
+        )
+        .unwrap();
         let mut args: Vec<String> = vec!["--aclfile".into(), file.display().to_string()];
         args.extend(extra.iter().map(|s| s.to_string()));
         let mut server = Self::start(false, args);
@@ -128,9 +207,19 @@ impl ConfiguredServer {
     fn start(tls: bool, args: Vec<String>) -> Self {
         crate::ensure_redis_installed();
         for _ in 0..10 {
-            let dir = tempfile::Builder::new().prefix("hongbao-redis-").tempdir().expect("temp dir");
+            let dir = tempfile::Builder::new()
+                .prefix("hongbao-redis-")
+                .tempdir()
+                .expect("temp dir");
             let port = ports::free_port(false);
-            let mut server = ConfiguredServer { child: None, port, tls, args: args.clone(), dir, aux: None };
+            let mut server = ConfiguredServer {
+                child: None,
+                port,
+                tls,
+                args: args.clone(),
+                dir,
+                aux: None,
+            };
             if server.spawn() {
                 return server;
             }
@@ -147,16 +236,23 @@ impl ConfiguredServer {
         } else {
             cmd.args(["--port", &self.port.to_string()]);
         }
-        cmd.args(["--bind", "127.0.0.1", "--protected-mode", "no", "--daemonize", "no"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(self.dir.path())
-            .arg("--logfile")
-            .arg(&log)
-            .args(&self.args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        cmd.args([
+            "--bind",
+            "127.0.0.1",
+            "--protected-mode",
+            "no",
+            "--daemonize",
+            "no",
+        ])
+        .args(["--save", "", "--appendonly", "no"])
+        .arg("--dir")
+        .arg(self.dir.path())
+        .arg("--logfile")
+        .arg(&log)
+        .args(&self.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         let mut child = cmd.spawn().expect("harness: cannot spawn redis-server");
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
@@ -182,7 +278,11 @@ impl ConfiguredServer {
 
     /// `rediss://127.0.0.1:PORT` (TLS) or `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("{}://127.0.0.1:{}", if self.tls { "rediss" } else { "redis" }, self.port)
+        format!(
+            "{}://127.0.0.1:{}",
+            if self.tls { "rediss" } else { "redis" },
+            self.port
+        )
     }
 
     /// The port.

@@ -60,9 +60,11 @@ fn install_redis() -> Result<(), String> {
     if installed && have_redis() {
         Ok(())
     } else {
-        Err("harness: redis-server/redis-cli are not on PATH and `apt-get install -y \
+        Err(
+            "harness: redis-server/redis-cli are not on PATH and `apt-get install -y \
              redis-server` failed; install Redis (>= 7) manually"
-            .to_string())
+                .to_string(),
+        )
     }
 }
 

@@ -34,8 +34,13 @@ impl ReplicatedCluster {
     /// Starts six nodes, `redis-cli --cluster create ... --cluster-replicas 1`, and waits until
     /// every node reports `cluster_state:ok` and every replica's link to its master is up.
     pub fn start() -> Self {
-        let nodes: Vec<RedisServer> = (0..6).map(|_| RedisServer::start_mode(Mode::ClusterNode)).collect();
-        let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())).collect();
+        let nodes: Vec<RedisServer> = (0..6)
+            .map(|_| RedisServer::start_mode(Mode::ClusterNode))
+            .collect();
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port()))
+            .collect();
         let out = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(&addrs)
@@ -68,14 +73,26 @@ impl ReplicatedCluster {
     /// `CLUSTER NODES` as seen by the first reachable node.
     pub fn topology(&self) -> Vec<NodeInfo> {
         for n in &self.nodes {
-            let Some(mut c) = sync_conn(n.port()) else { continue };
-            let Ok(text) = redis::cmd("CLUSTER").arg("NODES").query::<String>(&mut c) else { continue };
+            let Some(mut c) = sync_conn(n.port()) else {
+                continue;
+            };
+            let Ok(text) = redis::cmd("CLUSTER").arg("NODES").query::<String>(&mut c) else {
+                continue;
+            };
             return text
                 .lines()
                 .filter(|l| !l.trim().is_empty())
                 .map(|l| {
                     let f: Vec<&str> = l.split_whitespace().collect();
-                    let port = f[1].split('@').next().unwrap().rsplit(':').next().unwrap().parse().unwrap();
+                    let port = f[1]
+                        .split('@')
+                        .next()
+                        .unwrap()
+                        .rsplit(':')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
                     let master = f[2].contains("master");
                     let slots = f[8..]
                         .iter()
@@ -101,7 +118,11 @@ impl ReplicatedCluster {
     /// The slot of `key` (`CLUSTER KEYSLOT`).
     pub fn slot(&self, key: &str) -> u16 {
         let mut c = sync_conn(self.nodes[0].port()).expect("node 0");
-        redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut c).expect("KEYSLOT")
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut c)
+            .expect("KEYSLOT")
     }
 
     /// (master port, replica port) for `key`'s slot.
@@ -131,7 +152,10 @@ impl ReplicatedCluster {
             // replica (just after a previous failover): ask again.
             if asked.elapsed() > Duration::from_secs(6) {
                 let mut c = sync_conn(replica).expect("replica reachable");
-                let _: () = redis::cmd("CLUSTER").arg("FAILOVER").query(&mut c).expect("CLUSTER FAILOVER");
+                let _: () = redis::cmd("CLUSTER")
+                    .arg("FAILOVER")
+                    .query(&mut c)
+                    .expect("CLUSTER FAILOVER");
                 asked = Instant::now();
             }
             let role: Vec<redis::Value> = sync_conn(replica)
@@ -140,7 +164,11 @@ impl ReplicatedCluster {
             if matches!(role.first(), Some(redis::Value::BulkString(b)) if b == b"master") {
                 break;
             }
-            assert!(Instant::now() < deadline, "harness: failover to {replica} did not finish\n{}", self.logs());
+            assert!(
+                Instant::now() < deadline,
+                "harness: failover to {replica} did not finish\n{}",
+                self.logs()
+            );
             sleep(Duration::from_millis(20));
         }
         self.wait_until_ok();
@@ -151,9 +179,17 @@ impl ReplicatedCluster {
         let deadline = Instant::now() + OK_TIMEOUT;
         loop {
             let ok = self.nodes.iter().all(|n| {
-                let Some(mut c) = sync_conn(n.port()) else { return false };
-                let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap_or_default();
-                let repl: String = redis::cmd("INFO").arg("replication").query(&mut c).unwrap_or_default();
+                let Some(mut c) = sync_conn(n.port()) else {
+                    return false;
+                };
+                let info: String = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query(&mut c)
+                    .unwrap_or_default();
+                let repl: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query(&mut c)
+                    .unwrap_or_default();
                 info.contains("cluster_state:ok")
                     && info.contains("cluster_slots_assigned:16384")
                     && info.contains("cluster_known_nodes:6")
@@ -161,19 +197,32 @@ impl ReplicatedCluster {
             });
             let masters = ok && {
                 let topo = self.topology();
-                let masters: Vec<&NodeInfo> = topo.iter().filter(|n| n.master && !n.slots.is_empty()).collect();
+                let masters: Vec<&NodeInfo> = topo
+                    .iter()
+                    .filter(|n| n.master && !n.slots.is_empty())
+                    .collect();
                 masters.len() == 3
-                    && masters.iter().all(|m| topo.iter().any(|r| r.master_id.as_deref() == Some(m.id.as_str())))
+                    && masters.iter().all(|m| {
+                        topo.iter()
+                            .any(|r| r.master_id.as_deref() == Some(m.id.as_str()))
+                    })
             };
             if masters {
                 return;
             }
-            assert!(Instant::now() < deadline, "harness: 3+3 cluster not ok\n{}", self.logs());
+            assert!(
+                Instant::now() < deadline,
+                "harness: 3+3 cluster not ok\n{}",
+                self.logs()
+            );
             sleep(Duration::from_millis(50));
         }
     }
 
     fn logs(&self) -> String {
-        self.nodes.iter().map(|n| format!("=== node {} ===\n{}", n.port(), log_tail(n.dir()))).collect()
+        self.nodes
+            .iter()
+            .map(|n| format!("=== node {} ===\n{}", n.port(), log_tail(n.dir())))
+            .collect()
     }
 }

@@ -197,7 +197,11 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
     };
     let mut child = cmd
         .stdin(Stdio::null())
-        .stdout(stdio.try_clone().expect("harness: cannot clone file handle"))
+        .stdout(
+            stdio
+                .try_clone()
+                .expect("harness: cannot clone file handle"),
+        )
         .stderr(stdio)
         .spawn()
         .map_err(|e| SpawnError::Failed(format!("harness: cannot spawn redis-server: {e}")))?;
@@ -239,11 +243,15 @@ fn is_ready(port: u16, pid: u32) -> bool {
     if redis::cmd("PING").query::<String>(&mut conn).is_err() {
         return false;
     }
-    let Ok(info) = redis::cmd("INFO").arg("server").arg("persistence").query::<String>(&mut conn)
+    let Ok(info) = redis::cmd("INFO")
+        .arg("server")
+        .arg("persistence")
+        .query::<String>(&mut conn)
     else {
         return false;
     };
-    info.lines().any(|l| l.trim() == format!("process_id:{pid}"))
+    info.lines()
+        .any(|l| l.trim() == format!("process_id:{pid}"))
         && info.lines().any(|l| l.trim() == "loading:0")
 }
 

@@ -11,9 +11,11 @@ use serde_json::Value;
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let store = hongbao::lambda::init().await?;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<EventBridgeEvent<Value>>| async move {
-        tracing::debug!(id = ?event.payload.id, "scheduled event");
-        Ok::<Value, Error>(hongbao::handlers::reclaim_cron(store).await?)
-    }))
+    lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<EventBridgeEvent<Value>>| async move {
+            tracing::debug!(id = ?event.payload.id, "scheduled event");
+            Ok::<Value, Error>(hongbao::handlers::reclaim_cron(store).await?)
+        },
+    ))
     .await
 }
