@@ -6,7 +6,7 @@ CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
-.PHONY: demo test deps release fmt unit clippy doc lint e2e bench sam-build clean
+.PHONY: demo test deps release fmt unit replicas clippy doc lint e2e bench sam-build clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -14,7 +14,7 @@ demo: deps release
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster),
 ##       clippy, template lint, and the end-to-end tests under the Lambda emulator
-test: deps fmt unit clippy doc lint release e2e
+test: deps fmt unit replicas clippy doc lint release e2e
 
 deps:
 	scripts/install-deps.sh
@@ -30,6 +30,12 @@ doc:
 
 fmt:
 	$(CARGO) fmt --all --check
+
+## replicas: the red-packet, order-code, vote and workload suites again, their cluster half on a
+##           3-master + 3-replica cluster
+replicas:
+	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests \
+	  --test red_packets --test order_codes --test voting --test workload
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings

@@ -5,7 +5,8 @@ The release `bootstrap` binaries (target/release/<name>) run under the AWS Lambd
 Interface Emulator (what `sam local invoke` runs inside its container), one RIE process per
 sandbox, against a private redis-server on a free port. The script:
 
-1. invokes every events/ fixture and checks status codes and bodies against the contract;
+1. invokes every events/ fixture and checks status codes and bodies against the contract
+   (red packets and wallets; order codes: next-order-code-*.json; voting: vote-*.json);
 2. grabs one 100-share packet with 1,000 distinct users from 32 client threads over 8 grab
    sandboxes: exactly 100 winners, 900 `sold_out`, amounts summing to the total;
 3. lets a short-lived packet expire and checks reclaim-cron refunds total - claimed;
@@ -14,7 +15,7 @@ sandbox, against a private redis-server on a free port. The script:
    per function.
 
 It builds nothing: run `cargo build --release -p create-packet -p grab -p claim -p reclaim-cron
--p wallet` first (`make e2e` does). Prints PASS/FAIL per check; exit code 0 only if all pass.
+-p wallet -p next-order-code -p vote` first (`make release` does). Prints PASS/FAIL per check; exit code 0 only if all pass.
 
     .venv/bin/python scripts/e2e_rie.py [--grab-sandboxes 8] [--grabbers 1000] [--threads 32]
 """
@@ -22,6 +23,7 @@ It builds nothing: run `cargo build --release -p create-packet -p grab -p claim 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -37,6 +39,10 @@ PACKET_FIELDS = {"packet_id", "sender_id", "total_cents", "count", "mode", "spli
                  "created_at", "expires_at"}
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 PACKET_ID = re.compile(r"^[0-9a-f]{24}$")
+DATE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)$")
+ORDER_CODE_TZ = "Asia/Shanghai"  # HONGBAO_ORDER_CODE_TZ default (the sandboxes do not set it)
+ORDER_CODE_DIGITS = 5  # HONGBAO_ORDER_CODE_DIGITS default
+VOTE_SCORE = 432  # score = posted Unix s + 432 x votes
 
 
 class Checks:
@@ -82,6 +88,8 @@ class State:
         self.lucky_id: str | None = None
         self.fixed_id: str | None = None
         self.bob_share: dict | None = None
+        self.order_codes: list[str] = []  # every order code handed out in this run
+        self.article_id: str | None = None
         self.cold: dict[str, list[tuple[float, float | None, float]]] = {}
         self.latency: dict[str, tuple[list[float], list[float]]] = {}
 
@@ -98,6 +106,8 @@ def cold_starts(st: ll.LocalStack, c: Checks, s: State) -> None:
         "grab": (lambda: ll.view_event(ll.NO_SUCH_PACKET, "coldstart"), 404, "not_found"),
         "claim": (lambda: ll.claim_event(ll.NO_SUCH_PACKET, "coldstart"), 404, "not_found"),
         "reclaim-cron": (ll.scheduled_event, None, None),
+        "next-order-code": (lambda: ll.order_codes_event("coldstart"), 201, None),
+        "vote": (lambda: ll.list_articles_event(sub="coldstart"), 200, None),
     }
     for fn, pool in st.pools.items():
         make, status, error = cheap[fn]
@@ -105,6 +115,8 @@ def cold_starts(st: ll.LocalStack, c: Checks, s: State) -> None:
         for sb in pool.sandboxes:
             r = sb.invoke(make())
             statuses.append(r.get("statusCode") if status else ("settled" in r))
+            if fn == "next-order-code" and r.get("statusCode") == 201:
+                s.order_codes += r["body"].get("codes", [])
             sb.wait_reports()
             first = sb.reports[0].duration_ms if sb.reports else float("nan")
             s.cold.setdefault(fn, []).append((sb.cold_start_ms or float("nan"),
@@ -233,6 +245,148 @@ def fixtures(st: ll.LocalStack, c: Checks, s: State) -> None:
     c.check("reclaim-cron-scheduled.json -> summary {settled, refunded_cents, redriven, remaining_due}",
             {"settled", "refunded_cents", "redriven", "remaining_due"} <= set(r.keys())
             and r["settled"] == 0 and r["refunded_cents"] == 0 and r["remaining_due"] == 0, str(dict(r)))
+
+
+def business_dates() -> set[str]:
+    """Today in HONGBAO_ORDER_CODE_TZ (both dates when that zone's midnight is close)."""
+    from datetime import datetime, timedelta
+    try:
+        from zoneinfo import ZoneInfo
+        tz = ZoneInfo(ORDER_CODE_TZ)
+    except Exception:  # noqa: BLE001 — no tz database: say nothing about the day
+        return set()
+    now = datetime.now(tz)
+    return {(now + timedelta(seconds=d)).date().isoformat() for d in (-5, 0, 5)}
+
+
+def code_problems(body: dict, count: int) -> list[str]:
+    """What is wrong with a 201 body of POST /order-codes asking for `count` codes."""
+    out = []
+    date, codes = body.get("date"), body.get("codes")
+    m = DATE.match(date) if isinstance(date, str) else None
+    if m is None:
+        return [f"date {date!r} is not yyyy-mm-dd"]
+    yymmdd = m[1][2:] + m[2] + m[3]
+    if not isinstance(codes, list) or len(codes) != count:
+        return [f"want {count} codes, got {codes!r}"[:300]]
+    width = 6 + ORDER_CODE_DIGITS
+    bad = [x for x in codes if not (isinstance(x, str) and len(x) == width and x.isdigit())]
+    if bad:
+        out.append(f"not {width} digits: {bad[:5]}")
+    bad = [x for x in codes if isinstance(x, str) and not x.startswith(yymmdd)]
+    if bad:
+        out.append(f"do not start with the date's yyMMdd {yymmdd}: {bad[:5]}")
+    bad = [x for x in codes if isinstance(x, str) and x[6:7] == "0"]
+    if bad:
+        out.append(f"suffix starts with 0: {bad[:5]}")
+    if len(set(codes)) != len(codes):
+        out.append(f"{len(codes) - len(set(codes))} duplicate codes")
+    return out
+
+
+def order_codes(st: ll.LocalStack, c: Checks, s: State) -> None:
+    c.section("order codes: events/next-order-code-*.json through the runtime")
+    inv = st.invoke
+    days = business_dates()
+
+    r = inv("next-order-code", ll.http_event("next-order-code-single"))
+    b = r["body"]
+    if c.status("next-order-code-single.json", r, 201):
+        bad = code_problems(b, 1)
+        c.check(f"single: date yyyy-mm-dd, 1 code of {6 + ORDER_CODE_DIGITS} digits = the date's "
+                "yyMMdd + a suffix not starting with 0", not bad, f"{b} {bad}")
+        if days:
+            c.check(f"date is today in {ORDER_CODE_TZ}", b.get("date") in days,
+                    f"{b.get('date')} not in {sorted(days)}")
+        s.order_codes += b.get("codes") or []
+        single_date = b.get("date")
+    else:
+        single_date = None
+
+    batch = ll.load_event("next-order-code-batch")
+    want = json.loads(batch["body"])["count"]
+    r = inv("next-order-code", ll.http_event("next-order-code-batch"))
+    b = r["body"]
+    if c.status(f"next-order-code-batch.json (count {want})", r, 201):
+        bad = code_problems(b, want)
+        c.check(f"batch: {want} distinct codes of the date, same business day as the single one",
+                not bad and (single_date is None or b.get("date") == single_date), f"{str(b)[:300]} {bad}")
+        s.order_codes += b.get("codes") or []
+    c.check("no code handed out twice so far", len(set(s.order_codes)) == len(s.order_codes),
+            f"{len(s.order_codes) - len(set(s.order_codes))} repeats")
+
+    r = inv("next-order-code", ll.http_event("next-order-code-bad-count"))
+    c.status("next-order-code-bad-count.json", r, 400, "invalid_request")
+
+
+def voting(st: ll.LocalStack, c: Checks, s: State) -> None:
+    c.section("voting: events/vote-*.json through the runtime")
+    inv = st.invoke
+    fixture = ll.load_event("vote-post-article")
+    poster = fixture["requestContext"]["authorizer"]["jwt"]["claims"]["sub"]
+    sent = json.loads(fixture["body"])
+
+    # POST /articles (alice)
+    r = inv("vote", ll.http_event("vote-post-article"))
+    b = r["body"]
+    if not c.status(f"vote-post-article.json ({poster})", r, 201):
+        return
+    aid = str(b.get("article_id", ""))
+    posted = ll.parse_rfc3339(b["posted_at"]) if RFC3339.match(str(b.get("posted_at"))) else None
+    c.check(f"article body: decimal article_id, poster {poster}, title and link as sent, votes 1, "
+            f"score = posted + {VOTE_SCORE}",
+            aid.isdigit() and b.get("poster") == poster and b.get("title") == sent["title"]
+            and b.get("link") == sent["link"] and b.get("votes") == 1 and posted is not None
+            and b.get("score") == int(posted) + VOTE_SCORE, str(b))
+    c.check("posted_at is now", posted is not None and abs(posted - time.time()) < 30, str(b.get("posted_at")))
+    s.article_id = aid
+    base = int(posted) if posted is not None else 0
+
+    # POST /articles/{id}/vote (bob), then again
+    voter = ll.load_event("vote-vote")["requestContext"]["authorizer"]["jwt"]["claims"]["sub"]
+    r = inv("vote", ll.http_event("vote-vote", article_id=aid))
+    b = r["body"]
+    if c.status(f"vote-vote.json ({voter}, up)", r, 200):
+        c.check(f"vote body: votes 2, score = posted + {2 * VOTE_SCORE}, direction up, changed true",
+                b == {"article_id": aid, "votes": 2, "score": base + 2 * VOTE_SCORE, "direction": "up",
+                      "changed": True}, str(b))
+    r = inv("vote", ll.http_event("vote-vote", article_id=aid))
+    b = r["body"]
+    if c.status("vote-vote.json again", r, 200):
+        c.check("repeat vote: changed false, votes and score unchanged",
+                b.get("changed") is False and b.get("votes") == 2 and b.get("score") == base + 2 * VOTE_SCORE,
+                str(b))
+    r = inv("vote", ll.vote_event("999999999999", voter))
+    c.status("vote on an unknown article", r, 404, "not_found")
+
+    # GET /articles
+    r = inv("vote", ll.http_event("vote-list"))
+    b = r["body"]
+    if c.status("vote-list.json", r, 200):
+        mine = [a for a in b.get("articles", []) if a.get("article_id") == aid]
+        c.check("list: order score, page 1, contains the article with votes 2",
+                b.get("order") == "score" and b.get("page") == 1 and len(mine) == 1
+                and mine[0].get("votes") == 2 and mine[0].get("score") == base + 2 * VOTE_SCORE,
+                str(b)[:400])
+
+    # PUT /articles/{id}/groups: the poster, then someone else
+    groups_fixture = ll.load_event("vote-groups")
+    change = json.loads(groups_fixture["body"])
+    group = change["add"][0]
+    r = inv("vote", ll.http_event("vote-groups", article_id=aid))
+    if c.status(f"vote-groups.json ({poster}, the poster)", r, 200):
+        c.check(f"groups body: article_id, groups [{group}]",
+                r["body"] == {"article_id": aid, "groups": sorted(change["add"])}, str(r["body"]))
+    r = inv("vote", ll.http_event("vote-groups", article_id=aid, sub=voter))
+    c.status(f"vote-groups.json as {voter} (not the poster)", r, 403, "forbidden")
+
+    # GET /groups/{group}/articles
+    r = inv("vote", ll.http_event("vote-group-articles"))
+    b = r["body"]
+    if c.status(f"vote-group-articles.json ({group})", r, 200):
+        c.check(f"group page: group {group}, order score, page 1, lists the article",
+                b.get("group") == group and b.get("order") == "score" and b.get("page") == 1
+                and [a.get("article_id") for a in b.get("articles", [])] == [aid], str(b)[:400])
 
 
 def concurrency(st: ll.LocalStack, c: Checks, s: State, grabbers: int, shares: int,
@@ -367,6 +521,8 @@ def latency(st: ll.LocalStack, c: Checks, s: State, n: int) -> None:
         "claim": (lambda: ll.claim_event(s.lucky_id or ll.NO_SUCH_PACKET, "bob"), 200 if s.lucky_id else 404),
         "wallet": (lambda: ll.wallet_event("bob"), 200),
         "reclaim-cron": (ll.scheduled_event, None),
+        "next-order-code": (lambda: ll.order_codes_event("bob"), 201),
+        "vote": (lambda: ll.list_articles_event(), 200),
     }
     for fn, (make, status) in cheap.items():
         sb = st[fn].sandboxes[0]
@@ -378,6 +534,8 @@ def latency(st: ll.LocalStack, c: Checks, s: State, n: int) -> None:
             r = sb.invoke(ev)
             client.append(r.client_ms)
             ok &= (r.get("statusCode") == status) if status else ("settled" in r)
+            if fn == "next-order-code" and r.get("statusCode") == 201:
+                s.order_codes += r["body"].get("codes", [])
         reports = sb.wait_reports()[k:]
         s.latency[fn] = (client, [x.duration_ms for x in reports])
         c.check(f"{fn}: {n} warm invocations all answer {status or 'a summary'}, {len(reports)} REPORT lines",
@@ -388,6 +546,9 @@ def latency(st: ll.LocalStack, c: Checks, s: State, n: int) -> None:
         c.check(f"{n + 1} repeats of one Idempotency-Key: same packet, debited once",
                 again["body"].get("packet_id") == first["body"]["packet_id"] and now == alice,
                 f"balance {alice} -> {now}")
+    dup = len(s.order_codes) - len(set(s.order_codes))
+    c.check(f"all {len(s.order_codes)} order codes handed out in this run are distinct", dup == 0,
+            f"{dup} repeats")
 
 
 def conservation(st: ll.LocalStack, c: Checks, s: State) -> None:
@@ -426,13 +587,14 @@ def print_table(st: ll.LocalStack, s: State, n: int) -> None:
           "1st invoke = client-side time of the cold invocation (init + handler, incl. Redis connect);"
           f"\nwarm = {n} sequential invocations of a cheap request on one warm sandbox:"
           " client-side round trip and RIE's REPORT 'Duration'.")
-    hdr = (f"{'function':<14}{'sandboxes':>9}  {'cold init':>9}  {'REPORT Init':>11}  {'1st invoke':>10}"
+    hdr = (f"{'function':<16}{'sandboxes':>9}  {'cold init':>9}  {'REPORT Init':>11}  {'1st invoke':>10}"
            f"  {'warm p50':>8}  {'warm p99':>8}  {'Duration p50':>12}  {'Duration p99':>12}  request")
     print(hdr)
     print("-" * len(hdr))
     what = {"create-packet": "POST /packets (Idempotency-Key repeat)", "grab": "GET /packets/{id}",
             "claim": "POST /packets/{id}/claim (repeat)", "wallet": "GET /wallet",
-            "reclaim-cron": "scheduled event (nothing due)"}
+            "reclaim-cron": "scheduled event (nothing due)", "next-order-code": "POST /order-codes (1 code)",
+            "vote": "GET /articles"}
     for fn in ll.FUNCTIONS:
         colds = s.cold.get(fn, [])
         client, dur = s.latency.get(fn, ([], []))
@@ -440,7 +602,7 @@ def print_table(st: ll.LocalStack, s: State, n: int) -> None:
         init = med([x[0] for x in colds])
         rinit = [x[1] for x in colds if x[1] is not None]
         first = med([x[2] for x in colds])
-        print(f"{fn:<14}{len(colds):>9}  {init:>9.2f}  {(med(rinit) if rinit else float('nan')):>11.2f}"
+        print(f"{fn:<16}{len(colds):>9}  {init:>9.2f}  {(med(rinit) if rinit else float('nan')):>11.2f}"
               f"  {first:>10.2f}  {ll.percentile(client, 50):>8.2f}  {ll.percentile(client, 99):>8.2f}"
               f"  {ll.percentile(dur, 50):>12.2f}  {ll.percentile(dur, 99):>12.2f}  {what[fn]}")
     if any(len(v) > 1 for v in s.cold.values()):
@@ -462,7 +624,7 @@ def main() -> int:
     ll.install_signal_handlers()
     t0 = time.perf_counter()
     c = Checks()
-    missing = ll.missing_binaries()
+    missing = ll.missing_binaries(ll.FUNCTIONS)
     if missing:
         c.check("release binaries exist", False,
                 "missing: " + ", ".join(map(str, missing)) + f"\n      build them: cd {ll.ROOT} && {ll.BUILD_COMMAND}")
@@ -471,13 +633,15 @@ def main() -> int:
         args.log_dir.mkdir(parents=True, exist_ok=True)
     s = State()
     stack = ll.LocalStack(pools={"grab": args.grab_sandboxes, "claim": args.claim_sandboxes},
-                          log_dir=args.log_dir)
+                          functions=ll.FUNCTIONS, log_dir=args.log_dir)
     try:
         stack.start()
         print(f"redis-server {stack.redis.url}; RIE {ll.find_rie()}; sandboxes: "
               + ", ".join(f"{f} x{len(p)}" for f, p in stack.pools.items()))
         for name, fn in (("cold starts", lambda: cold_starts(stack, c, s)),
                          ("fixtures", lambda: fixtures(stack, c, s)),
+                         ("order codes", lambda: order_codes(stack, c, s)),
+                         ("voting", lambda: voting(stack, c, s)),
                          ("concurrency", lambda: concurrency(stack, c, s, args.grabbers, args.shares,
                                                              args.threads)),
                          ("expiry", lambda: expiry(stack, c, s)),

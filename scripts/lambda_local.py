@@ -17,8 +17,12 @@ Python 3 standard library only. Pieces:
   `headers`, `body` with the JSON body parsed); parses RIE's `INIT REPORT` / `REPORT` lines
   (cold start, `Duration`).
 * `SandboxPool` — N sandboxes of one function with a thread-safe checkout.
-* `LocalStack` — Redis plus sandboxes for every function, as a context manager.
-* Event builders that start from `events/<name>.json` (`grab_event`, `claim_event`, ...).
+* `LocalStack` — Redis plus a sandbox pool per function (by default the five red-packet
+  functions, what demo.py plays; `functions=FUNCTIONS` adds next-order-code and vote), as a
+  context manager.
+* Event builders that start from `events/<name>.json` (`grab_event`, `claim_event`, ...,
+  `order_codes_event`, `post_article_event`, `vote_event`, `list_articles_event`,
+  `article_groups_event`, `group_articles_event`).
 
 Every process started here is killed (with its children) on exit, on exceptions, on Ctrl-C and
 on SIGTERM/SIGHUP.
@@ -55,11 +59,13 @@ TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
 RELEASE_DIR = TARGET_DIR / "release"
 VENV_DIR = Path(os.environ.get("HONGBAO_VENV") or ROOT / ".venv")
 
-FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
-HTTP_FUNCTIONS = ("create-packet", "grab", "claim", "wallet")
-BUILD_COMMAND = (
-    "cargo build --release -p create-packet -p grab -p claim -p reclaim-cron -p wallet"
-)
+# The red-packet functions (the default stack: what demo.py plays) ...
+PACKET_FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
+# ... and every function of the project (e2e_rie.py runs them all).
+FUNCTIONS = PACKET_FUNCTIONS + ("next-order-code", "vote")
+DEFAULT_FUNCTIONS = PACKET_FUNCTIONS
+HTTP_FUNCTIONS = ("create-packet", "grab", "claim", "wallet", "next-order-code", "vote")
+BUILD_COMMAND = "cargo build --release " + " ".join(f"-p {f}" for f in FUNCTIONS)
 # As in template.yaml: MemorySize 256, Timeout 5 (reclaim-cron 60).
 MEMORY_MB = 256
 TIMEOUT_SECS = {"reclaim-cron": 60}
@@ -299,11 +305,11 @@ def binary_path(function: str) -> Path:
     return RELEASE_DIR / function
 
 
-def missing_binaries(functions: Iterable[str] = FUNCTIONS) -> list[Path]:
+def missing_binaries(functions: Iterable[str] = DEFAULT_FUNCTIONS) -> list[Path]:
     return [binary_path(f) for f in functions if not os.access(binary_path(f), os.X_OK)]
 
 
-def require_binaries(functions: Iterable[str] = FUNCTIONS) -> None:
+def require_binaries(functions: Iterable[str] = DEFAULT_FUNCTIONS) -> None:
     """Raises with the build command when a release binary is missing."""
     missing = missing_binaries(functions)
     if missing:
@@ -816,14 +822,15 @@ class SandboxPool:
 
 
 class LocalStack:
-    """A private Redis and a sandbox pool for every function (sizes from `pools`, default 1).
+    """A private Redis and a sandbox pool for each of `functions` (default: the red-packet
+    functions; `FUNCTIONS` is all of them), sizes from `pools`, default 1.
 
         with LocalStack(pools={"grab": 8}) as stack:
             stack.invoke("wallet", deposit_event("alice", 100, "r1"))
     """
 
     def __init__(self, pools: dict[str, int] | None = None, env: dict[str, str] | None = None,
-                 functions: Iterable[str] = FUNCTIONS, log_dir: Path | None = None,
+                 functions: Iterable[str] = DEFAULT_FUNCTIONS, log_dir: Path | None = None,
                  echo: bool = False):
         self.sizes = {f: max(1, (pools or {}).get(f, 1)) for f in functions}
         self.env = dict(env or {})
@@ -901,20 +908,34 @@ def _stamp(ev: dict) -> None:
         rc["time"] = time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now))
 
 
-def http_event(fixture: str, *, packet_id: str | None = None, sub: str | None = None,
-               body: Any = None, headers: dict[str, str] | None = None,
-               auth: bool = True) -> dict:
-    """An API Gateway v2 event from `events/<fixture>.json`: `packet_id` replaces the
-    `PACKET_ID` placeholder (path and pathParameters), `sub` the JWT claim `sub`, `body` (a
-    dict is JSON-encoded) the body, `headers` are added; `auth=False` drops the authorizer."""
+def _replace_in_path(ev: dict, old: str, new: str) -> None:
+    """Replaces `old` by `new` in the event's path (rawPath, requestContext.http.path) and in
+    its pathParameters."""
+    ev["rawPath"] = ev["rawPath"].replace(old, new)
+    ev["requestContext"]["http"]["path"] = ev["requestContext"]["http"]["path"].replace(old, new)
+    if ev.get("pathParameters"):
+        ev["pathParameters"] = {k: v.replace(old, new) for k, v in ev["pathParameters"].items()}
+
+
+def http_event(fixture: str, *, packet_id: str | None = None, article_id: str | None = None,
+               sub: str | None = None, body: Any = None, headers: dict[str, str] | None = None,
+               query: dict[str, str] | None = None, auth: bool = True) -> dict:
+    """An API Gateway v2 event from `events/<fixture>.json`: `packet_id` / `article_id`
+    replace the `PACKET_ID` / `ARTICLE_ID` placeholders (path and pathParameters), `sub` the
+    JWT claim `sub`, `body` (a dict is JSON-encoded) the body, `query` the query string (an
+    empty dict removes it), `headers` are added; `auth=False` drops the authorizer."""
     ev = load_event(fixture)
     if packet_id is not None:
-        ev["rawPath"] = ev["rawPath"].replace("PACKET_ID", packet_id)
-        ev["requestContext"]["http"]["path"] = ev["requestContext"]["http"]["path"].replace(
-            "PACKET_ID", packet_id)
-        if "pathParameters" in ev:
-            ev["pathParameters"] = {k: v.replace("PACKET_ID", packet_id)
-                                    for k, v in ev["pathParameters"].items()}
+        _replace_in_path(ev, "PACKET_ID", packet_id)
+    if article_id is not None:
+        _replace_in_path(ev, "ARTICLE_ID", article_id)
+    if query is not None:
+        from urllib.parse import urlencode
+        ev["rawQueryString"] = urlencode(query)
+        if query:
+            ev["queryStringParameters"] = dict(query)
+        else:
+            ev.pop("queryStringParameters", None)
     rc = ev["requestContext"]
     if not auth:
         rc.pop("authorizer", None)
@@ -967,6 +988,45 @@ def claim_event(packet_id: str, sub: str) -> dict:
 
 def wallet_event(sub: str) -> dict:
     return http_event("wallet-get", sub=sub)
+
+
+def order_codes_event(sub: str = "bob", count: int | None = None) -> dict:
+    """`POST /order-codes` from events/next-order-code-single.json; `count` adds the body
+    `{"count": N}` (none: no body, one code)."""
+    return http_event("next-order-code-single", sub=sub,
+                      body={"count": count} if count is not None else None)
+
+
+def post_article_event(sub: str, title: str, link: str) -> dict:
+    """`POST /articles` from events/vote-post-article.json."""
+    return http_event("vote-post-article", sub=sub, body={"title": title, "link": link})
+
+
+def vote_event(article_id: str, sub: str, direction: str = "up") -> dict:
+    """`POST /articles/{id}/vote` from events/vote-vote.json."""
+    return http_event("vote-vote", article_id=article_id, sub=sub, body={"direction": direction})
+
+
+def list_articles_event(order: str = "score", page: int = 1, sub: str = "reader") -> dict:
+    """`GET /articles?order=..&page=..` from events/vote-list.json."""
+    return http_event("vote-list", sub=sub, query={"order": order, "page": str(page)})
+
+
+def article_groups_event(article_id: str, sub: str, add: Iterable[str] = (),
+                         remove: Iterable[str] = ()) -> dict:
+    """`PUT /articles/{id}/groups` from events/vote-groups.json."""
+    return http_event("vote-groups", article_id=article_id, sub=sub,
+                      body={"add": list(add), "remove": list(remove)})
+
+
+def group_articles_event(group: str, order: str = "score", page: int = 1,
+                         sub: str = "reader") -> dict:
+    """`GET /groups/{group}/articles?order=..&page=..` from events/vote-group-articles.json
+    (whose group is `programming`)."""
+    ev = http_event("vote-group-articles", sub=sub, query={"order": order, "page": str(page)})
+    _replace_in_path(ev, "/groups/programming/", f"/groups/{group}/")
+    ev["pathParameters"] = {"group": group}
+    return ev
 
 
 def scheduled_event() -> dict:

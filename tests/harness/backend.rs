@@ -6,14 +6,18 @@ use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
-use crate::{node_conn, scan_keys, RedisCluster, RedisServer, RESPONSE_TIMEOUT};
+use crate::{node_conn, scan_keys, RedisCluster, RedisServer, ReplicatedCluster, RESPONSE_TIMEOUT};
+
+/// Set to `1` to run [`Backend::Cluster`] tests on a 3-master + 3-replica cluster instead of
+/// 3 masters (`make test` runs the red-packet, order-code and vote suites both ways).
+pub const REPLICAS_ENV: &str = "HONGBAO_TEST_CLUSTER_REPLICAS";
 
 /// Which kind of Redis deployment a test runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// A single standalone `redis-server`.
     Standalone,
-    /// A 3-master Redis Cluster.
+    /// A 3-master Redis Cluster (3 masters + 3 replicas when [`REPLICAS_ENV`] is `1`).
     Cluster,
 }
 
@@ -39,6 +43,7 @@ pub struct TestRedis {
 enum Inner {
     Standalone(RedisServer),
     Cluster(RedisCluster),
+    Replicated(ReplicatedCluster),
 }
 
 impl TestRedis {
@@ -46,6 +51,9 @@ impl TestRedis {
     pub fn start(backend: Backend) -> Self {
         let inner = match backend {
             Backend::Standalone => Inner::Standalone(RedisServer::start()),
+            Backend::Cluster if std::env::var(REPLICAS_ENV).as_deref() == Ok("1") => {
+                Inner::Replicated(ReplicatedCluster::start())
+            }
             Backend::Cluster => Inner::Cluster(RedisCluster::start()),
         };
         TestRedis { inner }
@@ -55,7 +63,7 @@ impl TestRedis {
     pub fn backend(&self) -> Backend {
         match self.inner {
             Inner::Standalone(_) => Backend::Standalone,
-            Inner::Cluster(_) => Backend::Cluster,
+            Inner::Cluster(_) | Inner::Replicated(_) => Backend::Cluster,
         }
     }
 
@@ -69,6 +77,7 @@ impl TestRedis {
         match &self.inner {
             Inner::Standalone(s) => s.url(),
             Inner::Cluster(c) => c.url(),
+            Inner::Replicated(c) => c.url(),
         }
     }
 
@@ -77,6 +86,15 @@ impl TestRedis {
         match &self.inner {
             Inner::Standalone(s) => vec![s.url()],
             Inner::Cluster(c) => c.urls(),
+            Inner::Replicated(c) => c.urls(),
+        }
+    }
+
+    /// URLs of the nodes that own data: the server, or every cluster master.
+    fn master_urls(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Replicated(c) => c.master_urls(),
+            _ => self.urls(),
         }
     }
 
@@ -84,14 +102,14 @@ impl TestRedis {
     pub fn server(&self) -> Option<&RedisServer> {
         match &self.inner {
             Inner::Standalone(s) => Some(s),
-            Inner::Cluster(_) => None,
+            Inner::Cluster(_) | Inner::Replicated(_) => None,
         }
     }
 
-    /// The cluster, if this is [`Backend::Cluster`].
+    /// The 3-master cluster, if this is [`Backend::Cluster`] without replicas.
     pub fn cluster(&self) -> Option<&RedisCluster> {
         match &self.inner {
-            Inner::Standalone(_) => None,
+            Inner::Standalone(_) | Inner::Replicated(_) => None,
             Inner::Cluster(c) => Some(c),
         }
     }
@@ -105,7 +123,7 @@ impl TestRedis {
     /// cluster routing), and returns the replies in node order. Panics on error.
     pub async fn on_every_node(&self, cmd: Cmd) -> Vec<Value> {
         let mut replies = Vec::new();
-        for url in self.urls() {
+        for url in self.master_urls() {
             let mut conn = node_conn(&url).await;
             let reply = cmd
                 .query_async(&mut conn)
@@ -119,7 +137,7 @@ impl TestRedis {
     /// Every key in the whole database (SCAN on each node), sorted.
     pub async fn all_keys(&self) -> Vec<String> {
         let mut keys = Vec::new();
-        for url in self.urls() {
+        for url in self.master_urls() {
             keys.extend(scan_keys(&url).await);
         }
         keys.sort();
@@ -131,8 +149,8 @@ impl TestRedis {
     pub async fn raw_conn(&self) -> RawConn {
         match &self.inner {
             Inner::Standalone(s) => RawConn::Standalone(node_conn(&s.url()).await),
-            Inner::Cluster(c) => {
-                let urls = c.urls();
+            Inner::Cluster(_) | Inner::Replicated(_) => {
+                let urls = self.urls();
                 let conn = redis::cluster::ClusterClient::builder(urls.clone())
                     .response_timeout(RESPONSE_TIMEOUT)
                     .build()

@@ -28,7 +28,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-pub use backend::{Backend, RawConn, TestRedis};
+pub use backend::{Backend, RawConn, TestRedis, REPLICAS_ENV};
 pub use cluster::RedisCluster;
 pub use configured::{ConfiguredServer, TestCa};
 pub use replicated::{NodeInfo, ReplicatedCluster};

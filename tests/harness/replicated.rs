@@ -70,6 +70,16 @@ impl ReplicatedCluster {
         self.nodes.iter().map(RedisServer::url).collect()
     }
 
+    /// URLs of the current masters (for whole-database commands such as `FLUSHALL` and
+    /// `SCAN`, which replicas refuse or would answer twice).
+    pub fn master_urls(&self) -> Vec<String> {
+        self.topology()
+            .into_iter()
+            .filter(|n| n.master)
+            .map(|n| format!("redis://127.0.0.1:{}", n.port))
+            .collect()
+    }
+
     /// `CLUSTER NODES` as seen by the first reachable node.
     pub fn topology(&self) -> Vec<NodeInfo> {
         for n in &self.nodes {
