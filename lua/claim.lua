@@ -34,7 +34,7 @@ if status == 'settled' or now >= expires_at then
 end
 
 local amount = tonumber(string.match(share, '^%d+:(%d+):'))
-state = 'pending:' .. now
+state = 'pending:' .. string.format('%d', now)
 redis.call('HSET', KEYS[3], ARGV[1], state)
 redis.call('HINCRBY', KEYS[1], 'claimed_cents', amount)
 return {'claimed', share, state}

@@ -1,17 +1,22 @@
 -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
 -- KEYS[1] sender wallet hash        (field `balance`, integer cents)
 -- KEYS[2] sender wallet ledger list (newest first)
--- KEYS[3] idempotency record        (string "<fingerprint>\n<packet_id>", expires after ARGV[10] s)
--- KEYS[4] packet meta hash
--- KEYS[5] packet share list         (un-grabbed share amounts in cents, popped from the left)
+-- KEYS[3] sender's idempotency records hash      (record id -> "<fingerprint>\n<packet_id>")
+-- KEYS[4] sender's idempotency "forget after" set (record id -> Unix ms)
+-- KEYS[5] packet meta hash
+-- KEYS[6] packet share list         (un-grabbed share amounts in cents, popped from the left)
+-- KEYS[7] the Idempotency-Key's record in the layout before 0.2 (string with a TTL; read only)
 -- ARGV[1] packet id      ARGV[2] sender id    ARGV[3] total_cents   ARGV[4] count
 -- ARGV[5] mode           ARGV[6] split        ARGV[7] greeting      ARGV[8] expires_in_secs
--- ARGV[9] request fingerprint (idempotency)   ARGV[10] idempotency TTL in seconds, 0 = no key
--- ARGV[11] ledger length cap                  ARGV[12..] the share amounts (cents), count of them
+-- ARGV[9] request fingerprint (idempotency)
+-- ARGV[10] record id `create:<Idempotency-Key>`, or '' for a request without the header
+-- ARGV[11] how long the record is kept, ms (> 0)
+-- ARGV[12] ledger length cap                  ARGV[13..] the share amounts (cents), count of them
 --
--- Returns one of:
+-- Every check runs before the first write. Returns one of:
 --   {'created', packet_id}
 --   {'repeat', packet_id}              same idempotency key and same request: nothing changed
 --   {'idempotency_key_reused'}         same idempotency key, different request: nothing changed
@@ -19,10 +24,18 @@
 --   {'id_taken'}                       packet id already exists (retry with a new id)
 local total = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
-local idem_ttl = tonumber(ARGV[10])
+local record_id = ARGV[10]
+local now = now_ms()
 
-if idem_ttl > 0 then
-  local prev = redis.call('GET', KEYS[3])
+if record_id ~= '' then
+  local prev = redis.call('HGET', KEYS[3], record_id)
+  local forget_at = prev and tonumber(redis.call('ZSCORE', KEYS[4], record_id))
+  if forget_at and forget_at <= now then
+    -- Older than HONGBAO_IDEMPOTENCY_TTL_SECS but not yet pruned: the key is free again (its
+    -- packet may be gone); this request overwrites the record.
+    prev = nil
+  end
+  prev = prev or redis.call('GET', KEYS[7])
   if prev then
     local fingerprint, packet_id = string.match(prev, '^(.-)\n(.*)$')
     if fingerprint ~= ARGV[9] then
@@ -32,18 +45,18 @@ if idem_ttl > 0 then
   end
 end
 
-if #ARGV - 11 ~= count then
+if #ARGV - 12 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 12, #ARGV do
+for i = 13, #ARGV do
   local amount = tonumber(ARGV[i])
-  if amount == nil or amount < 1 then
-    return redis.error_reply('ERR hongbao: create_packet: share below one cent')
+  if amount == nil or amount < 1 or amount ~= math.floor(amount) then
+    return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
   end
   sum = sum + amount
 end
-if sum ~= total then
+if total == nil or sum ~= total or total > MAX_EXACT then
   return redis.error_reply('ERR hongbao: create_packet: shares do not sum to the total')
 end
 
@@ -51,33 +64,33 @@ local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if balance < total then
   return {'insufficient_funds', balance}
 end
-if redis.call('EXISTS', KEYS[4]) == 1 then
+if redis.call('EXISTS', KEYS[5]) == 1 then
   return {'id_taken'}
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expires_at = now + tonumber(ARGV[8]) * 1000
 
-redis.call('HINCRBY', KEYS[1], 'balance', -total)
-redis.call('LPUSH', KEYS[2], 'packet_debit|' .. (-total) .. '|' .. now .. '|' .. ARGV[1])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[11]) - 1)
+redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
+redis.call('LPUSH', KEYS[2], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[12]) - 1)
 
-redis.call('HSET', KEYS[4],
-  'packet_id', ARGV[1], 'sender_id', ARGV[2], 'total_cents', total, 'count', count,
+redis.call('HSET', KEYS[5],
+  'packet_id', ARGV[1], 'sender_id', ARGV[2], 'total_cents', int(total), 'count', int(count),
   'mode', ARGV[5], 'split', ARGV[6], 'greeting', ARGV[7],
-  'created_at', now, 'expires_at', expires_at, 'status', 'open',
+  'created_at', int(now), 'expires_at', int(expires_at), 'status', 'open',
   'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0, 'refunded_cents', 0)
 
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
-local i = 12
+local i = 13
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
-  redis.call('RPUSH', KEYS[5], unpack(ARGV, i, last))
+  redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
   i = last + 1
 end
 
-if idem_ttl > 0 then
-  redis.call('SET', KEYS[3], ARGV[9] .. '\n' .. ARGV[1], 'EX', idem_ttl)
+if record_id ~= '' then
+  redis.call('HSET', KEYS[3], record_id, ARGV[9] .. '\n' .. ARGV[1])
+  redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[11])), record_id)
 end
+prune_records(KEYS[3], KEYS[4], now)
 return {'created', ARGV[1]}

@@ -5,9 +5,9 @@
 -- drops it), never a funded packet that nobody will ever refund.
 -- KEYS[1] reclaim index (sorted set: packet id -> due time, Unix ms from Redis TIME)
 -- ARGV[1] packet id   ARGV[2] expires_in_secs
--- Returns the due time in Unix milliseconds.
+-- Returns 1 if the entry was added, 0 if the id was already indexed (an id drawn twice: the
+-- existing entry, and its due time, are left alone, and the caller must never withdraw it).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local due = now + tonumber(ARGV[2]) * 1000
-redis.call('ZADD', KEYS[1], due, ARGV[1])
-return due
+return redis.call('ZADD', KEYS[1], 'NX', string.format('%d', due), ARGV[1])

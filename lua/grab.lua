@@ -52,7 +52,7 @@ end
 
 local share_id = redis.call('HINCRBY', KEYS[1], 'grabbed_count', 1)
 redis.call('HINCRBY', KEYS[1], 'grabbed_cents', amount)
-local record = share_id .. ':' .. amount .. ':' .. now
+local record = string.format('%d:%s:%d', share_id, amount, now)
 redis.call('HSET', KEYS[3], ARGV[1], record)
 redis.call('RPUSH', KEYS[4], ARGV[1])
 return {'grabbed', record, expires_at}

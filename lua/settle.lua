@@ -1,4 +1,5 @@
 -- settle.lua: refund an expired red packet to its sender, exactly once.
+-- Prepended with records.lua (int, now_ms, MAX_EXACT).
 --
 -- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
 -- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash   KEYS[4] grab order list
@@ -6,6 +7,8 @@
 -- ARGV[1] packet id   ARGV[2] retention after settlement (seconds)   ARGV[3] ledger length cap
 --
 -- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones.
+-- Every read and check (including the pending claims' share records) runs before the first
+-- write: a script that fails half-way is not rolled back by Redis.
 -- Returns one of:
 --   {'missing'}                       no such packet (a phantom index entry, or long gone)
 --   {'not_due', expires_at_ms}        Redis TIME is before expires_at: nothing changed
@@ -14,43 +17,67 @@
 --   {'pending', refund_cents, settled_now, user1, amount1, user2, amount2, ...}
 --        settled, but these claims still await their wallet credit; re-drive them, then call
 --        this script again (keys keep no TTL until no claim is pending)
-local status = redis.call('HGET', KEYS[1], 'status')
+local meta = redis.call('HMGET', KEYS[1], 'status', 'refunded_cents', 'expires_at',
+  'total_cents', 'claimed_cents')
+local status = meta[1]
 if not status then
   return {'missing'}
 end
-local refund = tonumber(redis.call('HGET', KEYS[1], 'refunded_cents'))
-local settled_now = 0
-if status ~= 'settled' then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local expires_at = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
-  if now < expires_at then
-    return {'not_due', expires_at}
-  end
-  local total = tonumber(redis.call('HGET', KEYS[1], 'total_cents'))
-  local claimed = tonumber(redis.call('HGET', KEYS[1], 'claimed_cents'))
-  refund = total - claimed
-  if refund > 0 then
-    redis.call('HINCRBY', KEYS[6], 'balance', refund)
-    redis.call('LPUSH', KEYS[7], 'refund_credit|' .. refund .. '|' .. now .. '|' .. ARGV[1])
-    redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
-  end
-  redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', refund, 'settled_at', now)
-  redis.call('DEL', KEYS[2])
-  settled_now = 1
-end
 
-local pending = {'pending', refund, settled_now}
+-- Claims still waiting for their wallet credit (reads only).
+local pending = {}
 local claims = redis.call('HGETALL', KEYS[5])
 for i = 1, #claims, 2 do
   if string.sub(claims[i + 1], 1, 8) == 'pending:' then
     local share = redis.call('HGET', KEYS[3], claims[i])
+    local amount = share and tonumber(string.match(share, '^%d+:(%d+):'))
+    if not amount then
+      return redis.error_reply('ERR hongbao: settle: pending claim without a share record')
+    end
     pending[#pending + 1] = claims[i]
-    pending[#pending + 1] = tonumber(string.match(share, '^%d+:(%d+):'))
+    pending[#pending + 1] = amount
   end
 end
-if #pending > 3 then
-  return pending
+
+local refund = tonumber(meta[2])
+local settled_now = 0
+if status ~= 'settled' then
+  local now = now_ms()
+  local expires_at = tonumber(meta[3])
+  local total = tonumber(meta[4])
+  local claimed = tonumber(meta[5])
+  if not (expires_at and total and claimed) then
+    return redis.error_reply('ERR hongbao: settle: packet fields missing or not integers')
+  end
+  if now < expires_at then
+    return {'not_due', expires_at}
+  end
+  refund = total - claimed
+  if refund < 0 then
+    return redis.error_reply('ERR hongbao: settle: claimed more than the total')
+  end
+  local balance = tonumber(redis.call('HGET', KEYS[6], 'balance') or '0')
+  if balance + refund > MAX_EXACT then
+    return redis.error_reply('ERR hongbao: settle: balance would exceed 2^53 - 1 cents')
+  end
+  -- Writes start here.
+  if refund > 0 then
+    redis.call('HINCRBY', KEYS[6], 'balance', int(refund))
+    redis.call('LPUSH', KEYS[7], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1])
+    redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
+  end
+  redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(refund),
+    'settled_at', int(now))
+  redis.call('DEL', KEYS[2])
+  settled_now = 1
+end
+
+if #pending > 0 then
+  local reply = {'pending', refund, settled_now}
+  for i = 1, #pending do
+    reply[#reply + 1] = pending[i]
+  end
+  return reply
 end
 local ttl = tonumber(ARGV[2])
 for i = 1, 5 do

@@ -1,30 +1,46 @@
 -- wallet_credit.lua: credit a wallet exactly once per transfer id (deposits, claim credits).
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT).
 --
 -- KEYS[1] wallet hash (field `balance`, cents)   KEYS[2] ledger list
--- KEYS[3] transfer record (string: the request fingerprint; its existence means "applied")
+-- KEYS[3] idempotency records hash (record id -> fingerprint)
+-- KEYS[4] idempotency "forget after" sorted set (record id -> Unix ms, +inf = pinned)
+-- KEYS[5] the transfer's record in the layout before 0.2 (a string `...:tx:<transfer id>`
+--         with a TTL); read only, so a transfer applied before an upgrade is never re-applied
 -- ARGV[1] amount_cents (> 0)   ARGV[2] ledger kind   ARGV[3] reference
--- ARGV[4] transfer record TTL in seconds (0 = keep)   ARGV[5] fingerprint
--- ARGV[6] ledger length cap
+-- ARGV[4] transfer id (the record id: `dep:<reference>` or `claim:<packet id>`)
+-- ARGV[5] fingerprint          ARGV[6] keep the record this many ms (0 = pinned until
+--         transfer_release.lua un-pins it)
+-- ARGV[7] ledger length cap    ARGV[8] balance limit in cents (0 = only the MAX_EXACT bound)
 -- Returns one of:
---   {'applied', balance}    credited now
---   {'repeat', balance}     this transfer was credited before: nothing changed
---   {'conflict', balance}   the transfer id was used with a different fingerprint: nothing changed
-local prev = redis.call('GET', KEYS[3])
+--   {'applied', balance}         credited now
+--   {'repeat', balance}          this transfer was credited before: nothing changed
+--   {'conflict', balance}        the transfer id was used with a different fingerprint: nothing changed
+--   {'balance_limit', balance}   the credit would take the balance over ARGV[8]: nothing changed
+local prev = redis.call('HGET', KEYS[3], ARGV[4]) or redis.call('GET', KEYS[5])
+local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
-  local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
   if prev ~= ARGV[5] then
     return {'conflict', balance}
   end
   return {'repeat', balance}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local balance = redis.call('HINCRBY', KEYS[1], 'balance', ARGV[1])
-redis.call('LPUSH', KEYS[2], ARGV[2] .. '|' .. ARGV[1] .. '|' .. now .. '|' .. ARGV[3])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[6]) - 1)
-if tonumber(ARGV[4]) > 0 then
-  redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[4])
-else
-  redis.call('SET', KEYS[3], ARGV[5])
+local amount = tonumber(ARGV[1])
+if amount == nil or amount < 1 or amount ~= math.floor(amount) then
+  return redis.error_reply('ERR hongbao: wallet_credit: amount is not a positive integer')
 end
+local limit = tonumber(ARGV[8])
+if limit > 0 and balance + amount > limit then
+  return {'balance_limit', balance}
+end
+if balance + amount > MAX_EXACT then
+  return redis.error_reply('ERR hongbao: wallet_credit: balance would exceed 2^53 - 1 cents')
+end
+
+local now = now_ms()
+balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
+redis.call('LPUSH', KEYS[2], ARGV[2] .. '|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[3])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[7]) - 1)
+redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[6])), ARGV[4])
+prune_records(KEYS[3], KEYS[4], now)
 return {'applied', balance}

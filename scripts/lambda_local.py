@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EVENTS_DIR = ROOT / "events"
 TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
 RELEASE_DIR = TARGET_DIR / "release"
+DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
 VENV_DIR = Path(os.environ.get("HONGBAO_VENV") or ROOT / ".venv")
 
 # The red-packet functions (the default stack: what demo.py plays) ...
@@ -566,6 +567,8 @@ class Sandbox:
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.function}",
             "AWS_LAMBDA_LOG_STREAM_NAME": f"local/{self.name}",
             "REDIS_CLUSTER": "false",
+            # The IAM role of the deposit fixtures (events/wallet-deposit.json).
+            "HONGBAO_DEPOSIT_PRINCIPALS": DEPOSIT_PRINCIPALS,
             "RUST_LOG": "info",
             "LOG_LEVEL": "info",  # RIE's own log level (its INIT REPORT line is at info)
         }

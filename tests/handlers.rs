@@ -188,7 +188,7 @@ async fn fixtures_through_the_handlers() {
         let sched: aws_lambda_events::eventbridge::EventBridgeEvent<Value> =
             serde_json::from_value(event("reclaim-cron-scheduled")).unwrap();
         assert_eq!(sched.detail_type, "Scheduled Event");
-        let summary = handlers::reclaim_cron(&store).await.unwrap();
+        let summary = handlers::reclaim_cron(&store, None).await.unwrap();
         assert_eq!(summary["settled"], 0);
     }
 }
@@ -594,6 +594,8 @@ async fn redis_down_means_503_then_consistent_after_restart() {
     let mut server = RedisServer::start_persistent();
     let cfg = hongbao::Config {
         redis_url: server.url(),
+        deposit_principals: hongbao::config::DepositPrincipals::parse(common::DEPOSIT_PRINCIPALS)
+            .unwrap(),
         connect_timeout: std::time::Duration::from_millis(300),
         response_timeout: std::time::Duration::from_millis(300),
         ..Default::default()
@@ -633,7 +635,7 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         );
         assert_eq!(retry.as_deref(), Some("1"));
     }
-    assert!(handlers::reclaim_cron(&store).await.is_err());
+    assert!(handlers::reclaim_cron(&store, None).await.is_err());
 
     server.restart();
     // The same client reconnects; state is as it was: u1 keeps its share, u2 can still claim.
@@ -660,4 +662,61 @@ async fn redis_down_means_503_then_consistent_after_restart() {
     assert_eq!(view["grabbed_count"], 4);
     let users: Vec<String> = ["alice", "u1", "u2", "u3", "u4"].map(String::from).to_vec();
     common::assert_conserved(&store, &users, &[id], 20_000).await;
+}
+
+/// Sets the IAM caller's `userArn`.
+fn with_user_arn(mut v: Value, arn: &str) -> Value {
+    v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
+    v
+}
+
+/// Deposits only from `HONGBAO_DEPOSIT_PRINCIPALS` (exact or `*` prefix; unset: nobody), and
+/// never over `HONGBAO_MAX_BALANCE_CENTS`: 201, or 403 / 409 with nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deposit_principals_and_balance_limit() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |c| c.max_balance_cents = 1_000);
+    let body = |cents: i64, r: &str| {
+        json!({"user_id": "alice", "amount_cents": cents, "reference": r}).to_string()
+    };
+    let dep = |arn: &str, cents: i64, r: &str| {
+        with_user_arn(with_body(event("wallet-deposit"), &body(cents, r)), arn)
+    };
+    let allowed = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/worker-7";
+    let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 600, "a")).await;
+    assert_eq!((s, b["balance_cents"].clone()), (201, json!(600)), "{b}");
+    let before = snapshot(&redis).await;
+    for arn in [
+        "arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x",
+        "arn:aws:sts::123456789012:assumed-role/other/x",
+        "arn:aws:iam::123456789012:user/hongbao-payments",
+        "",
+    ] {
+        let (s, b, _) = call(&store, Function::Wallet, &dep(arn, 1, "b")).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (403, Some("forbidden")),
+            "{arn}: {b}"
+        );
+    }
+    let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 401, "c")).await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (409, Some("balance_limit")),
+        "{b}"
+    );
+    assert_eq!(
+        snapshot(&redis).await,
+        before,
+        "a refused deposit wrote something"
+    );
+    let (s, _, _) = call(&store, Function::Wallet, &dep(allowed, 400, "c")).await;
+    assert_eq!(s, 201, "up to the limit exactly");
+
+    // Unset: nobody may deposit.
+    let closed = common::store(&redis, |c| c.deposit_principals = Default::default());
+    let before = snapshot(&redis).await;
+    let (s, _, _) = call(&closed, Function::Wallet, &dep(allowed, 1, "d")).await;
+    assert_eq!(s, 403);
+    assert_eq!(snapshot(&redis).await, before);
 }

@@ -37,11 +37,16 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
         let applied = if state.starts_with("done:") {
             true
         } else {
-            let n: i64 = redis::cmd("EXISTS")
-                .arg(keys.transfer(&user, &format!("claim:{packet_id}")))
+            let transfer_id = crate::wallet::claim_transfer_id(packet_id);
+            let (recorded, legacy): (bool, bool) = redis::pipe()
+                .cmd("HEXISTS")
+                .arg(keys.wallet(&user).records)
+                .arg(&transfer_id)
+                .cmd("EXISTS")
+                .arg(keys.legacy_transfer(&user, &transfer_id))
                 .query_async(&mut conn)
                 .await?;
-            n == 1
+            recorded || legacy
         };
         if applied {
             let record: String = redis::cmd("HGET")

@@ -18,11 +18,13 @@
 //! | `HONGBAO_MAX_TOTAL_CENTS` | `20000` | largest packet total, cents |
 //! | `HONGBAO_GRAB_RATE_LIMIT` | `10` | grab attempts allowed per user and packet per window (0 = off) |
 //! | `HONGBAO_GRAB_RATE_WINDOW_MS` | `1000` | rate-limit window, milliseconds |
-//! | `HONGBAO_RECLAIM_BATCH` | `500` | most due packets one reclaim run handles |
-//! | `HONGBAO_RECLAIM_LOCK_TTL_MS` | `55000` | reclaim lock lifetime, milliseconds |
-//! | `HONGBAO_RETENTION_SECS` | `604800` | how long a settled packet's records are kept, seconds |
-//! | `HONGBAO_IDEMPOTENCY_TTL_SECS` | `86400` | how long an `Idempotency-Key` of create-packet is remembered, seconds |
-//! | `HONGBAO_DEPOSIT_DEDUP_SECS` | `2592000` | how long a deposit `reference` is remembered, seconds |
+//! | `HONGBAO_RECLAIM_BATCH` | `500` | due packets one reclaim step reads from the index (`>= 1`); a run takes batches until nothing is due or its time is up |
+//! | `HONGBAO_RECLAIM_LOCK_TTL_MS` | `55000` | reclaim lock lifetime, milliseconds (`>= 1000`); a run stops taking batches 5 s before it |
+//! | `HONGBAO_RETENTION_SECS` | `604800` | how long a settled packet's records are kept, seconds (`>= HONGBAO_IDEMPOTENCY_TTL_SECS`) |
+//! | `HONGBAO_IDEMPOTENCY_TTL_SECS` | `86400` | how long an `Idempotency-Key` of create-packet is remembered, seconds (`>= 1`) |
+//! | `HONGBAO_DEPOSIT_DEDUP_SECS` | `2592000` | how long a deposit `reference` is remembered, seconds (`>= 1`) |
+//! | `HONGBAO_MAX_BALANCE_CENTS` | `10000000000000` | largest balance a deposit may produce, cents (`1..=10^15`); over it: 409 `balance_limit` |
+//! | `HONGBAO_DEPOSIT_PRINCIPALS` | (none) | comma-separated IAM `userArn`s allowed to deposit; an entry ending in `*` is a prefix. Unset: every deposit is refused (403) |
 //! | `HONGBAO_ORDER_CODE_TZ` | `Asia/Shanghai` | IANA time zone whose local date is the order codes' business day |
 //! | `HONGBAO_ORDER_CODE_DIGITS` | `5` | width of an order code's random suffix, `5..=7` digits: `9 * 10^(digits - 1)` codes a day |
 //! | `HONGBAO_VOTE_SITE` | `news` | the voting site's name, 1 to 32 of `[a-z0-9-]`: its keys' hash tag is `{vote:<site>}` |
@@ -48,6 +50,56 @@ pub const MAX_EXPIRES_IN_SECS: u64 = 604_800;
 
 /// Ledger entries kept per wallet (the API returns the newest 50).
 pub const LEDGER_CAP: u32 = 1000;
+
+/// The highest `HONGBAO_MAX_BALANCE_CENTS` accepted: 10^15 cents, a safe distance below
+/// 2^53 (the largest integer a Lua script's numbers hold exactly), so claim credits and
+/// refunds on top of a full balance stay exact.
+pub const MAX_BALANCE_LIMIT_CENTS: i64 = 1_000_000_000_000_000;
+
+/// The IAM callers allowed to deposit: exact `userArn`s, or prefixes (entries that end in `*`,
+/// e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DepositPrincipals {
+    entries: Vec<String>,
+}
+
+impl DepositPrincipals {
+    /// Parses a comma-separated list; blanks around entries are ignored.
+    ///
+    /// # Errors
+    /// A reason when an entry is empty, is a bare `*`, or has a `*` anywhere but at its end.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let mut entries = Vec::new();
+        for raw in list.split(',') {
+            let e = raw.trim();
+            if e.is_empty() {
+                return Err("an entry is empty".into());
+            }
+            let stem = e.strip_suffix('*').unwrap_or(e);
+            if stem.is_empty() || stem.contains('*') {
+                return Err(format!(
+                    "entry {e:?}: `*` may only end an entry that names an ARN prefix"
+                ));
+            }
+            entries.push(e.to_string());
+        }
+        Ok(DepositPrincipals { entries })
+    }
+
+    /// Whether no principal is allowed (the variable is unset).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether `user_arn` matches an entry exactly, or starts with an entry's text before its
+    /// trailing `*`.
+    pub fn allows(&self, user_arn: &str) -> bool {
+        self.entries.iter().any(|e| match e.strip_suffix('*') {
+            Some(prefix) => user_arn.starts_with(prefix),
+            None => user_arn == e,
+        })
+    }
+}
 
 /// Settings of every hongbao function. Build with [`Config::from_env`].
 #[derive(Debug, Clone)]
@@ -89,6 +141,13 @@ pub struct Config {
     pub idempotency_ttl_secs: u64,
     /// Seconds a deposit `reference` is remembered.
     pub deposit_dedup_secs: u64,
+    /// Largest balance a deposit may produce, cents (`HONGBAO_MAX_BALANCE_CENTS`, at most
+    /// [`MAX_BALANCE_LIMIT_CENTS`]). Claim credits and refunds are never refused: they move
+    /// money that already exists, and refusing them would strand it.
+    pub max_balance_cents: i64,
+    /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to call
+    /// `POST /wallet/deposits` (`HONGBAO_DEPOSIT_PRINCIPALS`); see [`DepositPrincipals`].
+    pub deposit_principals: DepositPrincipals,
     /// IANA time zone of the order codes' business day (`HONGBAO_ORDER_CODE_TZ`).
     pub order_code_tz: chrono_tz::Tz,
     /// Digits of an order code's random suffix, `5..=7` (`HONGBAO_ORDER_CODE_DIGITS`).
@@ -192,6 +251,17 @@ impl Config {
             retention_secs: get(&lookup, "HONGBAO_RETENTION_SECS", 604_800)?,
             idempotency_ttl_secs: get(&lookup, "HONGBAO_IDEMPOTENCY_TTL_SECS", 86_400)?,
             deposit_dedup_secs: get(&lookup, "HONGBAO_DEPOSIT_DEDUP_SECS", 2_592_000)?,
+            max_balance_cents: get(&lookup, "HONGBAO_MAX_BALANCE_CENTS", 10_000_000_000_000)?,
+            deposit_principals: match lookup("HONGBAO_DEPOSIT_PRINCIPALS") {
+                Some(v) if !v.trim().is_empty() => {
+                    DepositPrincipals::parse(&v).map_err(|reason| ConfigError {
+                        name: "HONGBAO_DEPOSIT_PRINCIPALS",
+                        value: v.clone(),
+                        reason,
+                    })?
+                }
+                _ => DepositPrincipals::default(),
+            },
             order_code_tz: get(&lookup, "HONGBAO_ORDER_CODE_TZ", chrono_tz::Asia::Shanghai)?,
             order_code_digits: get(&lookup, "HONGBAO_ORDER_CODE_DIGITS", 5)?,
             vote_site: get(&lookup, "HONGBAO_VOTE_SITE", "news".to_string())?,
@@ -214,12 +284,57 @@ impl Config {
                 reason: "must be at least HONGBAO_MAX_COUNT (each share is >= 1 cent)".into(),
             });
         }
-        if cfg.retention_secs == 0 || cfg.idempotency_ttl_secs == 0 || cfg.deposit_dedup_secs == 0 {
+        let positive: [(&'static str, u64); 4] = [
+            ("HONGBAO_IDEMPOTENCY_TTL_SECS", cfg.idempotency_ttl_secs),
+            ("HONGBAO_DEPOSIT_DEDUP_SECS", cfg.deposit_dedup_secs),
+            ("HONGBAO_RECLAIM_BATCH", cfg.reclaim_batch as u64),
+            ("HONGBAO_GRAB_RATE_WINDOW_MS", cfg.grab_rate_window_ms),
+        ];
+        for (name, value) in positive {
+            if value == 0 {
+                return Err(ConfigError {
+                    name,
+                    value: "0".into(),
+                    reason: "must be at least 1".into(),
+                });
+            }
+        }
+        if cfg.reclaim_lock_ttl_ms < 1000 {
+            return Err(ConfigError {
+                name: "HONGBAO_RECLAIM_LOCK_TTL_MS",
+                value: cfg.reclaim_lock_ttl_ms.to_string(),
+                reason: "must be at least 1000 (one second)".into(),
+            });
+        }
+        if cfg.retention_secs < cfg.idempotency_ttl_secs {
             return Err(ConfigError {
                 name: "HONGBAO_RETENTION_SECS",
-                value: "0".into(),
-                reason: "retention and idempotency periods must be positive".into(),
+                value: cfg.retention_secs.to_string(),
+                reason: format!(
+                    "must be at least HONGBAO_IDEMPOTENCY_TTL_SECS ({}): a retried create must \
+                     find the packet its Idempotency-Key names",
+                    cfg.idempotency_ttl_secs
+                ),
             });
+        }
+        if !(1..=MAX_BALANCE_LIMIT_CENTS).contains(&cfg.max_balance_cents) {
+            return Err(ConfigError {
+                name: "HONGBAO_MAX_BALANCE_CENTS",
+                value: cfg.max_balance_cents.to_string(),
+                reason: format!("must be 1..={MAX_BALANCE_LIMIT_CENTS}"),
+            });
+        }
+        for (name, value) in [
+            ("REDIS_CONNECT_TIMEOUT_MS", cfg.connect_timeout),
+            ("REDIS_RESPONSE_TIMEOUT_MS", cfg.response_timeout),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError {
+                    name,
+                    value: "0".into(),
+                    reason: "must be at least 1".into(),
+                });
+            }
         }
         if !crate::voting::is_site_name(&cfg.vote_site) {
             return Err(ConfigError {
@@ -252,10 +367,12 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Seconds a claim's wallet transfer record is kept: the longest a claim can stay
-    /// pending (a packet's lifetime) plus the retention, plus a day of margin.
-    pub fn claim_transfer_ttl_secs(&self) -> u64 {
-        MAX_EXPIRES_IN_SECS + self.retention_secs + 86_400
+    /// Milliseconds a claim's credit record is kept once the claim is done (claim step 4
+    /// un-pins it; until then it is kept for ever): `HONGBAO_IDEMPOTENCY_TTL_SECS`, far longer
+    /// than any request that saw the claim pending can still be running (a Lambda invocation
+    /// lasts at most 15 minutes).
+    pub fn claim_record_keep_ms(&self) -> u64 {
+        self.idempotency_ttl_secs * 1000
     }
 }
 
@@ -288,6 +405,51 @@ mod tests {
         let c =
             Config::from_lookup(|n| (n == "HONGBAO_AUTH_MODE").then(|| "header".into())).unwrap();
         assert_eq!(c.auth_mode, AuthMode::Header);
+    }
+
+    #[test]
+    fn numeric_settings_are_validated_and_named() {
+        for (name, value) in [
+            ("HONGBAO_RECLAIM_BATCH", "0"),
+            ("HONGBAO_RECLAIM_LOCK_TTL_MS", "0"),
+            ("HONGBAO_RECLAIM_LOCK_TTL_MS", "999"),
+            ("HONGBAO_IDEMPOTENCY_TTL_SECS", "0"),
+            ("HONGBAO_DEPOSIT_DEDUP_SECS", "0"),
+            ("HONGBAO_RETENTION_SECS", "3600"),
+            ("HONGBAO_MAX_BALANCE_CENTS", "0"),
+            ("HONGBAO_MAX_BALANCE_CENTS", "1000000000000001"),
+            ("HONGBAO_GRAB_RATE_WINDOW_MS", "0"),
+            ("REDIS_RESPONSE_TIMEOUT_MS", "0"),
+            ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:a,,arn:b"),
+            ("HONGBAO_DEPOSIT_PRINCIPALS", "*"),
+            ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:*:x"),
+        ] {
+            let err = Config::from_lookup(|n| (n == name).then(|| value.into())).unwrap_err();
+            assert_eq!(err.name, name, "{name}={value}");
+        }
+        let c = Config::from_lookup(|n| match n {
+            "HONGBAO_RETENTION_SECS" => Some("86400".into()),
+            "HONGBAO_MAX_BALANCE_CENTS" => Some("1000000000000000".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.max_balance_cents, MAX_BALANCE_LIMIT_CENTS);
+        assert_eq!(Config::default().max_balance_cents, 10_000_000_000_000);
+    }
+
+    #[test]
+    fn deposit_principals() {
+        assert!(Config::default().deposit_principals.is_empty());
+        assert!(!Config::default().deposit_principals.allows(""));
+        let p = DepositPrincipals::parse(
+            "arn:aws:iam::123456789012:user/ops, arn:aws:sts::123456789012:assumed-role/payments/*",
+        )
+        .unwrap();
+        assert!(p.allows("arn:aws:iam::123456789012:user/ops"));
+        assert!(!p.allows("arn:aws:iam::123456789012:user/ops2"));
+        assert!(p.allows("arn:aws:sts::123456789012:assumed-role/payments/backend-1"));
+        assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/paymentsX/backend-1"));
+        assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/other/x"));
     }
 
     #[test]

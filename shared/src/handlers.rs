@@ -353,11 +353,14 @@ async fn wallet_inner(store: &Store, req: Request) -> Result<Response<Body>, Api
             ))
         }
         Route::Deposit => {
-            if !http::is_iam_caller(&req) {
+            let principals = &store.config().deposit_principals;
+            let allowed = http::iam_caller_arn(&req).is_some_and(|arn| principals.allows(&arn));
+            if !allowed {
                 return Err(ApiError::new(
                     StatusCode::FORBIDDEN,
                     "forbidden",
-                    "deposits are accepted only from AWS_IAM-signed calls of trusted backends",
+                    "deposits are accepted only from AWS_IAM-signed calls of the principals in \
+                     HONGBAO_DEPOSIT_PRINCIPALS",
                 ));
             }
             let b: DepositBody = json_body(&req)?;
@@ -387,6 +390,17 @@ async fn wallet_inner(store: &Store, req: Request) -> Result<Response<Body>, Api
                             "this reference was deposited before with a different amount",
                         ))
                     }
+                    DepositOutcome::BalanceLimit { balance_cents } => {
+                        return Err(ApiError::new(
+                            StatusCode::CONFLICT,
+                            "balance_limit",
+                            format!(
+                                "the balance ({balance_cents} cents) plus this deposit would \
+                                 exceed HONGBAO_MAX_BALANCE_CENTS ({} cents)",
+                                store.config().max_balance_cents
+                            ),
+                        ))
+                    }
                 };
             Ok(json_response(
                 StatusCode::CREATED,
@@ -398,18 +412,32 @@ async fn wallet_inner(store: &Store, req: Request) -> Result<Response<Body>, Api
 }
 
 /// Handler of the reclaim-cron function (an EventBridge scheduled event): runs one
-/// [`crate::reclaim::run`] and returns its summary as JSON
-/// `{"settled", "refunded_cents", "redriven", "remaining_due", "skipped_locked"}`.
+/// [`crate::reclaim::run_until`] that takes no new batch within
+/// [`crate::reclaim::STOP_MARGIN`] of `deadline_ms` (the invocation's deadline, Unix ms, from
+/// the Lambda context), and returns its summary as JSON `{"settled", "refunded_cents",
+/// "redriven", "failed", "batches", "remaining_due", "skipped_locked"}`.
 ///
 /// # Errors
-/// [`crate::error::Error`] when Redis is unavailable (the invocation fails; the next scheduled
-/// run continues).
-pub async fn reclaim_cron(store: &Store) -> Result<Value, crate::error::Error> {
-    let summary = crate::reclaim::run(store).await?;
+/// [`crate::error::Error`] when the reclaim index is unavailable (the invocation fails; the
+/// next scheduled run continues).
+pub async fn reclaim_cron(
+    store: &Store,
+    deadline_ms: Option<u64>,
+) -> Result<Value, crate::error::Error> {
+    let deadline = deadline_ms.map(|ms| {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64;
+        std::time::Instant::now() + std::time::Duration::from_millis(ms.saturating_sub(now_ms))
+    });
+    let summary = crate::reclaim::run_until(store, deadline).await?;
     tracing::info!(
         settled = summary.settled,
         refunded_cents = summary.refunded_cents,
         redriven = summary.redriven,
+        failed = summary.failed,
+        batches = summary.batches,
         remaining_due = summary.remaining_due,
         skipped_locked = summary.skipped_locked,
         "reclaim run finished"

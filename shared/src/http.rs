@@ -264,14 +264,19 @@ pub fn caller(req: &Request, mode: AuthMode) -> Result<String, ApiError> {
     }
 }
 
-/// Whether the request was authorized by API Gateway's `AWS_IAM` authorizer (a signed call
-/// from a trusted backend).
-pub fn is_iam_caller(req: &Request) -> bool {
-    matches!(
-        req.request_context_ref(),
-        Some(RequestContext::ApiGatewayV2(ctx))
-            if ctx.authorizer.as_ref().is_some_and(|a| a.iam.is_some())
-    )
+/// The IAM principal of a request authorized by API Gateway's `AWS_IAM` authorizer
+/// (`requestContext.authorizer.iam.userArn`, e.g.
+/// `arn:aws:sts::123456789012:assumed-role/payments/backend-1`), or `None` for any other request.
+pub fn iam_caller_arn(req: &Request) -> Option<String> {
+    match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx
+            .authorizer
+            .as_ref()
+            .and_then(|a| a.iam.as_ref())
+            .and_then(|iam| iam.user_arn.clone())
+            .filter(|arn| !arn.is_empty()),
+        _ => None,
+    }
 }
 
 /// Parses the JSON body into `T` (declare `T` with `#[serde(deny_unknown_fields)]`).

@@ -17,8 +17,9 @@
 //! | --- | --- | --- |
 //! | `hb:{t}:wallet:<user>` | hash | `balance` (cents) |
 //! | `hb:{t}:wallet:<user>:ledger` | list | `kind\|amount_cents\|at_ms\|reference`, newest first |
-//! | `hb:{t}:wallet:<user>:tx:<transfer id>` | string | the transfer's fingerprint (idempotency record) |
-//! | `hb:{t}:idem:<user>:<Idempotency-Key>` | string | `fingerprint\npacket_id` |
+//! | `hb:{t}:wallet:<user>:idem` | hash | idempotency records, no TTL: `dep:<reference>` and `claim:<packet id>` -> fingerprint, `create:<Idempotency-Key>` -> `fingerprint\npacket_id` |
+//! | `hb:{t}:wallet:<user>:idem:forget` | sorted set | record id -> when it may be forgotten (Unix ms; `+inf` while a claim still needs it), pruned inside the scripts |
+//! | `hb:{t}:wallet:<user>:tx:<transfer id>`, `hb:{t}:idem:<user>:<key>` | string | records of the layout before 0.2 (with TTLs): read, never written |
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
@@ -27,6 +28,7 @@
 //! | `hb:{t}:packet:<id>:rl:<user>` | sorted set | the user's grab attempts (ms) in the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
+//! | `hb:{reclaim}:retries` | hash | packet id -> failed settlement attempts (for the backoff) |
 
 use rand::RngCore;
 
@@ -83,6 +85,10 @@ pub struct WalletKeys {
     pub wallet: String,
     /// Ledger list.
     pub ledger: String,
+    /// Idempotency records hash (record id -> fingerprint), without a TTL.
+    pub records: String,
+    /// Sorted set: record id -> Unix ms after which it may be forgotten (`+inf`: pinned).
+    pub records_forget: String,
 }
 
 impl Keys {
@@ -131,12 +137,16 @@ impl Keys {
         );
         WalletKeys {
             ledger: format!("{wallet}:ledger"),
+            records: format!("{wallet}:idem"),
+            records_forget: format!("{wallet}:idem:forget"),
             wallet,
         }
     }
 
-    /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet.
-    pub fn transfer(&self, user_id: &str, transfer_id: &str) -> String {
+    /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet in the layout
+    /// before 0.2 (a string with a TTL). Scripts still read it, so a transfer applied before an
+    /// upgrade is never applied again; nothing writes it.
+    pub fn legacy_transfer(&self, user_id: &str, transfer_id: &str) -> String {
         format!(
             "{}:{{{}}}:wallet:{}:tx:{}",
             self.prefix,
@@ -146,8 +156,9 @@ impl Keys {
         )
     }
 
-    /// The create-packet idempotency record of `Idempotency-Key` `key` sent by `user_id`.
-    pub fn create_idempotency(&self, user_id: &str, key: &str) -> String {
+    /// The create-packet idempotency record of `Idempotency-Key` `key` sent by `user_id` in the
+    /// layout before 0.2 (read, never written; see [`Keys::legacy_transfer`]).
+    pub fn legacy_create_idempotency(&self, user_id: &str, key: &str) -> String {
         format!(
             "{}:{{{}}}:idem:{}:{}",
             self.prefix,
@@ -160,6 +171,11 @@ impl Keys {
     /// The reclaim index: packet id -> due time (Unix ms).
     pub fn reclaim_due(&self) -> String {
         format!("{}:{{reclaim}}:due", self.prefix)
+    }
+
+    /// Failed settlement attempts per packet id (reclaim backoff).
+    pub fn reclaim_retries(&self) -> String {
+        format!("{}:{{reclaim}}:retries", self.prefix)
     }
 
     /// The reclaim lock.
@@ -186,12 +202,20 @@ mod tests {
         let p = keys.packet(&id);
         let w = keys.wallet("alice");
         for k in [
-            &p.meta, &p.shares, &p.grabs, &p.order, &p.claims, &w.wallet, &w.ledger,
+            &p.meta,
+            &p.shares,
+            &p.grabs,
+            &p.order,
+            &p.claims,
+            &w.wallet,
+            &w.ledger,
+            &w.records,
+            &w.records_forget,
         ] {
             assert_eq!(tag_of(k), user_tag("alice"), "{k}");
         }
         assert_eq!(
-            tag_of(&keys.create_idempotency("alice", "{x}")),
+            tag_of(&keys.legacy_create_idempotency("alice", "{x}")),
             user_tag("alice")
         );
         assert_eq!(tag_of(&keys.grab_rate(&id, "bob")), user_tag("alice"));

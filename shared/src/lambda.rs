@@ -11,19 +11,77 @@ use lambda_http::{service_fn, Body, Request, Response};
 use crate::{Config, Store};
 
 /// Initialises a sandbox: JSON tracing, [`Config::from_env`], a [`Store`] that lives for the
-/// process, and a first connection attempt (so a bad endpoint, CA or password is one clear log
-/// line at cold start; requests then answer 503 while the store keeps retrying).
+/// process, a first connection attempt (so a bad endpoint, CA or password is one clear log
+/// line at cold start; requests then answer 503 while the store keeps retrying), and the
+/// eviction-policy check ([`check_eviction`]).
 ///
 /// # Errors
-/// [`crate::config::ConfigError`] when an environment variable does not parse: the function
-/// then fails Init with that message instead of running misconfigured.
-pub async fn init() -> Result<&'static Store, crate::config::ConfigError> {
+/// [`crate::config::ConfigError`] when an environment variable does not parse, and
+/// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
+/// with that message instead of running misconfigured.
+pub async fn init() -> Result<&'static Store, InitError> {
     crate::init_tracing();
     let store: &'static Store = Box::leak(Box::new(Store::new(Config::from_env()?)));
-    if let Err(e) = store.connect_at_cold_start().await {
-        tracing::error!(error = %e, "redis not ready at cold start; requests answer 503 until it is");
+    if store.config().deposit_principals.is_empty() {
+        tracing::info!(
+            "HONGBAO_DEPOSIT_PRINCIPALS is unset: POST /wallet/deposits refuses every caller (403)"
+        );
+    }
+    match store.connect_at_cold_start().await {
+        Ok(()) => check_eviction(store).await?,
+        Err(e) => {
+            tracing::error!(error = %e, "redis not ready at cold start; requests answer 503 until it is");
+        }
     }
     Ok(store)
+}
+
+/// Why a sandbox refuses to start.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// An environment variable is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The server's `maxmemory-policy` may evict a wallet or an idempotency record.
+    #[error("{0}")]
+    Eviction(String),
+}
+
+/// Checks the server's `maxmemory-policy` ([`Store::check_eviction_policy`]): `allkeys-*` is
+/// refused, `volatile-*` logs one warning, and a refused `INFO` logs that the policy could not
+/// be checked. A Redis error here is logged, not fatal (requests answer 503 meanwhile).
+///
+/// # Errors
+/// [`InitError::Eviction`] for an `allkeys-*` policy.
+pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
+    use crate::store::EvictionVerdict;
+    match store.check_eviction_policy().await {
+        Ok(EvictionVerdict::AllKeys(policy)) => Err(InitError::Eviction(format!(
+            "the Redis server's maxmemory-policy is {policy}: it may evict any key, a wallet \
+             balance or an idempotency record included, so money could be lost or paid twice. \
+             Set maxmemory-policy to noeviction (or volatile-*) in the cache's parameter group"
+        ))),
+        Ok(EvictionVerdict::Volatile(policy)) => {
+            tracing::warn!(
+                policy,
+                "maxmemory-policy evicts keys with a TTL: money records have none, but packet \
+                 records and rate limits may vanish early under memory pressure; prefer noeviction"
+            );
+            Ok(())
+        }
+        Ok(EvictionVerdict::Safe(policy)) => {
+            tracing::info!(policy, "maxmemory-policy checked");
+            Ok(())
+        }
+        Ok(EvictionVerdict::Unknown(why)) => {
+            tracing::warn!(reason = %why, "maxmemory-policy could not be checked (INFO not allowed)");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "maxmemory-policy could not be checked");
+            Ok(())
+        }
+    }
 }
 
 /// Runs an HTTP function: [`init`], then every API Gateway HTTP API event goes to `handler`

@@ -260,21 +260,25 @@ pub async fn create(
     )
     .map_err(|e| Error::Internal(format!("split of a validated request failed: {e}")))?;
     let mut conn = store.conn().await?;
+    let wk = keys.wallet(sender_id);
+    let record_id = idempotency_key.map(|k| format!("create:{k}"));
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
-        let _: i64 = scripts::DUE_ADD
+        // 1 if this call indexed the id, 0 if the id was already indexed (drawn twice).
+        let indexed: i64 = scripts::DUE_ADD
             .key(keys.reclaim_due())
             .arg(&packet_id)
             .arg(req.expires_in_secs)
             .invoke_async(&mut conn)
             .await?;
         let pk = keys.packet(&packet_id);
-        let wk = keys.wallet(sender_id);
         let mut inv = scripts::CREATE_PACKET.key(&wk.wallet);
         inv.key(&wk.ledger)
-            .key(keys.create_idempotency(sender_id, idempotency_key.unwrap_or("-")))
+            .key(&wk.records)
+            .key(&wk.records_forget)
             .key(&pk.meta)
             .key(&pk.shares)
+            .key(keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-")))
             .arg(&packet_id)
             .arg(sender_id)
             .arg(req.total_cents)
@@ -284,17 +288,18 @@ pub async fn create(
             .arg(req.greeting.as_deref().unwrap_or(""))
             .arg(req.expires_in_secs)
             .arg(req.fingerprint())
-            .arg(if idempotency_key.is_some() {
-                cfg.idempotency_ttl_secs
-            } else {
-                0
-            })
+            .arg(record_id.as_deref().unwrap_or(""))
+            .arg(cfg.idempotency_ttl_secs * 1000)
             .arg(crate::config::LEDGER_CAP)
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
-        if reply.first().map(String::as_str) != Some("created") {
-            // Nothing was created under this id: withdraw its index entry, so a refused request
-            // leaves no trace. (If this fails, reclaim-cron drops the phantom entry later.)
+        let outcome = reply.first().map(String::as_str);
+        // A refused request (funds, idempotency) created nothing under this id: withdraw the
+        // index entry this call added, so it leaves no trace. Never when the id belongs to an
+        // existing packet (`id_taken`) or the entry was there before this call (`indexed` 0):
+        // that entry guards another packet's refund. (If the withdrawal fails, reclaim-cron
+        // drops the phantom entry later.)
+        if indexed == 1 && !matches!(outcome, Some("created") | Some("id_taken")) {
             let removed: Result<i64, _> = redis::cmd("ZREM")
                 .arg(keys.reclaim_due())
                 .arg(&packet_id)
@@ -304,7 +309,7 @@ pub async fn create(
                 tracing::warn!(%e, packet_id, "could not withdraw a phantom reclaim index entry");
             }
         }
-        match reply.first().map(String::as_str) {
+        match outcome {
             Some("created") => return Ok(CreateOutcome::Created(load(store, &packet_id).await?)),
             Some("repeat") => {
                 let id = reply.get(1).cloned().unwrap_or_default();
@@ -518,9 +523,11 @@ pub enum ClaimOutcome {
 
 /// Claims `user_id`'s share of `packet_id` into their wallet, exactly once.
 ///
-/// Three idempotent steps: reserve on the packet's slot (`claim.lua`), credit the grabber's
-/// wallet once per transfer id `claim:<packet_id>` (`wallet_credit.lua`, another slot), mark
-/// done (`claim_done.lua`). Any retry or concurrent call re-drives the remaining steps.
+/// Four idempotent steps: reserve on the packet's slot (`claim.lua`), credit the grabber's
+/// wallet once per transfer id `claim:<packet_id>` (`wallet_credit.lua`, another slot; the
+/// credit record is pinned, never forgotten while the claim is pending), mark done
+/// (`claim_done.lua`), un-pin the credit record (`transfer_release.lua`). Any retry or
+/// concurrent call re-drives the remaining steps.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying is safe.
@@ -554,7 +561,11 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
         let credited = redrive_claim(store, packet_id, user_id, share.amount_cents).await?;
         (credited.balance_cents, !credited.applied)
     } else {
-        (wallet::balance(store, user_id).await?, true)
+        // Done before: step 4 again (idempotent) in case the earlier call stopped before it.
+        (
+            wallet::release_claim_record(store, user_id, packet_id).await?,
+            true,
+        )
     };
     Ok(ClaimOutcome::Claimed {
         share,
@@ -579,8 +590,29 @@ fn parse_claim_state(state: &str) -> Result<(bool, i64), Error> {
     }
 }
 
-/// Claim steps 2 and 3 for a pending claim: credit the grabber once, then mark the claim done.
-/// Used by [`claim`] and by reclaim-cron.
+/// Claim step 2's transfer: `amount_cents` of `packet_id` into the grabber's wallet, with the
+/// transfer id [`wallet::claim_transfer_id`] and the amount as fingerprint. Its record is
+/// pinned (`keep_ms` 0, never forgotten while the claim can be re-driven) and it is never
+/// refused for the balance limit (the money already exists; refusing would strand it).
+pub fn claim_credit<'a>(
+    packet_id: &'a str,
+    transfer_id: &'a str,
+    amount_cents: i64,
+    fingerprint: &'a str,
+) -> wallet::Transfer<'a> {
+    wallet::Transfer {
+        transfer_id,
+        amount_cents,
+        kind: wallet::EntryKind::ClaimCredit,
+        reference: packet_id,
+        fingerprint,
+        keep_ms: 0,
+        balance_limit_cents: 0,
+    }
+}
+
+/// Claim steps 2 to 4 for a pending claim: credit the grabber once (record pinned), mark the
+/// claim done, un-pin the record. Used by [`claim`] and by reclaim-cron.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
@@ -592,18 +624,12 @@ pub async fn redrive_claim(
     amount_cents: i64,
 ) -> Result<Credit, Error> {
     let cfg = store.config();
-    let transfer_id = format!("claim:{packet_id}");
-    let credited = wallet::credit(
+    let transfer_id = wallet::claim_transfer_id(packet_id);
+    let fingerprint = amount_cents.to_string();
+    let mut credited = wallet::credit(
         store,
         user_id,
-        &wallet::Transfer {
-            transfer_id: &transfer_id,
-            amount_cents,
-            kind: wallet::EntryKind::ClaimCredit,
-            reference: packet_id,
-            fingerprint: &amount_cents.to_string(),
-            ttl_secs: cfg.claim_transfer_ttl_secs(),
-        },
+        &claim_credit(packet_id, &transfer_id, amount_cents, &fingerprint),
     )
     .await?;
     if credited.conflict {
@@ -618,6 +644,7 @@ pub async fn redrive_claim(
         .arg(user_id)
         .invoke_async(&mut conn)
         .await?;
+    credited.balance_cents = wallet::release_claim_record(store, user_id, packet_id).await?;
     Ok(credited)
 }
 

@@ -1,18 +1,28 @@
 //! reclaim-cron: refund expired red packets to their senders, exactly once.
 //!
 //! Due packets are found through the reclaim index (`{reclaim}:due`, packet id -> due time),
-//! never `KEYS` or `SCAN`. Each run takes at most `HONGBAO_RECLAIM_BATCH` due entries (Redis
-//! `TIME` decides what is due) and, for each:
+//! never `KEYS` or `SCAN`. A run takes batches of at most `HONGBAO_RECLAIM_BATCH` due entries
+//! (Redis `TIME` decides what is due) until nothing is due or its time budget is spent, and for
+//! each entry:
 //! 1. reads the sender (one `HGET`; a missing packet is a phantom entry, dropped once it is a
-//!    minute overdue),
+//!    minute overdue, and moved to that minute until then),
 //! 2. runs `settle.lua` on the packet's slot: refund `total - claimed` to the sender's wallet
 //!    (same slot) and mark the packet settled, once,
 //! 3. re-drives claims still pending (their wallet credit is on another slot), then settles
 //!    again so the keys get their retention TTL,
 //! 4. removes the entry from the index.
 //!
+//! **One packet cannot block the others.** When any step for a packet fails (its slot's node or
+//! a grabber's wallet node is down, a reply is malformed), the packet is counted in
+//! [`ReclaimSummary::failed`], its entry is moved [`backoff_ms`] into the future (attempts are
+//! counted in `{reclaim}:retries`) and the run goes on with the next entry. Every processed
+//! entry is either removed or moved into the future, so a run never takes the same entry twice.
+//! Only a failure of the index itself (the `{reclaim}` slot) ends a run early with an error.
+//!
 //! Every step is idempotent, so a crash anywhere is repaired by the next run, and overlapping
 //! runs are harmless; a lock (see [`crate::lock`]) keeps them from doing the same work twice.
+
+use std::time::{Duration, Instant};
 
 use redis::Value;
 use serde::Serialize;
@@ -28,6 +38,17 @@ use crate::store::Store;
 /// create-packet still in flight can never lose its index entry.
 pub const PHANTOM_GRACE_MS: i64 = 60_000;
 
+/// A run stops taking new batches this long before its lock expires (so two runs never work at
+/// once) and before the Lambda deadline it was given.
+pub const STOP_MARGIN: Duration = Duration::from_secs(5);
+
+/// The wait before settlement attempt `attempt + 1` of a packet whose attempt `attempt` failed
+/// (1-based): 5 s doubling per attempt, at most 10 minutes.
+pub fn backoff_ms(attempt: u32) -> i64 {
+    let exp = attempt.saturating_sub(1).min(16);
+    (5_000i64 << exp).min(600_000)
+}
+
 /// What one reclaim run did. Logged and returned by the reclaim-cron function.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReclaimSummary {
@@ -37,19 +58,35 @@ pub struct ReclaimSummary {
     pub refunded_cents: i64,
     /// Pending claims whose wallet credit this run re-drove.
     pub redriven: u64,
+    /// Packets whose settlement (or claim re-drive) failed in this run; each is retried after
+    /// [`backoff_ms`].
+    pub failed: u64,
+    /// Batches read from the index.
+    pub batches: u64,
     /// Index entries still due after this run (left for the next run).
     pub remaining_due: u64,
     /// Whether another run held the lock (this run then did nothing).
     pub skipped_locked: bool,
 }
 
-/// Settles up to `HONGBAO_RECLAIM_BATCH` due packets. See the module docs.
+/// One reclaim run with the time budget of the lock (`HONGBAO_RECLAIM_LOCK_TTL_MS` less
+/// [`STOP_MARGIN`]). See the module docs.
 ///
 /// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached; the next run continues the work.
+/// [`Error::Unavailable`] when the reclaim index cannot be reached; the next run continues.
 pub async fn run(store: &Store) -> Result<ReclaimSummary, Error> {
+    run_until(store, None).await
+}
+
+/// One reclaim run that takes no new batch after `deadline` (the Lambda's deadline; a
+/// [`STOP_MARGIN`] is kept before it), nor after the lock's lifetime less the margin.
+///
+/// # Errors
+/// [`Error::Unavailable`] when the reclaim index cannot be reached; the next run continues.
+pub async fn run_until(store: &Store, deadline: Option<Instant>) -> Result<ReclaimSummary, Error> {
     let cfg = store.config();
     let keys = Keys::new(&cfg.key_prefix);
+    let started = Instant::now();
     let Some(lock) =
         Lock::try_acquire(store, &keys.reclaim_lock(), cfg.reclaim_lock_ttl_ms).await?
     else {
@@ -58,7 +95,12 @@ pub async fn run(store: &Store) -> Result<ReclaimSummary, Error> {
             ..Default::default()
         });
     };
-    let result = run_locked(store, &keys).await;
+    let lock_end = started + Duration::from_millis(cfg.reclaim_lock_ttl_ms);
+    let stop_at = deadline
+        .map_or(lock_end, |d| d.min(lock_end))
+        .checked_sub(STOP_MARGIN)
+        .unwrap_or(started);
+    let result = run_locked(store, &keys, stop_at).await;
     // Release even after an error; if this fails too, the lock expires by itself.
     let released = lock.release(store).await;
     let summary = result?;
@@ -66,39 +108,95 @@ pub async fn run(store: &Store) -> Result<ReclaimSummary, Error> {
     Ok(summary)
 }
 
-async fn redis_now_ms(conn: &mut crate::store::Conn) -> Result<i64, Error> {
-    let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(conn).await?;
+/// Redis `TIME` of the index's node, Unix ms.
+async fn redis_now_ms(conn: &mut crate::store::Conn, keys: &Keys) -> Result<i64, Error> {
+    let (secs, micros): (i64, i64) = conn
+        .query_on_slot_of(&keys.reclaim_due(), &redis::cmd("TIME"))
+        .await?;
     Ok(secs * 1000 + micros / 1000)
 }
 
-async fn run_locked(store: &Store, keys: &Keys) -> Result<ReclaimSummary, Error> {
+async fn run_locked(store: &Store, keys: &Keys, stop_at: Instant) -> Result<ReclaimSummary, Error> {
     let cfg = store.config();
     let due_key = keys.reclaim_due();
     let mut conn = store.conn().await?;
-    let now = redis_now_ms(&mut conn).await?;
-    let due: Vec<(String, i64)> = redis::cmd("ZRANGE")
-        .arg(&due_key)
-        .arg("-inf")
-        .arg(now)
-        .arg("BYSCORE")
-        .arg("LIMIT")
-        .arg(0)
-        .arg(cfg.reclaim_batch)
-        .arg("WITHSCORES")
-        .query_async(&mut conn)
-        .await?;
     let mut summary = ReclaimSummary::default();
-    for (packet_id, due_at) in due {
-        settle_one(store, keys, &packet_id, due_at, now, &mut summary).await?;
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let now = redis_now_ms(&mut conn, keys).await?;
+        let due: Vec<(String, i64)> = redis::cmd("ZRANGE")
+            .arg(&due_key)
+            .arg("-inf")
+            .arg(now)
+            .arg("BYSCORE")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(cfg.reclaim_batch)
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await?;
+        if due.is_empty() {
+            break;
+        }
+        summary.batches += 1;
+        let mut progressed = false;
+        for (packet_id, due_at) in due {
+            // Every entry handled is removed or moved into the future; an entry seen again
+            // (Redis TIME stepped back, a concurrent writer) waits for the next run.
+            if !seen.insert(packet_id.clone()) {
+                continue;
+            }
+            progressed = true;
+            if let Err(e) = settle_one(store, keys, &packet_id, due_at, now, &mut summary).await {
+                summary.failed += 1;
+                let attempt: u32 = redis::cmd("HINCRBY")
+                    .arg(keys.reclaim_retries())
+                    .arg(&packet_id)
+                    .arg(1)
+                    .query_async(&mut conn)
+                    .await?;
+                let retry_at = now + backoff_ms(attempt);
+                let _: i64 = redis::cmd("ZADD")
+                    .arg(&due_key)
+                    .arg("XX")
+                    .arg(retry_at)
+                    .arg(&packet_id)
+                    .query_async(&mut conn)
+                    .await?;
+                tracing::warn!(packet_id, attempt, retry_at, error = %e, "settlement failed; retrying later");
+            }
+        }
+        if !progressed || Instant::now() >= stop_at {
+            break;
+        }
     }
     let remaining: u64 = redis::cmd("ZCOUNT")
         .arg(&due_key)
         .arg("-inf")
-        .arg(redis_now_ms(&mut conn).await?)
+        .arg(redis_now_ms(&mut conn, keys).await?)
         .query_async(&mut conn)
         .await?;
     summary.remaining_due = remaining;
     Ok(summary)
+}
+
+/// Removes a packet's index entry and its failure count (both on the `{reclaim}` slot).
+async fn forget_entry(
+    conn: &mut crate::store::Conn,
+    keys: &Keys,
+    packet_id: &str,
+) -> Result<(), Error> {
+    let _: (i64, i64) = redis::pipe()
+        .atomic()
+        .cmd("ZREM")
+        .arg(keys.reclaim_due())
+        .arg(packet_id)
+        .cmd("HDEL")
+        .arg(keys.reclaim_retries())
+        .arg(packet_id)
+        .query_async(conn)
+        .await?;
+    Ok(())
 }
 
 async fn settle_one(
@@ -113,12 +211,7 @@ async fn settle_one(
     let due_key = keys.reclaim_due();
     let mut conn = store.conn().await?;
     if !is_packet_id(packet_id) {
-        let _: i64 = redis::cmd("ZREM")
-            .arg(&due_key)
-            .arg(packet_id)
-            .query_async(&mut conn)
-            .await?;
-        return Ok(());
+        return forget_entry(&mut conn, keys, packet_id).await;
     }
     let pk = keys.packet(packet_id);
     let sender: Option<String> = redis::cmd("HGET")
@@ -128,12 +221,16 @@ async fn settle_one(
         .await?;
     let Some(sender) = sender else {
         if now >= due_at + PHANTOM_GRACE_MS {
-            let _: i64 = redis::cmd("ZREM")
-                .arg(&due_key)
-                .arg(packet_id)
-                .query_async(&mut conn)
-                .await?;
+            return forget_entry(&mut conn, keys, packet_id).await;
         }
+        // Not yet a minute overdue: a create may still be in flight. Look again then.
+        let _: i64 = redis::cmd("ZADD")
+            .arg(&due_key)
+            .arg("XX")
+            .arg(due_at + PHANTOM_GRACE_MS)
+            .arg(packet_id)
+            .query_async(&mut conn)
+            .await?;
         return Ok(());
     };
     let wk = keys.wallet(&sender);
@@ -154,7 +251,10 @@ async fn settle_one(
             .await?;
         let reply = texts("settle", reply)?;
         match reply.first().map(String::as_str) {
-            Some("missing") => break,
+            Some("missing") => {
+                // Gone between the HGET and now (retention passed): nothing left to refund.
+                return forget_entry(&mut conn, keys, packet_id).await;
+            }
             Some("not_due") => {
                 // The index entry was written just before the packet; move it to the real deadline.
                 let expires_at = int("settle", reply.get(1))?;
@@ -169,12 +269,7 @@ async fn settle_one(
             }
             Some("settled") => {
                 count_settlement(&reply, summary)?;
-                let _: i64 = redis::cmd("ZREM")
-                    .arg(&due_key)
-                    .arg(packet_id)
-                    .query_async(&mut conn)
-                    .await?;
-                return Ok(());
+                return forget_entry(&mut conn, keys, packet_id).await;
             }
             Some("pending") => {
                 count_settlement(&reply, summary)?;
@@ -187,7 +282,9 @@ async fn settle_one(
             _ => return Err(Error::bad_reply("settle", format!("{reply:?}"))),
         }
     }
-    Ok(())
+    Err(Error::Internal(format!(
+        "packet {packet_id}: claims still pending after their re-drive"
+    )))
 }
 
 /// Adds a `settled`/`pending` reply of `settle.lua` to the summary if this call settled it.
@@ -197,4 +294,19 @@ fn count_settlement(reply: &[String], summary: &mut ReclaimSummary) -> Result<()
         summary.refunded_cents += int("settle", reply.get(1))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_ten_minutes() {
+        assert_eq!(backoff_ms(1), 5_000);
+        assert_eq!(backoff_ms(2), 10_000);
+        assert_eq!(backoff_ms(7), 320_000);
+        assert_eq!(backoff_ms(8), 600_000);
+        assert_eq!(backoff_ms(u32::MAX), 600_000);
+        assert_eq!(backoff_ms(0), 5_000);
+    }
 }

@@ -1,27 +1,88 @@
 //! The Lua scripts (from `lua/`), compiled into the binary and invoked by EVALSHA.
 //!
-//! [`redis::Script::invoke_async`] sends EVALSHA and, on `NOSCRIPT` (a new node, a
-//! failover, `SCRIPT FLUSH`), loads the script and retries, so no warm-up is needed. On a
-//! cluster the call is routed by the hash slot of its first key; every script's keys share one
-//! hash tag (see [`crate::keys`]).
+//! [`redis::Script::invoke_async`] sends EVALSHA; on a cluster the call is routed by the hash
+//! slot of its first key, and every script's keys share one hash tag (see [`crate::keys`]).
+//! On `NOSCRIPT` (a new node, a failover, `SCRIPT FLUSH`) the connection ([`crate::store::Conn`])
+//! re-sends the call as `EVAL` with the source from [`eval_for`]: same keys, same node, and the
+//! node caches the script. (redis-rs would send `SCRIPT LOAD` to *every* node of a cluster
+//! instead, so one node being down would fail scripts on all the others.) No warm-up is needed.
 
 use std::sync::LazyLock;
 
-use redis::{Script, Value};
+use redis::{Cmd, Script, Value};
 
 use crate::error::Error;
+
+/// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
+/// Dereferences to [`redis::Script`] (`.key()`, `.arg()`, `invoke_async`).
+pub struct Lua {
+    script: Script,
+    source: &'static str,
+}
+
+impl Lua {
+    fn new(source: &'static str) -> Self {
+        Lua {
+            script: Script::new(source),
+            source,
+        }
+    }
+
+    /// The script's source as sent to Redis.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+}
+
+impl std::ops::Deref for Lua {
+    type Target = Script;
+    fn deref(&self) -> &Script {
+        &self.script
+    }
+}
 
 macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal) => {
         $(#[$doc])*
-        pub static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
+        pub static $name: LazyLock<Lua> =
+            LazyLock::new(|| Lua::new(include_str!(concat!("../../lua/", $file))));
     };
+    // A money script: `lua/records.lua` (exact-integer formatting, Redis TIME, idempotency
+    // records without TTLs) is prepended to the file.
+    ($(#[$doc:meta])* $name:ident, $file:literal, with_records) => {
+        $(#[$doc])*
+        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
+            Lua::new(concat!(
+                include_str!("../../lua/records.lua"),
+                include_str!(concat!("../../lua/", $file))
+            ))
+        });
+    };
+}
+
+/// For an `EVALSHA <sha> <numkeys> <keys...> <args...>` of one of these scripts, the same call
+/// as `EVAL <source> ...`; `None` for any other command.
+pub fn eval_for(cmd: &Cmd) -> Option<Cmd> {
+    let mut args = cmd.args_iter().map(|a| match a {
+        redis::Arg::Simple(b) => b,
+        _ => &b"0"[..], // a cursor argument: never part of EVALSHA
+    });
+    if !args.next()?.eq_ignore_ascii_case(b"EVALSHA") {
+        return None;
+    }
+    let sha = std::str::from_utf8(args.next()?).ok()?;
+    let (_, lua) = all_lua().into_iter().find(|(_, l)| l.get_hash() == sha)?;
+    let mut eval = redis::cmd("EVAL");
+    eval.arg(lua.source());
+    for a in args {
+        eval.arg(a);
+    }
+    Some(eval)
 }
 
 script!(
     /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
-    CREATE_PACKET, "create_packet.lua");
+    CREATE_PACKET, "create_packet.lua", with_records);
 script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
@@ -36,10 +97,14 @@ script!(
     CLAIM_DONE, "claim_done.lua");
 script!(
     /// `lua/wallet_credit.lua`: credit a wallet once per transfer id.
-    WALLET_CREDIT, "wallet_credit.lua");
+    WALLET_CREDIT, "wallet_credit.lua", with_records);
 script!(
     /// `lua/settle.lua`: refund an expired packet to its sender, once.
-    SETTLE, "settle.lua");
+    SETTLE, "settle.lua", with_records);
+script!(
+    /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record once the
+    /// claim is done.
+    TRANSFER_RELEASE, "transfer_release.lua", with_records);
 script!(
     /// `lua/packet_view.lua`: a consistent snapshot of a packet.
     PACKET_VIEW, "packet_view.lua");
@@ -67,7 +132,11 @@ script!(
     ORDER_CODE, "order_code.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 14] {
+pub fn all() -> [(&'static str, &'static Script); 15] {
+    all_lua().map(|(name, lua)| (name, &lua.script))
+}
+
+fn all_lua() -> [(&'static str, &'static Lua); 15] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -76,6 +145,7 @@ pub fn all() -> [(&'static str, &'static Script); 14] {
         ("claim_done.lua", &CLAIM_DONE),
         ("wallet_credit.lua", &WALLET_CREDIT),
         ("settle.lua", &SETTLE),
+        ("transfer_release.lua", &TRANSFER_RELEASE),
         ("packet_view.lua", &PACKET_VIEW),
         ("unlock.lua", &UNLOCK),
         ("article_post.lua", &ARTICLE_POST),

@@ -57,12 +57,35 @@ pub enum Conn {
     Cluster(ClusterConnection),
 }
 
+fn is_noscript(reply: &redis::RedisResult<Value>) -> bool {
+    let kind = Some(redis::ServerErrorKind::NoScript);
+    match reply {
+        Err(e) => e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript),
+        Ok(Value::ServerError(e)) => e.kind() == kind,
+        Ok(_) => false,
+    }
+}
+
 impl ConnectionLike for Conn {
+    /// Sends `cmd`; an `EVALSHA` of a hongbao script answered `NOSCRIPT` is re-sent as `EVAL`
+    /// on the same key's node (see [`crate::scripts::eval_for`]).
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
-            Conn::Single(c) => c.req_packed_command(cmd),
-            Conn::Cluster(c) => c.req_packed_command(cmd),
-        }
+        Box::pin(async move {
+            let reply = match self {
+                Conn::Single(c) => c.req_packed_command(cmd).await,
+                Conn::Cluster(c) => c.req_packed_command(cmd).await,
+            };
+            if !is_noscript(&reply) {
+                return reply;
+            }
+            let Some(eval) = crate::scripts::eval_for(cmd) else {
+                return reply;
+            };
+            match self {
+                Conn::Single(c) => c.req_packed_command(&eval).await,
+                Conn::Cluster(c) => c.req_packed_command(&eval).await,
+            }
+        })
     }
 
     fn req_packed_commands<'a>(
@@ -82,6 +105,35 @@ impl ConnectionLike for Conn {
             Conn::Single(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
         }
+    }
+}
+
+impl Conn {
+    /// Runs a keyless command (`TIME`, `WAIT`) on the master that serves `key`'s hash slot; on a
+    /// standalone server, on the server. A cluster would otherwise send it to a random node,
+    /// which may be one that is down although the slot's own master is up.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when that node cannot be reached; [`Error::Internal`] when the reply
+    /// does not convert to `T`.
+    pub async fn query_on_slot_of<T: redis::FromRedisValue>(
+        &mut self,
+        key: &str,
+        cmd: &Cmd,
+    ) -> Result<T, Error> {
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+        let value = match self {
+            Conn::Single(c) => cmd.query_async::<Value>(c).await?,
+            Conn::Cluster(c) => {
+                let route = Route::with_key(key.as_bytes(), SlotAddr::Master);
+                c.route_command(
+                    cmd.clone(),
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+                )
+                .await?
+            }
+        };
+        T::from_redis_value(value).map_err(|e| Error::Internal(format!("unexpected reply: {e}")))
     }
 }
 
@@ -305,5 +357,142 @@ impl Store {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+/// What the server's `maxmemory-policy` means for money (see [`Store::check_eviction_policy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EvictionVerdict {
+    /// `noeviction` (or a policy this code does not know): full memory refuses writes (503),
+    /// nothing is evicted.
+    Safe(String),
+    /// `volatile-*`: only keys with a TTL can be evicted. hongbao keeps no money-guarding state
+    /// in such keys (idempotency records have no TTL), but a packet's or a rate limit's records
+    /// can vanish early; worth one warning.
+    Volatile(String),
+    /// `allkeys-*`: any key, a wallet included, can be evicted. The functions refuse to start.
+    AllKeys(String),
+    /// `INFO` is not allowed (an ACL without `+info`, a managed service that hides it).
+    Unknown(String),
+}
+
+/// Classifies a `maxmemory-policy` value.
+pub fn eviction_verdict(policy: &str) -> EvictionVerdict {
+    let p = policy.trim().to_ascii_lowercase();
+    if p.starts_with("allkeys-") {
+        EvictionVerdict::AllKeys(p)
+    } else if p.starts_with("volatile-") {
+        EvictionVerdict::Volatile(p)
+    } else {
+        EvictionVerdict::Safe(p)
+    }
+}
+
+/// Every `maxmemory_policy:` value in an `INFO` reply (one per node on a cluster).
+fn policies_in(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::BulkString(b) => policies_in_text(&String::from_utf8_lossy(b), out),
+        Value::VerbatimString { text, .. } | Value::SimpleString(text) => {
+            policies_in_text(text, out)
+        }
+        Value::Array(items) | Value::Set(items) => items.iter().for_each(|v| policies_in(v, out)),
+        Value::Map(pairs) => pairs.iter().for_each(|(_, v)| policies_in(v, out)),
+        _ => {}
+    }
+}
+
+fn policies_in_text(text: &str, out: &mut Vec<String>) {
+    out.extend(
+        text.lines()
+            .filter_map(|l| l.strip_prefix("maxmemory_policy:"))
+            .map(|p| p.trim().to_string()),
+    );
+}
+
+impl Store {
+    /// Reads `maxmemory_policy` from `INFO memory` (every master on a cluster) and classifies
+    /// the worst one. Money-guarding state (balances, idempotency and transfer records) must
+    /// never be evicted: `allkeys-*` policies can evict any key.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when Redis cannot be reached. An `INFO` the server refuses is
+    /// [`EvictionVerdict::Unknown`], not an error.
+    pub async fn check_eviction_policy(&self) -> Result<EvictionVerdict, Error> {
+        let mut conn = self.conn().await?;
+        let reply = match redis::cmd("INFO")
+            .arg("memory")
+            .query_async::<Value>(&mut conn)
+            .await
+        {
+            Ok(v) => v,
+            Err(e)
+                if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                    || e.to_string().contains("NOPERM") =>
+            {
+                return Ok(EvictionVerdict::Unknown(e.to_string()));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut found = Vec::new();
+        policies_in(&reply, &mut found);
+        let verdicts: Vec<EvictionVerdict> = found.iter().map(|p| eviction_verdict(p)).collect();
+        Ok(verdicts
+            .iter()
+            .find(|v| matches!(v, EvictionVerdict::AllKeys(_)))
+            .or_else(|| {
+                verdicts
+                    .iter()
+                    .find(|v| matches!(v, EvictionVerdict::Volatile(_)))
+            })
+            .or(verdicts.first())
+            .cloned()
+            .unwrap_or_else(|| EvictionVerdict::Unknown("no maxmemory_policy in INFO".into())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eviction_policies() {
+        assert!(matches!(
+            eviction_verdict("allkeys-lru"),
+            EvictionVerdict::AllKeys(_)
+        ));
+        assert!(matches!(
+            eviction_verdict("allkeys-lfu"),
+            EvictionVerdict::AllKeys(_)
+        ));
+        assert!(matches!(
+            eviction_verdict("allkeys-random"),
+            EvictionVerdict::AllKeys(_)
+        ));
+        assert!(matches!(
+            eviction_verdict("volatile-ttl"),
+            EvictionVerdict::Volatile(_)
+        ));
+        assert!(matches!(
+            eviction_verdict("noeviction"),
+            EvictionVerdict::Safe(_)
+        ));
+        let mut out = Vec::new();
+        policies_in(
+            &Value::Map(vec![
+                (
+                    Value::SimpleString("a:1".into()),
+                    Value::BulkString(b"# Memory\r\nmaxmemory_policy:noeviction\r\n".to_vec()),
+                ),
+                (
+                    Value::SimpleString("b:2".into()),
+                    Value::VerbatimString {
+                        format: redis::VerbatimFormat::Text,
+                        text: "maxmemory:0\r\nmaxmemory_policy:allkeys-lru\r\n".into(),
+                    },
+                ),
+            ]),
+            &mut out,
+        );
+        assert_eq!(out, ["noeviction", "allkeys-lru"]);
     }
 }

@@ -13,8 +13,9 @@ use crate::keys::Keys;
 use crate::scripts::{self, int, texts};
 use crate::store::Store;
 
-/// Largest single deposit, cents (10^11 = one billion units). Keeps every balance far below
-/// 2^53, the largest integer Lua's numbers hold exactly.
+/// Largest single deposit, cents (10^11 = one billion units). A balance is bounded separately
+/// by `HONGBAO_MAX_BALANCE_CENTS` (see [`crate::config::Config::max_balance_cents`]), which
+/// keeps it far below 2^53, the largest integer Lua's numbers hold exactly.
 pub const MAX_DEPOSIT_CENTS: i64 = 100_000_000_000;
 
 /// Entries returned by [`get`].
@@ -111,8 +112,12 @@ pub struct Transfer<'a> {
     pub reference: &'a str,
     /// What must match when the transfer id is seen again (e.g. the amount).
     pub fingerprint: &'a str,
-    /// How long the idempotency record is kept, seconds.
-    pub ttl_secs: u64,
+    /// How long the idempotency record is kept, ms; 0 pins it until [`release_claim_record`]
+    /// (a claim credit must be remembered for as long as the claim can be re-driven).
+    pub keep_ms: u64,
+    /// Refuse the credit ([`Credit::balance_limit`]) if the balance would exceed this many
+    /// cents; 0 for credits that must never be refused (claim credits).
+    pub balance_limit_cents: i64,
 }
 
 /// The result of [`credit`].
@@ -124,13 +129,17 @@ pub struct Credit {
     pub applied: bool,
     /// The transfer id was seen before with a different fingerprint; nothing changed.
     pub conflict: bool,
+    /// The credit would have taken the balance over the limit; nothing changed.
+    pub balance_limit: bool,
 }
 
 /// Credits `transfer.amount_cents` to `user_id` unless `transfer.transfer_id` was applied
-/// before.
+/// before (its record lives in the wallet's idempotency hash, without a TTL; see
+/// `lua/records.lua`).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same transfer is safe.
+/// [`Error::Internal`] when the balance would pass 2^53 - 1 cents (nothing written).
 pub async fn credit(
     store: &Store,
     user_id: &str,
@@ -142,35 +151,63 @@ pub async fn credit(
     let reply: Value = scripts::WALLET_CREDIT
         .key(&wk.wallet)
         .key(&wk.ledger)
-        .key(keys.transfer(user_id, transfer.transfer_id))
+        .key(&wk.records)
+        .key(&wk.records_forget)
+        .key(keys.legacy_transfer(user_id, transfer.transfer_id))
         .arg(transfer.amount_cents)
         .arg(transfer.kind.as_str())
         .arg(transfer.reference)
-        .arg(transfer.ttl_secs)
+        .arg(transfer.transfer_id)
         .arg(transfer.fingerprint)
+        .arg(transfer.keep_ms)
         .arg(LEDGER_CAP)
+        .arg(transfer.balance_limit_cents)
         .invoke_async(&mut conn)
         .await?;
     let reply = texts("wallet_credit", reply)?;
     let balance_cents = int("wallet_credit", reply.get(1))?;
+    let mut credit = Credit {
+        balance_cents,
+        applied: false,
+        conflict: false,
+        balance_limit: false,
+    };
     match reply.first().map(String::as_str) {
-        Some("applied") => Ok(Credit {
-            balance_cents,
-            applied: true,
-            conflict: false,
-        }),
-        Some("repeat") => Ok(Credit {
-            balance_cents,
-            applied: false,
-            conflict: false,
-        }),
-        Some("conflict") => Ok(Credit {
-            balance_cents,
-            applied: false,
-            conflict: true,
-        }),
-        _ => Err(Error::bad_reply("wallet_credit", format!("{reply:?}"))),
+        Some("applied") => credit.applied = true,
+        Some("repeat") => {}
+        Some("conflict") => credit.conflict = true,
+        Some("balance_limit") => credit.balance_limit = true,
+        _ => return Err(Error::bad_reply("wallet_credit", format!("{reply:?}"))),
     }
+    Ok(credit)
+}
+
+/// Claim step 4, on `user_id`'s slot: once the claim of `packet_id` is marked done, un-pin its
+/// credit record so it is forgotten after [`crate::Config::claim_record_keep_ms`]
+/// (`lua/transfer_release.lua`; idempotent). Returns the balance, cents.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the record stays pinned: it costs a few
+/// bytes, never money; the next claim call for this packet un-pins it).
+pub async fn release_claim_record(
+    store: &Store,
+    user_id: &str,
+    packet_id: &str,
+) -> Result<i64, Error> {
+    let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let mut conn = store.conn().await?;
+    Ok(scripts::TRANSFER_RELEASE
+        .key(&wk.wallet)
+        .key(&wk.records_forget)
+        .arg(claim_transfer_id(packet_id))
+        .arg(store.config().claim_record_keep_ms())
+        .invoke_async(&mut conn)
+        .await?)
+}
+
+/// The transfer id (idempotency record id) of the claim credit of `packet_id`.
+pub fn claim_transfer_id(packet_id: &str) -> String {
+    format!("claim:{packet_id}")
 }
 
 /// The outcome of [`deposit`].
@@ -188,10 +225,16 @@ pub enum DepositOutcome {
     },
     /// This reference was used before with a different amount: nothing changed.
     ReferenceReused,
+    /// The balance would exceed `HONGBAO_MAX_BALANCE_CENTS`: nothing changed.
+    BalanceLimit {
+        /// Current balance, cents.
+        balance_cents: i64,
+    },
 }
 
 /// Deposits `amount_cents` into `user_id`'s wallet, once per `reference` (per user, remembered
-/// for `HONGBAO_DEPOSIT_DEDUP_SECS`).
+/// for `HONGBAO_DEPOSIT_DEDUP_SECS` in a record without a TTL), unless the balance would exceed
+/// `HONGBAO_MAX_BALANCE_CENTS`.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is safe.
@@ -212,12 +255,17 @@ pub async fn deposit(
             kind: EntryKind::Deposit,
             reference,
             fingerprint: &fingerprint,
-            ttl_secs: store.config().deposit_dedup_secs,
+            keep_ms: store.config().deposit_dedup_secs * 1000,
+            balance_limit_cents: store.config().max_balance_cents,
         },
     )
     .await?;
     Ok(if c.conflict {
         DepositOutcome::ReferenceReused
+    } else if c.balance_limit {
+        DepositOutcome::BalanceLimit {
+            balance_cents: c.balance_cents,
+        }
     } else if c.applied {
         DepositOutcome::Applied {
             balance_cents: c.balance_cents,

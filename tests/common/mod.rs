@@ -10,11 +10,16 @@ use hongbao::packets::{self, CreateOutcome, NewPacket, Packet};
 use hongbao::split::{LuckySplit, Mode};
 use hongbao::{wallet, Config, Store};
 
-/// A store on `redis` with the default configuration changed by `tweak`.
+/// The IAM role of the deposit fixtures (`events/wallet-deposit.json`), as a principal prefix.
+pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*";
+
+/// A store on `redis` with the default configuration changed by `tweak`; deposits are allowed
+/// from [`DEPOSIT_PRINCIPALS`].
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     let mut cfg = Config {
         redis_url: redis.url(),
         redis_cluster: redis.is_cluster(),
+        deposit_principals: hongbao::config::DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap(),
         ..Config::default()
     };
     tweak(&mut cfg);

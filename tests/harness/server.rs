@@ -103,6 +103,11 @@ impl RedisServer {
         self.dir.path()
     }
 
+    /// The process id while the server runs (e.g. to freeze it with `SIGSTOP` in a fault test).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the process is currently running (i.e. not [`stop`](Self::stop)ped).
     pub fn is_running(&self) -> bool {
         self.child.is_some()

@@ -14,7 +14,8 @@ async fn main() -> Result<(), Error> {
     lambda_runtime::run(service_fn(
         move |event: LambdaEvent<EventBridgeEvent<Value>>| async move {
             tracing::debug!(id = ?event.payload.id, "scheduled event");
-            Ok::<Value, Error>(hongbao::handlers::reclaim_cron(store).await?)
+            let deadline_ms = Some(event.context.deadline);
+            Ok::<Value, Error>(hongbao::handlers::reclaim_cron(store, deadline_ms).await?)
         },
     ))
     .await

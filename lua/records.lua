@@ -1,0 +1,41 @@
+-- records.lua: helpers prepended (by shared/src/store/scripts.rs) to the scripts that move
+-- money: create_packet.lua, wallet_credit.lua, transfer_release.lua and settle.lua.
+--
+-- Exact integers: Lua 5.1 numbers are doubles and `..` formats them with "%.14g", so 10^14
+-- would be written "1e+14". Every number a money script writes goes through int(), which
+-- formats it with "%d" (exact up to 2^53). MAX_EXACT is the largest balance a script accepts.
+--
+-- Idempotency records never expire by TTL (volatile-* eviction takes TTL'd keys first, and
+-- ElastiCache Serverless evicts keys with a TTL when it is full). A user's records live in
+-- one hash (record id -> record) and a sorted set (record id -> "forget after", Unix ms from
+-- Redis TIME; +inf while a cross-slot step still needs the record). Each money script that
+-- adds a record forgets at most PRUNE_BATCH records whose time has passed, so the set stays
+-- bounded without SCAN and without TTLs.
+local MAX_EXACT = 9007199254740991
+local PRUNE_BATCH = 8
+
+local function int(n)
+  return string.format('%d', n)
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Forgets up to PRUNE_BATCH records of (hash, forget) whose "forget after" time is <= now.
+local function prune_records(hash, forget, now)
+  local old = redis.call('ZRANGEBYSCORE', forget, '-inf', now, 'LIMIT', 0, PRUNE_BATCH)
+  if #old > 0 then
+    redis.call('HDEL', hash, unpack(old))
+    redis.call('ZREM', forget, unpack(old))
+  end
+end
+
+-- "forget after" score for a record kept keep_ms from now; 0 pins it (+inf).
+local function forget_score(now, keep_ms)
+  if keep_ms > 0 then
+    return int(now + keep_ms)
+  end
+  return '+inf'
+end
