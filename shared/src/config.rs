@@ -6,6 +6,8 @@
 //! | `REDIS_CLUSTER` | `auto` | `true`: cluster client (ElastiCache Serverless); `false`: one server; `auto`: ask the server (`CLUSTER INFO`) at connect |
 //! | `REDIS_CONNECT_TIMEOUT_MS` | `1000` | milliseconds to establish a connection (TCP + TLS + AUTH), see [`crate::store`] |
 //! | `REDIS_RESPONSE_TIMEOUT_MS` | `1000` | milliseconds to wait for one reply, then 503 |
+//! | `REDIS_WAIT_REPLICAS` | `0` | replicas that must acknowledge every money write (`WAIT`) before it is answered; `0`: off. See [`crate::store::Conn`] |
+//! | `REDIS_WAIT_TIMEOUT_MS` | `100` | milliseconds `WAIT` may take (`>= 1`); fewer acknowledgements in time: 503 |
 //! | `REDIS_AUTH` | `none` | `none`, `password` (`REDIS_PASSWORD`) or `iam` (ElastiCache IAM token), see [`crate::auth`] |
 //! | `REDIS_USERNAME` | (none) | ACL user name; with `iam`, the ElastiCache user id (required) |
 //! | `REDIS_PASSWORD` | (none) | the password / AUTH token for `REDIS_AUTH=password`; never logged |
@@ -119,6 +121,11 @@ pub struct Config {
     pub connect_timeout: Duration,
     /// Time to wait for one reply; past it the request answers 503.
     pub response_timeout: Duration,
+    /// Replicas that must acknowledge (`WAIT`) every money write before it is answered
+    /// (`REDIS_WAIT_REPLICAS`; 0: off).
+    pub wait_replicas: u32,
+    /// Milliseconds one `WAIT` may take (`REDIS_WAIT_TIMEOUT_MS`).
+    pub wait_timeout_ms: u64,
     /// First segment of every key (`<prefix>:{<tag>}:...`).
     pub key_prefix: String,
     /// Where the caller's identity comes from.
@@ -240,6 +247,8 @@ impl Config {
                 "REDIS_RESPONSE_TIMEOUT_MS",
                 1000,
             )?),
+            wait_replicas: get(&lookup, "REDIS_WAIT_REPLICAS", 0)?,
+            wait_timeout_ms: get(&lookup, "REDIS_WAIT_TIMEOUT_MS", 100)?,
             key_prefix: get(&lookup, "HONGBAO_KEY_PREFIX", "hb".to_string())?,
             auth_mode,
             max_count: get(&lookup, "HONGBAO_MAX_COUNT", 10_000)?,
@@ -284,7 +293,8 @@ impl Config {
                 reason: "must be at least HONGBAO_MAX_COUNT (each share is >= 1 cent)".into(),
             });
         }
-        let positive: [(&'static str, u64); 4] = [
+        let positive: [(&'static str, u64); 5] = [
+            ("REDIS_WAIT_TIMEOUT_MS", cfg.wait_timeout_ms),
             ("HONGBAO_IDEMPOTENCY_TTL_SECS", cfg.idempotency_ttl_secs),
             ("HONGBAO_DEPOSIT_DEDUP_SECS", cfg.deposit_dedup_secs),
             ("HONGBAO_RECLAIM_BATCH", cfg.reclaim_batch as u64),
@@ -420,6 +430,8 @@ mod tests {
             ("HONGBAO_MAX_BALANCE_CENTS", "1000000000000001"),
             ("HONGBAO_GRAB_RATE_WINDOW_MS", "0"),
             ("REDIS_RESPONSE_TIMEOUT_MS", "0"),
+            ("REDIS_WAIT_TIMEOUT_MS", "0"),
+            ("REDIS_WAIT_REPLICAS", "-1"),
             ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:a,,arn:b"),
             ("HONGBAO_DEPOSIT_PRINCIPALS", "*"),
             ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:*:x"),

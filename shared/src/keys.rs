@@ -28,6 +28,7 @@
 //! | `hb:{t}:packet:<id>:rl:<user>` | sorted set | the user's grab attempts (ms) in the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
+//! | `hb:{t}:fence` | string | written before a `WAIT` (`REDIS_WAIT_REPLICAS`): one per hash tag |
 //! | `hb:{reclaim}:retries` | hash | packet id -> failed settlement attempts (for the backoff) |
 
 use rand::RngCore;
@@ -173,6 +174,21 @@ impl Keys {
         format!("{}:{{reclaim}}:due", self.prefix)
     }
 
+    /// The replication fence of `key`'s hash slot: `<prefix>:{<tag>}:fence`, written before a
+    /// `WAIT` so that the `WAIT` also covers writes this connection only read (see
+    /// [`crate::store::Conn`]). `key` must carry a hash tag.
+    pub fn fence_of(&self, key: &str) -> String {
+        let tag = key
+            .find('{')
+            .and_then(|open| {
+                key[open + 1..]
+                    .find('}')
+                    .map(|len| &key[open + 1..open + 1 + len])
+            })
+            .unwrap_or("");
+        format!("{}:{{{tag}}}:fence", self.prefix)
+    }
+
     /// Failed settlement attempts per packet id (reclaim backoff).
     pub fn reclaim_retries(&self) -> String {
         format!("{}:{{reclaim}}:retries", self.prefix)
@@ -219,6 +235,17 @@ mod tests {
             user_tag("alice")
         );
         assert_eq!(tag_of(&keys.grab_rate(&id, "bob")), user_tag("alice"));
+    }
+
+    #[test]
+    fn fences_share_the_hash_tag() {
+        let keys = Keys::new("hb");
+        let w = keys.wallet("alice").wallet;
+        assert_eq!(
+            keys.fence_of(&w),
+            format!("hb:{{{}}}:fence", user_tag("alice"))
+        );
+        assert_eq!(keys.fence_of(&keys.reclaim_due()), "hb:{reclaim}:fence");
     }
 
     #[test]

@@ -60,6 +60,38 @@ macro_rules! script {
     };
 }
 
+/// The scripts whose writes must be on `REDIS_WAIT_REPLICAS` replicas before their answer is
+/// given: every script that moves money or records a step of a money movement, and the order
+/// codes (a lost counter would hand out a code twice). Grabs, views, rate limits, locks and
+/// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
+/// returns to its packet, and the grabber's claim answers `no_share`).
+pub const ACKNOWLEDGED: [&str; 7] = [
+    "create_packet.lua",
+    "due_add.lua",
+    "claim.lua",
+    "claim_done.lua",
+    "wallet_credit.lua",
+    "settle.lua",
+    "order_code.lua",
+];
+
+/// For an `EVALSHA` of a script in [`ACKNOWLEDGED`], its first key (the hash slot it runs on).
+pub fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
+    let mut args = cmd.args_iter().map(|a| match a {
+        redis::Arg::Simple(b) => b,
+        _ => &b""[..],
+    });
+    if !args.next()?.eq_ignore_ascii_case(b"EVALSHA") {
+        return None;
+    }
+    let sha = std::str::from_utf8(args.next()?).ok()?;
+    let (name, _) = all_lua().into_iter().find(|(_, l)| l.get_hash() == sha)?;
+    if !ACKNOWLEDGED.contains(&name) || args.next()? == b"0" {
+        return None;
+    }
+    args.next().map(<[u8]>::to_vec)
+}
+
 /// For an `EVALSHA <sha> <numkeys> <keys...> <args...>` of one of these scripts, the same call
 /// as `EVAL <source> ...`; `None` for any other command.
 pub fn eval_for(cmd: &Cmd) -> Option<Cmd> {

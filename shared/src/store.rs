@@ -48,42 +48,160 @@ use crate::auth::{AuthKind, RedisCredentials};
 use crate::config::Config;
 use crate::error::Error;
 
-/// A connected Redis handle: cheap to clone, all clones share one multiplexed connection.
+/// The transport under a [`Conn`].
 #[derive(Clone)]
-pub enum Conn {
+pub enum Link {
     /// A standalone server (or a primary endpoint).
     Single(ConnectionManager),
     /// A Redis Cluster (or ElastiCache Serverless).
     Cluster(ClusterConnection),
 }
 
+/// `REDIS_WAIT_REPLICAS` / `REDIS_WAIT_TIMEOUT_MS`, and the key prefix for the fence keys.
+#[derive(Debug)]
+struct WaitPolicy {
+    replicas: u32,
+    timeout_ms: u64,
+    keys: crate::keys::Keys,
+}
+
+/// A connected Redis handle: cheap to clone, all clones share one multiplexed connection.
+///
+/// Two things happen here, below every script call, so that no caller can forget them:
+///
+/// * **`NOSCRIPT`** (a new node, a failover, `SCRIPT FLUSH`): the `EVALSHA` of a hongbao script
+///   is re-sent as `EVAL` on the same key's node ([`crate::scripts::eval_for`]). redis-rs would
+///   send `SCRIPT LOAD` to every node of a cluster, so one node being down would fail scripts
+///   on all the others.
+/// * **Acknowledged means replicated** (`REDIS_WAIT_REPLICAS` > 0): a script that moves money
+///   or hands out order codes ([`crate::scripts::acknowledged_call`]) is sent in one pipeline
+///   with `SET <fence>` and `WAIT <n> <REDIS_WAIT_TIMEOUT_MS>`, on one connection to the
+///   slot's master. Redis replication is asynchronous, and a primary that dies before its
+///   replica has a write loses it in the failover: a credit answered 201 would vanish, or a
+///   claim step would be lost while the next one, on another shard, stays. Replication is one
+///   ordered stream per primary, so the fence (a write after the script) makes the `WAIT` cover
+///   the script's write and also an earlier call's write that a retry only read (`repeat`).
+///   Fewer acknowledgements in time is [`Error::Unavailable`] (503 + `Retry-After`): the write
+///   may survive or not, and the client's retry, which every route allows, settles it. Because
+///   the pipeline is one batch on one connection, the `WAIT` can never be answered by another
+///   node (after a reconnect or a failover) than the one that ran the script.
+#[derive(Clone)]
+pub struct Conn {
+    link: Link,
+    wait: Option<std::sync::Arc<WaitPolicy>>,
+}
+
 fn is_noscript(reply: &redis::RedisResult<Value>) -> bool {
-    let kind = Some(redis::ServerErrorKind::NoScript);
     match reply {
         Err(e) => e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript),
-        Ok(Value::ServerError(e)) => e.kind() == kind,
-        Ok(_) => false,
+        Ok(v) => is_noscript_value(v),
+    }
+}
+
+fn is_noscript_value(v: &Value) -> bool {
+    matches!(v, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript))
+}
+
+impl Link {
+    async fn one(&mut self, cmd: &Cmd) -> redis::RedisResult<Value> {
+        match self {
+            Link::Single(c) => c.req_packed_command(cmd).await,
+            Link::Cluster(c) => c.req_packed_command(cmd).await,
+        }
+    }
+
+    async fn many(
+        &mut self,
+        p: &Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisResult<Vec<Value>> {
+        match self {
+            Link::Single(c) => c.req_packed_commands(p, offset, count).await,
+            Link::Cluster(c) => c.req_packed_commands(p, offset, count).await,
+        }
+    }
+}
+
+impl Conn {
+    /// Whether this is a cluster connection.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.link, Link::Cluster(_))
+    }
+
+    /// `EVALSHA` (or, after `NOSCRIPT`, `EVAL`) of `cmd` + `SET fence` + `WAIT`, as one pipeline.
+    async fn acknowledged(
+        &mut self,
+        cmd: &Cmd,
+        key: &[u8],
+        wait: &WaitPolicy,
+    ) -> redis::RedisResult<Value> {
+        let fence = wait.keys.fence_of(&String::from_utf8_lossy(key));
+        let batch = |script: Cmd| {
+            let mut p = redis::pipe();
+            p.add_command(script)
+                .cmd("SET")
+                .arg(&fence)
+                .arg(1)
+                .cmd("WAIT")
+                .arg(wait.replicas)
+                .arg(wait.timeout_ms);
+            p
+        };
+        let mut replies = self.link.many(&batch(cmd.clone()), 0, 3).await?;
+        if replies.first().is_some_and(is_noscript_value) {
+            if let Some(eval) = crate::scripts::eval_for(cmd) {
+                replies = self.link.many(&batch(eval), 0, 3).await?;
+            }
+        }
+        let [script, _fence, acked] = <[Value; 3]>::try_from(replies).map_err(|r| {
+            redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "short pipeline reply",
+                format!("{r:?}"),
+            ))
+        })?;
+        let acked = match acked {
+            Value::Int(n) => n,
+            other => {
+                return Err(redis::RedisError::from((
+                    redis::ErrorKind::Client,
+                    "WAIT failed",
+                    format!("{other:?}"),
+                )))
+            }
+        };
+        if acked < i64::from(wait.replicas) {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "write not acknowledged by enough replicas",
+                format!(
+                    "{acked} of {} replicas within {} ms (REDIS_WAIT_REPLICAS); retry",
+                    wait.replicas, wait.timeout_ms
+                ),
+            )));
+        }
+        Ok(script)
     }
 }
 
 impl ConnectionLike for Conn {
-    /// Sends `cmd`; an `EVALSHA` of a hongbao script answered `NOSCRIPT` is re-sent as `EVAL`
-    /// on the same key's node (see [`crate::scripts::eval_for`]).
+    /// Sends `cmd`: acknowledged by replicas when it is a money script and
+    /// `REDIS_WAIT_REPLICAS` > 0, with `NOSCRIPT` answered by `EVAL` (see [`Conn`]).
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
-            let reply = match self {
-                Conn::Single(c) => c.req_packed_command(cmd).await,
-                Conn::Cluster(c) => c.req_packed_command(cmd).await,
-            };
+            if let Some(wait) = self.wait.clone() {
+                if let Some(key) = crate::scripts::acknowledged_call(cmd) {
+                    return self.acknowledged(cmd, &key, &wait).await;
+                }
+            }
+            let reply = self.link.one(cmd).await;
             if !is_noscript(&reply) {
                 return reply;
             }
-            let Some(eval) = crate::scripts::eval_for(cmd) else {
-                return reply;
-            };
-            match self {
-                Conn::Single(c) => c.req_packed_command(&eval).await,
-                Conn::Cluster(c) => c.req_packed_command(&eval).await,
+            match crate::scripts::eval_for(cmd) {
+                Some(eval) => self.link.one(&eval).await,
+                None => reply,
             }
         })
     }
@@ -94,22 +212,19 @@ impl ConnectionLike for Conn {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        match self {
-            Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
-            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
-        }
+        Box::pin(async move { self.link.many(pipeline, offset, count).await })
     }
 
     fn get_db(&self) -> i64 {
-        match self {
-            Conn::Single(c) => c.get_db(),
-            Conn::Cluster(c) => c.get_db(),
+        match &self.link {
+            Link::Single(c) => c.get_db(),
+            Link::Cluster(c) => c.get_db(),
         }
     }
 }
 
 impl Conn {
-    /// Runs a keyless command (`TIME`, `WAIT`) on the master that serves `key`'s hash slot; on a
+    /// Runs a keyless command (`TIME`) on the master that serves `key`'s hash slot; on a
     /// standalone server, on the server. A cluster would otherwise send it to a random node,
     /// which may be one that is down although the slot's own master is up.
     ///
@@ -122,9 +237,9 @@ impl Conn {
         cmd: &Cmd,
     ) -> Result<T, Error> {
         use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-        let value = match self {
-            Conn::Single(c) => cmd.query_async::<Value>(c).await?,
-            Conn::Cluster(c) => {
+        let value = match &mut self.link {
+            Link::Single(c) => cmd.query_async::<Value>(c).await?,
+            Link::Cluster(c) => {
                 let route = Route::with_key(key.as_bytes(), SlotAddr::Master);
                 c.route_command(
                     cmd.clone(),
@@ -251,11 +366,11 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
     };
     let attempt = async {
         if config.redis_cluster {
-            return Ok(Conn::Cluster(setup.cluster(config).await?));
+            return Ok(Link::Cluster(setup.cluster(config).await?));
         }
         let single = setup.single(config).await?;
         if !config.redis_cluster_auto {
-            return Ok(Conn::Single(single));
+            return Ok(Link::Single(single));
         }
         let mut probe = single.clone();
         match redis::cmd("CLUSTER")
@@ -265,7 +380,7 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
         {
             Ok(_) => {
                 drop(single);
-                Ok(Conn::Cluster(setup.cluster(config).await?))
+                Ok(Link::Cluster(setup.cluster(config).await?))
             }
             Err(e)
                 if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
@@ -273,14 +388,21 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
                         .to_ascii_lowercase()
                         .contains("cluster support disabled") =>
             {
-                Ok(Conn::Single(single))
+                Ok(Link::Single(single))
             }
             Err(e) => Err(e),
         }
     };
     let budget = config.connect_timeout * 2 + config.response_timeout;
+    let wait = (config.wait_replicas > 0).then(|| {
+        std::sync::Arc::new(WaitPolicy {
+            replicas: config.wait_replicas,
+            timeout_ms: config.wait_timeout_ms,
+            keys: crate::keys::Keys::new(&config.key_prefix),
+        })
+    });
     match tokio::time::timeout(budget, attempt).await {
-        Ok(Ok(conn)) => Ok(conn),
+        Ok(Ok(link)) => Ok(Conn { link, wait }),
         Ok(Err(e)) => {
             let text = e.to_string();
             let hint = if e.kind() == redis::ErrorKind::AuthenticationFailed
@@ -348,9 +470,10 @@ impl Store {
     pub async fn connect_at_cold_start(&self) -> Result<(), Error> {
         match self.conn().await {
             Ok(conn) => {
-                let kind = match conn {
-                    Conn::Single(_) => "standalone",
-                    Conn::Cluster(_) => "cluster",
+                let kind = if conn.is_cluster() {
+                    "cluster"
+                } else {
+                    "standalone"
                 };
                 tracing::info!(kind, "redis connected");
                 Ok(())

@@ -185,6 +185,65 @@ impl ReplicatedCluster {
         (master, replica)
     }
 
+    /// Kills the node on `port` (SIGKILL: no shutdown, no last replication flush), as a crashed
+    /// primary.
+    pub fn kill(&mut self, port: u16) {
+        self.nodes
+            .iter_mut()
+            .find(|n| n.port() == port)
+            .unwrap_or_else(|| panic!("harness: no node on port {port}"))
+            .stop();
+    }
+
+    /// `CLUSTER FAILOVER TAKEOVER` on the replica on `port` (its master is gone: no agreement,
+    /// no catch-up), then waits until it is a master that serves slots, as every other live
+    /// node sees it. This is an unclean failover: writes its master acknowledged but never
+    /// sent are lost.
+    pub fn takeover(&self, port: u16) {
+        let deadline = Instant::now() + OK_TIMEOUT;
+        let mut c = sync_conn(port).expect("replica reachable");
+        let _: () = redis::cmd("CLUSTER")
+            .arg("FAILOVER")
+            .arg("TAKEOVER")
+            .query(&mut c)
+            .expect("CLUSTER FAILOVER TAKEOVER");
+        loop {
+            let seen_by_all = self.nodes.iter().filter(|n| n.is_running()).all(|n| {
+                let Some(mut c) = sync_conn(n.port()) else {
+                    return false;
+                };
+                let nodes: String = redis::cmd("CLUSTER")
+                    .arg("NODES")
+                    .query(&mut c)
+                    .unwrap_or_default();
+                nodes.lines().any(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    f.len() > 8
+                        && f[1].starts_with(&format!("127.0.0.1:{port}@"))
+                        && f[2].contains("master")
+                })
+            });
+            if seen_by_all {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "harness: takeover by {port} not seen by every node\n{}",
+                self.logs()
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The URL of a running node other than `port` (a seed for a new client).
+    pub fn url_except(&self, port: u16) -> String {
+        self.nodes
+            .iter()
+            .find(|n| n.is_running() && n.port() != port)
+            .map(RedisServer::url)
+            .expect("a running node")
+    }
+
     fn wait_until_ok(&self) {
         let deadline = Instant::now() + OK_TIMEOUT;
         loop {

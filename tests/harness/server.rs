@@ -190,7 +190,9 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
         .arg("--dir")
         .arg(dir)
         .arg("--logfile")
-        .arg(dir.join(LOG_FILE));
+        .arg(dir.join(LOG_FILE))
+        // Fault tests freeze servers with `DEBUG SLEEP` (Redis 7 disables DEBUG by default).
+        .args(["--enable-debug-command", "yes"]);
     match mode {
         Mode::Ephemeral => cmd.args(["--save", "", "--appendonly", "no"]),
         Mode::Persistent => cmd.args(["--appendonly", "yes", "--appendfsync", "always"]),
