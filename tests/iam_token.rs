@@ -1,18 +1,18 @@
-//! The ElastiCache IAM auth token (`REDIS_AUTH=iam`) compared byte for byte with the one
-//! botocore makes (`RequestSigner.generate_presigned_url`, frozen clock) for the same
-//! credentials, region, cache, user and signing time, node-based and serverless.
+//! The IAM auth token (`REDIS_AUTH=iam`) compared byte for byte with the one botocore makes
+//! (`RequestSigner.generate_presigned_url`, frozen clock) for the same credentials, region,
+//! name, user and signing time: ElastiCache node-based and serverless, and MemoryDB.
 //!
 //! botocore comes from the project's `.venv` (`scripts/install-deps.sh` installs aws-sam-cli,
 //! which depends on it); if it is missing there the test installs it with pip (into `.venv`, or
-//! a venv under `target/` when there is no `.venv`) and only skips, saying why, when pip
-//! cannot.
+//! a venv under `target/` when there is no `.venv`). When that is impossible the test fails: a
+//! comparison that was not made is not a pass.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
-use hongbao::auth::iam_auth_token;
+use hongbao::auth::{iam_auth_token, IamTarget};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -79,12 +79,12 @@ fn botocore_token(
     region: &str,
     cache: &str,
     user: &str,
-    serverless: bool,
+    target: IamTarget,
     at: u64,
 ) -> String {
     let out = Command::new(python)
         .env("BOTO_DISABLE_CRT", if crt { "false" } else { "true" })
-        .arg(root().join("tests/support/elasticache_token.py"))
+        .arg(root().join("tests/support/iam_token.py"))
         .args([
             c.access_key_id(),
             c.secret_access_key(),
@@ -92,7 +92,11 @@ fn botocore_token(
             region,
             cache,
             user,
-            if serverless { "1" } else { "0" },
+            match target {
+                IamTarget::ElastiCache => "elasticache",
+                IamTarget::ElastiCacheServerless => "elasticache-serverless",
+                IamTarget::MemoryDb => "memorydb",
+            },
             &at.to_string(),
         ])
         .output()
@@ -110,13 +114,8 @@ fn botocore_token(
 
 #[test]
 fn token_matches_botocore_byte_for_byte() {
-    let python = match python_with_botocore() {
-        Ok(p) => p,
-        Err(why) => {
-            eprintln!("SKIPPED token_matches_botocore_byte_for_byte: botocore unavailable: {why}");
-            return;
-        }
-    };
+    let python = python_with_botocore()
+        .unwrap_or_else(|why| panic!("botocore is needed for this comparison: {why}"));
     let at: u64 = 1_767_225_600 + 3_723; // 2026-01-01T01:02:03Z
     let time = SystemTime::UNIX_EPOCH + Duration::from_secs(at);
     let with_session = Credentials::new(
@@ -139,40 +138,51 @@ fn token_matches_botocore_byte_for_byte() {
             "us-east-1",
             "hongbao-cache",
             "hongbao-app",
-            false,
+            IamTarget::ElastiCache,
         ),
         (
             &with_session,
             "ap-southeast-1",
             "hongbao-serverless",
             "hongbao-app",
-            true,
+            IamTarget::ElastiCacheServerless,
         ),
         (
             &long_term,
             "eu-west-1",
             "my-replication-group",
             "iam-user_01",
-            false,
+            IamTarget::ElastiCache,
         ),
         (
             &long_term,
             "eu-west-1",
             "my-serverless-cache",
             "iam-user_01",
-            true,
+            IamTarget::ElastiCacheServerless,
+        ),
+        (
+            &with_session,
+            "us-east-1",
+            "hongbao-memorydb",
+            "hongbao-app",
+            IamTarget::MemoryDb,
+        ),
+        (
+            &long_term,
+            "ap-northeast-1",
+            "payments-cluster",
+            "iam-user_01",
+            IamTarget::MemoryDb,
         ),
     ];
-    for (creds, region, cache, user, serverless) in cases {
-        let ours = iam_auth_token(creds, region, cache, user, serverless, time).unwrap();
-        let theirs = botocore_token(&python, false, creds, region, cache, user, serverless, at);
-        assert_eq!(
-            ours, theirs,
-            "{region} {cache} {user} serverless={serverless}"
-        );
+    for (creds, region, cache, user, target) in cases {
+        let ours = iam_auth_token(creds, region, cache, user, target, time).unwrap();
+        let theirs = botocore_token(&python, false, creds, region, cache, user, target, at);
+        assert_eq!(ours, theirs, "{region} {cache} {user} {target:?}");
         // With awscrt installed (aws-sam-cli brings it), botocore signs through the CRT, which
         // orders X-Amz-SignedHeaders before X-Amz-Expires: same parameters, same signature.
-        let crt = botocore_token(&python, true, creds, region, cache, user, serverless, at);
+        let crt = botocore_token(&python, true, creds, region, cache, user, target, at);
         let sorted = |t: &str| {
             let mut p: Vec<String> = t
                 .split_once('?')
@@ -186,7 +196,14 @@ fn token_matches_botocore_byte_for_byte() {
         };
         assert_eq!(sorted(&ours), sorted(&crt), "CRT: {crt}");
         assert!(ours.starts_with(&format!("{cache}/?Action=connect&User={user}")));
-        assert_eq!(ours.contains("ResourceType=ServerlessCache"), serverless);
+        assert_eq!(
+            ours.contains("ResourceType=ServerlessCache"),
+            target == IamTarget::ElastiCacheServerless
+        );
+        assert!(ours.contains(&format!(
+            "%2F{region}%2F{}%2Faws4_request",
+            target.service()
+        )));
         assert!(ours.contains("X-Amz-Expires=900"));
     }
 }

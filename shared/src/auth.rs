@@ -4,13 +4,16 @@
 //! * `password`: `REDIS_PASSWORD` (an ElastiCache AUTH token or an ACL user's password). With
 //!   `REDIS_USERNAME` it is `AUTH <user> <password>` through the same
 //!   [`StreamingCredentialsProvider`] path as IAM; without, the classic `AUTH <password>`.
-//! * `iam`: ElastiCache IAM authentication. The password is a token: a SigV4 query-string
-//!   presign ([`iam_auth_token`]) of `GET http://<cache name>/?Action=connect&User=<user id>`
-//!   (plus `&ResourceType=ServerlessCache` for a serverless cache), service `elasticache`, the
-//!   function's region, 900 s expiry, without the `http://` prefix, signed with the function's
-//!   credentials from `aws-config`'s default chain (in Lambda: the execution role's variables).
-//!   A token is only checked by `AUTH`, which must happen within its 15 minutes; ElastiCache
-//!   then closes an IAM-authenticated connection after 12 hours unless it authenticates again.
+//! * `iam`: ElastiCache or MemoryDB IAM authentication ([`IamTarget`]). The password is a
+//!   token: a SigV4 query-string presign ([`iam_auth_token`]) of
+//!   `GET http://<cache or cluster name>/?Action=connect&User=<user id>` (plus
+//!   `&ResourceType=ServerlessCache` for an ElastiCache serverless cache), service
+//!   `elasticache` or `memorydb`, the function's region, 900 s expiry, without the `http://`
+//!   prefix, signed with the function's credentials from `aws-config`'s default chain (in
+//!   Lambda: the execution role's variables). Sources: the ElastiCache and MemoryDB developer
+//!   guides, "Authenticating with IAM" (their `IAMAuthTokenRequest` examples). A token is only
+//!   checked by `AUTH`, which must happen within its 15 minutes; both services then close an
+//!   IAM-authenticated connection after 12 hours unless it authenticates again.
 //!   [`RedisCredentials`] therefore hands every new connection a token at most
 //!   [`TOKEN_REUSE`] old, and re-authenticates every open connection every [`REAUTH_INTERVAL`]
 //!   with a fresh one (redis-rs runs the `AUTH` from its credentials subscription).
@@ -65,10 +68,41 @@ pub struct RedisAuth {
     /// `REDIS_CA_CERT`: a PEM file path or PEM text; `None` trusts the public web PKI roots
     /// (which ElastiCache's certificates chain to).
     pub ca_cert: Option<String>,
-    /// `REDIS_IAM_CACHE_NAME`: the replication group id or serverless cache name.
+    /// `REDIS_IAM_CACHE_NAME`: the ElastiCache replication group id or serverless cache name,
+    /// or the MemoryDB cluster name.
     pub iam_cache_name: Option<String>,
-    /// Whether the IAM token is for a serverless cache (`REDIS_IAM_SERVERLESS`).
-    pub iam_serverless: bool,
+    /// Which service the IAM token is for (`REDIS_IAM_SERVICE`, `REDIS_IAM_SERVERLESS`).
+    pub iam_target: IamTarget,
+}
+
+/// The service an IAM auth token is signed for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IamTarget {
+    /// A node-based ElastiCache replication group (service `elasticache`).
+    #[default]
+    ElastiCache,
+    /// An ElastiCache serverless cache (service `elasticache`, `ResourceType=ServerlessCache`).
+    ElastiCacheServerless,
+    /// A MemoryDB cluster (service `memorydb`, no resource type).
+    MemoryDb,
+}
+
+impl IamTarget {
+    /// The SigV4 signing name.
+    pub fn service(self) -> &'static str {
+        match self {
+            IamTarget::ElastiCache | IamTarget::ElastiCacheServerless => "elasticache",
+            IamTarget::MemoryDb => "memorydb",
+        }
+    }
+
+    /// The `ResourceType` query parameter, if any.
+    pub fn resource_type(self) -> Option<&'static str> {
+        match self {
+            IamTarget::ElastiCacheServerless => Some("ServerlessCache"),
+            IamTarget::ElastiCache | IamTarget::MemoryDb => None,
+        }
+    }
 }
 
 impl fmt::Debug for RedisAuth {
@@ -85,7 +119,7 @@ impl fmt::Debug for RedisAuth {
                     .map(|c| if is_pem(c) { "<pem>" } else { c }),
             )
             .field("iam_cache_name", &self.iam_cache_name)
-            .field("iam_serverless", &self.iam_serverless)
+            .field("iam_target", &self.iam_target)
             .finish()
     }
 }
@@ -127,7 +161,8 @@ pub fn cluster_setting(
 
 impl RedisAuth {
     /// Reads `REDIS_AUTH`, `REDIS_USERNAME`, `REDIS_PASSWORD`, `REDIS_CA_CERT`,
-    /// `REDIS_IAM_CACHE_NAME` and `REDIS_IAM_SERVERLESS` (and `REDIS_URL` to check them).
+    /// `REDIS_IAM_CACHE_NAME`, `REDIS_IAM_SERVICE` and `REDIS_IAM_SERVERLESS` (and `REDIS_URL`
+    /// to check them and to derive the `auto` values from its host).
     ///
     /// # Errors
     /// [`ConfigError`] for an unknown mode, a missing password / user / cache name, IAM or a CA
@@ -159,15 +194,27 @@ impl RedisAuth {
             .split(['/', '?'])
             .next()
             .unwrap_or("");
-        let iam_serverless = match non_empty(lookup, "REDIS_IAM_SERVERLESS")
+        let host = host.rsplit('@').next().unwrap_or("");
+        let memorydb = match non_empty(lookup, "REDIS_IAM_SERVICE")
             .as_deref()
             .map(str::trim)
         {
-            None | Some("auto") => host
-                .rsplit('@')
-                .next()
-                .unwrap_or("")
-                .contains(".serverless."),
+            None | Some("auto") => host.contains(".memorydb."),
+            Some("elasticache") => false,
+            Some("memorydb") => true,
+            Some(other) => {
+                return Err(bad(
+                    "REDIS_IAM_SERVICE",
+                    other,
+                    "expected `elasticache`, `memorydb` or `auto`",
+                ))
+            }
+        };
+        let serverless = match non_empty(lookup, "REDIS_IAM_SERVERLESS")
+            .as_deref()
+            .map(str::trim)
+        {
+            None | Some("auto") => host.contains(".serverless."),
             Some("true") => true,
             Some("false") => false,
             Some(other) => {
@@ -177,6 +224,18 @@ impl RedisAuth {
                     "expected `true`, `false` or `auto`",
                 ))
             }
+        };
+        let iam_target = match (memorydb, serverless) {
+            (true, true) => {
+                return Err(bad(
+                    "REDIS_IAM_SERVERLESS",
+                    "true",
+                    "MemoryDB has no serverless caches (REDIS_IAM_SERVICE is memorydb)",
+                ))
+            }
+            (true, false) => IamTarget::MemoryDb,
+            (false, true) => IamTarget::ElastiCacheServerless,
+            (false, false) => IamTarget::ElastiCache,
         };
         match kind {
             AuthKind::None => {}
@@ -225,7 +284,7 @@ impl RedisAuth {
             password,
             ca_cert,
             iam_cache_name,
-            iam_serverless,
+            iam_target,
         })
     }
 
@@ -268,11 +327,13 @@ fn uri_encode(s: &str) -> String {
     out
 }
 
-/// The ElastiCache IAM auth token for `user_id` on `cache_name`, signed at `time`.
+/// The IAM auth token for `user_id` on `cache_name` (an ElastiCache cache or a MemoryDB
+/// cluster, as `target` says), signed at `time`.
 ///
-/// A SigV4 query-string presign (service `elasticache`, `region`, 900 s) of
+/// A SigV4 query-string presign (service [`IamTarget::service`], `region`, 900 s) of
 /// `GET http://<cache_name>/?Action=connect&User=<user_id>` (plus
-/// `&ResourceType=ServerlessCache` when `serverless`), without the `http://` prefix. The
+/// `&ResourceType=ServerlessCache` for [`IamTarget::ElastiCacheServerless`]), without the
+/// `http://` prefix. The
 /// parameters are in botocore's order (the request's, then `X-Amz-Algorithm`, `-Credential`,
 /// `-Date`, `-Expires`, `-SignedHeaders`, `-Security-Token`, `-Signature`), so the token is
 /// byte for byte the one `botocore.signers.RequestSigner.generate_presigned_url` makes.
@@ -284,7 +345,7 @@ pub fn iam_auth_token(
     region: &str,
     cache_name: &str,
     user_id: &str,
-    serverless: bool,
+    target: IamTarget,
     time: SystemTime,
 ) -> Result<String, Error> {
     use aws_sigv4::http_request::{
@@ -293,8 +354,9 @@ pub fn iam_auth_token(
     use aws_sigv4::sign::v4;
 
     let mut query = format!("Action=connect&User={}", uri_encode(user_id));
-    if serverless {
-        query.push_str("&ResourceType=ServerlessCache");
+    if let Some(resource_type) = target.resource_type() {
+        query.push_str("&ResourceType=");
+        query.push_str(resource_type);
     }
     let url = format!("http://{cache_name}/?{query}");
     let identity = credentials.clone().into();
@@ -304,7 +366,7 @@ pub fn iam_auth_token(
     let params = v4::SigningParams::builder()
         .identity(&identity)
         .region(region)
-        .name("elasticache")
+        .name(target.service())
         .time(time)
         .settings(settings)
         .build()
@@ -338,7 +400,7 @@ struct IamSigner {
     region: String,
     cache_name: String,
     user_id: String,
-    serverless: bool,
+    target: IamTarget,
     timeout: Duration,
     cached: Mutex<Option<(Instant, String)>>,
 }
@@ -359,7 +421,7 @@ impl IamSigner {
             &self.region,
             &self.cache_name,
             &self.user_id,
-            self.serverless,
+            self.target,
             SystemTime::now(),
         )
         .map_err(|e| auth_error(e.to_string()))?;
@@ -450,7 +512,7 @@ impl RedisCredentials {
                     region,
                     cache_name: auth.iam_cache_name.clone().unwrap_or_default(),
                     user_id: auth.username.clone().unwrap_or_default(),
-                    serverless: auth.iam_serverless,
+                    target: auth.iam_target,
                     timeout,
                     cached: Mutex::new(None),
                 };
@@ -543,7 +605,28 @@ mod tests {
             ),
         ];
         let a = RedisAuth::from_lookup(&lookup(&iam)).unwrap();
-        assert!(a.iam_serverless);
+        assert_eq!(a.iam_target, IamTarget::ElastiCacheServerless);
+        let mdb = [
+            ("REDIS_AUTH", "iam"),
+            ("REDIS_USERNAME", "app"),
+            ("REDIS_IAM_CACHE_NAME", "hb"),
+            (
+                "REDIS_URL",
+                "rediss://clustercfg.hb.abc123.memorydb.us-east-1.amazonaws.com:6379",
+            ),
+        ];
+        let a = RedisAuth::from_lookup(&lookup(&mdb)).unwrap();
+        assert_eq!(a.iam_target, IamTarget::MemoryDb);
+        let mut forced = mdb.to_vec();
+        forced.push(("REDIS_IAM_SERVICE", "elasticache"));
+        let a = RedisAuth::from_lookup(&lookup(&forced)).unwrap();
+        assert_eq!(a.iam_target, IamTarget::ElastiCache);
+        let mut wrong = mdb.to_vec();
+        wrong.push(("REDIS_IAM_SERVICE", "dynamodb"));
+        assert_eq!(
+            RedisAuth::from_lookup(&lookup(&wrong)).unwrap_err().name,
+            "REDIS_IAM_SERVICE"
+        );
         let plain = [
             ("REDIS_AUTH", "iam"),
             ("REDIS_USERNAME", "app"),
@@ -577,7 +660,7 @@ mod tests {
             "us-east-1",
             "my-cache",
             "app-user",
-            true,
+            IamTarget::ElastiCacheServerless,
             SystemTime::UNIX_EPOCH,
         )
         .unwrap();

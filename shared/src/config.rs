@@ -12,7 +12,8 @@
 //! | `REDIS_USERNAME` | (none) | ACL user name; with `iam`, the ElastiCache user id (required) |
 //! | `REDIS_PASSWORD` | (none) | the password / AUTH token for `REDIS_AUTH=password`; never logged |
 //! | `REDIS_CA_CERT` | (none) | a PEM file path or PEM text of the CA(s) to trust for `rediss://` instead of the public web PKI roots |
-//! | `REDIS_IAM_CACHE_NAME` | (none) | with `iam`: the replication group id or serverless cache name (required) |
+//! | `REDIS_IAM_CACHE_NAME` | (none) | with `iam`: the ElastiCache replication group id or serverless cache name, or the MemoryDB cluster name (required) |
+//! | `REDIS_IAM_SERVICE` | `auto` | with `iam`: `elasticache` or `memorydb` (the token's SigV4 service); `auto`: `memorydb` when the URL host contains `.memorydb.` |
 //! | `REDIS_IAM_SERVERLESS` | `auto` | with `iam`: `true` for a serverless cache (`ResourceType=ServerlessCache`); `auto`: the URL host contains `.serverless.` |
 //! | `HONGBAO_KEY_PREFIX` | `hb` | first segment of every key |
 //! | `HONGBAO_AUTH_MODE` | `jwt` | `jwt` (claim `sub`) or `header` (`x-user-id`, local development only) |

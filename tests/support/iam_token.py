@@ -1,6 +1,10 @@
-"""Prints the ElastiCache IAM auth token botocore makes, for tests/iam_token.rs.
+"""Prints the ElastiCache or MemoryDB IAM auth token botocore makes, for tests/iam_token.rs.
 
-Usage: elasticache_token.py ACCESS_KEY SECRET_KEY SESSION_TOKEN REGION CACHE USER SERVERLESS(0|1) UNIX_SECONDS
+Usage: iam_token.py ACCESS_KEY SECRET_KEY SESSION_TOKEN REGION NAME USER TARGET UNIX_SECONDS
+
+TARGET is `elasticache` (a replication group), `elasticache-serverless` (adds
+ResourceType=ServerlessCache) or `memorydb` (service "memorydb", as in the MemoryDB developer
+guide's IAMAuthTokenRequest example).
 
 The signing clock is frozen at UNIX_SECONDS (get_current_datetime is replaced in botocore's
 pure-Python signer and, when awscrt is installed, in its CRT signer). Run with
@@ -17,7 +21,8 @@ from botocore.credentials import Credentials
 from botocore.model import ServiceId
 from botocore.signers import RequestSigner
 
-access_key, secret_key, token, region, cache, user, serverless, at = sys.argv[1:9]
+access_key, secret_key, token, region, cache, user, target, at = sys.argv[1:9]
+service = {"elasticache": "elasticache", "elasticache-serverless": "elasticache", "memorydb": "memorydb"}[target]
 frozen = datetime.datetime.fromtimestamp(int(at), datetime.timezone.utc)
 
 
@@ -34,12 +39,12 @@ except ImportError:
     pass
 
 params = {"Action": "connect", "User": user}
-if serverless == "1":
+if target == "elasticache-serverless":
     params["ResourceType"] = "ServerlessCache"
 signer = RequestSigner(
-    ServiceId("elasticache"),
+    ServiceId(service),
     region,
-    "elasticache",
+    service,
     "v4",
     Credentials(access_key, secret_key, token or None),
     botocore.session.get_session().get_component("event_emitter"),
