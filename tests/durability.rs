@@ -621,3 +621,41 @@ async fn reclaim_goes_on_while_a_wallet_master_is_down() {
     let ids: Vec<String> = packets_.iter().map(|p| p.packet_id.clone()).collect();
     assert_conserved(&store, &users, &ids, 200).await;
 }
+
+/// Issue 9.6: the audit reports a funded, expired packet that lost its reclaim-index entry
+/// (money no run would ever refund), and not the ones the index still holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_sees_stuck_money() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "s", 300).await;
+        let lost = create(&store, "s", &lucky(100, 2, 1)).await;
+        let fine = create(&store, "s", &lucky(100, 2, 1)).await;
+        let open = create(&store, "s", &lucky(100, 2, 600)).await;
+        let mut conn = store.conn().await.unwrap();
+        for p in [&lost, &open] {
+            let _: i64 = redis::cmd("ZREM")
+                .arg(Keys::new("hb").reclaim_due())
+                .arg(&p.packet_id)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+        assert_eq!(hongbao::audit::stuck_packets(&store).await.unwrap(), vec![]);
+        sleep_until_redis_ms(&store, lost.expires_at_ms.max(fine.expires_at_ms)).await;
+        let stuck = hongbao::audit::stuck_packets(&store).await.unwrap();
+        assert_eq!(
+            stuck,
+            vec![hongbao::audit::StuckPacket {
+                packet_id: lost.packet_id.clone(),
+                expires_at_ms: lost.expires_at_ms,
+                held_cents: 100,
+            }],
+            "{backend:?}"
+        );
+        // Conservation alone cannot tell: the stuck packet still "holds" its money.
+        let ids = [&lost, &fine, &open].map(|p| p.packet_id.clone());
+        assert_conserved(&store, &["s".to_string()], &ids, 300).await;
+    }
+}

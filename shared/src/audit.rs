@@ -4,6 +4,10 @@
 //! packet holds `total - refunded - credited claims` cents (a claim is credited once its wallet
 //! transfer record exists). This reads per packet and per wallet; it is an audit tool, not a
 //! request path.
+//!
+//! Conservation alone cannot see money that is *stuck*: a packet that lost its reclaim-index
+//! entry still "holds" its money, and nobody will ever refund it. [`stuck_packets`] finds such
+//! packets (with `SCAN`, which is fine for an operations tool).
 
 use crate::error::Error;
 use crate::keys::{is_packet_id, Keys};
@@ -93,4 +97,71 @@ pub async fn totals(
         t.packets_cents += packet_holding(store, p).await?;
     }
     Ok(t)
+}
+
+/// A funded packet past its deadline that reclaim-cron will never see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StuckPacket {
+    /// The packet.
+    pub packet_id: String,
+    /// Its deadline, Unix ms (Redis `TIME`).
+    pub expires_at_ms: i64,
+    /// Cents it holds (see [`packet_holding`]).
+    pub held_cents: i64,
+}
+
+/// Every packet that is not settled, whose `expires_at` (by Redis `TIME`) has passed, and that
+/// has no entry in the reclaim index: money that no reclaim run will refund. `SCAN`s every
+/// master (see [`crate::store::Conn::scan_keys`]); meant for audits, the demo and operators.
+/// Repair by putting the id back into the index (`ZADD <prefix>:{reclaim}:due <expires_at> <id>`).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn stuck_packets(store: &Store) -> Result<Vec<StuckPacket>, Error> {
+    let prefix = &store.config().key_prefix;
+    let keys = Keys::new(prefix);
+    let mut conn = store.conn().await?;
+    let (secs, micros): (i64, i64) = conn
+        .query_on_slot_of(&keys.reclaim_due(), &redis::cmd("TIME"))
+        .await?;
+    let now = secs * 1000 + micros / 1000;
+    let mut stuck = Vec::new();
+    for key in conn
+        .scan_keys(&format!("{prefix}:{{*}}:packet:*"), "hash")
+        .await?
+    {
+        // Meta hashes end in the packet id; the other packet keys have a suffix.
+        let Some(packet_id) = key.rsplit(':').next().filter(|id| is_packet_id(id)) else {
+            continue;
+        };
+        if keys.packet(packet_id).meta != key {
+            continue;
+        }
+        let (status, expires_at): (Option<String>, Option<i64>) = redis::cmd("HMGET")
+            .arg(&key)
+            .arg("status")
+            .arg("expires_at")
+            .query_async(&mut conn)
+            .await?;
+        let (Some(status), Some(expires_at)) = (status, expires_at) else {
+            continue;
+        };
+        if status == "settled" || expires_at > now {
+            continue;
+        }
+        let indexed: Option<f64> = redis::cmd("ZSCORE")
+            .arg(keys.reclaim_due())
+            .arg(packet_id)
+            .query_async(&mut conn)
+            .await?;
+        if indexed.is_none() {
+            stuck.push(StuckPacket {
+                packet_id: packet_id.to_string(),
+                expires_at_ms: expires_at,
+                held_cents: packet_holding(store, packet_id).await?,
+            });
+        }
+    }
+    stuck.sort_by(|a, b| a.packet_id.cmp(&b.packet_id));
+    Ok(stuck)
 }
