@@ -46,11 +46,13 @@ lint:
 e2e:
 	$(PY) scripts/e2e_rie.py
 
-## bench: grabs, order codes and votes per second through `shared`, beside redis-benchmark
+## bench: grabs, order codes and votes per second through `shared`, beside redis-benchmark;
+##        a 100,000-packet reclaim backlog drained by one reclaim run
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
 	$(CARGO) bench -p hongbao-tests --bench order_codes
 	$(CARGO) bench -p hongbao-tests --bench voting
+	$(CARGO) bench -p hongbao-tests --bench reclaim_backlog
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:

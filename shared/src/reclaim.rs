@@ -12,6 +12,8 @@
 //!    again so the keys get their retention TTL,
 //! 4. removes the entry from the index.
 //!
+//! A batch's packets are settled [`CONCURRENCY`] at a time.
+//!
 //! **One packet cannot block the others.** When any step for a packet fails (its slot's node or
 //! a grabber's wallet node is down, a reply is malformed), the packet is counted in
 //! [`ReclaimSummary::failed`], its entry is moved [`backoff_ms`] into the future (attempts are
@@ -24,6 +26,7 @@
 
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use redis::Value;
 use serde::Serialize;
 
@@ -37,6 +40,11 @@ use crate::store::Store;
 /// A phantom index entry (no packet) is dropped only this long after its due time, so a
 /// create-packet still in flight can never lose its index entry.
 pub const PHANTOM_GRACE_MS: i64 = 60_000;
+
+/// Packets of one batch settled at once. Each settlement is a few sequential round trips on the
+/// packet's slot (and, for pending claims, the grabbers' slots); running this many side by side
+/// on the multiplexed connection keeps the network busy instead of waiting on it.
+pub const CONCURRENCY: usize = 32;
 
 /// A run stops taking new batches this long before its lock expires (so two runs never work at
 /// once) and before the Lambda deadline it was given.
@@ -139,15 +147,28 @@ async fn run_locked(store: &Store, keys: &Keys, stop_at: Instant) -> Result<Recl
             break;
         }
         summary.batches += 1;
-        let mut progressed = false;
-        for (packet_id, due_at) in due {
-            // Every entry handled is removed or moved into the future; an entry seen again
-            // (Redis TIME stepped back, a concurrent writer) waits for the next run.
-            if !seen.insert(packet_id.clone()) {
-                continue;
-            }
-            progressed = true;
-            if let Err(e) = settle_one(store, keys, &packet_id, due_at, now, &mut summary).await {
+        // Every entry handled is removed or moved into the future; an entry seen again (Redis
+        // TIME stepped back, a concurrent writer) waits for the next run.
+        let fresh: Vec<(String, i64)> = due
+            .into_iter()
+            .filter(|(id, _)| seen.insert(id.clone()))
+            .collect();
+        let progressed = !fresh.is_empty();
+        let outcomes: Vec<(String, ReclaimSummary, Result<(), Error>)> =
+            futures::stream::iter(fresh)
+                .map(|(packet_id, due_at)| async move {
+                    let mut part = ReclaimSummary::default();
+                    let result = settle_one(store, keys, &packet_id, due_at, now, &mut part).await;
+                    (packet_id, part, result)
+                })
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+        for (packet_id, part, result) in outcomes {
+            summary.settled += part.settled;
+            summary.refunded_cents += part.refunded_cents;
+            summary.redriven += part.redriven;
+            if let Err(e) = result {
                 summary.failed += 1;
                 let attempt: u32 = redis::cmd("HINCRBY")
                     .arg(keys.reclaim_retries())
