@@ -39,8 +39,10 @@ fn password_auth(user: Option<&str>, password: &str) -> RedisAuth {
     }
 }
 
-/// Every script over this store: deposit, create, a 200-grabber storm on 20 shares, claims,
-/// a view, reclaim, and the conservation check.
+/// Every red-packet script over this store: deposit, create, a 200-grabber storm on 20
+/// shares, claims, a view, then a second packet that expires at once with one claim left after
+/// step 1, so reclaim runs settle.lua and the claim re-drive (wallet_credit, claim_done,
+/// transfer_release) over the same connection; and the conservation check.
 async fn exercise(store: &Arc<Store>) {
     common::fund(store, "sender", 5_000).await;
     let p = common::create(store, "sender", &common::lucky(2_000, 20, 600)).await;
@@ -76,10 +78,39 @@ async fn exercise(store: &Arc<Store>) {
     }
     let view = packets::view(store, &p.packet_id).await.unwrap().unwrap();
     assert_eq!(view.grabs.len(), 20);
-    hongbao::reclaim::run(store).await.unwrap();
+
+    let short = common::create(store, "sender", &common::lucky(300, 3, 1)).await;
+    let GrabOutcome::Grabbed { share, .. } = packets::grab(store, &short.packet_id, "late")
+        .await
+        .unwrap()
+    else {
+        panic!("grab of the short packet failed")
+    };
+    let pk = hongbao::keys::Keys::new("hb").packet(&short.packet_id);
+    let mut conn = store.conn().await.unwrap();
+    let _: redis::Value = hongbao::scripts::CLAIM
+        .key(&pk.meta)
+        .key(&pk.grabs)
+        .key(&pk.claims)
+        .arg("late")
+        .invoke_async(&mut conn)
+        .await
+        .unwrap();
+    common::sleep_until_redis_ms(store, short.expires_at_ms).await;
+    let s = hongbao::reclaim::run(store).await.unwrap();
+    assert_eq!(
+        (s.settled, s.refunded_cents, s.redriven, s.failed),
+        (1, 300 - share.amount_cents, 1, 0),
+        "{s:?}"
+    );
+    assert_eq!(
+        hongbao::wallet::balance(store, "late").await.unwrap(),
+        share.amount_cents
+    );
     let mut users = winners.clone();
     users.push("sender".into());
-    common::assert_conserved(store, &users, &[p.packet_id], 5_000).await;
+    users.push("late".into());
+    common::assert_conserved(store, &users, &[p.packet_id, short.packet_id], 5_000).await;
 }
 
 fn grab_event(id: &str) -> Value {
@@ -255,4 +286,65 @@ async fn nothing_listening_is_503_not_a_panic() {
         RedisAuth::default(),
     ));
     assert_refused(&store, &[&format!("127.0.0.1:{port}")], None).await;
+}
+
+/// A hung server (SIGSTOP: the socket accepts, nothing answers) is 503 + `Retry-After` within
+/// the timeouts, on a connected store and on a cold one, and the store recovers by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hung_server_is_503_within_the_timeouts() {
+    let server = harness::RedisServer::start();
+    let timeouts = |url: &str| Config {
+        redis_url: url.to_string(),
+        redis_cluster: false,
+        redis_cluster_auto: false,
+        connect_timeout: std::time::Duration::from_millis(300),
+        response_timeout: std::time::Duration::from_millis(300),
+        ..Config::default()
+    };
+    let warm = Store::new(timeouts(&server.url()));
+    assert_eq!(
+        grab_via_handler(&warm).await.0,
+        404,
+        "healthy: no such packet"
+    );
+    let pid = server.pid().unwrap() as i32;
+    unsafe {
+        libc::kill(pid, libc::SIGSTOP);
+    }
+    struct Thaw(i32);
+    impl Drop for Thaw {
+        fn drop(&mut self) {
+            unsafe {
+                libc::kill(self.0, libc::SIGCONT);
+            }
+        }
+    }
+    let thaw = Thaw(pid);
+    let cold = Store::new(timeouts(&server.url()));
+    for (name, store, limit_ms) in [("connected", &warm, 1_500), ("cold", &cold, 2_500)] {
+        let t = std::time::Instant::now();
+        let (status, body, retry) = grab_via_handler(store).await;
+        let ms = t.elapsed().as_millis();
+        assert_eq!(
+            (status, body.as_str(), retry.as_deref()),
+            (503, Some("unavailable"), Some("1")),
+            "{name}: {body}"
+        );
+        // Connected: the 300 ms response timeout (+ one reconnect attempt); cold: at most
+        // 2 x connect + response timeout. Generous bounds for a shared 2-core machine.
+        assert!(ms < limit_ms, "{name}: 503 after {ms} ms");
+    }
+    drop(thaw);
+    let mut recovered = false;
+    for _ in 0..50 {
+        if grab_via_handler(&warm).await.0 == 404 && grab_via_handler(&cold).await.0 == 404 {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        recovered,
+        "the stores did not recover after the server resumed"
+    );
 }

@@ -824,3 +824,49 @@ async fn handler_contract_and_bad_inputs() {
         "{b}"
     );
 }
+
+/// 6- and 7-digit suffixes (`HONGBAO_ORDER_CODE_DIGITS`) against Redis: 12- and 13-digit
+/// codes, the suffix's first digit never 0, every code once, and exactly 9 × 10^(digits − 1)
+/// codes a day: the last ones are handed out, the next call is `exhausted`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_and_seven_digit_codes() {
+    let at = unix(2026, 11, 21, 4, 0, 0);
+    let script = script_at(at, 0);
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        for digits in [6u32, 7] {
+            let prefix = format!("d{digits}");
+            let store = common::store(&redis, |c| {
+                c.key_prefix = prefix.clone();
+                c.order_code_digits = digits;
+            });
+            let per_day = 9 * 10u64.pow(digits - 1);
+            let mut codes: Vec<String> = Vec::new();
+            for _ in 0..20 {
+                let out = order_codes::next_codes_with(&store, &script, 100, at).await;
+                codes.extend(issued(out, "2026-11-21"));
+            }
+            // Jump to the end of the day's range: the last 10 positions.
+            set_taken(&redis, &prefix, "20261121", per_day - 10).await;
+            let out = order_codes::next_codes_with(&store, &script, 10, at).await;
+            codes.extend(issued(out, "2026-11-21"));
+            let out = order_codes::next_codes_with(&store, &script, 1, at)
+                .await
+                .unwrap();
+            assert!(
+                matches!(out, Outcome::Exhausted { .. }),
+                "{backend} {digits}: {out:?}"
+            );
+            assert_eq!(taken(&redis, &prefix, "20261121").await, per_day);
+            let len = 6 + digits as usize;
+            let low = 10u64.pow(digits - 1);
+            assert!(codes.iter().all(|c| c.len() == len
+                && c.starts_with("261121")
+                && c.bytes().all(|b| b.is_ascii_digit())
+                && !c[6..].starts_with('0')));
+            let suffixes: HashSet<u64> = codes.iter().map(|c| c[6..].parse().unwrap()).collect();
+            assert_eq!(suffixes.len(), 2_010, "{backend} {digits}: every code once");
+            assert!(suffixes.iter().all(|s| (low..10 * low).contains(s)));
+        }
+    }
+}

@@ -24,7 +24,10 @@
 use std::fmt;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+
+// tokio's clock (the real one in production), so the refresh timing can be tested with paused time.
+use tokio::time::Instant;
 
 use aws_credential_types::provider::ProvideCredentials;
 use aws_credential_types::Credentials;
@@ -644,6 +647,57 @@ mod tests {
             Some(true)
         );
         assert!(cluster_setting(&lookup(&[("REDIS_CLUSTER", "yes")])).is_err());
+    }
+
+    /// New connections get a cached token until it is [`TOKEN_REUSE`] old, then a fresh one;
+    /// open connections get a fresh token every [`REAUTH_INTERVAL`] (tokio's paused clock).
+    #[tokio::test(start_paused = true)]
+    async fn iam_tokens_are_refreshed_on_time() {
+        let signer = Arc::new(IamSigner {
+            credentials: aws_credential_types::provider::SharedCredentialsProvider::new(
+                Credentials::new("AKIDEXAMPLE", "secret", None, None, "test"),
+            ),
+            region: "us-east-1".into(),
+            cache_name: "hb".into(),
+            user_id: "app".into(),
+            target: IamTarget::MemoryDb,
+            timeout: Duration::from_secs(1),
+            cached: Mutex::new(None),
+        });
+        let signed_at = || signer.cached.lock().unwrap().as_ref().map(|(at, _)| *at);
+        let creds = RedisCredentials {
+            source: Source::Iam(signer.clone()),
+            reauth_interval: REAUTH_INTERVAL,
+        };
+        let t0 = Instant::now();
+        // A connection polls its subscription all the time (redis-rs drives it in a task).
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut stream = creds.subscribe();
+        tokio::spawn(async move {
+            while let Some(auth) = stream.next().await {
+                let _ = tx.send((Instant::now(), auth.unwrap().username().to_string()));
+            }
+        });
+        let (at, user) = rx.recv().await.unwrap();
+        assert_eq!((at, user.as_str()), (t0, "app"));
+        assert_eq!(signed_at(), Some(t0));
+
+        tokio::time::advance(TOKEN_REUSE - Duration::from_secs(1)).await;
+        creds.current().await.unwrap();
+        assert_eq!(signed_at(), Some(t0), "reused within TOKEN_REUSE");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        creds.current().await.unwrap();
+        let resigned = t0 + TOKEN_REUSE + Duration::from_secs(1);
+        assert_eq!(signed_at(), Some(resigned), "re-signed after TOKEN_REUSE");
+
+        let (at, _) = rx.recv().await.unwrap();
+        assert_eq!(at - t0, REAUTH_INTERVAL, "re-auth exactly on schedule");
+        let age = at - signed_at().unwrap();
+        assert!(age <= TOKEN_REUSE, "re-auth with a token {age:?} old");
+        let (at, _) = rx.recv().await.unwrap();
+        assert_eq!(at - t0, REAUTH_INTERVAL * 2);
+        assert!(REAUTH_INTERVAL < TOKEN_EXPIRY);
+        assert!(TOKEN_REUSE + Duration::from_secs(60) < TOKEN_EXPIRY);
     }
 
     #[test]
