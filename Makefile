@@ -32,7 +32,8 @@ fmt:
 	$(CARGO) fmt --all --check
 
 ## replicas: the red-packet, order-code, vote and workload suites again, their cluster half on a
-##           3-master + 3-replica cluster
+##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
+##           by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests \
 	  --test red_packets --test order_codes --test voting --test workload

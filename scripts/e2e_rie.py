@@ -145,6 +145,12 @@ def fixtures(st: ll.LocalStack, c: Checks, s: State) -> None:
             r["body"].get("repeat") is True and r["body"].get("balance_cents") == 100000, str(r["body"]))
     r = inv("wallet", ll.http_event("wallet-deposit-no-iam"))
     c.status("wallet-deposit-no-iam.json", r, 403, "forbidden")
+    # An IAM caller outside HONGBAO_DEPOSIT_PRINCIPALS (the sandboxes allow the fixture's role).
+    outsider = ll.http_event("wallet-deposit")
+    outsider["requestContext"]["authorizer"]["iam"]["userArn"] = (
+        "arn:aws:sts::123456789012:assumed-role/some-other-role/x")
+    r = inv("wallet", outsider)
+    c.status("wallet-deposit.json from a principal not in HONGBAO_DEPOSIT_PRINCIPALS", r, 403, "forbidden")
 
     # POST /packets
     r = inv("create-packet", ll.http_event("create-packet-lucky"))

@@ -14,12 +14,18 @@ use hongbao::{wallet, Config, Store};
 pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*";
 
 /// A store on `redis` with the default configuration changed by `tweak`; deposits are allowed
-/// from [`DEPOSIT_PRINCIPALS`].
+/// from [`DEPOSIT_PRINCIPALS`]. On the 3-master + 3-replica cluster (`make replicas`) every
+/// money write is acknowledged by its replica (`REDIS_WAIT_REPLICAS=1`), so the suites also
+/// prove that WAIT changes no answer.
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
+    let replicated =
+        redis.is_cluster() && std::env::var(harness::REPLICAS_ENV).as_deref() == Ok("1");
     let mut cfg = Config {
         redis_url: redis.url(),
         redis_cluster: redis.is_cluster(),
         deposit_principals: hongbao::config::DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap(),
+        wait_replicas: u32::from(replicated),
+        wait_timeout_ms: 1_000,
         ..Config::default()
     };
     tweak(&mut cfg);
