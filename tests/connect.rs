@@ -86,16 +86,7 @@ async fn exercise(store: &Arc<Store>) {
     else {
         panic!("grab of the short packet failed")
     };
-    let pk = hongbao::keys::Keys::new("hb").packet(&short.packet_id);
-    let mut conn = store.conn().await.unwrap();
-    let _: redis::Value = hongbao::scripts::CLAIM
-        .key(&pk.meta)
-        .key(&pk.grabs)
-        .key(&pk.claims)
-        .arg("late")
-        .invoke_async(&mut conn)
-        .await
-        .unwrap();
+    common::claim_step_one(store, &short.packet_id, "late").await;
     common::sleep_until_redis_ms(store, short.expires_at_ms).await;
     let s = hongbao::reclaim::run(store).await.unwrap();
     assert_eq!(

@@ -51,16 +51,7 @@ async fn claim_interrupted_after_credit(store: &Store, packet_id: &str, user: &s
     else {
         panic!("grab failed")
     };
-    let pk = Keys::new("hb").packet(packet_id);
-    let mut conn = store.conn().await.unwrap();
-    let _: redis::Value = scripts::CLAIM
-        .key(&pk.meta)
-        .key(&pk.grabs)
-        .key(&pk.claims)
-        .arg(user)
-        .invoke_async(&mut conn)
-        .await
-        .unwrap();
+    common::claim_step_one(store, packet_id, user).await;
     let transfer_id = wallet::claim_transfer_id(packet_id);
     let fingerprint = share.amount_cents.to_string();
     let c = wallet::credit(

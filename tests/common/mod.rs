@@ -67,6 +67,22 @@ pub async fn create(store: &Store, sender: &str, req: &NewPacket) -> Packet {
     }
 }
 
+/// Claim step 1 only (`lua/claim.lua` on the packet's slot), as if the Lambda died right after
+/// it: the claim is `pending` and its credit not yet made. Returns the script's reply as text.
+pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<String> {
+    let pk = hongbao::keys::Keys::new(&store.config().key_prefix).packet(packet_id);
+    let mut conn = store.conn().await.expect("conn");
+    let reply: redis::Value = hongbao::scripts::CLAIM
+        .key(&pk.meta)
+        .key(&pk.grabs)
+        .key(&pk.claims)
+        .arg(user)
+        .invoke_async(&mut conn)
+        .await
+        .expect("claim step 1");
+    hongbao::scripts::texts("claim", reply).expect("claim reply")
+}
+
 /// Asserts wallets + packets = `deposits`.
 pub async fn assert_conserved(
     store: &Store,
