@@ -59,20 +59,79 @@ async fn two_thousand_grabbers_one_hundred_shares() {
         assert_eq!(view.status, packets::Status::SoldOut);
         assert_eq!(view.grabs.len(), 100);
         assert_eq!(view.packet.grabbed_cents, 10_000);
-        let best = view
-            .grabs
-            .iter()
-            .map(|g| g.share.amount_cents)
-            .max()
-            .unwrap();
-        let (best_user, best_amount) = view.best_luck.clone().unwrap();
-        assert_eq!(best_amount, best);
-        let first_best = view
-            .grabs
-            .iter()
-            .find(|g| g.share.amount_cents == best)
-            .unwrap();
-        assert_eq!(best_user, first_best.user_id, "ties go to the earlier grab");
+        // Best luck, from the grab answers (not the view): the largest amount any grabber was
+        // handed, going to the first grab (lowest share id: share ids count grabs from 1) that
+        // was handed it.
+        let (mut best_i, mut best_share) = (usize::MAX, None::<packets::Share>);
+        for (i, r) in &results {
+            if let GrabOutcome::Grabbed { share, .. } = r {
+                let better = best_share.is_none_or(|b| {
+                    share.amount_cents > b.amount_cents
+                        || (share.amount_cents == b.amount_cents && share.share_id < b.share_id)
+                });
+                if better {
+                    (best_i, best_share) = (*i, Some(*share));
+                }
+            }
+        }
+        let best = best_share.unwrap();
+        eprintln!(
+            "{backend:?}: best luck user{best_i} (share {} of {} cents; {} shares of that amount)",
+            best.share_id,
+            best.amount_cents,
+            results
+                .iter()
+                .filter(|(_, r)| matches!(r, GrabOutcome::Grabbed { share, .. }
+                    if share.amount_cents == best.amount_cents))
+                .count()
+        );
+        assert_eq!(
+            view.best_luck,
+            Some((format!("user{best_i}"), best.amount_cents)),
+            "{backend:?}"
+        );
+    }
+}
+
+/// Best luck with a known tie: every share of a fixed packet (and of a lucky packet whose total
+/// equals its count, so every share is 1 cent) is equal, so best luck is the FIRST grabber, and
+/// the test controls who that is by grabbing one at a time. The first grabber is neither the
+/// smallest nor the largest user id, nor the last grabber, so no other tie rule passes. Best
+/// luck is only shown once every share is grabbed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn best_luck_ties_go_to_the_first_grabber() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 504).await;
+        let fixed = packets::NewPacket {
+            mode: hongbao::split::Mode::Fixed,
+            ..lucky(500, 5, 600)
+        };
+        let cases = [
+            (fixed, ["mia", "zoe", "amy", "bob", "kai"].as_slice(), 100),
+            (lucky(4, 4, 600), ["nia", "yan", "abe", "tom"].as_slice(), 1),
+        ];
+        for (req, order, amount) in cases {
+            let p = create(&store, "sender", &req).await;
+            for (n, u) in order.iter().enumerate() {
+                let before = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+                assert_eq!(before.best_luck, None, "{backend:?}: {n} of {order:?}");
+                let GrabOutcome::Grabbed { share, .. } =
+                    packets::grab(&store, &p.packet_id, u).await.unwrap()
+                else {
+                    panic!("{backend:?}: {u} could not grab")
+                };
+                assert_eq!(share.amount_cents, amount);
+            }
+            let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+            assert_eq!(view.status, packets::Status::SoldOut);
+            assert_eq!(
+                view.best_luck,
+                Some((order[0].to_string(), amount)),
+                "{backend:?}: a tie goes to the first grabber"
+            );
+        }
     }
 }
 
@@ -279,16 +338,34 @@ async fn expiry_and_reclaim_refund_once() {
     }
 }
 
+/// Redis `TIME`, Unix ms.
+async fn redis_now_ms(store: &hongbao::Store) -> i64 {
+    let mut conn = store.conn().await.unwrap();
+    let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
+    s * 1000 + us / 1000
+}
+
 /// Test 5 (race): claims racing reclaim at the deadline never pay twice: each share ends
 /// either claimed (and excluded from the refund) or refunded (and the claim answers 410).
+/// Both sides of the deadline are hit in the same packet: some claims land before it
+/// (claimed), some are refused after it (expired), and reclaim runs hammer the packet from
+/// just before the deadline on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn claims_racing_reclaim_at_the_deadline() {
+    // When user i claims, ms from the deadline (Redis TIME): three well before it, fourteen
+    // straddling it 3 ms apart, three well after it (by then reclaim has settled the packet).
+    let offsets: Vec<i64> = [-600, -400, -200]
+        .into_iter()
+        .chain((0..14).map(|i| -21 + 3 * i))
+        .chain([150, 300, 450])
+        .collect();
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |c| c.grab_rate_limit = 0);
-        let users: Vec<String> = (0..20).map(|i| format!("r{i}")).collect();
+        let users: Vec<String> = (0..offsets.len()).map(|i| format!("r{i}")).collect();
         fund(&store, "sender", 2000).await;
-        let p = create(&store, "sender", &lucky(2000, 20, 1)).await;
+        let p = create(&store, "sender", &lucky(2000, 20, 2)).await;
+        let deadline = p.expires_at_ms;
         let mut shares = Vec::new();
         for u in &users {
             let GrabOutcome::Grabbed { share, .. } =
@@ -298,53 +375,111 @@ async fn claims_racing_reclaim_at_the_deadline() {
             };
             shares.push(share.amount_cents);
         }
-        // Start everything just before the deadline; claims retry until they get an answer.
-        sleep_until_redis_ms(&store, p.expires_at_ms - 30).await;
-        // Claims straddle the deadline: user i claims at deadline - 30 ms + 3 ms * i.
-        let claims = users.iter().enumerate().map(|(i, u)| {
+        let start = redis_now_ms(&store).await;
+        assert!(
+            start < deadline + offsets[0] - 100,
+            "{backend:?}: grabbing took until {} ms before the deadline",
+            deadline - start
+        );
+        let claims = users.iter().zip(&offsets).map(|(u, off)| {
             let store = store.clone();
             let (id, u) = (p.packet_id.clone(), u.clone());
-            let at = p.expires_at_ms - 30 + 3 * i as i64;
+            let at = deadline + off;
             tokio::spawn(async move {
                 sleep_until_redis_ms(&store, at).await;
-                packets::claim(&store, &id, &u).await.unwrap()
+                let out = packets::claim(&store, &id, &u).await.unwrap();
+                (out, redis_now_ms(&store).await)
             })
         });
+        // Reclaim runs from just before the deadline until well after the last claim.
         let reclaims = (0..4).map(|_| {
             let store = store.clone();
-            let deadline = p.expires_at_ms;
             tokio::spawn(async move {
-                let mut total = 0;
-                for _ in 0..20 {
-                    total += reclaim::run(&store).await.unwrap().refunded_cents;
-                    sleep_until_redis_ms(&store, deadline).await;
-                    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+                sleep_until_redis_ms(&store, deadline - 10).await;
+                let (mut settled, mut refunded) = (0, 0);
+                loop {
+                    let s = reclaim::run(&store).await.unwrap();
+                    assert_eq!(s.failed, 0, "{s:?}");
+                    settled += s.settled;
+                    refunded += s.refunded_cents;
+                    if redis_now_ms(&store).await > deadline + 500 {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
                 }
-                total
+                (settled, refunded)
             })
         });
         let (claims, reclaims) = tokio::join!(join_all(claims), join_all(reclaims));
-        let refunded: i64 = reclaims.into_iter().map(Result::unwrap).sum();
-        let mut claimed = 0;
-        for (r, amount) in claims.into_iter().map(Result::unwrap).zip(&shares) {
-            match r {
+        let (mut settled, mut refunded) = (0, 0);
+        for r in reclaims {
+            let (s, c) = r.unwrap();
+            settled += s;
+            refunded += c;
+        }
+        let (mut claimed, mut n_claimed, mut n_expired) = (0, 0, 0);
+        let mut claimed_by = HashSet::new();
+        for (i, r) in claims.into_iter().enumerate() {
+            let (out, answered_at) = r.unwrap();
+            // A claim sent at or after the deadline (by Redis TIME) is always refused.
+            assert!(
+                offsets[i] < 0 || out == ClaimOutcome::Expired,
+                "{backend:?}: r{i} at +{} ms: {out:?}",
+                offsets[i]
+            );
+            match out {
                 ClaimOutcome::Claimed {
                     repeat: false,
                     share,
+                    claimed_at_ms,
                     ..
                 } => {
-                    assert_eq!(share.amount_cents, *amount);
-                    claimed += amount;
+                    assert_eq!(share.amount_cents, shares[i]);
+                    assert!(
+                        claimed_at_ms < deadline,
+                        "{backend:?}: r{i} claimed {} ms after the deadline",
+                        claimed_at_ms - deadline
+                    );
+                    claimed += shares[i];
+                    n_claimed += 1;
+                    claimed_by.insert(users[i].clone());
                 }
-                ClaimOutcome::Expired => {}
+                ClaimOutcome::Expired => {
+                    assert!(
+                        answered_at >= deadline,
+                        "{backend:?}: r{i} refused {} ms before the deadline",
+                        deadline - answered_at
+                    );
+                    n_expired += 1;
+                }
                 other => panic!("{other:?}"),
             }
         }
+        eprintln!(
+            "{backend:?}: {n_claimed} claims before the deadline ({claimed} cents), \
+             {n_expired} refused after it; refunded {refunded} cents"
+        );
+        assert!(
+            n_claimed >= 1 && n_expired >= 1,
+            "{backend:?}: both sides of the deadline must be hit: {n_claimed} claimed, \
+             {n_expired} expired"
+        );
+        assert_eq!(settled, 1, "{backend:?}: settled once");
+        assert!(refunded > 0);
         assert_eq!(
             claimed + refunded,
             2000,
             "{backend:?}: claimed {claimed} refunded {refunded}"
         );
+        let view = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+        assert_eq!(view.status, packets::Status::Settled);
+        assert_eq!(
+            (view.packet.claimed_cents, view.packet.refunded_cents),
+            (claimed, refunded)
+        );
+        for g in &view.grabs {
+            assert_eq!(g.claimed, claimed_by.contains(&g.user_id), "{}", g.user_id);
+        }
         let credited: i64 = {
             let mut s = 0;
             for u in &users {
@@ -401,6 +536,13 @@ async fn interrupted_claims_are_redriven_once() {
             }
             other => panic!("{other:?}"),
         }
+        // Its further claims (before the deadline) are repeats.
+        for _ in 0..2 {
+            assert!(matches!(
+                packets::claim(&store, &p.packet_id, "a").await.unwrap(),
+                ClaimOutcome::Claimed { repeat: true, balance_cents, .. } if balance_cents == amounts[0]
+            ));
+        }
         let users: Vec<String> = ["sender", "a", "b", "c"].map(String::from).to_vec();
         assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 300).await;
         // "b" and "c" never come back: reclaim-cron re-drives them after the deadline.
@@ -414,6 +556,82 @@ async fn interrupted_claims_are_redriven_once() {
         assert_eq!(wallet::balance(&store, "b").await.unwrap(), amounts[1]);
         assert_eq!(wallet::balance(&store, "c").await.unwrap(), amounts[2]);
         assert_eq!(wallet::balance(&store, "a").await.unwrap(), amounts[0]);
+        assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 300).await;
+        // Credited once, for good: more reclaim runs and repeated claims (side by side) change
+        // no balance and no ledger.
+        let mut before = Vec::new();
+        for u in &users {
+            before.push(wallet::get(&store, u).await.unwrap());
+        }
+        for round in 0..3 {
+            let (s, ca, cb, cc) = tokio::join!(
+                reclaim::run(&store),
+                packets::claim(&store, &p.packet_id, "a"),
+                packets::claim(&store, &p.packet_id, "b"),
+                packets::claim(&store, &p.packet_id, "c"),
+            );
+            let s = s.unwrap();
+            assert_eq!(
+                (
+                    s.settled,
+                    s.refunded_cents,
+                    s.redriven,
+                    s.failed,
+                    s.remaining_due
+                ),
+                (0, 0, 0, 0, 0),
+                "{backend:?} round {round}: {s:?}"
+            );
+            for (c, amount) in [ca, cb, cc].into_iter().zip(&amounts) {
+                match c.unwrap() {
+                    ClaimOutcome::Claimed {
+                        repeat: true,
+                        share,
+                        balance_cents,
+                        ..
+                    } => {
+                        assert_eq!((share.amount_cents, balance_cents), (*amount, *amount));
+                    }
+                    other => panic!("{backend:?} round {round}: {other:?}"),
+                }
+            }
+            let mut after = Vec::new();
+            for u in &users {
+                after.push(wallet::get(&store, u).await.unwrap());
+            }
+            assert_eq!(after, before, "{backend:?} round {round}: wallets changed");
+        }
+        // Exactly one claim credit per claim, of the share's amount, and nothing else.
+        for (u, amount) in ["a", "b", "c"].into_iter().zip(&amounts) {
+            let w = wallet::get(&store, u).await.unwrap();
+            assert_eq!(w.balance_cents, *amount, "{u}");
+            let entries: Vec<_> = w
+                .entries
+                .iter()
+                .map(|e| (e.kind, e.amount_cents, e.reference.as_str()))
+                .collect();
+            assert_eq!(
+                entries,
+                vec![(
+                    wallet::EntryKind::ClaimCredit,
+                    *amount,
+                    p.packet_id.as_str()
+                )],
+                "{backend:?}: {u}"
+            );
+        }
+        // Everything was claimed: the sender got no refund.
+        let sender: Vec<_> = wallet::get(&store, "sender")
+            .await
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(
+            sender,
+            [wallet::EntryKind::PacketDebit, wallet::EntryKind::Deposit]
+        );
         assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 300).await;
     }
 }

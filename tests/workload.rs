@@ -1,14 +1,23 @@
 //! Test 6: a seeded random workload (deposits, creates, grabs, claims, reclaims, retried and
 //! interrupted requests, run in concurrent batches) keeps money conserved at every checkpoint
 //! and at the end, on a standalone server and on a cluster.
+//!
+//! What the test expects comes from the operations it generated, never from the answers of the
+//! code under test: the deposits are summed from the generated deposit operations (each
+//! (user, reference) once, whatever the answers and retries), and every wallet's full ledger
+//! is compared with what the generated operations and the packets' final state imply.
 
 mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use common::{assert_conserved, sleep_until_redis_ms, store};
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::packets::{self, CreateOutcome, NewPacket};
+use hongbao::reclaim::ReclaimSummary;
 use hongbao::split::{LuckySplit, Mode};
+use hongbao::wallet::{DepositOutcome, EntryKind};
 use hongbao::{reclaim, scripts, wallet, Store};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -34,7 +43,8 @@ enum Op {
         packet: usize,
         user: String,
     },
-    /// Claim step 1 only, as if the Lambda died before crediting the wallet.
+    /// A grab, then claim step 1 only, as if the claim's Lambda died before crediting the
+    /// wallet.
     InterruptedClaim {
         packet: usize,
         user: String,
@@ -42,36 +52,44 @@ enum Op {
     Reclaim,
 }
 
-/// Runs `op` (twice when `retry`, as a client retrying after a timeout would); returns the
-/// cents it deposited and the packets it created (a retried create without an idempotency
-/// key rightly creates a second packet).
-async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> (i64, Vec<String>) {
+/// What one operation (and its retry) answered.
+#[derive(Debug, Default)]
+struct Done {
+    /// The answers of the deposit calls, in call order.
+    deposits: Vec<DepositOutcome>,
+    /// Packets created (a retried create without an idempotency key rightly creates a second
+    /// packet).
+    created: Vec<String>,
+    /// The summaries of the reclaim runs.
+    reclaims: Vec<ReclaimSummary>,
+    /// (packet id, user) whose claim step 1 answered a pending claim: interrupted claims,
+    /// which must be credited exactly once later (by a claim or by reclaim-cron).
+    interrupted: Option<(String, String)>,
+}
+
+/// Runs `op` (twice when `retry`, as a client retrying after a timeout would).
+async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> Done {
     let times = if retry { 2 } else { 1 };
-    let mut deposited = 0;
-    let mut created: Vec<String> = Vec::new();
+    let mut done = Done::default();
     for _ in 0..times {
         match &op {
             Op::Deposit {
                 user,
                 cents,
                 reference,
-            } => {
-                if let wallet::DepositOutcome::Applied { .. } =
-                    wallet::deposit(store, user, *cents, reference)
-                        .await
-                        .unwrap()
-                {
-                    deposited += cents;
-                }
-            }
+            } => done.deposits.push(
+                wallet::deposit(store, user, *cents, reference)
+                    .await
+                    .unwrap(),
+            ),
             Op::Create { sender, req, key } => {
                 match packets::create(store, sender, req, key.as_deref())
                     .await
                     .unwrap()
                 {
-                    CreateOutcome::Created(p) => created.push(p.packet_id),
+                    CreateOutcome::Created(p) => done.created.push(p.packet_id),
                     CreateOutcome::Repeat(p) => {
-                        assert_eq!(created, std::slice::from_ref(&p.packet_id))
+                        assert_eq!(done.created, std::slice::from_ref(&p.packet_id))
                     }
                     CreateOutcome::InsufficientFunds { .. } => {}
                     CreateOutcome::IdempotencyKeyReused => panic!("same body, same key"),
@@ -89,9 +107,10 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> (i64
             }
             Op::InterruptedClaim { packet, user } => {
                 if let Some(id) = packets_ids.get(*packet) {
+                    packets::grab(store, id, user).await.unwrap();
                     let k = hongbao::keys::Keys::new("hb").packet(id);
                     let mut conn = store.conn().await.unwrap();
-                    let _: redis::Value = scripts::CLAIM
+                    let reply: redis::Value = scripts::CLAIM
                         .key(&k.meta)
                         .key(&k.grabs)
                         .key(&k.claims)
@@ -99,14 +118,18 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> (i64
                         .invoke_async(&mut conn)
                         .await
                         .unwrap();
+                    let reply = scripts::texts("claim", reply).unwrap();
+                    if reply[0] == "claimed" && reply[2].starts_with("pending:") {
+                        done.interrupted = Some((id.clone(), user.clone()));
+                    }
                 }
             }
             Op::Reclaim => {
-                reclaim::run(store).await.unwrap();
+                done.reclaims.push(reclaim::run(store).await.unwrap());
             }
         }
     }
-    (deposited, created)
+    done
 }
 
 fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) -> Op {
@@ -157,6 +180,79 @@ fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) 
     }
 }
 
+/// Adds `s` to `total`, checking that no run failed.
+fn add_summary(total: &mut ReclaimSummary, s: &ReclaimSummary) {
+    assert_eq!(s.failed, 0, "{s:?}");
+    total.settled += s.settled;
+    total.refunded_cents += s.refunded_cents;
+    total.redriven += s.redriven;
+}
+
+/// (packets settled, cents refunded) as the packets' own state tells.
+async fn settlement_state(store: &Store, packet_ids: &[String]) -> (u64, i64) {
+    let (mut settled, mut refunded) = (0, 0);
+    for id in packet_ids {
+        let v = packets::view(store, id).await.unwrap().unwrap();
+        if v.status == packets::Status::Settled {
+            assert!(v.packet.settled);
+            settled += 1;
+            refunded += v.packet.refunded_cents;
+        } else {
+            assert_eq!(v.packet.refunded_cents, 0, "{id}");
+        }
+    }
+    (settled, refunded)
+}
+
+/// (packet id, user) of every claim still pending (step 1 done, credit not yet marked done).
+async fn pending_claims(store: &Store, packet_ids: &[String]) -> BTreeSet<(String, String)> {
+    let mut conn = store.conn().await.unwrap();
+    let mut out = BTreeSet::new();
+    for id in packet_ids {
+        let claims: Vec<(String, String)> = redis::cmd("HGETALL")
+            .arg(hongbao::keys::Keys::new("hb").packet(id).claims)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        for (user, state) in claims {
+            if state.starts_with("pending:") {
+                out.insert((id.clone(), user));
+            } else {
+                assert!(state.starts_with("done:"), "{id} {user}: {state}");
+            }
+        }
+    }
+    out
+}
+
+/// Every ledger entry of `user` (the ledger is capped at 1,000 entries; this workload writes
+/// far fewer per user).
+async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
+    let mut conn = store.conn().await.unwrap();
+    let items: Vec<String> = redis::cmd("LRANGE")
+        .arg(hongbao::keys::Keys::new("hb").wallet(user).ledger)
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(items.len() < hongbao::config::LEDGER_CAP as usize, "{user}");
+    items
+        .iter()
+        .map(|i| wallet::Entry::parse(i).unwrap())
+        .collect()
+}
+
+/// The pause between checkpoints, ms.
+const PACE_MS: i64 = 300;
+
+/// Redis `TIME`, Unix ms.
+async fn redis_now_ms(store: &Store) -> i64 {
+    let mut conn = store.conn().await.unwrap();
+    let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
+    s * 1000 + us / 1000
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn seeded_random_workload_conserves_money() {
     for backend in Backend::ALL {
@@ -164,10 +260,23 @@ async fn seeded_random_workload_conserves_money() {
         let store = store(&redis, |c| c.grab_rate_limit = 0);
         let mut rng = StdRng::seed_from_u64(0x4842_2026);
         let users: Vec<String> = (0..12).map(|i| format!("w{i}")).collect();
-        let mut deposits = 0;
+        // (user, reference) -> cents of every generated deposit: the expected money, whatever
+        // the code answers.
+        let mut generated_deposits: BTreeMap<(String, String), i64> = BTreeMap::new();
+        // (user, reference) -> deposit calls that answered Applied.
+        let mut applied: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let mut retried_deposits = 0;
+        let mut interrupted: BTreeSet<(String, String)> = BTreeSet::new();
+        // Sum of the mid-run reclaim runs' summaries.
+        let mut mid = ReclaimSummary::default();
         let mut packet_ids: Vec<String> = Vec::new();
         let mut step = 0;
-        for _checkpoint in 0..12 {
+        for checkpoint in 0..12 {
+            // Pace the checkpoints so packets (1 to 3 s to live) expire while the workload runs
+            // and its reclaim operations have something to settle and re-drive.
+            if checkpoint > 0 {
+                sleep_until_redis_ms(&store, redis_now_ms(&store).await + PACE_MS).await;
+            }
             for _batch in 0..5 {
                 let ops: Vec<(Op, bool)> = (0..10)
                     .map(|_| {
@@ -178,25 +287,100 @@ async fn seeded_random_workload_conserves_money() {
                         )
                     })
                     .collect();
+                for (op, _) in &ops {
+                    if let Op::Deposit {
+                        user,
+                        cents,
+                        reference,
+                    } = op
+                    {
+                        let prev =
+                            generated_deposits.insert((user.clone(), reference.clone()), *cents);
+                        assert!(prev.is_none(), "references are unique per step");
+                    }
+                }
                 let ids = packet_ids.clone();
-                let results = join_all(ops.into_iter().map(|(op, retry)| {
+                let results = join_all(ops.clone().into_iter().map(|(op, retry)| {
                     let (store, ids) = (store.clone(), ids.clone());
                     async move { run(&store, &ids, op, retry).await }
                 }))
                 .await;
-                for (dep, created) in results {
-                    deposits += dep;
-                    packet_ids.extend(created);
+                for ((op, retry), done) in ops.into_iter().zip(results) {
+                    if let Op::Deposit {
+                        user, reference, ..
+                    } = &op
+                    {
+                        // The first call credits; a retry of the same reference is a repeat.
+                        assert_eq!(done.deposits.len(), if retry { 2 } else { 1 });
+                        assert!(
+                            matches!(done.deposits[0], DepositOutcome::Applied { .. }),
+                            "{backend:?} {op:?}: {:?}",
+                            done.deposits
+                        );
+                        assert!(
+                            done.deposits[1..]
+                                .iter()
+                                .all(|d| matches!(d, DepositOutcome::Repeat { .. })),
+                            "{backend:?} {op:?}: a retried deposit must answer Repeat: {:?}",
+                            done.deposits
+                        );
+                        retried_deposits += usize::from(retry);
+                        *applied
+                            .entry((user.clone(), reference.clone()))
+                            .or_default() += done
+                            .deposits
+                            .iter()
+                            .filter(|d| matches!(d, DepositOutcome::Applied { .. }))
+                            .count();
+                    }
+                    for s in &done.reclaims {
+                        add_summary(&mut mid, s);
+                    }
+                    interrupted.extend(done.interrupted);
+                    packet_ids.extend(done.created);
                 }
             }
-            assert_conserved(&store, &users, &packet_ids, deposits).await;
+            let expected: i64 = generated_deposits.values().sum();
+            assert_conserved(&store, &users, &packet_ids, expected).await;
+            // What the mid-run reclaims reported is what the packets say happened.
+            assert_eq!(
+                settlement_state(&store, &packet_ids).await,
+                (mid.settled, mid.refunded_cents),
+                "{backend:?}: mid-run reclaim summaries {mid:?}"
+            );
         }
+        let expected_deposits: i64 = generated_deposits.values().sum();
         assert!(
             packet_ids.len() >= 20,
             "{backend:?}: only {} packets",
             packet_ids.len()
         );
-        assert!(deposits > 0);
+        assert!(expected_deposits > 0);
+        assert!(retried_deposits > 0, "{backend:?}: no deposit was retried");
+        assert_eq!(
+            applied.keys().collect::<Vec<_>>(),
+            generated_deposits.keys().collect::<Vec<_>>()
+        );
+        let not_once: Vec<_> = applied.iter().filter(|(_, n)| **n != 1).collect();
+        assert!(
+            not_once.is_empty(),
+            "{backend:?}: each reference is applied exactly once: {not_once:?}"
+        );
+        // The mid-run reclaims did settle and refund expired packets.
+        assert!(
+            mid.settled > 0 && mid.refunded_cents > 0,
+            "{backend:?}: mid-run reclaims did nothing: {mid:?}"
+        );
+        assert!(
+            !interrupted.is_empty(),
+            "{backend:?}: no claim was interrupted"
+        );
+        // Nothing runs now: every claim still pending is one the workload interrupted.
+        let pending = pending_claims(&store, &packet_ids).await;
+        assert!(
+            pending.is_subset(&interrupted),
+            "{backend:?}: {pending:?} not in {interrupted:?}"
+        );
         // Let everything expire, then reclaim until nothing is due.
         let mut last_expiry = 0;
         for id in &packet_ids {
@@ -210,13 +394,43 @@ async fn seeded_random_workload_conserves_money() {
             );
         }
         sleep_until_redis_ms(&store, last_expiry).await;
+        let mut fin = ReclaimSummary::default();
         let mut rounds = 0;
         loop {
             let s = reclaim::run(&store).await.unwrap();
+            add_summary(&mut fin, &s);
             rounds += 1;
             if s.remaining_due == 0 || rounds > 10 {
                 break;
             }
+        }
+        // The final runs re-drove exactly the claims left pending, and every packet was settled
+        // once over all runs, refunding what the packets say.
+        assert_eq!(
+            fin.redriven,
+            pending.len() as u64,
+            "{backend:?}: {fin:?} {pending:?}"
+        );
+        assert!(
+            mid.redriven > 0 && fin.redriven > 0,
+            "{backend:?}: reclaim re-drove no interrupted claim: {mid:?} {fin:?}"
+        );
+        assert!(pending_claims(&store, &packet_ids).await.is_empty());
+        assert_eq!(
+            settlement_state(&store, &packet_ids).await,
+            (
+                mid.settled + fin.settled,
+                mid.refunded_cents + fin.refunded_cents
+            ),
+            "{backend:?}: {mid:?} {fin:?}"
+        );
+        assert_eq!(mid.settled + fin.settled, packet_ids.len() as u64);
+        // What every ledger must hold, from the generated deposits and the packets' state.
+        let mut want: BTreeMap<(String, &'static str, String), Vec<i64>> = BTreeMap::new();
+        for ((user, reference), cents) in &generated_deposits {
+            want.entry((user.clone(), EntryKind::Deposit.as_str(), reference.clone()))
+                .or_default()
+                .push(*cents);
         }
         for id in &packet_ids {
             let v = packets::view(&store, id).await.unwrap().unwrap();
@@ -231,15 +445,82 @@ async fn seeded_random_workload_conserves_money() {
                 0,
                 "{id}"
             );
+            let sender = v.packet.sender_id.clone();
+            want.entry((sender.clone(), EntryKind::PacketDebit.as_str(), id.clone()))
+                .or_default()
+                .push(-v.packet.total_cents);
+            if v.packet.refunded_cents > 0 {
+                want.entry((sender, EntryKind::RefundCredit.as_str(), id.clone()))
+                    .or_default()
+                    .push(v.packet.refunded_cents);
+            }
+            let mut claimed = 0;
+            for g in &v.grabs {
+                if g.claimed {
+                    claimed += g.share.amount_cents;
+                    want.entry((
+                        g.user_id.clone(),
+                        EntryKind::ClaimCredit.as_str(),
+                        id.clone(),
+                    ))
+                    .or_default()
+                    .push(g.share.amount_cents);
+                }
+            }
+            assert_eq!(claimed, v.packet.claimed_cents, "{id}");
         }
-        assert_conserved(&store, &users, &packet_ids, deposits).await;
+        // Every interrupted claim ended claimed (and so, by the ledger check below, credited
+        // exactly once).
+        for (id, user) in &interrupted {
+            assert!(
+                want.contains_key(&(user.clone(), EntryKind::ClaimCredit.as_str(), id.clone())),
+                "{backend:?}: interrupted claim {id} {user} never credited"
+            );
+        }
+        let mut got: BTreeMap<(String, &'static str, String), Vec<i64>> = BTreeMap::new();
         let mut total_balance = 0;
         for u in &users {
-            total_balance += wallet::balance(&store, u).await.unwrap();
+            let ledger = full_ledger(&store, u).await;
+            let balance = wallet::balance(&store, u).await.unwrap();
+            assert_eq!(
+                ledger.iter().map(|e| e.amount_cents).sum::<i64>(),
+                balance,
+                "{backend:?}: {u}'s ledger does not add up to the balance"
+            );
+            total_balance += balance;
+            for e in ledger.into_iter().rev() {
+                got.entry((u.clone(), e.kind.as_str(), e.reference))
+                    .or_default()
+                    .push(e.amount_cents);
+            }
         }
+        let keys: BTreeSet<_> = got.keys().chain(want.keys()).cloned().collect();
+        let wrong: Vec<_> = keys
+            .into_iter()
+            .filter(|k| got.get(k) != want.get(k))
+            .map(|k| {
+                let (g, w) = (got.get(&k).cloned(), want.get(&k).cloned());
+                (k, g, w)
+            })
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "{backend:?}: ledger entries ((user, kind, reference), got, want): {wrong:?}"
+        );
+        assert_conserved(&store, &users, &packet_ids, expected_deposits).await;
         assert_eq!(
-            total_balance, deposits,
+            total_balance, expected_deposits,
             "{backend:?}: after settlement all money is in wallets"
+        );
+        eprintln!(
+            "{backend:?}: {} packets, {} deposits ({} retried) = {expected_deposits} cents, \
+             {} interrupted claims, {} pending at the end of the workload; mid-run reclaims \
+             {mid:?}; final reclaims {fin:?}",
+            packet_ids.len(),
+            generated_deposits.len(),
+            retried_deposits,
+            interrupted.len(),
+            pending.len(),
         );
     }
 }
