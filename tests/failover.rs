@@ -47,6 +47,37 @@ async fn info(url: &str, section: &str) -> String {
         .unwrap()
 }
 
+/// Waits until the replica at `replica_url` has everything the primary at `primary_url` wrote
+/// (`master_repl_offset` = the replica's `slave_repl_offset`), so the "healthy" phase is
+/// replicated whatever the setting under test.
+async fn caught_up(primary_url: &str, replica_url: &str) {
+    let field = |text: &str, name: &str| -> i64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(-1)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let primary = field(
+            &info(primary_url, "replication").await,
+            "master_repl_offset:",
+        );
+        let replica = field(
+            &info(replica_url, "replication").await,
+            "slave_repl_offset:",
+        );
+        if primary >= 0 && replica == primary {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replica never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Freezes the replica at `replica_url` for `secs` (`DEBUG SLEEP`, in the background) and cuts
 /// its link on the primary at `primary_url`. Returns the sleeping call, to await before the
 /// replica is promoted.
@@ -198,6 +229,7 @@ async fn primary_replica(wait: bool) {
     });
 
     // The replica stops receiving; money keeps moving on the primary.
+    caught_up(&primary.url(), &replica.url()).await;
     let sleeping = freeze_and_cut(&replica.url(), &primary.url(), 3.0).await;
     let mut faulty = Faulty {
         acked: Vec::new(),
@@ -351,6 +383,16 @@ async fn cluster_scenario(wait: bool) {
         user: g1.clone(),
     }];
 
+    for (m, r) in [
+        (wallet_master, wallet_replica),
+        master_of(&cluster, &keys.wallet(&sender).wallet),
+    ] {
+        caught_up(
+            &format!("redis://127.0.0.1:{m}"),
+            &format!("redis://127.0.0.1:{r}"),
+        )
+        .await;
+    }
     let sleeping = freeze_and_cut(
         &format!("redis://127.0.0.1:{wallet_replica}"),
         &format!("redis://127.0.0.1:{wallet_master}"),

@@ -42,7 +42,6 @@ use redis::{
     Client, Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, RedisFuture,
     TlsCertificates, Value,
 };
-use tokio::sync::OnceCell;
 
 use crate::auth::{AuthKind, RedisCredentials};
 use crate::config::Config;
@@ -89,6 +88,40 @@ struct WaitPolicy {
 pub struct Conn {
     link: Link,
     wait: Option<std::sync::Arc<WaitPolicy>>,
+    /// Calls in a row that got no reply at all (timeout, I/O, no connection to the node).
+    failures: std::sync::Arc<std::sync::atomic::AtomicU32>,
+}
+
+/// Calls in a row without any reply after which [`Store::conn`] replaces a cluster connection
+/// with a new one. redis-rs 1.8's cluster client can stop answering for good after a failover
+/// when many calls are in flight on one connection (`tests/faults.rs`: a burst of concurrent
+/// calls right after `CLUSTER FAILOVER` left every later call timing out); a fresh connection
+/// with a fresh slot map recovers. A standalone `ConnectionManager` reconnects by itself.
+pub const REBUILD_AFTER_FAILURES: u32 = 3;
+
+impl Conn {
+    /// Counts a call's result toward [`REBUILD_AFTER_FAILURES`]: no reply at all counts, any
+    /// reply (an error reply included: the node is talking) resets the count.
+    fn note<T>(&self, result: &redis::RedisResult<T>) {
+        use std::sync::atomic::Ordering;
+        match result {
+            Err(e)
+                if e.is_timeout()
+                    || e.is_io_error()
+                    || e.is_connection_dropped()
+                    || e.kind() == redis::ErrorKind::ClusterConnectionNotFound =>
+            {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => self.failures.store(0, Ordering::Relaxed),
+        }
+    }
+
+    /// Whether [`Store::conn`] should replace this connection.
+    fn wedged(&self) -> bool {
+        self.is_cluster()
+            && self.failures.load(std::sync::atomic::Ordering::Relaxed) >= REBUILD_AFTER_FAILURES
+    }
 }
 
 fn is_noscript(reply: &redis::RedisResult<Value>) -> bool {
@@ -185,24 +218,32 @@ impl Conn {
     }
 }
 
+impl Conn {
+    async fn send(&mut self, cmd: &Cmd) -> redis::RedisResult<Value> {
+        if let Some(wait) = self.wait.clone() {
+            if let Some(key) = crate::scripts::acknowledged_call(cmd) {
+                return self.acknowledged(cmd, &key, &wait).await;
+            }
+        }
+        let reply = self.link.one(cmd).await;
+        if !is_noscript(&reply) {
+            return reply;
+        }
+        match crate::scripts::eval_for(cmd) {
+            Some(eval) => self.link.one(&eval).await,
+            None => reply,
+        }
+    }
+}
+
 impl ConnectionLike for Conn {
     /// Sends `cmd`: acknowledged by replicas when it is a money script and
     /// `REDIS_WAIT_REPLICAS` > 0, with `NOSCRIPT` answered by `EVAL` (see [`Conn`]).
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
-            if let Some(wait) = self.wait.clone() {
-                if let Some(key) = crate::scripts::acknowledged_call(cmd) {
-                    return self.acknowledged(cmd, &key, &wait).await;
-                }
-            }
-            let reply = self.link.one(cmd).await;
-            if !is_noscript(&reply) {
-                return reply;
-            }
-            match crate::scripts::eval_for(cmd) {
-                Some(eval) => self.link.one(&eval).await,
-                None => reply,
-            }
+            let reply = self.send(cmd).await;
+            self.note(&reply);
+            reply
         })
     }
 
@@ -212,7 +253,11 @@ impl ConnectionLike for Conn {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move { self.link.many(pipeline, offset, count).await })
+        Box::pin(async move {
+            let replies = self.link.many(pipeline, offset, count).await;
+            self.note(&replies);
+            replies
+        })
     }
 
     fn get_db(&self) -> i64 {
@@ -477,7 +522,11 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
         })
     });
     match tokio::time::timeout(budget, attempt).await {
-        Ok(Ok(link)) => Ok(Conn { link, wait }),
+        Ok(Ok(link)) => Ok(Conn {
+            link,
+            wait,
+            failures: Default::default(),
+        }),
         Ok(Err(e)) => {
             let text = e.to_string();
             let hint = if e.kind() == redis::ErrorKind::AuthenticationFailed
@@ -503,7 +552,12 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
 /// A lazily connected, shared Redis handle plus the configuration that built it.
 pub struct Store {
     config: Config,
-    conn: OnceCell<Conn>,
+    /// The current connection (cloned for each request).
+    current: std::sync::RwLock<Option<Conn>>,
+    /// Held while connecting, so concurrent requests share one connect.
+    connecting: tokio::sync::Mutex<()>,
+    /// Connect attempts so far.
+    attempts: std::sync::atomic::AtomicU64,
 }
 
 impl Store {
@@ -511,8 +565,19 @@ impl Store {
     pub fn new(config: Config) -> Self {
         Store {
             config,
-            conn: OnceCell::new(),
+            current: std::sync::RwLock::new(None),
+            connecting: tokio::sync::Mutex::new(()),
+            attempts: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    fn healthy(&self) -> Option<Conn> {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .filter(|c| !c.wedged())
+            .cloned()
     }
 
     /// The configuration.
@@ -520,19 +585,45 @@ impl Store {
         &self.config
     }
 
-    /// The shared connection, connecting first if needed.
+    /// The shared connection, connecting first if needed, and connecting anew when a cluster
+    /// connection got no reply to [`REBUILD_AFTER_FAILURES`] calls in a row.
     ///
     /// # Errors
     /// [`Error::Unavailable`] when Redis cannot be reached; the next call tries again.
     pub async fn conn(&self) -> Result<Conn, Error> {
-        self.conn
-            .get_or_try_init(|| async {
-                connect(&self.config)
-                    .await
-                    .inspect_err(|e| tracing::error!(error = %e, "redis connect failed"))
-            })
+        if let Some(conn) = self.healthy() {
+            return Ok(conn);
+        }
+        use std::sync::atomic::Ordering;
+        let seen = self.attempts.load(Ordering::SeqCst);
+        let _connecting = self.connecting.lock().await;
+        if let Some(conn) = self.healthy() {
+            return Ok(conn);
+        }
+        if self.attempts.load(Ordering::SeqCst) != seen {
+            // Another request tried while this one waited, and failed: do not queue a second
+            // full connect behind it; the client retries (503).
+            return Err(Error::Unavailable(
+                "the Redis connection is being re-established; retry".into(),
+            ));
+        }
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        if self
+            .current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+        {
+            tracing::warn!(
+                failures = REBUILD_AFTER_FAILURES,
+                "replacing the Redis cluster connection after calls in a row got no reply"
+            );
+        }
+        let conn = connect(&self.config)
             .await
-            .cloned()
+            .inspect_err(|e| tracing::error!(error = %e, "redis connect failed"))?;
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Some(conn.clone());
+        Ok(conn)
     }
 
     /// Connects now, during the Lambda `Init` phase, and logs the outcome (one `error` line
