@@ -78,14 +78,39 @@ async fn caught_up(primary_url: &str, replica_url: &str) {
     }
 }
 
-/// Freezes the replica at `replica_url` for `secs` (`DEBUG SLEEP`, in the background) and cuts
-/// its link on the primary at `primary_url`. Returns the sleeping call, to await before the
-/// replica is promoted.
-async fn freeze_and_cut(
-    replica_url: &str,
-    primary_url: &str,
-    secs: f64,
-) -> tokio::task::JoinHandle<()> {
+/// How long the replica is frozen: the faulty phase and the kill must fit inside (they take
+/// well under a second); below the cluster's 5 s node timeout.
+const FREEZE_SECS: f64 = 4.0;
+
+/// The replica's freeze, running in the background.
+struct Frozen {
+    since: std::time::Instant,
+    sleep: tokio::task::JoinHandle<()>,
+}
+
+impl Frozen {
+    /// Called right after the primary was killed: the replica must still be frozen, or it may
+    /// have fetched the writes under test and the scenario proves nothing.
+    fn assert_still_frozen(&self) {
+        let s = self.since.elapsed().as_secs_f64();
+        assert!(
+            s < FREEZE_SECS - 0.3 && !self.sleep.is_finished(),
+            "the replica woke up ({s:.1} s) before the primary was killed: machine too slow for \
+             this scenario"
+        );
+    }
+
+    /// Waits until the replica is awake.
+    async fn wake(self) {
+        self.sleep.await.unwrap();
+    }
+}
+
+/// Freezes the replica at `replica_url` for [`FREEZE_SECS`] (`DEBUG SLEEP`, in the
+/// background) and cuts its link on the primary at `primary_url`.
+async fn freeze_and_cut(replica_url: &str, primary_url: &str) -> Frozen {
+    let secs = FREEZE_SECS;
+    let since = std::time::Instant::now();
     let mut sleeper = conn_to(replica_url).await;
     let sleep = tokio::spawn(async move {
         let _: () = redis::cmd("DEBUG")
@@ -104,7 +129,7 @@ async fn freeze_and_cut(
         .await
         .unwrap();
     assert_eq!(killed, 1, "the replica link was not cut");
-    sleep
+    Frozen { since, sleep }
 }
 
 /// The movements of `acked` that are missing from the store (after the failover).
@@ -230,7 +255,7 @@ async fn primary_replica(wait: bool) {
 
     // The replica stops receiving; money keeps moving on the primary.
     caught_up(&primary.url(), &replica.url()).await;
-    let sleeping = freeze_and_cut(&replica.url(), &primary.url(), 3.0).await;
+    let sleeping = freeze_and_cut(&replica.url(), &primary.url()).await;
     let mut faulty = Faulty {
         acked: Vec::new(),
         refused: 0,
@@ -255,7 +280,8 @@ async fn primary_replica(wait: bool) {
 
     // Crash: the primary dies, the replica wakes up and is promoted.
     primary.stop();
-    sleeping.await.unwrap();
+    sleeping.assert_still_frozen();
+    sleeping.wake().await;
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
         .arg("ONE")
@@ -396,7 +422,6 @@ async fn cluster_scenario(wait: bool) {
     let sleeping = freeze_and_cut(
         &format!("redis://127.0.0.1:{wallet_replica}"),
         &format!("redis://127.0.0.1:{wallet_master}"),
-        3.0,
     )
     .await;
     let mut faulty = Faulty {
@@ -415,7 +440,8 @@ async fn cluster_scenario(wait: bool) {
     });
 
     cluster.kill(wallet_master);
-    sleeping.await.unwrap();
+    sleeping.assert_still_frozen();
+    sleeping.wake().await;
     cluster.takeover(wallet_replica);
     let after = Arc::new(Store::new(cfg(cluster.url_except(wallet_master), false)));
     let lost_before = missing(&after, &acked).await;
