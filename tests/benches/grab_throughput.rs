@@ -45,6 +45,10 @@ use hongbao::split::{LuckySplit, Mode};
 use hongbao::{scripts, wallet, Config, Store};
 use tokio::runtime::Runtime;
 
+#[path = "support/mod.rs"]
+mod support;
+use support::{env_num, info_field, median, rusage_cpu, server_cpu_secs};
+
 /// Default number of requests per phase (`BENCH_GRABS` overrides it).
 const DEFAULT_GRABS: u64 = 20_000;
 /// Default number of rounds (`BENCH_ROUNDS` overrides it).
@@ -187,35 +191,6 @@ struct Counters {
     server_reads: f64,
 }
 
-/// CPU time (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for
-/// children (`RUSAGE_CHILDREN`), seconds.
-fn rusage_cpu(who: libc::c_int) -> f64 {
-    // SAFETY: `getrusage` only writes the zeroed struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::getrusage(who, &mut usage), 0, "getrusage");
-        usage
-    };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
-/// The numeric field `name` of an `INFO` reply (`name:value` lines, or `k=v` items after
-/// `name:` when `item` is given), 0 if absent.
-fn info_field(info: &str, name: &str, item: Option<&str>) -> f64 {
-    let value = info
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
-    let value = match (value, item) {
-        (Some(v), Some(item)) => v
-            .split(',')
-            .find_map(|kv| kv.strip_prefix(item)?.strip_prefix('=')),
-        (v, None) => v,
-        (None, _) => None,
-    };
-    value.and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
-}
-
 /// The server, runtimes to drive `hongbao` on, and an admin store for setup and statistics.
 struct Bench {
     /// The private server every phase runs against.
@@ -309,8 +284,7 @@ impl Bench {
         let stats: String = self.query(&["INFO", "stats"]);
         Counters {
             client_cpu: rusage_cpu(client),
-            server_cpu: info_field(&info, "used_cpu_user", None)
-                + info_field(&info, "used_cpu_sys", None),
+            server_cpu: server_cpu_secs(&info),
             server_reads: info_field(&stats, "total_reads_processed", None),
         }
     }
@@ -483,28 +457,12 @@ fn config(server: &RedisServer) -> Config {
     }
 }
 
-/// The value of environment variable `name`, if it is set and parses.
-fn env_num<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
 /// The run with the most grabs per second.
 fn best(runs: &[Run]) -> Run {
     *runs
         .iter()
         .max_by(|a, b| a.grabs_per_sec().total_cmp(&b.grabs_per_sec()))
         .expect("at least one run")
-}
-
-/// The median of `values`.
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
 }
 
 /// The median over rounds of `runs`' grabs per second as a percentage of `reference`'s in the

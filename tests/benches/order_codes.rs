@@ -34,6 +34,10 @@ use hongbao::order_codes::{self, Outcome, ZoneWindow};
 use hongbao::{scripts, Config, Store};
 use tokio::runtime::Runtime;
 
+#[path = "support/mod.rs"]
+mod support;
+use support::{evalsha_stats, rusage_cpu, server_cpu_secs};
+
 /// Default number of calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: u64 = 50_000;
 
@@ -81,19 +85,6 @@ impl Row {
     fn per_call(&self, cpu: f64) -> f64 {
         cpu * 1e6 / self.calls as f64
     }
-}
-
-/// CPU time (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for
-/// children (`RUSAGE_CHILDREN`), seconds.
-fn rusage_cpu(who: libc::c_int) -> f64 {
-    // SAFETY: `getrusage` only writes the zeroed struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::getrusage(who, &mut usage), 0, "getrusage");
-        usage
-    };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// The server, a runtime and an admin store for setup and statistics.
@@ -152,30 +143,12 @@ impl Bench {
 
     /// CPU time (user + system) `redis-server` has used so far, seconds (`INFO cpu`).
     fn server_cpu(&self) -> f64 {
-        let info: String = self.query(&["INFO", "cpu"]);
-        info.lines()
-            .filter_map(|l| {
-                l.strip_prefix("used_cpu_user:")
-                    .or_else(|| l.strip_prefix("used_cpu_sys:"))
-            })
-            .filter_map(|v| v.trim().parse::<f64>().ok())
-            .sum()
+        server_cpu_secs(&self.query::<String>(&["INFO", "cpu"]))
     }
 
     /// `(calls, usec_per_call)` of `cmdstat_evalsha`.
     fn evalsha_stats(&self) -> (u64, f64) {
-        let info: String = self.query(&["INFO", "commandstats"]);
-        let line = info
-            .lines()
-            .find(|l| l.starts_with("cmdstat_evalsha:"))
-            .unwrap_or("");
-        let field = |name: &str| {
-            line.split([':', ','])
-                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
-        (field("calls") as u64, field("usec_per_call"))
+        evalsha_stats(&self.query::<String>(&["INFO", "commandstats"]))
     }
 
     /// Positions taken, summed over the day hashes present (one field each: secret -> taken).
