@@ -235,19 +235,25 @@ async fn primary_replica(wait: bool) {
         wait_timeout_ms: 100,
         ..Config::default()
     };
+    // The healthy phase may wait longer for its acknowledgements (a busy CI machine); the
+    // faulty phase uses the short timeout that a deployment would.
+    let healthy = Arc::new(Store::new(Config {
+        wait_timeout_ms: 5_000,
+        ..cfg(&primary.url())
+    }));
     let store = Arc::new(Store::new(cfg(&primary.url())));
 
     // Healthy: everything replicated.
     let mut acked = Vec::new();
-    fund(&store, "alice", 1_000).await;
-    let p = create(&store, "alice", &fixed(600, 3)).await;
+    fund(&healthy, "alice", 1_000).await;
+    let p = create(&healthy, "alice", &fixed(600, 3)).await;
     acked.push(Movement::Create {
         packet_id: p.packet_id.clone(),
     });
     for u in ["bob", "carol", "dave"] {
-        grabbed(packets::grab(&store, &p.packet_id, u).await.unwrap());
+        grabbed(packets::grab(&healthy, &p.packet_id, u).await.unwrap());
     }
-    claimed(packets::claim(&store, &p.packet_id, "bob").await.unwrap());
+    claimed(packets::claim(&healthy, &p.packet_id, "bob").await.unwrap());
     acked.push(Movement::Claim {
         packet_id: p.packet_id.clone(),
         user: "bob".into(),
@@ -396,14 +402,18 @@ async fn cluster_scenario(wait: bool) {
         response_timeout: Duration::from_millis(1000),
         ..Config::default()
     };
+    let healthy = Arc::new(Store::new(Config {
+        wait_timeout_ms: 5_000,
+        ..cfg(cluster.url_except(wallet_master), wait)
+    }));
     let store = Arc::new(Store::new(cfg(cluster.url_except(wallet_master), wait)));
     let (g1, g2) = (grabbers[0].clone(), grabbers[1].clone());
 
-    fund(&store, &sender, 300).await;
-    let p = create(&store, &sender, &fixed(300, 3)).await;
-    grabbed(packets::grab(&store, &p.packet_id, &g1).await.unwrap());
-    grabbed(packets::grab(&store, &p.packet_id, &g2).await.unwrap());
-    claimed(packets::claim(&store, &p.packet_id, &g1).await.unwrap());
+    fund(&healthy, &sender, 300).await;
+    let p = create(&healthy, &sender, &fixed(300, 3)).await;
+    grabbed(packets::grab(&healthy, &p.packet_id, &g1).await.unwrap());
+    grabbed(packets::grab(&healthy, &p.packet_id, &g2).await.unwrap());
+    claimed(packets::claim(&healthy, &p.packet_id, &g1).await.unwrap());
     let acked = vec![Movement::Claim {
         packet_id: p.packet_id.clone(),
         user: g1.clone(),

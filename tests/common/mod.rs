@@ -25,7 +25,7 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
         redis_cluster: redis.is_cluster(),
         deposit_principals: hongbao::config::DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap(),
         wait_replicas: u32::from(replicated),
-        wait_timeout_ms: 1_000,
+        wait_timeout_ms: 5_000,
         ..Config::default()
     };
     tweak(&mut cfg);
