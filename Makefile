@@ -6,7 +6,7 @@ CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
-.PHONY: demo test deps release fmt unit replicas clippy doc lint e2e bench sam-build clean
+.PHONY: demo test deps release fmt layers unit replicas clippy doc lint e2e bench serve serve-check sam-build clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -14,7 +14,7 @@ demo: deps release
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster),
 ##       clippy, template lint, and the end-to-end tests under the Lambda emulator
-test: deps fmt unit replicas clippy doc lint release e2e
+test: deps fmt layers unit replicas clippy doc lint release e2e serve-check
 
 deps:
 	scripts/install-deps.sh
@@ -26,10 +26,15 @@ unit:
 	$(CARGO) test --workspace --locked
 
 doc:
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p hongbao-shared
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked -p hongbao
 
 fmt:
 	$(CARGO) fmt --all --check
+
+## layers: shared/src is api -> store -> domain without module cycles; the domain names no
+##         Redis, HTTP or Lambda crate (scripts/check-layers.py)
+layers:
+	python3 scripts/check-layers.py
 
 ## replicas: the red-packet, order-code, vote and workload suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
@@ -47,7 +52,18 @@ lint:
 e2e:
 	$(PY) scripts/e2e_rie.py
 
-## bench: grabs, order codes and votes per second through `shared`, beside redis-benchmark;
+## serve: the whole HTTP API on http://127.0.0.1:3000 (every function's router, as the template
+##        routes them) on a redis-server it starts (or REDIS_URL); identity from x-user-id
+serve: deps
+	$(CARGO) build --locked -p hongbao --example serve
+	$(PY) scripts/serve.py
+
+## serve-check: `make serve` on a free port, driven over real HTTP by the README's curl session
+serve-check:
+	$(CARGO) build --locked -p hongbao --example serve
+	$(PY) scripts/serve.py --check
+
+## bench: grabs, order codes and votes per second through `hongbao`, beside redis-benchmark;
 ##        a 100,000-packet reclaim backlog drained by one reclaim run
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput

@@ -2,26 +2,19 @@
 # Lint template.yaml (or the template given as $1) with `sam validate --lint`
 # and `cfn-lint`; both must be clean (no errors, no warnings). Works offline.
 #
-# Uses the tools in .venv/ at the repository root, creating the venv and
-# installing aws-sam-cli and cfn-lint into it when they are missing, so CI on
-# a fresh machine can just run this script. Set HONGBAO_VENV to use another
-# venv directory.
+# Uses the tools in .venv/ at the repository root; when they are missing it runs
+# scripts/install-deps.sh (the one installer, pinned in scripts/requirements.txt),
+# so CI on a fresh machine can just run this script. Set HONGBAO_VENV to use
+# another venv directory.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${HONGBAO_VENV:-$root/.venv}"
 template="$(realpath "${1:-$root/template.yaml}")"
 
-if [[ ! -x "$venv/bin/python" ]]; then
-    echo "check-template: creating venv $venv" >&2
-    python3 -m venv "$venv"
-fi
-missing=()
-[[ -x "$venv/bin/sam" ]] || missing+=(aws-sam-cli)
-[[ -x "$venv/bin/cfn-lint" ]] || missing+=(cfn-lint)
-if ((${#missing[@]})); then
-    echo "check-template: installing ${missing[*]} into $venv" >&2
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "${missing[@]}"
+if [[ ! -x "$venv/bin/sam" || ! -x "$venv/bin/cfn-lint" ]]; then
+    echo "check-template: sam or cfn-lint missing in $venv; running scripts/install-deps.sh" >&2
+    HONGBAO_VENV="$venv" "$root/scripts/install-deps.sh"
 fi
 
 # sam validate needs a region even offline; never send telemetry from CI.

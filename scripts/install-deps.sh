@@ -1,42 +1,100 @@
 #!/usr/bin/env bash
-# Installs what `make demo` and `make test` need on a fresh machine, and nothing that is
-# already there: redis-server/redis-cli (Debian package), a Python venv in .venv with
-# aws-sam-cli (it ships the Lambda Runtime Interface Emulator) and cfn-lint.
-# Usage: scripts/install-deps.sh [--with-sam-build]   (adds cargo-lambda and ziglang)
+# The project's one installer: installs what `make demo` and `make test` need on a fresh
+# machine, and nothing that is already there: redis-server/redis-cli (Debian package) and a
+# Python venv in .venv (or $HONGBAO_VENV) with the pinned packages of scripts/requirements.txt
+# (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — and cfn-lint).
+# scripts/lambda_local.py and the Rust test harness (tests/harness) run it when something they
+# need is missing.
+#
+# pip runs only when the venv lacks a pinned package (or has another version of it) or when
+# scripts/requirements.txt changed since the last install: the file's sha256 is kept in
+# .venv/.requirements.sha256.
+#
+# Usage: scripts/install-deps.sh [--with-sam-build] [--redis-only]
+#   --with-sam-build  also cargo-lambda and ziglang (into the venv) and the rustup target
+#                     aarch64-unknown-linux-gnu, for `sam build`
+#   --redis-only      only redis-server/redis-cli (what the Rust test harness needs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_sam_build=0
+redis_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-sam-build) with_sam_build=1 ;;
+    --redis-only) redis_only=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown option $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo -n"; fi
 
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
   echo "installing redis-server (apt)"
-  $SUDO apt-get install -y redis-server >/dev/null 2>&1 || {
-    $SUDO apt-get update >/dev/null && $SUDO apt-get install -y redis-server >/dev/null
-  }
+  apt_get() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@"; }
+  apt_get install -y redis-server >/dev/null 2>&1 \
+    || { apt_get update >/dev/null && apt_get install -y redis-server >/dev/null; } || true
+  if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    echo "install-deps: redis-server/redis-cli still missing after" \
+      "\`apt-get install -y redis-server\`; install Redis (>= 7) manually" >&2
+    exit 1
+  fi
 fi
+if [ "$redis_only" = 1 ]; then exit 0; fi
 
 if ! command -v cargo >/dev/null; then
   echo "cargo is required (https://rustup.rs)" >&2
   exit 1
 fi
 
-PY=python3
-if [ ! -x .venv/bin/python ]; then
-  echo "creating .venv"
-  $PY -m venv .venv
+VENV="${HONGBAO_VENV:-.venv}"
+PY="$VENV/bin/python"
+REQ=scripts/requirements.txt
+STAMP="$VENV/.requirements.sha256"
+if [ ! -x "$PY" ]; then
+  echo "creating $VENV"
+  python3 -m venv "$VENV"
 fi
-want="aws-sam-cli cfn-lint"
-if [ "${1:-}" = "--with-sam-build" ]; then want="$want cargo-lambda ziglang"; fi
-missing=""
-for p in $want; do
-  .venv/bin/python -m pip show -q "$p" >/dev/null 2>&1 || missing="$missing $p"
-done
-if [ "${1:-}" = "--with-sam-build" ] && command -v rustup >/dev/null; then
-  rustup target list --installed | grep -q aarch64-unknown-linux-gnu \
-    || rustup target add aarch64-unknown-linux-gnu
+
+# Every `name==version` line of requirements.txt installed at that version? (No pip: fast.)
+pinned_installed() {
+  "$PY" - "$REQ" <<'EOF'
+import re, sys
+from importlib.metadata import PackageNotFoundError, version
+
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r"\s*([A-Za-z0-9._-]+)\s*==\s*([^\s;#]+)", line)
+    if not m:
+        continue
+    try:
+        if version(m.group(1)) != m.group(2):
+            sys.exit(1)
+    except PackageNotFoundError:
+        sys.exit(1)
+EOF
+}
+
+want_sum="$(sha256sum "$REQ" | cut -d' ' -f1)"
+have_sum="$(cat "$STAMP" 2>/dev/null || true)"
+if [ "$have_sum" != "$want_sum" ] || ! pinned_installed; then
+  echo "installing into $VENV: -r $REQ"
+  "$PY" -m pip install -q --disable-pip-version-check -r "$REQ"
+  echo "$want_sum" >"$STAMP"
 fi
-if [ -n "$missing" ]; then
-  echo "installing into .venv:$missing"
-  .venv/bin/python -m pip install -q --disable-pip-version-check $missing
+
+if [ "$with_sam_build" = 1 ]; then
+  missing=""
+  for p in cargo-lambda ziglang; do
+    "$PY" -m pip show -q "$p" >/dev/null 2>&1 || missing="$missing $p"
+  done
+  if [ -n "$missing" ]; then
+    echo "installing into $VENV:$missing"
+    "$PY" -m pip install -q --disable-pip-version-check $missing
+  fi
+  if command -v rustup >/dev/null; then
+    rustup target list --installed | grep -q aarch64-unknown-linux-gnu \
+      || rustup target add aarch64-unknown-linux-gnu
+  fi
 fi

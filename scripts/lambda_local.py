@@ -8,11 +8,15 @@ it talks to the real Lambda service, and we invoke it through RIE's invoke endpo
 bootstrap and serves one invocation at a time, like one Lambda execution environment; a
 `SandboxPool` of N of them is a function scaled out to N environments.
 
-Python 3 standard library only. Pieces:
+Python 3 standard library plus redis-py (`redis`, pinned in scripts/requirements.txt, which
+scripts/install-deps.sh installs into `.venv`). Pieces:
 
-* `find_rie()` — the RIE binary (installs aws-sam-cli into `.venv` when it is missing).
+* `find_rie()` — the RIE binary (runs scripts/install-deps.sh when it is missing).
+* `find_redis_server()` — `redis-server` (runs `scripts/install-deps.sh --redis-only` when it
+  is missing).
 * `RedisServer` — a private `redis-server` on a free loopback port in a temp dir (never 6379),
-  with a minimal RESP client (`command`) for audits.
+  with a redis-py client (`client`, replies decoded to str) and `command` / `scan_iter` for
+  audits.
 * `Sandbox` — one RIE + one bootstrap; `invoke(event) -> dict` (HTTP functions: `statusCode`,
   `headers`, `body` with the JSON body parsed); parses RIE's `INIT REPORT` / `REPORT` lines
   (cold start, `Duration`).
@@ -51,7 +55,14 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
+
+try:
+    import redis
+except ImportError as e:  # not the project's venv, or install-deps.sh has not run yet
+    raise ImportError(
+        f"lambda_local needs redis-py: run scripts/install-deps.sh and use .venv/bin/python ({e})"
+    ) from e
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS_DIR = ROOT / "events"
@@ -59,6 +70,7 @@ TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
 RELEASE_DIR = TARGET_DIR / "release"
 DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
 VENV_DIR = Path(os.environ.get("HONGBAO_VENV") or ROOT / ".venv")
+INSTALL_DEPS = ROOT / "scripts" / "install-deps.sh"
 
 # The red-packet functions (the default stack: what demo.py plays) ...
 PACKET_FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
@@ -245,9 +257,21 @@ def _glob_rie(venv: Path) -> Path | None:
     return None
 
 
+def install_deps(*args: str) -> None:
+    """Runs scripts/install-deps.sh ARGS, the project's one installer (redis-server from apt,
+    the pinned Python packages of scripts/requirements.txt into the venv); it installs only what
+    is missing. Its output goes to stderr. A failure is logged, not raised: the caller's lookup
+    then reports what is still missing."""
+    cmd = ["bash", str(INSTALL_DEPS), *args]
+    log(f"lambda_local: running {' '.join(['scripts/install-deps.sh', *args])}")
+    r = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=2)
+    if r.returncode != 0:
+        log(f"lambda_local: scripts/install-deps.sh failed with exit code {r.returncode}")
+
+
 def find_rie(install: bool = True) -> Path:
-    """The RIE binary: `$HONGBAO_RIE`, else the one in `.venv`'s aws-sam-cli; creates the venv
-    and installs aws-sam-cli when it is missing (and `install` is true)."""
+    """The RIE binary: `$HONGBAO_RIE`, else the one in `.venv`'s aws-sam-cli; runs
+    scripts/install-deps.sh when it is missing (and `install` is true)."""
     env = os.environ.get("HONGBAO_RIE")
     if env:
         p = Path(env)
@@ -256,20 +280,11 @@ def find_rie(install: bool = True) -> Path:
         return p
     rie = _glob_rie(VENV_DIR)
     if rie is None and install:
-        py = VENV_DIR / "bin" / "python"
-        if not py.exists():
-            log(f"lambda_local: creating venv {VENV_DIR}")
-            subprocess.run([sys.executable, "-m", "venv", str(VENV_DIR)], check=True)
-        log("lambda_local: installing aws-sam-cli into the venv (it ships the Lambda RIE)")
-        subprocess.run(
-            [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "aws-sam-cli"],
-            check=True,
-        )
+        install_deps()
         rie = _glob_rie(VENV_DIR)
     if rie is None:
         raise FileNotFoundError(
-            f"aws-lambda-rie-{_rie_arch()} not found in {VENV_DIR} "
-            "(python3 -m venv .venv && .venv/bin/pip install aws-sam-cli)"
+            f"aws-lambda-rie-{_rie_arch()} not found in {VENV_DIR} (run scripts/install-deps.sh)"
         )
     if not os.access(rie, os.X_OK):
         rie.chmod(rie.stat().st_mode | 0o111)
@@ -277,8 +292,8 @@ def find_rie(install: bool = True) -> Path:
 
 
 def find_redis_server(install: bool = True) -> str:
-    """`redis-server` on PATH (or /usr/bin, /usr/local/bin); `apt-get install -y redis-server`
-    when it is missing (and `install` is true)."""
+    """`redis-server` on PATH (or /usr/bin, /usr/local/bin); runs `scripts/install-deps.sh
+    --redis-only` when it is missing (and `install` is true)."""
     def lookup() -> str | None:
         return shutil.which("redis-server") or next(
             (p for p in ("/usr/bin/redis-server", "/usr/local/bin/redis-server") if os.access(p, os.X_OK)),
@@ -286,19 +301,11 @@ def find_redis_server(install: bool = True) -> str:
         )
 
     exe = lookup()
-    if exe is None and install and shutil.which("apt-get"):
-        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
-        log("lambda_local: installing redis-server with apt-get")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        r = subprocess.run(sudo + ["apt-get", "install", "-y", "redis-server"], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if r.returncode != 0:
-            subprocess.run(sudo + ["apt-get", "update"], env=env, stdout=subprocess.DEVNULL, check=False)
-            subprocess.run(sudo + ["apt-get", "install", "-y", "redis-server"], env=env,
-                           stdout=subprocess.DEVNULL, check=False)
+    if exe is None and install:
+        install_deps("--redis-only")
         exe = lookup()
     if exe is None:
-        raise FileNotFoundError("redis-server not found (apt-get install -y redis-server)")
+        raise FileNotFoundError("redis-server not found (run scripts/install-deps.sh)")
     return exe
 
 
@@ -325,98 +332,6 @@ def require_binaries(functions: Iterable[str] = DEFAULT_FUNCTIONS) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-class RespError(Exception):
-    pass
-
-
-class RespClient:
-    """A minimal, thread-safe RESP2 client (for audits and checks, not for the app's path)."""
-
-    def __init__(self, host: str, port: int, timeout: float = 5.0):
-        self.addr = (host, port)
-        self.timeout = timeout
-        self._sock: socket.socket | None = None
-        self._buf = b""
-        self._lock = threading.Lock()
-
-    def _connect(self) -> None:
-        self._sock = socket.create_connection(self.addr, timeout=self.timeout)
-        self._buf = b""
-
-    def close(self) -> None:
-        with self._lock:
-            if self._sock:
-                self._sock.close()
-                self._sock = None
-
-    def _readline(self) -> bytes:
-        while b"\r\n" not in self._buf:
-            chunk = self._sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("redis closed the connection")
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\r\n", 1)
-        return line
-
-    def _readexact(self, n: int) -> bytes:
-        while len(self._buf) < n + 2:
-            chunk = self._sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("redis closed the connection")
-            self._buf += chunk
-        data, self._buf = self._buf[:n], self._buf[n + 2 :]
-        return data
-
-    def _read(self) -> Any:
-        line = self._readline()
-        kind, rest = line[:1], line[1:]
-        if kind == b"+":
-            return rest.decode()
-        if kind == b"-":
-            return RespError(rest.decode())
-        if kind == b":":
-            return int(rest)
-        if kind == b"$":
-            n = int(rest)
-            return None if n < 0 else self._readexact(n).decode(errors="replace")
-        if kind == b"*":
-            n = int(rest)
-            return None if n < 0 else [self._read() for _ in range(n)]
-        raise RespError(f"unexpected RESP reply {line!r}")
-
-    def command(self, *args: Any) -> Any:
-        parts = [f"*{len(args)}\r\n".encode()]
-        for a in args:
-            b = a if isinstance(a, bytes) else str(a).encode()
-            parts.append(b"$%d\r\n%s\r\n" % (len(b), b))
-        with self._lock:
-            for attempt in (0, 1):
-                try:
-                    if self._sock is None:
-                        self._connect()
-                    self._sock.sendall(b"".join(parts))
-                    reply = self._read()
-                    break
-                except (ConnectionError, OSError):
-                    self._sock = None
-                    if attempt:
-                        raise
-        if isinstance(reply, RespError):
-            raise reply
-        return reply
-
-    def scan_iter(self, match: str, type_: str | None = None, count: int = 1000):
-        cursor = "0"
-        while True:
-            args = ["SCAN", cursor, "MATCH", match, "COUNT", count]
-            if type_:
-                args += ["TYPE", type_]
-            cursor, keys = self.command(*args)
-            yield from keys
-            if cursor == "0":
-                return
-
-
 class RedisServer:
     """A private `redis-server` on a free loopback port, no persistence, in a temp dir."""
 
@@ -424,7 +339,7 @@ class RedisServer:
         self.port = port or free_port()
         self.dir: str | None = None
         self.proc: subprocess.Popen | None = None
-        self.client: RespClient | None = None
+        self.client: redis.Redis | None = None
         self.detached = False
 
     @property
@@ -442,13 +357,16 @@ class RedisServer:
         self.proc = _spawn(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         wait_for_port(self.port, self.proc, timeout=10)
-        self.client = RespClient("127.0.0.1", self.port)
+        # Thread-safe (a connection pool); replies decoded to str, as the audits expect.
+        self.client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5.0,
+                                  socket_connect_timeout=5.0, decode_responses=True,
+                                  encoding_errors="replace")
         deadline = time.monotonic() + 10
         while True:
             try:
-                if self.client.command("PING") == "PONG":
+                if self.client.ping():
                     break
-            except (RespError, OSError):
+            except (redis.RedisError, OSError):
                 pass
             if time.monotonic() > deadline:
                 raise TimeoutError("redis-server does not answer PING")
@@ -456,7 +374,14 @@ class RedisServer:
         return self
 
     def command(self, *args: Any) -> Any:
-        return self.client.command(*args)
+        """Runs one Redis command, e.g. `command("HGET", key, "balance")`; the reply as redis-py
+        parses it, strings decoded (str), `None` for a nil reply. An error reply raises
+        `redis.ResponseError`."""
+        return self.client.execute_command(*args)
+
+    def scan_iter(self, match: str, type_: str | None = None, count: int = 1000) -> Iterator[str]:
+        """Every key matching the glob `match` (and of type `type_`, e.g. "hash"), via SCAN."""
+        return self.client.scan_iter(match=match, count=count, _type=type_)
 
     def detach(self) -> None:
         """Leaves the server running after this process exits (`--keep-redis`)."""

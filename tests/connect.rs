@@ -7,10 +7,9 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use harness::{Backend, ConfiguredServer, TestCa, TestRedis};
-use hongbao::auth::{AuthKind, RedisAuth};
-use hongbao::packets::{self, ClaimOutcome, GrabOutcome};
-use hongbao::{handlers, Config, Error, Store};
-use lambda_http::{Body, Response};
+use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::store::redis_auth::{AuthKind, RedisAuth};
+use hongbao::{Config, Error, Store};
 use serde_json::{json, Value};
 
 fn cfg(url: &str, auth: RedisAuth) -> Config {
@@ -88,14 +87,16 @@ async fn exercise(store: &Arc<Store>) {
     };
     common::claim_step_one(store, &short.packet_id, "late").await;
     common::sleep_until_redis_ms(store, short.expires_at_ms).await;
-    let s = hongbao::reclaim::run(store).await.unwrap();
+    let s = hongbao::store::reclaim::run(store).await.unwrap();
     assert_eq!(
         (s.settled, s.refunded_cents, s.redriven, s.failed),
         (1, 300 - share.amount_cents, 1, 0),
         "{s:?}"
     );
     assert_eq!(
-        hongbao::wallet::balance(store, "late").await.unwrap(),
+        hongbao::store::wallet::balance(store, "late")
+            .await
+            .unwrap(),
         share.amount_cents
     );
     let mut users = winners.clone();
@@ -112,22 +113,20 @@ fn grab_event(id: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The grab handler's answer: (status, error code, Retry-After).
-async fn grab_via_handler(store: &Store) -> (u16, Value, Option<String>) {
-    let req = lambda_http::request::from_str(&grab_event("00001111222233334444aaaa").to_string())
-        .unwrap();
-    let resp: Response<Body> = handlers::grab(store, req).await;
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|h| h.to_str().unwrap().to_string());
-    let body: Value = serde_json::from_slice(resp.body().as_ref()).unwrap();
-    (resp.status().as_u16(), body["error"].clone(), retry)
+/// The grab function's answer: (status, error code, Retry-After).
+async fn grab_via_handler(store: &Arc<Store>) -> (u16, Value, Option<String>) {
+    let ev = grab_event("00001111222233334444aaaa");
+    let (status, body, retry) = common::call(store, common::Function::Grab, &ev).await;
+    (status, body["error"].clone(), retry)
 }
 
 /// A connection that cannot be made: the store reports a clear `Unavailable` at cold start,
 /// and a request answers 503 + `Retry-After: 1`.
-async fn assert_refused(store: &Store, expect_in_message: &[&str], secret: Option<&str>) -> String {
+async fn assert_refused(
+    store: &Arc<Store>,
+    expect_in_message: &[&str],
+    secret: Option<&str>,
+) -> String {
     let err = store
         .connect_at_cold_start()
         .await
@@ -173,10 +172,10 @@ async fn tls_with_a_private_ca() {
     }
     // A CA that did not sign the server's certificate, and the public roots: refused, clearly.
     let other = TestCa::new("other");
-    let wrong = Store::new(cfg(
+    let wrong = Arc::new(Store::new(cfg(
         &server.url(),
         ca_auth(&other.ca_cert().display().to_string()),
-    ));
+    )));
     let msg = assert_refused(
         &wrong,
         &[
@@ -189,17 +188,20 @@ async fn tls_with_a_private_ca() {
     )
     .await;
     eprintln!("wrong CA: {msg}");
-    let public = Store::new(cfg(&server.url(), RedisAuth::default()));
+    let public = Arc::new(Store::new(cfg(&server.url(), RedisAuth::default())));
     let msg = assert_refused(&public, &["certificate"], None).await;
     eprintln!("public roots: {msg}");
     // Plain TCP to a TLS-only port: refused, no business answer.
-    let plain = Store::new(cfg(
+    let plain = Arc::new(Store::new(cfg(
         &server.url().replace("rediss://", "redis://"),
         RedisAuth::default(),
-    ));
+    )));
     assert_refused(&plain, &["redis://127.0.0.1"], None).await;
     // A CA path that does not exist.
-    let missing = Store::new(cfg(&server.url(), ca_auth("/nonexistent/ca.pem")));
+    let missing = Arc::new(Store::new(cfg(
+        &server.url(),
+        ca_auth("/nonexistent/ca.pem"),
+    )));
     assert_refused(&missing, &["REDIS_CA_CERT", "/nonexistent/ca.pem"], None).await;
 }
 
@@ -213,10 +215,10 @@ async fn acl_user_and_password() {
     store.connect_at_cold_start().await.expect("ACL connect");
     exercise(&store).await;
 
-    let wrong = Store::new(cfg(
+    let wrong = Arc::new(Store::new(cfg(
         &server.url(),
         password_auth(Some("hongbao-app"), "battery-staple"),
-    ));
+    )));
     let msg = assert_refused(
         &wrong,
         &["authentication failed", "REDIS_AUTH"],
@@ -224,7 +226,7 @@ async fn acl_user_and_password() {
     )
     .await;
     eprintln!("wrong password: {msg}");
-    let nobody = Store::new(cfg(&server.url(), RedisAuth::default()));
+    let nobody = Arc::new(Store::new(cfg(&server.url(), RedisAuth::default())));
     let msg = assert_refused(&nobody, &["NOAUTH"], None).await;
     eprintln!("no password: {msg}");
     // The same store keeps answering 503 (it retries the connect on each request).
@@ -239,10 +241,10 @@ async fn requirepass_auth_token() {
         password_auth(None, "elasticache-auth-token-0123456789"),
     )));
     exercise(&store).await;
-    let wrong = Store::new(cfg(
+    let wrong = Arc::new(Store::new(cfg(
         &server.url(),
         password_auth(None, "not-the-token-0123456789"),
-    ));
+    )));
     let msg = assert_refused(
         &wrong,
         &["authentication failed"],
@@ -272,10 +274,10 @@ async fn cluster_auto_detection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_listening_is_503_not_a_panic() {
     let port = harness::ports::free_port(false);
-    let store = Store::new(cfg(
+    let store = Arc::new(Store::new(cfg(
         &format!("redis://127.0.0.1:{port}"),
         RedisAuth::default(),
-    ));
+    )));
     assert_refused(&store, &[&format!("127.0.0.1:{port}")], None).await;
 }
 
@@ -292,7 +294,7 @@ async fn hung_server_is_503_within_the_timeouts() {
         response_timeout: std::time::Duration::from_millis(300),
         ..Config::default()
     };
-    let warm = Store::new(timeouts(&server.url()));
+    let warm = Arc::new(Store::new(timeouts(&server.url())));
     assert_eq!(
         grab_via_handler(&warm).await.0,
         404,
@@ -311,7 +313,7 @@ async fn hung_server_is_503_within_the_timeouts() {
         }
     }
     let thaw = Thaw(pid);
-    let cold = Store::new(timeouts(&server.url()));
+    let cold = Arc::new(Store::new(timeouts(&server.url())));
     for (name, store, limit_ms) in [("connected", &warm, 1_500), ("cold", &cold, 2_500)] {
         let t = std::time::Instant::now();
         let (status, body, retry) = grab_via_handler(store).await;

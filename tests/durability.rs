@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 use harness::{Backend, RawConn, TestRedis};
-use hongbao::keys::Keys;
-use hongbao::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::split::{LuckySplit, Mode};
-use hongbao::wallet::{self, DepositOutcome};
-use hongbao::{reclaim, scripts, Store};
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::wallet::{self, DepositOutcome};
+use hongbao::store::{reclaim, scripts};
+use hongbao::Store;
 
 const DAY_MS: f64 = 86_400_000.0;
 
@@ -270,7 +271,7 @@ async fn allkeys_eviction_refuses_cold_start() {
                         .clone(),
                 )
                 .await;
-            let verdict = hongbao::lambda::check_eviction(&store).await;
+            let verdict = hongbao::api::lambda::check_eviction(&store).await;
             assert_eq!(verdict.is_err(), refused, "{backend:?} {policy}");
             if let Err(e) = verdict {
                 let text = e.to_string();
@@ -315,8 +316,8 @@ async fn exact_integers_and_the_balance_limit() {
         assert!(w.entries.iter().all(|e| e.amount_cents == BIG));
 
         let open = store(&redis, |c| {
-            c.max_balance_cents = 1_000_000_000_000_000;
-            c.max_total_cents = 100_000_000_000_000;
+            c.wallet.max_balance_cents = 1_000_000_000_000_000;
+            c.packets.max_total_cents = 100_000_000_000_000;
         });
         for i in 0..1_001 {
             let out = wallet::deposit(&open, "whale2", BIG, &format!("d{i}"))
@@ -363,7 +364,7 @@ async fn exact_integers_and_the_balance_limit() {
 async fn a_failing_packet_does_not_block_refunds() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = store(&redis, |c| c.reclaim_batch = 2);
+        let store = store(&redis, |c| c.reclaim.batch = 2);
         let senders: Vec<String> = (0..5).map(|i| format!("s{i}")).collect();
         let mut ids = Vec::new();
         for s in &senders {
@@ -633,12 +634,15 @@ async fn the_audit_sees_stuck_money() {
                 .await
                 .unwrap();
         }
-        assert_eq!(hongbao::audit::stuck_packets(&store).await.unwrap(), vec![]);
+        assert_eq!(
+            hongbao::store::audit::stuck_packets(&store).await.unwrap(),
+            vec![]
+        );
         sleep_until_redis_ms(&store, lost.expires_at_ms.max(fine.expires_at_ms)).await;
-        let stuck = hongbao::audit::stuck_packets(&store).await.unwrap();
+        let stuck = hongbao::store::audit::stuck_packets(&store).await.unwrap();
         assert_eq!(
             stuck,
-            vec![hongbao::audit::StuckPacket {
+            vec![hongbao::store::audit::StuckPacket {
                 packet_id: lost.packet_id.clone(),
                 expires_at_ms: lost.expires_at_ms,
                 held_cents: 100,

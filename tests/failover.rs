@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use common::{create, fund};
 use harness::{RedisServer, ReplicatedCluster};
-use hongbao::keys::Keys;
-use hongbao::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::split::{LuckySplit, Mode};
-use hongbao::wallet::{self, DepositOutcome, EntryKind};
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::wallet::{self, DepositOutcome, EntryKind};
 use hongbao::{Config, Error, Store};
 
 /// A money movement the functions answered 2xx.
@@ -479,7 +479,7 @@ async fn cluster_scenario(wait: bool) {
         assert_eq!(lost.len(), 2, "the loss must be visible: {lost:?}");
         // The claim is done on the packet's shard but its credit vanished with the wallet's:
         // the books no longer balance.
-        let t = hongbao::audit::totals(&after, &users, std::slice::from_ref(&p.packet_id))
+        let t = hongbao::store::audit::totals(&after, &users, std::slice::from_ref(&p.packet_id))
             .await
             .unwrap();
         assert_ne!(t.total(), 350, "{t:?}");

@@ -16,7 +16,7 @@
 //! (only after a 503 of that grabber: the reply to its first grab was lost); never `Expired`
 //! (the packets expire in 600 s) nor `Internal`; winners = shares, each share once, amounts sum
 //! to the total; every winner's claim credits once; money is conserved
-//! (`hongbao::audit::totals`). Per fault, beyond shares handed out before and after it:
+//! (`hongbao::store::audit::totals`). Per fault, beyond shares handed out before and after it:
 //!
 //! * `SCRIPT FLUSH` / `CLIENT KILL` (12 rounds, 100 ms apart): shares are handed out between the
 //!   first and the last injection; at least one connection is killed; and the flushes force
@@ -51,7 +51,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
 use harness::{Backend, RedisServer, ReplicatedCluster, TestRedis};
-use hongbao::packets::{self, ClaimOutcome, GrabOutcome, Packet, Share};
+use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome, Packet, Share};
 use hongbao::{Config, Error, Store};
 
 /// Shares per packet.
@@ -559,7 +559,7 @@ async fn setup(store: &Store, n: usize) -> (Vec<Packet>, Vec<String>, i64) {
 }
 
 fn relaxed(c: &mut Config) {
-    c.grab_rate_limit = 0;
+    c.packets.grab_rate_limit = 0;
     c.connect_timeout = Duration::from_millis(500);
     c.response_timeout = Duration::from_millis(1000);
 }
@@ -575,11 +575,11 @@ async fn script_flush_and_client_kill_mid_storm() {
         for url in redis.urls() {
             let sha: String = redis::cmd("SCRIPT")
                 .arg("LOAD")
-                .arg(hongbao::scripts::GRAB.source())
+                .arg(hongbao::store::scripts::GRAB.source())
                 .query_async(&mut node(&url).await)
                 .await
                 .unwrap();
-            assert_eq!(sha, hongbao::scripts::GRAB.get_hash());
+            assert_eq!(sha, hongbao::store::scripts::GRAB.get_hash());
         }
         let did = Arc::new(Injected::default());
         let (urls, d) = (redis.urls(), did.clone());

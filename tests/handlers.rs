@@ -4,12 +4,12 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::{event, snapshot, with_body, with_header, with_sub, without_auth};
 
 use harness::{Backend, RedisServer, TestRedis};
-use hongbao::handlers;
 use hongbao::Store;
-use lambda_http::{Body, Response};
 use serde_json::{json, Value};
 
 /// Replaces the `PACKET_ID` placeholder everywhere in the event.
@@ -25,35 +25,9 @@ fn with_route(mut v: Value, method: &str, path: &str) -> Value {
     v
 }
 
-/// Which function's handler receives the event.
-#[derive(Clone, Copy, Debug)]
-enum Function {
-    CreatePacket,
-    Grab,
-    Claim,
-    Wallet,
-}
+use common::{call, Function};
 
-/// Sends `v` through the handler of `f`; returns (status, JSON body, Retry-After).
-async fn call(store: &Store, f: Function, v: &Value) -> (u16, Value, Option<String>) {
-    let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
-    let resp: Response<Body> = match f {
-        Function::CreatePacket => handlers::create_packet(store, req).await,
-        Function::Grab => handlers::grab(store, req).await,
-        Function::Claim => handlers::claim(store, req).await,
-        Function::Wallet => handlers::wallet(store, req).await,
-    };
-    let status = resp.status().as_u16();
-    assert_eq!(resp.headers()["content-type"], "application/json");
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|h| h.to_str().unwrap().to_string());
-    let body: Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
-    (status, body, retry)
-}
-
-async fn deposit(store: &Store, user: &str, cents: i64, reference: &str) -> (u16, Value) {
+async fn deposit(store: &Arc<Store>, user: &str, cents: i64, reference: &str) -> (u16, Value) {
     let body = json!({"user_id": user, "amount_cents": cents, "reference": reference}).to_string();
     let (s, b, _) = call(
         store,
@@ -188,8 +162,8 @@ async fn fixtures_through_the_handlers() {
         let sched: aws_lambda_events::eventbridge::EventBridgeEvent<Value> =
             serde_json::from_value(event("reclaim-cron-scheduled")).unwrap();
         assert_eq!(sched.detail_type, "Scheduled Event");
-        let summary = handlers::reclaim_cron(&store, None).await.unwrap();
-        assert_eq!(summary["settled"], 0);
+        let summary = hongbao::api::reclaim::run(&store, None).await.unwrap();
+        assert_eq!(summary.settled, 0);
     }
 }
 
@@ -592,15 +566,15 @@ async fn bad_inputs_are_refused_and_change_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_down_means_503_then_consistent_after_restart() {
     let mut server = RedisServer::start_persistent();
-    let cfg = hongbao::Config {
+    let mut cfg = hongbao::Config {
         redis_url: server.url(),
-        deposit_principals: hongbao::config::DepositPrincipals::parse(common::DEPOSIT_PRINCIPALS)
-            .unwrap(),
         connect_timeout: std::time::Duration::from_millis(300),
         response_timeout: std::time::Duration::from_millis(300),
         ..Default::default()
     };
-    let store = Store::new(cfg);
+    cfg.wallet.deposit_principals =
+        hongbao::domain::wallet::DepositPrincipals::parse(common::DEPOSIT_PRINCIPALS).unwrap();
+    let store = std::sync::Arc::new(Store::new(cfg));
     assert_eq!(deposit(&store, "alice", 20_000, "d1").await.0, 201);
     let (_, created, _) = call(
         &store,
@@ -635,7 +609,7 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         );
         assert_eq!(retry.as_deref(), Some("1"));
     }
-    assert!(handlers::reclaim_cron(&store, None).await.is_err());
+    assert!(hongbao::api::reclaim::run(&store, None).await.is_err());
 
     server.restart();
     // The same client reconnects; state is as it was: u1 keeps its share, u2 can still claim.
@@ -675,7 +649,7 @@ fn with_user_arn(mut v: Value, arn: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deposit_principals_and_balance_limit() {
     let redis = TestRedis::start(Backend::Standalone);
-    let store = common::store(&redis, |c| c.max_balance_cents = 1_000);
+    let store = common::store(&redis, |c| c.wallet.max_balance_cents = 1_000);
     let body = |cents: i64, r: &str| {
         json!({"user_id": "alice", "amount_cents": cents, "reference": r}).to_string()
     };
@@ -714,7 +688,7 @@ async fn deposit_principals_and_balance_limit() {
     assert_eq!(s, 201, "up to the limit exactly");
 
     // Unset: nobody may deposit.
-    let closed = common::store(&redis, |c| c.deposit_principals = Default::default());
+    let closed = common::store(&redis, |c| c.wallet.deposit_principals = Default::default());
     let before = snapshot(&redis).await;
     let (s, _, _) = call(&closed, Function::Wallet, &dep(allowed, 1, "d")).await;
     assert_eq!(s, 403);
@@ -729,7 +703,7 @@ async fn ledger_page_deposit_cap_and_grab_rate_limit() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = common::store(&redis, |_| {});
     for i in 0..1_005 {
-        hongbao::wallet::deposit(&store, "alice", 1, &format!("d{i}"))
+        hongbao::store::wallet::deposit(&store, "alice", 1, &format!("d{i}"))
             .await
             .unwrap();
     }
@@ -750,7 +724,7 @@ async fn ledger_page_deposit_cap_and_grab_rate_limit() {
     assert_eq!(refs, newest, "the newest 50, newest first");
     let mut conn = redis.raw_conn().await;
     let kept: i64 = redis::cmd("LLEN")
-        .arg(hongbao::keys::Keys::new("hb").wallet("alice").ledger)
+        .arg(hongbao::store::keys::Keys::new("hb").wallet("alice").ledger)
         .query_async(&mut conn)
         .await
         .unwrap();

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use aws_credential_types::Credentials;
-use hongbao::auth::{iam_auth_token, IamTarget};
+use hongbao::store::redis_auth::{iam_auth_token, IamTarget};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

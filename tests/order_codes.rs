@@ -1,4 +1,4 @@
-//! Daily order codes (`POST /order-codes`, `hongbao::order_codes`, `lua/order_code.lua`)
+//! Daily order codes (`POST /order-codes`, `hongbao::store::order_codes`, `lua/order_code.lua`)
 //! against real `redis-server` processes: every test runs on a standalone server and on a
 //! 3-master cluster started by the harness.
 //!
@@ -18,9 +18,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::join_all;
 use harness::{Backend, RedisServer, TestRedis};
-use hongbao::order_codes::{self, Outcome};
-use hongbao::{handlers, Error, Store};
-use lambda_http::{Body, Response};
+use hongbao::store::order_codes::{self, Outcome};
+use hongbao::{Error, Store};
 use rand::{Rng, SeedableRng};
 use redis::Script;
 use serde_json::{json, Value};
@@ -58,7 +57,7 @@ fn unix(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64) -> i64 {
 fn order_store(redis: &TestRedis, prefix: &str, tz: &str) -> Arc<Store> {
     common::store(redis, |c| {
         c.key_prefix = prefix.to_string();
-        c.order_code_tz = tz.parse().expect("IANA zone");
+        c.order_codes.tz = tz.parse().expect("IANA zone");
     })
 }
 
@@ -615,17 +614,10 @@ async fn stale_secret_guesses_are_corrected() {
     }
 }
 
-/// Sends `v` through the next-order-code handler; returns (status, JSON body, Retry-After).
-async fn call(store: &Store, v: &Value) -> (u16, Value, Option<String>) {
-    let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
-    let resp: Response<Body> = handlers::next_order_code(store, req).await;
-    assert_eq!(resp.headers()["content-type"], "application/json");
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|h| h.to_str().unwrap().to_string());
-    let body: Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
-    (resp.status().as_u16(), body, retry)
+/// Sends `v` through the next-order-code function's router; returns (status, JSON body,
+/// Retry-After).
+async fn call(store: &Arc<Store>, v: &Value) -> (u16, Value, Option<String>) {
+    common::call(store, common::Function::NextOrderCode, v).await
 }
 
 /// Redis `TIME` in Unix seconds.
@@ -816,7 +808,7 @@ async fn handler_contract_and_bad_inputs() {
         ..Default::default()
     };
     server.stop();
-    let store = Store::new(cfg);
+    let store = Arc::new(Store::new(cfg));
     let (s, b, retry) = call(&store, &event("next-order-code-batch")).await;
     assert_eq!(
         (s, b["error"].as_str(), retry.as_deref()),
@@ -838,7 +830,7 @@ async fn six_and_seven_digit_codes() {
             let prefix = format!("d{digits}");
             let store = common::store(&redis, |c| {
                 c.key_prefix = prefix.clone();
-                c.order_code_digits = digits;
+                c.order_codes.digits = digits;
             });
             let per_day = 9 * 10u64.pow(digits - 1);
             let mut codes: Vec<String> = Vec::new();

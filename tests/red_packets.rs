@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::packets::{self, ClaimOutcome, GrabOutcome};
-use hongbao::{reclaim, scripts, wallet};
+use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::store::{reclaim, scripts, wallet};
 
 /// Test 2: 2,000 concurrent grabbers on a 100-share packet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -105,7 +105,7 @@ async fn best_luck_ties_go_to_the_first_grabber() {
         let store = store(&redis, |_| {});
         fund(&store, "sender", 504).await;
         let fixed = packets::NewPacket {
-            mode: hongbao::split::Mode::Fixed,
+            mode: hongbao::domain::split::Mode::Fixed,
             ..lucky(500, 5, 600)
         };
         let cases = [
@@ -141,7 +141,7 @@ async fn best_luck_ties_go_to_the_first_grabber() {
 async fn one_user_many_grabs_and_the_rate_limit() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let relaxed = store(&redis, |c| c.grab_rate_limit = 1000);
+        let relaxed = store(&redis, |c| c.packets.grab_rate_limit = 1000);
         fund(&relaxed, "sender", 1100).await;
         let p = create(&relaxed, "sender", &lucky(1000, 10, 600)).await;
         let tasks = (0..50).map(|_| {
@@ -330,7 +330,11 @@ async fn expiry_and_reclaim_refund_once() {
         // Settled packets keep their records for the retention period only.
         let mut conn = redis.raw_conn().await;
         let ttl: i64 = redis::cmd("TTL")
-            .arg(hongbao::keys::Keys::new("hb").packet(&p.packet_id).meta)
+            .arg(
+                hongbao::store::keys::Keys::new("hb")
+                    .packet(&p.packet_id)
+                    .meta,
+            )
             .query_async(&mut conn)
             .await
             .unwrap();
@@ -361,7 +365,7 @@ async fn claims_racing_reclaim_at_the_deadline() {
         .collect();
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = store(&redis, |c| c.grab_rate_limit = 0);
+        let store = store(&redis, |c| c.packets.grab_rate_limit = 0);
         let users: Vec<String> = (0..offsets.len()).map(|i| format!("r{i}")).collect();
         fund(&store, "sender", 2000).await;
         let p = create(&store, "sender", &lucky(2000, 20, 2)).await;
@@ -504,7 +508,7 @@ async fn interrupted_claims_are_redriven_once() {
         let store = store(&redis, |_| {});
         fund(&store, "sender", 300).await;
         let p = create(&store, "sender", &lucky(300, 3, 2)).await;
-        let keys = hongbao::keys::Keys::new("hb").packet(&p.packet_id);
+        let keys = hongbao::store::keys::Keys::new("hb").packet(&p.packet_id);
         let mut conn = store.conn().await.unwrap();
         let mut amounts = Vec::new();
         for u in ["a", "b", "c"] {
@@ -674,8 +678,8 @@ async fn create_is_idempotent_and_funded() {
         assert_eq!(w.entries[0].kind, wallet::EntryKind::PacketDebit);
         assert_eq!(w.entries[0].amount_cents, -1000);
         // Fixed packets split evenly.
-        let fixed = hongbao::packets::NewPacket {
-            mode: hongbao::split::Mode::Fixed,
+        let fixed = hongbao::store::packets::NewPacket {
+            mode: hongbao::domain::split::Mode::Fixed,
             ..lucky(500, 5, 600)
         };
         let pf = create(&store, "sender", &fixed).await;
@@ -708,16 +712,18 @@ async fn create_is_idempotent_and_funded() {
 async fn lock_cannot_release_someone_elses_lock() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = store(&redis, |_| {});
-    let l1 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
+    let l1 = hongbao::store::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
         .await
         .unwrap()
         .unwrap();
-    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        hongbao::store::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
+            .await
+            .unwrap()
+            .is_none()
+    );
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
-    let l2 = hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 10_000)
+    let l2 = hongbao::store::lock::Lock::try_acquire(&store, "hb:{x}:lock", 10_000)
         .await
         .unwrap()
         .unwrap();
@@ -725,10 +731,12 @@ async fn lock_cannot_release_someone_elses_lock() {
         !l1.release(&store).await.unwrap(),
         "expired holder must not delete the new lock"
     );
-    assert!(hongbao::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(
+        hongbao::store::lock::Lock::try_acquire(&store, "hb:{x}:lock", 100)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(l2.release(&store).await.unwrap());
 }
 
@@ -740,12 +748,12 @@ async fn phantom_index_entries_are_dropped_after_the_grace_period() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
-        let keys = hongbao::keys::Keys::new("hb");
+        let keys = hongbao::store::keys::Keys::new("hb");
         let mut conn = store.conn().await.unwrap();
         let (secs, _): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
         let now = secs * 1000;
-        let old = hongbao::keys::new_packet_id("ghost");
-        let recent = hongbao::keys::new_packet_id("ghost");
+        let old = hongbao::store::keys::new_packet_id("ghost");
+        let recent = hongbao::store::keys::new_packet_id("ghost");
         let _: i64 = redis::cmd("ZADD")
             .arg(keys.reclaim_due())
             .arg(now - reclaim::PHANTOM_GRACE_MS - 5_000)

@@ -1,9 +1,9 @@
 //! The vote function (issue 5): the article-voting site of "Redis in Action" chapter 1
 //! (josiahcarlson/redis-in-action, `python/ch01_listing_source.py`; seed 002), atomic, with
-//! down-votes and groups — through the real handler and `hongbao::voting`, against real
+//! down-votes and groups — through the real handler and `hongbao::store::voting`, against real
 //! `redis-server` processes, standalone and a 3-master cluster.
 //!
-//! Time is driven with the voting test clock (`Config::vote_clock_offset_secs`, added to Redis
+//! Time is driven with the voting test clock (`VotingRules::clock_offset_secs`, added to Redis
 //! `TIME` by every voting script): a second `Store` on the same Redis with an offset of
 //! 604,801 s acts one week and a second after the posts, one with 61 s acts after the group
 //! cache's lifetime. No test sleeps.
@@ -16,9 +16,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
-use hongbao::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
-use hongbao::{handlers, Store};
-use lambda_http::{Body, Response};
+use hongbao::store::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
+use hongbao::Store;
 use serde_json::{json, Value};
 
 /// Replaces the `ARTICLE_ID` placeholder everywhere in the event.
@@ -50,22 +49,13 @@ fn with_method(mut v: Value, method: &str) -> Value {
     v
 }
 
-/// Sends `v` through the vote handler; returns (status, JSON body, Retry-After).
-async fn call(store: &Store, v: &Value) -> (u16, Value, Option<String>) {
-    let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
-    let resp: Response<Body> = handlers::vote(store, req).await;
-    let status = resp.status().as_u16();
-    assert_eq!(resp.headers()["content-type"], "application/json");
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|h| h.to_str().unwrap().to_string());
-    let body: Value = serde_json::from_slice(resp.body().as_ref()).expect("JSON body");
-    (status, body, retry)
+/// Sends `v` through the vote function's router; returns (status, JSON body, Retry-After).
+async fn call(store: &Arc<Store>, v: &Value) -> (u16, Value, Option<String>) {
+    common::call(store, common::Function::Vote, v).await
 }
 
 /// Posts an article through the handler as `poster`; returns the 201 body.
-async fn post(store: &Store, poster: &str, title: &str) -> Value {
+async fn post(store: &Arc<Store>, poster: &str, title: &str) -> Value {
     let body = json!({"title": title, "link": "https://example.com/a"}).to_string();
     let (s, b, _) = call(
         store,
@@ -78,7 +68,7 @@ async fn post(store: &Store, poster: &str, title: &str) -> Value {
 
 /// Votes through the handler; returns (status, body, Retry-After).
 async fn vote(
-    store: &Store,
+    store: &Arc<Store>,
     id: &str,
     user: &str,
     direction: &str,
@@ -92,7 +82,7 @@ async fn vote(
 }
 
 /// `PUT /articles/{id}/groups` as `user`.
-async fn set_groups(store: &Store, id: &str, user: &str, body: Value) -> (u16, Value) {
+async fn set_groups(store: &Arc<Store>, id: &str, user: &str, body: Value) -> (u16, Value) {
     let ev = with_body(
         with_sub(with_article(event("vote-groups"), id), user),
         &body.to_string(),
@@ -102,7 +92,7 @@ async fn set_groups(store: &Store, id: &str, user: &str, body: Value) -> (u16, V
 }
 
 /// One page of `GET /articles` or, with `group`, `GET /groups/{group}/articles`.
-async fn page(store: &Store, group: Option<&str>, query: &str) -> (u16, Value) {
+async fn page(store: &Arc<Store>, group: Option<&str>, query: &str) -> (u16, Value) {
     let ev = match group {
         None => with_query(event("vote-list"), query),
         Some(g) => with_query(with_group(event("vote-group-articles"), g), query),
@@ -123,12 +113,12 @@ fn ids(page: &Value) -> Vec<String> {
 
 /// `score - 432 × votes` of an answer, as the RFC 3339 text `posted_at` must be.
 fn posted_text(score: i64, votes: i64) -> String {
-    hongbao::http::rfc3339((score - VOTE_SCORE * votes) * 1000)
+    hongbao::api::error::rfc3339((score - VOTE_SCORE * votes) * 1000)
 }
 
 /// A store on `redis` whose voting clock runs `offset_secs` ahead of Redis `TIME`.
 fn store_at(redis: &TestRedis, offset_secs: i64) -> Arc<Store> {
-    common::store(redis, |c| c.vote_clock_offset_secs = offset_secs)
+    common::store(redis, |c| c.voting.clock_offset_secs = offset_secs)
 }
 
 /// The article's stored state: (hash fields, vote record, score entry, time entry).
@@ -359,7 +349,7 @@ async fn the_books_numbers_and_the_one_week_window() {
 async fn down_votes_switches_and_never_both() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |c| c.vote_rate_limit = 0);
+        let store = common::store(&redis, |c| c.voting.rate_limit = 0);
         let a = post(&store, "alice", "down-votes").await;
         let posted = a["score"].as_i64().unwrap() - 432;
 
@@ -531,7 +521,7 @@ async fn pages_of_twenty_five_in_a_documented_order() {
                 let posted = score - 432 * a["votes"].as_i64().unwrap();
                 assert_eq!(
                     a["posted_at"],
-                    hongbao::http::rfc3339(posted * 1000).as_str()
+                    hongbao::api::error::rfc3339(posted * 1000).as_str()
                 );
                 let id: u64 = a["article_id"].as_str().unwrap().parse().unwrap();
                 (if order == "score" { score } else { posted }, id)
@@ -666,9 +656,9 @@ async fn votes_are_rate_limited_per_user() {
         let redis = TestRedis::start(backend);
         let limited = |offset: i64| {
             common::store(&redis, |c| {
-                c.vote_rate_limit = 3;
-                c.vote_rate_window_ms = 60_000;
-                c.vote_clock_offset_secs = offset;
+                c.voting.rate_limit = 3;
+                c.voting.rate_window_ms = 60_000;
+                c.voting.clock_offset_secs = offset;
             })
         };
         let store = limited(0);

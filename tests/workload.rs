@@ -14,11 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::{assert_conserved, sleep_until_redis_ms, store};
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::packets::{self, CreateOutcome, NewPacket};
-use hongbao::reclaim::ReclaimSummary;
-use hongbao::split::{LuckySplit, Mode};
-use hongbao::wallet::{DepositOutcome, EntryKind};
-use hongbao::{reclaim, scripts, wallet, Store};
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::packets::{self, CreateOutcome, NewPacket};
+use hongbao::store::reclaim::ReclaimSummary;
+use hongbao::store::wallet::{DepositOutcome, EntryKind};
+use hongbao::store::{reclaim, scripts, wallet};
+use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -108,7 +109,7 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> Done
             Op::InterruptedClaim { packet, user } => {
                 if let Some(id) = packets_ids.get(*packet) {
                     packets::grab(store, id, user).await.unwrap();
-                    let k = hongbao::keys::Keys::new("hb").packet(id);
+                    let k = hongbao::store::keys::Keys::new("hb").packet(id);
                     let mut conn = store.conn().await.unwrap();
                     let reply: redis::Value = scripts::CLAIM
                         .key(&k.meta)
@@ -210,7 +211,7 @@ async fn pending_claims(store: &Store, packet_ids: &[String]) -> BTreeSet<(Strin
     let mut out = BTreeSet::new();
     for id in packet_ids {
         let claims: Vec<(String, String)> = redis::cmd("HGETALL")
-            .arg(hongbao::keys::Keys::new("hb").packet(id).claims)
+            .arg(hongbao::store::keys::Keys::new("hb").packet(id).claims)
             .query_async(&mut conn)
             .await
             .unwrap();
@@ -230,13 +231,16 @@ async fn pending_claims(store: &Store, packet_ids: &[String]) -> BTreeSet<(Strin
 async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
     let mut conn = store.conn().await.unwrap();
     let items: Vec<String> = redis::cmd("LRANGE")
-        .arg(hongbao::keys::Keys::new("hb").wallet(user).ledger)
+        .arg(hongbao::store::keys::Keys::new("hb").wallet(user).ledger)
         .arg(0)
         .arg(-1)
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert!(items.len() < hongbao::config::LEDGER_CAP as usize, "{user}");
+    assert!(
+        items.len() < hongbao::domain::wallet::LEDGER_CAP as usize,
+        "{user}"
+    );
     items
         .iter()
         .map(|i| wallet::Entry::parse(i).unwrap())
@@ -257,7 +261,7 @@ async fn redis_now_ms(store: &Store) -> i64 {
 async fn seeded_random_workload_conserves_money() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = store(&redis, |c| c.grab_rate_limit = 0);
+        let store = store(&redis, |c| c.packets.grab_rate_limit = 0);
         let mut rng = StdRng::seed_from_u64(0x4842_2026);
         let users: Vec<String> = (0..12).map(|i| format!("w{i}")).collect();
         // (user, reference) -> cents of every generated deposit: the expected money, whatever
@@ -441,7 +445,9 @@ async fn seeded_random_workload_conserves_money() {
                 "{id}"
             );
             assert_eq!(
-                hongbao::audit::packet_holding(&store, id).await.unwrap(),
+                hongbao::store::audit::packet_holding(&store, id)
+                    .await
+                    .unwrap(),
                 0,
                 "{id}"
             );

@@ -1,4 +1,4 @@
-//! Property and statistical tests for `hongbao::split`.
+//! Property and statistical tests for `hongbao::domain::split`.
 //!
 //! * Properties (proptest): for arbitrary `count` and `total` (cents), every
 //!   split returns exactly `count` shares, each `>= 1` cent, summing exactly to
@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use hongbao::split::{double_mean, fixed, line_cut, split, LuckySplit, Mode, SplitError};
+use hongbao::domain::split::{double_mean, fixed, line_cut, split, LuckySplit, Mode, SplitError};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::SeedableRng;

@@ -1,4 +1,4 @@
-//! Grab throughput: grabs per second through `hongbao::packets::grab` (the grab function's call
+//! Grab throughput: grabs per second through `hongbao::store::packets::grab` (the grab function's call
 //! path) against a private `redis-server`, beside `redis-benchmark` running the same EVALSHA of
 //! `lua/grab.lua` on the same server in the same run (the physical limit of one Redis).
 //!
@@ -39,10 +39,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::keys::Keys;
-use hongbao::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::split::{LuckySplit, Mode};
-use hongbao::{scripts, wallet, Config, Store};
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::{scripts, wallet};
+use hongbao::{Config, Store};
 use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
@@ -353,8 +354,8 @@ impl Bench {
         let rl = self.keys.grab_rate(&id, "user:__rand_int__");
         let cfg = self.admin.config();
         let (limit, window) = (
-            cfg.grab_rate_limit.to_string(),
-            cfg.grab_rate_window_ms.to_string(),
+            cfg.packets.grab_rate_limit.to_string(),
+            cfg.packets.grab_rate_window_ms.to_string(),
         );
         self.reset_stats();
         let before = self.counters(libc::RUSAGE_CHILDREN);
@@ -449,12 +450,13 @@ impl Bench {
 
 /// The production default configuration on `server`, with room for benchmark-sized packets.
 fn config(server: &RedisServer) -> Config {
-    Config {
+    let mut cfg = Config {
         redis_url: server.url(),
-        max_count: u32::MAX,
-        max_total_cents: i64::MAX,
         ..Config::default()
-    }
+    };
+    cfg.packets.max_count = u32::MAX;
+    cfg.packets.max_total_cents = i64::MAX;
+    cfg
 }
 
 /// The run with the most grabs per second.

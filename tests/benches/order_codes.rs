@@ -1,4 +1,4 @@
-//! Order-code throughput: codes per second through `hongbao::order_codes::next_codes` (the
+//! Order-code throughput: codes per second through `hongbao::store::order_codes::next_codes` (the
 //! next-order-code function's call path) against a private `redis-server`, beside
 //! `redis-benchmark` running `INCR` (the physical limit: one round trip, the cheapest write)
 //! and the same EVALSHA of `lua/order_code.lua` on the same server in the same run.
@@ -30,8 +30,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::order_codes::{self, Outcome, ZoneWindow};
-use hongbao::{scripts, Config, Store};
+use hongbao::domain::order_codes::ZoneWindow;
+use hongbao::store::order_codes::{self, Outcome};
+use hongbao::store::scripts;
+use hongbao::{Config, Store};
 use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
@@ -234,7 +236,7 @@ impl Bench {
     /// The EVALSHA words of one `count`-code call, as `next_codes` would send them now.
     fn evalsha_words(&self, count: u32) -> Vec<String> {
         let cfg = self.admin.config();
-        let w = ZoneWindow::around(cfg.order_code_tz, chrono_now());
+        let w = ZoneWindow::around(cfg.order_codes.tz, chrono_now());
         let mut words = vec![
             "EVALSHA".to_string(),
             scripts::ORDER_CODE.get_hash().to_string(),
@@ -387,11 +389,12 @@ fn chrono_now() -> i64 {
 
 /// The production default configuration on `server`, with `digits`-digit suffixes.
 fn config(server: &RedisServer, digits: u32) -> Config {
-    Config {
+    let mut cfg = Config {
         redis_url: server.url(),
-        order_code_digits: digits,
         ..Config::default()
-    }
+    };
+    cfg.order_codes.digits = digits;
+    cfg
 }
 
 fn print_table(rows: &[Row]) {

@@ -1,5 +1,5 @@
 //! Reclaim throughput: how fast one reclaim-cron run drains a due backlog, through
-//! `hongbao::reclaim::run_until` (the function's code path: lock, batches of
+//! `hongbao::store::reclaim::run_until` (the function's code path: lock, batches of
 //! `HONGBAO_RECLAIM_BATCH`, settle.lua per packet, re-drives of pending claims, index removal)
 //! against a private `redis-server`.
 //!
@@ -19,10 +19,11 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use harness::RedisServer;
-use hongbao::keys::Keys;
-use hongbao::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::split::{LuckySplit, Mode};
-use hongbao::{reclaim, scripts, wallet, Config, Store};
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::{reclaim, scripts, wallet};
+use hongbao::{Config, Store};
 
 const DEFAULT_PACKETS: usize = 100_000;
 const SENDERS: usize = 1_000;

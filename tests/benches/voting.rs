@@ -1,4 +1,4 @@
-//! Vote throughput: votes per second through `hongbao::voting::vote` (the vote function's call
+//! Vote throughput: votes per second through `hongbao::store::voting::vote` (the vote function's call
 //! path) against a private `redis-server`, beside `redis-benchmark` running the same EVALSHA of
 //! `lua/vote.lua` on the same server in the same run (the physical limit of one Redis).
 //!
@@ -29,8 +29,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::voting::{self, ArticleId, Direction, NewArticle, Order, SiteKeys, VoteOutcome};
-use hongbao::{scripts, Config, Store};
+use hongbao::store::scripts;
+use hongbao::store::voting::{
+    self, ArticleId, Direction, NewArticle, Order, SiteKeys, VoteOutcome,
+};
+use hongbao::{Config, Store};
 use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
@@ -191,8 +194,8 @@ impl Bench {
         let rl = self.keys.vote_rate("user:__rand_int__");
         let member = id.member();
         let (limit, window) = (
-            cfg.vote_rate_limit.to_string(),
-            cfg.vote_rate_window_ms.to_string(),
+            cfg.voting.rate_limit.to_string(),
+            cfg.voting.rate_window_ms.to_string(),
         );
         let (week, vote_score) = (
             voting::ONE_WEEK_IN_SECONDS.to_string(),

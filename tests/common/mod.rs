@@ -6,9 +6,12 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use harness::TestRedis;
-use hongbao::packets::{self, CreateOutcome, NewPacket, Packet};
-use hongbao::split::{LuckySplit, Mode};
-use hongbao::{wallet, Config, Store};
+use hongbao::api::{self, AppState, AuthMode};
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::domain::wallet::DepositPrincipals;
+use hongbao::store::packets::{self, CreateOutcome, NewPacket, Packet};
+use hongbao::store::wallet;
+use hongbao::{Config, Store};
 
 /// The IAM role of the deposit fixtures (`events/wallet-deposit.json`), as a principal prefix.
 pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*";
@@ -23,11 +26,11 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     let mut cfg = Config {
         redis_url: redis.url(),
         redis_cluster: redis.is_cluster(),
-        deposit_principals: hongbao::config::DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap(),
         wait_replicas: u32::from(replicated),
         wait_timeout_ms: 5_000,
         ..Config::default()
     };
+    cfg.wallet.deposit_principals = DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     tweak(&mut cfg);
     Arc::new(Store::new(cfg))
 }
@@ -70,9 +73,9 @@ pub async fn create(store: &Store, sender: &str, req: &NewPacket) -> Packet {
 /// Claim step 1 only (`lua/claim.lua` on the packet's slot), as if the Lambda died right after
 /// it: the claim is `pending` and its credit not yet made. Returns the script's reply as text.
 pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<String> {
-    let pk = hongbao::keys::Keys::new(&store.config().key_prefix).packet(packet_id);
+    let pk = hongbao::store::keys::Keys::new(&store.config().key_prefix).packet(packet_id);
     let mut conn = store.conn().await.expect("conn");
-    let reply: redis::Value = hongbao::scripts::CLAIM
+    let reply: redis::Value = hongbao::store::scripts::CLAIM
         .key(&pk.meta)
         .key(&pk.grabs)
         .key(&pk.claims)
@@ -80,7 +83,7 @@ pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<S
         .invoke_async(&mut conn)
         .await
         .expect("claim step 1");
-    hongbao::scripts::texts("claim", reply).expect("claim reply")
+    hongbao::store::scripts::texts("claim", reply).expect("claim reply")
 }
 
 /// Asserts wallets + packets = `deposits`.
@@ -90,7 +93,7 @@ pub async fn assert_conserved(
     packet_ids: &[String],
     deposits: i64,
 ) {
-    let t = hongbao::audit::totals(store, users, packet_ids)
+    let t = hongbao::store::audit::totals(store, users, packet_ids)
         .await
         .expect("audit");
     assert_eq!(
@@ -153,6 +156,72 @@ pub fn without_auth(mut v: Value) -> Value {
 pub fn with_header(mut v: Value, k: &str, val: &str) -> Value {
     v["headers"][k] = json!(val);
     v
+}
+
+/// A Lambda function that serves HTTP: its router, as `functions/<name>/src/main.rs` builds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Function {
+    /// `POST /packets`.
+    CreatePacket,
+    /// `GET /packets/{id}`, `POST /packets/{id}/grab`.
+    Grab,
+    /// `POST /packets/{id}/claim`.
+    Claim,
+    /// `GET /wallet`, `POST /wallet/deposits`.
+    Wallet,
+    /// `POST /order-codes`.
+    NextOrderCode,
+    /// The voting routes.
+    Vote,
+}
+
+impl Function {
+    /// The function's router over `store` (identity from the JWT claim `sub`), as API Gateway
+    /// events reach it.
+    pub fn router(self, store: &Arc<Store>) -> axum::Router {
+        let state = AppState {
+            store: store.clone(),
+            auth: AuthMode::Jwt,
+        };
+        let router = match self {
+            Function::CreatePacket => api::packets::create_router(state),
+            Function::Grab => api::packets::grab_router(state),
+            Function::Claim => api::packets::claim_router(state),
+            Function::Wallet => api::wallet::router(state),
+            Function::NextOrderCode => api::order_codes::router(state),
+            Function::Vote => api::voting::router(state),
+        };
+        api::lambda::for_api_gateway(router)
+    }
+}
+
+/// Sends the API Gateway HTTP API event `v` through function `f`'s router, the way
+/// `lambda_http` delivers it; returns (status, JSON body, `Retry-After`). Every answer must be
+/// JSON.
+pub async fn call(store: &Arc<Store>, f: Function, v: &Value) -> (u16, Value, Option<String>) {
+    use tower::ServiceExt;
+    let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
+    let resp = f.router(store).oneshot(req).await.expect("infallible");
+    let status = resp.status().as_u16();
+    assert_eq!(
+        resp.headers()
+            .get("content-type")
+            .map(|h| h.to_str().unwrap()),
+        Some("application/json"),
+        "status {status}"
+    );
+    if status == 405 {
+        assert!(resp.headers().contains_key("allow"), "405 without Allow");
+    }
+    let retry = resp
+        .headers()
+        .get("retry-after")
+        .map(|h| h.to_str().unwrap().to_string());
+    let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    let body: Value = serde_json::from_slice(&bytes).expect("JSON body");
+    (status, body, retry)
 }
 
 /// Every key and its serialized value (DUMP), to prove "nothing changed".

@@ -38,10 +38,10 @@ pub use server::RedisServer;
 /// crate's default (500 ms) is too tight for busy CI machines.
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Makes sure `redis-server` and `redis-cli` are on `PATH`, installing the
-/// `redis-server` apt package (via `sudo` unless root, `apt-get update` and a
-/// second try if the first install fails) otherwise. Runs once per process;
-/// panics with a clear message if Redis cannot be made available.
+/// Makes sure `redis-server` and `redis-cli` are on `PATH`, running the
+/// project's installer `scripts/install-deps.sh --redis-only` (the
+/// `redis-server` apt package) otherwise. Runs once per process; panics with a
+/// clear message if Redis cannot be made available.
 pub fn ensure_redis_installed() {
     static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
     if let Err(msg) = RESULT.get_or_init(install_redis) {
@@ -54,40 +54,33 @@ fn install_redis() -> Result<(), String> {
     if have_redis() {
         return Ok(());
     }
-    eprintln!("harness: redis-server/redis-cli not on PATH, installing with apt-get");
-    let installed = apt_get(&["install", "-y", "redis-server"])
-        || (apt_get(&["update"]) && apt_get(&["install", "-y", "redis-server"]));
-    if installed && have_redis() {
-        Ok(())
-    } else {
-        Err(
-            "harness: redis-server/redis-cli are not on PATH and `apt-get install -y \
-             redis-server` failed; install Redis (>= 7) manually"
-                .to_string(),
-        )
-    }
-}
-
-/// Runs `apt-get ARGS` non-interactively, through `sudo -n` unless root.
-fn apt_get(args: &[&str]) -> bool {
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false);
-    let mut cmd = if is_root {
-        Command::new("apt-get")
-    } else {
-        let mut c = Command::new("sudo");
-        c.arg("-n").arg("apt-get");
-        c
-    };
-    cmd.args(args)
-        .env("DEBIAN_FRONTEND", "noninteractive")
+    // The repository root: this crate lives in `<root>/tests`.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    eprintln!(
+        "harness: redis-server/redis-cli not on PATH, running scripts/install-deps.sh --redis-only"
+    );
+    let status = Command::new("bash")
+        .arg("scripts/install-deps.sh")
+        .arg("--redis-only")
+        .current_dir(root)
         .stdin(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+        .status();
+    match status {
+        Ok(s) if s.success() && have_redis() => Ok(()),
+        Ok(s) if s.success() => Err(
+            "harness: scripts/install-deps.sh --redis-only succeeded but redis-server/redis-cli \
+             are still not on PATH; install Redis (>= 7) manually"
+                .to_string(),
+        ),
+        Ok(s) => Err(format!(
+            "harness: redis-server/redis-cli are not on PATH and `scripts/install-deps.sh \
+             --redis-only` failed ({s}); install Redis (>= 7) manually"
+        )),
+        Err(e) => Err(format!(
+            "harness: redis-server/redis-cli are not on PATH and `bash scripts/install-deps.sh` \
+             could not run in {root}: {e}; install Redis (>= 7) manually"
+        )),
+    }
 }
 
 fn on_path(program: &str) -> bool {

@@ -1,10 +1,14 @@
 //! The `grab` Lambda function: GET /packets/{id}, POST /packets/{id}/grab.
 //!
-//! Thin by design: [`hongbao::lambda::run_http`] builds the configuration and the Redis store
-//! once per sandbox, then hands every API Gateway HTTP API event to
-//! [`hongbao::handlers::grab`].
+//! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
+//! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
+//! event with it.
+
+use hongbao::api::{self, lambda};
+use hongbao::store::Feature;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    hongbao::lambda::run_http(hongbao::handlers::grab).await
+    let state = lambda::init(&[Feature::Packets]).await?;
+    lambda::serve(api::packets::grab_router(state)).await
 }

@@ -1,12 +1,14 @@
-//! The `vote` Lambda function: the article-voting site of "Redis in Action" chapter 1 —
-//! POST /articles, GET /articles, POST /articles/{id}/vote, PUT /articles/{id}/groups,
-//! GET /groups/{group}/articles.
+//! The `vote` Lambda function: the article-voting site of "Redis in Action" chapter 1 (POST /articles, GET /articles, POST /articles/{id}/vote, PUT /articles/{id}/groups, GET /groups/{group}/articles).
 //!
-//! Thin by design: [`hongbao::lambda::run_http`] builds the configuration and the Redis store
-//! once per sandbox, then hands every API Gateway HTTP API event to
-//! [`hongbao::handlers::vote`].
+//! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
+//! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
+//! event with it.
+
+use hongbao::api::{self, lambda};
+use hongbao::store::Feature;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    hongbao::lambda::run_http(hongbao::handlers::vote).await
+    let state = lambda::init(&[Feature::Voting]).await?;
+    lambda::serve(api::voting::router(state)).await
 }

@@ -8,9 +8,9 @@
 
 use rand::RngCore;
 
-use crate::error::Error;
-use crate::scripts;
-use crate::store::Store;
+use super::error::Error;
+use super::scripts;
+use super::Store;
 
 /// A held lock. Release it with [`Lock::release`]; if dropped, it expires after its TTL.
 #[derive(Debug)]

@@ -1,99 +1,69 @@
-//! Daily order codes: `yyMMdd` of the business day plus a random-looking suffix that is unique
-//! within the day (`POST /order-codes`, the next-order-code function; issue 4, seed
-//! `001_d820f265aaf56045`).
-//!
-//! A code is 6 + `d` decimal digits (`d` = `HONGBAO_ORDER_CODE_DIGITS`, 5 to 7), e.g.
-//! `26112184817` for the 5-digit default: the business day 2026-11-21 and the suffix `84817`.
-//! A suffix never starts with 0: the suffixes of a day are `10^(d-1) ..= 10^d - 1`,
-//! `9 * 10^(d-1)` of them (90,000 for `d = 5`). Within a day they come in a secret order that
-//! differs every day, so two codes tell nothing about the number of orders between them.
-//!
-//! # How a code is made
-//!
-//! 1. **One script, one round trip** (`lua/order_code.lua`): it reads Redis `TIME`, finds the
-//!    UTC offset of the configured IANA zone at that instant, hence the business day, and takes
-//!    `count` consecutive *positions* `p .. p + count` of that day's counter, all or none: when
-//!    `p + count` would pass the day's `9 * 10^(d-1)` positions it answers `exhausted` and takes
-//!    nothing (the seed's counter wrapped back to its start here and handed out the day's codes
-//!    a second time). The day and the positions are decided in the same atomic step, so a
-//!    request at 23:59:59.999 gets the old day's date *and* the old day's positions.
-//! 2. **The day's secret** is a 128-bit value from the thread CSPRNG (ChaCha, OS-seeded). Every
-//!    call sends a fresh one; the script stores it only when the day has none yet (the first
-//!    request of the day wins, however many race) and returns the stored one to everybody.
-//!    The day hash's one field is named by the secret and counts the positions taken, so a
-//!    sandbox that remembers the secret sends it as a guess and the script's whole work is
-//!    `TIME` + `HINCRBY` (a wrong guess is undone in the same script and answered with the
-//!    real secret: correctness never depends on the sandbox's memory).
-//! 3. **The permutation** ([`Permutation`]) runs in the function, not in Redis: a 10-round
-//!    balanced Feistel network over `[0, a^2)` with `a = ceil(sqrt(9 * 10^(d-1)))`, round
-//!    functions HMAC-SHA-1(secret, round, half) mod `a`, and cycle-walking back into
-//!    `[0, 9 * 10^(d-1))`. Suffix = `10^(d-1) + permutation(position)`. A bijection, so distinct
-//!    positions give distinct codes; the positions are distinct because the counter never
-//!    wraps.
-//!
-//! # Why a keyed permutation, not the seed's pre-shuffled pool
-//!
-//! | | per-day pool (seed) | keyed Feistel permutation (this module) |
-//! | --- | --- | --- |
-//! | Redis memory per day | `9 * 10^(d-1)` entries: 270 KB (5 digits, 3 bytes each) to 27 MB (7 digits) | one hash of one field: 104 bytes (`MEMORY USAGE`), plus 72 bytes for the high-water mark |
-//! | creating a day | a shuffle of up to 9,000,000 values uploaded by one request; racing first requests wait for it or duplicate it | one 16-byte secret stored by whichever first request runs first (`HSET` of a missing hash inside the script) |
-//! | Redis work per call | a counter step and a `GETRANGE` of the batch's entries | `TIME` + `HINCRBY`, whatever the batch size |
-//! | function work per code | none | 10 table lookups (about 0.3 µs per code including formatting); the tables, `10 * a` HMACs, are built once per day per sandbox (about 2 ms for 5 digits, 17 ms for 7) and take 12 KB (5 digits) to 120 KB (7) |
-//! | order | a uniformly random permutation | a pseudo-random permutation keyed by a 128-bit secret |
-//!
-//! The Redis side stays as cheap as an `INCR` with a clock read, which is what bounds every
-//! request; the permutation runs where CPU scales (the functions). NIST FF1 / FF3-1 would be
-//! the standard format-preserving ciphers, but SP 800-38G Rev. 1 requires a domain of at least
-//! 10^6 (the 5-digit domain is 90,000), so this is a plain Feistel network with FF1's 10 rounds
-//! and a cryptographic round function. Observers see codes, never positions, so reading the
-//! volume between two codes means recovering the day's 128-bit secret, which never leaves
-//! Redis and the functions.
-//!
-//! # Time zone
-//!
-//! The function computes, from its own clock, the zone's UTC offset over a 12-hour window
-//! around the start of the current hour (at least 5 hours either side of now) and the instants
-//! where it changes ([`ZoneWindow`], from `chrono-tz`, cached for the hour), plus the business
-//! days that window touches, and passes them to the script with the keys of those days. The
-//! script picks the offset for Redis `TIME`: the function's clock only chooses the candidates;
-//! Redis `TIME` decides. A Redis clock outside the window (5 to 6 hours or more apart) is
-//! refused ([`Error::Unavailable`]), never guessed.
-//!
-//! # Keys
-//!
-//! Every key carries the fixed hash tag `{oc}`, so the script can see the keys of two adjacent
-//! days (around midnight) in one atomic call on a cluster.
-//!
-//! | key | type | contents |
-//! | --- | --- | --- |
-//! | `hb:{oc}:day:<yyyymmdd>` | hash | one field: the day's secret (32 hex digits) -> positions taken; expires 2 days after the day's first code |
-//! | `hb:{oc}:newest_day` | string | the newest business day (days since 1970-01-01) that got a day hash; no expiry |
-//!
-//! The high-water mark refuses to create a day hash for a day at or before it: a day hash that
-//! vanished (evicted, deleted) or a Redis clock that went back by days would otherwise restart
-//! a day's sequence and repeat its codes. Those requests fail ([`Error::Internal`], 500)
-//! instead.
-//!
-//! # Errors and limits
-//!
-//! Codes are unique as long as Redis keeps its writes: a failover that loses the last
-//! acknowledged `HINCRBY` (asynchronous replication) can hand out positions again, as it could
-//! lose any other write. The keys have TTLs, so a `volatile-*` eviction policy under memory
-//! pressure could evict a day hash; the high-water mark then stops the day (500) rather than
-//! repeat codes. Changing the zone or the width is safe at any time (a different width gives
-//! codes of a different length; a zone change can at worst stop the day as above) but is
-//! cleanest at a day boundary.
+//! Order codes as pure rules: the suffix widths, the business day of an instant in an IANA
+//! zone (and the zone window sent to `lua/order_code.lua`), and the day's secret permutation of
+//! positions to suffixes. See [`crate::store::order_codes`] for how a code is taken.
 
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Datelike, NaiveDate, Offset, TimeZone};
 use chrono_tz::Tz;
+use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
-use redis::{Script, Value};
+use sha1::Sha1;
 
-use crate::error::Error;
-use crate::scripts::{self, int, texts};
-use crate::store::Store;
+use super::settings::Setting;
+use super::{BadRecord, ConfigError, Lookup};
+
+/// `HONGBAO_ORDER_CODE_TZ`.
+pub const ORDER_CODE_TZ: Setting = Setting {
+    name: "HONGBAO_ORDER_CODE_TZ",
+    default: "Asia/Shanghai",
+    meaning: "IANA zone whose local date (from Redis `TIME`) is the order codes' business day",
+};
+/// `HONGBAO_ORDER_CODE_DIGITS`.
+pub const ORDER_CODE_DIGITS: Setting = Setting {
+    name: "HONGBAO_ORDER_CODE_DIGITS",
+    default: "5",
+    meaning: "order-code suffix width, 5..=7: 9 × 10^(digits−1) codes a day",
+};
+
+/// The order-code settings, in README order.
+pub const SETTINGS: &[Setting] = &[ORDER_CODE_TZ, ORDER_CODE_DIGITS];
+
+/// The configured order codes (the next-order-code function reads them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderCodeRules {
+    /// IANA time zone of the business day (`HONGBAO_ORDER_CODE_TZ`).
+    pub tz: Tz,
+    /// Digits of a code's random suffix, in [`DIGITS`] (`HONGBAO_ORDER_CODE_DIGITS`).
+    pub digits: u32,
+}
+
+impl Default for OrderCodeRules {
+    fn default() -> Self {
+        Self::from_lookup(&super::settings::defaults()).expect("the defaults are valid")
+    }
+}
+
+impl OrderCodeRules {
+    /// Reads [`SETTINGS`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable that does not parse or is out of range.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let digits: u32 = lookup.get(&ORDER_CODE_DIGITS)?;
+        if !DIGITS.contains(&digits) {
+            return Err(ConfigError::new(
+                &ORDER_CODE_DIGITS,
+                digits,
+                "must be 5, 6 or 7",
+            ));
+        }
+        Ok(OrderCodeRules {
+            tz: lookup.get(&ORDER_CODE_TZ)?,
+            digits,
+        })
+    }
+}
 
 /// The allowed suffix widths (`HONGBAO_ORDER_CODE_DIGITS`): 5 to 7 digits.
 pub const DIGITS: std::ops::RangeInclusive<u32> = 5..=7;
@@ -129,16 +99,6 @@ pub fn first_suffix(digits: u32) -> u64 {
     10u64.pow(digits - 1)
 }
 
-/// The key of business day `date`'s hash (one field: the day's secret -> positions taken).
-pub fn day_key(prefix: &str, date: NaiveDate) -> String {
-    format!(
-        "{prefix}:{{oc}}:day:{:04}{:02}{:02}",
-        date.year(),
-        date.month(),
-        date.day()
-    )
-}
-
 /// The `yyMMdd` prefix of the codes of business day `date`.
 pub fn code_prefix(date: NaiveDate) -> String {
     format!(
@@ -147,12 +107,6 @@ pub fn code_prefix(date: NaiveDate) -> String {
         date.month(),
         date.day()
     )
-}
-
-/// The key of the high-water mark: the newest business day (days since 1970-01-01) that got
-/// a day hash.
-pub fn newest_day_key(prefix: &str) -> String {
-    format!("{prefix}:{{oc}}:newest_day")
 }
 
 /// A new day secret: 128 bits from the thread CSPRNG (ChaCha, OS-seeded) as 32 lowercase hex
@@ -164,12 +118,12 @@ pub fn new_day_secret() -> String {
 /// The date of business day `day` (days since 1970-01-01).
 ///
 /// # Errors
-/// [`Error::Internal`] when `day` is outside chrono's range.
-pub fn date_of_day(day: i64) -> Result<NaiveDate, Error> {
+/// [`BadRecord`] when `day` is outside chrono's range.
+pub fn date_of_day(day: i64) -> Result<NaiveDate, BadRecord> {
     i32::try_from(day + UNIX_EPOCH_DAYS_FROM_CE)
         .ok()
         .and_then(NaiveDate::from_num_days_from_ce_opt)
-        .ok_or_else(|| Error::Internal(format!("business day {day} is out of range")))
+        .ok_or_else(|| BadRecord(format!("business day {day} is out of range")))
 }
 
 /// The number of `date` in days since 1970-01-01.
@@ -290,7 +244,7 @@ impl ZoneWindow {
 
 /// The zone window around the start of the hour containing `around` (so at least 5 hours
 /// either side of `around`), computed once an hour per sandbox and zone.
-fn window_of_hour(tz: Tz, around: i64) -> Arc<ZoneWindow> {
+pub fn window_of_hour(tz: Tz, around: i64) -> Arc<ZoneWindow> {
     static LAST: Mutex<Option<(Tz, i64, Arc<ZoneWindow>)>> = Mutex::new(None);
     let hour = around.div_euclid(3600) * 3600;
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
@@ -349,14 +303,15 @@ impl Permutation {
         while half * half < domain {
             half += 1;
         }
-        let hmac = HmacSha1::new(secret.as_bytes());
+        // HMAC-SHA-1 (RFC 2104) with the key absorbed once; each message starts from a clone.
+        let keyed = Hmac::<Sha1>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
         let mut table = Vec::with_capacity(ROUNDS * half as usize);
         for round in 0..ROUNDS {
             for v in 0..half {
                 let mut msg = [0u8; 5];
                 msg[0] = round as u8;
                 msg[1..].copy_from_slice(&(v as u32).to_be_bytes());
-                let mac = hmac.mac(&msg);
+                let mac = keyed.clone().chain_update(msg).finalize().into_bytes();
                 let word = u64::from_be_bytes(mac[..8].try_into().expect("8 bytes"));
                 table.push((word % half) as u32);
             }
@@ -412,40 +367,6 @@ impl Permutation {
     }
 }
 
-/// HMAC-SHA-1 (RFC 2104) with the key absorbed once.
-struct HmacSha1 {
-    inner: sha1_smol::Sha1,
-    outer: sha1_smol::Sha1,
-}
-
-impl HmacSha1 {
-    fn new(key: &[u8]) -> Self {
-        let mut block = [0u8; 64];
-        if key.len() > 64 {
-            block[..20].copy_from_slice(&sha1_smol::Sha1::from(key).digest().bytes());
-        } else {
-            block[..key.len()].copy_from_slice(key);
-        }
-        let pad = |byte: u8| {
-            let mut h = sha1_smol::Sha1::new();
-            h.update(&block.map(|b| b ^ byte));
-            h
-        };
-        HmacSha1 {
-            inner: pad(0x36),
-            outer: pad(0x5c),
-        }
-    }
-
-    fn mac(&self, msg: &[u8]) -> [u8; 20] {
-        let mut inner = self.inner.clone();
-        inner.update(msg);
-        let mut outer = self.outer.clone();
-        outer.update(&inner.digest().bytes());
-        outer.digest().bytes()
-    }
-}
-
 /// The permutations of the last few days seen by this sandbox (usually today's, plus
 /// yesterday's around midnight), so the round tables are built once per day.
 static PERMUTATIONS: Mutex<Vec<Arc<Permutation>>> = Mutex::new(Vec::new());
@@ -476,38 +397,6 @@ pub fn permutation(digits: u32, secret: &str) -> Arc<Permutation> {
     built
 }
 
-/// Day secrets this sandbox has seen, as `(Redis URL, day key, secret)`, newest last: sent as
-/// guesses, so that a call costs Redis one `TIME` and one `HINCRBY`. A wrong guess (another
-/// server behind the URL, a flushed database) only costs the script a second step, and the
-/// script always answers with the real secret, which replaces the guess.
-static SECRETS: Mutex<Vec<(String, String, String)>> = Mutex::new(Vec::new());
-
-/// How many day secrets [`SECRETS`] keeps.
-const CACHED_SECRETS: usize = 8;
-
-fn known_secret(url: &str, key: &str) -> Option<String> {
-    let cache = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    cache
-        .iter()
-        .rev()
-        .find(|(u, k, _)| u == url && k == key)
-        .map(|(_, _, s)| s.clone())
-}
-
-fn remember_secret(url: &str, key: &str, secret: &str) {
-    let mut cache = SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = cache.iter().position(|(u, k, _)| u == url && k == key) {
-        if cache[i].2 == secret {
-            return;
-        }
-        cache.remove(i);
-    }
-    if cache.len() >= CACHED_SECRETS {
-        cache.remove(0);
-    }
-    cache.push((url.to_string(), key.to_string(), secret.to_string()));
-}
-
 /// The answer to a request for codes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -525,129 +414,6 @@ pub enum Outcome {
         /// Seconds until the next business day starts (Redis `TIME`), at least 1.
         retry_after_secs: u64,
     },
-}
-
-/// Takes `count` (`1..=100`) codes of the current business day (Redis `TIME` in
-/// `HONGBAO_ORDER_CODE_TZ`), all or none. One EVALSHA of `lua/order_code.lua`.
-///
-/// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached or its clock is 5 hours or more from
-/// this function's; [`Error::Internal`] for a `count` outside `1..=100`, or when the day's
-/// hash vanished (see the module documentation).
-pub async fn next_codes(store: &Store, count: u32) -> Result<Outcome, Error> {
-    next_codes_with(
-        store,
-        &scripts::ORDER_CODE,
-        count,
-        chrono::Utc::now().timestamp(),
-    )
-    .await
-}
-
-/// [`next_codes`] with the script and the function-clock instant (Unix seconds) the zone
-/// window is computed around given explicitly: the one code path behind [`next_codes`].
-///
-/// The production script has no clock input: it reads Redis `TIME`, and a wrong `around` only
-/// makes it refuse (`clock`). The integration tests pass a copy of `lua/order_code.lua` whose
-/// `redis.call('TIME')` is replaced by a literal instant, to drive day rollovers and DST
-/// changes through the same script text.
-///
-/// # Errors
-/// As [`next_codes`].
-pub async fn next_codes_with(
-    store: &Store,
-    script: &Script,
-    count: u32,
-    around: i64,
-) -> Result<Outcome, Error> {
-    const NAME: &str = "order_code";
-    if !(1..=MAX_BATCH).contains(&count) {
-        return Err(Error::Internal(format!(
-            "order-code count {count} is outside 1..={MAX_BATCH}"
-        )));
-    }
-    let cfg = store.config();
-    let (tz, digits, prefix) = (
-        cfg.order_code_tz,
-        cfg.order_code_digits,
-        cfg.key_prefix.as_str(),
-    );
-    let window = window_of_hour(tz, around);
-    let keys: Vec<String> = window
-        .days
-        .iter()
-        .map(|&d| Ok(day_key(prefix, date_of_day(d)?)))
-        .collect::<Result<_, Error>>()?;
-    let mut inv = script.prepare_invoke();
-    for key in &keys {
-        inv.key(key);
-    }
-    inv.key(newest_day_key(prefix));
-    inv.arg(count)
-        .arg(domain(digits))
-        .arg(new_day_secret())
-        .arg(DAY_TTL_SECS)
-        .arg(window.start)
-        .arg(window.end);
-    for (&day, key) in window.days.iter().zip(&keys) {
-        inv.arg(day)
-            .arg(known_secret(&cfg.redis_url, key).unwrap_or_default());
-    }
-    inv.arg(window.base_offset);
-    for &(at, offset) in &window.transitions {
-        inv.arg(at).arg(offset);
-    }
-    let mut conn = store.conn().await?;
-    let reply = texts(NAME, inv.invoke_async::<Value>(&mut conn).await?)?;
-    match reply.first().map(String::as_str) {
-        Some("ok") => {
-            let (day, first) = (int(NAME, reply.get(1))?, int(NAME, reply.get(3))?);
-            let secret = reply.get(4).filter(|s| !s.is_empty());
-            let (Some(secret), Ok(first)) = (secret, u64::try_from(first)) else {
-                return Err(Error::bad_reply(NAME, format!("{reply:?}")));
-            };
-            if first + u64::from(count) > domain(digits) {
-                return Err(Error::bad_reply(
-                    NAME,
-                    format!("positions past the day: {reply:?}"),
-                ));
-            }
-            let date = date_of_day(day)?;
-            remember_secret(&cfg.redis_url, &day_key(prefix, date), secret);
-            let perm = permutation(digits, secret);
-            let prefix = code_prefix(date);
-            let codes = (first..first + u64::from(count))
-                .map(|p| format!("{prefix}{}", perm.suffix(p)))
-                .collect();
-            Ok(Outcome::Issued { date, codes })
-        }
-        Some("exhausted") => {
-            let (day, now) = (int(NAME, reply.get(1))?, int(NAME, reply.get(2))?);
-            let date = date_of_day(day)?;
-            let next = date.succ_opt().map_or(now + 86_400, |d| day_start(tz, d));
-            Ok(Outcome::Exhausted {
-                date,
-                retry_after_secs: (next - now).max(1) as u64,
-            })
-        }
-        Some("clock") => {
-            let now = int(NAME, reply.get(1))?;
-            Err(Error::Unavailable(format!(
-                "the Redis clock ({now}) is outside [{}, {}), the zone window sent for this \
-                 function's clock ({around})",
-                window.start, window.end
-            )))
-        }
-        Some("lost") => {
-            let date = date_of_day(int(NAME, reply.get(1))?)?;
-            Err(Error::Internal(format!(
-                "the order-code hash of {date} is gone although that day or a later one had \
-                 started (evicted, deleted, or the Redis clock went back); refusing to restart \
-                 its sequence, which would repeat codes"
-            )))
-        }
-        _ => Err(Error::bad_reply(NAME, format!("{reply:?}"))),
-    }
 }
 
 #[cfg(test)]
@@ -711,13 +477,48 @@ mod tests {
 
     #[test]
     fn hmac_sha1_matches_rfc_2202() {
-        let mac = HmacSha1::new(b"Jefe").mac(b"what do ya want for nothing?");
-        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
-        let mac = HmacSha1::new(&[0xaa; 80])
-            .mac(b"Test Using Larger Than Block-Size Key - Hash Key First");
-        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, "aa4ae5e15272d00e95705637ce8a3b55ed402112");
+        let mac = |key: &[u8], msg: &[u8]| -> String {
+            let m = Hmac::<Sha1>::new_from_slice(key).unwrap().chain_update(msg);
+            m.finalize()
+                .into_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        assert_eq!(
+            mac(b"Jefe", b"what do ya want for nothing?"),
+            "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"
+        );
+        assert_eq!(
+            mac(
+                &[0xaa; 80],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            ),
+            "aa4ae5e15272d00e95705637ce8a3b55ed402112"
+        );
+    }
+
+    #[test]
+    fn settings() {
+        let c = OrderCodeRules::default();
+        assert_eq!((c.tz, c.digits), (chrono_tz::Asia::Shanghai, 5));
+        let f = |n: &str| match n {
+            "HONGBAO_ORDER_CODE_TZ" => Some("America/New_York".into()),
+            "HONGBAO_ORDER_CODE_DIGITS" => Some("7".into()),
+            _ => None,
+        };
+        let c = OrderCodeRules::from_lookup(&Lookup::new(&f)).unwrap();
+        assert_eq!((c.tz, c.digits), (chrono_tz::America::New_York, 7));
+        for (name, value) in [
+            ("HONGBAO_ORDER_CODE_TZ", "Mars/Olympus_Mons"),
+            ("HONGBAO_ORDER_CODE_TZ", "+08:00"),
+            ("HONGBAO_ORDER_CODE_DIGITS", "4"),
+            ("HONGBAO_ORDER_CODE_DIGITS", "8"),
+        ] {
+            let f = |n: &str| (n == name).then(|| value.to_string());
+            let err = OrderCodeRules::from_lookup(&Lookup::new(&f)).unwrap_err();
+            assert_eq!(err.name, name, "{value}");
+        }
     }
 
     #[test]
@@ -725,7 +526,6 @@ mod tests {
         assert_eq!(date_of_day(0).unwrap(), date("1970-01-01"));
         assert_eq!(day_of_date(date("2026-11-21")), 20_778);
         assert_eq!(date_of_day(20_778).unwrap(), date("2026-11-21"));
-        assert_eq!(day_key("hb", date("2026-11-21")), "hb:{oc}:day:20261121");
         assert_eq!(code_prefix(date("2026-11-21")), "261121");
         assert_eq!(code_prefix(date("2100-01-02")), "000102");
         assert_eq!(domain(5), 90_000);

@@ -1,8 +1,8 @@
 //! The Lua scripts (from `lua/`), compiled into the binary and invoked by EVALSHA.
 //!
 //! [`redis::Script::invoke_async`] sends EVALSHA; on a cluster the call is routed by the hash
-//! slot of its first key, and every script's keys share one hash tag (see [`crate::keys`]).
-//! On `NOSCRIPT` (a new node, a failover, `SCRIPT FLUSH`) the connection ([`crate::store::Conn`])
+//! slot of its first key, and every script's keys share one hash tag (see [`super::keys`]).
+//! On `NOSCRIPT` (a new node, a failover, `SCRIPT FLUSH`) the connection ([`super::Conn`])
 //! re-sends the call as `EVAL` with the source from [`eval_for`]: same keys, same node, and the
 //! node caches the script. (redis-rs would send `SCRIPT LOAD` to *every* node of a cluster
 //! instead, so one node being down would fail scripts on all the others.) No warm-up is needed.
@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use redis::{Cmd, Script, Value};
 
-use crate::error::Error;
+use super::error::Error;
 
 /// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
 /// Dereferences to [`redis::Script`] (`.key()`, `.arg()`, `invoke_async`).
@@ -45,7 +45,7 @@ macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> =
-            LazyLock::new(|| Lua::new(include_str!(concat!("../../lua/", $file))));
+            LazyLock::new(|| Lua::new(include_str!(concat!("../../../lua/", $file))));
     };
     // A money script: `lua/records.lua` (exact-integer formatting, Redis TIME, idempotency
     // records without TTLs) is prepended to the file.
@@ -53,8 +53,8 @@ macro_rules! script {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
             Lua::new(concat!(
-                include_str!("../../lua/records.lua"),
-                include_str!(concat!("../../lua/", $file))
+                include_str!("../../../lua/records.lua"),
+                include_str!(concat!("../../../lua/", $file))
             ))
         });
     };

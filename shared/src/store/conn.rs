@@ -14,7 +14,7 @@
 //!   Both are multiplexed: concurrent requests share one connection per node.
 //! * **TLS**: `rediss://` URLs, server certificates checked by rustls (`ring`) against the
 //!   public web PKI roots, or against `REDIS_CA_CERT` alone when it is set.
-//! * **Authentication**: see [`crate::auth`] (`none`, `password`, ElastiCache `iam`, with
+//! * **Authentication**: see [`super::redis_auth`] (`none`, `password`, ElastiCache `iam`, with
 //!   re-authentication before the token or the 12-hour connection limit runs out).
 //! * **Timeouts** (`REDIS_CONNECT_TIMEOUT_MS`, `REDIS_RESPONSE_TIMEOUT_MS`, both 1000 ms by
 //!   default). Inside one VPC a TCP + TLS + AUTH connect to ElastiCache takes a few
@@ -43,9 +43,9 @@ use redis::{
     TlsCertificates, Value,
 };
 
-use crate::auth::{AuthKind, RedisCredentials};
-use crate::config::Config;
-use crate::error::Error;
+use super::config::Config;
+use super::error::Error;
+use super::redis_auth::{AuthKind, RedisCredentials};
 
 /// The transport under a [`Conn`].
 #[derive(Clone)]
@@ -61,7 +61,7 @@ pub enum Link {
 struct WaitPolicy {
     replicas: u32,
     timeout_ms: u64,
-    keys: crate::keys::Keys,
+    keys: super::keys::Keys,
 }
 
 /// A connected Redis handle: cheap to clone, all clones share one multiplexed connection.
@@ -69,11 +69,11 @@ struct WaitPolicy {
 /// Two things happen here, below every script call, so that no caller can forget them:
 ///
 /// * **`NOSCRIPT`** (a new node, a failover, `SCRIPT FLUSH`): the `EVALSHA` of a hongbao script
-///   is re-sent as `EVAL` on the same key's node ([`crate::scripts::eval_for`]). redis-rs would
+///   is re-sent as `EVAL` on the same key's node ([`super::scripts::eval_for`]). redis-rs would
 ///   send `SCRIPT LOAD` to every node of a cluster, so one node being down would fail scripts
 ///   on all the others.
 /// * **Acknowledged means replicated** (`REDIS_WAIT_REPLICAS` > 0): a script that moves money
-///   or hands out order codes ([`crate::scripts::acknowledged_call`]) is sent in one pipeline
+///   or hands out order codes ([`super::scripts::acknowledged_call`]) is sent in one pipeline
 ///   with `SET <fence>` and `WAIT <n> <REDIS_WAIT_TIMEOUT_MS>`, on one connection to the
 ///   slot's master. Redis replication is asynchronous, and a primary that dies before its
 ///   replica has a write loses it in the failover: a credit answered 201 would vanish, or a
@@ -183,7 +183,7 @@ impl Conn {
         };
         let mut replies = self.link.many(&batch(cmd.clone()), 0, 3).await?;
         if replies.first().is_some_and(is_noscript_value) {
-            if let Some(eval) = crate::scripts::eval_for(cmd) {
+            if let Some(eval) = super::scripts::eval_for(cmd) {
                 replies = self.link.many(&batch(eval), 0, 3).await?;
             }
         }
@@ -221,7 +221,7 @@ impl Conn {
 impl Conn {
     async fn send(&mut self, cmd: &Cmd) -> redis::RedisResult<Value> {
         if let Some(wait) = self.wait.clone() {
-            if let Some(key) = crate::scripts::acknowledged_call(cmd) {
+            if let Some(key) = super::scripts::acknowledged_call(cmd) {
                 return self.acknowledged(cmd, &key, &wait).await;
             }
         }
@@ -229,7 +229,7 @@ impl Conn {
         if !is_noscript(&reply) {
             return reply;
         }
-        match crate::scripts::eval_for(cmd) {
+        match super::scripts::eval_for(cmd) {
             Some(eval) => self.link.one(&eval).await,
             None => reply,
         }
@@ -518,7 +518,7 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
         std::sync::Arc::new(WaitPolicy {
             replicas: config.wait_replicas,
             timeout_ms: config.wait_timeout_ms,
-            keys: crate::keys::Keys::new(&config.key_prefix),
+            keys: super::keys::Keys::new(&config.key_prefix),
         })
     });
     match tokio::time::timeout(budget, attempt).await {

@@ -22,7 +22,7 @@
 //! Only a failure of the index itself (the `{reclaim}` slot) ends a run early with an error.
 //!
 //! Every step is idempotent, so a crash anywhere is repaired by the next run, and overlapping
-//! runs are harmless; a lock (see [`crate::lock`]) keeps them from doing the same work twice.
+//! runs are harmless; a lock (see [`super::lock`]) keeps them from doing the same work twice.
 
 use std::time::{Duration, Instant};
 
@@ -30,12 +30,12 @@ use futures::StreamExt;
 use redis::Value;
 use serde::Serialize;
 
-use crate::error::Error;
-use crate::keys::{is_packet_id, Keys};
-use crate::lock::Lock;
-use crate::packets;
-use crate::scripts::{self, int, texts};
-use crate::store::Store;
+use super::error::Error;
+use super::keys::{is_packet_id, Keys};
+use super::lock::Lock;
+use super::packets;
+use super::scripts::{self, int, texts};
+use super::Store;
 
 /// A phantom index entry (no packet) is dropped only this long after its due time, so a
 /// create-packet still in flight can never lose its index entry.
@@ -96,14 +96,14 @@ pub async fn run_until(store: &Store, deadline: Option<Instant>) -> Result<Recla
     let keys = Keys::new(&cfg.key_prefix);
     let started = Instant::now();
     let Some(lock) =
-        Lock::try_acquire(store, &keys.reclaim_lock(), cfg.reclaim_lock_ttl_ms).await?
+        Lock::try_acquire(store, &keys.reclaim_lock(), cfg.reclaim.lock_ttl_ms).await?
     else {
         return Ok(ReclaimSummary {
             skipped_locked: true,
             ..Default::default()
         });
     };
-    let lock_end = started + Duration::from_millis(cfg.reclaim_lock_ttl_ms);
+    let lock_end = started + Duration::from_millis(cfg.reclaim.lock_ttl_ms);
     let stop_at = deadline
         .map_or(lock_end, |d| d.min(lock_end))
         .checked_sub(STOP_MARGIN)
@@ -117,7 +117,7 @@ pub async fn run_until(store: &Store, deadline: Option<Instant>) -> Result<Recla
 }
 
 /// Redis `TIME` of the index's node, Unix ms.
-async fn redis_now_ms(conn: &mut crate::store::Conn, keys: &Keys) -> Result<i64, Error> {
+async fn redis_now_ms(conn: &mut super::Conn, keys: &Keys) -> Result<i64, Error> {
     let (secs, micros): (i64, i64) = conn
         .query_on_slot_of(&keys.reclaim_due(), &redis::cmd("TIME"))
         .await?;
@@ -139,7 +139,7 @@ async fn run_locked(store: &Store, keys: &Keys, stop_at: Instant) -> Result<Recl
             .arg("BYSCORE")
             .arg("LIMIT")
             .arg(0)
-            .arg(cfg.reclaim_batch)
+            .arg(cfg.reclaim.batch)
             .arg("WITHSCORES")
             .query_async(&mut conn)
             .await?;
@@ -202,11 +202,7 @@ async fn run_locked(store: &Store, keys: &Keys, stop_at: Instant) -> Result<Recl
 }
 
 /// Removes a packet's index entry and its failure count (both on the `{reclaim}` slot).
-async fn forget_entry(
-    conn: &mut crate::store::Conn,
-    keys: &Keys,
-    packet_id: &str,
-) -> Result<(), Error> {
+async fn forget_entry(conn: &mut super::Conn, keys: &Keys, packet_id: &str) -> Result<(), Error> {
     let _: (i64, i64) = redis::pipe()
         .atomic()
         .cmd("ZREM")
@@ -266,8 +262,8 @@ async fn settle_one(
             .key(&wk.wallet)
             .key(&wk.ledger)
             .arg(packet_id)
-            .arg(cfg.retention_secs)
-            .arg(crate::config::LEDGER_CAP)
+            .arg(cfg.packets.retention_secs)
+            .arg(crate::domain::wallet::LEDGER_CAP)
             .invoke_async(&mut conn)
             .await?;
         let reply = texts("settle", reply)?;

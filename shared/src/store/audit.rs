@@ -9,9 +9,9 @@
 //! entry still "holds" its money, and nobody will ever refund it. [`stuck_packets`] finds such
 //! packets (with `SCAN`, which is fine for an operations tool).
 
-use crate::error::Error;
-use crate::keys::{is_packet_id, Keys};
-use crate::store::Store;
+use super::error::Error;
+use super::keys::{is_packet_id, Keys};
+use super::Store;
 
 /// Cents packet `packet_id` holds: not yet refunded and not yet credited to a grabber.
 /// 0 for a packet that does not exist (or whose settled records have expired).
@@ -41,7 +41,7 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
         let applied = if state.starts_with("done:") {
             true
         } else {
-            let transfer_id = crate::wallet::claim_transfer_id(packet_id);
+            let transfer_id = super::wallet::claim_transfer_id(packet_id);
             let (recorded, legacy): (bool, bool) = redis::pipe()
                 .cmd("HEXISTS")
                 .arg(keys.wallet(&user).records)
@@ -58,7 +58,7 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
                 .arg(&user)
                 .query_async(&mut conn)
                 .await?;
-            credited += crate::packets::Share::parse(&record)?.amount_cents;
+            credited += crate::domain::packets::Share::parse(&record)?.amount_cents;
         }
     }
     Ok(total - refunded.unwrap_or(0) - credited)
@@ -91,7 +91,7 @@ pub async fn totals(
 ) -> Result<Totals, Error> {
     let mut t = Totals::default();
     for u in users {
-        t.wallets_cents += crate::wallet::balance(store, u).await?;
+        t.wallets_cents += super::wallet::balance(store, u).await?;
     }
     for p in packet_ids {
         t.packets_cents += packet_holding(store, p).await?;
@@ -112,7 +112,7 @@ pub struct StuckPacket {
 
 /// Every packet that is not settled, whose `expires_at` (by Redis `TIME`) has passed, and that
 /// has no entry in the reclaim index: money that no reclaim run will refund. `SCAN`s every
-/// master (see [`crate::store::Conn::scan_keys`]); meant for audits, the demo and operators.
+/// master (see [`super::Conn::scan_keys`]); meant for audits, the demo and operators.
 /// Repair by putting the id back into the index (`ZADD <prefix>:{reclaim}:due <expires_at> <id>`).
 ///
 /// # Errors

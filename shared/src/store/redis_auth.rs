@@ -34,8 +34,8 @@ use aws_credential_types::Credentials;
 use futures::{Stream, StreamExt};
 use redis::{BasicAuth, RedisResult, StreamingCredentialsProvider};
 
-use crate::config::ConfigError;
-use crate::error::Error;
+use super::error::Error;
+use crate::domain::ConfigError;
 
 /// An IAM token's validity (the presign's `X-Amz-Expires`): ElastiCache's fixed 15 minutes.
 pub const TOKEN_EXPIRY: Duration = Duration::from_secs(900);

@@ -38,7 +38,8 @@ pub const PACKET_ID_LEN: usize = 24;
 
 /// The wallet hash tag of `user_id`: the first 4 lowercase hex digits of its SHA-1.
 pub fn user_tag(user_id: &str) -> String {
-    let digest = sha1_smol::Sha1::from(user_id.as_bytes()).digest().bytes();
+    use sha1::{Digest, Sha1};
+    let digest = Sha1::digest(user_id.as_bytes());
     format!("{:02x}{:02x}", digest[0], digest[1])
 }
 
@@ -176,7 +177,7 @@ impl Keys {
 
     /// The replication fence of `key`'s hash slot: `<prefix>:{<tag>}:fence`, written before a
     /// `WAIT` so that the `WAIT` also covers writes this connection only read (see
-    /// [`crate::store::Conn`]). `key` must carry a hash tag.
+    /// [`super::Conn`]). `key` must carry a hash tag.
     pub fn fence_of(&self, key: &str) -> String {
         let tag = key
             .find('{')

@@ -1,237 +1,23 @@
 //! The red-packet lifecycle: create, grab, view and claim.
 //!
 //! Every operation is one or more Lua scripts; each script touches one hash slot. See
-//! [`crate::keys`] for the key layout and `lua/*.lua` for the atomic steps.
+//! [`super::keys`] for the key layout and `lua/*.lua` for the atomic steps.
 
 use std::collections::HashMap;
 
 use redis::Value;
 
-use crate::error::Error;
-use crate::keys::{is_packet_id, new_packet_id, Keys};
-use crate::scripts::{self, int, text, texts};
-use crate::split::{self, LuckySplit, Mode};
-use crate::store::Store;
-use crate::wallet::{self, Credit};
+use crate::domain::packets::parse_claim_state;
+pub use crate::domain::packets::{
+    best_luck, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet, PacketView,
+    Share, Status,
+};
+use crate::domain::split;
 
-/// A validated request to create a red packet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewPacket {
-    /// Total amount, cents (`count..=HONGBAO_MAX_TOTAL_CENTS`).
-    pub total_cents: i64,
-    /// Number of shares (`1..=HONGBAO_MAX_COUNT`).
-    pub count: u32,
-    /// Lucky (random amounts) or fixed (equal amounts).
-    pub mode: Mode,
-    /// The lucky split algorithm; ignored (and reported as `None`) for fixed packets.
-    pub split: LuckySplit,
-    /// Seconds until the packet expires (`1..=604800`).
-    pub expires_in_secs: u64,
-    /// Optional greeting, at most 100 characters.
-    pub greeting: Option<String>,
-}
-
-impl NewPacket {
-    /// A SHA-1 hex fingerprint of the request, stored with its `Idempotency-Key` so a reused
-    /// key with a different body can be told apart.
-    pub fn fingerprint(&self) -> String {
-        let canonical = format!(
-            "{}|{}|{}|{}|{}|{}",
-            self.total_cents,
-            self.count,
-            self.mode.as_str(),
-            self.split_name().unwrap_or("-"),
-            self.expires_in_secs,
-            self.greeting.as_deref().unwrap_or("\u{0}")
-        );
-        sha1_smol::Sha1::from(canonical.as_bytes())
-            .digest()
-            .to_string()
-    }
-
-    /// The split name stored for this packet: `None` for fixed packets.
-    pub fn split_name(&self) -> Option<&'static str> {
-        match self.mode {
-            Mode::Fixed => None,
-            Mode::Lucky => Some(self.split.as_str()),
-        }
-    }
-}
-
-/// One grabbed share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Share {
-    /// 1 for the first share grabbed, `count` for the last.
-    pub share_id: u32,
-    /// Amount, cents.
-    pub amount_cents: i64,
-    /// When it was grabbed, Unix milliseconds (Redis `TIME`).
-    pub grabbed_at_ms: i64,
-}
-
-impl Share {
-    /// Parses a share record `share_id:amount_cents:grabbed_at_ms`.
-    ///
-    /// # Errors
-    /// [`Error::Internal`] for any other shape.
-    pub fn parse(record: &str) -> Result<Self, Error> {
-        let mut it = record.splitn(3, ':');
-        let mut next = || it.next().and_then(|s| s.parse::<i64>().ok());
-        match (next(), next(), next()) {
-            (Some(id), Some(amount), Some(at)) if id > 0 && id <= i64::from(u32::MAX) => {
-                Ok(Share {
-                    share_id: id as u32,
-                    amount_cents: amount,
-                    grabbed_at_ms: at,
-                })
-            }
-            _ => Err(Error::Internal(format!("bad share record {record:?}"))),
-        }
-    }
-}
-
-/// A red packet's stored fields and counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet {
-    /// 24 hex digits: the sender's wallet tag, then 20 random digits.
-    pub packet_id: String,
-    /// Who paid for it.
-    pub sender_id: String,
-    /// Total, cents.
-    pub total_cents: i64,
-    /// Number of shares.
-    pub count: u32,
-    /// Lucky or fixed.
-    pub mode: Mode,
-    /// Lucky split algorithm; `None` for fixed packets.
-    pub split: Option<LuckySplit>,
-    /// Greeting, if any.
-    pub greeting: Option<String>,
-    /// Creation time, Unix ms (Redis `TIME`).
-    pub created_at_ms: i64,
-    /// Deadline for grabs and claims, Unix ms (Redis `TIME`).
-    pub expires_at_ms: i64,
-    /// Whether reclaim-cron has refunded it.
-    pub settled: bool,
-    /// Shares grabbed so far.
-    pub grabbed_count: u32,
-    /// Sum of grabbed shares, cents.
-    pub grabbed_cents: i64,
-    /// Sum of claimed shares (credited or being credited), cents.
-    pub claimed_cents: i64,
-    /// Refunded to the sender at settlement, cents.
-    pub refunded_cents: i64,
-}
-
-impl Packet {
-    fn from_fields(fields: &HashMap<String, String>) -> Result<Self, Error> {
-        let s = |k: &str| {
-            fields
-                .get(k)
-                .cloned()
-                .ok_or_else(|| Error::Internal(format!("packet field {k} missing")))
-        };
-        let n = |k: &str| -> Result<i64, Error> {
-            s(k)?
-                .parse()
-                .map_err(|_| Error::Internal(format!("packet field {k} not an integer")))
-        };
-        let mode: Mode = s("mode")?
-            .parse()
-            .map_err(|_| Error::Internal("bad packet mode".into()))?;
-        let split_raw = s("split")?;
-        let greeting = s("greeting")?;
-        Ok(Packet {
-            packet_id: s("packet_id")?,
-            sender_id: s("sender_id")?,
-            total_cents: n("total_cents")?,
-            count: n("count")? as u32,
-            mode,
-            split: if split_raw.is_empty() {
-                None
-            } else {
-                Some(
-                    split_raw
-                        .parse()
-                        .map_err(|_| Error::Internal("bad packet split".into()))?,
-                )
-            },
-            greeting: (!greeting.is_empty()).then_some(greeting),
-            created_at_ms: n("created_at")?,
-            expires_at_ms: n("expires_at")?,
-            settled: s("status")? == "settled",
-            grabbed_count: n("grabbed_count")? as u32,
-            grabbed_cents: n("grabbed_cents")?,
-            claimed_cents: n("claimed_cents")?,
-            refunded_cents: n("refunded_cents")?,
-        })
-    }
-}
-
-/// What a packet looks like to `GET /packets/{id}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Shares left and not expired.
-    Open,
-    /// Every share grabbed, not expired yet.
-    SoldOut,
-    /// Past `expires_at`, not yet refunded.
-    Expired,
-    /// Refunded by reclaim-cron.
-    Settled,
-}
-
-impl Status {
-    /// The JSON name: `open`, `sold_out`, `expired`, `settled`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Open => "open",
-            Status::SoldOut => "sold_out",
-            Status::Expired => "expired",
-            Status::Settled => "settled",
-        }
-    }
-}
-
-/// One grab as listed by [`view`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grab {
-    /// The grabber.
-    pub user_id: String,
-    /// Their share.
-    pub share: Share,
-    /// Whether they claimed it (credited or being credited).
-    pub claimed: bool,
-}
-
-/// A consistent snapshot of a packet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PacketView {
-    /// Fields and counters.
-    pub packet: Packet,
-    /// Status at the snapshot's Redis `TIME`.
-    pub status: Status,
-    /// Grabs in grab order.
-    pub grabs: Vec<Grab>,
-    /// The largest share once every share is grabbed (ties: the earlier grab), else `None`.
-    pub best_luck: Option<(String, i64)>,
-}
-
-/// The outcome of [`create`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CreateOutcome {
-    /// Created and paid for now.
-    Created(Packet),
-    /// The same `Idempotency-Key` and request were seen before: the earlier packet, no new debit.
-    Repeat(Packet),
-    /// The sender's balance (cents) is below the total; nothing changed.
-    InsufficientFunds {
-        /// Current balance, cents.
-        balance_cents: i64,
-    },
-    /// The `Idempotency-Key` was used before with a different request; nothing changed.
-    IdempotencyKeyReused,
-}
+use super::keys::{is_packet_id, new_packet_id, Keys};
+use super::scripts::{self, int, text, texts};
+use super::wallet::{self, Credit};
+use super::{Error, Store};
 
 /// Creates a red packet paid from `sender_id`'s wallet.
 ///
@@ -289,8 +75,8 @@ pub async fn create(
             .arg(req.expires_in_secs)
             .arg(req.fingerprint())
             .arg(record_id.as_deref().unwrap_or(""))
-            .arg(cfg.idempotency_ttl_secs * 1000)
-            .arg(crate::config::LEDGER_CAP)
+            .arg(cfg.packets.idempotency_ttl_secs * 1000)
+            .arg(crate::domain::wallet::LEDGER_CAP)
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
         let outcome = reply.first().map(String::as_str);
@@ -397,15 +183,7 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
             claimed,
         });
     }
-    let status = if packet.settled {
-        Status::Settled
-    } else if now_ms >= packet.expires_at_ms {
-        Status::Expired
-    } else if packet.grabbed_count >= packet.count {
-        Status::SoldOut
-    } else {
-        Status::Open
-    };
+    let status = Status::at(&packet, now_ms);
     let best_luck = if packet.grabbed_count >= packet.count {
         best_luck(&list)
     } else {
@@ -417,42 +195,6 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
         grabs: list,
         best_luck,
     }))
-}
-
-/// The largest share in grab order; ties go to the earlier grab.
-pub fn best_luck(grabs: &[Grab]) -> Option<(String, i64)> {
-    let mut best: Option<&Grab> = None;
-    for g in grabs {
-        if best.is_none_or(|b| g.share.amount_cents > b.share.amount_cents) {
-            best = Some(g);
-        }
-    }
-    best.map(|g| (g.user_id.clone(), g.share.amount_cents))
-}
-
-/// The outcome of [`grab`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrabOutcome {
-    /// The caller got this share now; claim it before `claim_by_ms` (Unix ms).
-    Grabbed {
-        /// The share.
-        share: Share,
-        /// The packet's `expires_at`, Unix ms.
-        claim_by_ms: i64,
-    },
-    /// The caller grabbed this share before (repeated or concurrent grabs all see it).
-    AlreadyGrabbed(Share),
-    /// No such packet.
-    NotFound,
-    /// Too many attempts in the window; retry after this many milliseconds.
-    RateLimited {
-        /// Milliseconds until an attempt is allowed again.
-        retry_after_ms: i64,
-    },
-    /// Past `expires_at` (Redis `TIME`) or settled.
-    Expired,
-    /// Every share is taken.
-    SoldOut,
 }
 
 /// Grabs at most one share of `packet_id` for `user_id`, in one round trip (one EVALSHA),
@@ -476,8 +218,8 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
         .key(&pk.order)
         .key(keys.grab_rate(packet_id, user_id))
         .arg(user_id)
-        .arg(cfg.grab_rate_limit)
-        .arg(cfg.grab_rate_window_ms)
+        .arg(cfg.packets.grab_rate_limit)
+        .arg(cfg.packets.grab_rate_window_ms)
         .invoke_async(&mut conn)
         .await?;
     let reply = texts("grab", reply)?;
@@ -497,28 +239,6 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
         Some("sold_out") => GrabOutcome::SoldOut,
         _ => return Err(Error::bad_reply("grab", format!("{reply:?}"))),
     })
-}
-
-/// The outcome of [`claim`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClaimOutcome {
-    /// The share is in the caller's wallet.
-    Claimed {
-        /// The share.
-        share: Share,
-        /// The caller's balance after the credit (or now, for a repeat), cents.
-        balance_cents: i64,
-        /// When the claim was accepted, Unix ms (Redis `TIME`).
-        claimed_at_ms: i64,
-        /// `true` when an earlier call already credited it (nothing credited now).
-        repeat: bool,
-    },
-    /// No such packet.
-    NotFound,
-    /// The caller grabbed nothing from this packet.
-    NoShare,
-    /// The claim window closed (`expires_at` passed or the packet was refunded).
-    Expired,
 }
 
 /// Claims `user_id`'s share of `packet_id` into their wallet, exactly once.
@@ -573,21 +293,6 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
         claimed_at_ms,
         repeat,
     })
-}
-
-/// Parses a claim state `pending:<ms>` / `done:<ms>` into (pending, claimed_at_ms).
-fn parse_claim_state(state: &str) -> Result<(bool, i64), Error> {
-    let (kind, at) = state
-        .split_once(':')
-        .ok_or_else(|| Error::Internal(format!("bad claim state {state:?}")))?;
-    let at = at
-        .parse()
-        .map_err(|_| Error::Internal(format!("bad claim state {state:?}")))?;
-    match kind {
-        "pending" => Ok((true, at)),
-        "done" => Ok((false, at)),
-        _ => Err(Error::Internal(format!("bad claim state {state:?}"))),
-    }
 }
 
 /// Claim step 2's transfer: `amount_cents` of `packet_id` into the grabber's wallet, with the
@@ -646,64 +351,4 @@ pub async fn redrive_claim(
         .await?;
     credited.balance_cents = wallet::release_claim_record(store, user_id, packet_id).await?;
     Ok(credited)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn share_records() {
-        let s = Share::parse("3:125:1700000000123").unwrap();
-        assert_eq!(
-            (s.share_id, s.amount_cents, s.grabbed_at_ms),
-            (3, 125, 1_700_000_000_123)
-        );
-        assert!(Share::parse("x:1:2").is_err());
-        assert!(Share::parse("0:1:2").is_err());
-    }
-
-    #[test]
-    fn best_luck_ties_go_to_the_earlier_grab() {
-        let g = |u: &str, a| Grab {
-            user_id: u.into(),
-            share: Share {
-                share_id: 1,
-                amount_cents: a,
-                grabbed_at_ms: 0,
-            },
-            claimed: false,
-        };
-        assert_eq!(
-            best_luck(&[g("a", 5), g("b", 9), g("c", 9)]),
-            Some(("b".into(), 9))
-        );
-        assert_eq!(best_luck(&[]), None);
-    }
-
-    #[test]
-    fn claim_states() {
-        assert_eq!(parse_claim_state("pending:12").unwrap(), (true, 12));
-        assert_eq!(parse_claim_state("done:13").unwrap(), (false, 13));
-        assert!(parse_claim_state("x").is_err());
-    }
-
-    #[test]
-    fn fingerprint_depends_on_every_field() {
-        let a = NewPacket {
-            total_cents: 100,
-            count: 2,
-            mode: Mode::Lucky,
-            split: LuckySplit::DoubleMean,
-            expires_in_secs: 60,
-            greeting: None,
-        };
-        let mut b = a.clone();
-        b.greeting = Some(String::new());
-        assert_ne!(a.fingerprint(), b.fingerprint());
-        let mut c = a.clone();
-        c.split = LuckySplit::LineCut;
-        assert_ne!(a.fingerprint(), c.fingerprint());
-        assert_eq!(a.fingerprint(), a.clone().fingerprint());
-    }
 }

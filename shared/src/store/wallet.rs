@@ -1,103 +1,18 @@
 //! Wallets: balances in cents, a ledger, and exactly-once credits.
 //!
-//! A wallet lives on its owner's hash slot (see [`crate::keys`]). Debits happen only inside
+//! A wallet lives on its owner's hash slot (see [`super::keys`]). Debits happen only inside
 //! create-packet's script; credits (deposits, claim credits) go through `wallet_credit.lua`,
 //! which applies each transfer id once; refunds are applied by `settle.lua` on the sender's
 //! slot.
 
 use redis::Value;
 
-use crate::config::LEDGER_CAP;
-use crate::error::Error;
-use crate::keys::Keys;
-use crate::scripts::{self, int, texts};
-use crate::store::Store;
-
-/// Largest single deposit, cents (10^11 = one billion units). A balance is bounded separately
-/// by `HONGBAO_MAX_BALANCE_CENTS` (see [`crate::config::Config::max_balance_cents`]), which
-/// keeps it far below 2^53, the largest integer Lua's numbers hold exactly.
-pub const MAX_DEPOSIT_CENTS: i64 = 100_000_000_000;
-
-/// Entries returned by [`get`].
-pub const LEDGER_PAGE: isize = 50;
-
-/// The kind of a ledger entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    /// Money paid in by a trusted backend (positive).
-    Deposit,
-    /// A packet paid for (negative).
-    PacketDebit,
-    /// A grabbed share claimed (positive).
-    ClaimCredit,
-    /// An expired packet's remainder returned to its sender (positive).
-    RefundCredit,
-}
-
-impl EntryKind {
-    /// The JSON name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntryKind::Deposit => "deposit",
-            EntryKind::PacketDebit => "packet_debit",
-            EntryKind::ClaimCredit => "claim_credit",
-            EntryKind::RefundCredit => "refund_credit",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "deposit" => EntryKind::Deposit,
-            "packet_debit" => EntryKind::PacketDebit,
-            "claim_credit" => EntryKind::ClaimCredit,
-            "refund_credit" => EntryKind::RefundCredit,
-            _ => return None,
-        })
-    }
-}
-
-/// One ledger entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// What moved the money.
-    pub kind: EntryKind,
-    /// Signed amount, cents (debits are negative).
-    pub amount_cents: i64,
-    /// The deposit reference or the packet id.
-    pub reference: String,
-    /// When, Unix ms (Redis `TIME`).
-    pub at_ms: i64,
-}
-
-impl Entry {
-    /// Parses a ledger item `kind|amount_cents|at_ms|reference`.
-    ///
-    /// # Errors
-    /// [`Error::Internal`] for any other shape.
-    pub fn parse(item: &str) -> Result<Self, Error> {
-        let bad = || Error::Internal(format!("bad ledger entry {item:?}"));
-        let mut it = item.splitn(4, '|');
-        let kind = it.next().and_then(EntryKind::parse).ok_or_else(bad)?;
-        let amount_cents = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-        let at_ms = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-        let reference = it.next().ok_or_else(bad)?.to_string();
-        Ok(Entry {
-            kind,
-            amount_cents,
-            reference,
-            at_ms,
-        })
-    }
-}
-
-/// A wallet as `GET /wallet` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wallet {
-    /// Balance, cents.
-    pub balance_cents: i64,
-    /// The newest [`LEDGER_PAGE`] entries, newest first.
-    pub entries: Vec<Entry>,
-}
+use super::keys::Keys;
+use super::scripts::{self, int, texts};
+use super::{Error, Store};
+pub use crate::domain::wallet::{
+    claim_transfer_id, Credit, DepositOutcome, Entry, EntryKind, Wallet, LEDGER_CAP, LEDGER_PAGE,
+};
 
 /// A credit to apply once.
 #[derive(Debug, Clone)]
@@ -118,19 +33,6 @@ pub struct Transfer<'a> {
     /// Refuse the credit ([`Credit::balance_limit`]) if the balance would exceed this many
     /// cents; 0 for credits that must never be refused (claim credits).
     pub balance_limit_cents: i64,
-}
-
-/// The result of [`credit`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Credit {
-    /// The balance after the call, cents.
-    pub balance_cents: i64,
-    /// Whether this call credited the money (false: an earlier call did, or a conflict).
-    pub applied: bool,
-    /// The transfer id was seen before with a different fingerprint; nothing changed.
-    pub conflict: bool,
-    /// The credit would have taken the balance over the limit; nothing changed.
-    pub balance_limit: bool,
 }
 
 /// Credits `transfer.amount_cents` to `user_id` unless `transfer.transfer_id` was applied
@@ -183,7 +85,7 @@ pub async fn credit(
 }
 
 /// Claim step 4, on `user_id`'s slot: once the claim of `packet_id` is marked done, un-pin its
-/// credit record so it is forgotten after [`crate::Config::claim_record_keep_ms`]
+/// credit record so it is forgotten after [`crate::domain::packets::PacketRules::claim_record_keep_ms`]
 /// (`lua/transfer_release.lua`; idempotent). Returns the balance, cents.
 ///
 /// # Errors
@@ -200,36 +102,9 @@ pub async fn release_claim_record(
         .key(&wk.wallet)
         .key(&wk.records_forget)
         .arg(claim_transfer_id(packet_id))
-        .arg(store.config().claim_record_keep_ms())
+        .arg(store.config().packets.claim_record_keep_ms())
         .invoke_async(&mut conn)
         .await?)
-}
-
-/// The transfer id (idempotency record id) of the claim credit of `packet_id`.
-pub fn claim_transfer_id(packet_id: &str) -> String {
-    format!("claim:{packet_id}")
-}
-
-/// The outcome of [`deposit`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepositOutcome {
-    /// Credited now.
-    Applied {
-        /// Balance after, cents.
-        balance_cents: i64,
-    },
-    /// This reference was deposited before with the same amount: nothing changed.
-    Repeat {
-        /// Current balance, cents.
-        balance_cents: i64,
-    },
-    /// This reference was used before with a different amount: nothing changed.
-    ReferenceReused,
-    /// The balance would exceed `HONGBAO_MAX_BALANCE_CENTS`: nothing changed.
-    BalanceLimit {
-        /// Current balance, cents.
-        balance_cents: i64,
-    },
 }
 
 /// Deposits `amount_cents` into `user_id`'s wallet, once per `reference` (per user, remembered
@@ -255,8 +130,8 @@ pub async fn deposit(
             kind: EntryKind::Deposit,
             reference,
             fingerprint: &fingerprint,
-            keep_ms: store.config().deposit_dedup_secs * 1000,
-            balance_limit_cents: store.config().max_balance_cents,
+            keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
+            balance_limit_cents: store.config().wallet.max_balance_cents,
         },
     )
     .await?;

@@ -45,3 +45,10 @@ impl Error {
         Error::Internal(format!("unexpected reply from {script}: {detail}"))
     }
 }
+
+impl From<crate::domain::BadRecord> for Error {
+    /// A stored record of the wrong shape: [`Error::Internal`].
+    fn from(e: crate::domain::BadRecord) -> Self {
+        Error::Internal(e.0)
+    }
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Checks the layering of the `hongbao` crate (shared/src): api -> store -> domain, no cycles.
+
+* A file under `domain/` may not name `redis`, `lambda_http`, `lambda_runtime`,
+  `aws_lambda_events`, `axum`, `tower`, `crate::store` or `crate::api`.
+* A file under `store/` may not name `crate::api`, `axum`, `tower`, `lambda_http`,
+  `lambda_runtime` or `aws_lambda_events`.
+* The modules (one per file) reference each other without a cycle: an edge a -> b for every
+  `crate::x::y` path or `super::y` path in a's code (comments and doc comments ignored).
+
+Exit code 0 when all hold; otherwise every violation is printed and the exit code is 1.
+
+    python3 scripts/check-layers.py [path/to/shared/src]
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+FORBIDDEN = {
+    "domain": ["redis", "lambda_http", "lambda_runtime", "aws_lambda_events", "axum", "tower",
+               "crate::store", "crate::api"],
+    "store": ["crate::api", "axum", "tower", "lambda_http", "lambda_runtime", "aws_lambda_events"],
+}
+
+
+def code_of(text: str) -> str:
+    """The text without comments (line, doc and block comments) and string literals."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+
+
+def module_of(root: Path, path: Path) -> str:
+    """`domain::packets` for domain/packets.rs, `store` for store/mod.rs, `` for lib.rs."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib"):
+        parts = parts[:-1]
+    return "::".join(parts)
+
+
+def resolve(modules: set[str], path: str) -> str | None:
+    """The longest known module that `path` (a::b::c) starts with."""
+    segs = path.split("::")
+    for n in range(len(segs), 0, -1):
+        cand = "::".join(segs[:n])
+        if cand in modules:
+            return cand
+    return None
+
+
+def main() -> int:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
+                / "shared" / "src")
+    files = sorted(root.rglob("*.rs"))
+    modules = {module_of(root, f): f for f in files}
+    names = set(modules)
+    problems: list[str] = []
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for mod, f in modules.items():
+        code = code_of(f.read_text())
+        # Unit tests may use anything the crate offers.
+        code = code.split("#[cfg(test)]", 1)[0]
+        layer = mod.split("::", 1)[0]
+        for bad in FORBIDDEN.get(layer, []):
+            pattern = r"\b" + re.escape(bad) + (r"\b" if "::" in bad else r"::")
+            if re.search(pattern, code):
+                problems.append(f"{f.relative_to(root)}: the {layer} layer names `{bad}`")
+        parent = mod.rsplit("::", 1)[0] if "::" in mod else ""
+        is_dir_module = f.name == "mod.rs"
+        base = mod if is_dir_module else parent
+        # `use a::{b, c::d}` is `a::b` and `a::c::d`.
+        paths = [(m.group(1), m.group(2)[2:]) for m in re.finditer(
+            r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)", code)]
+        for m in re.finditer(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^{}]*)\}", code):
+            for item in m.group(3).split(","):
+                item = item.strip().split(" as ")[0].strip()
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*", item) \
+                        and item != "self":
+                    prefix = m.group(2)[2:]
+                    paths.append((m.group(1), f"{prefix}::{item}" if prefix else item))
+        for head, rest in paths:
+            if not rest:
+                continue
+            if head == "crate":
+                target = resolve(names, rest)
+            else:
+                above = base.rsplit("::", 1)[0] if is_dir_module and "::" in base else (
+                    "" if is_dir_module else base)
+                full = f"{above}::{rest}" if above else rest
+                target = resolve(names, full)
+            if target is not None and target != mod and not mod.startswith(target + "::") \
+                    and target != "":
+                edges[mod].add(target)
+    # Cycles: depth-first search over the module graph.
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(edges[m]):
+            if state.get(n) == 1:
+                cycle = stack[stack.index(n):] + [n]
+                problems.append("module cycle: " + " -> ".join(cycle))
+            elif n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+    # Layer direction: domain -> nothing above, store -> domain only.
+    rank = {"domain": 0, "store": 1, "api": 2}
+    for a, targets in edges.items():
+        for b in targets:
+            la, lb = a.split("::", 1)[0], b.split("::", 1)[0]
+            if la in rank and lb in rank and rank[lb] > rank[la]:
+                problems.append(f"{a} -> {b}: the {la} layer depends on the {lb} layer above it")
+    for p in problems:
+        print(f"layers: {p}")
+    if not problems:
+        print(f"layers: OK ({len(modules)} modules, {sum(map(len, edges.values()))} edges, "
+              "api -> store -> domain, no cycles)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+//! The whole hongbao HTTP API on one local port, for `curl`, a browser or an app under
+//! development: every function's router merged as `template.yaml` routes them
+//! ([`hongbao::api::app`]). `make serve` runs it (`scripts/serve.py` starts a `redis-server` on
+//! a free port first, unless `REDIS_URL` is set).
+//!
+//! Local only, never deployed:
+//! * identity comes from the `x-user-id` header (`HONGBAO_AUTH_MODE=header`): anyone can be
+//!   anyone;
+//! * every request arrives as API Gateway would deliver it after its `AWS_IAM` authorizer
+//!   accepted the local principal [`LOCAL_PRINCIPAL`], so `POST /wallet/deposits` works when
+//!   `HONGBAO_DEPOSIT_PRINCIPALS` names it (`scripts/serve.py` sets it).
+//!
+//! Settings are the environment variables of the README (all features read), plus
+//! `HONGBAO_SERVE_ADDR` (default `127.0.0.1:3000`).
+//!
+//! ```sh
+//! REDIS_URL=redis://127.0.0.1:6379 HONGBAO_AUTH_MODE=header \
+//!   HONGBAO_DEPOSIT_PRINCIPALS=arn:aws:iam::000000000000:user/hongbao-local \
+//!   cargo run -p hongbao --example serve
+//! ```
+
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use hongbao::api::{self, AppState, AuthMode};
+use hongbao::domain::Lookup;
+use hongbao::store::{Config, Feature, Store};
+use lambda_http::request::RequestContext;
+
+/// The IAM `userArn` every local request carries, as if signed by this principal.
+const LOCAL_PRINCIPAL: &str = "arn:aws:iam::000000000000:user/hongbao-local";
+
+/// Adds the request context API Gateway would add: stage `$default` and the IAM authorizer's
+/// principal [`LOCAL_PRINCIPAL`].
+async fn as_api_gateway(mut req: Request, next: Next) -> Response {
+    let ctx = serde_json::json!({
+        "stage": "$default",
+        "http": {"method": req.method().as_str(), "path": req.uri().path()},
+        "authorizer": {"iam": {"userArn": LOCAL_PRINCIPAL}},
+    });
+    let ctx = serde_json::from_value(ctx).expect("a valid request context");
+    req.extensions_mut()
+        .insert(RequestContext::ApiGatewayV2(ctx));
+    next.run(req).await
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    api::lambda::init_tracing();
+    let env = |name: &str| std::env::var(name).ok();
+    let lookup = Lookup::new(&env);
+    use Feature::*;
+    let config = Config::load(&lookup, &[Packets, Reclaim, Wallet, OrderCodes, Voting])?;
+    let auth = AuthMode::from_lookup(&lookup)?;
+    if auth != AuthMode::Header {
+        return Err("make serve needs HONGBAO_AUTH_MODE=header (identity from x-user-id)".into());
+    }
+    let state = AppState::new(Store::new(config), auth);
+    if let Err(e) = state.store.connect_at_cold_start().await {
+        tracing::warn!(error = %e, "redis not reachable yet; requests answer 503 until it is");
+    }
+    let app = api::app(state).layer(middleware::from_fn(as_api_gateway));
+    let addr = env("HONGBAO_SERVE_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    tracing::info!(%addr, principal = LOCAL_PRINCIPAL, "hongbao API listening");
+    println!("hongbao API on http://{addr} (identity: x-user-id header)");
+    axum::serve(listener, app).await?;
+    Ok(())
+}

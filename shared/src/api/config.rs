@@ -1,0 +1,143 @@
+//! The API's own settings (where the caller's identity comes from), the state every router
+//! shares, and the table of every setting of every layer (the README's configuration table is
+//! checked against it).
+
+use std::sync::Arc;
+
+use crate::domain::settings::Setting;
+use crate::domain::{ConfigError, Lookup};
+use crate::store::Store;
+
+/// `HONGBAO_AUTH_MODE`.
+pub const AUTH_MODE: Setting = Setting {
+    name: "HONGBAO_AUTH_MODE",
+    default: "jwt",
+    meaning: "`jwt` (claim `sub`) or `header` (`x-user-id`; local development only)",
+};
+
+/// `RUST_LOG` (read by `tracing-subscriber`, listed for the table).
+pub const RUST_LOG: Setting = Setting {
+    name: "RUST_LOG",
+    default: "info",
+    meaning: "log filter (JSON logs to CloudWatch)",
+};
+
+/// How the caller's user id is found in a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    /// The verified JWT claim `sub` (`requestContext.authorizer.jwt.claims.sub`). The default.
+    Jwt,
+    /// The `x-user-id` header. For local development only: anyone can send any header.
+    Header,
+}
+
+impl AuthMode {
+    /// Reads [`AUTH_MODE`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] for anything but `jwt` or `header`.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let value: String = lookup.get(&AUTH_MODE)?;
+        match value.as_str() {
+            "jwt" => Ok(AuthMode::Jwt),
+            "header" => Ok(AuthMode::Header),
+            _ => Err(ConfigError::new(
+                &AUTH_MODE,
+                value,
+                "expected `jwt` or `header`",
+            )),
+        }
+    }
+}
+
+/// What every handler gets: the store (connection and feature rules) and the identity mode.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The Redis store, built once per sandbox.
+    pub store: Arc<Store>,
+    /// Where the caller's identity comes from.
+    pub auth: AuthMode,
+}
+
+impl AppState {
+    /// A state over `store` with identity from `auth`.
+    pub fn new(store: Store, auth: AuthMode) -> Self {
+        AppState {
+            store: Arc::new(store),
+            auth,
+        }
+    }
+}
+
+/// Every setting, grouped as the README's configuration table lists them: connection, API,
+/// red packets, reclaim, wallet, order codes, voting, logging.
+pub fn all_settings() -> Vec<Setting> {
+    use crate::domain::{order_codes, packets, voting, wallet};
+    [
+        crate::store::config::SETTINGS,
+        &[AUTH_MODE],
+        packets::SETTINGS,
+        packets::RECLAIM_SETTINGS,
+        wallet::SETTINGS,
+        order_codes::SETTINGS,
+        voting::SETTINGS,
+        &[RUST_LOG],
+    ]
+    .concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_modes() {
+        let f = |v: &'static str| move |n: &str| (n == "HONGBAO_AUTH_MODE").then(|| v.to_string());
+        assert_eq!(
+            AuthMode::from_lookup(&crate::domain::settings::defaults()).unwrap(),
+            AuthMode::Jwt
+        );
+        assert_eq!(
+            AuthMode::from_lookup(&Lookup::new(&f("header"))).unwrap(),
+            AuthMode::Header
+        );
+        assert!(AuthMode::from_lookup(&Lookup::new(&f("none"))).is_err());
+    }
+
+    /// The README's configuration table is exactly the declared settings, in order, with their
+    /// defaults and meanings: the table lives in the code, the README shows it.
+    #[test]
+    fn readme_configuration_table_matches_the_code() {
+        let readme = include_str!("../../../README.md");
+        let table: Vec<&str> = readme
+            .lines()
+            .skip_while(|l| !l.starts_with("| variable | default |"))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        let expected: Vec<String> = all_settings().iter().map(Setting::markdown_row).collect();
+        if table != expected {
+            panic!(
+                "README.md's configuration table differs from the settings declared in the code; \
+                 replace its rows with:\n{}",
+                expected.join("\n")
+            );
+        }
+        let mut names: Vec<&str> = all_settings().iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            all_settings().len(),
+            "a setting is declared twice"
+        );
+    }
+
+    /// Every declared default parses (the `Default` of each rule set reads them).
+    #[test]
+    fn defaults_parse() {
+        let _ = crate::store::Config::from_lookup(|_| None).unwrap();
+        let _ = AuthMode::from_lookup(&crate::domain::settings::defaults()).unwrap();
+    }
+}

@@ -1,0 +1,119 @@
+//! Extractors that keep the HTTP contract: the caller's identity ([`Caller`], 401), the IAM
+//! principal of a signed call ([`IamPrincipal`]), and JSON bodies ([`JsonBody`], 400
+//! `invalid_request` saying what is wrong).
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use lambda_http::request::RequestContext;
+use lambda_http::RequestExt;
+use serde::de::DeserializeOwned;
+
+use super::config::{AppState, AuthMode};
+use super::error::ApiError;
+use crate::domain::is_user_id;
+
+/// The caller's user id: the JWT claim `sub` (verified by the HTTP API JWT authorizer), or,
+/// when the state's [`AuthMode`] is [`AuthMode::Header`], the `x-user-id` header.
+///
+/// Rejection: 401 `unauthorized` when it is missing or not a valid user id
+/// ([`is_user_id`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller(pub String);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        caller(parts, state.auth).map(Caller)
+    }
+}
+
+/// The caller's user id in `parts` (see [`Caller`]).
+///
+/// # Errors
+/// 401 `unauthorized` when it is missing or not a valid user id.
+pub fn caller(parts: &Parts, mode: AuthMode) -> Result<String, ApiError> {
+    let id = match mode {
+        AuthMode::Jwt => match parts.request_context_ref() {
+            Some(RequestContext::ApiGatewayV2(ctx)) => ctx
+                .authorizer
+                .as_ref()
+                .and_then(|a| a.jwt.as_ref())
+                .and_then(|j| j.claims.get("sub"))
+                .cloned(),
+            _ => None,
+        },
+        AuthMode::Header => parts
+            .headers
+            .get("x-user-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+    };
+    match id {
+        None => Err(ApiError::unauthorized(match mode {
+            AuthMode::Jwt => "no verified JWT claim `sub` in the request",
+            AuthMode::Header => "no x-user-id header",
+        })),
+        Some(id) if is_user_id(&id) => Ok(id),
+        Some(_) => Err(ApiError::unauthorized(
+            "the user id must be 1 to 64 characters of [A-Za-z0-9_-]",
+        )),
+    }
+}
+
+/// The IAM principal of a request authorized by API Gateway's `AWS_IAM` authorizer
+/// (`requestContext.authorizer.iam.userArn`, e.g.
+/// `arn:aws:sts::123456789012:assumed-role/payments/backend-1`), or `None` for any other
+/// request. Never rejects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IamPrincipal(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for IamPrincipal {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let arn = match parts.request_context_ref() {
+            Some(RequestContext::ApiGatewayV2(ctx)) => ctx
+                .authorizer
+                .as_ref()
+                .and_then(|a| a.iam.as_ref())
+                .and_then(|iam| iam.user_arn.clone())
+                .filter(|arn| !arn.is_empty()),
+            _ => None,
+        };
+        Ok(IamPrincipal(arn))
+    }
+}
+
+/// A JSON body parsed into `T` (declare `T` with `#[serde(deny_unknown_fields)]`). Unlike
+/// `axum::Json` it needs no `Content-Type` (API Gateway clients often send none) and answers
+/// in the contract's shape.
+///
+/// Rejection: 400 `invalid_request` for an empty or malformed body, wrong types, fractional
+/// amounts and unknown fields; the message says which (serde's text names the field).
+#[derive(Debug, Clone)]
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::invalid(format!("could not read the body: {e}")))?;
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// Parses a JSON body into `T`.
+///
+/// # Errors
+/// 400 `invalid_request`: "a JSON body is required" for an empty body, else "invalid JSON
+/// body: ..." with serde's explanation.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::invalid("a JSON body is required"));
+    }
+    serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))
+}

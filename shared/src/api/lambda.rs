@@ -1,0 +1,154 @@
+//! The Lambda side shared by every function's `main`: one-time initialisation (tracing, the
+//! function's settings, the Redis store, a connection attempt during Init) and serving a
+//! router to API Gateway events.
+//!
+//! Following the AWS Lambda Rust runtime examples: everything expensive is built once per
+//! sandbox, before the first event, and reused by every invocation.
+
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::Router;
+use lambda_http::request::RequestContext;
+use lambda_http::RequestExt;
+use tower::Layer;
+
+use super::config::{AppState, AuthMode};
+use crate::domain::ConfigError;
+use crate::store::{EvictionVerdict, Feature, Store};
+
+/// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), level from
+/// `RUST_LOG` (default `info`), no ANSI colours, no timestamps (CloudWatch adds them).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(false)
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .try_init();
+}
+
+/// Initialises a sandbox for a function that serves `features`: JSON tracing, the connection
+/// settings and only those features' settings ([`crate::store::Config::from_env`]), the
+/// identity mode (`HONGBAO_AUTH_MODE`), a [`Store`] that lives for the process, a first
+/// connection attempt (so a bad endpoint, CA or password is one clear log line at cold start;
+/// requests then answer 503 while the store keeps retrying), and the eviction-policy check
+/// ([`check_eviction`]).
+///
+/// # Errors
+/// [`InitError::Config`] when a setting the function reads is invalid, and
+/// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
+/// with that message instead of running misconfigured.
+pub async fn init(features: &[Feature]) -> Result<AppState, InitError> {
+    init_tracing();
+    let env = |name: &str| std::env::var(name).ok();
+    let auth = AuthMode::from_lookup(&crate::domain::Lookup::new(&env))?;
+    let state = AppState::new(Store::new(crate::store::Config::from_env(features)?), auth);
+    if features.contains(&Feature::Wallet)
+        && state.store.config().wallet.deposit_principals.is_empty()
+    {
+        tracing::info!(
+            "HONGBAO_DEPOSIT_PRINCIPALS is unset: POST /wallet/deposits refuses every caller (403)"
+        );
+    }
+    match state.store.connect_at_cold_start().await {
+        Ok(()) => check_eviction(&state.store).await?,
+        Err(e) => {
+            tracing::error!(error = %e, "redis not ready at cold start; requests answer 503 until it is");
+        }
+    }
+    Ok(state)
+}
+
+/// Why a sandbox refuses to start.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// An environment variable is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The server's `maxmemory-policy` may evict a wallet or an idempotency record.
+    #[error("{0}")]
+    Eviction(String),
+}
+
+/// Checks the server's `maxmemory-policy` ([`Store::check_eviction_policy`]): `allkeys-*` is
+/// refused, `volatile-*` logs one warning, and a refused `INFO` logs that the policy could not
+/// be checked. A Redis error here is logged, not fatal (requests answer 503 meanwhile).
+///
+/// # Errors
+/// [`InitError::Eviction`] for an `allkeys-*` policy.
+pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
+    match store.check_eviction_policy().await {
+        Ok(EvictionVerdict::AllKeys(policy)) => Err(InitError::Eviction(format!(
+            "the Redis server's maxmemory-policy is {policy}: it may evict any key, a wallet \
+             balance or an idempotency record included, so money could be lost or paid twice. \
+             Set maxmemory-policy to noeviction (or volatile-*) in the cache's parameter group"
+        ))),
+        Ok(EvictionVerdict::Volatile(policy)) => {
+            tracing::warn!(
+                policy,
+                "maxmemory-policy evicts keys with a TTL: money records have none, but packet \
+                 records and rate limits may vanish early under memory pressure; prefer noeviction"
+            );
+            Ok(())
+        }
+        Ok(EvictionVerdict::Safe(policy)) => {
+            tracing::info!(policy, "maxmemory-policy checked");
+            Ok(())
+        }
+        Ok(EvictionVerdict::Unknown(why)) => {
+            tracing::warn!(reason = %why, "maxmemory-policy could not be checked (INFO not allowed)");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "maxmemory-policy could not be checked");
+            Ok(())
+        }
+    }
+}
+
+/// `router` as API Gateway events reach it: with a named stage (not `$default`), the HTTP API
+/// puts the stage in front of the path (`/prod/packets`), which is taken off before routing.
+/// This is the router a function hands to `lambda_http::run`, and the one tests call.
+pub fn for_api_gateway(router: Router) -> Router {
+    Router::new().fallback_service(middleware::from_fn(strip_stage).layer(router))
+}
+
+async fn strip_stage(mut req: Request, next: Next) -> Response {
+    let stage = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx.stage.clone(),
+        _ => None,
+    };
+    if let Some(stage) = stage.filter(|s| s != "$default" && !s.is_empty()) {
+        let prefix = format!("/{stage}");
+        let path = req.uri().path();
+        let rest = if path == prefix {
+            Some("/")
+        } else {
+            path.strip_prefix(&prefix).filter(|r| r.starts_with('/'))
+        };
+        if let Some(rest) = rest {
+            let mut target = rest.to_string();
+            if let Some(q) = req.uri().query() {
+                target = format!("{target}?{q}");
+            }
+            if let Ok(uri) = target.parse() {
+                *req.uri_mut() = uri;
+            }
+        }
+    }
+    next.run(req).await
+}
+
+/// Runs an HTTP function: every API Gateway HTTP API event goes through
+/// [`for_api_gateway`]`(router)`.
+///
+/// # Errors
+/// Lambda runtime API errors.
+pub async fn serve(router: Router) -> Result<(), lambda_http::Error> {
+    lambda_http::run(for_api_gateway(router)).await
+}

@@ -1,0 +1,140 @@
+//! HTTP: one axum [`Router`] per function, built from the same handlers `make serve` merges
+//! into one API ([`app`]).
+//!
+//! | function | router | routes |
+//! | --- | --- | --- |
+//! | create-packet | [`packets::create_router`] | `POST /packets` |
+//! | grab | [`packets::grab_router`] | `GET /packets/{id}`, `POST /packets/{id}/grab` |
+//! | claim | [`packets::claim_router`] | `POST /packets/{id}/claim` |
+//! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits` |
+//! | next-order-code | [`order_codes::router`] | `POST /order-codes` |
+//! | vote | [`voting::router`] | `POST /articles`, `GET /articles`, `POST /articles/{id}/vote`, `PUT /articles/{id}/groups`, `GET /groups/{group}/articles` |
+//! | reclaim-cron | [`reclaim::run`] (an EventBridge event, no router) | |
+//!
+//! Following the AWS Lambda Rust runtime's `http-axum` examples, a function's `main` builds its
+//! router once and hands it to `lambda_http::run` ([`lambda::serve`] adds the API Gateway stage
+//! handling). Every answer is JSON: handlers return `Result<_, ApiError>`, extractors reject
+//! with an [`ApiError`], and [`contract`] turns the router's own 404 and 405 into the contract's
+//! `not_found` and `method_not_allowed` (with `Allow`).
+
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod lambda;
+pub mod order_codes;
+pub mod packets;
+pub mod reclaim;
+pub mod voting;
+pub mod wallet;
+
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower::Layer;
+
+pub use config::{AppState, AuthMode};
+pub use error::ApiError;
+
+/// The whole HTTP API in one router: every function's routes, as the template routes them
+/// (what `make serve` runs).
+pub fn app(state: AppState) -> Router {
+    contract(
+        Router::new()
+            .merge(packets::create_routes())
+            .merge(packets::grab_routes())
+            .merge(packets::claim_routes())
+            .merge(wallet::routes())
+            .merge(order_codes::routes())
+            .merge(voting::routes())
+            .with_state(state),
+    )
+}
+
+/// Adds the contract's answers for what the routes do not match: an unknown path is 404
+/// `not_found`, a known path with another method 405 `method_not_allowed` with the allowed
+/// methods in the `Allow` header and the `allow` field (`GET, POST`; axum's implicit `HEAD` of
+/// a `GET` route is not listed, API Gateway never routes it).
+pub fn contract(router: Router) -> Router {
+    // Around the whole router, not `Router::layer`: a route's layers run inside its
+    // `MethodRouter`, before it adds the `Allow` header to a 405.
+    let inner = router.fallback(not_found);
+    Router::new().fallback_service(middleware::from_fn(method_not_allowed).layer(inner))
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no route for {method} {}", uri.path()))
+}
+
+async fn method_not_allowed(req: Request, next: Next) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let resp = next.run(req).await;
+    if resp.status() != StatusCode::METHOD_NOT_ALLOWED
+        || resp.headers().get(header::CONTENT_TYPE).is_some()
+    {
+        return resp;
+    }
+    let allowed = resp
+        .headers()
+        .get(header::ALLOW)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && *m != "HEAD")
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut answer = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on {path}; use {allowed}"),
+    )
+    .with("allow", &allowed)
+    .into_response();
+    if let Ok(v) = HeaderValue::from_str(&allowed) {
+        answer.headers_mut().insert(header::ALLOW, v);
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    async fn ok() -> &'static str {
+        "ok"
+    }
+
+    /// 404 and 405 are the contract's JSON answers, 405 with `Allow` (header and field).
+    #[tokio::test]
+    async fn unknown_paths_and_methods() {
+        let router = contract(Router::new().route("/articles", get(ok).post(ok)));
+        let send = |method: &str, path: &str| {
+            let req = Request::builder()
+                .method(method)
+                .uri(path)
+                .body(axum::body::Body::empty())
+                .unwrap();
+            router.clone().oneshot(req)
+        };
+        let resp = send("DELETE", "/articles").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(resp.headers()[header::ALLOW], "GET, POST");
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["error"], "method_not_allowed");
+        assert_eq!(v["allow"], "GET, POST");
+        let resp = send("GET", "/nowhere").await.unwrap();
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        assert_eq!(
+            send("GET", "/articles").await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
+}

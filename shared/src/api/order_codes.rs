@@ -1,0 +1,108 @@
+//! Order codes over HTTP: the next-order-code function's router (`POST /order-codes`).
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::config::AppState;
+use super::error::ApiError;
+use super::extract::Caller;
+use crate::domain::order_codes::{Outcome, MAX_BATCH};
+use crate::store::order_codes;
+
+/// The routes of the next-order-code function.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/order-codes", post(next_codes))
+}
+
+/// The next-order-code function's router.
+pub fn router(state: AppState) -> Router {
+    super::contract(routes().with_state(state))
+}
+
+/// The body of `POST /order-codes`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CountBody {
+    #[serde(default = "one_code")]
+    count: i64,
+}
+
+fn one_code() -> i64 {
+    1
+}
+
+/// The number of codes a `POST /order-codes` body asks for: an empty body means 1, otherwise
+/// a JSON object `{"count": N}` with an integer `N` in `1..=100` (`count` may be left out).
+///
+/// # Errors
+/// 400 `invalid_request` for malformed JSON, a non-object, unknown fields, a non-integer or
+/// out-of-range `count`.
+pub fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(1);
+    }
+    let invalid = |e: serde_json::Error| ApiError::invalid(format!("invalid JSON body: {e}"));
+    let v: Value = serde_json::from_slice(body).map_err(invalid)?;
+    if !v.is_object() {
+        return Err(ApiError::invalid(
+            "the body must be a JSON object like {\"count\": 10}",
+        ));
+    }
+    let b: CountBody = serde_json::from_value(v).map_err(invalid)?;
+    match u32::try_from(b.count) {
+        Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid(format!(
+            "count must be an integer 1..={MAX_BATCH}"
+        ))),
+    }
+}
+
+/// The answer: the business day and the codes.
+#[derive(Debug, Serialize)]
+pub struct CodesBody {
+    /// The business day, `YYYY-MM-DD`.
+    pub date: String,
+    /// `count` codes, `yyMMdd` + suffix, in the day's order.
+    pub codes: Vec<String>,
+}
+
+/// `POST /order-codes` with an optional body `{"count": N}` (`1..=100`, default 1), any
+/// authenticated caller (see [`crate::store::order_codes`]).
+///
+/// 201 [`CodesBody`]; 503 `exhausted` with `"date"` and `Retry-After` (seconds until the next
+/// business day) when fewer than `count` codes are left today, none taken; 400
+/// `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
+async fn next_codes(
+    State(state): State<AppState>,
+    Caller(_): Caller,
+    body: Bytes,
+) -> Result<(StatusCode, Json<CodesBody>), ApiError> {
+    let count = order_code_count(&body)?;
+    match order_codes::next_codes(&state.store, count).await? {
+        Outcome::Issued { date, codes } => Ok((
+            StatusCode::CREATED,
+            Json(CodesBody {
+                date: date.to_string(),
+                codes,
+            }),
+        )),
+        Outcome::Exhausted {
+            date,
+            retry_after_secs,
+        } => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "exhausted",
+            format!(
+                "fewer than {count} order codes are left for {date}; the next business day \
+                 starts in {retry_after_secs} s"
+            ),
+        )
+        .with("date", date.to_string())
+        .retry_after(retry_after_secs)),
+    }
+}

@@ -1,0 +1,317 @@
+//! Red packets over HTTP: the create-packet, grab and claim functions' routers, handlers and
+//! response bodies.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Serialize;
+
+use super::config::AppState;
+use super::error::{rfc3339, ApiError};
+use super::extract::{Caller, JsonBody};
+use crate::domain::is_reference;
+use crate::domain::packets::{
+    ClaimOutcome, CreateOutcome, GrabOutcome, Packet, PacketRequest, PacketView, Share,
+};
+use crate::store::packets;
+
+/// The routes of the create-packet function: `POST /packets`.
+pub fn create_routes() -> Router<AppState> {
+    Router::new().route("/packets", post(create))
+}
+
+/// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`.
+pub fn grab_routes() -> Router<AppState> {
+    Router::new()
+        .route("/packets/{id}", get(view))
+        .route("/packets/{id}/grab", post(grab))
+}
+
+/// The routes of the claim function: `POST /packets/{id}/claim`.
+pub fn claim_routes() -> Router<AppState> {
+    Router::new().route("/packets/{id}/claim", post(claim))
+}
+
+/// The create-packet function's router.
+pub fn create_router(state: AppState) -> Router {
+    super::contract(create_routes().with_state(state))
+}
+
+/// The grab function's router.
+pub fn grab_router(state: AppState) -> Router {
+    super::contract(grab_routes().with_state(state))
+}
+
+/// The claim function's router.
+pub fn claim_router(state: AppState) -> Router {
+    super::contract(claim_routes().with_state(state))
+}
+
+/// The packet fields every packet answer carries.
+#[derive(Debug, Serialize)]
+pub struct PacketBody {
+    /// 24 hex digits.
+    pub packet_id: String,
+    /// Who paid for it.
+    pub sender_id: String,
+    /// Total, cents.
+    pub total_cents: i64,
+    /// Number of shares.
+    pub count: u32,
+    /// `lucky` or `fixed`.
+    pub mode: &'static str,
+    /// `double_mean` or `line_cut`; `null` for fixed packets.
+    pub split: Option<&'static str>,
+    /// Greeting or `null`.
+    pub greeting: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339: the deadline for grabs and claims.
+    pub expires_at: String,
+}
+
+impl From<&Packet> for PacketBody {
+    fn from(p: &Packet) -> Self {
+        PacketBody {
+            packet_id: p.packet_id.clone(),
+            sender_id: p.sender_id.clone(),
+            total_cents: p.total_cents,
+            count: p.count,
+            mode: p.mode.as_str(),
+            split: p.split.map(|s| s.as_str()),
+            greeting: p.greeting.clone(),
+            created_at: rfc3339(p.created_at_ms),
+            expires_at: rfc3339(p.expires_at_ms),
+        }
+    }
+}
+
+/// `POST /packets`: 201 [`PacketBody`]; 400, 401, 402 `insufficient_funds` (+`balance_cents`),
+/// 409 `idempotency_key_reused`.
+async fn create(
+    State(state): State<AppState>,
+    Caller(sender): Caller,
+    headers: HeaderMap,
+    JsonBody(req): JsonBody<PacketRequest>,
+) -> Result<(StatusCode, Json<PacketBody>), ApiError> {
+    let idempotency_key = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => match v.to_str() {
+            Ok(k) if is_reference(k) => Some(k.to_string()),
+            _ => {
+                return Err(ApiError::invalid(
+                    "Idempotency-Key must be 1 to 64 visible ASCII characters",
+                ))
+            }
+        },
+    };
+    let new = state.store.config().packets.check(req)?;
+    match packets::create(&state.store, &sender, &new, idempotency_key.as_deref()).await? {
+        CreateOutcome::Created(p) | CreateOutcome::Repeat(p) => {
+            Ok((StatusCode::CREATED, Json(PacketBody::from(&p))))
+        }
+        CreateOutcome::InsufficientFunds { balance_cents } => Err(ApiError::new(
+            StatusCode::PAYMENT_REQUIRED,
+            "insufficient_funds",
+            format!(
+                "balance {balance_cents} cents is below total_cents {}",
+                new.total_cents
+            ),
+        )
+        .with("balance_cents", balance_cents)),
+        CreateOutcome::IdempotencyKeyReused => Err(ApiError::conflict(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different request",
+        )),
+    }
+}
+
+/// The body of `GET /packets/{id}`.
+#[derive(Debug, Serialize)]
+pub struct PacketViewBody {
+    /// The packet's fields.
+    #[serde(flatten)]
+    pub packet: PacketBody,
+    /// `open`, `sold_out`, `expired` or `settled`.
+    pub status: &'static str,
+    /// Shares grabbed so far.
+    pub grabbed_count: u32,
+    /// Sum of grabbed shares, cents.
+    pub grabbed_cents: i64,
+    /// Refunded at settlement, cents.
+    pub refunded_cents: i64,
+    /// Grabs in grab order.
+    pub grabs: Vec<GrabBody>,
+    /// The largest share once every share is grabbed, else `null`.
+    pub best_luck: Option<BestLuckBody>,
+}
+
+/// One grab in [`PacketViewBody`].
+#[derive(Debug, Serialize)]
+pub struct GrabBody {
+    /// The grabber.
+    pub user_id: String,
+    /// 1 for the first share grabbed.
+    pub share_id: u32,
+    /// Cents.
+    pub amount_cents: i64,
+    /// RFC 3339.
+    pub grabbed_at: String,
+    /// Whether it was claimed.
+    pub claimed: bool,
+}
+
+/// `best_luck` of [`PacketViewBody`].
+#[derive(Debug, Serialize)]
+pub struct BestLuckBody {
+    /// The luckiest grabber.
+    pub user_id: String,
+    /// Their share, cents.
+    pub amount_cents: i64,
+}
+
+impl From<PacketView> for PacketViewBody {
+    fn from(v: PacketView) -> Self {
+        PacketViewBody {
+            packet: PacketBody::from(&v.packet),
+            status: v.status.as_str(),
+            grabbed_count: v.packet.grabbed_count,
+            grabbed_cents: v.packet.grabbed_cents,
+            refunded_cents: v.packet.refunded_cents,
+            grabs: v
+                .grabs
+                .into_iter()
+                .map(|g| GrabBody {
+                    user_id: g.user_id,
+                    share_id: g.share.share_id,
+                    amount_cents: g.share.amount_cents,
+                    grabbed_at: rfc3339(g.share.grabbed_at_ms),
+                    claimed: g.claimed,
+                })
+                .collect(),
+            best_luck: v.best_luck.map(|(user_id, amount_cents)| BestLuckBody {
+                user_id,
+                amount_cents,
+            }),
+        }
+    }
+}
+
+/// `GET /packets/{id}`: 200 [`PacketViewBody`]; 401, 404.
+async fn view(
+    State(state): State<AppState>,
+    Caller(_): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<PacketViewBody>, ApiError> {
+    match packets::view(&state.store, &id).await? {
+        Some(v) => Ok(Json(v.into())),
+        None => Err(ApiError::not_found(format!("no packet {id}"))),
+    }
+}
+
+/// A share: `{packet_id, share_id, amount_cents, grabbed_at, claim_by}` (`claim_by` only in the
+/// answer of the grab that got it).
+#[derive(Debug, Serialize)]
+pub struct ShareBody {
+    /// The packet.
+    pub packet_id: String,
+    /// 1 for the first share grabbed.
+    pub share_id: u32,
+    /// Cents.
+    pub amount_cents: i64,
+    /// RFC 3339.
+    pub grabbed_at: String,
+    /// RFC 3339: claim before this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_by: Option<String>,
+}
+
+impl ShareBody {
+    fn new(packet_id: &str, share: &Share, claim_by_ms: Option<i64>) -> Self {
+        ShareBody {
+            packet_id: packet_id.to_string(),
+            share_id: share.share_id,
+            amount_cents: share.amount_cents,
+            grabbed_at: rfc3339(share.grabbed_at_ms),
+            claim_by: claim_by_ms.map(rfc3339),
+        }
+    }
+}
+
+/// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
+/// 410 `sold_out` / `expired`, 429 `rate_limited` + `Retry-After`.
+async fn grab(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<ShareBody>, ApiError> {
+    match packets::grab(&state.store, &id, &user).await? {
+        GrabOutcome::Grabbed { share, claim_by_ms } => {
+            Ok(Json(ShareBody::new(&id, &share, Some(claim_by_ms))))
+        }
+        GrabOutcome::AlreadyGrabbed(share) => Err(ApiError::conflict(
+            "already_grabbed",
+            "you already grabbed a share of this packet",
+        )
+        .with("share", ShareBody::new(&id, &share, None))),
+        GrabOutcome::NotFound => Err(ApiError::not_found(format!("no packet {id}"))),
+        GrabOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
+            "too many grab attempts; slow down",
+            retry_after_ms,
+        )),
+        GrabOutcome::Expired => Err(ApiError::gone("expired", "this packet has expired")),
+        GrabOutcome::SoldOut => Err(ApiError::gone("sold_out", "every share has been grabbed")),
+    }
+}
+
+/// The body of a successful claim.
+#[derive(Debug, Serialize)]
+pub struct ClaimBody {
+    /// The packet.
+    pub packet_id: String,
+    /// The claimed share.
+    pub share_id: u32,
+    /// Cents.
+    pub amount_cents: i64,
+    /// The caller's balance after the credit, cents.
+    pub balance_cents: i64,
+    /// RFC 3339.
+    pub claimed_at: String,
+    /// `true` when an earlier call credited it (nothing credited now).
+    pub repeat: bool,
+}
+
+/// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; 401, 404 `not_found` / `no_share`,
+/// 410 `expired`.
+async fn claim(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<ClaimBody>, ApiError> {
+    match packets::claim(&state.store, &id, &user).await? {
+        ClaimOutcome::Claimed {
+            share,
+            balance_cents,
+            claimed_at_ms,
+            repeat,
+        } => Ok(Json(ClaimBody {
+            packet_id: id,
+            share_id: share.share_id,
+            amount_cents: share.amount_cents,
+            balance_cents,
+            claimed_at: rfc3339(claimed_at_ms),
+            repeat,
+        })),
+        ClaimOutcome::NotFound => Err(ApiError::not_found(format!("no packet {id}"))),
+        ClaimOutcome::NoShare => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_share",
+            "you grabbed no share of this packet",
+        )),
+        ClaimOutcome::Expired => Err(ApiError::gone(
+            "expired",
+            "the claim window of this packet has closed",
+        )),
+    }
+}

@@ -1,0 +1,159 @@
+//! Wallets over HTTP: the wallet function's router (`GET /wallet`, `POST /wallet/deposits`).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+
+use super::config::AppState;
+use super::error::{rfc3339, ApiError};
+use super::extract::{Caller, IamPrincipal, JsonBody};
+use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
+use crate::domain::{is_reference, is_user_id};
+use crate::store::wallet;
+
+/// The routes of the wallet function.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/wallet", get(get_wallet))
+        .route("/wallet/deposits", post(deposit))
+}
+
+/// The wallet function's router.
+pub fn router(state: AppState) -> Router {
+    super::contract(routes().with_state(state))
+}
+
+/// The body of `GET /wallet`.
+#[derive(Debug, Serialize)]
+pub struct WalletBody {
+    /// The caller.
+    pub user_id: String,
+    /// Balance, cents.
+    pub balance_cents: i64,
+    /// The newest entries (at most 50), newest first.
+    pub entries: Vec<EntryBody>,
+}
+
+/// One ledger entry of [`WalletBody`].
+#[derive(Debug, Serialize)]
+pub struct EntryBody {
+    /// `deposit`, `packet_debit`, `claim_credit` or `refund_credit`.
+    pub kind: &'static str,
+    /// Signed amount, cents (debits are negative).
+    pub amount_cents: i64,
+    /// The deposit reference or the packet id.
+    pub reference: String,
+    /// RFC 3339.
+    pub at: String,
+}
+
+/// `GET /wallet`: 200 [`WalletBody`]; 401.
+async fn get_wallet(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+) -> Result<Json<WalletBody>, ApiError> {
+    let w = wallet::get(&state.store, &user).await?;
+    Ok(Json(WalletBody {
+        user_id: user,
+        balance_cents: w.balance_cents,
+        entries: w
+            .entries
+            .into_iter()
+            .map(|e| EntryBody {
+                kind: e.kind.as_str(),
+                amount_cents: e.amount_cents,
+                reference: e.reference,
+                at: rfc3339(e.at_ms),
+            })
+            .collect(),
+    }))
+}
+
+/// The body of `POST /wallet/deposits`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DepositRequest {
+    /// Whose wallet.
+    pub user_id: String,
+    /// Cents, `1..=10^11`.
+    pub amount_cents: i64,
+    /// 1 to 64 visible ASCII characters; the idempotency key of the deposit (per user).
+    pub reference: String,
+}
+
+/// The answer to a deposit.
+#[derive(Debug, Serialize)]
+pub struct DepositBody {
+    /// Whose wallet.
+    pub user_id: String,
+    /// Balance afterwards, cents.
+    pub balance_cents: i64,
+    /// The deposit's reference.
+    pub reference: String,
+    /// `true` when this reference was deposited before (nothing credited now).
+    pub repeat: bool,
+}
+
+/// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; 400, 403 `forbidden`, 409
+/// `idempotency_key_reused` / `balance_limit`.
+async fn deposit(
+    State(state): State<AppState>,
+    IamPrincipal(arn): IamPrincipal,
+    body: Result<JsonBody<DepositRequest>, ApiError>,
+) -> Result<(StatusCode, Json<DepositBody>), ApiError> {
+    let rules = &state.store.config().wallet;
+    if !arn.is_some_and(|arn| rules.deposit_principals.allows(&arn)) {
+        return Err(ApiError::forbidden(
+            "deposits are accepted only from AWS_IAM-signed calls of the principals in \
+             HONGBAO_DEPOSIT_PRINCIPALS",
+        ));
+    }
+    let JsonBody(b) = body?;
+    if !is_user_id(&b.user_id) {
+        return Err(ApiError::invalid(
+            "user_id must be 1 to 64 characters of [A-Za-z0-9_-]",
+        ));
+    }
+    if !(1..=MAX_DEPOSIT_CENTS).contains(&b.amount_cents) {
+        return Err(ApiError::invalid(format!(
+            "amount_cents must be 1..={MAX_DEPOSIT_CENTS}"
+        )));
+    }
+    if !is_reference(&b.reference) {
+        return Err(ApiError::invalid(
+            "reference must be 1 to 64 visible ASCII characters",
+        ));
+    }
+    let (balance_cents, repeat) =
+        match wallet::deposit(&state.store, &b.user_id, b.amount_cents, &b.reference).await? {
+            DepositOutcome::Applied { balance_cents } => (balance_cents, false),
+            DepositOutcome::Repeat { balance_cents } => (balance_cents, true),
+            DepositOutcome::ReferenceReused => {
+                return Err(ApiError::conflict(
+                    "idempotency_key_reused",
+                    "this reference was deposited before with a different amount",
+                ))
+            }
+            DepositOutcome::BalanceLimit { balance_cents } => {
+                return Err(ApiError::conflict(
+                    "balance_limit",
+                    format!(
+                        "the balance ({balance_cents} cents) plus this deposit would exceed \
+                         HONGBAO_MAX_BALANCE_CENTS ({} cents)",
+                        rules.max_balance_cents
+                    ),
+                ))
+            }
+        };
+    Ok((
+        StatusCode::CREATED,
+        Json(DepositBody {
+            user_id: b.user_id,
+            balance_cents,
+            reference: b.reference,
+            repeat,
+        }),
+    ))
+}

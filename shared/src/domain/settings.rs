@@ -1,0 +1,154 @@
+//! Settings: environment variables, each declared once as a [`Setting`] (name, default, meaning)
+//! next to the rules that read it, and parsed through a [`Lookup`].
+//!
+//! A function reads only the settings of the features it serves (see
+//! [`crate::api::config`]), so an invalid `HONGBAO_VOTE_SITE` stops the vote function and
+//! nothing else. The defaults are parsed from the same [`Setting::default`] text the README's
+//! table shows, and a test checks that the README table is exactly the declared settings.
+
+use std::str::FromStr;
+
+/// One environment variable: its name, its default (as the README shows it; `(none)` for a
+/// variable without one) and what it means (README wording, units included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    /// The variable's name, e.g. `HONGBAO_MAX_COUNT`.
+    pub name: &'static str,
+    /// The default value as text (parsed like a set value), or `(none)`.
+    pub default: &'static str,
+    /// Unit and meaning, one line of Markdown.
+    pub meaning: &'static str,
+}
+
+impl Setting {
+    /// The README table row: `` | `NAME` | `default` | meaning | ``.
+    pub fn markdown_row(&self) -> String {
+        let default = if self.default == NO_DEFAULT {
+            NO_DEFAULT.to_string()
+        } else {
+            format!("`{}`", self.default)
+        };
+        format!("| `{}` | {} | {} |", self.name, default, self.meaning)
+    }
+}
+
+/// The [`Setting::default`] of a variable without a default.
+pub const NO_DEFAULT: &str = "(none)";
+
+/// A configuration variable that is set but cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("environment variable {name}={value:?} is invalid: {reason}")]
+pub struct ConfigError {
+    /// The variable's name.
+    pub name: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl ConfigError {
+    /// A [`ConfigError`] for `setting` set to `value`.
+    pub fn new(setting: &Setting, value: impl ToString, reason: impl Into<String>) -> Self {
+        ConfigError {
+            name: setting.name,
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Where settings come from: a function from a variable name to its value (the process
+/// environment in production, a closure in tests). Blank values count as unset.
+pub struct Lookup<'a>(&'a dyn Fn(&str) -> Option<String>);
+
+impl<'a> Lookup<'a> {
+    /// A lookup through `f`.
+    pub fn new(f: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        Lookup(f)
+    }
+
+    /// The raw value of the variable `name` (for parsers that read several variables at once).
+    pub fn var(&self, name: &str) -> Option<String> {
+        (self.0)(name)
+    }
+
+    /// The trimmed value of `setting`, or `None` when it is unset or blank.
+    pub fn raw(&self, setting: &Setting) -> Option<String> {
+        (self.0)(setting.name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The value of `setting` parsed as `T`, or its default parsed as `T` when unset.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable when the value does not parse.
+    ///
+    /// # Panics
+    /// When the declared default does not parse as `T` (a bug caught by the unit tests).
+    pub fn get<T: FromStr>(&self, setting: &Setting) -> Result<T, ConfigError>
+    where
+        T::Err: std::fmt::Display,
+    {
+        match self.raw(setting) {
+            Some(v) => v
+                .parse()
+                .map_err(|e: T::Err| ConfigError::new(setting, &v, e.to_string())),
+            None => Ok(setting.default.parse().unwrap_or_else(|e: T::Err| {
+                panic!("the default of {} does not parse: {e}", setting.name)
+            })),
+        }
+    }
+
+    /// Like [`Lookup::get`], and refuses a value below `min`.
+    ///
+    /// # Errors
+    /// [`ConfigError`] when the value does not parse or is below `min`.
+    pub fn at_least<T>(&self, setting: &Setting, min: T) -> Result<T, ConfigError>
+    where
+        T: FromStr + PartialOrd + std::fmt::Display + Copy,
+        T::Err: std::fmt::Display,
+    {
+        let v: T = self.get(setting)?;
+        if v < min {
+            return Err(ConfigError::new(
+                setting,
+                v,
+                format!("must be at least {min}"),
+            ));
+        }
+        Ok(v)
+    }
+}
+
+/// A lookup with nothing set: every setting takes its default.
+pub fn defaults() -> Lookup<'static> {
+    Lookup(&|_| None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Setting = Setting {
+        name: "X_MS",
+        default: "5",
+        meaning: "ms",
+    };
+
+    #[test]
+    fn values_defaults_and_errors() {
+        assert_eq!(defaults().get::<u64>(&S).unwrap(), 5);
+        let set = |v: &'static str| move |n: &str| (n == "X_MS").then(|| v.to_string());
+        let f = set(" 7 ");
+        assert_eq!(Lookup::new(&f).get::<u64>(&S).unwrap(), 7);
+        let f = set("  ");
+        assert_eq!(Lookup::new(&f).get::<u64>(&S).unwrap(), 5);
+        let f = set("x");
+        assert_eq!(Lookup::new(&f).get::<u64>(&S).unwrap_err().name, "X_MS");
+        let f = set("0");
+        assert!(Lookup::new(&f).at_least(&S, 1u64).is_err());
+        assert_eq!(S.markdown_row(), "| `X_MS` | `5` | ms |");
+    }
+}

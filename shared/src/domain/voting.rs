@@ -1,0 +1,530 @@
+//! Article voting: the rules of "Redis in Action" chapter 1 (josiahcarlson/redis-in-action,
+//! `python/ch01_listing_source.py`, and seed 002, which adds the down-vote) as pure code: the
+//! constants, the score, article ids, group names, links and page ranges. The atomic steps live
+//! in `lua/article_post.lua`, `lua/vote.lua`, `lua/article_groups.lua` and `lua/group_page.lua`,
+//! called by [`crate::store::voting`].
+
+use std::fmt;
+
+use serde::Deserialize;
+
+use super::settings::Setting;
+use super::{BadRecord, ConfigError, Invalid, Lookup};
+
+/// How long an article can be voted on after it is posted, seconds: one week (the book's
+/// `ONE_WEEK_IN_SECONDS`). Also the lifetime of its vote record.
+pub const ONE_WEEK_IN_SECONDS: i64 = 7 * 86_400;
+
+/// Score of one vote: 86,400 s / 200 votes = 432 (the book's `VOTE_SCORE`), so 200 votes a day
+/// hold an article's place against newer ones.
+pub const VOTE_SCORE: i64 = 432;
+
+/// Articles per page (the book's `ARTICLES_PER_PAGE`).
+pub const ARTICLES_PER_PAGE: u32 = 25;
+
+/// Highest page number accepted (`page` beyond it is 400): 2,500,000 articles deep.
+pub const MAX_PAGE: u32 = 100_000;
+
+/// Longest title, characters (Unicode scalar values).
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// Longest link, characters (a link is ASCII).
+pub const MAX_LINK_CHARS: usize = 2048;
+
+/// Longest group name, characters.
+pub const MAX_GROUP_NAME_CHARS: usize = 32;
+
+/// Most group names in each of `add` and `remove` of one request.
+pub const MAX_GROUPS_PER_REQUEST: usize = 32;
+
+/// Highest article id: ids are stored zero-padded to 12 digits.
+pub const MAX_ARTICLE_ID: u64 = 999_999_999_999;
+
+/// `HONGBAO_VOTE_SITE`.
+pub const VOTE_SITE: Setting = Setting {
+    name: "HONGBAO_VOTE_SITE",
+    default: "news",
+    meaning: "voting site name, 1–32 of `[a-z0-9-]`; hash tag `{vote:<site>}`",
+};
+/// `HONGBAO_VOTE_RATE_LIMIT`.
+pub const VOTE_RATE_LIMIT: Setting = Setting {
+    name: "HONGBAO_VOTE_RATE_LIMIT",
+    default: "30",
+    meaning: "vote attempts per user (whole site) per window; `0` disables",
+};
+/// `HONGBAO_VOTE_RATE_WINDOW_MS`.
+pub const VOTE_RATE_WINDOW_MS: Setting = Setting {
+    name: "HONGBAO_VOTE_RATE_WINDOW_MS",
+    default: "60000",
+    meaning: "vote rate-limit window, ms (≥ 1)",
+};
+/// `HONGBAO_VOTE_GROUP_CACHE_SECS`.
+pub const VOTE_GROUP_CACHE_SECS: Setting = Setting {
+    name: "HONGBAO_VOTE_GROUP_CACHE_SECS",
+    default: "60",
+    meaning: "group ranking cache lifetime, s (≥ 1)",
+};
+
+/// The voting settings, in README order.
+pub const SETTINGS: &[Setting] = &[
+    VOTE_SITE,
+    VOTE_RATE_LIMIT,
+    VOTE_RATE_WINDOW_MS,
+    VOTE_GROUP_CACHE_SECS,
+];
+
+/// The configured voting site (the vote function reads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VotingRules {
+    /// The site's name (`[a-z0-9-]`, 1 to 32 characters); every key of the site carries the
+    /// hash tag `{vote:<site>}`.
+    pub site: String,
+    /// Vote attempts per user on the whole site per window; 0 disables the limit.
+    pub rate_limit: u32,
+    /// Vote rate-limit window, milliseconds (≥ 1).
+    pub rate_window_ms: u64,
+    /// Seconds a group's ranking (the `ZINTERSTORE` result) is cached: 60 in the book.
+    pub group_cache_secs: u64,
+    /// Test clock: seconds added to Redis `TIME` by the voting scripts. Never read from the
+    /// environment ([`VotingRules::from_lookup`] always sets 0), so only code that builds the
+    /// rules itself (the integration tests) can move the voting clock; no request can.
+    pub clock_offset_secs: i64,
+}
+
+impl Default for VotingRules {
+    fn default() -> Self {
+        Self::from_lookup(&super::settings::defaults()).expect("the defaults are valid")
+    }
+}
+
+impl VotingRules {
+    /// Reads [`SETTINGS`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable that does not parse or breaks a bound.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let site: String = lookup.get(&VOTE_SITE)?;
+        if !is_site_name(&site) {
+            return Err(ConfigError::new(
+                &VOTE_SITE,
+                site,
+                "must be 1 to 32 characters of [a-z0-9-]",
+            ));
+        }
+        Ok(VotingRules {
+            site,
+            rate_limit: lookup.get(&VOTE_RATE_LIMIT)?,
+            rate_window_ms: lookup.at_least(&VOTE_RATE_WINDOW_MS, 1)?,
+            group_cache_secs: lookup.at_least(&VOTE_GROUP_CACHE_SECS, 1)?,
+            clock_offset_secs: 0,
+        })
+    }
+}
+
+/// Whether `site` is a valid site name: 1 to 32 characters of `[a-z0-9-]`.
+pub fn is_site_name(site: &str) -> bool {
+    is_group_name(site)
+}
+
+/// Whether `name` is a valid group name: 1 to 32 characters of `[a-z0-9-]`.
+pub fn is_group_name(name: &str) -> bool {
+    (1..=MAX_GROUP_NAME_CHARS).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// An article id: a positive integer from the site's counter, at most [`MAX_ARTICLE_ID`]. The
+/// API shows it as decimal text without leading zeros (`"42"`); the rankings and group sets hold
+/// it zero-padded to 12 digits ([`ArticleId::member`]) so that byte order is numeric order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ArticleId(u64);
+
+impl ArticleId {
+    /// The id `n`, if `1 <= n <= MAX_ARTICLE_ID`.
+    pub fn new(n: u64) -> Option<Self> {
+        (1..=MAX_ARTICLE_ID).contains(&n).then_some(ArticleId(n))
+    }
+
+    /// Parses the API form: decimal digits, no sign, no leading zero, at most 12 digits.
+    /// Anything else is `None` (the handler answers 404: no such article).
+    pub fn parse(text: &str) -> Option<Self> {
+        let canonical = !text.is_empty()
+            && text.len() <= 12
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && !text.starts_with('0');
+        canonical
+            .then(|| text.parse().ok())
+            .flatten()
+            .and_then(Self::new)
+    }
+
+    /// The member in the rankings and group sets: 12 digits, zero-padded (`000000000042`).
+    pub fn member(self) -> String {
+        format!("{:012}", self.0)
+    }
+
+    /// Parses a member ([`ArticleId::member`]) back.
+    ///
+    /// # Errors
+    /// [`BadRecord`] for anything that is not a 12-digit member.
+    pub fn from_member(member: &str) -> Result<Self, BadRecord> {
+        (member.len() == 12 && member.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| member.parse().ok())
+            .flatten()
+            .and_then(Self::new)
+            .ok_or_else(|| BadRecord(format!("bad article member {member:?}")))
+    }
+
+    /// The number.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ArticleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The two rankings of the site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// By score (`posted_at + 432 × votes`), highest first. The default.
+    Score,
+    /// By posting time, newest first.
+    Time,
+}
+
+impl Order {
+    /// The API and key name: `score` or `time`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Score => "score",
+            Order::Time => "time",
+        }
+    }
+
+    /// Parses `score` or `time`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "score" => Some(Order::Score),
+            "time" => Some(Order::Time),
+            _ => None,
+        }
+    }
+}
+
+/// The direction of a vote (JSON `"up"` / `"down"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// An up-vote: +1 vote, +432 score.
+    Up,
+    /// A down-vote: -1 vote, -432 score.
+    Down,
+}
+
+impl Direction {
+    /// The stored value: `1` or `-1`.
+    pub fn value(self) -> i64 {
+        match self {
+            Direction::Up => 1,
+            Direction::Down => -1,
+        }
+    }
+
+    /// The API name: `up` or `down`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
+/// A validated `POST /articles` body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewArticle {
+    /// 1 to 200 characters, not blank, no control characters.
+    pub title: String,
+    /// An `http` or `https` URL ([`is_link`]), at most 2,048 characters.
+    pub link: String,
+}
+
+/// A stored article.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Article {
+    /// Its id.
+    pub id: ArticleId,
+    /// Title.
+    pub title: String,
+    /// Link.
+    pub link: String,
+    /// The user who posted it.
+    pub poster: String,
+    /// Posting time, Unix seconds (Redis `TIME`).
+    pub posted_at: i64,
+    /// Up-votes minus down-votes, the poster's automatic up-vote included.
+    pub votes: i64,
+}
+
+impl NewArticle {
+    /// Checks a new article: the title 1 to [`MAX_TITLE_CHARS`] characters, not only white
+    /// space, without control characters; the link an [`is_link`].
+    ///
+    /// # Errors
+    /// [`Invalid`] naming the field.
+    pub fn new(title: String, link: String) -> Result<Self, Invalid> {
+        let chars = title.chars().count();
+        if !(1..=MAX_TITLE_CHARS).contains(&chars) || title.trim().is_empty() {
+            return Err(Invalid(format!(
+                "title must be 1 to {MAX_TITLE_CHARS} characters and not blank"
+            )));
+        }
+        if title.chars().any(char::is_control) {
+            return Err(Invalid::new("title must not contain control characters"));
+        }
+        if !is_link(&link) {
+            return Err(Invalid(format!(
+                "link must be an http or https URL of at most {MAX_LINK_CHARS} visible ASCII characters"
+            )));
+        }
+        Ok(NewArticle { title, link })
+    }
+}
+
+impl Article {
+    /// `posted_at + 432 × votes`: the article's entry in the score ranking.
+    pub fn score(&self) -> i64 {
+        self.posted_at + VOTE_SCORE * self.votes
+    }
+
+    /// When voting closes, Unix seconds: `posted_at + 604800`.
+    pub fn voting_closes_at(&self) -> i64 {
+        self.posted_at + ONE_WEEK_IN_SECONDS
+    }
+}
+
+/// The outcome of [`crate::store::voting::vote`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteOutcome {
+    /// The vote is recorded: `changed` is false for a repeat (nothing changed).
+    Voted {
+        /// Votes after the call.
+        votes: i64,
+        /// Score after the call.
+        score: i64,
+        /// Whether this call changed the vote (a new vote or a switch).
+        changed: bool,
+    },
+    /// No such article (including ids of the wrong shape); nothing was written.
+    NotFound,
+    /// Voting closed (604,800 s after posting, Redis `TIME`); nothing was written.
+    Closed {
+        /// Final votes.
+        votes: i64,
+        /// Final score.
+        score: i64,
+    },
+    /// The user made too many vote attempts in the window; nothing was written.
+    RateLimited {
+        /// Milliseconds until an attempt is allowed again.
+        retry_after_ms: i64,
+    },
+}
+
+/// The outcome of [`crate::store::voting::set_groups`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupsOutcome {
+    /// Done: the article's groups afterwards, sorted.
+    Updated(Vec<String>),
+    /// No such article; nothing was written.
+    NotFound,
+    /// The caller is not the poster; nothing was written.
+    Forbidden,
+}
+
+/// The 0-based, inclusive rank range of page `page` (1-based).
+pub fn page_range(page: u32) -> (u64, u64) {
+    let start = u64::from(page.max(1) - 1) * u64::from(ARTICLES_PER_PAGE);
+    (start, start + u64::from(ARTICLES_PER_PAGE) - 1)
+}
+
+/// A validated group change: names to add the article to and to remove it from (disjoint, each
+/// a [`is_group_name`], at most [`MAX_GROUPS_PER_REQUEST`] each, duplicates dropped).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupChange {
+    /// Groups to add the article to.
+    pub add: Vec<String>,
+    /// Groups to remove it from.
+    pub remove: Vec<String>,
+}
+
+impl GroupChange {
+    /// Checks and normalizes (sorts, de-duplicates) a change.
+    ///
+    /// # Errors
+    /// A message naming the problem: a bad name, too many names, a name in both lists.
+    pub fn new(add: Vec<String>, remove: Vec<String>) -> Result<Self, String> {
+        let clean = |mut names: Vec<String>, field: &str| -> Result<Vec<String>, String> {
+            if names.len() > MAX_GROUPS_PER_REQUEST {
+                return Err(format!(
+                    "{field} holds at most {MAX_GROUPS_PER_REQUEST} group names"
+                ));
+            }
+            if let Some(bad) = names.iter().find(|n| !is_group_name(n)) {
+                return Err(format!(
+                    "group name {bad:?} in {field} must be 1 to {MAX_GROUP_NAME_CHARS} characters of [a-z0-9-]"
+                ));
+            }
+            names.sort();
+            names.dedup();
+            Ok(names)
+        };
+        let (add, remove) = (clean(add, "add")?, clean(remove, "remove")?);
+        if let Some(both) = add.iter().find(|n| remove.binary_search(n).is_ok()) {
+            return Err(format!("group {both:?} is in both add and remove"));
+        }
+        Ok(GroupChange { add, remove })
+    }
+}
+
+/// Whether `link` is an `http` or `https` URL this site accepts: at most [`MAX_LINK_CHARS`]
+/// visible ASCII characters (no spaces; internationalized names in punycode, other characters
+/// percent-encoded), written `http://` or `https://` (any case), then a host of dot-separated
+/// labels of `[A-Za-z0-9-]` (or an IPv4 or bracketed IPv6 address) with an optional port
+/// 1..=65535, then optionally a path, query or fragment. The URL is parsed by the `url` crate
+/// (the WHATWG URL Standard); user info (`user@host`) is refused: it disguises the real host.
+pub fn is_link(link: &str) -> bool {
+    if link.len() > MAX_LINK_CHARS || !link.bytes().all(|b| b.is_ascii_graphic()) {
+        return false;
+    }
+    // The WHATWG parser is lenient where a link should not be (`http:host`, `http:///host`,
+    // an empty port): the text itself must start with the scheme and `//` and have an
+    // authority that does not end in `:`.
+    let lower = link.get(..8).unwrap_or(link).to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &link[8..]
+    } else if lower.starts_with("http://") {
+        &link[7..]
+    } else {
+        return false;
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if authority.is_empty() || authority.ends_with(':') || authority.contains('@') {
+        return false;
+    }
+    let Ok(url) = url::Url::parse(link) else {
+        return false;
+    };
+    if url.port() == Some(0) {
+        return false;
+    }
+    match url.host() {
+        Some(url::Host::Domain(host)) => {
+            let host = host.strip_suffix('.').unwrap_or(host);
+            let label_ok = |l: &str| {
+                (1..=63).contains(&l.len())
+                    && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+            };
+            !host.is_empty() && host.len() <= 253 && host.split('.').all(label_ok)
+        }
+        Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)) => true,
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn article_ids() {
+        let id = ArticleId::parse("42").unwrap();
+        assert_eq!(
+            (id.get(), id.member(), id.to_string()),
+            (42, "000000000042".into(), "42".into())
+        );
+        assert_eq!(ArticleId::from_member("000000000042").unwrap(), id);
+        for bad in [
+            "",
+            "0",
+            "042",
+            "-1",
+            "+1",
+            "1.0",
+            "abc",
+            "1000000000000",
+            " 1",
+        ] {
+            assert_eq!(ArticleId::parse(bad), None, "{bad:?}");
+        }
+        assert_eq!(
+            ArticleId::parse("999999999999").map(ArticleId::get),
+            Some(MAX_ARTICLE_ID)
+        );
+        assert!(ArticleId::from_member("42").is_err());
+        assert!(ArticleId::from_member("000000000000").is_err());
+        // Byte order of members is numeric order.
+        assert!(ArticleId::parse("9").unwrap().member() < ArticleId::parse("10").unwrap().member());
+    }
+
+    #[test]
+    fn links() {
+        for ok in [
+            "http://example.com",
+            "https://example.com/",
+            "HTTPS://Example.COM:8443/a/b?c=d&e=%20#frag",
+            "http://[::1]:8080/x",
+            "http://127.0.0.1/",
+            "https://xn--bcher-kva.example/",
+            "http://example.com.",
+        ] {
+            assert!(is_link(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "example.com",
+            "ftp://example.com",
+            "javascript:alert(1)",
+            "http://",
+            "https:///path",
+            "http://exa mple.com",
+            "http://user@example.com/",
+            "http://example.com:0/",
+            "http://example.com:65536/",
+            "http://example.com:/",
+            "http://-bad-.com/",
+            "http://a..b/",
+            "http://[zz]/",
+            "https://bücher.example/",
+            "http://example.com/\n",
+        ] {
+            assert!(!is_link(bad), "{bad}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(MAX_LINK_CHARS - 20));
+        assert_eq!(long.len(), MAX_LINK_CHARS);
+        assert!(is_link(&long));
+        assert!(!is_link(&format!("{long}a")));
+    }
+
+    #[test]
+    fn scores_and_pages() {
+        let a = Article {
+            id: ArticleId::new(1).unwrap(),
+            title: "t".into(),
+            link: "http://x.y".into(),
+            poster: "p".into(),
+            posted_at: 1_331_382_699,
+            votes: 528,
+        };
+        assert_eq!(a.score(), 1_331_382_699 + 528 * 432);
+        assert_eq!(a.voting_closes_at(), 1_331_382_699 + 604_800);
+        assert_eq!(page_range(1), (0, 24));
+        assert_eq!(page_range(2), (25, 49));
+    }
+}

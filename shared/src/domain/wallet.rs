@@ -1,0 +1,288 @@
+//! Wallets as pure rules: amounts, ledger entries, deposit limits and who may deposit. The
+//! atomic steps are `lua/wallet_credit.lua`, `lua/transfer_release.lua` and (for debits and
+//! refunds) `lua/create_packet.lua` and `lua/settle.lua`, called by [`crate::store::wallet`].
+
+use super::settings::Setting;
+use super::{BadRecord, ConfigError, Lookup};
+
+/// Largest single deposit, cents (10^11 = one billion units). A balance is bounded separately
+/// by `HONGBAO_MAX_BALANCE_CENTS` ([`WalletRules::max_balance_cents`]), which
+/// keeps it far below 2^53, the largest integer Lua's numbers hold exactly.
+pub const MAX_DEPOSIT_CENTS: i64 = 100_000_000_000;
+
+/// Entries `GET /wallet` returns, newest first.
+pub const LEDGER_PAGE: isize = 50;
+
+/// Ledger entries kept per wallet (the API returns the newest 50).
+pub const LEDGER_CAP: u32 = 1000;
+
+/// The highest `HONGBAO_MAX_BALANCE_CENTS` accepted: 10^15 cents, a safe distance below
+/// 2^53 (the largest integer a Lua script's numbers hold exactly), so claim credits and
+/// refunds on top of a full balance stay exact.
+pub const MAX_BALANCE_LIMIT_CENTS: i64 = 1_000_000_000_000_000;
+
+/// `HONGBAO_DEPOSIT_DEDUP_SECS`.
+pub const DEPOSIT_DEDUP_SECS: Setting = Setting {
+    name: "HONGBAO_DEPOSIT_DEDUP_SECS",
+    default: "2592000",
+    meaning: "how long a deposit `reference` is remembered, s (≥ 1)",
+};
+/// `HONGBAO_MAX_BALANCE_CENTS`.
+pub const MAX_BALANCE_CENTS: Setting = Setting {
+    name: "HONGBAO_MAX_BALANCE_CENTS",
+    default: "10000000000000",
+    meaning: "largest balance a deposit may produce, cents (1..=10^15); claim credits and refunds are never refused",
+};
+/// `HONGBAO_DEPOSIT_PRINCIPALS`.
+pub const DEPOSIT_PRINCIPALS: Setting = Setting {
+    name: "HONGBAO_DEPOSIT_PRINCIPALS",
+    default: super::settings::NO_DEFAULT,
+    meaning: "comma-separated IAM `userArn`s allowed to deposit; an entry ending in `*` is a prefix (`arn:aws:sts::123456789012:assumed-role/payments/*`). Unset: every deposit is 403 (logged at cold start)",
+};
+
+/// The wallet settings, in README order.
+pub const SETTINGS: &[Setting] = &[DEPOSIT_DEDUP_SECS, MAX_BALANCE_CENTS, DEPOSIT_PRINCIPALS];
+
+/// The configured rules of deposits (the wallet function reads them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalletRules {
+    /// Seconds a deposit `reference` is remembered (`HONGBAO_DEPOSIT_DEDUP_SECS`, ≥ 1).
+    pub deposit_dedup_secs: u64,
+    /// Largest balance a deposit may produce, cents (`HONGBAO_MAX_BALANCE_CENTS`, at most
+    /// [`MAX_BALANCE_LIMIT_CENTS`]). Claim credits and refunds are never refused: they move
+    /// money that already exists, and refusing them would strand it.
+    pub max_balance_cents: i64,
+    /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to call
+    /// `POST /wallet/deposits` (`HONGBAO_DEPOSIT_PRINCIPALS`); see [`DepositPrincipals`].
+    pub deposit_principals: DepositPrincipals,
+}
+
+impl Default for WalletRules {
+    fn default() -> Self {
+        Self::from_lookup(&super::settings::defaults()).expect("the defaults are valid")
+    }
+}
+
+impl WalletRules {
+    /// Reads [`SETTINGS`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable that does not parse or breaks a bound.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let max_balance_cents: i64 = lookup.get(&MAX_BALANCE_CENTS)?;
+        if !(1..=MAX_BALANCE_LIMIT_CENTS).contains(&max_balance_cents) {
+            return Err(ConfigError::new(
+                &MAX_BALANCE_CENTS,
+                max_balance_cents,
+                format!("must be 1..={MAX_BALANCE_LIMIT_CENTS}"),
+            ));
+        }
+        let deposit_principals = match lookup.raw(&DEPOSIT_PRINCIPALS) {
+            Some(v) => DepositPrincipals::parse(&v)
+                .map_err(|reason| ConfigError::new(&DEPOSIT_PRINCIPALS, &v, reason))?,
+            None => DepositPrincipals::default(),
+        };
+        Ok(WalletRules {
+            deposit_dedup_secs: lookup.at_least(&DEPOSIT_DEDUP_SECS, 1)?,
+            max_balance_cents,
+            deposit_principals,
+        })
+    }
+}
+
+/// The IAM callers allowed to deposit: exact `userArn`s, or prefixes (entries that end in `*`,
+/// e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DepositPrincipals {
+    entries: Vec<String>,
+}
+
+impl DepositPrincipals {
+    /// Parses a comma-separated list; blanks around entries are ignored.
+    ///
+    /// # Errors
+    /// A reason when an entry is empty, is a bare `*`, or has a `*` anywhere but at its end.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let mut entries = Vec::new();
+        for raw in list.split(',') {
+            let e = raw.trim();
+            if e.is_empty() {
+                return Err("an entry is empty".into());
+            }
+            let stem = e.strip_suffix('*').unwrap_or(e);
+            if stem.is_empty() || stem.contains('*') {
+                return Err(format!(
+                    "entry {e:?}: `*` may only end an entry that names an ARN prefix"
+                ));
+            }
+            entries.push(e.to_string());
+        }
+        Ok(DepositPrincipals { entries })
+    }
+
+    /// Whether no principal is allowed (the variable is unset).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether `user_arn` matches an entry exactly, or starts with an entry's text before its
+    /// trailing `*`.
+    pub fn allows(&self, user_arn: &str) -> bool {
+        self.entries.iter().any(|e| match e.strip_suffix('*') {
+            Some(prefix) => user_arn.starts_with(prefix),
+            None => user_arn == e,
+        })
+    }
+}
+
+/// The kind of a ledger entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// Money paid in by a trusted backend (positive).
+    Deposit,
+    /// A packet paid for (negative).
+    PacketDebit,
+    /// A grabbed share claimed (positive).
+    ClaimCredit,
+    /// An expired packet's remainder returned to its sender (positive).
+    RefundCredit,
+}
+
+impl EntryKind {
+    /// The JSON name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Deposit => "deposit",
+            EntryKind::PacketDebit => "packet_debit",
+            EntryKind::ClaimCredit => "claim_credit",
+            EntryKind::RefundCredit => "refund_credit",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "deposit" => EntryKind::Deposit,
+            "packet_debit" => EntryKind::PacketDebit,
+            "claim_credit" => EntryKind::ClaimCredit,
+            "refund_credit" => EntryKind::RefundCredit,
+            _ => return None,
+        })
+    }
+}
+
+/// One ledger entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// What moved the money.
+    pub kind: EntryKind,
+    /// Signed amount, cents (debits are negative).
+    pub amount_cents: i64,
+    /// The deposit reference or the packet id.
+    pub reference: String,
+    /// When, Unix ms (Redis `TIME`).
+    pub at_ms: i64,
+}
+
+impl Entry {
+    /// Parses a ledger item `kind|amount_cents|at_ms|reference`.
+    ///
+    /// # Errors
+    /// [`BadRecord`] for any other shape.
+    pub fn parse(item: &str) -> Result<Self, BadRecord> {
+        let bad = || BadRecord(format!("bad ledger entry {item:?}"));
+        let mut it = item.splitn(4, '|');
+        let kind = it.next().and_then(EntryKind::parse).ok_or_else(bad)?;
+        let amount_cents = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let at_ms = it.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let reference = it.next().ok_or_else(bad)?.to_string();
+        Ok(Entry {
+            kind,
+            amount_cents,
+            reference,
+            at_ms,
+        })
+    }
+}
+
+/// A wallet as `GET /wallet` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wallet {
+    /// Balance, cents.
+    pub balance_cents: i64,
+    /// The newest [`LEDGER_PAGE`] entries, newest first.
+    pub entries: Vec<Entry>,
+}
+
+/// The result of [`crate::store::wallet::credit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Credit {
+    /// The balance after the call, cents.
+    pub balance_cents: i64,
+    /// Whether this call credited the money (false: an earlier call did, or a conflict).
+    pub applied: bool,
+    /// The transfer id was seen before with a different fingerprint; nothing changed.
+    pub conflict: bool,
+    /// The credit would have taken the balance over the limit; nothing changed.
+    pub balance_limit: bool,
+}
+
+/// The transfer id (idempotency record id) of the claim credit of `packet_id`.
+pub fn claim_transfer_id(packet_id: &str) -> String {
+    format!("claim:{packet_id}")
+}
+
+/// The outcome of [`crate::store::wallet::deposit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepositOutcome {
+    /// Credited now.
+    Applied {
+        /// Balance after, cents.
+        balance_cents: i64,
+    },
+    /// This reference was deposited before with the same amount: nothing changed.
+    Repeat {
+        /// Current balance, cents.
+        balance_cents: i64,
+    },
+    /// This reference was used before with a different amount: nothing changed.
+    ReferenceReused,
+    /// The balance would exceed `HONGBAO_MAX_BALANCE_CENTS`: nothing changed.
+    BalanceLimit {
+        /// Current balance, cents.
+        balance_cents: i64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ledger_entries() {
+        let e = Entry::parse("deposit|500|1700000000000|ref|with|pipes").unwrap();
+        assert_eq!(e.kind, EntryKind::Deposit);
+        assert_eq!(e.amount_cents, 500);
+        assert_eq!(e.reference, "ref|with|pipes");
+        assert_eq!(
+            Entry::parse("packet_debit|-5|1|abc").unwrap().amount_cents,
+            -5
+        );
+        assert!(Entry::parse("bogus|1|1|x").is_err());
+        assert!(Entry::parse("deposit|1|1").is_err());
+    }
+
+    #[test]
+    fn deposit_principals() {
+        assert!(WalletRules::default().deposit_principals.is_empty());
+        assert!(!WalletRules::default().deposit_principals.allows(""));
+        let p = DepositPrincipals::parse(
+            "arn:aws:iam::123456789012:user/ops, arn:aws:sts::123456789012:assumed-role/payments/*",
+        )
+        .unwrap();
+        assert!(p.allows("arn:aws:iam::123456789012:user/ops"));
+        assert!(!p.allows("arn:aws:iam::123456789012:user/ops2"));
+        assert!(p.allows("arn:aws:sts::123456789012:assumed-role/payments/backend-1"));
+        assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/paymentsX/backend-1"));
+        assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/other/x"));
+    }
+}

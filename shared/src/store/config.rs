@@ -1,0 +1,338 @@
+//! What a [`Store`](super::Store) is built from: the connection settings (`REDIS_*`,
+//! `HONGBAO_KEY_PREFIX`) and the rules of the features one function serves.
+//!
+//! [`Config::load`] reads the connection settings and only the listed [`Feature`]s' settings;
+//! the other features keep their defaults and are never read, so a function is never stopped
+//! by a setting it does not use. Every variable is declared once, as a
+//! [`Setting`], next to the code that reads it; the README's
+//! configuration table is checked against them (`crate::api::config::all_settings`).
+
+use std::time::Duration;
+
+use crate::domain::order_codes::OrderCodeRules;
+use crate::domain::packets::{PacketRules, ReclaimRules};
+use crate::domain::settings::{defaults, Setting, NO_DEFAULT};
+use crate::domain::voting::VotingRules;
+use crate::domain::wallet::WalletRules;
+use crate::domain::{ConfigError, Lookup};
+
+use super::redis_auth::{cluster_setting, RedisAuth};
+
+/// `REDIS_URL`.
+pub const REDIS_URL: Setting = Setting {
+    name: "REDIS_URL",
+    default: "redis://127.0.0.1:6379",
+    meaning: "connection URL (`rediss://` for TLS); for a cluster, any node",
+};
+/// `REDIS_CLUSTER`.
+pub const REDIS_CLUSTER: Setting = Setting {
+    name: "REDIS_CLUSTER",
+    default: "auto",
+    meaning: "`true`: cluster client; `false`: one server; `auto`: ask the server (`CLUSTER INFO`) at connect",
+};
+/// `REDIS_CONNECT_TIMEOUT_MS`.
+pub const REDIS_CONNECT_TIMEOUT_MS: Setting = Setting {
+    name: "REDIS_CONNECT_TIMEOUT_MS",
+    default: "1000",
+    meaning: "ms to connect (TCP + TLS + AUTH), ≥ 1",
+};
+/// `REDIS_RESPONSE_TIMEOUT_MS`.
+pub const REDIS_RESPONSE_TIMEOUT_MS: Setting = Setting {
+    name: "REDIS_RESPONSE_TIMEOUT_MS",
+    default: "1000",
+    meaning: "ms to wait for one reply, then 503 (cluster retries fit within 2×), ≥ 1",
+};
+/// `REDIS_WAIT_REPLICAS`.
+pub const REDIS_WAIT_REPLICAS: Setting = Setting {
+    name: "REDIS_WAIT_REPLICAS",
+    default: "0",
+    meaning: "replicas that must acknowledge (`WAIT`) every money write before it is answered; `0`: off. See \"What each deployment guarantees\"",
+};
+/// `REDIS_WAIT_TIMEOUT_MS`.
+pub const REDIS_WAIT_TIMEOUT_MS: Setting = Setting {
+    name: "REDIS_WAIT_TIMEOUT_MS",
+    default: "100",
+    meaning: "ms one `WAIT` may take (≥ 1); fewer acknowledgements in time: 503 `unavailable` + `Retry-After`",
+};
+/// `REDIS_AUTH`.
+pub const REDIS_AUTH: Setting = Setting {
+    name: "REDIS_AUTH",
+    default: "none",
+    meaning: "`none`, `password` or `iam` (ElastiCache or MemoryDB IAM token; needs `rediss://`)",
+};
+/// `REDIS_USERNAME`.
+pub const REDIS_USERNAME: Setting = Setting {
+    name: "REDIS_USERNAME",
+    default: NO_DEFAULT,
+    meaning: "ACL user; with `iam`, the ElastiCache user id (required)",
+};
+/// `REDIS_PASSWORD`.
+pub const REDIS_PASSWORD: Setting = Setting {
+    name: "REDIS_PASSWORD",
+    default: NO_DEFAULT,
+    meaning: "password / AUTH token for `password`; never logged",
+};
+/// `REDIS_CA_CERT`.
+pub const REDIS_CA_CERT: Setting = Setting {
+    name: "REDIS_CA_CERT",
+    default: NO_DEFAULT,
+    meaning:
+        "PEM path or PEM text of the CA to trust instead of the public roots (`rediss://` only)",
+};
+/// `REDIS_IAM_CACHE_NAME`.
+pub const REDIS_IAM_CACHE_NAME: Setting = Setting {
+    name: "REDIS_IAM_CACHE_NAME",
+    default: NO_DEFAULT,
+    meaning: "with `iam`: replication group id, serverless cache name or MemoryDB cluster name (required)",
+};
+/// `REDIS_IAM_SERVICE`.
+pub const REDIS_IAM_SERVICE: Setting = Setting {
+    name: "REDIS_IAM_SERVICE",
+    default: "auto",
+    meaning: "with `iam`: `elasticache` or `memorydb` (the token's SigV4 service); `auto`: `memorydb` when the URL host contains `.memorydb.`",
+};
+/// `REDIS_IAM_SERVERLESS`.
+pub const REDIS_IAM_SERVERLESS: Setting = Setting {
+    name: "REDIS_IAM_SERVERLESS",
+    default: "auto",
+    meaning: "with `iam`: `true` adds `ResourceType=ServerlessCache`; `auto`: the URL host contains `.serverless.`",
+};
+/// `HONGBAO_KEY_PREFIX`.
+pub const KEY_PREFIX: Setting = Setting {
+    name: "HONGBAO_KEY_PREFIX",
+    default: "hb",
+    meaning: "first segment of every key (no braces)",
+};
+
+/// The connection settings, in README order (every function reads them).
+pub const SETTINGS: &[Setting] = &[
+    REDIS_URL,
+    REDIS_CLUSTER,
+    REDIS_CONNECT_TIMEOUT_MS,
+    REDIS_RESPONSE_TIMEOUT_MS,
+    REDIS_WAIT_REPLICAS,
+    REDIS_WAIT_TIMEOUT_MS,
+    REDIS_AUTH,
+    REDIS_USERNAME,
+    REDIS_PASSWORD,
+    REDIS_CA_CERT,
+    REDIS_IAM_CACHE_NAME,
+    REDIS_IAM_SERVICE,
+    REDIS_IAM_SERVERLESS,
+    KEY_PREFIX,
+];
+
+/// A feature whose settings a function reads (see [`Config::load`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// [`PacketRules`]: create-packet, grab, claim, reclaim-cron.
+    Packets,
+    /// [`ReclaimRules`]: reclaim-cron.
+    Reclaim,
+    /// [`WalletRules`]: wallet.
+    Wallet,
+    /// [`OrderCodeRules`]: next-order-code.
+    OrderCodes,
+    /// [`VotingRules`]: vote.
+    Voting,
+}
+
+/// Everything a [`Store`](super::Store) needs: how to connect, and the rules of the features
+/// its function serves (the others at their defaults).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Redis connection URL; for a cluster, any node's (the client discovers the rest).
+    pub redis_url: String,
+    /// Use the cluster client (required for ElastiCache Serverless and Redis Cluster).
+    pub redis_cluster: bool,
+    /// `REDIS_CLUSTER=auto` (the default): when `redis_cluster` is false, ask the server at
+    /// connect time (`CLUSTER INFO`) whether it is a cluster. `Config { redis_cluster: true, .. }`
+    /// always uses the cluster client.
+    pub redis_cluster_auto: bool,
+    /// Redis authentication and TLS trust (`REDIS_AUTH`, `REDIS_USERNAME`, `REDIS_PASSWORD`,
+    /// `REDIS_CA_CERT`, `REDIS_IAM_*`); its `Debug` never shows the password.
+    pub redis_auth: RedisAuth,
+    /// Time to establish a connection.
+    pub connect_timeout: Duration,
+    /// Time to wait for one reply; past it the request answers 503.
+    pub response_timeout: Duration,
+    /// Replicas that must acknowledge (`WAIT`) every money write before it is answered
+    /// (`REDIS_WAIT_REPLICAS`; 0: off).
+    pub wait_replicas: u32,
+    /// Milliseconds one `WAIT` may take (`REDIS_WAIT_TIMEOUT_MS`).
+    pub wait_timeout_ms: u64,
+    /// First segment of every key (`<prefix>:{<tag>}:...`).
+    pub key_prefix: String,
+    /// Red-packet limits ([`Feature::Packets`]).
+    pub packets: PacketRules,
+    /// Reclaim batches and lock ([`Feature::Reclaim`]).
+    pub reclaim: ReclaimRules,
+    /// Deposit rules ([`Feature::Wallet`]).
+    pub wallet: WalletRules,
+    /// Order-code zone and width ([`Feature::OrderCodes`]).
+    pub order_codes: OrderCodeRules,
+    /// The voting site ([`Feature::Voting`]).
+    pub voting: VotingRules,
+}
+
+impl Default for Config {
+    /// Every setting at its default: a local `redis-server` on port 6379.
+    fn default() -> Self {
+        Config::load(&defaults(), &[]).expect("the defaults are valid")
+    }
+}
+
+impl Config {
+    /// Reads the connection settings and the settings of `features` from the process
+    /// environment.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first variable that is set to a value that cannot be used.
+    pub fn from_env(features: &[Feature]) -> Result<Self, ConfigError> {
+        let env = |name: &str| std::env::var(name).ok();
+        Self::load(&Lookup::new(&env), features)
+    }
+
+    /// Reads the connection settings and every feature's settings through `lookup` (a variable
+    /// name to its value), for tests and tools.
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        use Feature::*;
+        Self::load(
+            &Lookup::new(&lookup),
+            &[Packets, Reclaim, Wallet, OrderCodes, Voting],
+        )
+    }
+
+    /// Reads the connection settings and the settings of `features` through `lookup`; the
+    /// other features' settings are not read and keep their defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first variable that does not parse or breaks a bound.
+    pub fn load(lookup: &Lookup<'_>, features: &[Feature]) -> Result<Self, ConfigError> {
+        let var = |name: &str| lookup.var(name);
+        let cluster = cluster_setting(&var)?;
+        let key_prefix: String = lookup.get(&KEY_PREFIX)?;
+        if key_prefix.is_empty() || key_prefix.contains(['{', '}']) {
+            return Err(ConfigError::new(
+                &KEY_PREFIX,
+                key_prefix,
+                "must be non-empty and contain no braces",
+            ));
+        }
+        let has = |f: Feature| features.contains(&f);
+        Ok(Config {
+            redis_url: lookup.get(&REDIS_URL)?,
+            redis_cluster: cluster == Some(true),
+            redis_cluster_auto: cluster.is_none(),
+            redis_auth: RedisAuth::from_lookup(&var)?,
+            connect_timeout: Duration::from_millis(lookup.at_least(&REDIS_CONNECT_TIMEOUT_MS, 1)?),
+            response_timeout: Duration::from_millis(
+                lookup.at_least(&REDIS_RESPONSE_TIMEOUT_MS, 1)?,
+            ),
+            wait_replicas: lookup.get(&REDIS_WAIT_REPLICAS)?,
+            wait_timeout_ms: lookup.at_least(&REDIS_WAIT_TIMEOUT_MS, 1)?,
+            key_prefix,
+            packets: if has(Feature::Packets) {
+                PacketRules::from_lookup(lookup)?
+            } else {
+                PacketRules::default()
+            },
+            reclaim: if has(Feature::Reclaim) {
+                ReclaimRules::from_lookup(lookup)?
+            } else {
+                ReclaimRules::default()
+            },
+            wallet: if has(Feature::Wallet) {
+                WalletRules::from_lookup(lookup)?
+            } else {
+                WalletRules::default()
+            },
+            order_codes: if has(Feature::OrderCodes) {
+                OrderCodeRules::from_lookup(lookup)?
+            } else {
+                OrderCodeRules::default()
+            },
+            voting: if has(Feature::Voting) {
+                VotingRules::from_lookup(lookup)?
+            } else {
+                VotingRules::default()
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(name: &'static str, value: &'static str) -> impl Fn(&str) -> Option<String> {
+        move |n: &str| (n == name).then(|| value.to_string())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::default();
+        assert_eq!(c.redis_url, "redis://127.0.0.1:6379");
+        assert!(!c.redis_cluster && c.redis_cluster_auto);
+        assert_eq!((c.wait_replicas, c.wait_timeout_ms), (0, 100));
+        assert_eq!(c.key_prefix, "hb");
+        assert_eq!(c.packets.grab_rate_limit, 10);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        for (name, value) in [
+            ("REDIS_CLUSTER", "yes"),
+            ("HONGBAO_KEY_PREFIX", "a{b"),
+            ("REDIS_RESPONSE_TIMEOUT_MS", "0"),
+            ("REDIS_CONNECT_TIMEOUT_MS", "0"),
+            ("REDIS_WAIT_TIMEOUT_MS", "0"),
+            ("REDIS_WAIT_REPLICAS", "-1"),
+            ("HONGBAO_MAX_BALANCE_CENTS", "0"),
+            ("HONGBAO_MAX_BALANCE_CENTS", "1000000000000001"),
+            ("HONGBAO_DEPOSIT_DEDUP_SECS", "0"),
+            ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:a,,arn:b"),
+            ("HONGBAO_DEPOSIT_PRINCIPALS", "*"),
+            ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:*:x"),
+            ("HONGBAO_VOTE_SITE", "News"),
+            ("HONGBAO_VOTE_SITE", "a{b}"),
+            ("HONGBAO_VOTE_GROUP_CACHE_SECS", "0"),
+            ("HONGBAO_VOTE_RATE_WINDOW_MS", "0"),
+        ] {
+            let err = Config::from_lookup(one(name, value)).unwrap_err();
+            assert_eq!(err.name, name, "{name}={value}");
+        }
+        let c = Config::from_lookup(one("HONGBAO_MAX_BALANCE_CENTS", "1000000000000000")).unwrap();
+        assert_eq!(c.wallet.max_balance_cents, 1_000_000_000_000_000);
+        let c = Config::from_lookup(one("HONGBAO_VOTE_SITE", "my-site-2")).unwrap();
+        assert_eq!(c.voting.site, "my-site-2");
+    }
+
+    /// A function reads only its features' settings: a broken voting or order-code setting
+    /// does not stop the red-packet functions, and stops the function that uses it.
+    #[test]
+    fn a_function_reads_only_its_features() {
+        let broken = |n: &str| match n {
+            "HONGBAO_VOTE_SITE" => Some("Not A Site".to_string()),
+            "HONGBAO_ORDER_CODE_DIGITS" => Some("9".to_string()),
+            "HONGBAO_MAX_COUNT" => Some("5".to_string()),
+            _ => None,
+        };
+        let lookup = Lookup::new(&broken);
+        let grab = Config::load(&lookup, &[Feature::Packets]).unwrap();
+        assert_eq!(grab.packets.max_count, 5);
+        assert_eq!(grab.voting, VotingRules::default());
+        let err = Config::load(&lookup, &[Feature::Voting]).unwrap_err();
+        assert_eq!(err.name, "HONGBAO_VOTE_SITE");
+        let err = Config::load(&lookup, &[Feature::OrderCodes]).unwrap_err();
+        assert_eq!(err.name, "HONGBAO_ORDER_CODE_DIGITS");
+        // Settings of an unread feature keep their defaults.
+        assert_eq!(
+            Config::load(&lookup, &[]).unwrap().packets.max_count,
+            10_000
+        );
+    }
+}

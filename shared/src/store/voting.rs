@@ -1,0 +1,497 @@
+//! The article-voting site of "Redis in Action" chapter 1, atomic, with down-votes and groups.
+//!
+//! Source of the rules: josiahcarlson/redis-in-action, `python/ch01_listing_source.py`
+//! (`post_article`, `article_vote`, `get_articles`, `add_remove_groups`,
+//! `get_group_articles`) and seed 002 (which adds the down-vote). A posted article gets a hash,
+//! an entry in the **score** sorted set (posted time + 432, the poster's own vote) and one in the
+//! **time** sorted set; a vote within one week ([`ONE_WEEK_IN_SECONDS`]) adds [`VOTE_SCORE`] =
+//! 432 = 86,400 s / 200 votes (an article with 200 votes a day keeps its place for a day); pages
+//! hold [`ARTICLES_PER_PAGE`] = 25 articles, highest first; a group is a set intersected with
+//! the score or time set and cached for 60 s.
+//!
+//! What this module changes, and why:
+//!
+//! * **Atomic.** Each step is one Lua script (`lua/article_post.lua`, `lua/vote.lua`,
+//!   `lua/article_groups.lua`, `lua/group_page.lua`): the book's separate calls let a crash
+//!   leave a `voted:` set without expiry (the race its chapter 3 exercise names), a vote counted
+//!   in the score but not in the hash, or a group cache without TTL.
+//! * **One vote per user and article.** The book keeps separate up- and down-vote sets, so one
+//!   user could hold both. Here the vote record is one hash `user -> 1 | -1`: a repeat in the
+//!   same direction changes nothing; a switch moves the vote (votes ±2, score ±864). The poster
+//!   holds an up-vote from the start: voting up again is a repeat, voting down is a switch like
+//!   anyone's (votes 1 → -1).
+//! * **Every vote record expires** at `posted_at + 604800` (`EXPIREAT`, written in the same
+//!   script as the record), exactly when voting closes. The article hash, the rankings and the
+//!   group sets are the site's content and do not expire.
+//! * **Redis clock.** Posting time and the one-week deadline use Redis `TIME` (seconds), never a
+//!   Lambda's clock. Voting is open while `now < posted_at + 604800`.
+//! * **One hash tag per site**: every key is `<prefix>:{vote:<site>}:...` ([`SiteKeys`]), so
+//!   every script and the `ZINTERSTORE` run on a cluster. The price: one site lives in one hash
+//!   slot, so on one shard.
+//! * **Rate limit**: at most `HONGBAO_VOTE_RATE_LIMIT` vote attempts per user on the whole site in
+//!   any `HONGBAO_VOTE_RATE_WINDOW_MS` (sliding-window log in the vote script, on the site's
+//!   slot); refused attempts and votes on unknown or closed articles are not counted.
+//! * **Ties.** Members of the rankings are the article ids zero-padded to 12 digits
+//!   ([`ArticleId::member`]), so among equal scores (or equal posting seconds) `ZRANGE ... REV`
+//!   lists the **higher id first**: ids come from an `INCR`, so that is the later post.
+//! * **Declared keys only.** Every key a script touches is passed in `KEYS` (ElastiCache
+//!   refuses scripts that touch others), so posting runs the `INCR` of the id counter as its
+//!   own command before the script, and a page is two round trips: the ranking range (a
+//!   `ZRANGE` or `lua/group_page.lua`), then one pipeline of `HMGET`s of the articles.
+//! * **A lost vote record is an error, not a second vote.** Inside its window a record can only
+//!   be missing if something deleted or evicted it (`volatile-*` eviction policies pick keys
+//!   with a TTL); the vote script then answers an error (HTTP 500) instead of recreating the
+//!   record and letting earlier voters vote again. Run the cache with `noeviction`, or with
+//!   enough memory that it never evicts.
+//!
+//! **The test clock.** Every script adds `VotingRules::clock_offset_secs` (seconds) to Redis
+//! `TIME` before any decision: the one-week deadline, the posting time, the rate-limit window
+//! and the group cache's age. The offset is not an environment variable and no request can set
+//! it: [`VotingRules::from_lookup`] always sets 0; only code that builds the rules by hand (the
+//! integration tests, to act "604,801 s later" or "61 s later") moves it. With 0 the scripts see
+//! the Redis clock unchanged. Key expiry (`EXPIREAT`, `EXPIRE`) always runs on the real clock,
+//! so with a positive offset a record or cache only lives longer than the logical clock says,
+//! and the scripts' own checks still decide.
+//!
+//! | key (prefix `hb`, tag `{vote:<site>}`) | type | contents | TTL |
+//! | --- | --- | --- | --- |
+//! | `hb:{vote:S}:article-seq` | string | last article id (`INCR`) | none |
+//! | `hb:{vote:S}:article:<m>` | hash | `title`, `link`, `poster`, `posted_at` (Unix s), `votes` | none |
+//! | `hb:{vote:S}:article:<m>:voters` | hash | user → `1` / `-1` (the poster's `1` included) | until `posted_at + 604800` |
+//! | `hb:{vote:S}:article:<m>:groups` | set | the article's group names | none |
+//! | `hb:{vote:S}:score` | sorted set | `<m>` → `posted_at + 432 × votes` | none |
+//! | `hb:{vote:S}:time` | sorted set | `<m>` → `posted_at` | none |
+//! | `hb:{vote:S}:group:<g>` | set | `<m>` of the group's articles | none |
+//! | `hb:{vote:S}:cache:<order>:<g>` | sorted set | the group ∩ ranking (`ZINTERSTORE`) | 60 s |
+//! | `hb:{vote:S}:cache:<order>:<g>:at` | string | when that cache was built (Unix ms) | 60 s |
+//! | `hb:{vote:S}:rl:<user>` | sorted set | the user's vote attempts (Unix ms) in the window | the window |
+//!
+//! `<m>` is the article member (id zero-padded to 12 digits), `<order>` is `score` or `time`.
+
+use redis::Value;
+
+pub use crate::domain::voting::{
+    is_group_name, page_range, Article, ArticleId, Direction, GroupChange, GroupsOutcome,
+    NewArticle, Order, VoteOutcome, VotingRules, ARTICLES_PER_PAGE, ONE_WEEK_IN_SECONDS,
+    VOTE_SCORE,
+};
+
+use super::config::Config;
+use super::scripts::{self, int, texts};
+use super::{Error, Store};
+
+/// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
+#[derive(Debug, Clone)]
+pub struct SiteKeys {
+    base: String,
+}
+
+impl SiteKeys {
+    /// The keys of site `site` under `prefix` (e.g. `hb`, `news`).
+    pub fn new(prefix: &str, site: &str) -> Self {
+        SiteKeys {
+            base: format!("{prefix}:{{vote:{site}}}"),
+        }
+    }
+
+    /// The keys of the configured site (`HONGBAO_KEY_PREFIX`, `HONGBAO_VOTE_SITE`).
+    pub fn of(config: &Config) -> Self {
+        Self::new(&config.key_prefix, &config.voting.site)
+    }
+
+    /// The article id counter (string, `INCR`).
+    pub fn article_seq(&self) -> String {
+        format!("{}:article-seq", self.base)
+    }
+
+    /// The article hash: `title`, `link`, `poster`, `posted_at` (Unix s), `votes`.
+    pub fn article(&self, id: ArticleId) -> String {
+        format!("{}:article:{}", self.base, id.member())
+    }
+
+    /// The article's vote record: hash user → `1` / `-1`, expiring when voting closes.
+    pub fn voters(&self, id: ArticleId) -> String {
+        format!("{}:article:{}:voters", self.base, id.member())
+    }
+
+    /// The article's groups (set of names).
+    pub fn article_groups(&self, id: ArticleId) -> String {
+        format!("{}:article:{}:groups", self.base, id.member())
+    }
+
+    /// The ranking by `order`: sorted set member → score or posting time.
+    pub fn ranking(&self, order: Order) -> String {
+        format!("{}:{}", self.base, order.as_str())
+    }
+
+    /// The set of the members of group `group`.
+    pub fn group(&self, group: &str) -> String {
+        format!("{}:group:{group}", self.base)
+    }
+
+    /// The cached intersection of group `group` with the ranking by `order`.
+    pub fn group_cache(&self, order: Order, group: &str) -> String {
+        format!("{}:cache:{}:{group}", self.base, order.as_str())
+    }
+
+    /// When [`SiteKeys::group_cache`] was built (Unix ms, on the scripts' clock).
+    pub fn group_cache_stamp(&self, order: Order, group: &str) -> String {
+        format!("{}:cache:{}:{group}:at", self.base, order.as_str())
+    }
+
+    /// The vote rate-limit log of `user_id` (sorted set of attempt times, ms).
+    pub fn vote_rate(&self, user_id: &str) -> String {
+        format!("{}:rl:{user_id}", self.base)
+    }
+}
+
+/// A score as the scripts return it: an integer, or a double with an integral value (Redis
+/// formats sorted-set scores as doubles).
+fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
+    let bad = || Error::bad_reply(script, format!("expected an integral score, got {item:?}"));
+    let text = item.ok_or_else(bad)?;
+    if let Ok(n) = text.parse::<i64>() {
+        return Ok(n);
+    }
+    let x: f64 = text.parse().map_err(|_| bad())?;
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        Ok(x as i64)
+    } else {
+        Err(bad())
+    }
+}
+
+/// Posts an article by `poster`: the article hash, its vote record holding the poster's up-vote
+/// (expiring when voting closes), and its score (`posted_at + 432`) and time entries — one
+/// script after an `INCR` of the site's id counter (a crash between the two only skips an id).
+///
+/// Source: the book's `post_article` (see the [module docs](self)).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the article may or may not exist; a
+/// retry posts another one). [`Error::Internal`] when the ids are exhausted or the counter keeps
+/// pointing at existing articles.
+pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<Article, Error> {
+    let cfg = store.config();
+    let keys = SiteKeys::of(cfg);
+    let mut conn = store.conn().await?;
+    for _ in 0..3 {
+        let n: u64 = redis::cmd("INCR")
+            .arg(keys.article_seq())
+            .query_async(&mut conn)
+            .await?;
+        let id = ArticleId::new(n)
+            .ok_or_else(|| Error::Internal(format!("article ids exhausted (counter at {n})")))?;
+        let reply: Value = scripts::ARTICLE_POST
+            .key(keys.article(id))
+            .key(keys.voters(id))
+            .key(keys.ranking(Order::Score))
+            .key(keys.ranking(Order::Time))
+            .arg(id.member())
+            .arg(poster)
+            .arg(&new.title)
+            .arg(&new.link)
+            .arg(ONE_WEEK_IN_SECONDS)
+            .arg(VOTE_SCORE)
+            .arg(cfg.voting.clock_offset_secs)
+            .invoke_async(&mut conn)
+            .await?;
+        let reply = texts("article_post", reply)?;
+        match reply.first().map(String::as_str) {
+            Some("posted") => {
+                return Ok(Article {
+                    id,
+                    title: new.title.clone(),
+                    link: new.link.clone(),
+                    poster: poster.to_string(),
+                    posted_at: int("article_post", reply.get(1))?,
+                    votes: 1,
+                })
+            }
+            Some("id_taken") => {
+                tracing::warn!(article_id = %id, "article id counter points at an existing article");
+                continue;
+            }
+            _ => return Err(Error::bad_reply("article_post", format!("{reply:?}"))),
+        }
+    }
+    Err(Error::Internal(
+        "could not draw an unused article id".into(),
+    ))
+}
+
+/// Records `user_id`'s vote in `direction` on article `article_id` (API form, e.g. `"42"`), in
+/// one round trip (one EVALSHA of `lua/vote.lua`): not found → closed → rate limit → repeat
+/// (nothing changes) / new vote (±1 vote, ±432) / switch (±2 votes, ±864).
+///
+/// Source: the book's `article_vote`, with seed 002's down-vote, made atomic and
+/// one-vote-per-user (see the [module docs](self)).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached: the vote may have been recorded; a
+/// retry is safe (a repeat changes nothing). [`Error::Internal`] if the vote record of an open
+/// article is missing (deleted or evicted: the script refuses rather than let users vote twice).
+pub async fn vote(
+    store: &Store,
+    article_id: &str,
+    user_id: &str,
+    direction: Direction,
+) -> Result<VoteOutcome, Error> {
+    let Some(id) = ArticleId::parse(article_id) else {
+        return Ok(VoteOutcome::NotFound);
+    };
+    let cfg = store.config();
+    let keys = SiteKeys::of(cfg);
+    let mut conn = store.conn().await?;
+    let reply: Value = scripts::VOTE
+        .key(keys.article(id))
+        .key(keys.voters(id))
+        .key(keys.ranking(Order::Score))
+        .key(keys.vote_rate(user_id))
+        .arg(user_id)
+        .arg(direction.value())
+        .arg(id.member())
+        .arg(cfg.voting.rate_limit)
+        .arg(cfg.voting.rate_window_ms)
+        .arg(ONE_WEEK_IN_SECONDS)
+        .arg(VOTE_SCORE)
+        .arg(cfg.voting.clock_offset_secs)
+        .invoke_async(&mut conn)
+        .await?;
+    let reply = texts("vote", reply)?;
+    let counts = || -> Result<(i64, i64), Error> {
+        Ok((
+            int("vote", reply.get(1))?,
+            parse_score("vote", reply.get(2))?,
+        ))
+    };
+    Ok(match reply.first().map(String::as_str) {
+        Some("changed") => {
+            let (votes, score) = counts()?;
+            VoteOutcome::Voted {
+                votes,
+                score,
+                changed: true,
+            }
+        }
+        Some("unchanged") => {
+            let (votes, score) = counts()?;
+            VoteOutcome::Voted {
+                votes,
+                score,
+                changed: false,
+            }
+        }
+        Some("not_found") => VoteOutcome::NotFound,
+        Some("closed") => {
+            let (votes, score) = counts()?;
+            VoteOutcome::Closed { votes, score }
+        }
+        Some("rate_limited") => VoteOutcome::RateLimited {
+            retry_after_ms: int("vote", reply.get(1))?,
+        },
+        _ => return Err(Error::bad_reply("vote", format!("{reply:?}"))),
+    })
+}
+
+/// Loads the articles of `members` (ranking members, in order) with one pipeline of `HMGET`s.
+async fn load_articles(
+    conn: &mut super::Conn,
+    keys: &SiteKeys,
+    members: &[String],
+) -> Result<Vec<Article>, Error> {
+    if members.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = members
+        .iter()
+        .map(|m| ArticleId::from_member(m))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut pipe = redis::pipe();
+    for id in &ids {
+        pipe.cmd("HMGET").arg(keys.article(*id)).arg(&[
+            "title",
+            "link",
+            "poster",
+            "posted_at",
+            "votes",
+        ]);
+    }
+    let rows: Vec<Vec<Option<String>>> = pipe.query_async(conn).await?;
+    if rows.len() != ids.len() {
+        return Err(Error::bad_reply(
+            "HMGET pipeline",
+            format!("{} rows for {} ids", rows.len(), ids.len()),
+        ));
+    }
+    ids.into_iter()
+        .zip(rows)
+        .map(|(id, row)| {
+            let missing =
+                || Error::Internal(format!("article {id} is ranked but its hash is incomplete"));
+            let mut it = row.into_iter();
+            let mut next = || it.next().flatten().ok_or_else(missing);
+            let (title, link, poster) = (next()?, next()?, next()?);
+            let posted_at = next()?.parse().map_err(|_| missing())?;
+            let votes = next()?.parse().map_err(|_| missing())?;
+            Ok(Article {
+                id,
+                title,
+                link,
+                poster,
+                posted_at,
+                votes,
+            })
+        })
+        .collect()
+}
+
+/// Page `page` (1-based; [`ARTICLES_PER_PAGE`] per page) of the site's articles by `order`,
+/// highest first; equal scores: the higher id (the later post) first. A page past the end is
+/// empty. Two round trips (`ZRANGE ... REV`, then the articles' fields); reads only.
+///
+/// Source: the book's `get_articles`, with `ZRANGE ... REV` instead of the deprecated
+/// `ZREVRANGE`.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn articles(store: &Store, order: Order, page: u32) -> Result<Vec<Article>, Error> {
+    let keys = SiteKeys::of(store.config());
+    let (start, stop) = page_range(page);
+    let mut conn = store.conn().await?;
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg(keys.ranking(order))
+        .arg(start)
+        .arg(stop)
+        .arg("REV")
+        .query_async(&mut conn)
+        .await?;
+    load_articles(&mut conn, &keys, &members).await
+}
+
+/// Page `page` of group `group`'s articles by `order`, as [`articles`], through the group's
+/// cached intersection with the ranking (rebuilt when older than `HONGBAO_VOTE_GROUP_CACHE_SECS`,
+/// 60 s by default: a vote or a group change shows within that time). An unknown group, or a
+/// name that is not a group name ([`is_group_name`]), is an empty page and writes nothing.
+///
+/// Source: the book's `get_group_articles` (see `lua/group_page.lua` for the differences).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn group_articles(
+    store: &Store,
+    group: &str,
+    order: Order,
+    page: u32,
+) -> Result<Vec<Article>, Error> {
+    if !is_group_name(group) {
+        return Ok(Vec::new());
+    }
+    let cfg = store.config();
+    let keys = SiteKeys::of(cfg);
+    let (start, stop) = page_range(page);
+    let mut conn = store.conn().await?;
+    let reply: Value = scripts::GROUP_PAGE
+        .key(keys.group(group))
+        .key(keys.ranking(order))
+        .key(keys.group_cache(order, group))
+        .key(keys.group_cache_stamp(order, group))
+        .arg(start)
+        .arg(stop)
+        .arg(cfg.voting.group_cache_secs)
+        .arg(cfg.voting.clock_offset_secs)
+        .invoke_async(&mut conn)
+        .await?;
+    let members = texts("group_page", reply)?;
+    load_articles(&mut conn, &keys, &members).await
+}
+
+/// Adds article `article_id` (API form) to the groups of `change.add` and removes it from those
+/// of `change.remove`, if `user_id` posted it; one script.
+///
+/// Source: the book's `add_remove_groups`, restricted to the poster, plus the article's own set
+/// of groups for the answer.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (retrying is safe: the change is
+/// idempotent).
+pub async fn set_groups(
+    store: &Store,
+    article_id: &str,
+    user_id: &str,
+    change: &GroupChange,
+) -> Result<GroupsOutcome, Error> {
+    let Some(id) = ArticleId::parse(article_id) else {
+        return Ok(GroupsOutcome::NotFound);
+    };
+    let keys = SiteKeys::of(store.config());
+    let mut inv = scripts::ARTICLE_GROUPS.key(keys.article(id));
+    inv.key(keys.article_groups(id))
+        .arg(user_id)
+        .arg(id.member())
+        .arg(change.add.len());
+    for name in change.add.iter().chain(&change.remove) {
+        inv.key(keys.group(name)).arg(name);
+    }
+    let mut conn = store.conn().await?;
+    let mut reply = texts("article_groups", inv.invoke_async(&mut conn).await?)?;
+    match reply.first().map(String::as_str) {
+        Some("ok") => {
+            let mut groups = reply.split_off(1);
+            groups.sort();
+            Ok(GroupsOutcome::Updated(groups))
+        }
+        Some("not_found") => Ok(GroupsOutcome::NotFound),
+        Some("forbidden") => Ok(GroupsOutcome::Forbidden),
+        _ => Err(Error::bad_reply("article_groups", format!("{reply:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_share_the_site_tag() {
+        let k = SiteKeys::new("hb", "news");
+        let id = ArticleId::new(7).unwrap();
+        for key in [
+            k.article_seq(),
+            k.article(id),
+            k.voters(id),
+            k.article_groups(id),
+            k.ranking(Order::Score),
+            k.ranking(Order::Time),
+            k.group("rust"),
+            k.group_cache(Order::Time, "rust"),
+            k.group_cache_stamp(Order::Score, "rust"),
+            k.vote_rate("a{b}"),
+        ] {
+            assert!(key.starts_with("hb:{vote:news}:"), "{key}");
+        }
+        assert_eq!(k.voters(id), "hb:{vote:news}:article:000000000007:voters");
+    }
+
+    #[test]
+    fn scores() {
+        assert_eq!(
+            parse_score("t", Some(&"1767226296".into())).unwrap(),
+            1_767_226_296
+        );
+        assert_eq!(
+            parse_score("t", Some(&"1767226296.0".into())).unwrap(),
+            1_767_226_296
+        );
+        assert!(parse_score("t", Some(&"1.5".into())).is_err());
+    }
+
+    #[test]
+    fn config() {
+        let c = Config::default().voting;
+        assert_eq!(
+            (c.site.as_str(), c.rate_limit, c.rate_window_ms),
+            ("news", 30, 60_000)
+        );
+        assert_eq!((c.group_cache_secs, c.clock_offset_secs), (60, 0));
+    }
+}
