@@ -111,7 +111,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
 /// # Errors
 /// 400 `invalid_request`: "a JSON body is required" for an empty body, else "invalid JSON
 /// body: ..." with serde's explanation.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::invalid("a JSON body is required"));
     }

@@ -15,7 +15,7 @@ use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
 
 /// The routes of the next-order-code function.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new().route("/order-codes", post(next_codes))
 }
 
@@ -42,7 +42,7 @@ fn one_code() -> i64 {
 /// # Errors
 /// 400 `invalid_request` for malformed JSON, a non-object, unknown fields, a non-integer or
 /// out-of-range `count`.
-pub fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
+pub(crate) fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(1);
     }

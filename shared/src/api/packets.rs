@@ -17,19 +17,19 @@ use crate::domain::packets::{
 use crate::store::packets;
 
 /// The routes of the create-packet function: `POST /packets`.
-pub fn create_routes() -> Router<AppState> {
+pub(crate) fn create_routes() -> Router<AppState> {
     Router::new().route("/packets", post(create))
 }
 
 /// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`.
-pub fn grab_routes() -> Router<AppState> {
+pub(crate) fn grab_routes() -> Router<AppState> {
     Router::new()
         .route("/packets/{id}", get(view))
         .route("/packets/{id}/grab", post(grab))
 }
 
 /// The routes of the claim function: `POST /packets/{id}/claim`.
-pub fn claim_routes() -> Router<AppState> {
+pub(crate) fn claim_routes() -> Router<AppState> {
     Router::new().route("/packets/{id}/claim", post(claim))
 }
 

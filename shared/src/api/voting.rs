@@ -27,7 +27,7 @@ use crate::domain::voting::{
 use crate::store::voting;
 
 /// The routes of the vote function.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/articles", get(list).post(post_article))
         .route("/articles/{id}/vote", post(vote))
@@ -249,7 +249,7 @@ async fn group_articles(
 ///
 /// # Errors
 /// 400 `invalid_request` naming the parameter.
-pub fn parse_page_query(query: Option<&str>) -> Result<(Order, u32), ApiError> {
+pub(crate) fn parse_page_query(query: Option<&str>) -> Result<(Order, u32), ApiError> {
     let (mut order, mut page) = (None, None);
     let pairs = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes());
     for (name, value) in pairs {

@@ -14,7 +14,7 @@ use crate::domain::{is_reference, is_user_id};
 use crate::store::wallet;
 
 /// The routes of the wallet function.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/wallet", get(get_wallet))
         .route("/wallet/deposits", post(deposit))

@@ -554,7 +554,7 @@ pub enum ClaimOutcome {
 }
 
 /// Parses a claim state `pending:<ms>` / `done:<ms>` into (pending, claimed_at_ms).
-pub fn parse_claim_state(state: &str) -> Result<(bool, i64), BadRecord> {
+pub(crate) fn parse_claim_state(state: &str) -> Result<(bool, i64), BadRecord> {
     let (kind, at) = state
         .split_once(':')
         .ok_or_else(|| BadRecord(format!("bad claim state {state:?}")))?;

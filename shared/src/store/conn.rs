@@ -49,7 +49,7 @@ use super::redis_auth::{AuthKind, RedisCredentials};
 
 /// The transport under a [`Conn`].
 #[derive(Clone)]
-pub enum Link {
+pub(crate) enum Link {
     /// A standalone server (or a primary endpoint).
     Single(ConnectionManager),
     /// A Redis Cluster (or ElastiCache Serverless).
@@ -69,11 +69,11 @@ struct WaitPolicy {
 /// Two things happen here, below every script call, so that no caller can forget them:
 ///
 /// * **`NOSCRIPT`** (a new node, a failover, `SCRIPT FLUSH`): the `EVALSHA` of a hongbao script
-///   is re-sent as `EVAL` on the same key's node ([`super::scripts::eval_for`]). redis-rs would
+///   is re-sent as `EVAL` on the same key's node (`scripts::eval_for`). redis-rs would
 ///   send `SCRIPT LOAD` to every node of a cluster, so one node being down would fail scripts
 ///   on all the others.
 /// * **Acknowledged means replicated** (`REDIS_WAIT_REPLICAS` > 0): a script that moves money
-///   or hands out order codes ([`super::scripts::acknowledged_call`]) is sent in one pipeline
+///   or hands out order codes (`scripts::acknowledged_call`, the list `scripts::ACKNOWLEDGED`) is sent in one pipeline
 ///   with `SET <fence>` and `WAIT <n> <REDIS_WAIT_TIMEOUT_MS>`, on one connection to the
 ///   slot's master. Redis replication is asynchronous, and a primary that dies before its
 ///   replica has a write loses it in the failover: a credit answered 201 would vanish, or a
@@ -351,7 +351,7 @@ impl Conn {
     /// # Errors
     /// [`Error::Unavailable`] when that node cannot be reached; [`Error::Internal`] when the reply
     /// does not convert to `T`.
-    pub async fn query_on_slot_of<T: redis::FromRedisValue>(
+    pub(crate) async fn query_on_slot_of<T: redis::FromRedisValue>(
         &mut self,
         key: &str,
         cmd: &Cmd,
@@ -666,7 +666,7 @@ pub enum EvictionVerdict {
 }
 
 /// Classifies a `maxmemory-policy` value.
-pub fn eviction_verdict(policy: &str) -> EvictionVerdict {
+pub(crate) fn eviction_verdict(policy: &str) -> EvictionVerdict {
     let p = policy.trim().to_ascii_lowercase();
     if p.starts_with("allkeys-") {
         EvictionVerdict::AllKeys(p)

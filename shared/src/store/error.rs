@@ -41,7 +41,7 @@ impl From<RedisError> for Error {
 
 impl Error {
     /// An [`Error::Internal`] for a script reply of the wrong shape.
-    pub fn bad_reply(script: &str, detail: impl std::fmt::Display) -> Self {
+    pub(crate) fn bad_reply(script: &str, detail: impl std::fmt::Display) -> Self {
         Error::Internal(format!("unexpected reply from {script}: {detail}"))
     }
 }

@@ -148,7 +148,7 @@ impl Keys {
     /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet in the layout
     /// before 0.2 (a string with a TTL). Scripts still read it, so a transfer applied before an
     /// upgrade is never applied again; nothing writes it.
-    pub fn legacy_transfer(&self, user_id: &str, transfer_id: &str) -> String {
+    pub(crate) fn legacy_transfer(&self, user_id: &str, transfer_id: &str) -> String {
         format!(
             "{}:{{{}}}:wallet:{}:tx:{}",
             self.prefix,
@@ -160,7 +160,7 @@ impl Keys {
 
     /// The create-packet idempotency record of `Idempotency-Key` `key` sent by `user_id` in the
     /// layout before 0.2 (read, never written; see [`Keys::legacy_transfer`]).
-    pub fn legacy_create_idempotency(&self, user_id: &str, key: &str) -> String {
+    pub(crate) fn legacy_create_idempotency(&self, user_id: &str, key: &str) -> String {
         format!(
             "{}:{{{}}}:idem:{}:{}",
             self.prefix,
@@ -178,7 +178,7 @@ impl Keys {
     /// The replication fence of `key`'s hash slot: `<prefix>:{<tag>}:fence`, written before a
     /// `WAIT` so that the `WAIT` also covers writes this connection only read (see
     /// [`super::Conn`]). `key` must carry a hash tag.
-    pub fn fence_of(&self, key: &str) -> String {
+    pub(crate) fn fence_of(&self, key: &str) -> String {
         let tag = key
             .find('{')
             .and_then(|open| {
@@ -191,12 +191,12 @@ impl Keys {
     }
 
     /// Failed settlement attempts per packet id (reclaim backoff).
-    pub fn reclaim_retries(&self) -> String {
+    pub(crate) fn reclaim_retries(&self) -> String {
         format!("{}:{{reclaim}}:retries", self.prefix)
     }
 
     /// The reclaim lock.
-    pub fn reclaim_lock(&self) -> String {
+    pub(crate) fn reclaim_lock(&self) -> String {
         format!("{}:{{reclaim}}:lock", self.prefix)
     }
 }

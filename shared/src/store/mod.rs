@@ -22,7 +22,5 @@ pub mod voting;
 pub mod wallet;
 
 pub use config::{Config, Feature};
-pub use conn::{
-    connect, eviction_verdict, Conn, EvictionVerdict, Link, Store, REBUILD_AFTER_FAILURES,
-};
+pub use conn::{connect, Conn, EvictionVerdict, Store, REBUILD_AFTER_FAILURES};
 pub use error::Error;

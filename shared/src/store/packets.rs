@@ -322,7 +322,7 @@ pub fn claim_credit<'a>(
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
 /// call finishes it.
-pub async fn redrive_claim(
+pub(crate) async fn redrive_claim(
     store: &Store,
     packet_id: &str,
     user_id: &str,

@@ -147,7 +147,7 @@ fn bad(name: &'static str, value: impl Into<String>, reason: &str) -> ConfigErro
 ///
 /// # Errors
 /// [`ConfigError`] for any other value.
-pub fn cluster_setting(
+pub(crate) fn cluster_setting(
     lookup: &impl Fn(&str) -> Option<String>,
 ) -> Result<Option<bool>, ConfigError> {
     match non_empty(lookup, "REDIS_CLUSTER").as_deref().map(str::trim) {

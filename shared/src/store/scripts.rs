@@ -3,7 +3,7 @@
 //! [`redis::Script::invoke_async`] sends EVALSHA; on a cluster the call is routed by the hash
 //! slot of its first key, and every script's keys share one hash tag (see [`super::keys`]).
 //! On `NOSCRIPT` (a new node, a failover, `SCRIPT FLUSH`) the connection ([`super::Conn`])
-//! re-sends the call as `EVAL` with the source from [`eval_for`]: same keys, same node, and the
+//! re-sends the call as `EVAL` with the source from `eval_for`: same keys, same node, and the
 //! node caches the script. (redis-rs would send `SCRIPT LOAD` to *every* node of a cluster
 //! instead, so one node being down would fail scripts on all the others.) No warm-up is needed.
 
@@ -65,7 +65,7 @@ macro_rules! script {
 /// codes (a lost counter would hand out a code twice). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub const ACKNOWLEDGED: [&str; 7] = [
+pub(crate) const ACKNOWLEDGED: [&str; 7] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
@@ -76,7 +76,7 @@ pub const ACKNOWLEDGED: [&str; 7] = [
 ];
 
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`], its first key (the hash slot it runs on).
-pub fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
+pub(crate) fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
     let mut args = cmd.args_iter().map(|a| match a {
         redis::Arg::Simple(b) => b,
         _ => &b""[..],
@@ -94,7 +94,7 @@ pub fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
 
 /// For an `EVALSHA <sha> <numkeys> <keys...> <args...>` of one of these scripts, the same call
 /// as `EVAL <source> ...`; `None` for any other command.
-pub fn eval_for(cmd: &Cmd) -> Option<Cmd> {
+pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
     let mut args = cmd.args_iter().map(|a| match a {
         redis::Arg::Simple(b) => b,
         _ => &b"0"[..], // a cursor argument: never part of EVALSHA
@@ -217,7 +217,7 @@ pub fn text(script: &str, value: Value) -> Result<String, Error> {
 ///
 /// # Errors
 /// [`Error::Internal`] when `item` is missing or not an integer.
-pub fn int(script: &str, item: Option<&String>) -> Result<i64, Error> {
+pub(crate) fn int(script: &str, item: Option<&String>) -> Result<i64, Error> {
     item.and_then(|s| s.parse().ok())
         .ok_or_else(|| Error::bad_reply(script, format!("expected an integer, got {item:?}")))
 }

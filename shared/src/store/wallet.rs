@@ -27,7 +27,7 @@ pub struct Transfer<'a> {
     pub reference: &'a str,
     /// What must match when the transfer id is seen again (e.g. the amount).
     pub fingerprint: &'a str,
-    /// How long the idempotency record is kept, ms; 0 pins it until [`release_claim_record`]
+    /// How long the idempotency record is kept, ms; 0 pins it until claim step 4 (`release_claim_record`)
     /// (a claim credit must be remembered for as long as the claim can be re-driven).
     pub keep_ms: u64,
     /// Refuse the credit ([`Credit::balance_limit`]) if the balance would exceed this many
@@ -91,7 +91,7 @@ pub async fn credit(
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the record stays pinned: it costs a few
 /// bytes, never money; the next claim call for this packet un-pins it).
-pub async fn release_claim_record(
+pub(crate) async fn release_claim_record(
     store: &Store,
     user_id: &str,
     packet_id: &str,
