@@ -7,6 +7,8 @@ sandbox, against a private redis-server on a free port. The script:
 
 1. invokes every events/ fixture and checks status codes and bodies against the contract
    (red packets and wallets; order codes: next-order-code-*.json; voting: vote-*.json);
+   then checks that a function reads only its own settings (a broken HONGBAO_VOTE_SITE fails
+   the vote function's Init, naming the variable, while grab answers);
 2. grabs one 100-share packet with 1,000 distinct users from 32 client threads over 8 grab
    sandboxes: exactly 100 winners, 900 `sold_out`, amounts summing to the total;
 3. lets a short-lived packet expire and checks reclaim-cron refunds total - claimed;
@@ -617,6 +619,23 @@ def print_table(st: ll.LocalStack, s: State, n: int) -> None:
                           for fn, v in s.cold.items() if len(v) > 1) + ")")
 
 
+def settings_per_function(st: ll.LocalStack, c: Checks, s: State) -> None:
+    """A function reads only its own feature's settings: broken voting and order-code settings
+    stop the vote function at Init (naming the variable) and leave grab running."""
+    c.section("settings per function (a broken HONGBAO_VOTE_SITE stops vote, not grab)")
+    env = {"HONGBAO_VOTE_SITE": "Not A Site", "HONGBAO_ORDER_CODE_DIGITS": "9"}
+    with ll.Sandbox("grab", env, redis_url=st.redis.url, name="grab-bad-vote-env") as sb:
+        r = sb.invoke(ll.view_event(ll.NO_SUCH_PACKET, "settings"))
+        c.status("grab with broken vote/order-code settings answers", r, 404, "not_found")
+    with ll.Sandbox("vote", env, redis_url=st.redis.url, name="vote-bad-env") as sb:
+        try:
+            sb.invoke(ll.list_articles_event(sub="settings"))
+            c.check("vote with HONGBAO_VOTE_SITE='Not A Site' fails Init", False, "it answered")
+        except ll.InvocationError as e:
+            c.check("vote with HONGBAO_VOTE_SITE='Not A Site' fails Init, naming the variable",
+                    "HONGBAO_VOTE_SITE" in str(e) + sb.tail(), str(e)[:300])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--grab-sandboxes", type=int, default=8)
@@ -648,6 +667,7 @@ def main() -> int:
                          ("fixtures", lambda: fixtures(stack, c, s)),
                          ("order codes", lambda: order_codes(stack, c, s)),
                          ("voting", lambda: voting(stack, c, s)),
+                         ("settings", lambda: settings_per_function(stack, c, s)),
                          ("concurrency", lambda: concurrency(stack, c, s, args.grabbers, args.shares,
                                                              args.threads)),
                          ("expiry", lambda: expiry(stack, c, s)),

@@ -193,22 +193,3 @@ pub async fn get(store: &Store, user_id: &str) -> Result<Wallet, Error> {
         entries,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ledger_entries() {
-        let e = Entry::parse("deposit|500|1700000000000|ref|with|pipes").unwrap();
-        assert_eq!(e.kind, EntryKind::Deposit);
-        assert_eq!(e.amount_cents, 500);
-        assert_eq!(e.reference, "ref|with|pipes");
-        assert_eq!(
-            Entry::parse("packet_debit|-5|1|abc").unwrap().amount_cents,
-            -5
-        );
-        assert!(Entry::parse("bogus|1|1|x").is_err());
-        assert!(Entry::parse("deposit|1|1").is_err());
-    }
-}
