@@ -3,9 +3,8 @@
 //! name, user and signing time: ElastiCache node-based and serverless, and MemoryDB.
 //!
 //! botocore comes from the project's `.venv` (`scripts/install-deps.sh` installs aws-sam-cli,
-//! which depends on it); if it is missing there the test installs it with pip (into `.venv`, or
-//! a venv under `target/` when there is no `.venv`). When that is impossible the test fails: a
-//! comparison that was not made is not a pass.
+//! which depends on it); if it is missing the test runs that installer. When that is impossible
+//! the test fails: a comparison that was not made is not a pass.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,43 +28,23 @@ fn has_botocore(python: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// A Python with botocore, installing it if needed; `Err(reason)` when that is impossible.
+/// The project's Python with botocore (`.venv`, which `scripts/install-deps.sh`, the one
+/// installer, fills from `scripts/requirements.txt`: aws-sam-cli depends on botocore); runs the
+/// installer when it is missing. `Err(reason)` when that is impossible.
 fn python_with_botocore() -> Result<PathBuf, String> {
     let venv = root().join(".venv/bin/python");
     if venv.exists() && has_botocore(&venv) {
         return Ok(venv);
     }
-    let python = if venv.exists() {
-        venv
-    } else {
-        let dir = root().join("target/botocore-venv");
-        let python = dir.join("bin/python");
-        if !python.exists() {
-            let ok = Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&dir)
-                .status()
-                .is_ok_and(|s| s.success());
-            if !ok {
-                return Err("no .venv and `python3 -m venv` failed".into());
-            }
-        }
-        python
-    };
-    if has_botocore(&python) {
-        return Ok(python);
-    }
-    let pip = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "botocore"])
+    let installed = Command::new("bash")
+        .arg(root().join("scripts/install-deps.sh"))
+        .current_dir(root())
         .status()
-        .map_err(|e| format!("cannot run pip: {e}"))?;
-    if pip.success() && has_botocore(&python) {
-        Ok(python)
+        .map_err(|e| format!("cannot run scripts/install-deps.sh: {e}"))?;
+    if installed.success() && has_botocore(&venv) {
+        Ok(venv)
     } else {
-        Err(format!(
-            "`{} -m pip install botocore` failed",
-            python.display()
-        ))
+        Err("scripts/install-deps.sh did not provide botocore in .venv".into())
     }
 }
 
