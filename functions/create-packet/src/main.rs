@@ -10,5 +10,6 @@ use hongbao::store::Feature;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     let state = lambda::init(&[Feature::Packets]).await?;
-    lambda::serve(api::packets::create_router(state)).await
+    let router = lambda::for_api_gateway(api::packets::create_router(state));
+    lambda_http::run(router).await
 }

@@ -1,4 +1,6 @@
-//! The `vote` Lambda function: the article-voting site of "Redis in Action" chapter 1 (POST /articles, GET /articles, POST /articles/{id}/vote, PUT /articles/{id}/groups, GET /groups/{group}/articles).
+//! The `vote` Lambda function: the article-voting site of "Redis in Action" chapter 1
+//! (POST /articles, GET /articles, POST /articles/{id}/vote, PUT /articles/{id}/groups,
+//! GET /groups/{group}/articles).
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
@@ -10,5 +12,6 @@ use hongbao::store::Feature;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     let state = lambda::init(&[Feature::Voting]).await?;
-    lambda::serve(api::voting::router(state)).await
+    let router = lambda::for_api_gateway(api::voting::router(state));
+    lambda_http::run(router).await
 }

@@ -113,7 +113,8 @@ pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
 
 /// `router` as API Gateway events reach it: with a named stage (not `$default`), the HTTP API
 /// puts the stage in front of the path (`/prod/packets`), which is taken off before routing.
-/// This is the router a function hands to `lambda_http::run`, and the one tests call.
+/// A function hands `for_api_gateway(its router)` to `lambda_http::run`; the tests call the
+/// same.
 pub fn for_api_gateway(router: Router) -> Router {
     Router::new().fallback_service(middleware::from_fn(strip_stage).layer(router))
 }
@@ -142,13 +143,4 @@ async fn strip_stage(mut req: Request, next: Next) -> Response {
         }
     }
     next.run(req).await
-}
-
-/// Runs an HTTP function: every API Gateway HTTP API event goes through
-/// [`for_api_gateway`]`(router)`.
-///
-/// # Errors
-/// Lambda runtime API errors.
-pub async fn serve(router: Router) -> Result<(), lambda_http::Error> {
-    lambda_http::run(for_api_gateway(router)).await
 }

@@ -12,10 +12,11 @@
 //! | reclaim-cron | [`reclaim::run`] (an EventBridge event, no router) | |
 //!
 //! Following the AWS Lambda Rust runtime's `http-axum` examples, a function's `main` builds its
-//! router once and hands it to `lambda_http::run` ([`lambda::serve`] adds the API Gateway stage
-//! handling). Every answer is JSON: handlers return `Result<_, ApiError>`, extractors reject
-//! with an [`ApiError`], and [`contract`] turns the router's own 404 and 405 into the contract's
-//! `not_found` and `method_not_allowed` (with `Allow`).
+//! router once and hands it to `lambda_http::run` (through [`lambda::for_api_gateway`], which
+//! takes a named stage off the path). Every answer is JSON: handlers return
+//! `Result<_, ApiError>`, extractors reject with an [`ApiError`], and [`contract`] turns the
+//! router's own 404 and 405 into the contract's `not_found` and `method_not_allowed` (with
+//! `Allow`).
 
 pub mod config;
 pub mod error;
