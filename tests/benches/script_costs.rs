@@ -1,0 +1,563 @@
+//! Script costs: the server's own time per call (`INFO commandstats` `usec_per_call`) of every
+//! path a flash crowd takes through the hot scripts, beside its bare baseline on the same
+//! private `redis-server` in the same run (issue 11):
+//!
+//! * `lua/grab.lua` (win, already grabbed, sold out, rate limited) beside seed 000's grab
+//!   design (HEXISTS, RPOP, cjson decode/encode, HSET, LPUSH), written here as bench-only Lua;
+//! * `lua/vote.lua` (new up-vote, new down-vote, switch) beside "Redis in Action" chapter 1's
+//!   `article_vote` (ZSCORE, SADD, ZINCRBY, HINCRBY) run as one bench-only script;
+//! * `lua/order_code.lua` (one code) beside `INCR`, server time and the round trip of one
+//!   client through redis-rs (`store::order_codes::next_codes` against `INCR`).
+//!
+//! ```text
+//! cargo bench -p hongbao-tests --bench script_costs
+//! BENCH_CALLS=50000 cargo bench -p hongbao-tests --bench script_costs
+//! ```
+//!
+//! Prints a table (path, µs/call, baseline, its µs/call, ratio, goal, met) and writes the same
+//! figures to `target/bench/script_costs.json`, so two runs can be compared. The goals are the
+//! issue's: grab and vote ≤ 1.3× their baselines on every path, one order code ≤ 1.5× an `INCR`
+//! round trip. Every phase starts with `CONFIG RESETSTAT` and checks that exactly its calls
+//! arrived and answered the expected path.
+
+use std::time::Instant;
+
+use harness::RedisServer;
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::{self, CreateOutcome, NewPacket};
+use hongbao::store::voting::{self, NewArticle, SiteKeys};
+use hongbao::store::{order_codes, scripts, wallet};
+use hongbao::{Config, Store};
+use redis::aio::MultiplexedConnection;
+use redis::{Script, Value};
+use serde_json::json;
+
+#[path = "support/mod.rs"]
+mod support;
+use support::{env_num, info_field};
+
+/// Default calls per phase (`BENCH_CALLS` overrides it).
+const DEFAULT_CALLS: usize = 20_000;
+/// Calls per pipeline: the server's time per call does not depend on it; the bench's wall time
+/// does.
+const PIPELINE: usize = 200;
+
+/// Seed 000's grab script, verbatim in its logic (`getHbLua`): KEYS[1] pool of JSON shares,
+/// KEYS[2] detail list, KEYS[3] hash of users who grabbed, KEYS[4] the user id.
+const SEED_GRAB: &str = r#"
+if redis.call('hexists', KEYS[3], KEYS[4]) ~= 0 then
+  return '1'
+else
+  local hb = redis.call('rpop', KEYS[1])
+  if hb then
+    local x = cjson.decode(hb)
+    x['userId'] = KEYS[4]
+    local re = cjson.encode(x)
+    redis.call('hset', KEYS[3], KEYS[4], '1')
+    redis.call('lpush', KEYS[2], re)
+    return re
+  else
+    return '0'
+  end
+end
+return nil
+"#;
+
+/// "Redis in Action" chapter 1 `article_vote` (ZSCORE of the time set against the cutoff,
+/// SADD of the voter, ZINCRBY of the score, HINCRBY of the votes) as one script. KEYS[1] time
+/// set, KEYS[2] voted set, KEYS[3] score set, KEYS[4] article hash; ARGV[1] article member,
+/// ARGV[2] user, ARGV[3] cutoff (Unix s).
+const CH1_VOTE: &str = r#"
+if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) < tonumber(ARGV[3]) then
+  return 0
+end
+if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
+  redis.call('ZINCRBY', KEYS[3], 432, ARGV[1])
+  redis.call('HINCRBY', KEYS[4], 'votes', 1)
+end
+return 1
+"#;
+
+/// One line of the table.
+struct Row {
+    path: &'static str,
+    usec: f64,
+    baseline: &'static str,
+    baseline_usec: f64,
+    goal: f64,
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        self.usec / self.baseline_usec
+    }
+
+    fn met(&self) -> bool {
+        self.ratio() <= self.goal
+    }
+}
+
+/// The bench's connection to its server.
+struct Bench {
+    conn: MultiplexedConnection,
+    calls: usize,
+}
+
+impl Bench {
+    async fn cmd<T: redis::FromRedisValue>(&mut self, args: &[&str]) -> T {
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        c.query_async(&mut self.conn).await.expect(args[0])
+    }
+
+    async fn reset_stats(&mut self) {
+        let _: () = self.cmd(&["CONFIG", "RESETSTAT"]).await;
+    }
+
+    /// `usec_per_call` and `calls` of `command` since the last reset.
+    async fn stat(&mut self, command: &str) -> (f64, u64) {
+        let info: String = self.cmd(&["INFO", "commandstats"]).await;
+        let name = format!("cmdstat_{command}");
+        (
+            info_field(&info, &name, Some("usec_per_call")),
+            info_field(&info, &name, Some("calls")) as u64,
+        )
+    }
+
+    /// Sends `invocations` (each an EVALSHA of `script` with its keys and args) in pipelines
+    /// and returns the first element of every reply (the path's name, or the reply itself).
+    async fn run(
+        &mut self,
+        script: &Script,
+        invocations: &[(Vec<String>, Vec<String>)],
+    ) -> Vec<String> {
+        // Load once, so every measured call is an EVALSHA that hits the script cache.
+        let _: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(script_source(script))
+            .query_async(&mut self.conn)
+            .await
+            .expect("SCRIPT LOAD");
+        let mut out = Vec::with_capacity(invocations.len());
+        for chunk in invocations.chunks(PIPELINE) {
+            let mut pipe = redis::pipe();
+            for (keys, args) in chunk {
+                let cmd = pipe.cmd("EVALSHA").arg(script.get_hash()).arg(keys.len());
+                for k in keys {
+                    cmd.arg(k);
+                }
+                for a in args {
+                    cmd.arg(a);
+                }
+            }
+            let replies: Vec<Value> = pipe.query_async(&mut self.conn).await.expect("EVALSHA");
+            out.extend(replies.into_iter().map(first_text));
+        }
+        out
+    }
+
+    /// Runs one phase: reset, send, check every reply was `expect` (a JSON object for `{`),
+    /// read the EVALSHA cost.
+    async fn phase(
+        &mut self,
+        name: &str,
+        script: &Script,
+        invocations: &[(Vec<String>, Vec<String>)],
+        expect: &str,
+    ) -> f64 {
+        self.reset_stats().await;
+        let replies = self.run(script, invocations).await;
+        let ok = |r: &String| match expect {
+            "{" => r.starts_with('{'),
+            _ => r == expect,
+        };
+        let wrong = replies.iter().filter(|r| !ok(r)).count();
+        assert_eq!(
+            wrong,
+            0,
+            "{name}: {wrong} replies were not {expect:?}: {:?}",
+            &replies[..3]
+        );
+        let (usec, calls) = self.stat("evalsha").await;
+        assert_eq!(calls as usize, invocations.len(), "{name}: EVALSHA calls");
+        usec
+    }
+}
+
+/// The text of a reply, or of its first element for an array reply.
+fn first_text(v: Value) -> String {
+    match v {
+        Value::Array(items) => items.into_iter().next().map(first_text).unwrap_or_default(),
+        Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+        Value::SimpleString(s) => s,
+        Value::Int(n) => n.to_string(),
+        Value::Nil => "nil".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The source of a bench-only script (kept beside its `Script`).
+fn script_source(script: &Script) -> &'static str {
+    if script.get_hash() == Script::new(SEED_GRAB).get_hash() {
+        SEED_GRAB
+    } else if script.get_hash() == Script::new(CH1_VOTE).get_hash() {
+        CH1_VOTE
+    } else if script.get_hash() == scripts::GRAB.get_hash() {
+        scripts::GRAB.source()
+    } else if script.get_hash() == scripts::VOTE.get_hash() {
+        scripts::VOTE.source()
+    } else {
+        panic!("unknown script")
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Grab paths of `lua/grab.lua` and seed 000's design.
+async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
+    let n = b.calls;
+    let cfg = store.config();
+    let keys = Keys::new(&cfg.key_prefix);
+    wallet::deposit(store, "bench-sender", n as i64 * 2, "bench-fund")
+        .await
+        .expect("deposit");
+    let new = NewPacket {
+        total_cents: n as i64,
+        count: n as u32,
+        mode: Mode::Fixed,
+        split: LuckySplit::DoubleMean,
+        expires_in_secs: 3600,
+        greeting: None,
+    };
+    let CreateOutcome::Created(p) = packets::create(store, "bench-sender", &new, None)
+        .await
+        .expect("create")
+    else {
+        panic!("create failed")
+    };
+    let pk = keys.packet(&p.packet_id);
+    let (limit, window) = (
+        cfg.packets.grab_rate_limit.to_string(),
+        cfg.packets.grab_rate_window_ms.to_string(),
+    );
+    let grab = |user: String, window: &str| {
+        let ks = vec![
+            pk.meta.clone(),
+            pk.shares.clone(),
+            pk.grabs.clone(),
+            pk.order.clone(),
+            keys.grab_rate(&p.packet_id, &user),
+        ];
+        (ks, vec![user, limit.clone(), window.to_string()])
+    };
+    let winners: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), &window)).collect();
+    let win = b
+        .phase("grab win", &scripts::GRAB, &winners, "grabbed")
+        .await;
+    let again = b
+        .phase("grab already", &scripts::GRAB, &winners, "already_grabbed")
+        .await;
+    let late: Vec<_> = (0..n).map(|i| grab(format!("l{i}"), &window)).collect();
+    let sold = b
+        .phase("grab sold out", &scripts::GRAB, &late, "sold_out")
+        .await;
+    // Rate limited: users that used their whole allowance within an hour-long window.
+    let hour = "3600000";
+    let spammers = (n / 50).max(1);
+    let allowance: Vec<_> = (0..spammers)
+        .flat_map(|i| (0..cfg.packets.grab_rate_limit).map(move |_| i))
+        .map(|i| grab(format!("s{i}"), hour))
+        .collect();
+    let _ = b.run(&scripts::GRAB, &allowance).await;
+    let over: Vec<_> = (0..n)
+        .map(|i| grab(format!("s{}", i % spammers), hour))
+        .collect();
+    let limited = b
+        .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
+        .await;
+
+    // Seed 000: a pool of JSON shares, a detail list, a hash of users.
+    let seed = Script::new(SEED_GRAB);
+    let (pool, detail, users) = ("seed:{p}:pool", "seed:{p}:detail", "seed:{p}:users");
+    for chunk in (0..n).collect::<Vec<_>>().chunks(1000) {
+        let mut pipe = redis::pipe();
+        for i in chunk {
+            pipe.cmd("LPUSH")
+                .arg(pool)
+                .arg(json!({"id": i, "money": 1}).to_string())
+                .ignore();
+        }
+        let _: () = pipe.query_async(&mut b.conn).await.expect("LPUSH");
+    }
+    let seed_call = |user: String| (strings(&[pool, detail, users, &user]), vec![]);
+    let seed_winners: Vec<_> = (0..n).map(|i| seed_call(format!("w{i}"))).collect();
+    let seed_win = b.phase("seed win", &seed, &seed_winners, "{").await;
+    let seed_again = b.phase("seed already", &seed, &seed_winners, "1").await;
+    let seed_late: Vec<_> = (0..n).map(|i| seed_call(format!("l{i}"))).collect();
+    let seed_sold = b.phase("seed sold out", &seed, &seed_late, "0").await;
+    vec![
+        Row {
+            path: "grab: win",
+            usec: win,
+            baseline: "seed 000 grab: win",
+            baseline_usec: seed_win,
+            goal: 1.3,
+        },
+        Row {
+            path: "grab: already grabbed",
+            usec: again,
+            baseline: "seed 000 grab: already grabbed",
+            baseline_usec: seed_again,
+            goal: 1.3,
+        },
+        Row {
+            path: "grab: sold out",
+            usec: sold,
+            baseline: "seed 000 grab: sold out",
+            baseline_usec: seed_sold,
+            goal: 1.3,
+        },
+        Row {
+            path: "grab: rate limited",
+            usec: limited,
+            baseline: "seed 000 grab: already grabbed",
+            baseline_usec: seed_again,
+            goal: 1.3,
+        },
+    ]
+}
+
+/// Vote paths of `lua/vote.lua` and chapter 1's vote.
+async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
+    let n = b.calls;
+    let cfg = store.config();
+    let site = SiteKeys::of(cfg);
+    let article = voting::post(
+        store,
+        "bench-poster",
+        &NewArticle::new("bench".into(), "https://example.com/".into()).expect("article"),
+    )
+    .await
+    .expect("post");
+    let id = article.id;
+    let vote = |user: String, dir: i64| {
+        let ks = vec![
+            site.article(id),
+            site.voters(id),
+            site.ranking(voting::Order::Score),
+            site.vote_rate(&user),
+        ];
+        let args = vec![
+            user,
+            dir.to_string(),
+            id.member(),
+            cfg.voting.rate_limit.to_string(),
+            cfg.voting.rate_window_ms.to_string(),
+            voting::ONE_WEEK_IN_SECONDS.to_string(),
+            voting::VOTE_SCORE.to_string(),
+            "0".to_string(),
+        ];
+        (ks, args)
+    };
+    let ups: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), 1)).collect();
+    let up = b.phase("vote up", &scripts::VOTE, &ups, "changed").await;
+    let downs: Vec<_> = (0..n).map(|i| vote(format!("d{i}"), -1)).collect();
+    let down = b
+        .phase("vote down", &scripts::VOTE, &downs, "changed")
+        .await;
+    let switches: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), -1)).collect();
+    let switch = b
+        .phase("vote switch", &scripts::VOTE, &switches, "changed")
+        .await;
+
+    // Chapter 1: the article in the time and score sets, a voted set, the article hash.
+    let ch1 = Script::new(CH1_VOTE);
+    let (time, voted, score, hash) = (
+        "ch1:{s}:time",
+        "ch1:{s}:voted",
+        "ch1:{s}:score",
+        "ch1:{s}:article",
+    );
+    let now: (i64, i64) = redis::cmd("TIME")
+        .query_async(&mut b.conn)
+        .await
+        .expect("TIME");
+    let _: () = redis::pipe()
+        .cmd("ZADD")
+        .arg(time)
+        .arg(now.0)
+        .arg("a")
+        .ignore()
+        .cmd("ZADD")
+        .arg(score)
+        .arg(now.0 + 432)
+        .arg("a")
+        .ignore()
+        .cmd("HSET")
+        .arg(hash)
+        .arg("votes")
+        .arg(1)
+        .ignore()
+        .query_async(&mut b.conn)
+        .await
+        .expect("ch1 setup");
+    let cutoff = (now.0 - voting::ONE_WEEK_IN_SECONDS).to_string();
+    let ch1_votes: Vec<_> = (0..n)
+        .map(|i| {
+            (
+                strings(&[time, voted, score, hash]),
+                vec!["a".into(), format!("u{i}"), cutoff.clone()],
+            )
+        })
+        .collect();
+    let ch1_up = b.phase("ch1 vote", &ch1, &ch1_votes, "1").await;
+    let row = |path, usec| Row {
+        path,
+        usec,
+        baseline: "ch1 article_vote (new vote)",
+        baseline_usec: ch1_up,
+        goal: 1.3,
+    };
+    vec![
+        row("vote: up", up),
+        row("vote: down", down),
+        row("vote: switch", switch),
+    ]
+}
+
+/// One order code per call against `INCR`: the server's time and one client's round trip.
+async fn order_code_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
+    let n = (b.calls / 4).max(100);
+    let mut conn = store.conn().await.expect("conn");
+    let _ = order_codes::next_codes(store, 1)
+        .await
+        .expect("warm-up code");
+    b.reset_stats().await;
+    let started = Instant::now();
+    for _ in 0..n {
+        let _ = order_codes::next_codes(store, 1).await.expect("code");
+    }
+    let code_rtt = started.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let (code_usec, calls) = b.stat("evalsha").await;
+    assert_eq!(calls as usize, n, "order-code calls");
+    b.reset_stats().await;
+    let started = Instant::now();
+    for _ in 0..n {
+        let _: i64 = redis::cmd("INCR")
+            .arg("bench:{oc}:incr")
+            .query_async(&mut conn)
+            .await
+            .expect("INCR");
+    }
+    let incr_rtt = started.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let (incr_usec, _) = b.stat("incr").await;
+    vec![
+        Row {
+            path: "order code: server time",
+            usec: code_usec,
+            baseline: "INCR: server time",
+            baseline_usec: incr_usec,
+            goal: f64::INFINITY,
+        },
+        Row {
+            path: "order code: round trip (1 client)",
+            usec: code_rtt,
+            baseline: "INCR: round trip (1 client)",
+            baseline_usec: incr_rtt,
+            goal: 1.5,
+        },
+    ]
+}
+
+fn main() {
+    let calls = env_num("BENCH_CALLS").unwrap_or(DEFAULT_CALLS);
+    let server = RedisServer::start();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let rows = rt.block_on(async {
+        let mut cfg = Config {
+            redis_url: server.url(),
+            ..Config::default()
+        };
+        cfg.packets.max_count = u32::MAX;
+        cfg.packets.max_total_cents = i64::MAX;
+        let store = Store::new(cfg);
+        let client = redis::Client::open(server.url()).expect("client");
+        let conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect");
+        let mut b = Bench { conn, calls };
+        let version: String = b.cmd(&["INFO", "server"]).await;
+        let version = version
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap_or("?")
+            .to_string();
+        let mut rows = grab_rows(&mut b, &store).await;
+        rows.extend(vote_rows(&mut b, &store).await);
+        rows.extend(order_code_rows(&mut b, &store).await);
+        println!(
+            "redis-server {version}, {calls} calls per phase (order codes: {} sequential)\n",
+            (calls / 4).max(100)
+        );
+        rows
+    });
+    println!("| path | µs/call | baseline | baseline µs/call | ratio | goal | met |");
+    println!("| --- | ---: | --- | ---: | ---: | ---: | --- |");
+    for r in &rows {
+        let goal = if r.goal.is_finite() {
+            format!("≤ {:.1}×", r.goal)
+        } else {
+            "—".into()
+        };
+        let met = if !r.goal.is_finite() {
+            "—"
+        } else if r.met() {
+            "met"
+        } else {
+            "missed"
+        };
+        println!(
+            "| {} | {:.2} | {} | {:.2} | {:.2}× | {goal} | {met} |",
+            r.path,
+            r.usec,
+            r.baseline,
+            r.baseline_usec,
+            r.ratio()
+        );
+    }
+    println!(
+        "\nµs/call = INFO commandstats usec_per_call of EVALSHA (INCR for the INCR rows): the \
+         script's own server time; round trip = wall time per sequential call from this process \
+         through redis-rs."
+    );
+    let json = json!({
+        "bench": "script_costs",
+        "calls_per_phase": calls,
+        "rows": rows.iter().map(|r| json!({
+            "path": r.path,
+            "usec_per_call": r.usec,
+            "baseline": r.baseline,
+            "baseline_usec_per_call": r.baseline_usec,
+            "ratio": r.ratio(),
+            "goal": if r.goal.is_finite() { json!(r.goal) } else { json!(null) },
+            "met": if r.goal.is_finite() { json!(r.met()) } else { json!(null) },
+        })).collect::<Vec<_>>(),
+    });
+    let dir = std::env::var("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("bench");
+    std::fs::create_dir_all(&dir).expect("target/bench");
+    let path = dir.join("script_costs.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write JSON");
+    println!("figures: {}", path.display());
+}
