@@ -1,0 +1,178 @@
+//! Packet memory: the bytes Redis holds for one red packet after every share is grabbed
+//! (`MEMORY USAGE <key> SAMPLES 0` of each of its keys), for a 100- and a 10,000-share packet,
+//! beside seed 000's layout for the same packet and the same grabbers (a list of JSON shares,
+//! emptied by the grabs; a JSON detail list `{"id", "money", "userId"}`; a hash of users who
+//! grabbed), on a private `redis-server` (issue 11).
+//!
+//! ```text
+//! cargo bench -p hongbao-tests --bench packet_memory
+//! ```
+//!
+//! hongbao's keys are counted in two groups: the packet's own (meta hash, share list, grabs
+//! hash, grab order list), which live until the packet is settled and its retention ends, and
+//! the grab rate-limit logs (one per grabber, expiring one window after the grab). Writes the
+//! figures to `target/bench/packet_memory.json` too.
+
+use harness::RedisServer;
+use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::wallet;
+use hongbao::{Config, Store};
+use redis::aio::MultiplexedConnection;
+use serde_json::json;
+
+/// The grabber ids both layouts store: `user-<n>` (11 to 15 bytes).
+fn user(i: usize) -> String {
+    format!("user-{i:06}")
+}
+
+async fn usage(conn: &mut MultiplexedConnection, key: &str) -> u64 {
+    let n: Option<u64> = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key)
+        .arg("SAMPLES")
+        .arg(0)
+        .query_async(conn)
+        .await
+        .expect("MEMORY USAGE");
+    n.unwrap_or(0)
+}
+
+/// One packet of `count` shares grabbed by `count` users; (packet keys bytes, rate-limit bytes).
+async fn hongbao_packet(
+    store: &Store,
+    conn: &mut MultiplexedConnection,
+    count: usize,
+) -> (u64, u64) {
+    let total = count as i64 * 100;
+    wallet::deposit(store, "mem-sender", total, &format!("fund-{count}"))
+        .await
+        .expect("deposit");
+    let new = NewPacket {
+        total_cents: total,
+        count: count as u32,
+        mode: Mode::Lucky,
+        split: LuckySplit::DoubleMean,
+        expires_in_secs: 3600,
+        greeting: Some("恭喜发财".into()),
+    };
+    let CreateOutcome::Created(p) = packets::create(store, "mem-sender", &new, None)
+        .await
+        .expect("create")
+    else {
+        panic!("create failed")
+    };
+    for chunk in (0..count).collect::<Vec<_>>().chunks(200) {
+        let names: Vec<String> = chunk.iter().map(|&i| user(i)).collect();
+        let grabs = names.iter().map(|u| packets::grab(store, &p.packet_id, u));
+        for g in futures::future::join_all(grabs).await {
+            assert!(matches!(g.expect("grab"), GrabOutcome::Grabbed { .. }));
+        }
+    }
+    let keys = Keys::new(&store.config().key_prefix);
+    let pk = keys.packet(&p.packet_id);
+    let mut own = 0;
+    for k in [&pk.meta, &pk.shares, &pk.grabs, &pk.order, &pk.claims] {
+        own += usage(conn, k).await;
+    }
+    let mut limits = 0;
+    for i in 0..count {
+        limits += usage(conn, &keys.grab_rate(&p.packet_id, &user(i))).await;
+    }
+    (own, limits)
+}
+
+/// Seed 000's layout for the same packet after the same grabs.
+async fn seed_packet(conn: &mut MultiplexedConnection, count: usize) -> u64 {
+    let tag = format!("seed:{{{count}}}");
+    let (pool, detail, users) = (
+        format!("{tag}:pool"),
+        format!("{tag}:detail"),
+        format!("{tag}:users"),
+    );
+    // The seed's shares are JSON objects in a list; a grab moves one, with the user id added,
+    // to the detail list and marks the user in the hash (its script, run here as commands).
+    for chunk in (0..count).collect::<Vec<_>>().chunks(1000) {
+        let mut pipe = redis::pipe();
+        for &i in chunk {
+            pipe.cmd("LPUSH")
+                .arg(&pool)
+                .arg(json!({"id": i, "money": 100}).to_string())
+                .ignore();
+        }
+        let _: () = pipe.query_async(conn).await.expect("pool");
+    }
+    for chunk in (0..count).collect::<Vec<_>>().chunks(1000) {
+        let mut pipe = redis::pipe();
+        for &i in chunk {
+            pipe.cmd("RPOP").arg(&pool).ignore();
+            pipe.cmd("LPUSH")
+                .arg(&detail)
+                .arg(json!({"id": i, "money": 100, "userId": user(i)}).to_string())
+                .ignore();
+            pipe.cmd("HSET").arg(&users).arg(user(i)).arg("1").ignore();
+        }
+        let _: () = pipe.query_async(conn).await.expect("grabs");
+    }
+    let mut bytes = 0;
+    for k in [&pool, &detail, &users] {
+        bytes += usage(conn, k).await;
+    }
+    bytes
+}
+
+fn main() {
+    let server = RedisServer::start();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let rows = rt.block_on(async {
+        let mut cfg = Config {
+            redis_url: server.url(),
+            ..Config::default()
+        };
+        cfg.packets.max_count = u32::MAX;
+        cfg.packets.max_total_cents = i64::MAX;
+        let store = Store::new(cfg);
+        let client = redis::Client::open(server.url()).expect("client");
+        let mut conn = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect");
+        let mut rows = Vec::new();
+        for count in [100usize, 10_000] {
+            let (own, limits) = hongbao_packet(&store, &mut conn, count).await;
+            let seed = seed_packet(&mut conn, count).await;
+            rows.push((count, own, limits, seed));
+        }
+        rows
+    });
+    println!("| shares (= grabbers) | hongbao packet keys, bytes | + rate-limit logs (expire after 1 window) | seed 000 layout, bytes | hongbao / seed (packet keys) | per share: hongbao / seed |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    for &(count, own, limits, seed) in &rows {
+        println!(
+            "| {count} | {own} | {limits} | {seed} | {:.2}× | {:.0} / {:.0} B |",
+            own as f64 / seed as f64,
+            own as f64 / count as f64,
+            seed as f64 / count as f64
+        );
+    }
+    println!("\nbytes = MEMORY USAGE <key> SAMPLES 0, summed over the packet's keys after every share is grabbed (no claims yet).");
+    let json = json!({
+        "bench": "packet_memory",
+        "rows": rows.iter().map(|&(count, own, limits, seed)| json!({
+            "shares": count, "hongbao_packet_bytes": own, "hongbao_rate_limit_bytes": limits,
+            "seed_bytes": seed,
+        })).collect::<Vec<_>>(),
+    });
+    let dir = std::env::var("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("bench");
+    std::fs::create_dir_all(&dir).expect("target/bench");
+    let path = dir.join("packet_memory.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write JSON");
+    println!("figures: {}", path.display());
+}
