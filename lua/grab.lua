@@ -1,8 +1,9 @@
 -- grab.lua: give the caller at most one share of a red packet, in one round trip.
+-- (lua/rate_limit.lua is prepended: rl_check, rl_record.)
 --
 -- KEYS[1] packet meta hash   KEYS[2] share list   KEYS[3] grabs hash (user -> share record)
 -- KEYS[4] grab order list (user ids, first grab first)
--- KEYS[5] rate-limit log of this user on this packet (sorted set of attempt times, ms)
+-- KEYS[5] rate-limit state of this user on this packet (GCRA: TAT, Unix us; see rate_limit.lua)
 -- ARGV[1] user id   ARGV[2] attempts allowed per window (0 = unlimited)   ARGV[3] window (ms)
 --
 -- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>"; share ids count from 1.
@@ -11,36 +12,47 @@
 --   {'rate_limited', retry_after_ms}
 --   {'already_grabbed', record}   the caller's one share, however often they ask
 --   {'expired'}                   Redis TIME is at or past expires_at, or the packet is settled
---   {'sold_out'}
+--   {'sold_out'}                  every share is grabbed (answered without reading the clock)
 --   {'grabbed', record, expires_at_ms}
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then
-  return {'not_found'}
-end
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
--- Sliding-window log: at most ARGV[2] attempts in any ARGV[3] ms.
-local limit = tonumber(ARGV[2])
-if limit > 0 then
-  local window = tonumber(ARGV[3])
-  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[5]) >= limit then
-    local oldest = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
-    return {'rate_limited', tonumber(oldest[2]) + window - now}
-  end
-  -- Scripts run one at a time, so the microsecond clock makes a unique member.
-  redis.call('ZADD', KEYS[5], now, t[1] .. t[2])
-  redis.call('PEXPIRE', KEYS[5], window)
-end
-
+--
+-- The paths a flash crowd takes are short: a repeat is HGET, TIME, GET (+ SET); a loser of a
+-- sold-out packet is HGET and HMGET. Attempts that reach the clock (repeats, wins, expired)
+-- count toward the rate limit; a sold-out or unknown packet is answered before it.
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
+local limit, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+local t, now_us, new_tat
 if mine then
+  t = redis.call('TIME')
+  now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local wait
+  wait, new_tat = rl_check(KEYS[5], limit, window, now_us)
+  if wait > 0 then
+    return {'rate_limited', wait}
+  end
+  rl_record(KEYS[5], new_tat, now_us)
   return {'already_grabbed', mine}
 end
 
-local expires_at = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
+local meta = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'grabbed_count', 'count')
+local status = meta[1]
+if not status then
+  return {'not_found'}
+end
+if status ~= 'settled' and tonumber(meta[3]) >= tonumber(meta[4]) then
+  return {'sold_out'}
+end
+
+t = redis.call('TIME')
+now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local wait
+wait, new_tat = rl_check(KEYS[5], limit, window, now_us)
+if wait > 0 then
+  return {'rate_limited', wait}
+end
+rl_record(KEYS[5], new_tat, now_us)
+
+local now = math.floor(now_us / 1000)
+local expires_at = tonumber(meta[2])
 if status == 'settled' or now >= expires_at then
   return {'expired'}
 end

@@ -1,4 +1,5 @@
 -- vote.lua: one user's up- or down-vote on one article of the voting site, in one round trip.
+-- (lua/rate_limit.lua is prepended: rl_check, rl_record.)
 --
 -- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
 -- article_vote; seed 002 adds the down-vote), made atomic: the book's ZSCORE / SADD / ZINCRBY /
@@ -11,7 +12,7 @@
 -- KEYS[2] vote record      (hash user -> 1 | -1, the poster's 1 included; EXPIREAT posted_at +
 --                           ARGV[6], set when the article was posted)
 -- KEYS[3] score sorted set (article member -> posted_at + ARGV[7] x votes)
--- KEYS[4] rate-limit log of the user (sorted set of vote attempt times, ms)
+-- KEYS[4] rate-limit state of the user (GCRA: TAT, Unix us; see rate_limit.lua)
 -- ARGV[1] user id   ARGV[2] direction: 1 (up) or -1 (down)   ARGV[3] article member (in KEYS[3])
 -- ARGV[4] vote attempts allowed per user per window (0 = unlimited)   ARGV[5] window (ms)
 -- ARGV[6] voting window (s; 604800 = one week)   ARGV[7] score per vote (432 = 86400 / 200)
@@ -31,20 +32,16 @@ end
 posted = tonumber(posted)
 
 local t = redis.call('TIME')
-local now_ms = (tonumber(t[1]) + tonumber(ARGV[8])) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now_us = (tonumber(t[1]) + tonumber(ARGV[8])) * 1000000 + tonumber(t[2])
+local now_ms = math.floor(now_us / 1000)
 if now_ms >= (posted + tonumber(ARGV[6])) * 1000 then
   return {'closed', redis.call('HGET', KEYS[1], 'votes'), redis.call('ZSCORE', KEYS[3], ARGV[3])}
 end
 
--- Sliding-window log: at most ARGV[4] accepted attempts in any ARGV[5] ms.
-local limit = tonumber(ARGV[4])
-local window = tonumber(ARGV[5])
-if limit > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now_ms - window)
-  if redis.call('ZCARD', KEYS[4]) >= limit then
-    local oldest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
-    return {'rate_limited', tonumber(oldest[2]) + window - now_ms}
-  end
+-- ARGV[4] accepted attempts per ARGV[5] ms (GCRA); a refused attempt writes nothing.
+local wait, new_tat = rl_check(KEYS[4], tonumber(ARGV[4]), tonumber(ARGV[5]), now_us)
+if wait > 0 then
+  return {'rate_limited', wait}
 end
 
 local prev = redis.call('HGET', KEYS[2], ARGV[1])
@@ -58,11 +55,7 @@ else
   return redis.error_reply('ERR hongbao: vote: the vote record of an open article is missing')
 end
 
-if limit > 0 then
-  -- Scripts run one at a time, so the microsecond clock plus the article makes a unique member.
-  redis.call('ZADD', KEYS[4], now_ms, t[1] .. t[2] .. ':' .. ARGV[3])
-  redis.call('PEXPIRE', KEYS[4], window)
-end
+rl_record(KEYS[4], new_tat, now_us)
 
 local dir = tonumber(ARGV[2])
 if prev == dir then

@@ -135,6 +135,79 @@ async fn best_luck_ties_go_to_the_first_grabber() {
     }
 }
 
+/// The grab rate limit is GCRA (`lua/rate_limit.lua`): `limit` attempts per window as a rate,
+/// a burst of `limit`, then one every window / limit; `Retry-After` says when; a refused
+/// attempt writes nothing; 40 concurrent repeats pass at most `limit` + 1 times; a sold-out
+/// packet's answer does not count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn grab_rate_limit_is_a_rate_with_a_burst() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        // 4 per 4 s: a burst of 4, then one per second.
+        let store = store(&redis, |c| {
+            c.packets.grab_rate_limit = 4;
+            c.packets.grab_rate_window_ms = 4000;
+        });
+        fund(&store, "sender", 1000).await;
+        let p = create(&store, "sender", &lucky(300, 3, 600)).await;
+        let mut outcomes = Vec::new();
+        for _ in 0..5 {
+            outcomes.push(packets::grab(&store, &p.packet_id, "u").await.unwrap());
+        }
+        assert!(
+            matches!(outcomes[0], GrabOutcome::Grabbed { .. }),
+            "{outcomes:?}"
+        );
+        assert!(outcomes[1..4]
+            .iter()
+            .all(|o| matches!(o, GrabOutcome::AlreadyGrabbed(_))));
+        let GrabOutcome::RateLimited { retry_after_ms } = outcomes[4] else {
+            panic!("5th attempt of a burst of 4: {:?}", outcomes[4]);
+        };
+        // The next attempt is due one interval (1 s) after the burst, not a whole window.
+        assert!((500..=1000).contains(&retry_after_ms), "{retry_after_ms}");
+        let before = common::snapshot(&redis).await;
+        assert!(matches!(
+            packets::grab(&store, &p.packet_id, "u").await.unwrap(),
+            GrabOutcome::RateLimited { .. }
+        ));
+        assert_eq!(
+            common::snapshot(&redis).await,
+            before,
+            "a refused attempt writes nothing"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(retry_after_ms as u64 + 20)).await;
+        assert!(matches!(
+            packets::grab(&store, &p.packet_id, "u").await.unwrap(),
+            GrabOutcome::AlreadyGrabbed(_)
+        ));
+        // A fresh user's 40 concurrent repeats: the burst passes, the rest is refused.
+        let _ = packets::grab(&store, &p.packet_id, "v").await.unwrap();
+        let tasks = (0..40).map(|_| {
+            let store = store.clone();
+            let id = p.packet_id.clone();
+            tokio::spawn(async move { packets::grab(&store, &id, "v").await.unwrap() })
+        });
+        let passed = join_all(tasks)
+            .await
+            .into_iter()
+            .filter(|r| matches!(r.as_ref().unwrap(), GrabOutcome::AlreadyGrabbed(_)))
+            .count();
+        assert!(
+            (3..=4).contains(&passed),
+            "{backend:?}: {passed} of 40 passed"
+        );
+        // Sold out: answered without the limiter, however often.
+        let _ = packets::grab(&store, &p.packet_id, "w").await.unwrap();
+        for _ in 0..10 {
+            assert_eq!(
+                packets::grab(&store, &p.packet_id, "late").await.unwrap(),
+                GrabOutcome::SoldOut
+            );
+        }
+    }
+}
+
 /// Test 3: one user grabbing 50 times concurrently gets one share; 49 see the same share.
 /// With the default limit (10 per second) the 11th attempt within a second is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -190,13 +190,13 @@ async fn assert_consistent(redis: &TestRedis, id: &str) -> (i64, i64) {
 }
 
 /// Every key of the site: the content keys have no TTL, everything else (vote records, group
-/// caches and their stamps, rate-limit logs) has one; no key is outside the site's hash tag.
+/// caches and their stamps, rate-limit states) has one; no key is outside the site's hash tag.
 async fn assert_ttls(redis: &TestRedis) {
     let mut conn = redis.raw_conn().await;
     let keys = redis.all_keys().await;
     assert!(!keys.is_empty());
     for key in keys {
-        let ttl: i64 = redis::cmd("TTL")
+        let ttl: i64 = redis::cmd("PTTL")
             .arg(&key)
             .query_async(&mut conn)
             .await
@@ -205,14 +205,14 @@ async fn assert_ttls(redis: &TestRedis) {
             .strip_prefix("hb:{vote:news}:")
             .unwrap_or_else(|| panic!("key outside the site tag: {key}"));
         let expiring =
-            rest.ends_with(":voters") || rest.starts_with("cache:") || rest.starts_with("rl:");
+            rest.ends_with(":voters") || rest.starts_with("cache:") || rest.starts_with("gcra:");
         if expiring {
             assert!(ttl > 0, "{key} has no TTL ({ttl})");
         } else {
             assert_eq!(ttl, -1, "{key} should be permanent");
         }
         if rest.starts_with("cache:") {
-            assert!(ttl <= 60, "{key} cached for {ttl} s");
+            assert!(ttl <= 60_000, "{key} cached for {ttl} ms");
         }
     }
 }

@@ -25,7 +25,7 @@
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
 //! | `hb:{t}:packet:<id>:order` | list | user ids in grab order |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>` or `done:<ms>` |
-//! | `hb:{t}:packet:<id>:rl:<user>` | sorted set | the user's grab attempts (ms) in the window |
+//! | `hb:{t}:packet:<id>:gcra:<user>` | string | the user's grab rate-limit state (GCRA theoretical arrival time, Unix µs), expiring when it no longer matters |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
 //! | `hb:{t}:fence` | string | written before a `WAIT` (`REDIS_WAIT_REPLICAS`): one per hash tag |
@@ -118,10 +118,13 @@ impl Keys {
         }
     }
 
-    /// The grab rate-limit log of `user_id` on packet `packet_id`.
+    /// The grab rate-limit state of `user_id` on packet `packet_id` (`lua/rate_limit.lua`: the
+    /// GCRA theoretical arrival time, Unix µs; it expires when it no longer matters). Named
+    /// `gcra` so that the sorted-set logs of earlier versions (`:rl:`, expiring within a window)
+    /// are never read as strings.
     pub fn grab_rate(&self, packet_id: &str, user_id: &str) -> String {
         format!(
-            "{}:{{{}}}:packet:{}:rl:{}",
+            "{}:{{{}}}:packet:{}:gcra:{}",
             self.prefix,
             &packet_id[..4],
             packet_id,

@@ -47,6 +47,16 @@ macro_rules! script {
         pub static $name: LazyLock<Lua> =
             LazyLock::new(|| Lua::new(include_str!(concat!("../../../lua/", $file))));
     };
+    // A rate-limited script: `lua/rate_limit.lua` (GCRA) is prepended to the file.
+    ($(#[$doc:meta])* $name:ident, $file:literal, with_rate_limit) => {
+        $(#[$doc])*
+        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
+            Lua::new(concat!(
+                include_str!("../../../lua/rate_limit.lua"),
+                include_str!(concat!("../../../lua/", $file))
+            ))
+        });
+    };
     // A money script: `lua/records.lua` (exact-integer formatting, Redis TIME, idempotency
     // records without TTLs) is prepended to the file.
     ($(#[$doc:meta])* $name:ident, $file:literal, with_records) => {
@@ -119,8 +129,8 @@ script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
 script!(
-    /// `lua/grab.lua`: rate limit, then at most one share per user.
-    GRAB, "grab.lua");
+    /// `lua/grab.lua` (with `lua/rate_limit.lua`): at most one share per user, rate-limited.
+    GRAB, "grab.lua", with_rate_limit);
 script!(
     /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot.
     CLAIM, "claim.lua");
@@ -150,8 +160,8 @@ script!(
     ARTICLE_POST, "article_post.lua");
 script!(
     /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article while voting
-    /// is open (Redis `TIME`).
-    VOTE, "vote.lua");
+    /// is open (Redis `TIME`); `lua/rate_limit.lua` prepended.
+    VOTE, "vote.lua", with_rate_limit);
 script!(
     /// `lua/article_groups.lua`: the poster adds an article to groups or removes it.
     ARTICLE_GROUPS, "article_groups.lua");

@@ -28,9 +28,10 @@
 //! * **One hash tag per site**: every key is `<prefix>:{vote:<site>}:...` ([`SiteKeys`]), so
 //!   every script and the `ZINTERSTORE` run on a cluster. The price: one site lives in one hash
 //!   slot, so on one shard.
-//! * **Rate limit**: at most `HONGBAO_VOTE_RATE_LIMIT` vote attempts per user on the whole site in
-//!   any `HONGBAO_VOTE_RATE_WINDOW_MS` (sliding-window log in the vote script, on the site's
-//!   slot); refused attempts and votes on unknown or closed articles are not counted.
+//! * **Rate limit**: `HONGBAO_VOTE_RATE_LIMIT` vote attempts per user on the whole site per
+//!   `HONGBAO_VOTE_RATE_WINDOW_MS`, as a rate (`lua/rate_limit.lua`, GCRA: a burst of up to the
+//!   limit, then one every window / limit; one integer per user on the site's slot); refused
+//!   attempts and votes on unknown or closed articles are not counted.
 //! * **Ties.** Members of the rankings are the article ids zero-padded to 12 digits
 //!   ([`ArticleId::member`]), so among equal scores (or equal posting seconds) `ZRANGE ... REV`
 //!   lists the **higher id first**: ids come from an `INCR`, so that is the later post.
@@ -64,7 +65,7 @@
 //! | `hb:{vote:S}:group:<g>` | set | `<m>` of the group's articles | none |
 //! | `hb:{vote:S}:cache:<order>:<g>` | sorted set | the group ∩ ranking (`ZINTERSTORE`) | 60 s |
 //! | `hb:{vote:S}:cache:<order>:<g>:at` | string | when that cache was built (Unix ms) | 60 s |
-//! | `hb:{vote:S}:rl:<user>` | sorted set | the user's vote attempts (Unix ms) in the window | the window |
+//! | `hb:{vote:S}:gcra:<user>` | string | the user's vote rate-limit state (GCRA theoretical arrival time, Unix µs) | until it no longer matters (at most a window) |
 //!
 //! `<m>` is the article member (id zero-padded to 12 digits), `<order>` is `score` or `time`.
 
@@ -139,9 +140,10 @@ impl SiteKeys {
         format!("{}:cache:{}:{group}:at", self.base, order.as_str())
     }
 
-    /// The vote rate-limit log of `user_id` (sorted set of attempt times, ms).
+    /// The vote rate-limit state of `user_id` (`lua/rate_limit.lua`: the GCRA theoretical
+    /// arrival time, Unix µs, expiring when it no longer matters).
     pub fn vote_rate(&self, user_id: &str) -> String {
-        format!("{}:rl:{user_id}", self.base)
+        format!("{}:gcra:{user_id}", self.base)
     }
 }
 
