@@ -12,12 +12,12 @@
 --   {'rate_limited', retry_after_ms}
 --   {'already_grabbed', record}   the caller's one share, however often they ask
 --   {'expired'}                   Redis TIME is at or past expires_at, or the packet is settled
---   {'sold_out'}                  every share is grabbed (answered without reading the clock)
+--   {'sold_out'}                  every share is grabbed
 --   {'grabbed', record, expires_at_ms}
 --
 -- The paths a flash crowd takes are short: a repeat is HGET, TIME, GET (+ SET); a loser of a
--- sold-out packet is HGET and HMGET. Attempts that reach the clock (repeats, wins, expired)
--- count toward the rate limit; a sold-out or unknown packet is answered before it.
+-- sold-out packet is HGET, HMGET, TIME. Repeats and wins count toward the rate limit; an
+-- unknown, expired or sold-out packet is answered before it.
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 local limit, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local t, now_us, new_tat
@@ -38,24 +38,23 @@ local status = meta[1]
 if not status then
   return {'not_found'}
 end
-if status ~= 'settled' and tonumber(meta[3]) >= tonumber(meta[4]) then
+t = redis.call('TIME')
+now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = math.floor(now_us / 1000)
+local expires_at = tonumber(meta[2])
+if status == 'settled' or now >= expires_at then
+  return {'expired'}
+end
+if tonumber(meta[3]) >= tonumber(meta[4]) then
   return {'sold_out'}
 end
 
-t = redis.call('TIME')
-now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local wait
 wait, new_tat = rl_check(KEYS[5], limit, window, now_us)
 if wait > 0 then
   return {'rate_limited', wait}
 end
 rl_record(KEYS[5], new_tat, now_us)
-
-local now = math.floor(now_us / 1000)
-local expires_at = tonumber(meta[2])
-if status == 'settled' or now >= expires_at then
-  return {'expired'}
-end
 
 local amount = redis.call('LPOP', KEYS[2])
 if not amount then

@@ -138,7 +138,7 @@ async fn best_luck_ties_go_to_the_first_grabber() {
 /// The grab rate limit is GCRA (`lua/rate_limit.lua`): `limit` attempts per window as a rate,
 /// a burst of `limit`, then one every window / limit; `Retry-After` says when; a refused
 /// attempt writes nothing; 40 concurrent repeats pass at most `limit` + 1 times; a sold-out
-/// packet's answer does not count.
+/// packet's answer does not count, and once it has expired the answer is `expired`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn grab_rate_limit_is_a_rate_with_a_burst() {
     for backend in Backend::ALL {
@@ -205,6 +205,18 @@ async fn grab_rate_limit_is_a_rate_with_a_burst() {
                 GrabOutcome::SoldOut
             );
         }
+        // Expired beats sold out (Redis TIME), as the contract says.
+        let short = create(&store, "sender", &lucky(100, 1, 1)).await;
+        let _ = packets::grab(&store, &short.packet_id, "first").await.unwrap();
+        assert_eq!(
+            packets::grab(&store, &short.packet_id, "second").await.unwrap(),
+            GrabOutcome::SoldOut
+        );
+        sleep_until_redis_ms(&store, short.expires_at_ms).await;
+        assert_eq!(
+            packets::grab(&store, &short.packet_id, "second").await.unwrap(),
+            GrabOutcome::Expired
+        );
     }
 }
 
