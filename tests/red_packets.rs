@@ -207,14 +207,20 @@ async fn grab_rate_limit_is_a_rate_with_a_burst() {
         }
         // Expired beats sold out (Redis TIME), as the contract says.
         let short = create(&store, "sender", &lucky(100, 1, 1)).await;
-        let _ = packets::grab(&store, &short.packet_id, "first").await.unwrap();
+        let _ = packets::grab(&store, &short.packet_id, "first")
+            .await
+            .unwrap();
         assert_eq!(
-            packets::grab(&store, &short.packet_id, "second").await.unwrap(),
+            packets::grab(&store, &short.packet_id, "second")
+                .await
+                .unwrap(),
             GrabOutcome::SoldOut
         );
         sleep_until_redis_ms(&store, short.expires_at_ms).await;
         assert_eq!(
-            packets::grab(&store, &short.packet_id, "second").await.unwrap(),
+            packets::grab(&store, &short.packet_id, "second")
+                .await
+                .unwrap(),
             GrabOutcome::Expired
         );
     }
