@@ -66,7 +66,9 @@ serve-check:
 ## bench: grabs, order codes and votes per second through `hongbao`, beside redis-benchmark;
 ##        a 100,000-packet reclaim backlog drained by one reclaim run; each hot script's server
 ##        time per path beside its bare baseline (script_costs); a grabbed packet's bytes beside
-##        the seed's layout (packet_memory); figures also in target/bench/*.json
+##        the seed's layout (packet_memory); a storm of 100,000 grabbers on standalone and on
+##        the 3-master cluster: requests/s, per-path mix, each master's share (storm); figures
+##        also in target/bench/*.json
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
 	$(CARGO) bench -p hongbao-tests --bench order_codes
@@ -74,6 +76,7 @@ bench: deps
 	$(CARGO) bench -p hongbao-tests --bench reclaim_backlog
 	$(CARGO) bench -p hongbao-tests --bench script_costs
 	$(CARGO) bench -p hongbao-tests --bench packet_memory
+	$(CARGO) bench -p hongbao-tests --bench storm
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:

@@ -1,12 +1,12 @@
 -- packet_view.lua: a consistent snapshot of one red packet, in one round trip.
--- KEYS[1] packet meta   KEYS[2] grabs hash   KEYS[3] grab order list   KEYS[4] claims hash
+-- KEYS[1] packet meta   KEYS[2] grabs hash   KEYS[3] claims hash
 -- Returns {} when the packet does not exist, else
---   {meta (flat HGETALL), grabs (flat HGETALL), order (user ids), claims (flat HGETALL), now_ms}
+--   {meta (flat HGETALL), grabs (flat HGETALL), claims (flat HGETALL), now_ms}
+-- (the grab order is the order of share ids, which count from 1 in grab order)
 local meta = redis.call('HGETALL', KEYS[1])
 if #meta == 0 then
   return {}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return {meta, redis.call('HGETALL', KEYS[2]), redis.call('LRANGE', KEYS[3], 0, -1),
-        redis.call('HGETALL', KEYS[4]), now}
+return {meta, redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), now}

@@ -1,42 +1,51 @@
 -- rate_limit.lua: the per-user rate limit of grab.lua and vote.lua (prepended to both by
 -- shared/src/store/scripts.rs).
 --
--- GCRA, the generic cell rate algorithm (ITU-T I.371 / ATM Forum TM 4.0; as in redis-cell and
--- Brandur Leach, "Rate limiting, cells, and GCRA"): `limit` attempts per `window` ms means one
--- attempt every window / limit ms on average with bursts of up to `limit`. The state is one
--- integer per user, the theoretical arrival time (TAT) of the next attempt in Unix
--- microseconds, in a string key that expires when it no longer matters. An attempt at `now`
--- is allowed when max(TAT, now) + window / limit - window <= now; then
--- TAT := max(TAT, now) + window / limit. So `limit` quick attempts pass, the next waits
--- window / limit, and a user idle for a whole window starts afresh. A refused attempt writes
--- nothing.
+-- A fixed-window counter, the pattern of the Redis INCR documentation ("Pattern: Rate
+-- limiter"): `limit` accepted attempts per window of `window_ms`, the window opening at a
+-- user's first attempt after the previous one closed. The state is one integer per user, the
+-- number of accepted attempts in the open window, in a string key whose TTL is the rest of
+-- the window (Redis expires it when the window closes; no clock is read). An accepted attempt
+-- costs GET + INCR (SET ... PX when it opens a window); a refused one GET + PTTL and writes
+-- nothing; `Retry-After` is the rest of the window. This costs less than a GCRA (TIME, GET,
+-- SET ... PX: one clock read and a key write with a TTL per attempt; measured by
+-- `make bench`, script_costs) at the price of the known fixed-window edge: up to 2 x limit
+-- attempts can pass around a window boundary, never more than limit in one window.
 --
--- rl_check(key, limit, window_ms, now_us) returns (wait_ms, new_tat_us): wait_ms 0 when the
--- attempt is allowed (then rl_record(key, new_tat_us, now_us) stores it), else the whole
--- milliseconds (>= 1) until an attempt will be. limit 0 turns the limit off (wait 0, nothing
--- stored). Every number is an integer (microseconds), exact far beyond 2^53 / 10^6 seconds.
-local function rl_check(key, limit, window_ms, now_us)
+-- rl_take(key, limit, window_ms, opened) returns wait_ms: 0 when the attempt is accepted (and
+-- counted), else the whole milliseconds (>= 1) until the window closes. limit 0 turns the
+-- limit off (nothing read or written). `opened` is nil or a function called only when no
+-- window is open; it returns (attempts, ms_left) of a window that an earlier, uncounted
+-- attempt opened (grab.lua: the win, at its grabbed_at), or (0, 0) when there is none.
+local function rl_take(key, limit, window_ms, opened)
   if limit <= 0 then
-    return 0, nil
+    return 0
   end
-  local window_us = window_ms * 1000
-  local interval_us = math.floor(window_us / limit)
-  local tat = tonumber(redis.call('GET', key)) or now_us
-  if tat < now_us then
-    tat = now_us
+  local used = redis.call('GET', key)
+  if used then
+    if tonumber(used) >= limit then
+      local left = redis.call('PTTL', key)
+      if left < 0 then
+        -- A counter without a TTL (it can only come from outside the scripts) would refuse
+        -- forever: close its window after one more.
+        redis.call('PEXPIRE', key, window_ms)
+        left = window_ms
+      end
+      return math.max(1, left)
+    end
+    redis.call('INCR', key)
+    return 0
   end
-  local new_tat = tat + interval_us
-  local wait_us = new_tat - window_us - now_us
-  if wait_us > 0 then
-    return math.max(1, math.ceil(wait_us / 1000)), nil
+  local attempts, left = 0, 0
+  if opened then
+    attempts, left = opened()
   end
-  return 0, new_tat
+  if left <= 0 then
+    attempts, left = 0, window_ms
+  end
+  if attempts >= limit then
+    return math.max(1, left)
+  end
+  redis.call('SET', key, attempts + 1, 'PX', left)
+  return 0
 end
-
-local function rl_record(key, new_tat_us, now_us)
-  if new_tat_us then
-    redis.call('SET', key, string.format('%d', new_tat_us),
-      'PX', math.max(1, math.ceil((new_tat_us - now_us) / 1000)))
-  end
-end
-

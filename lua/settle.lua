@@ -2,7 +2,8 @@
 -- Prepended with records.lua (int, now_ms, MAX_EXACT).
 --
 -- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
--- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash   KEYS[4] grab order list
+-- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash
+-- KEYS[4] grab order list (legacy: written by versions before issue 11; only expired here)
 -- KEYS[5] claims hash   KEYS[6] sender wallet hash   KEYS[7] sender ledger list
 -- ARGV[1] packet id   ARGV[2] retention after settlement (seconds)   ARGV[3] ledger length cap
 --

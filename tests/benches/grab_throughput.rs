@@ -14,12 +14,12 @@
 //! | `BENCH_NICE` | unset | e.g. `-10`: nice value of the bench and its children, against other load |
 //!
 //! Every phase gets a fresh packet with one share per request and grabs it with unique users, so
-//! every call does the full production script: rate-limit log (a fresh sorted set), `HGET` of
-//! the grabs hash (a miss), `LPOP`, two `HINCRBY`, `HSET`, `RPUSH`. The limiter stays at its
-//! default (10 per user and packet per second); unique users never reach it.
+//! every call takes the win path of the production script: `HGET` of the grabs hash (a miss),
+//! `HMGET` of the meta, `TIME`, `LPOP`, two `HSET`s. The limiter stays at its default (10 per
+//! user and packet per second); a win writes no counter, so unique users never reach it.
 //!
 //! `redis-benchmark -r` replaces *each* `__rand_int__` of a command with its own random number,
-//! so its user id (`ARGV[1]`) and the user part of its rate-limit key (`KEYS[5]`) differ. Both
+//! so its user id (`ARGV[1]`) and the user part of its rate-limit key (`KEYS[4]`) differ. Both
 //! are fresh either way, so the script does the same work as for a real user; only a rare
 //! repeated user id (random in `0..2e9`) turns into a cheaper `already_grabbed`, which is why the
 //! table counts real grabs (growth of the packet's `grabbed_count`) beside requests.
@@ -315,8 +315,8 @@ impl Bench {
         );
         let k = self.keys.packet(packet_id);
         let grabs: Option<u64> = self.query(&["HGET", &k.meta, "grabbed_count"]);
-        // Free the memory; the rate-limit logs expire on their own after the window.
-        let _: u64 = self.query(&["UNLINK", &k.meta, &k.shares, &k.grabs, &k.order]);
+        // Free the memory (wins write no rate-limit counter).
+        let _: u64 = self.query(&["UNLINK", &k.meta, &k.shares, &k.grabs]);
         Run {
             requests,
             grabs: grabs.unwrap_or(0),
@@ -373,11 +373,10 @@ impl Bench {
             .args([
                 "EVALSHA",
                 scripts::GRAB.get_hash(),
-                "5",
+                "4",
                 &k.meta,
                 &k.shares,
                 &k.grabs,
-                &k.order,
             ])
             .args([rl.as_str(), "user:__rand_int__", &limit, &window])
             // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.

@@ -9,9 +9,9 @@
 //! ```
 //!
 //! hongbao's keys are counted in two groups: the packet's own (meta hash, share list, grabs
-//! hash, grab order list), which live until the packet is settled and its retention ends, and
-//! the grab rate-limit logs (one per grabber, expiring one window after the grab). Writes the
-//! figures to `target/bench/packet_memory.json` too.
+//! hash; the grab order is the share ids' order), which live until the packet is settled and
+//! its retention ends, and the grab rate-limit counters (a win writes none; a repeat opens one,
+//! expiring with its window). Writes the figures to `target/bench/packet_memory.json` too.
 
 use harness::RedisServer;
 use hongbao::domain::split::{LuckySplit, Mode};
@@ -21,6 +21,10 @@ use hongbao::store::wallet;
 use hongbao::{Config, Store};
 use redis::aio::MultiplexedConnection;
 use serde_json::json;
+
+#[path = "support/mod.rs"]
+mod support;
+use support::write_json;
 
 /// The grabber ids both layouts store: `user-<n>` (11 to 15 bytes).
 fn user(i: usize) -> String {
@@ -73,7 +77,7 @@ async fn hongbao_packet(
     let keys = Keys::new(&store.config().key_prefix);
     let pk = keys.packet(&p.packet_id);
     let mut own = 0;
-    for k in [&pk.meta, &pk.shares, &pk.grabs, &pk.order, &pk.claims] {
+    for k in [&pk.meta, &pk.shares, &pk.grabs, &pk.claims] {
         own += usage(conn, k).await;
     }
     let mut limits = 0;
@@ -149,7 +153,7 @@ fn main() {
         }
         rows
     });
-    println!("| shares (= grabbers) | hongbao packet keys, bytes | + rate-limit logs (expire after 1 window) | seed 000 layout, bytes | hongbao / seed (packet keys) | per share: hongbao / seed |");
+    println!("| shares (= grabbers) | hongbao packet keys, bytes | + rate-limit counters (expire with their window) | seed 000 layout, bytes | hongbao / seed (packet keys) | per share: hongbao / seed |");
     println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
     for &(count, own, limits, seed) in &rows {
         println!(
@@ -167,12 +171,6 @@ fn main() {
             "seed_bytes": seed,
         })).collect::<Vec<_>>(),
     });
-    let dir = std::env::var("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("bench");
-    std::fs::create_dir_all(&dir).expect("target/bench");
-    let path = dir.join("packet_memory.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write JSON");
+    let path = write_json("packet_memory", &json);
     println!("figures: {}", path.display());
 }

@@ -11,8 +11,12 @@
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench script_costs
-//! BENCH_CALLS=50000 cargo bench -p hongbao-tests --bench script_costs
+//! BENCH_CALLS=50000 BENCH_ROUNDS=9 cargo bench -p hongbao-tests --bench script_costs
 //! ```
+//!
+//! Every round (default 5) starts from an empty server and runs every phase once; the table
+//! gives medians over the rounds and the median (and spread) of the per-round ratios, since
+//! other load on a shared machine moves single phases by up to 50 %.
 //!
 //! Prints a table (path, µs/call, baseline, its µs/call, ratio, goal, met) and writes the same
 //! figures to `target/bench/script_costs.json`, so two runs can be compared. The goals are the
@@ -35,10 +39,12 @@ use serde_json::json;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{env_num, info_field};
+use support::{env_num, info_field, median, write_json};
 
 /// Default calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: usize = 20_000;
+/// Default rounds (`BENCH_ROUNDS` overrides it); every round runs every phase once.
+const DEFAULT_ROUNDS: usize = 5;
 /// Calls per pipeline: the server's time per call does not depend on it; the bench's wall time
 /// does.
 const PIPELINE: usize = 200;
@@ -91,10 +97,6 @@ struct Row {
 impl Row {
     fn ratio(&self) -> f64 {
         self.usec / self.baseline_usec
-    }
-
-    fn met(&self) -> bool {
-        self.ratio() <= self.goal
     }
 }
 
@@ -172,7 +174,8 @@ impl Bench {
         let replies = self.run(script, invocations).await;
         let ok = |r: &String| match expect {
             "{" => r.starts_with('{'),
-            _ => r == expect,
+            // Our scripts answer `<path>` or `<path>:<data>`.
+            _ => r.split(':').next() == Some(expect),
         };
         let wrong = replies.iter().filter(|r| !ok(r)).count();
         assert_eq!(
@@ -241,42 +244,59 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         panic!("create failed")
     };
     let pk = keys.packet(&p.packet_id);
-    let (limit, window) = (
-        cfg.packets.grab_rate_limit.to_string(),
-        cfg.packets.grab_rate_window_ms.to_string(),
-    );
-    let grab = |user: String, window: &str| {
+    let limit = cfg.packets.grab_rate_limit.to_string();
+    // An hour-long window, so that no counter expires between the phases of a round: the
+    // repeat phases then take the path they are named after.
+    let hour = "3600000";
+    let grab = |user: String, limit: &str| {
         let ks = vec![
             pk.meta.clone(),
             pk.shares.clone(),
             pk.grabs.clone(),
-            pk.order.clone(),
             keys.grab_rate(&p.packet_id, &user),
         ];
-        (ks, vec![user, limit.clone(), window.to_string()])
+        (ks, vec![user, limit.to_string(), hour.to_string()])
     };
-    let winners: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), &window)).collect();
+    let winners: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), &limit)).collect();
     let win = b
         .phase("grab win", &scripts::GRAB, &winners, "grabbed")
         .await;
-    let again = b
-        .phase("grab already", &scripts::GRAB, &winners, "already_grabbed")
+    // The first repeat finds no counter and opens the window the win began (TIME, SET ... PX);
+    // later repeats are GET + INCR.
+    let first_again = b
+        .phase(
+            "grab first repeat",
+            &scripts::GRAB,
+            &winners,
+            "already_grabbed",
+        )
         .await;
-    let late: Vec<_> = (0..n).map(|i| grab(format!("l{i}"), &window)).collect();
+    let again = b
+        .phase("grab repeat", &scripts::GRAB, &winners, "already_grabbed")
+        .await;
+    let unlimited: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), "0")).collect();
+    let again_unlimited = b
+        .phase(
+            "grab repeat, limit off",
+            &scripts::GRAB,
+            &unlimited,
+            "already_grabbed",
+        )
+        .await;
+    let late: Vec<_> = (0..n).map(|i| grab(format!("l{i}"), &limit)).collect();
     let sold = b
         .phase("grab sold out", &scripts::GRAB, &late, "sold_out")
         .await;
-    // Rate limited: winners that used their whole allowance of repeats within an hour-long
-    // window (a sold-out packet's answer does not reach the limiter).
-    let hour = "3600000";
+    // Rate limited: winners that used their whole allowance within the window (a sold-out
+    // packet's answer does not reach the limiter).
     let spammers = (n / 50).max(1);
     let allowance: Vec<_> = (0..spammers)
         .flat_map(|i| (0..cfg.packets.grab_rate_limit).map(move |_| i))
-        .map(|i| grab(format!("w{i}"), hour))
+        .map(|i| grab(format!("w{i}"), &limit))
         .collect();
     let _ = b.run(&scripts::GRAB, &allowance).await;
     let over: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{}", i % spammers), hour))
+        .map(|i| grab(format!("w{}", i % spammers), &limit))
         .collect();
     let limited = b
         .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
@@ -301,35 +321,39 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let seed_again = b.phase("seed already", &seed, &seed_winners, "1").await;
     let seed_late: Vec<_> = (0..n).map(|i| seed_call(format!("l{i}"))).collect();
     let seed_sold = b.phase("seed sold out", &seed, &seed_late, "0").await;
+    let row = |path, usec, baseline, baseline_usec| Row {
+        path,
+        usec,
+        baseline,
+        baseline_usec,
+        goal: 1.3,
+    };
+    let seed_again_name = "seed 000 grab: already grabbed";
     vec![
+        row("grab: win", win, "seed 000 grab: win", seed_win),
+        row(
+            "grab: already grabbed (later repeats)",
+            again,
+            seed_again_name,
+            seed_again,
+        ),
+        row(
+            "grab: already grabbed (first repeat)",
+            first_again,
+            seed_again_name,
+            seed_again,
+        ),
         Row {
-            path: "grab: win",
-            usec: win,
-            baseline: "seed 000 grab: win",
-            baseline_usec: seed_win,
-            goal: 1.3,
+            goal: f64::INFINITY,
+            ..row(
+                "grab: already grabbed, rate limit off",
+                again_unlimited,
+                seed_again_name,
+                seed_again,
+            )
         },
-        Row {
-            path: "grab: already grabbed",
-            usec: again,
-            baseline: "seed 000 grab: already grabbed",
-            baseline_usec: seed_again,
-            goal: 1.3,
-        },
-        Row {
-            path: "grab: sold out",
-            usec: sold,
-            baseline: "seed 000 grab: sold out",
-            baseline_usec: seed_sold,
-            goal: 1.3,
-        },
-        Row {
-            path: "grab: rate limited",
-            usec: limited,
-            baseline: "seed 000 grab: already grabbed",
-            baseline_usec: seed_again,
-            goal: 1.3,
-        },
+        row("grab: sold out", sold, "seed 000 grab: sold out", seed_sold),
+        row("grab: rate limited", limited, seed_again_name, seed_again),
     ]
 }
 
@@ -346,7 +370,8 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     .await
     .expect("post");
     let id = article.id;
-    let vote = |user: String, dir: i64| {
+    let limit = cfg.voting.rate_limit.to_string();
+    let vote = |user: String, dir: i64, limit: &str| {
         let ks = vec![
             site.article(id),
             site.voters(id),
@@ -357,7 +382,7 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             user,
             dir.to_string(),
             id.member(),
-            cfg.voting.rate_limit.to_string(),
+            limit.to_string(),
             cfg.voting.rate_window_ms.to_string(),
             voting::ONE_WEEK_IN_SECONDS.to_string(),
             voting::VOTE_SCORE.to_string(),
@@ -365,15 +390,19 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         ];
         (ks, args)
     };
-    let ups: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), 1)).collect();
+    let ups: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), 1, &limit)).collect();
     let up = b.phase("vote up", &scripts::VOTE, &ups, "changed").await;
-    let downs: Vec<_> = (0..n).map(|i| vote(format!("d{i}"), -1)).collect();
+    let downs: Vec<_> = (0..n).map(|i| vote(format!("d{i}"), -1, &limit)).collect();
     let down = b
         .phase("vote down", &scripts::VOTE, &downs, "changed")
         .await;
-    let switches: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), -1)).collect();
+    let switches: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), -1, &limit)).collect();
     let switch = b
         .phase("vote switch", &scripts::VOTE, &switches, "changed")
+        .await;
+    let unlimited: Vec<_> = (0..n).map(|i| vote(format!("o{i}"), 1, "0")).collect();
+    let up_unlimited = b
+        .phase("vote up, limit off", &scripts::VOTE, &unlimited, "changed")
         .await;
 
     // Chapter 1: the article in the time and score sets, a voted set, the article hash.
@@ -428,6 +457,10 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         row("vote: up", up),
         row("vote: down", down),
         row("vote: switch", switch),
+        Row {
+            goal: f64::INFINITY,
+            ..row("vote: up, rate limit off", up_unlimited)
+        },
     ]
 }
 
@@ -475,14 +508,48 @@ async fn order_code_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     ]
 }
 
+/// One path over all rounds: medians, and the spread of the per-round ratios.
+struct Summary {
+    path: &'static str,
+    baseline: &'static str,
+    goal: f64,
+    usec: f64,
+    baseline_usec: f64,
+    /// Median of the per-round ratios (what `met` compares with the goal).
+    ratio: f64,
+    ratio_min: f64,
+    ratio_max: f64,
+}
+
+fn summarize(rounds: &[Vec<Row>]) -> Vec<Summary> {
+    (0..rounds[0].len())
+        .map(|i| {
+            let of = |f: &dyn Fn(&Row) -> f64| median(rounds.iter().map(|r| f(&r[i])).collect());
+            let ratios: Vec<f64> = rounds.iter().map(|r| r[i].ratio()).collect();
+            let first = &rounds[0][i];
+            Summary {
+                path: first.path,
+                baseline: first.baseline,
+                goal: first.goal,
+                usec: of(&|r| r.usec),
+                baseline_usec: of(&|r| r.baseline_usec),
+                ratio: median(ratios.clone()),
+                ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+                ratio_max: ratios.iter().copied().fold(0.0, f64::max),
+            }
+        })
+        .collect()
+}
+
 fn main() {
     let calls = env_num("BENCH_CALLS").unwrap_or(DEFAULT_CALLS);
+    let rounds = env_num("BENCH_ROUNDS").unwrap_or(DEFAULT_ROUNDS).max(1);
     let server = RedisServer::start();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let rows = rt.block_on(async {
+    let (version, per_round) = rt.block_on(async {
         let mut cfg = Config {
             redis_url: server.url(),
             ..Config::default()
@@ -502,63 +569,69 @@ fn main() {
             .find_map(|l| l.strip_prefix("redis_version:"))
             .unwrap_or("?")
             .to_string();
-        let mut rows = grab_rows(&mut b, &store).await;
-        rows.extend(vote_rows(&mut b, &store).await);
-        rows.extend(order_code_rows(&mut b, &store).await);
-        println!(
-            "redis-server {version}, {calls} calls per phase (order codes: {} sequential)\n",
-            (calls / 4).max(100)
-        );
-        rows
+        let mut per_round = Vec::with_capacity(rounds);
+        for round in 0..rounds {
+            // Every round starts from an empty server, so its phases do the same work.
+            let _: () = b.cmd(&["FLUSHALL"]).await;
+            let mut rows = grab_rows(&mut b, &store).await;
+            rows.extend(vote_rows(&mut b, &store).await);
+            rows.extend(order_code_rows(&mut b, &store).await);
+            eprintln!("round {}/{rounds} done", round + 1);
+            per_round.push(rows);
+        }
+        (version, per_round)
     });
-    println!("| path | µs/call | baseline | baseline µs/call | ratio | goal | met |");
+    let rows = summarize(&per_round);
+    println!(
+        "redis-server {version}, {rounds} rounds, {calls} calls per phase (order codes: {} \
+         sequential); medians over the rounds\n",
+        (calls / 4).max(100)
+    );
+    println!("| path | µs/call | baseline | baseline µs/call | ratio (min–max) | goal | met |");
     println!("| --- | ---: | --- | ---: | ---: | ---: | --- |");
     for r in &rows {
-        let goal = if r.goal.is_finite() {
-            format!("≤ {:.1}×", r.goal)
+        let (goal, met) = if r.goal.is_finite() {
+            (
+                format!("≤ {:.1}×", r.goal),
+                if r.ratio <= r.goal { "met" } else { "missed" },
+            )
         } else {
-            "—".into()
-        };
-        let met = if !r.goal.is_finite() {
-            "—"
-        } else if r.met() {
-            "met"
-        } else {
-            "missed"
+            ("—".into(), "—")
         };
         println!(
-            "| {} | {:.2} | {} | {:.2} | {:.2}× | {goal} | {met} |",
-            r.path,
-            r.usec,
-            r.baseline,
-            r.baseline_usec,
-            r.ratio()
+            "| {} | {:.2} | {} | {:.2} | {:.2}× ({:.2}–{:.2}) | {goal} | {met} |",
+            r.path, r.usec, r.baseline, r.baseline_usec, r.ratio, r.ratio_min, r.ratio_max
         );
     }
     println!(
         "\nµs/call = INFO commandstats usec_per_call of EVALSHA (INCR for the INCR rows): the \
          script's own server time; round trip = wall time per sequential call from this process \
-         through redis-rs."
+         through redis-rs. ratio = the median of the per-round ratios (each round measures a \
+         path and its baseline within seconds of each other), min–max its spread. Rows \
+         without a goal show what the rate limiter costs (the same path with the limit off)."
     );
     let json = json!({
         "bench": "script_costs",
+        "redis_version": version,
+        "rounds": rounds,
         "calls_per_phase": calls,
         "rows": rows.iter().map(|r| json!({
             "path": r.path,
             "usec_per_call": r.usec,
             "baseline": r.baseline,
             "baseline_usec_per_call": r.baseline_usec,
-            "ratio": r.ratio(),
+            "ratio": r.ratio,
+            "ratio_min": r.ratio_min,
+            "ratio_max": r.ratio_max,
             "goal": if r.goal.is_finite() { json!(r.goal) } else { json!(null) },
-            "met": if r.goal.is_finite() { json!(r.met()) } else { json!(null) },
+            "met": if r.goal.is_finite() { json!(r.ratio <= r.goal) } else { json!(null) },
         })).collect::<Vec<_>>(),
+        "per_round": per_round.iter().map(|rows| rows.iter().map(|r| json!({
+            "path": r.path,
+            "usec_per_call": r.usec,
+            "baseline_usec_per_call": r.baseline_usec,
+        })).collect::<Vec<_>>()).collect::<Vec<_>>(),
     });
-    let dir = std::env::var("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("bench");
-    std::fs::create_dir_all(&dir).expect("target/bench");
-    let path = dir.join("script_costs.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).expect("write JSON");
+    let path = write_json("script_costs", &json);
     println!("figures: {}", path.display());
 }

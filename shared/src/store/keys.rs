@@ -23,9 +23,9 @@
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
-//! | `hb:{t}:packet:<id>:order` | list | user ids in grab order |
+//! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written before issue 11; settle expires it) |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>` or `done:<ms>` |
-//! | `hb:{t}:packet:<id>:gcra:<user>` | string | the user's grab rate-limit state (GCRA theoretical arrival time, Unix µs), expiring when it no longer matters |
+//! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
 //! | `hb:{t}:fence` | string | written before a `WAIT` (`REDIS_WAIT_REPLICAS`): one per hash tag |
@@ -74,8 +74,10 @@ pub struct PacketKeys {
     pub shares: String,
     /// Grabs hash (user -> share record).
     pub grabs: String,
-    /// Grab order list.
-    pub order: String,
+    /// Grab order list (user ids), written by versions before issue 11 and read by none
+    /// since: share ids give the grab order. `settle.lua` still expires it, so that packets
+    /// grabbed before an upgrade leave nothing behind.
+    pub legacy_order: String,
     /// Claims hash (user -> claim state).
     pub claims: String,
 }
@@ -112,19 +114,19 @@ impl Keys {
         PacketKeys {
             shares: format!("{base}:shares"),
             grabs: format!("{base}:grabs"),
-            order: format!("{base}:order"),
+            legacy_order: format!("{base}:order"),
             claims: format!("{base}:claims"),
             meta: base,
         }
     }
 
-    /// The grab rate-limit state of `user_id` on packet `packet_id` (`lua/rate_limit.lua`: the
-    /// GCRA theoretical arrival time, Unix µs; it expires when it no longer matters). Named
-    /// `gcra` so that the sorted-set logs of earlier versions (`:rl:`, expiring within a window)
-    /// are never read as strings.
+    /// The grab rate-limit counter of `user_id` on packet `packet_id` (`lua/rate_limit.lua`:
+    /// accepted attempts in the user's open window, TTL = the rest of the window). Named
+    /// `attempts` so that the state of earlier limiters (`:rl:` sorted sets, `:gcra:` Unix µs
+    /// strings, both expiring within a window) is never read as a counter.
     pub fn grab_rate(&self, packet_id: &str, user_id: &str) -> String {
         format!(
-            "{}:{{{}}}:packet:{}:gcra:{}",
+            "{}:{{{}}}:packet:{}:attempts:{}",
             self.prefix,
             &packet_id[..4],
             packet_id,
@@ -225,7 +227,7 @@ mod tests {
             &p.meta,
             &p.shares,
             &p.grabs,
-            &p.order,
+            &p.legacy_order,
             &p.claims,
             &w.wallet,
             &w.ledger,

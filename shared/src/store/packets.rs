@@ -139,7 +139,6 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
     let reply: Value = scripts::PACKET_VIEW
         .key(&keys.meta)
         .key(&keys.grabs)
-        .key(&keys.order)
         .key(&keys.claims)
         .invoke_async(&mut conn)
         .await?;
@@ -165,23 +164,26 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
     };
     let meta = pairs(texts("packet_view", next()?)?);
     let grabs = pairs(texts("packet_view", next()?)?);
-    let order = texts("packet_view", next()?)?;
     let claims = pairs(texts("packet_view", next()?)?);
     let now_ms: i64 = text("packet_view", next()?)?
         .parse()
         .map_err(|_| Error::bad_reply("packet_view", "time"))?;
     let packet = Packet::from_fields(&meta)?;
-    let mut list = Vec::with_capacity(order.len());
-    for user in order {
-        let record = grabs
-            .get(&user)
-            .ok_or_else(|| Error::Internal(format!("grab of {user} missing")))?;
-        let claimed = claims.contains_key(&user);
+    // Share ids count from 1 in grab order: they are the grab order.
+    let mut list = Vec::with_capacity(grabs.len());
+    for (user, record) in grabs {
         list.push(Grab {
-            share: Share::parse(record)?,
+            share: Share::parse(&record)?,
+            claimed: claims.contains_key(&user),
             user_id: user,
-            claimed,
         });
+    }
+    list.sort_unstable_by_key(|g| g.share.share_id);
+    if let Some((i, g)) = (1..).zip(&list).find(|(i, g)| g.share.share_id != *i) {
+        return Err(Error::Internal(format!(
+            "packet {packet_id}: grab records skip or repeat share id {i} (found {})",
+            g.share.share_id
+        )));
     }
     let status = Status::at(&packet, now_ms);
     let best_luck = if packet.grabbed_count >= packet.count {
@@ -215,29 +217,31 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
         .key(&pk.meta)
         .key(&pk.shares)
         .key(&pk.grabs)
-        .key(&pk.order)
         .key(keys.grab_rate(packet_id, user_id))
         .arg(user_id)
         .arg(cfg.packets.grab_rate_limit)
         .arg(cfg.packets.grab_rate_window_ms)
         .invoke_async(&mut conn)
         .await?;
-    let reply = texts("grab", reply)?;
-    Ok(match reply.first().map(String::as_str) {
-        Some("grabbed") => GrabOutcome::Grabbed {
-            share: Share::parse(reply.get(1).map(String::as_str).unwrap_or(""))?,
-            claim_by_ms: int("grab", reply.get(2))?,
+    let reply = text("grab", reply)?;
+    let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
+    let bad = || Error::bad_reply("grab", &reply);
+    Ok(match outcome {
+        "grabbed" => {
+            let (record, claim_by) = data.rsplit_once(':').ok_or_else(bad)?;
+            GrabOutcome::Grabbed {
+                share: Share::parse(record)?,
+                claim_by_ms: claim_by.parse().map_err(|_| bad())?,
+            }
+        }
+        "already_grabbed" => GrabOutcome::AlreadyGrabbed(Share::parse(data)?),
+        "not_found" => GrabOutcome::NotFound,
+        "rate_limited" => GrabOutcome::RateLimited {
+            retry_after_ms: data.parse().map_err(|_| bad())?,
         },
-        Some("already_grabbed") => GrabOutcome::AlreadyGrabbed(Share::parse(
-            reply.get(1).map(String::as_str).unwrap_or(""),
-        )?),
-        Some("not_found") => GrabOutcome::NotFound,
-        Some("rate_limited") => GrabOutcome::RateLimited {
-            retry_after_ms: int("grab", reply.get(1))?,
-        },
-        Some("expired") => GrabOutcome::Expired,
-        Some("sold_out") => GrabOutcome::SoldOut,
-        _ => return Err(Error::bad_reply("grab", format!("{reply:?}"))),
+        "expired" => GrabOutcome::Expired,
+        "sold_out" => GrabOutcome::SoldOut,
+        _ => return Err(bad()),
     })
 }
 

@@ -257,7 +257,7 @@ async fn settle_one(
             .key(&pk.meta)
             .key(&pk.shares)
             .key(&pk.grabs)
-            .key(&pk.order)
+            .key(&pk.legacy_order)
             .key(&pk.claims)
             .key(&wk.wallet)
             .key(&wk.ledger)

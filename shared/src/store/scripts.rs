@@ -47,7 +47,7 @@ macro_rules! script {
         pub static $name: LazyLock<Lua> =
             LazyLock::new(|| Lua::new(include_str!(concat!("../../../lua/", $file))));
     };
-    // A rate-limited script: `lua/rate_limit.lua` (GCRA) is prepended to the file.
+    // A rate-limited script: `lua/rate_limit.lua` (a fixed-window counter) is prepended to the file.
     ($(#[$doc:meta])* $name:ident, $file:literal, with_rate_limit) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {

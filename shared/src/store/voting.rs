@@ -29,9 +29,9 @@
 //!   every script and the `ZINTERSTORE` run on a cluster. The price: one site lives in one hash
 //!   slot, so on one shard.
 //! * **Rate limit**: `HONGBAO_VOTE_RATE_LIMIT` vote attempts per user on the whole site per
-//!   `HONGBAO_VOTE_RATE_WINDOW_MS`, as a rate (`lua/rate_limit.lua`, GCRA: a burst of up to the
-//!   limit, then one every window / limit; one integer per user on the site's slot); refused
-//!   attempts and votes on unknown or closed articles are not counted.
+//!   `HONGBAO_VOTE_RATE_WINDOW_MS` (`lua/rate_limit.lua`, a fixed window opened by the user's
+//!   first attempt; one counter per user on the site's slot, expiring with the window);
+//!   refused attempts and votes on unknown or closed articles are not counted.
 //! * **Ties.** Members of the rankings are the article ids zero-padded to 12 digits
 //!   ([`ArticleId::member`]), so among equal scores (or equal posting seconds) `ZRANGE ... REV`
 //!   lists the **higher id first**: ids come from an `INCR`, so that is the later post.
@@ -65,7 +65,7 @@
 //! | `hb:{vote:S}:group:<g>` | set | `<m>` of the group's articles | none |
 //! | `hb:{vote:S}:cache:<order>:<g>` | sorted set | the group ∩ ranking (`ZINTERSTORE`) | 60 s |
 //! | `hb:{vote:S}:cache:<order>:<g>:at` | string | when that cache was built (Unix ms) | 60 s |
-//! | `hb:{vote:S}:gcra:<user>` | string | the user's vote rate-limit state (GCRA theoretical arrival time, Unix µs) | until it no longer matters (at most a window) |
+//! | `hb:{vote:S}:attempts:<user>` | string | the user's accepted vote attempts in their open rate-limit window | the rest of the window |
 //!
 //! `<m>` is the article member (id zero-padded to 12 digits), `<order>` is `score` or `time`.
 
@@ -78,7 +78,7 @@ pub use crate::domain::voting::{
 };
 
 use super::config::Config;
-use super::scripts::{self, int, texts};
+use super::scripts::{self, int, text, texts};
 use super::{Error, Store};
 
 /// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
@@ -140,10 +140,12 @@ impl SiteKeys {
         format!("{}:cache:{}:{group}:at", self.base, order.as_str())
     }
 
-    /// The vote rate-limit state of `user_id` (`lua/rate_limit.lua`: the GCRA theoretical
-    /// arrival time, Unix µs, expiring when it no longer matters).
+    /// The vote rate-limit counter of `user_id` (`lua/rate_limit.lua`: accepted attempts in
+    /// the user's open window, TTL = the rest of the window). Named `attempts` so that the
+    /// state of earlier limiters (`:rl:`, `:gcra:`, both expiring within a window) is never
+    /// read as a counter.
     pub fn vote_rate(&self, user_id: &str) -> String {
-        format!("{}:gcra:{user_id}", self.base)
+        format!("{}:attempts:{user_id}", self.base)
     }
 }
 
@@ -260,15 +262,18 @@ pub async fn vote(
         .arg(cfg.voting.clock_offset_secs)
         .invoke_async(&mut conn)
         .await?;
-    let reply = texts("vote", reply)?;
+    let reply = text("vote", reply)?;
+    let mut parts = reply.split(':');
+    let outcome = parts.next().unwrap_or("");
+    let rest: Vec<String> = parts.map(str::to_string).collect();
     let counts = || -> Result<(i64, i64), Error> {
         Ok((
-            int("vote", reply.get(1))?,
-            parse_score("vote", reply.get(2))?,
+            int("vote", rest.first())?,
+            parse_score("vote", rest.get(1))?,
         ))
     };
-    Ok(match reply.first().map(String::as_str) {
-        Some("changed") => {
+    Ok(match outcome {
+        "changed" => {
             let (votes, score) = counts()?;
             VoteOutcome::Voted {
                 votes,
@@ -276,7 +281,7 @@ pub async fn vote(
                 changed: true,
             }
         }
-        Some("unchanged") => {
+        "unchanged" => {
             let (votes, score) = counts()?;
             VoteOutcome::Voted {
                 votes,
@@ -284,15 +289,15 @@ pub async fn vote(
                 changed: false,
             }
         }
-        Some("not_found") => VoteOutcome::NotFound,
-        Some("closed") => {
+        "not_found" => VoteOutcome::NotFound,
+        "closed" => {
             let (votes, score) = counts()?;
             VoteOutcome::Closed { votes, score }
         }
-        Some("rate_limited") => VoteOutcome::RateLimited {
-            retry_after_ms: int("vote", reply.get(1))?,
+        "rate_limited" => VoteOutcome::RateLimited {
+            retry_after_ms: int("vote", rest.first())?,
         },
-        _ => return Err(Error::bad_reply("vote", format!("{reply:?}"))),
+        _ => return Err(Error::bad_reply("vote", &reply)),
     })
 }
 

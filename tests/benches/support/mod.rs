@@ -63,3 +63,16 @@ pub fn median(mut values: Vec<f64>) -> f64 {
         (values[mid - 1] + values[mid]) / 2.0
     }
 }
+
+/// Writes `value` to `<target dir>/bench/<name>.json` (the target dir is `CARGO_TARGET_DIR` or
+/// the workspace's `target/`), so that two runs can be compared; returns the path.
+pub fn write_json(name: &str, value: &serde_json::Value) -> std::path::PathBuf {
+    let dir = std::env::var("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("bench");
+    std::fs::create_dir_all(&dir).expect("target/bench");
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).expect("write JSON");
+    path
+}
