@@ -19,16 +19,30 @@ use crate::store::{EvictionVerdict, Feature, Store};
 
 /// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), level from
 /// `RUST_LOG` (default `info`), no ANSI colours, no timestamps (CloudWatch adds them).
+///
+/// `RUST_LOG` is a list of `[target=]level` directives (`info`, `warn,hongbao=debug`), parsed
+/// by `tracing_subscriber::filter::Targets`; an unparsable value means `info`. (Targets needs
+/// no regex engine, unlike `EnvFilter`, whose span-field filters no function here uses: a
+/// smaller bootstrap, issue 11.)
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing_subscriber::filter::Targets>().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new()
+                .with_default(tracing_subscriber::filter::LevelFilter::INFO)
+        });
     let _ = tracing_subscriber::fmt()
         .json()
-        .with_env_filter(filter)
         .with_current_span(false)
         .with_ansi(false)
         .without_time()
         .with_target(false)
+        .finish()
+        .with(filter)
         .try_init();
 }
 

@@ -481,8 +481,9 @@ impl RedisCredentials {
 
     /// The credentials `auth` asks for, or `None` when the connection needs no credentials
     /// provider (`none`, or a password without a user name: `AUTH <password>` from the URL).
-    /// For IAM, loads `aws-config` (region and credential chain) and signs a first token, so a
-    /// missing region or role fails here, at cold start, with a clear message.
+    /// For IAM, reads the region and the credentials from the environment (as Lambda provides
+    /// them) and signs a first token, so a missing region or role fails here, at cold start,
+    /// with a clear message.
     ///
     /// # Errors
     /// [`Error::Unavailable`] when IAM credentials or the region cannot be found.
@@ -494,22 +495,20 @@ impl RedisCredentials {
                 .as_deref()
                 .map(|user| Self::fixed(user, auth.password.as_deref().unwrap_or_default()))),
             AuthKind::Iam => {
-                let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                    .http_client(
-                        aws_smithy_http_client::Builder::new()
-                            .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-                                aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-                            ))
-                            .build_https(),
-                    )
-                    .load()
-                    .await;
-                let region = sdk.region().map(|r| r.to_string()).ok_or_else(|| {
-                    Error::Unavailable("REDIS_AUTH=iam: no AWS region (set AWS_REGION)".into())
-                })?;
-                let credentials = sdk.credentials_provider().ok_or_else(|| {
-                    Error::Unavailable("REDIS_AUTH=iam: no AWS credentials provider".into())
-                })?;
+                // Lambda hands the execution role's credentials and the region to the runtime
+                // as environment variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+                // AWS_SESSION_TOKEN, AWS_REGION). Only those are read: the default chain's
+                // profile, SSO, STS, IMDS and container sources and the HTTPS client they
+                // need would be dead weight in every bootstrap (issue 11: bootstrap size).
+                let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+                    .iter()
+                    .find_map(|name| std::env::var(name).ok().filter(|r| !r.is_empty()))
+                    .ok_or_else(|| {
+                        Error::Unavailable("REDIS_AUTH=iam: no AWS region (set AWS_REGION)".into())
+                    })?;
+                let credentials = aws_credential_types::provider::SharedCredentialsProvider::new(
+                    aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
+                );
                 let signer = IamSigner {
                     credentials,
                     region,
