@@ -26,13 +26,8 @@
 -- expired or sold-out packet is answered before the limit.
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 if mine then
-  local window = tonumber(ARGV[3])
-  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), window, function()
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    local grabbed_at = tonumber(string.match(mine, ':(%d+)$'))
-    return 1, grabbed_at + window - now
-  end)
+  -- The record ends in the win's grabbed_at: the win opened the first window.
+  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[3]), mine)
   if wait > 0 then
     return 'rate_limited:' .. wait
   end

@@ -12,12 +12,14 @@
 -- `make bench`, script_costs) at the price of the known fixed-window edge: up to 2 x limit
 -- attempts can pass around a window boundary, never more than limit in one window.
 --
--- rl_take(key, limit, window_ms, opened) returns wait_ms: 0 when the attempt is accepted (and
--- counted), else the whole milliseconds (>= 1) until the window closes. limit 0 turns the
--- limit off (nothing read or written). `opened` is nil or a function called only when no
--- window is open; it returns (attempts, ms_left) of a window that an earlier, uncounted
--- attempt opened (grab.lua: the win, at its grabbed_at), or (0, 0) when there is none.
-local function rl_take(key, limit, window_ms, opened)
+-- rl_take(key, limit, window_ms, opened_at) returns wait_ms: 0 when the attempt is accepted
+-- (and counted), else the whole milliseconds (>= 1) until the window closes. limit 0 turns
+-- the limit off (nothing read or written). opened_at is nil, or a text ending in the Unix ms
+-- of one earlier attempt that was not counted (grab.lua passes the share record, which ends
+-- in the win's grabbed_at): when no counter exists, that attempt's window, if still open, is
+-- the one this attempt joins, as its second. It is parsed, and Redis TIME read, only then
+-- (no closure: a Lua closure per call costs the server about 0.5 us).
+local function rl_take(key, limit, window_ms, opened_at)
   if limit <= 0 then
     return 0
   end
@@ -37,8 +39,11 @@ local function rl_take(key, limit, window_ms, opened)
     return 0
   end
   local attempts, left = 0, 0
-  if opened then
-    attempts, left = opened()
+  if opened_at then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    attempts = 1
+    left = tonumber(string.match(opened_at, '(%d+)$')) + window_ms - now
   end
   if left <= 0 then
     attempts, left = 0, window_ms

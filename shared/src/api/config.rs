@@ -19,7 +19,7 @@ pub const AUTH_MODE: Setting = Setting {
 pub const RUST_LOG: Setting = Setting {
     name: "RUST_LOG",
     default: "info",
-    meaning: "log filter (JSON logs to CloudWatch)",
+    meaning: "log filter: a level, or `target=level` directives (JSON logs to CloudWatch)",
 };
 
 /// How the caller's user id is found in a request.
