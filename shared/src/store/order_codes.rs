@@ -94,7 +94,7 @@ pub use crate::domain::order_codes::{
     window_of_hour, Outcome, DAY_TTL_SECS, MAX_BATCH,
 };
 
-use super::scripts::{self, int, texts};
+use super::scripts::{self, int, text};
 use super::{Error, Store};
 
 /// The key of business day `date`'s hash (one field: the day's secret -> positions taken).
@@ -216,7 +216,8 @@ pub async fn next_codes_with(
         inv.arg(at).arg(offset);
     }
     let mut conn = store.conn().await?;
-    let reply = texts(NAME, inv.invoke_async::<Value>(&mut conn).await?)?;
+    let reply = text(NAME, inv.invoke_async::<Value>(&mut conn).await?)?;
+    let reply: Vec<String> = reply.split(':').map(str::to_string).collect();
     match reply.first().map(String::as_str) {
         Some("ok") => {
             let (day, first) = (int(NAME, reply.get(1))?, int(NAME, reply.get(3))?);
