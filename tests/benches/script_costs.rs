@@ -70,6 +70,19 @@ end
 return nil
 "#;
 
+/// The floor of any rate-limited repeat: seed 000's repeat (HEXISTS) plus the one read and the
+/// one write that counting an accepted attempt needs (GET, INCR; a counter without a TTL, so
+/// cheaper than any real limiter). KEYS[1] hash of users, KEYS[2] the user, KEYS[3] counter.
+const LIMITED_REPEAT_FLOOR: &str = r#"
+if redis.call('HEXISTS', KEYS[1], KEYS[2]) ~= 0 then
+  if (tonumber(redis.call('GET', KEYS[3])) or 0) < 1000000000 then
+    redis.call('INCR', KEYS[3])
+  end
+  return '1'
+end
+return '0'
+"#;
+
 /// "Redis in Action" chapter 1 `article_vote` (ZSCORE of the time set against the cutoff,
 /// SADD of the voter, ZINCRBY of the score, HINCRBY of the votes) as one script. KEYS[1] time
 /// set, KEYS[2] voted set, KEYS[3] score set, KEYS[4] article hash; ARGV[1] article member,
@@ -208,6 +221,8 @@ fn script_source(script: &Script) -> &'static str {
         SEED_GRAB
     } else if script.get_hash() == Script::new(CH1_VOTE).get_hash() {
         CH1_VOTE
+    } else if script.get_hash() == Script::new(LIMITED_REPEAT_FLOOR).get_hash() {
+        LIMITED_REPEAT_FLOOR
     } else if script.get_hash() == scripts::GRAB.get_hash() {
         scripts::GRAB.source()
     } else if script.get_hash() == scripts::VOTE.get_hash() {
@@ -321,6 +336,17 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let seed_again = b.phase("seed already", &seed, &seed_winners, "1").await;
     let seed_late: Vec<_> = (0..n).map(|i| seed_call(format!("l{i}"))).collect();
     let seed_sold = b.phase("seed sold out", &seed, &seed_late, "0").await;
+    let floor_calls: Vec<_> = (0..n)
+        .map(|i| {
+            let user = format!("w{i}");
+            let counter = format!("floor:{{p}}:{user}");
+            (strings(&[users, &user, &counter]), vec![])
+        })
+        .collect();
+    let floor = Script::new(LIMITED_REPEAT_FLOOR);
+    let floor_again = b
+        .phase("floor: limited repeat", &floor, &floor_calls, "1")
+        .await;
     let row = |path, usec, baseline, baseline_usec| Row {
         path,
         usec,
@@ -348,6 +374,15 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             ..row(
                 "grab: already grabbed, rate limit off",
                 again_unlimited,
+                seed_again_name,
+                seed_again,
+            )
+        },
+        Row {
+            goal: f64::INFINITY,
+            ..row(
+                "floor: seed 000 repeat + a counter (HEXISTS, GET, INCR)",
+                floor_again,
                 seed_again_name,
                 seed_again,
             )
@@ -608,7 +643,8 @@ fn main() {
          script's own server time; round trip = wall time per sequential call from this process \
          through redis-rs. ratio = the median of the per-round ratios (each round measures a \
          path and its baseline within seconds of each other), min–max its spread. Rows \
-         without a goal show what the rate limiter costs (the same path with the limit off)."
+         without a goal show what the rate limiter costs (the same path with the limit off) and the \
+         floor of any rate-limited repeat (the seed's repeat plus one counter read and write)."
     );
     let json = json!({
         "bench": "script_costs",
