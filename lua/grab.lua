@@ -17,17 +17,16 @@
 --   'grabbed:<record>:<expires_at_ms>'
 --
 -- Redis commands per path (issue 11):
---   repeat (already grabbed)  HGET, GET, INCR     (HGET, GET, TIME, SET ... PX opening a window)
+--   repeat (already grabbed)  HGET, GET, INCR     (HGET, GET, SET ... PX opening a window)
 --   rate limited              HGET, GET, PTTL     nothing written
 --   sold out / expired        HGET, HMGET, TIME   nothing written
 --   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs
--- Repeats and the win count toward the rate limit. The win writes no counter: its window is
--- derived from its grabbed_at when the user's first repeat finds no counter. An unknown,
--- expired or sold-out packet is answered before the limit.
+-- Repeats count toward the rate limit. A win does not: a user wins at most once per packet, so
+-- limiting it protects nothing, and counting it would cost every win a keyed write with a TTL.
+-- An unknown, expired or sold-out packet is answered before the limit.
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 if mine then
-  -- The record ends in the win's grabbed_at: the win opened the first window.
-  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[3]), mine)
+  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[3]))
   if wait > 0 then
     return 'rate_limited:' .. wait
   end

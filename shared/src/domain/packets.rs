@@ -36,7 +36,7 @@ pub const MAX_TOTAL_CENTS: Setting = Setting {
 pub const GRAB_RATE_LIMIT: Setting = Setting {
     name: "HONGBAO_GRAB_RATE_LIMIT",
     default: "10",
-    meaning: "grab attempts per user per packet per window; `0` disables",
+    meaning: "repeated grabs (after the win) per user per packet per window; `0` disables",
 };
 /// `HONGBAO_GRAB_RATE_WINDOW_MS`.
 pub const GRAB_RATE_WINDOW_MS: Setting = Setting {
@@ -75,7 +75,8 @@ pub struct PacketRules {
     pub max_count: u32,
     /// Largest packet total, cents (`HONGBAO_MAX_TOTAL_CENTS`, ≥ `max_count`).
     pub max_total_cents: i64,
-    /// Grab attempts per user and packet per window; 0 disables the limit.
+    /// Repeated grabs (the win is not counted) per user and packet per window; 0 disables the
+    /// limit.
     pub grab_rate_limit: u32,
     /// Grab rate-limit window, milliseconds (≥ 1).
     pub grab_rate_window_ms: u64,
