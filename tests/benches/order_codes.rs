@@ -13,9 +13,11 @@
 //! The default width is 7 digits (9,000,000 codes a day) so no phase runs out of codes; the
 //! per-code work in Redis does not depend on the width (the permutation runs in the client).
 //!
-//! The single-client phases (`INCR` through `redis-benchmark` and through `redis-rs`, and one
-//! code per call through `hongbao`) run in three interleaved rounds and the fastest round of
-//! each is reported, as the machine's other load disturbs latency most.
+//! The single-client phases (`INCR` through `redis-benchmark` and through `redis-rs`, the bare
+//! EVALSHA of `lua/order_code.lua` that one code sends, through `redis-rs`, and one code per
+//! call through `hongbao`) run in three interleaved rounds and the fastest round of each is
+//! reported, as the machine's other load disturbs latency most. The bare EVALSHA splits the
+//! cost of one code into the script's round trip and the client's work around it.
 //!
 //! Columns: `µs/call` is wall time per call for one client (the latency of a call; for more
 //! clients it is wall time divided by calls); `x INCR` compares it with `redis-benchmark INCR
@@ -330,10 +332,12 @@ impl Bench {
         }
     }
 
-    /// `tasks` tasks sending `INCR` through one `redis-rs` connection (the same client stack
-    /// as `hongbao`) until `n` calls are done.
-    fn redis_rs_incr(&self, n: u64, tasks: usize) -> Row {
+    /// `tasks` tasks sending the command `words` (e.g. `INCR bench:incr`, or the EVALSHA that
+    /// `next_codes(1)` sends) through one `redis-rs` connection (the same client stack as
+    /// `hongbao`) until `n` calls are done.
+    fn redis_rs(&self, what: &str, words: &[String], n: u64, tasks: usize) -> Row {
         self.reset();
+        let _: String = self.query(&["SCRIPT", "LOAD", scripts::ORDER_CODE.source()]);
         let store = Arc::new(Store::new(config(&self.server, self.digits)));
         let next = Arc::new(AtomicU64::new(0));
         self.rt
@@ -344,14 +348,14 @@ impl Bench {
             let handles: Vec<_> = (0..tasks)
                 .map(|_| {
                     let (store, next) = (store.clone(), next.clone());
+                    let mut cmd = redis::cmd(&words[0]);
+                    for w in &words[1..] {
+                        cmd.arg(w);
+                    }
                     tokio::spawn(async move {
                         let mut conn = store.conn().await.expect("connect");
                         while next.fetch_add(1, Ordering::Relaxed) < n {
-                            let _: i64 = redis::cmd("INCR")
-                                .arg("bench:incr")
-                                .query_async(&mut conn)
-                                .await
-                                .expect("INCR");
+                            let _: redis::Value = cmd.query_async(&mut conn).await.expect("call");
                         }
                     })
                 })
@@ -364,15 +368,20 @@ impl Bench {
         let seconds = started.elapsed().as_secs_f64();
         let client_cpu = rusage_cpu(libc::RUSAGE_SELF) - client_cpu;
         let server_cpu = self.server_cpu() - server_cpu;
+        let evalsha_usec = if words[0] == "EVALSHA" {
+            self.evalsha_stats().1
+        } else {
+            f64::NAN
+        };
         Row {
             mode: "redis-rs",
-            what: "INCR".into(),
+            what: what.into(),
             concurrency: format!("{tasks} tasks / 1 conn"),
             single_client: tasks == 1,
             calls: n,
             codes: 0,
             seconds,
-            evalsha_usec: f64::NAN,
+            evalsha_usec,
             server_cpu,
             client_cpu,
         }
@@ -482,7 +491,8 @@ fn main() {
     for _ in 0..LATENCY_ROUNDS {
         let round = [
             bench.redis_benchmark("INCR", &incr, n, 1, 1, 0),
-            bench.redis_rs_incr(n, 1),
+            bench.redis_rs("INCR", &incr, n, 1),
+            bench.redis_rs("EVALSHA order_code (1)", &bench.evalsha_words(1), n, 1),
             bench.hongbao(n, 1, 1, 1),
         ];
         for (i, row) in round.into_iter().enumerate() {
@@ -500,7 +510,7 @@ fn main() {
             }
         }
     }
-    let hongbao_single = fastest.pop().expect("three rows");
+    let hongbao_single = fastest.pop().expect("four rows");
     for row in fastest {
         run(row);
     }
