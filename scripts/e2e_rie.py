@@ -636,6 +636,35 @@ def settings_per_function(st: ll.LocalStack, c: Checks, s: State) -> None:
                     "HONGBAO_VOTE_SITE" in str(e) + sb.tail(), str(e)[:300])
 
 
+def no_credentials_in_logs(st: ll.LocalStack, c: Checks, s: State) -> None:
+    """At the most verbose level (RUST_LOG=trace, as the template's LogLevel=trace sets it) a
+    function's output carries no Authorization header, cookie or security token of the event:
+    lambda_runtime logs every raw event at trace, which hongbao's tracing caps away
+    (hongbao::api::lambda::init_tracing). Issue 12."""
+    c.section("logs at trace level carry no credentials")
+    secrets = {
+        "authorization": "Bearer eyJhbGciOiJSUzI1NiJ9.TRACE-JWT-SECRET.sig",
+        "cookie": "session=TRACE-COOKIE-SECRET",
+        "x-amz-security-token": "IQoJb3JpZ2luX2VjTRACE-STS-SECRET",
+    }
+    env = {"RUST_LOG": "trace", "LOG_LEVEL": "debug"}
+    with ll.Sandbox("grab", env, redis_url=st.redis.url, name="grab-trace") as sb:
+        ev = ll.view_event(ll.NO_SUCH_PACKET, "tracer")
+        ev.setdefault("headers", {}).update(secrets)
+        ev["cookies"] = [secrets["cookie"]]
+        r = sb.invoke(ev)
+        c.status("a view at RUST_LOG=trace answers", r, 404, "not_found")
+        sb.wait_reports()
+        out = "\n".join(sb.lines)
+        leaked = [m for m in ("TRACE-JWT-SECRET", "TRACE-COOKIE-SECRET", "TRACE-STS-SECRET")
+                  if m in out]
+        c.check("the sandbox logged at debug or trace level (the check can see a leak)",
+                '"level":"DEBUG"' in out or '"level":"TRACE"' in out,
+                f"{len(sb.lines)} lines, none at debug/trace")
+        c.check("no Authorization, cookie or x-amz-security-token value in the output",
+                not leaked, f"leaked: {leaked}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--grab-sandboxes", type=int, default=8)
@@ -668,6 +697,7 @@ def main() -> int:
                          ("order codes", lambda: order_codes(stack, c, s)),
                          ("voting", lambda: voting(stack, c, s)),
                          ("settings", lambda: settings_per_function(stack, c, s)),
+                         ("credentials", lambda: no_credentials_in_logs(stack, c, s)),
                          ("concurrency", lambda: concurrency(stack, c, s, args.grabbers, args.shares,
                                                              args.threads)),
                          ("expiry", lambda: expiry(stack, c, s)),

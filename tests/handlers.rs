@@ -539,6 +539,79 @@ async fn bad_inputs_are_refused_and_change_nothing() {
                 "not_found",
             ),
         ];
+        // Issue 12: a repeated key is refused on every JSON route (serde_json would keep the
+        // last value, so `{"count":100,"count":1}` was read as 1 by one parser and 100 by
+        // another), and text other users see carries no control or invisible format character.
+        let mut cases = cases;
+        let invalid =
+            |name: &'static str, f: Function, ev: Value| (name, f, ev, 400u16, "invalid_request");
+        cases.extend([
+            invalid(
+                "create: repeated key",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"count":3}"#),
+            ),
+            invalid(
+                "create: repeated key, same value",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"total_cents":100,"count":2}"#),
+            ),
+            invalid(
+                "order codes: repeated key",
+                Function::NextOrderCode,
+                with_body(
+                    event("next-order-code-single"),
+                    r#"{"count":100,"count":1}"#,
+                ),
+            ),
+            invalid(
+                "deposit: repeated key",
+                Function::Wallet,
+                with_body(
+                    event("wallet-deposit"),
+                    r#"{"user_id":"bob","user_id":"alice","amount_cents":5,"reference":"r2"}"#,
+                ),
+            ),
+            invalid(
+                "post article: repeated key",
+                Function::Vote,
+                with_body(
+                    event("vote-post-article"),
+                    r#"{"title":"a","title":"b","link":"https://example.com/"}"#,
+                ),
+            ),
+            invalid(
+                "vote: repeated key",
+                Function::Vote,
+                with_body(
+                    event("vote-vote"),
+                    r#"{"direction":"up","direction":"down"}"#,
+                ),
+            ),
+            invalid(
+                "greeting with a right-to-left override",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"greeting":"\u202egnp.exe\u0007\n\r"}"#),
+            ),
+            invalid(
+                "greeting with a bell",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"greeting":"hi\u0007"}"#),
+            ),
+            invalid(
+                "greeting with a zero-width space",
+                Function::CreatePacket,
+                create(r#"{"total_cents":100,"count":2,"greeting":"hi\u200bthere"}"#),
+            ),
+            invalid(
+                "title with a right-to-left override",
+                Function::Vote,
+                with_body(
+                    event("vote-post-article"),
+                    r#"{"title":"\u202etxt.exe","link":"https://example.com/"}"#,
+                ),
+            ),
+        ]);
         let before = snapshot(&redis).await;
         assert!(!before.is_empty());
         for (name, f, ev, status, code) in cases {
@@ -558,6 +631,38 @@ async fn bad_inputs_are_refused_and_change_nothing() {
                 "{backend:?} {name} changed the data"
             );
         }
+    }
+}
+
+/// Issue 12: a Redis error that a retry cannot fix is 500 `internal`, never 503 + Retry-After
+/// (clients would retry it forever). A wallet key of the wrong type (another program wrote a
+/// list under our name) makes `WRONGTYPE` inside the script.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrongtype_is_500_not_503() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let wallet = hongbao::store::keys::Keys::new(&store.config().key_prefix)
+            .wallet("mallory")
+            .wallet;
+        let mut conn = redis.raw_conn().await;
+        let _: i64 = redis::cmd("RPUSH")
+            .arg(&wallet)
+            .arg("not a wallet")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let (status, body, retry_after) = call(
+            &store,
+            Function::Wallet,
+            &with_sub(event("wallet-get"), "mallory"),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str(), retry_after),
+            (500, Some("internal"), None),
+            "{backend:?}: {body}"
+        );
     }
 }
 

@@ -115,5 +115,103 @@ pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiErro
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::invalid("a JSON body is required"));
     }
+    no_duplicate_keys(bytes)?;
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))
+}
+
+/// Refuses a JSON document in which an object, at any depth, names a key twice
+/// (`{"count": 100, "count": 1}`). RFC 8259 §4 leaves such a document's meaning to the parser
+/// (serde_json keeps the last value when it builds a `Value`, a derived struct refuses), so a
+/// request that a proxy, a WAF or a log reader may read differently is refused on every route.
+///
+/// # Errors
+/// 400 `invalid_request` naming the repeated key (cut to [`shown`]'s length), or serde's
+/// explanation for malformed JSON.
+pub(crate) fn no_duplicate_keys(bytes: &[u8]) -> Result<(), ApiError> {
+    use serde::de::Deserializer as _;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_any(UniqueKeys)
+        .and_then(|()| de.end())
+        .map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))
+}
+
+/// A visitor that walks a whole JSON value and fails on an object's repeated key.
+struct UniqueKeys;
+
+impl<'de> serde::de::DeserializeSeed<'de> for UniqueKeys {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(UniqueKeys)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate key `{}`",
+                    shown(&key)
+                )));
+            }
+            map.next_value_seed(UniqueKeys)?;
+        }
+        Ok(())
+    }
+}
+
+/// The longest text, in characters, that an error message echoes back (a path id, a key).
+pub const SHOWN_CHARS: usize = 64;
+
+/// `text` as an error message may echo it: at most [`SHOWN_CHARS`] characters, then `…` when
+/// it was longer, and control characters escaped (`{:?}`-style) so a message never carries a
+/// raw line break or a bidi override out of the caller's input.
+pub fn shown(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(SHOWN_CHARS)
+        .flat_map(|c| {
+            if c.is_control() || crate::domain::is_invisible_format(c) {
+                c.escape_unicode().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    if text.chars().nth(SHOWN_CHARS).is_some() {
+        out.push('…');
+    }
+    out
 }

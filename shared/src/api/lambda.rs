@@ -18,7 +18,9 @@ use crate::domain::ConfigError;
 use crate::store::{EvictionVerdict, Feature, Store};
 
 /// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), level from
-/// `RUST_LOG` (default `info`), no ANSI colours, no timestamps (CloudWatch adds them).
+/// `RUST_LOG` (default `info`), no ANSI colours, no timestamps (CloudWatch adds them), and
+/// other crates capped at `debug` so no raw event with its credentials is ever logged
+/// (`credential_safe_levels`).
 ///
 /// `RUST_LOG` is a list of `[target=]level` directives (`info`, `warn,hongbao=debug`), parsed
 /// by `tracing_subscriber::filter::Targets`; an unparsable value means `info`. (Targets needs
@@ -36,6 +38,9 @@ pub fn init_tracing() {
                 .with_default(tracing_subscriber::filter::LevelFilter::INFO)
         });
     let _ = tracing_subscriber::fmt()
+        // The builder's own ceiling is INFO: lift it, so `RUST_LOG` alone decides (before,
+        // `RUST_LOG=debug` printed nothing below INFO).
+        .with_max_level(tracing_subscriber::filter::LevelFilter::TRACE)
         .json()
         .with_current_span(false)
         .with_ansi(false)
@@ -43,7 +48,20 @@ pub fn init_tracing() {
         .with_target(false)
         .finish()
         .with(filter)
+        .with(credential_safe_levels())
         .try_init();
+}
+
+/// A second filter under `RUST_LOG`: only hongbao's own code may log at `trace`; every other
+/// crate stops at `debug`. `lambda_runtime` logs each raw invocation event at `trace`
+/// ("raw JSON event received from Lambda"): the caller's `Authorization` header, cookies, and
+/// the `x-amz-security-token` of a SigV4-signed call. Whatever `RUST_LOG` or the template's
+/// `LogLevel` says, those lines are never formatted.
+fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    Targets::new()
+        .with_default(LevelFilter::DEBUG)
+        .with_target("hongbao", LevelFilter::TRACE)
 }
 
 /// Initialises a sandbox for a function that serves `features`: JSON tracing, the connection

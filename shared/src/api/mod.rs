@@ -65,7 +65,10 @@ pub fn contract(router: Router) -> Router {
 }
 
 async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::not_found(format!("no route for {method} {}", uri.path()))
+    ApiError::not_found(format!(
+        "no route for {method} {}",
+        extract::shown(uri.path())
+    ))
 }
 
 async fn method_not_allowed(req: Request, next: Next) -> Response {
@@ -89,7 +92,10 @@ async fn method_not_allowed(req: Request, next: Next) -> Response {
     let mut answer = ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        format!("{method} is not allowed on {path}; use {allowed}"),
+        format!(
+            "{method} is not allowed on {}; use {allowed}",
+            extract::shown(&path)
+        ),
     )
     .with("allow", &allowed)
     .into_response();
@@ -132,6 +138,16 @@ mod tests {
         assert_eq!(v["allow"], "GET, POST");
         let resp = send("GET", "/nowhere").await.unwrap();
         assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+        // A long path is cut before it is echoed (issue 12: a 10,000-character id came back
+        // whole).
+        let long = format!("/{}", "x".repeat(10_000));
+        let body = axum::body::to_bytes(send("GET", &long).await.unwrap().into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let message = v["message"].as_str().unwrap();
+        assert!(message.chars().count() < 100, "{message}");
+        assert!(message.ends_with('…'), "{message}");
         assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
         assert_eq!(
             send("GET", "/articles").await.unwrap().status(),

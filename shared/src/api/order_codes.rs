@@ -40,12 +40,13 @@ fn one_code() -> i64 {
 /// a JSON object `{"count": N}` with an integer `N` in `1..=100` (`count` may be left out).
 ///
 /// # Errors
-/// 400 `invalid_request` for malformed JSON, a non-object, unknown fields, a non-integer or
-/// out-of-range `count`.
+/// 400 `invalid_request` for malformed JSON, a repeated key, a non-object, unknown fields, a
+/// non-integer or out-of-range `count`.
 pub(crate) fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(1);
     }
+    super::extract::no_duplicate_keys(body)?;
     let invalid = |e: serde_json::Error| ApiError::invalid(format!("invalid JSON body: {e}"));
     let v: Value = serde_json::from_slice(body).map_err(invalid)?;
     if !v.is_object() {

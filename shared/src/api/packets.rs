@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::config::AppState;
 use super::error::{rfc3339, ApiError};
-use super::extract::{Caller, JsonBody};
+use super::extract::{shown, Caller, JsonBody};
 use crate::domain::is_reference;
 use crate::domain::packets::{
     ClaimOutcome, CreateOutcome, GrabOutcome, Packet, PacketRequest, PacketView, Share,
@@ -206,7 +206,7 @@ async fn view(
 ) -> Result<Json<PacketViewBody>, ApiError> {
     match packets::view(&state.store, &id).await? {
         Some(v) => Ok(Json(v.into())),
-        None => Err(ApiError::not_found(format!("no packet {id}"))),
+        None => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
     }
 }
 
@@ -255,7 +255,7 @@ async fn grab(
             "you already grabbed a share of this packet",
         )
         .with("share", ShareBody::new(&id, &share, None))),
-        GrabOutcome::NotFound => Err(ApiError::not_found(format!("no packet {id}"))),
+        GrabOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
         GrabOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
             "too many grab attempts; slow down",
             retry_after_ms,
@@ -303,7 +303,7 @@ async fn claim(
             claimed_at: rfc3339(claimed_at_ms),
             repeat,
         })),
-        ClaimOutcome::NotFound => Err(ApiError::not_found(format!("no packet {id}"))),
+        ClaimOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
         ClaimOutcome::NoShare => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "no_share",

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::AppState;
 use super::error::{rfc3339, ApiError};
-use super::extract::{Caller, JsonBody};
+use super::extract::{shown, Caller, JsonBody};
 use crate::domain::voting::{
     is_group_name, Article, Direction, GroupChange, GroupsOutcome, NewArticle, Order, VoteOutcome,
     MAX_GROUP_NAME_CHARS, MAX_PAGE,
@@ -44,7 +44,7 @@ pub fn router(state: AppState) -> Router {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PostRequest {
-    /// 1 to 200 characters, not blank, no control characters.
+    /// 1 to 200 characters, not blank, no control or invisible format characters.
     pub title: String,
     /// An `http` or `https` URL.
     pub link: String,
@@ -188,7 +188,7 @@ async fn vote(
             direction: direction.as_str(),
             changed,
         })),
-        VoteOutcome::NotFound => Err(ApiError::not_found(format!("no article {id}"))),
+        VoteOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
         VoteOutcome::Closed { votes, score } => Err(ApiError::gone(
             "voting_closed",
             "voting on this article closed one week after it was posted",
@@ -215,7 +215,7 @@ async fn set_groups(
             article_id: id,
             groups,
         })),
-        GroupsOutcome::NotFound => Err(ApiError::not_found(format!("no article {id}"))),
+        GroupsOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
         GroupsOutcome::Forbidden => Err(ApiError::forbidden(
             "only the poster of an article may change its groups",
         )),

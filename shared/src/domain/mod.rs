@@ -43,6 +43,44 @@ pub fn is_user_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// Whether `c` is an invisible format character that shown text must not carry: Unicode
+/// general category `Cf` (bidi overrides and isolates U+202A–U+202E and U+2066–U+2069, zero
+/// width space U+200B, the marks U+200E/U+200F, word joiner U+2060, BOM U+FEFF, soft hyphen
+/// U+00AD, the tag characters U+E0000–U+E007F used for "ASCII smuggling", ...) and the line
+/// and paragraph separators U+2028/U+2029 (`Zl`, `Zp`). The zero-width joiner U+200D is
+/// allowed: emoji sequences such as 👨‍👩‍👧 need it. Categories from `unicode-properties`
+/// (UAX #44).
+pub fn is_invisible_format(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    c != '\u{200D}'
+        && matches!(
+            c.general_category(),
+            GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+}
+
+/// Checks text that other users will see (a greeting, a title): no control character (`Cc`:
+/// NUL, line breaks, ESC, DEL, U+0080–U+009F) and no invisible format character
+/// ([`is_invisible_format`]), so no stored text can reorder, hide or break what is displayed
+/// around it (a U+202E "right-to-left override" turns `gnp.exe` into `exe.png`).
+///
+/// # Errors
+/// [`Invalid`] naming `field` and the first offending character as `U+XXXX`.
+pub fn check_shown_text(field: &str, text: &str) -> Result<(), Invalid> {
+    match text
+        .chars()
+        .find(|&c| c.is_control() || is_invisible_format(c))
+    {
+        None => Ok(()),
+        Some(c) => Err(Invalid(format!(
+            "{field} must not contain control or invisible format characters (found U+{:04X})",
+            c as u32
+        ))),
+    }
+}
+
 /// Whether `s` is a valid idempotency key or deposit reference: 1 to 64 visible ASCII
 /// characters.
 pub fn is_reference(s: &str) -> bool {
@@ -62,6 +100,26 @@ mod tests {
         assert!(!is_user_id("a{b}"));
         assert!(!is_user_id("é"));
         assert!(is_reference("order-42/x"));
+        assert!(check_shown_text("greeting", "恭喜发财 👨\u{200D}👩\u{200D}👧 🎉").is_ok());
+        for bad in [
+            "\u{202E}gnp.exe",
+            "a\u{0007}",
+            "line\nbreak",
+            "cr\r",
+            "zero\u{200B}width",
+            "\u{2066}isolate",
+            "bom\u{FEFF}",
+            "tag\u{E0041}",
+            "sep\u{2028}",
+            "c1\u{0085}",
+            "nul\0",
+        ] {
+            let err = check_shown_text("greeting", bad).unwrap_err();
+            assert!(
+                err.0.starts_with("greeting must not contain"),
+                "{bad:?}: {err}"
+            );
+        }
         assert!(!is_reference("a b"));
         assert!(!is_reference(&"r".repeat(65)));
     }

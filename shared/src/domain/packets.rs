@@ -173,9 +173,7 @@ impl PacketRules {
                     "greeting must be at most {MAX_GREETING_CHARS} characters"
                 )));
             }
-            if g.contains('\0') {
-                return Err(Invalid::new("greeting must not contain NUL"));
-            }
+            super::check_shown_text("greeting", g)?;
         }
         Ok(NewPacket {
             total_cents: req.total_cents,
@@ -269,7 +267,8 @@ pub struct NewPacket {
     pub split: LuckySplit,
     /// Seconds until the packet expires (`1..=604800`).
     pub expires_in_secs: u64,
-    /// Optional greeting, at most 100 characters.
+    /// Optional greeting, at most 100 characters, none of them control or invisible format
+    /// characters ([`super::check_shown_text`]).
     pub greeting: Option<String>,
 }
 

@@ -48,13 +48,49 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    /// A [`ConfigError`] for `setting` set to `value`.
+    /// A [`ConfigError`] for `setting` set to `value` ([`ConfigError::named`]).
     pub fn new(setting: &Setting, value: impl ToString, reason: impl Into<String>) -> Self {
+        Self::named(setting.name, value.to_string(), reason)
+    }
+
+    /// A [`ConfigError`] for the variable `name` set to `value`, with the value already
+    /// redacted ([`redacted`]): the error is printed at cold start, so it must never carry a
+    /// password.
+    pub fn named(name: &'static str, value: impl Into<String>, reason: impl Into<String>) -> Self {
         ConfigError {
-            name: setting.name,
-            value: value.to_string(),
+            name,
+            value: redacted(name, &value.into()),
             reason: reason.into(),
         }
+    }
+}
+
+/// `value` of the variable `name` as it may be printed: `REDACTED` for a variable whose
+/// name says it holds a secret (`PASSWORD`, `TOKEN`, `SECRET`, a name ending in `_KEY`), a
+/// URL's password replaced by `REDACTED`
+/// (`rediss://app:REDACTED@host:6379`), or a value that is not a URL but has `user:pass@`
+/// in it cut down to what follows the `@`. Everything else unchanged.
+pub fn redacted(name: &str, value: &str) -> String {
+    const HIDDEN: &str = "REDACTED";
+    let upper = name.to_ascii_uppercase();
+    if ["PASSWORD", "TOKEN", "SECRET"]
+        .iter()
+        .any(|w| upper.contains(w))
+        || upper.ends_with("_KEY")
+    {
+        return HIDDEN.to_string();
+    }
+    if let Ok(mut u) = url::Url::parse(value) {
+        if u.password().is_some() && u.set_password(Some(HIDDEN)).is_ok() {
+            return u.to_string();
+        }
+        if u.has_host() && u.password().is_none() {
+            return value.to_string();
+        }
+    }
+    match value.rfind('@') {
+        Some(at) if value[..at].contains(':') => format!("{HIDDEN}@{}", &value[at + 1..]),
+        _ => value.to_string(),
     }
 }
 
@@ -136,6 +172,24 @@ mod tests {
         default: "5",
         meaning: "ms",
     };
+
+    #[test]
+    fn secrets_are_redacted() {
+        assert_eq!(
+            redacted("REDIS_URL", "rediss://u:p%40ss@h:6379/0"),
+            "rediss://u:REDACTED@h:6379/0"
+        );
+        assert_eq!(redacted("REDIS_URL", "redis://h:6379"), "redis://h:6379");
+        assert_eq!(
+            redacted("REDIS_URL", "rediss://app@h:6379"),
+            "rediss://app@h:6379"
+        );
+        assert_eq!(redacted("REDIS_URL", "u:pw@h:6379"), "REDACTED@h:6379");
+        assert_eq!(redacted("REDIS_PASSWORD", "pw"), "REDACTED");
+        assert_eq!(redacted("HONGBAO_KEY_PREFIX", "hb"), "hb");
+        let e = ConfigError::named("REDIS_URL", "redis://:topsecret@h", "bad");
+        assert!(!e.to_string().contains("topsecret"));
+    }
 
     #[test]
     fn values_defaults_and_errors() {

@@ -272,7 +272,7 @@ pub struct Article {
 
 impl NewArticle {
     /// Checks a new article: the title 1 to [`MAX_TITLE_CHARS`] characters, not only white
-    /// space, without control characters; the link an [`is_link`].
+    /// space, without control or invisible format characters ([`super::check_shown_text`]); the link an [`is_link`].
     ///
     /// # Errors
     /// [`Invalid`] naming the field.
@@ -283,9 +283,7 @@ impl NewArticle {
                 "title must be 1 to {MAX_TITLE_CHARS} characters and not blank"
             )));
         }
-        if title.chars().any(char::is_control) {
-            return Err(Invalid::new("title must not contain control characters"));
-        }
+        super::check_shown_text("title", &title)?;
         if !is_link(&link) {
             return Err(Invalid(format!(
                 "link must be an http or https URL of at most {MAX_LINK_CHARS} visible ASCII characters"

@@ -136,11 +136,7 @@ fn non_empty(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Option<Str
 }
 
 fn bad(name: &'static str, value: impl Into<String>, reason: &str) -> ConfigError {
-    ConfigError {
-        name,
-        value: value.into(),
-        reason: reason.into(),
-    }
+    ConfigError::named(name, value, reason)
 }
 
 /// `REDIS_CLUSTER`: `Some(true)`, `Some(false)` or `None` for `auto` (the default).
@@ -597,6 +593,24 @@ mod tests {
         assert!(!format!("{a:?}").contains("s3cret"));
         assert!(RedisAuth::from_lookup(&lookup(&[("REDIS_AUTH", "password")])).is_err());
         assert!(RedisAuth::from_lookup(&lookup(&[("REDIS_AUTH", "kerberos")])).is_err());
+        // A cold-start configuration error never prints a password from the URL (issue 12).
+        let clear = [
+            ("REDIS_AUTH", "iam"),
+            ("REDIS_USERNAME", "app"),
+            ("REDIS_IAM_CACHE_NAME", "hb"),
+            (
+                "REDIS_URL",
+                "redis://app:hunter2-s3cret@cache.internal:6379",
+            ),
+        ];
+        let e = RedisAuth::from_lookup(&lookup(&clear)).unwrap_err();
+        for shown in [e.to_string(), format!("{e:?}")] {
+            assert!(!shown.contains("hunter2"), "{shown}");
+            assert!(
+                shown.contains("redis://app:REDACTED@cache.internal:6379"),
+                "{shown}"
+            );
+        }
         let iam = [
             ("REDIS_AUTH", "iam"),
             ("REDIS_USERNAME", "app"),
