@@ -745,7 +745,7 @@ async fn handler_contract_and_bad_inputs() {
             ("no JWT", no_auth, 401, "unauthorized"),
             (
                 "bad user id",
-                with_sub(ev("{}"), "a b"),
+                with_sub(ev("{}"), "a\u{202E}b"),
                 401,
                 "unauthorized",
             ),

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 
 use super::config::{AppState, AuthMode};
 use super::error::ApiError;
-use crate::domain::is_user_id;
+use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 
 /// The caller's user id: the JWT claim `sub` (verified by the HTTP API JWT authorizer), or,
 /// when the state's [`AuthMode`] is [`AuthMode::Header`], the `x-user-id` header.
@@ -47,8 +47,7 @@ pub fn caller(parts: &Parts, mode: AuthMode) -> Result<String, ApiError> {
         AuthMode::Header => parts
             .headers
             .get("x-user-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string),
+            .and_then(|v| String::from_utf8(v.as_bytes().to_vec()).ok()),
     };
     match id {
         None => Err(ApiError::unauthorized(match mode {
@@ -56,9 +55,9 @@ pub fn caller(parts: &Parts, mode: AuthMode) -> Result<String, ApiError> {
             AuthMode::Header => "no x-user-id header",
         })),
         Some(id) if is_user_id(&id) => Ok(id),
-        Some(_) => Err(ApiError::unauthorized(
-            "the user id must be 1 to 64 characters of [A-Za-z0-9_-]",
-        )),
+        Some(_) => Err(ApiError::unauthorized(format!(
+            "the user id must be 1 to {MAX_USER_ID_CHARS} printable characters"
+        ))),
     }
 }
 

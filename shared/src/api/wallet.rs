@@ -10,7 +10,7 @@ use super::config::AppState;
 use super::error::{rfc3339, ApiError};
 use super::extract::{Caller, IamPrincipal, JsonBody};
 use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
-use crate::domain::{is_reference, is_user_id};
+use crate::domain::{is_reference, is_user_id, MAX_USER_ID_CHARS};
 use crate::store::wallet;
 
 /// The routes of the wallet function.
@@ -112,9 +112,9 @@ async fn deposit(
     }
     let JsonBody(b) = body?;
     if !is_user_id(&b.user_id) {
-        return Err(ApiError::invalid(
-            "user_id must be 1 to 64 characters of [A-Za-z0-9_-]",
-        ));
+        return Err(ApiError::invalid(format!(
+            "user_id must be 1 to {MAX_USER_ID_CHARS} printable characters"
+        )));
     }
     if !(1..=MAX_DEPOSIT_CENTS).contains(&b.amount_cents) {
         return Err(ApiError::invalid(format!(

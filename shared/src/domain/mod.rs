@@ -35,12 +35,19 @@ impl Invalid {
 #[error("{0}")]
 pub struct BadRecord(pub String);
 
-/// Whether `id` is a valid user id: 1 to 64 characters of `[A-Za-z0-9_-]`.
+/// The longest user id, in characters.
+pub const MAX_USER_ID_CHARS: usize = 255;
+
+/// Whether `id` is a valid user id: 1 to [`MAX_USER_ID_CHARS`] printable characters, i.e. no
+/// control character and no invisible format character ([`is_invisible_format`]). Any identity
+/// provider's JWT `sub` fits: Cognito's UUIDs, Auth0's `auth0|65f0c1…` and
+/// `google-oauth2|1043…`, Okta's `00u1abcd…`, e-mail addresses, names with spaces or any
+/// script. The store never puts an id into a key as it is: keys carry an encoded form
+/// (`store::keys::user_key_part`) and hash tags a digest (`store::keys::user_tag`).
 pub fn is_user_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !id.is_empty()
+        && id.chars().count() <= MAX_USER_ID_CHARS
+        && !id.chars().any(|c| c.is_control() || is_invisible_format(c))
 }
 
 /// Whether `c` is an invisible format character that shown text must not carry: Unicode
@@ -93,12 +100,25 @@ mod tests {
 
     #[test]
     fn user_ids_and_references() {
-        assert!(is_user_id("alice_01-x"));
-        assert!(!is_user_id(""));
-        assert!(!is_user_id(&"a".repeat(65)));
-        assert!(is_user_id(&"a".repeat(64)));
-        assert!(!is_user_id("a{b}"));
-        assert!(!is_user_id("é"));
+        for ok in [
+            "alice_01-x",
+            "auth0|65f0c1e2d3b4a59687f0e1d2",
+            "google-oauth2|104398765432109876543",
+            "00u1abcdEFGH2345ijk6",
+            "3f2a9c1e-8b7d-4e6f-a5c4-1b2d3e4f5a6b",
+            "user@example.com",
+            "a{b}:c|d e",
+            "é",
+            "张伟",
+            " ",
+        ] {
+            assert!(is_user_id(ok), "{ok:?}");
+        }
+        assert!(is_user_id(&"é".repeat(MAX_USER_ID_CHARS)));
+        for bad in ["", "a\nb", "tab\t", "\u{202E}x", "zw\u{200B}", "del\u{7F}"] {
+            assert!(!is_user_id(bad), "{bad:?}");
+        }
+        assert!(!is_user_id(&"a".repeat(MAX_USER_ID_CHARS + 1)));
         assert!(is_reference("order-42/x"));
         assert!(check_shown_text("greeting", "恭喜发财 👨\u{200D}👩\u{200D}👧 🎉").is_ok());
         for bad in [

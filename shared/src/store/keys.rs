@@ -12,6 +12,11 @@
 //!   slot and are single atomic scripts. Only a claim crosses slots (packet to grabber's
 //!   wallet); it is made exactly-once with a transfer record (see `lua/claim.lua`).
 //! * The **reclaim index** and the **reclaim lock** use the fixed tag `{reclaim}`.
+//! * A user id (any identity provider's `sub`: `auth0|…`, e-mail addresses, spaces, any
+//!   script) appears in a key only as [`user_key_part`]: every byte outside `[A-Za-z0-9_-]`
+//!   percent-encoded. Unescaped, the id `a:ledger` would name user `a`'s ledger as its wallet;
+//!   encoded, `<user>` below never holds `:`, `{`, `}` or a space. (Hash fields such as the
+//!   grabs' `user` hold the id as it is: a field is not parsed.)
 //!
 //! | key | type | contents |
 //! | --- | --- | --- |
@@ -35,6 +40,22 @@ use rand::RngCore;
 
 /// Length of a packet id: 4 hex digits of wallet tag and 20 random hex digits.
 pub const PACKET_ID_LEN: usize = 24;
+
+/// The bytes a user id keeps as they are in a key: `[A-Za-z0-9_-]`; every other byte is
+/// percent-encoded.
+const USER_ID_KEPT: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'_').remove(b'-');
+
+/// `user_id` as it appears inside a key: each UTF-8 byte outside `[A-Za-z0-9_-]` as `%XX`
+/// (upper-case hex, RFC 3986 percent-encoding; `percent-encoding` crate), the rest unchanged.
+/// So no id can contain `{`, `}` (a hash tag), `:` (the key separator) or a space once in a
+/// key, two ids never share an encoding (`%` itself is encoded), and the ids of the old rule
+/// (`[A-Za-z0-9_-]{1,64}`) keep the keys they always had.
+///
+/// Example: `auth0|65f0` → `auth0%7C65f0`, `a:ledger` → `a%3Aledger`.
+pub fn user_key_part(user_id: &str) -> std::borrow::Cow<'_, str> {
+    percent_encoding::utf8_percent_encode(user_id, USER_ID_KEPT).into()
+}
 
 /// The wallet hash tag of `user_id`: the first 4 lowercase hex digits of its SHA-1.
 pub fn user_tag(user_id: &str) -> String {
@@ -130,17 +151,17 @@ impl Keys {
             self.prefix,
             &packet_id[..4],
             packet_id,
-            user_id
+            user_key_part(user_id)
         )
     }
 
-    /// The wallet of `user_id`.
+    /// The wallet of `user_id` (the id encoded by [`user_key_part`]).
     pub fn wallet(&self, user_id: &str) -> WalletKeys {
         let wallet = format!(
             "{}:{{{}}}:wallet:{}",
             self.prefix,
             user_tag(user_id),
-            user_id
+            user_key_part(user_id)
         );
         WalletKeys {
             ledger: format!("{wallet}:ledger"),
@@ -158,7 +179,7 @@ impl Keys {
             "{}:{{{}}}:wallet:{}:tx:{}",
             self.prefix,
             user_tag(user_id),
-            user_id,
+            user_key_part(user_id),
             transfer_id
         )
     }
@@ -170,7 +191,7 @@ impl Keys {
             "{}:{{{}}}:idem:{}:{}",
             self.prefix,
             user_tag(user_id),
-            user_id,
+            user_key_part(user_id),
             key
         )
     }
@@ -209,6 +230,23 @@ impl Keys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_ids_are_encoded_in_keys() {
+        assert_eq!(user_key_part("alice_01-x"), "alice_01-x");
+        assert_eq!(user_key_part("auth0|65f0"), "auth0%7C65f0");
+        assert_eq!(user_key_part("a:ledger"), "a%3Aledger");
+        assert_eq!(user_key_part("{x} y%"), "%7Bx%7D%20y%25");
+        assert_eq!(user_key_part("é"), "%C3%A9");
+        let keys = Keys::new("hb");
+        // Unescaped, this user's wallet would be user `a`'s ledger list.
+        assert_ne!(keys.wallet("a:ledger").wallet, keys.wallet("a").ledger);
+        let w = keys.wallet("evil}{x}:ledger");
+        assert_eq!(w.wallet.matches(['{', '}']).count(), 2, "{}", w.wallet);
+        assert_eq!(tag_of(&w.wallet), user_tag("evil}{x}:ledger"));
+        // Distinct ids never share an encoding (spot check; `%` is itself encoded).
+        assert_ne!(user_key_part("%41"), user_key_part("A"));
+    }
 
     fn tag_of(key: &str) -> &str {
         let open = key.find('{').unwrap();

@@ -145,7 +145,11 @@ impl SiteKeys {
     /// state of earlier limiters (`:rl:`, `:gcra:`, both expiring within a window) is never
     /// read as a counter.
     pub fn vote_rate(&self, user_id: &str) -> String {
-        format!("{}:attempts:{user_id}", self.base)
+        format!(
+            "{}:attempts:{}",
+            self.base,
+            super::keys::user_key_part(user_id)
+        )
     }
 }
 
