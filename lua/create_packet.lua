@@ -1,5 +1,6 @@
 -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
--- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT).
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
+-- rate_limit.lua (rl_check, rl_count: the creates-per-minute quota).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
 -- KEYS[1] sender wallet hash        (field `balance`, integer cents)
@@ -9,12 +10,15 @@
 -- KEYS[5] packet meta hash
 -- KEYS[6] packet share list         (un-grabbed share amounts in cents, popped from the left)
 -- KEYS[7] the Idempotency-Key's record in the layout before 0.2 (string with a TTL; read only)
+-- KEYS[8] the sender's packets created in the open quota window (string counter, TTL)
 -- ARGV[1] packet id      ARGV[2] sender id    ARGV[3] total_cents   ARGV[4] count
 -- ARGV[5] mode           ARGV[6] split        ARGV[7] greeting      ARGV[8] expires_in_secs
 -- ARGV[9] request fingerprint (idempotency)
 -- ARGV[10] record id `create:<Idempotency-Key>`, or '' for a request without the header
 -- ARGV[11] how long the record is kept, ms (> 0)
--- ARGV[12] ledger length cap                  ARGV[13..] the share amounts (cents), count of them
+-- ARGV[12] ledger length cap
+-- ARGV[13] packets a sender may create per window (0: no limit)   ARGV[14] the window, ms
+-- ARGV[15..] the share amounts (cents), count of them
 --
 -- Every check runs before the first write. Returns one of:
 --   {'created', packet_id}
@@ -22,6 +26,8 @@
 --   {'idempotency_key_reused'}         same idempotency key, different request: nothing changed
 --   {'insufficient_funds', balance}    nothing changed
 --   {'id_taken'}                       packet id already exists (retry with a new id)
+--   {'rate_limited', wait_ms}          the sender's quota of creates is used up: nothing changed
+--                                      (a repeat of an earlier create is answered before this)
 local total = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
 local record_id = ARGV[10]
@@ -45,11 +51,11 @@ if record_id ~= '' then
   end
 end
 
-if #ARGV - 12 ~= count then
+if #ARGV - 14 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 13, #ARGV do
+for i = 15, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -58,6 +64,12 @@ for i = 13, #ARGV do
 end
 if total == nil or sum ~= total or total > MAX_EXACT then
   return redis.error_reply('ERR hongbao: create_packet: shares do not sum to the total')
+end
+
+local quota, window = tonumber(ARGV[13]), tonumber(ARGV[14])
+local wait, used = rl_check(KEYS[8], quota, 1, window)
+if wait > 0 then
+  return {'rate_limited', wait}
 end
 
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
@@ -81,7 +93,7 @@ redis.call('HSET', KEYS[5],
   'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0, 'refunded_cents', 0)
 
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
-local i = 13
+local i = 15
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
@@ -93,4 +105,5 @@ if record_id ~= '' then
   redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[11])), record_id)
 end
 prune_records(KEYS[3], KEYS[4], now)
+rl_count(KEYS[8], quota, used, 1, window)
 return {'created', ARGV[1]}

@@ -13,19 +13,24 @@
 --
 -- KEYS[1..m]  day hashes of the candidate business days (m = 1..3, one slot: tag {oc})
 -- KEYS[m+1]   high-water mark: the newest business day (days since 1970-01-01) given a day hash
+-- KEYS[m+1+i] (i = 1..m) the caller's codes taken on the business day of KEYS[i] (a counter
+--             of rate_limit.lua, prepended: its TTL is the day-hash TTL)
 -- ARGV[1] count (1..100)   ARGV[2] positions per day (9 * 10^(digits - 1))
 -- ARGV[3] a fresh CSPRNG secret from the caller, used only if the day has none yet
 -- ARGV[4] day-hash TTL, seconds
--- ARGV[5], ARGV[6] the window [start, end) (Unix seconds) the zone data below is valid for
--- ARGV[5+2i], ARGV[6+2i] (i = 1..m) the business day (local days since 1970-01-01) of KEYS[i],
+-- ARGV[5] codes one caller may take per business day (0: no quota)
+-- ARGV[6], ARGV[7] the window [start, end) (Unix seconds) the zone data below is valid for
+-- ARGV[6+2i], ARGV[7+2i] (i = 1..m) the business day (local days since 1970-01-01) of KEYS[i],
 --           and the caller's guess of its secret ('' = none)
--- ARGV[7+2m] UTC offset (seconds) in force at the window start, then pairs
+-- ARGV[8+2m] UTC offset (seconds) in force at the window start, then pairs
 --           (transition instant, Unix seconds; UTC offset from then on, seconds), ascending
 --
 -- Returns one string, fields joined by ':' (a flat string: a Lua table reply costs the server
 -- about 1 us more; every number is an integer far below 10^14, so Lua writes it exactly):
 --   'ok:<day>:<now_s>:<first_position>:<secret>'  positions first..first+count-1 are the caller's
 --   'exhausted:<day>:<now_s>:<taken>'   fewer than `count` positions left; none taken
+--   'quota:<day>:<now_s>:<used>'  the caller's codes of the day plus `count` pass ARGV[5];
+--                        nothing written
 --   'clock:<now_s>'      Redis TIME is outside the window or its day is not a candidate (the
 --                        caller's clock is far from Redis's); nothing written
 --   'lost:<day>'         the day's hash is missing although this or a later day already had
@@ -34,30 +39,37 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1])
 
-local m = #KEYS - 1
+local m = (#KEYS - 1) / 2
 local count = tonumber(ARGV[1])
 local domain = tonumber(ARGV[2])
-if now < tonumber(ARGV[5]) or now >= tonumber(ARGV[6]) then
+if now < tonumber(ARGV[6]) or now >= tonumber(ARGV[7]) then
   return 'clock:' .. now
 end
 
 -- The UTC offset at `now`: the last transition at or before it wins.
-local offset = tonumber(ARGV[7 + 2 * m])
-for i = 8 + 2 * m, #ARGV - 1, 2 do
+local offset = tonumber(ARGV[8 + 2 * m])
+for i = 9 + 2 * m, #ARGV - 1, 2 do
   if now >= tonumber(ARGV[i]) then
     offset = tonumber(ARGV[i + 1])
   end
 end
 local day = math.floor((now + offset) / 86400)
 
-local key, guess = nil, ''
+local key, guess, quota_key = nil, '', nil
 for i = 1, m do
-  if tonumber(ARGV[5 + 2 * i]) == day then
-    key, guess = KEYS[i], ARGV[6 + 2 * i]
+  if tonumber(ARGV[6 + 2 * i]) == day then
+    key, guess, quota_key = KEYS[i], ARGV[7 + 2 * i], KEYS[m + 1 + i]
   end
 end
 if not key then
   return 'clock:' .. now
+end
+
+-- The caller's quota of the day, checked before any write and counted with the positions.
+local quota, quota_ms = tonumber(ARGV[5]), tonumber(ARGV[4]) * 1000
+local wait, used = rl_check(quota_key, quota, count, quota_ms)
+if wait > 0 then
+  return 'quota:' .. day .. ':' .. now .. ':' .. used
 end
 
 -- Takes `count` positions under `secret` (after = the field's value once incremented), or
@@ -71,6 +83,7 @@ if guess ~= '' then
       redis.call('HINCRBY', key, guess, -count)
       return 'exhausted:' .. day .. ':' .. now .. ':' .. (after - count)
     end
+    rl_count(quota_key, quota, used, count, quota_ms)
     return 'ok:' .. day .. ':' .. now .. ':' .. (after - count) .. ':' .. guess
   end
   -- The field did not exist: a wrong guess. Undo (an emptied hash disappears).
@@ -84,6 +97,7 @@ if secret then
     redis.call('HINCRBY', key, secret, -count)
     return 'exhausted:' .. day .. ':' .. now .. ':' .. (after - count)
   end
+  rl_count(quota_key, quota, used, count, quota_ms)
   return 'ok:' .. day .. ':' .. now .. ':' .. (after - count) .. ':' .. secret
 end
 
@@ -96,4 +110,5 @@ secret = ARGV[3]
 redis.call('HSET', key, secret, count)
 redis.call('EXPIRE', key, ARGV[4])
 redis.call('SET', KEYS[m + 1], day)
+rl_count(quota_key, quota, used, count, quota_ms)
 return 'ok:' .. day .. ':' .. now .. ':0:' .. secret

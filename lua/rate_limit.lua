@@ -38,3 +38,44 @@ local function rl_take(key, limit, window_ms)
   redis.call('SET', key, 1, 'PX', window_ms)
   return 0
 end
+
+-- A quota of the same fixed-window kind for scripts that must check everything before their
+-- first write (create_packet.lua, order_code.lua, article_post.lua): the check reads, the
+-- count writes, and the script counts only once its own checks have passed, so a refused or
+-- failed request writes nothing.
+--
+-- rl_check(key, limit, cost, window_ms) returns wait_ms, used: wait_ms 0 when `cost` more
+-- units fit in the open window (used = the units taken so far, or nil when no window is
+-- open), else the whole milliseconds (>= 1) until the window closes (nothing written).
+-- limit 0 turns the quota off (nothing read). A counter without a TTL (only a program outside
+-- the scripts can leave one) counts as no open window, and rl_count replaces it.
+local function rl_check(key, limit, cost, window_ms)
+  if limit <= 0 then
+    return 0, nil
+  end
+  local used = redis.call('GET', key)
+  if not used then
+    return 0, nil
+  end
+  local left = redis.call('PTTL', key)
+  if left < 0 then
+    return 0, nil
+  end
+  if tonumber(used) + cost > limit then
+    return math.max(1, left), used
+  end
+  return 0, used
+end
+
+-- rl_count(key, limit, used, cost, window_ms): counts `cost` units after a passed rl_check
+-- (INCRBY in the open window, or SET ... PX opening one). Nothing when the quota is off.
+local function rl_count(key, limit, used, cost, window_ms)
+  if limit <= 0 then
+    return
+  end
+  if used then
+    redis.call('INCRBY', key, cost)
+  else
+    redis.call('SET', key, cost, 'PX', window_ms)
+  end
+end

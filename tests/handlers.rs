@@ -471,7 +471,7 @@ async fn bad_inputs_are_refused_and_change_nothing() {
                 Function::Wallet,
                 with_body(
                     event("wallet-deposit"),
-                    r#"{"user_id":"b{o}b","amount_cents":5,"reference":"r"}"#,
+                    r#"{"user_id":"b\u0007b","amount_cents":5,"reference":"r"}"#,
                 ),
                 400,
                 "invalid_request",
@@ -777,6 +777,79 @@ async fn identity_provider_subjects() {
                 "{backend:?} {key}"
             );
         }
+    }
+}
+
+/// Issue 12's abuse quotas at their production defaults, standalone and cluster: a sender's
+/// 11th packet in a minute (`HONGBAO_PACKETS_PER_MINUTE` = 10) and a user's order codes past
+/// 500 a day (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`) are 429 + `Retry-After` with nothing
+/// written (DUMP of every key before and after), while another user is unaffected. (Before,
+/// one user took all 90,000 codes of a day in 0.6 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abuse_quotas() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let defaults = hongbao::Config::default();
+        let store = common::store(&redis, |c| {
+            c.packets.packets_per_minute = defaults.packets.packets_per_minute;
+            c.order_codes.per_user_per_day = defaults.order_codes.per_user_per_day;
+        });
+        assert_eq!(store.config().packets.packets_per_minute, 10);
+        assert_eq!(store.config().order_codes.per_user_per_day, 500);
+        assert_eq!(deposit(&store, "spammer", 10_000, "seed").await.0, 201);
+        assert_eq!(deposit(&store, "other", 10_000, "seed").await.0, 201);
+        let create = |who: &str| {
+            with_sub(
+                with_body(
+                    event("create-packet-lucky"),
+                    r#"{"total_cents":1,"count":1}"#,
+                ),
+                who,
+            )
+        };
+        for i in 0..10 {
+            let (s, b, _) = call(&store, Function::CreatePacket, &create("spammer")).await;
+            assert_eq!(s, 201, "{backend:?} create {i}: {b}");
+        }
+        let before = snapshot(&redis).await;
+        let (s, b, retry) = call(&store, Function::CreatePacket, &create("spammer")).await;
+        assert_eq!((s, b["error"].as_str()), (429, Some("rate_limited")), "{b}");
+        let retry: u64 = retry.expect("Retry-After").parse().unwrap();
+        assert!((1..=60).contains(&retry), "{retry}");
+        assert_eq!(
+            snapshot(&redis).await,
+            before,
+            "{backend:?}: a refused create wrote"
+        );
+        let (s, b, _) = call(&store, Function::CreatePacket, &create("other")).await;
+        assert_eq!(s, 201, "{backend:?} another sender: {b}");
+
+        let codes = |who: &str, n: u32| {
+            with_sub(
+                with_body(
+                    event("next-order-code-batch"),
+                    &format!(r#"{{"count":{n}}}"#),
+                ),
+                who,
+            )
+        };
+        for _ in 0..5 {
+            let (s, b, _) = call(&store, Function::NextOrderCode, &codes("spammer", 100)).await;
+            assert_eq!(s, 201, "{backend:?}: {b}");
+        }
+        let before = snapshot(&redis).await;
+        let (s, b, retry) = call(&store, Function::NextOrderCode, &codes("spammer", 1)).await;
+        assert_eq!((s, b["error"].as_str()), (429, Some("rate_limited")), "{b}");
+        assert!(b["date"].is_string(), "{b}");
+        let retry: u64 = retry.expect("Retry-After").parse().unwrap();
+        assert!((1..=86_400).contains(&retry), "{retry}");
+        assert_eq!(
+            snapshot(&redis).await,
+            before,
+            "{backend:?}: a refused order code wrote"
+        );
+        let (s, b, _) = call(&store, Function::NextOrderCode, &codes("other", 100)).await;
+        assert_eq!(s, 201, "{backend:?} another user: {b}");
     }
 }
 

@@ -24,18 +24,20 @@ use rand::{Rng, SeedableRng};
 use redis::Script;
 use serde_json::{json, Value};
 
-/// The production script's text.
-const SOURCE: &str = include_str!("../lua/order_code.lua");
+/// The production script's text (`lua/rate_limit.lua` + `lua/order_code.lua`).
+fn source() -> &'static str {
+    hongbao::store::scripts::ORDER_CODE.source()
+}
 
 /// `lua/order_code.lua` with Redis `TIME` replaced by `unix_s` seconds and `micros`
 /// microseconds.
 fn script_at(unix_s: i64, micros: u32) -> Script {
     assert_eq!(
-        SOURCE.matches("redis.call('TIME')").count(),
+        source().matches("redis.call('TIME')").count(),
         1,
         "one clock read in the script"
     );
-    Script::new(&SOURCE.replacen(
+    Script::new(&source().replacen(
         "redis.call('TIME')",
         &format!("{{'{unix_s}', '{micros}'}}"),
         1,
@@ -70,7 +72,7 @@ async fn take_at(
     micros: u32,
     around: i64,
 ) -> Result<Outcome, Error> {
-    order_codes::next_codes_with(store, &script_at(at, micros), count, around).await
+    order_codes::next_codes_with(store, &script_at(at, micros), "tester", count, around).await
 }
 
 /// The codes of an outcome that must be `Issued` for `date`.
@@ -171,7 +173,7 @@ async fn ninety_thousand_codes_then_exhausted() {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&n) = sizes.get(i) else { return };
-                    let out = order_codes::next_codes_with(&store, &script, n, at).await;
+                    let out = order_codes::next_codes_with(&store, &script, "tester", n, at).await;
                     let got = issued(out, "2026-11-21");
                     assert_eq!(got.len(), n as usize);
                     codes.lock().unwrap().extend(got);
@@ -187,7 +189,7 @@ async fn ninety_thousand_codes_then_exhausted() {
 
         // 50 left: batches of 100 and 51 fail whole and take nothing.
         for n in [100, 51] {
-            match order_codes::next_codes_with(&store, &script, n, at)
+            match order_codes::next_codes_with(&store, &script, "tester", n, at)
                 .await
                 .unwrap()
             {
@@ -207,9 +209,9 @@ async fn ninety_thousand_codes_then_exhausted() {
         for (n, callers, winners) in [(7, 20, 7), (1, 10, 1)] {
             let racers = (0..callers).map(|_| {
                 let (store, script) = (store.clone(), script.clone());
-                tokio::spawn(
-                    async move { order_codes::next_codes_with(&store, &script, n, at).await },
-                )
+                tokio::spawn(async move {
+                    order_codes::next_codes_with(&store, &script, "tester", n, at).await
+                })
             });
             let mut won = 0;
             for r in join_all(racers).await {
@@ -220,12 +222,13 @@ async fn ninety_thousand_codes_then_exhausted() {
                         won += 1;
                     }
                     Outcome::Exhausted { .. } => {}
+                    other => panic!("{backend}: unexpected {other:?}"),
                 }
             }
             assert_eq!(won, winners, "{backend}: batches of {n}");
         }
         // The 90,001st.
-        let out = order_codes::next_codes_with(&store, &script, 1, at)
+        let out = order_codes::next_codes_with(&store, &script, "tester", 1, at)
             .await
             .unwrap();
         assert!(
@@ -381,7 +384,9 @@ async fn first_requests_of_a_day_share_one_secret() {
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let tasks = (0..200).map(|_| {
             let (store, script) = (store.clone(), script.clone());
-            tokio::spawn(async move { order_codes::next_codes_with(&store, &script, 1, at).await })
+            tokio::spawn(async move {
+                order_codes::next_codes_with(&store, &script, "tester", 1, at).await
+            })
         });
         let mut got = HashSet::new();
         for r in join_all(tasks).await {
@@ -835,14 +840,14 @@ async fn six_and_seven_digit_codes() {
             let per_day = 9 * 10u64.pow(digits - 1);
             let mut codes: Vec<String> = Vec::new();
             for _ in 0..20 {
-                let out = order_codes::next_codes_with(&store, &script, 100, at).await;
+                let out = order_codes::next_codes_with(&store, &script, "tester", 100, at).await;
                 codes.extend(issued(out, "2026-11-21"));
             }
             // Jump to the end of the day's range: the last 10 positions.
             set_taken(&redis, &prefix, "20261121", per_day - 10).await;
-            let out = order_codes::next_codes_with(&store, &script, 10, at).await;
+            let out = order_codes::next_codes_with(&store, &script, "tester", 10, at).await;
             codes.extend(issued(out, "2026-11-21"));
-            let out = order_codes::next_codes_with(&store, &script, 1, at)
+            let out = order_codes::next_codes_with(&store, &script, "tester", 1, at)
                 .await
                 .unwrap();
             assert!(

@@ -243,7 +243,7 @@ impl Bench {
             "EVALSHA".to_string(),
             scripts::ORDER_CODE.get_hash().to_string(),
         ];
-        words.push((w.days.len() + 1).to_string());
+        words.push((2 * w.days.len() + 1).to_string());
         for &d in &w.days {
             words.push(order_codes::day_key(
                 "hb",
@@ -251,6 +251,13 @@ impl Bench {
             ));
         }
         words.push(order_codes::newest_day_key("hb"));
+        for &d in &w.days {
+            words.push(order_codes::quota_key(
+                "hb",
+                order_codes::date_of_day(d).expect("date"),
+                "bench",
+            ));
+        }
         // The fresh secret doubles as the guess: the first call stores it, every later call
         // takes the hot path (TIME + HINCRBY), as a warm sandbox does.
         let secret = order_codes::new_day_secret();
@@ -259,6 +266,7 @@ impl Bench {
             order_codes::domain(self.digits).to_string(),
             secret.clone(),
             order_codes::DAY_TTL_SECS.to_string(),
+            cfg.order_codes.per_user_per_day.to_string(),
             w.start.to_string(),
             w.end.to_string(),
         ]);
@@ -293,7 +301,7 @@ impl Bench {
                     tokio::spawn(async move {
                         let mut codes = 0u64;
                         while next.fetch_add(1, Ordering::Relaxed) < n {
-                            match order_codes::next_codes(&store, count)
+                            match order_codes::next_codes(&store, "bench", count)
                                 .await
                                 .expect("next_codes")
                             {
@@ -403,6 +411,9 @@ fn config(server: &RedisServer, digits: u32) -> Config {
         ..Config::default()
     };
     cfg.order_codes.digits = digits;
+    // The per-user quota on (its counter is read and written on every call, as in
+    // production) but never reached by the bench's one user.
+    cfg.order_codes.per_user_per_day = u32::MAX;
     cfg
 }
 

@@ -139,6 +139,7 @@ fn main() {
         };
         cfg.packets.max_count = u32::MAX;
         cfg.packets.max_total_cents = i64::MAX;
+        cfg.packets.packets_per_minute = 0; // benches create many packets per sender
         let store = Store::new(cfg);
         let client = redis::Client::open(server.url()).expect("client");
         let mut conn = client

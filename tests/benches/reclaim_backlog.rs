@@ -40,12 +40,14 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let store = Arc::new(Store::new(Config {
+        let mut cfg = Config {
             redis_url: redis.url(),
             redis_cluster: false,
             redis_cluster_auto: false,
             ..Config::default()
-        }));
+        };
+        cfg.packets.packets_per_minute = 0; // thousands of packets per sender
+        let store = Arc::new(Store::new(cfg));
         let per_sender = n.div_ceil(SENDERS) as i64 * 100;
         for s in 0..SENDERS {
             wallet::deposit(&store, &format!("sender{s}"), per_sender, "seed")

@@ -76,15 +76,17 @@ pub struct CodesBody {
 /// authenticated caller (see [`crate::store::order_codes`]).
 ///
 /// 201 [`CodesBody`]; 503 `exhausted` with `"date"` and `Retry-After` (seconds until the next
-/// business day) when fewer than `count` codes are left today, none taken; 400
+/// business day) when fewer than `count` codes are left today, none taken; 429 `rate_limited`
+/// with `"date"` and `Retry-After` (seconds to the next business day) when the caller's daily
+/// quota would be passed, none taken; 400
 /// `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
 async fn next_codes(
     State(state): State<AppState>,
-    Caller(_): Caller,
+    Caller(user): Caller,
     body: Bytes,
 ) -> Result<(StatusCode, Json<CodesBody>), ApiError> {
     let count = order_code_count(&body)?;
-    match order_codes::next_codes(&state.store, count).await? {
+    match order_codes::next_codes(&state.store, &user, count).await? {
         Outcome::Issued { date, codes } => Ok((
             StatusCode::CREATED,
             Json(CodesBody {
@@ -105,5 +107,17 @@ async fn next_codes(
         )
         .with("date", date.to_string())
         .retry_after(retry_after_secs)),
+        Outcome::QuotaExceeded {
+            date,
+            used,
+            retry_after_secs,
+        } => Err(ApiError::rate_limited(
+            format!(
+                "{count} more order codes would pass your {} of {date}                  (HONGBAO_ORDER_CODES_PER_USER_PER_DAY; {used} taken); the next business day                  starts in {retry_after_secs} s",
+                state.store.config().order_codes.per_user_per_day
+            ),
+            (retry_after_secs * 1000) as i64,
+        )
+        .with("date", date.to_string())),
     }
 }

@@ -88,7 +88,8 @@ impl From<&Packet> for PacketBody {
 }
 
 /// `POST /packets`: 201 [`PacketBody`]; 400, 401, 402 `insufficient_funds` (+`balance_cents`),
-/// 409 `idempotency_key_reused`.
+/// 409 `idempotency_key_reused`, 429 `rate_limited` + `Retry-After` (the sender's
+/// `HONGBAO_PACKETS_PER_MINUTE` is used up; nothing written).
 async fn create(
     State(state): State<AppState>,
     Caller(sender): Caller,
@@ -123,6 +124,13 @@ async fn create(
         CreateOutcome::IdempotencyKeyReused => Err(ApiError::conflict(
             "idempotency_key_reused",
             "this Idempotency-Key was used with a different request",
+        )),
+        CreateOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
+            format!(
+                "at most {} red packets per minute per sender (HONGBAO_PACKETS_PER_MINUTE)",
+                state.store.config().packets.packets_per_minute
+            ),
+            retry_after_ms,
         )),
     }
 }

@@ -26,8 +26,19 @@ pub const ORDER_CODE_DIGITS: Setting = Setting {
     meaning: "order-code suffix width, 5..=7: 9 × 10^(digits−1) codes a day",
 };
 
+/// `HONGBAO_ORDER_CODES_PER_USER_PER_DAY`.
+pub const ORDER_CODES_PER_USER_PER_DAY: Setting = Setting {
+    name: "HONGBAO_ORDER_CODES_PER_USER_PER_DAY",
+    default: "500",
+    meaning: "order codes one user may take per business day (429 + `Retry-After` = seconds to the next business day beyond it, nothing taken; without it one user could take the day's 90,000 codes in a second); `0` disables",
+};
+
 /// The order-code settings, in README order.
-pub const SETTINGS: &[Setting] = &[ORDER_CODE_TZ, ORDER_CODE_DIGITS];
+pub const SETTINGS: &[Setting] = &[
+    ORDER_CODE_TZ,
+    ORDER_CODE_DIGITS,
+    ORDER_CODES_PER_USER_PER_DAY,
+];
 
 /// The configured order codes (the next-order-code function reads them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +47,9 @@ pub struct OrderCodeRules {
     pub tz: Tz,
     /// Digits of a code's random suffix, in [`DIGITS`] (`HONGBAO_ORDER_CODE_DIGITS`).
     pub digits: u32,
+    /// Codes one user may take per business day; 0 disables the quota
+    /// (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`).
+    pub per_user_per_day: u32,
 }
 
 impl Default for OrderCodeRules {
@@ -61,6 +75,7 @@ impl OrderCodeRules {
         Ok(OrderCodeRules {
             tz: lookup.get(&ORDER_CODE_TZ)?,
             digits,
+            per_user_per_day: lookup.get(&ORDER_CODES_PER_USER_PER_DAY)?,
         })
     }
 }
@@ -411,6 +426,16 @@ pub enum Outcome {
     Exhausted {
         /// The business day.
         date: NaiveDate,
+        /// Seconds until the next business day starts (Redis `TIME`), at least 1.
+        retry_after_secs: u64,
+    },
+    /// The caller's codes of the day plus this request would pass
+    /// `HONGBAO_ORDER_CODES_PER_USER_PER_DAY`; none were taken.
+    QuotaExceeded {
+        /// The business day.
+        date: NaiveDate,
+        /// Codes the caller already took today.
+        used: u64,
         /// Seconds until the next business day starts (Redis `TIME`), at least 1.
         retry_after_secs: u64,
     },

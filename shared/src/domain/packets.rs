@@ -38,6 +38,14 @@ pub const GRAB_RATE_LIMIT: Setting = Setting {
     default: "10",
     meaning: "repeated grabs (after the win) per user per packet per window; `0` disables",
 };
+/// `HONGBAO_PACKETS_PER_MINUTE`.
+pub const PACKETS_PER_MINUTE: Setting = Setting {
+    name: "HONGBAO_PACKETS_PER_MINUTE",
+    default: "10",
+    meaning: "red packets a sender may create per minute (a fixed window opened by the first create; 429 + `Retry-After` beyond it, nothing written); `0` disables",
+};
+/// The window of [`PACKETS_PER_MINUTE`], milliseconds.
+pub const PACKETS_WINDOW_MS: u64 = 60_000;
 /// `HONGBAO_GRAB_RATE_WINDOW_MS`.
 pub const GRAB_RATE_WINDOW_MS: Setting = Setting {
     name: "HONGBAO_GRAB_RATE_WINDOW_MS",
@@ -64,6 +72,7 @@ pub const SETTINGS: &[Setting] = &[
     MAX_TOTAL_CENTS,
     GRAB_RATE_LIMIT,
     GRAB_RATE_WINDOW_MS,
+    PACKETS_PER_MINUTE,
     RETENTION_SECS,
     IDEMPOTENCY_TTL_SECS,
 ];
@@ -80,6 +89,8 @@ pub struct PacketRules {
     pub grab_rate_limit: u32,
     /// Grab rate-limit window, milliseconds (≥ 1).
     pub grab_rate_window_ms: u64,
+    /// Packets a sender may create per minute ([`PACKETS_WINDOW_MS`]); 0 disables the quota.
+    pub packets_per_minute: u32,
     /// Seconds a settled packet's keys are kept (≥ `idempotency_ttl_secs`).
     pub retention_secs: u64,
     /// Seconds a create-packet `Idempotency-Key` is remembered, and a done claim's credit
@@ -104,6 +115,7 @@ impl PacketRules {
             max_total_cents: lookup.get(&MAX_TOTAL_CENTS)?,
             grab_rate_limit: lookup.get(&GRAB_RATE_LIMIT)?,
             grab_rate_window_ms: lookup.at_least(&GRAB_RATE_WINDOW_MS, 1)?,
+            packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: lookup.at_least(&IDEMPOTENCY_TTL_SECS, 1)?,
         };
@@ -493,6 +505,12 @@ pub enum CreateOutcome {
     },
     /// The `Idempotency-Key` was used before with a different request; nothing changed.
     IdempotencyKeyReused,
+    /// The sender created `HONGBAO_PACKETS_PER_MINUTE` packets in the open window; nothing
+    /// changed.
+    RateLimited {
+        /// Milliseconds until the window closes (≥ 1).
+        retry_after_ms: i64,
+    },
 }
 
 /// The largest share in grab order; ties go to the earlier grab.

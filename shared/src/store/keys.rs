@@ -23,6 +23,7 @@
 //! | `hb:{t}:wallet:<user>` | hash | `balance` (cents) |
 //! | `hb:{t}:wallet:<user>:ledger` | list | `kind\|amount_cents\|at_ms\|reference`, newest first |
 //! | `hb:{t}:wallet:<user>:idem` | hash | idempotency records, no TTL: `dep:<reference>` and `claim:<packet id>` -> fingerprint, `create:<Idempotency-Key>` -> `fingerprint\npacket_id` |
+//! | `hb:{t}:wallet:<user>:creates` | string | packets the user created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`); TTL = the rest of the window |
 //! | `hb:{t}:wallet:<user>:idem:forget` | sorted set | record id -> when it may be forgotten (Unix ms; `+inf` while a claim still needs it), pruned inside the scripts |
 //! | `hb:{t}:wallet:<user>:tx:<transfer id>`, `hb:{t}:idem:<user>:<key>` | string | records of the layout before 0.2 (with TTLs): read, never written |
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
@@ -114,6 +115,9 @@ pub struct WalletKeys {
     pub records: String,
     /// Sorted set: record id -> Unix ms after which it may be forgotten (`+inf`: pinned).
     pub records_forget: String,
+    /// Packets created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`; a counter
+    /// whose TTL is the rest of the window).
+    pub creates: String,
 }
 
 impl Keys {
@@ -167,6 +171,7 @@ impl Keys {
             ledger: format!("{wallet}:ledger"),
             records: format!("{wallet}:idem"),
             records_forget: format!("{wallet}:idem:forget"),
+            creates: format!("{wallet}:creates"),
             wallet,
         }
     }

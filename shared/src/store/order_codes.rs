@@ -67,6 +67,7 @@
 //! | key | type | contents |
 //! | --- | --- | --- |
 //! | `hb:{oc}:day:<yyyymmdd>` | hash | one field: the day's secret (32 hex digits) -> positions taken; expires 2 days after the day's first code |
+//! | `hb:{oc}:quota:<yyyymmdd>:<user>` | string | codes the user took that day (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`); expires with the day hash. On `{oc}` so the quota is checked and counted in the script that takes the codes: a refused request writes nothing |
 //! | `hb:{oc}:newest_day` | string | the newest business day (days since 1970-01-01) that got a day hash; no expiry |
 //!
 //! The high-water mark refuses to create a day hash for a day at or before it: a day hash that
@@ -104,6 +105,18 @@ pub fn day_key(prefix: &str, date: NaiveDate) -> String {
         date.year(),
         date.month(),
         date.day()
+    )
+}
+
+/// The key of `user_id`'s codes taken on business day `date` (a counter of
+/// `lua/rate_limit.lua` that expires with the day hash; `HONGBAO_ORDER_CODES_PER_USER_PER_DAY`).
+pub fn quota_key(prefix: &str, date: NaiveDate, user_id: &str) -> String {
+    format!(
+        "{prefix}:{{oc}}:quota:{:04}{:02}{:02}:{}",
+        date.year(),
+        date.month(),
+        date.day(),
+        super::keys::user_key_part(user_id)
     )
 }
 
@@ -146,16 +159,19 @@ fn remember_secret(url: &str, key: &str, secret: &str) {
 }
 
 /// Takes `count` (`1..=100`) codes of the current business day (Redis `TIME` in
-/// `HONGBAO_ORDER_CODE_TZ`), all or none. One EVALSHA of `lua/order_code.lua`.
+/// `HONGBAO_ORDER_CODE_TZ`) for `user_id`, all or none, within the user's daily quota
+/// (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`, counted in the same script). One EVALSHA of
+/// `lua/order_code.lua`.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached or its clock is 5 hours or more from
 /// this function's; [`Error::Internal`] for a `count` outside `1..=100`, or when the day's
 /// hash vanished (see the module documentation).
-pub async fn next_codes(store: &Store, count: u32) -> Result<Outcome, Error> {
+pub async fn next_codes(store: &Store, user_id: &str, count: u32) -> Result<Outcome, Error> {
     next_codes_with(
         store,
         &scripts::ORDER_CODE,
+        user_id,
         count,
         chrono::Utc::now().timestamp(),
     )
@@ -175,6 +191,7 @@ pub async fn next_codes(store: &Store, count: u32) -> Result<Outcome, Error> {
 pub async fn next_codes_with(
     store: &Store,
     script: &Script,
+    user_id: &str,
     count: u32,
     around: i64,
 ) -> Result<Outcome, Error> {
@@ -191,20 +208,25 @@ pub async fn next_codes_with(
         cfg.key_prefix.as_str(),
     );
     let window = window_of_hour(tz, around);
-    let keys: Vec<String> = window
+    let dates: Vec<NaiveDate> = window
         .days
         .iter()
-        .map(|&d| Ok(day_key(prefix, date_of_day(d)?)))
-        .collect::<Result<_, Error>>()?;
+        .map(|&d| date_of_day(d))
+        .collect::<Result<_, _>>()?;
+    let keys: Vec<String> = dates.iter().map(|&d| day_key(prefix, d)).collect();
     let mut inv = script.prepare_invoke();
     for key in &keys {
         inv.key(key);
     }
     inv.key(newest_day_key(prefix));
+    for &date in &dates {
+        inv.key(quota_key(prefix, date, user_id));
+    }
     inv.arg(count)
         .arg(domain(digits))
         .arg(new_day_secret())
         .arg(DAY_TTL_SECS)
+        .arg(cfg.order_codes.per_user_per_day)
         .arg(window.start)
         .arg(window.end);
     for (&day, key) in window.days.iter().zip(&keys) {
@@ -246,6 +268,17 @@ pub async fn next_codes_with(
             let next = date.succ_opt().map_or(now + 86_400, |d| day_start(tz, d));
             Ok(Outcome::Exhausted {
                 date,
+                retry_after_secs: (next - now).max(1) as u64,
+            })
+        }
+        Some("quota") => {
+            let (day, now) = (int(NAME, reply.get(1))?, int(NAME, reply.get(2))?);
+            let used = int(NAME, reply.get(3))?;
+            let date = date_of_day(day)?;
+            let next = date.succ_opt().map_or(now + 86_400, |d| day_start(tz, d));
+            Ok(Outcome::QuotaExceeded {
+                date,
+                used: used.max(0) as u64,
                 retry_after_secs: (next - now).max(1) as u64,
             })
         }

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 
 use redis::Value;
 
-use crate::domain::packets::parse_claim_state;
 pub use crate::domain::packets::{
     best_luck, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet, PacketView,
     Share, Status,
 };
+use crate::domain::packets::{parse_claim_state, PACKETS_WINDOW_MS};
 use crate::domain::split;
 
 use super::keys::{is_packet_id, new_packet_id, Keys};
@@ -65,6 +65,7 @@ pub async fn create(
             .key(&pk.meta)
             .key(&pk.shares)
             .key(keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-")))
+            .key(&wk.creates)
             .arg(&packet_id)
             .arg(sender_id)
             .arg(req.total_cents)
@@ -77,6 +78,8 @@ pub async fn create(
             .arg(record_id.as_deref().unwrap_or(""))
             .arg(cfg.packets.idempotency_ttl_secs * 1000)
             .arg(crate::domain::wallet::LEDGER_CAP)
+            .arg(cfg.packets.packets_per_minute)
+            .arg(PACKETS_WINDOW_MS)
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
         let outcome = reply.first().map(String::as_str);
@@ -107,6 +110,11 @@ pub async fn create(
                 })
             }
             Some("idempotency_key_reused") => return Ok(CreateOutcome::IdempotencyKeyReused),
+            Some("rate_limited") => {
+                return Ok(CreateOutcome::RateLimited {
+                    retry_after_ms: int("create_packet", reply.get(1))?,
+                })
+            }
             Some("id_taken") => continue,
             _ => return Err(Error::bad_reply("create_packet", format!("{reply:?}"))),
         }

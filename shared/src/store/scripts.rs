@@ -57,6 +57,17 @@ macro_rules! script {
             ))
         });
     };
+    // A money script with a quota: `lua/records.lua` and `lua/rate_limit.lua` prepended.
+    ($(#[$doc:meta])* $name:ident, $file:literal, with_records_and_quota) => {
+        $(#[$doc])*
+        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
+            Lua::new(concat!(
+                include_str!("../../../lua/records.lua"),
+                include_str!("../../../lua/rate_limit.lua"),
+                include_str!(concat!("../../../lua/", $file))
+            ))
+        });
+    };
     // A money script: `lua/records.lua` (exact-integer formatting, Redis TIME, idempotency
     // records without TTLs) is prepended to the file.
     ($(#[$doc:meta])* $name:ident, $file:literal, with_records) => {
@@ -124,7 +135,7 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
 
 script!(
     /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
-    CREATE_PACKET, "create_packet.lua", with_records);
+    CREATE_PACKET, "create_packet.lua", with_records_and_quota);
 script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
@@ -171,7 +182,7 @@ script!(
 script!(
     /// `lua/order_code.lua`: decide the order codes' business day from Redis `TIME` and take
     /// that many positions of the day's sequence, all or none (never wrapping).
-    ORDER_CODE, "order_code.lua");
+    ORDER_CODE, "order_code.lua", with_rate_limit);
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
 pub fn all() -> [(&'static str, &'static Script); 15] {
