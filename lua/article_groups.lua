@@ -8,11 +8,14 @@
 -- KEYS[1] article hash   KEYS[2] the article's groups (set of group names)
 -- KEYS[3..] group sets (article members): first the ARGV[3] groups to add, then those to remove
 -- ARGV[1] caller user id   ARGV[2] article member   ARGV[3] how many of KEYS[3..] are additions
--- ARGV[4..] the group names of KEYS[3..], in the same order
+-- ARGV[4..] the group names of KEYS[3..], in the same order (ARGV[#KEYS + 2]: see below)
+-- ARGV[#KEYS + 2] the most groups the article may be in (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE)
 --
 -- Returns one of:
 --   {'not_found'}            no such article; nothing written
 --   {'forbidden'}            the caller is not the poster; nothing written
+--   {'too_many_groups', n}   the change would put the article in more groups than allowed
+--                            (n = its groups now); nothing written
 --   {'ok', name, ...}        the article's groups afterwards (unordered)
 local poster = redis.call('HGET', KEYS[1], 'poster')
 if not poster then
@@ -22,6 +25,22 @@ if poster ~= ARGV[1] then
   return {'forbidden'}
 end
 local adds = tonumber(ARGV[3])
+-- The size afterwards, before any write: additions not yet there, minus removals that are.
+local size = redis.call('SCARD', KEYS[2])
+local after, added = size, false
+for i = 3, #KEYS do
+  local member = redis.call('SISMEMBER', KEYS[2], ARGV[i + 1]) == 1
+  if i - 2 <= adds then
+    if not member then
+      after, added = after + 1, true
+    end
+  elseif member then
+    after = after - 1
+  end
+end
+if added and after > tonumber(ARGV[#KEYS + 2]) then
+  return {'too_many_groups', size}
+end
 for i = 3, #KEYS do
   local name = ARGV[i + 1]
   if i - 2 <= adds then

@@ -11,13 +11,22 @@
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- KEYS[1] article hash       KEYS[2] vote record (hash user -> 1 | -1)
 -- KEYS[3] score sorted set   KEYS[4] time sorted set
+-- KEYS[5] the poster's articles in the open quota window (a counter of rate_limit.lua,
+--         prepended; TTL = the rest of the window)
 -- ARGV[1] article member (the id, zero-padded to 12 digits)   ARGV[2] poster user id
 -- ARGV[3] title   ARGV[4] link   ARGV[5] voting window (s; 604800)   ARGV[6] score per vote (432)
 -- ARGV[7] clock offset (s) added to Redis TIME; 0 except in tests (see shared/src/voting.rs)
+-- ARGV[8] articles a poster may post per window (0: no quota)   ARGV[9] the window, ms
 --
--- Returns {'posted', posted_at (Unix s, Redis TIME), score} or {'id_taken'} (nothing written).
+-- Returns {'posted', posted_at (Unix s, Redis TIME), score}, {'id_taken'} or
+-- {'rate_limited', wait_ms} (nothing written).
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'id_taken'}
+end
+local quota, window = tonumber(ARGV[8]), tonumber(ARGV[9])
+local wait, used = rl_check(KEYS[5], quota, 1, window)
+if wait > 0 then
+  return {'rate_limited', wait}
 end
 local t = redis.call('TIME')
 local posted = tonumber(t[1]) + tonumber(ARGV[7])
@@ -29,4 +38,5 @@ redis.call('HSET', KEYS[2], ARGV[2], 1)
 redis.call('EXPIREAT', KEYS[2], posted + tonumber(ARGV[5]))
 redis.call('ZADD', KEYS[3], score, ARGV[1])
 redis.call('ZADD', KEYS[4], posted, ARGV[1])
+rl_count(KEYS[5], quota, used, 1, window)
 return {'posted', posted, score}

@@ -636,6 +636,58 @@ def settings_per_function(st: ll.LocalStack, c: Checks, s: State) -> None:
                     "HONGBAO_VOTE_SITE" in str(e) + sb.tail(), str(e)[:300])
 
 
+def emf_lines(lines) -> list[dict]:
+    """The CloudWatch Embedded Metric Format documents among a sandbox's output lines."""
+    docs = []
+    for line in lines:
+        if '"_aws"' not in line:
+            continue
+        try:
+            doc = json.loads(line[line.index("{"):])
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "_aws" in doc:
+            docs.append(doc)
+    return docs
+
+
+def metrics(st: ll.LocalStack, c: Checks, s: State) -> None:
+    """The functions print one EMF line per invocation (hongbao::api::metrics): a won, a
+    sold-out and a repeated grab in a fresh sandbox, and reclaim-cron's backlog gauge."""
+    c.section("CloudWatch Embedded Metric Format lines")
+    r = st.invoke("create-packet", ll.create_event("alice", 100, 1))
+    if not c.status("create a 1-share packet", r, 201):
+        return
+    pid = r["body"]["packet_id"]
+    s.packets.append(pid)
+    env = {"HONGBAO_METRICS_NAMESPACE": "hb-e2e"}
+    with ll.Sandbox("grab", env, redis_url=st.redis.url, name="grab-emf") as sb:
+        answers = [sb.invoke(ll.grab_event(pid, u))["statusCode"] for u in ("emf1", "emf2", "emf1")]
+        sb.wait_reports()
+        docs = emf_lines(sb.lines)
+    c.check("grabs answer 200, 410 sold_out, 409 already_grabbed", answers == [200, 410, 409],
+            str(answers))
+    c.check("one EMF line per invocation", len(docs) == 3, f"{len(docs)} lines: {docs}")
+    if len(docs) != 3:
+        return
+    meta = [d["_aws"]["CloudWatchMetrics"][0] for d in docs]
+    c.check("namespace hb-e2e, dimension Function = the function name",
+            all(m["Namespace"] == "hb-e2e" and m["Dimensions"] == [["Function"]] for m in meta)
+            and all(d.get("Function") == "grab-emf" for d in docs), str(meta[0]))
+    names = [{x["Name"] for x in m["Metrics"]} for m in meta]
+    c.check("GrabWon 1, then GrabSoldOut 1, then GrabAlreadyGrabbed 1",
+            [docs[0].get("GrabWon"), docs[1].get("GrabSoldOut"), docs[2].get("GrabAlreadyGrabbed")]
+            == [1, 1, 1] and "GrabWon" not in names[1], str(docs))
+    c.check("every line has LatencyMs (Milliseconds) and the Lambda RequestId",
+            all("LatencyMs" in n for n in names) and all(d.get("RequestId") for d in docs)
+            and any(x.get("Unit") == "Milliseconds" for x in meta[0]["Metrics"]
+                    if x["Name"] == "LatencyMs"), str(meta[0]))
+    reclaim = [d for sb in st["reclaim-cron"].sandboxes for d in emf_lines(sb.lines)]
+    c.check("reclaim-cron prints ReclaimRemainingDue on every run (0 included)",
+            bool(reclaim) and all("ReclaimRemainingDue" in d for d in reclaim),
+            f"{len(reclaim)} lines: {reclaim[:2]}")
+
+
 def no_credentials_in_logs(st: ll.LocalStack, c: Checks, s: State) -> None:
     """At the most verbose level (RUST_LOG=trace, as the template's LogLevel=trace sets it) a
     function's output carries no Authorization header, cookie or security token of the event:
@@ -701,6 +753,7 @@ def main() -> int:
                          ("concurrency", lambda: concurrency(stack, c, s, args.grabbers, args.shares,
                                                              args.threads)),
                          ("expiry", lambda: expiry(stack, c, s)),
+                         ("metrics", lambda: metrics(stack, c, s)),
                          ("latency", lambda: latency(stack, c, s, args.latency_invocations)),
                          ("conservation", lambda: conservation(stack, c, s))):
             try:

@@ -404,6 +404,9 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     )
     .await
     .expect("post");
+    let voting::PostOutcome::Posted(article) = article else {
+        panic!("the bench's one post is within the quota")
+    };
     let id = article.id;
     let limit = cfg.voting.rate_limit.to_string();
     let vote = |user: String, dir: i64, limit: &str| {

@@ -127,10 +127,13 @@ impl Bench {
             link: "https://example.com/".into(),
         };
         self.rt.block_on(async {
-            voting::post(&self.admin, "bench-poster", &new)
+            match voting::post(&self.admin, "bench-poster", &new)
                 .await
                 .expect("post")
-                .id
+            {
+                voting::PostOutcome::Posted(a) => a.id,
+                other => panic!("{other:?}"),
+            }
         })
     }
 

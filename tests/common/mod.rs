@@ -36,6 +36,7 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     // their production defaults.
     cfg.packets.packets_per_minute = 0;
     cfg.order_codes.per_user_per_day = 0;
+    cfg.voting.articles_per_day = 0;
     tweak(&mut cfg);
     Arc::new(Store::new(cfg))
 }

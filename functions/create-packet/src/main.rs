@@ -10,6 +10,5 @@ use hongbao::store::Feature;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     let state = lambda::init(&[Feature::Packets]).await?;
-    let router = lambda::for_api_gateway(api::packets::create_router(state));
-    lambda_http::run(router).await
+    lambda::serve(api::packets::create_router(state)).await
 }

@@ -10,6 +10,5 @@ use hongbao::store::Feature;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     let state = lambda::init(&[Feature::OrderCodes]).await?;
-    let router = lambda::for_api_gateway(api::order_codes::router(state));
-    lambda_http::run(router).await
+    lambda::serve(api::order_codes::router(state)).await
 }

@@ -12,6 +12,5 @@ use hongbao::store::Feature;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     let state = lambda::init(&[Feature::Voting]).await?;
-    let router = lambda::for_api_gateway(api::voting::router(state));
-    lambda_http::run(router).await
+    lambda::serve(api::voting::router(state)).await
 }

@@ -71,7 +71,7 @@ impl AppState {
 }
 
 /// Every setting, grouped as the README's configuration table lists them: connection, API,
-/// red packets, reclaim, wallet, order codes, voting, logging.
+/// red packets, reclaim, wallet, order codes, voting, metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
     use crate::domain::{order_codes, packets, voting, wallet};
     [
@@ -82,7 +82,7 @@ pub fn all_settings() -> Vec<Setting> {
         wallet::SETTINGS,
         order_codes::SETTINGS,
         voting::SETTINGS,
-        &[RUST_LOG],
+        &[super::metrics::METRICS_NAMESPACE, RUST_LOG],
     ]
     .concat()
 }

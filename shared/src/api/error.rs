@@ -127,6 +127,7 @@ impl From<Error> for ApiError {
         match e {
             Error::Unavailable(detail) => {
                 tracing::warn!(%detail, "redis unavailable");
+                super::metrics::count(super::metrics::UNAVAILABLE, 1);
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "unavailable",
@@ -136,6 +137,7 @@ impl From<Error> for ApiError {
             }
             Error::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
+                super::metrics::count(super::metrics::INTERNAL, 1);
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal",

@@ -77,6 +77,7 @@ fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
 /// with that message instead of running misconfigured.
 pub async fn init(features: &[Feature]) -> Result<AppState, InitError> {
     init_tracing();
+    init_metrics();
     let env = |name: &str| std::env::var(name).ok();
     let auth = AuthMode::from_lookup(&crate::domain::Lookup::new(&env))?;
     let state = AppState::new(Store::new(crate::store::Config::from_env(features)?), auth);
@@ -94,6 +95,65 @@ pub async fn init(features: &[Feature]) -> Result<AppState, InitError> {
         }
     }
     Ok(state)
+}
+
+/// The sandbox's EMF collector (`metrics_cloudwatch_embedded`), installed by [`init_metrics`].
+static COLLECTOR: std::sync::OnceLock<&'static metrics_cloudwatch_embedded::Collector> =
+    std::sync::OnceLock::new();
+
+/// Installs the CloudWatch Embedded Metric Format recorder once per sandbox: namespace
+/// `HONGBAO_METRICS_NAMESPACE` (default `hongbao`), dimension `Function` =
+/// `AWS_LAMBDA_FUNCTION_NAME` (see [`super::metrics`]). [`for_api_gateway`] and
+/// [`super::reclaim::serve`] flush it after every invocation, with the Lambda request id as
+/// the property `RequestId`. A second call, or a recorder already installed, is logged and
+/// ignored.
+pub fn init_metrics() {
+    use metrics_cloudwatch_embedded::Builder;
+    if COLLECTOR.get().is_some() {
+        return;
+    }
+    let namespace = std::env::var(super::metrics::METRICS_NAMESPACE.name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| super::metrics::METRICS_NAMESPACE.default.to_string());
+    let function = std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|_| "local".into());
+    match Builder::new()
+        .cloudwatch_namespace(namespace)
+        .with_dimension("Function", function)
+        .init()
+    {
+        Ok(collector) => {
+            super::metrics::describe();
+            let _ = COLLECTOR.set(collector);
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics recorder not installed"),
+    }
+}
+
+/// Prints the metrics recorded since the last flush as one EMF line on stdout, with the
+/// invocation's `request_id` as the property `RequestId` (nothing without a recorder, or when
+/// no metric moved).
+pub(crate) fn flush_metrics(request_id: Option<&str>) {
+    let Some(collector) = COLLECTOR.get() else {
+        return;
+    };
+    match request_id {
+        Some(id) => collector.set_property("RequestId", id.to_string()),
+        None => collector.remove_property("RequestId"),
+    };
+    if let Err(e) = collector.flush(std::io::stdout().lock()) {
+        tracing::warn!(error = %e, "metrics not flushed");
+    }
+}
+
+/// Serves `router` to API Gateway events until the sandbox ends (`lambda_http::run` of
+/// [`for_api_gateway`]: the stage taken off the path, one `LatencyMs` per request and the
+/// metrics flushed after each one).
+///
+/// # Errors
+/// The Lambda runtime's, when it cannot reach the Runtime API.
+pub async fn serve(router: Router) -> Result<(), lambda_runtime::Error> {
+    lambda_http::run(for_api_gateway(router)).await
 }
 
 /// Why a sandbox refuses to start.
@@ -148,7 +208,19 @@ pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
 /// A function hands `for_api_gateway(its router)` to `lambda_http::run`; the tests call the
 /// same.
 pub fn for_api_gateway(router: Router) -> Router {
-    Router::new().fallback_service(middleware::from_fn(strip_stage).layer(router))
+    let staged = middleware::from_fn(strip_stage).layer(router);
+    Router::new().fallback_service(middleware::from_fn(time_request).layer(staged))
+}
+
+/// Records the handler time of every request as `LatencyMs`, then flushes the invocation's
+/// metrics as one EMF line ([`super::metrics`]).
+async fn time_request(req: Request, next: Next) -> Response {
+    let request_id = req.lambda_context_ref().map(|c| c.request_id.clone());
+    let started = std::time::Instant::now();
+    let resp = next.run(req).await;
+    super::metrics::latency_ms(started.elapsed().as_secs_f64() * 1000.0);
+    flush_metrics(request_id.as_deref());
+    resp
 }
 
 async fn strip_stage(mut req: Request, next: Next) -> Response {

@@ -22,6 +22,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod lambda;
+pub mod metrics;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::config::AppState;
 use super::error::{rfc3339, ApiError};
 use super::extract::{shown, Caller, JsonBody};
+use super::metrics;
 use crate::domain::is_reference;
 use crate::domain::packets::{
     ClaimOutcome, CreateOutcome, GrabOutcome, Packet, PacketRequest, PacketView, Share,
@@ -254,7 +255,21 @@ async fn grab(
     Caller(user): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<ShareBody>, ApiError> {
-    match packets::grab(&state.store, &id, &user).await? {
+    let outcome = packets::grab(&state.store, &id, &user).await?;
+    metrics::count(
+        match outcome {
+            GrabOutcome::Grabbed { .. } => metrics::GRAB_WON,
+            GrabOutcome::AlreadyGrabbed(_) => metrics::GRAB_ALREADY_GRABBED,
+            GrabOutcome::RateLimited { .. } => metrics::GRAB_RATE_LIMITED,
+            GrabOutcome::Expired => metrics::GRAB_EXPIRED,
+            GrabOutcome::SoldOut => metrics::GRAB_SOLD_OUT,
+            GrabOutcome::NotFound => {
+                return Err(ApiError::not_found(format!("no packet {}", shown(&id))))
+            }
+        },
+        1,
+    );
+    match outcome {
         GrabOutcome::Grabbed { share, claim_by_ms } => {
             Ok(Json(ShareBody::new(&id, &share, Some(claim_by_ms))))
         }
@@ -303,13 +318,19 @@ async fn claim(
             balance_cents,
             claimed_at_ms,
             repeat,
-        } => Ok(Json(ClaimBody {
-            packet_id: id,
-            share_id: share.share_id,
-            amount_cents: share.amount_cents,
-            balance_cents,
-            claimed_at: rfc3339(claimed_at_ms),
-            repeat,
+        } => Ok(Json({
+            if !repeat {
+                metrics::count(metrics::CLAIMED, 1);
+                metrics::count(metrics::CLAIMED_CENTS, share.amount_cents.max(0) as u64);
+            }
+            ClaimBody {
+                packet_id: id,
+                share_id: share.share_id,
+                amount_cents: share.amount_cents,
+                balance_cents,
+                claimed_at: rfc3339(claimed_at_ms),
+                repeat,
+            }
         })),
         ClaimOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
         ClaimOutcome::NoShare => Err(ApiError::new(

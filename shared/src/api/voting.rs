@@ -21,8 +21,8 @@ use super::config::AppState;
 use super::error::{rfc3339, ApiError};
 use super::extract::{shown, Caller, JsonBody};
 use crate::domain::voting::{
-    is_group_name, Article, Direction, GroupChange, GroupsOutcome, NewArticle, Order, VoteOutcome,
-    MAX_GROUP_NAME_CHARS, MAX_PAGE,
+    is_group_name, Article, Direction, GroupChange, GroupsOutcome, NewArticle, Order, PostOutcome,
+    VoteOutcome, MAX_GROUP_NAME_CHARS, MAX_PAGE,
 };
 use crate::store::voting;
 
@@ -148,8 +148,18 @@ async fn post_article(
     JsonBody(b): JsonBody<PostRequest>,
 ) -> Result<(StatusCode, Json<ArticleBody>), ApiError> {
     let new = NewArticle::new(b.title, b.link)?;
-    let article = voting::post(&state.store, &user, &new).await?;
-    Ok((StatusCode::CREATED, Json(ArticleBody::from(&article))))
+    match voting::post(&state.store, &user, &new).await? {
+        PostOutcome::Posted(article) => {
+            Ok((StatusCode::CREATED, Json(ArticleBody::from(&article))))
+        }
+        PostOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
+            format!(
+                "at most {} articles per user per 24 h (HONGBAO_VOTE_ARTICLES_PER_DAY)",
+                state.store.config().voting.articles_per_day
+            ),
+            retry_after_ms,
+        )),
+    }
 }
 
 /// `GET /articles`.
@@ -219,6 +229,17 @@ async fn set_groups(
         GroupsOutcome::Forbidden => Err(ApiError::forbidden(
             "only the poster of an article may change its groups",
         )),
+        GroupsOutcome::TooManyGroups { current } => {
+            let max = state.store.config().voting.max_groups_per_article;
+            Err(ApiError::conflict(
+                "too_many_groups",
+                format!(
+                    "an article may be in at most {max} groups (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); \
+                     it is in {current}"
+                ),
+            )
+            .with("limit", max))
+        }
     }
 }
 

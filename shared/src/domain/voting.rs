@@ -35,7 +35,7 @@ pub const MAX_LINK_CHARS: usize = 2048;
 pub const MAX_GROUP_NAME_CHARS: usize = 32;
 
 /// Most group names in each of `add` and `remove` of one request.
-pub const MAX_GROUPS_PER_REQUEST: usize = 32;
+pub const MAX_GROUPS_PER_REQUEST: usize = 16;
 
 /// Highest article id: ids are stored zero-padded to 12 digits.
 pub const MAX_ARTICLE_ID: u64 = 999_999_999_999;
@@ -65,12 +65,29 @@ pub const VOTE_GROUP_CACHE_SECS: Setting = Setting {
     meaning: "group ranking cache lifetime, s (≥ 1)",
 };
 
+/// `HONGBAO_VOTE_ARTICLES_PER_DAY`.
+pub const VOTE_ARTICLES_PER_DAY: Setting = Setting {
+    name: "HONGBAO_VOTE_ARTICLES_PER_DAY",
+    default: "20",
+    meaning: "articles one user may post per 24 h (a fixed window opened by the first post; 429 + `Retry-After` beyond it, nothing written); `0` disables",
+};
+/// The window of [`VOTE_ARTICLES_PER_DAY`], milliseconds.
+pub const ARTICLES_WINDOW_MS: u64 = 86_400_000;
+/// `HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`.
+pub const VOTE_MAX_GROUPS_PER_ARTICLE: Setting = Setting {
+    name: "HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE",
+    default: "16",
+    meaning: "groups one article may be in (a change that would pass it is 409 `too_many_groups`, nothing written), 1..=1000",
+};
+
 /// The voting settings, in README order.
 pub const SETTINGS: &[Setting] = &[
     VOTE_SITE,
     VOTE_RATE_LIMIT,
     VOTE_RATE_WINDOW_MS,
     VOTE_GROUP_CACHE_SECS,
+    VOTE_ARTICLES_PER_DAY,
+    VOTE_MAX_GROUPS_PER_ARTICLE,
 ];
 
 /// The configured voting site (the vote function reads it).
@@ -85,6 +102,10 @@ pub struct VotingRules {
     pub rate_window_ms: u64,
     /// Seconds a group's ranking (the `ZINTERSTORE` result) is cached: 60 in the book.
     pub group_cache_secs: u64,
+    /// Articles one user may post per [`ARTICLES_WINDOW_MS`]; 0 disables the quota.
+    pub articles_per_day: u32,
+    /// Groups one article may be in (`1..=1000`).
+    pub max_groups_per_article: u32,
     /// Test clock: seconds added to Redis `TIME` by the voting scripts. Never read from the
     /// environment ([`VotingRules::from_lookup`] always sets 0), so only code that builds the
     /// rules itself (the integration tests) can move the voting clock; no request can.
@@ -116,6 +137,18 @@ impl VotingRules {
             rate_limit: lookup.get(&VOTE_RATE_LIMIT)?,
             rate_window_ms: lookup.at_least(&VOTE_RATE_WINDOW_MS, 1)?,
             group_cache_secs: lookup.at_least(&VOTE_GROUP_CACHE_SECS, 1)?,
+            articles_per_day: lookup.get(&VOTE_ARTICLES_PER_DAY)?,
+            max_groups_per_article: {
+                let n: u32 = lookup.at_least(&VOTE_MAX_GROUPS_PER_ARTICLE, 1)?;
+                if n > 1000 {
+                    return Err(ConfigError::new(
+                        &VOTE_MAX_GROUPS_PER_ARTICLE,
+                        n,
+                        "must be 1..=1000",
+                    ));
+                }
+                n
+            },
             clock_offset_secs: 0,
         })
     }
@@ -342,6 +375,24 @@ pub enum GroupsOutcome {
     NotFound,
     /// The caller is not the poster; nothing was written.
     Forbidden,
+    /// The change would put the article in more than `HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`
+    /// groups; nothing was written.
+    TooManyGroups {
+        /// The article's groups now.
+        current: u64,
+    },
+}
+
+/// What posting an article did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostOutcome {
+    /// Posted, with the poster's own up-vote.
+    Posted(Article),
+    /// The poster's `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; nothing was written.
+    RateLimited {
+        /// Milliseconds until the poster's window closes (≥ 1).
+        retry_after_ms: i64,
+    },
 }
 
 /// The 0-based, inclusive rank range of page `page` (1-based).

@@ -168,7 +168,7 @@ script!(
 script!(
     /// `lua/article_post.lua`: post an article of the voting site (hash, vote record with its
     /// expiry, score and time entries), atomically.
-    ARTICLE_POST, "article_post.lua");
+    ARTICLE_POST, "article_post.lua", with_rate_limit);
 script!(
     /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article while voting
     /// is open (Redis `TIME`); `lua/rate_limit.lua` prepended.

@@ -66,6 +66,7 @@
 //! | `hb:{vote:S}:cache:<order>:<g>` | sorted set | the group ∩ ranking (`ZINTERSTORE`) | 60 s |
 //! | `hb:{vote:S}:cache:<order>:<g>:at` | string | when that cache was built (Unix ms) | 60 s |
 //! | `hb:{vote:S}:attempts:<user>` | string | the user's accepted vote attempts in their open rate-limit window | the rest of the window |
+//! | `hb:{vote:S}:posts:<user>` | string | articles the user posted in the open quota window (`HONGBAO_VOTE_ARTICLES_PER_DAY`) | the rest of the 24 h window |
 //!
 //! `<m>` is the article member (id zero-padded to 12 digits), `<order>` is `score` or `time`.
 
@@ -73,8 +74,8 @@ use redis::Value;
 
 pub use crate::domain::voting::{
     is_group_name, page_range, Article, ArticleId, Direction, GroupChange, GroupsOutcome,
-    NewArticle, Order, VoteOutcome, VotingRules, ARTICLES_PER_PAGE, ONE_WEEK_IN_SECONDS,
-    VOTE_SCORE,
+    NewArticle, Order, PostOutcome, VoteOutcome, VotingRules, ARTICLES_PER_PAGE,
+    ARTICLES_WINDOW_MS, ONE_WEEK_IN_SECONDS, VOTE_SCORE,
 };
 
 use super::config::Config;
@@ -151,6 +152,16 @@ impl SiteKeys {
             super::keys::user_key_part(user_id)
         )
     }
+
+    /// The article quota counter of `user_id` (`lua/rate_limit.lua`: articles posted in the
+    /// open window, TTL = the rest of the window; `HONGBAO_VOTE_ARTICLES_PER_DAY`).
+    pub fn post_quota(&self, user_id: &str) -> String {
+        format!(
+            "{}:posts:{}",
+            self.base,
+            super::keys::user_key_part(user_id)
+        )
+    }
 }
 
 /// A score as the scripts return it: an integer, or a double with an integral value (Redis
@@ -175,14 +186,32 @@ fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
 ///
 /// Source: the book's `post_article` (see the [module docs](self)).
 ///
+/// [`PostOutcome::RateLimited`] when the poster's `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up
+/// (checked and counted in the script; nothing written).
+///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the article may or may not exist; a
 /// retry posts another one). [`Error::Internal`] when the ids are exhausted or the counter keeps
 /// pointing at existing articles.
-pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<Article, Error> {
+pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<PostOutcome, Error> {
     let cfg = store.config();
     let keys = SiteKeys::of(cfg);
+    let quota = cfg.voting.articles_per_day;
     let mut conn = store.conn().await?;
+    // The quota is decided in the script; this read first spares the id counter when it is
+    // already used up (only posts racing at the limit can skip an id).
+    if quota > 0 {
+        let (used, left): (Option<u64>, i64) = redis::pipe()
+            .get(keys.post_quota(poster))
+            .pttl(keys.post_quota(poster))
+            .query_async(&mut conn)
+            .await?;
+        if used.is_some_and(|u| u >= u64::from(quota)) && left > 0 {
+            return Ok(PostOutcome::RateLimited {
+                retry_after_ms: left,
+            });
+        }
+    }
     for _ in 0..3 {
         let n: u64 = redis::cmd("INCR")
             .arg(keys.article_seq())
@@ -195,6 +224,7 @@ pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<Artic
             .key(keys.voters(id))
             .key(keys.ranking(Order::Score))
             .key(keys.ranking(Order::Time))
+            .key(keys.post_quota(poster))
             .arg(id.member())
             .arg(poster)
             .arg(&new.title)
@@ -202,18 +232,25 @@ pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<Artic
             .arg(ONE_WEEK_IN_SECONDS)
             .arg(VOTE_SCORE)
             .arg(cfg.voting.clock_offset_secs)
+            .arg(quota)
+            .arg(ARTICLES_WINDOW_MS)
             .invoke_async(&mut conn)
             .await?;
         let reply = texts("article_post", reply)?;
         match reply.first().map(String::as_str) {
             Some("posted") => {
-                return Ok(Article {
+                return Ok(PostOutcome::Posted(Article {
                     id,
                     title: new.title.clone(),
                     link: new.link.clone(),
                     poster: poster.to_string(),
                     posted_at: int("article_post", reply.get(1))?,
                     votes: 1,
+                }))
+            }
+            Some("rate_limited") => {
+                return Ok(PostOutcome::RateLimited {
+                    retry_after_ms: int("article_post", reply.get(1))?,
                 })
             }
             Some("id_taken") => {
@@ -444,6 +481,7 @@ pub async fn set_groups(
     for name in change.add.iter().chain(&change.remove) {
         inv.key(keys.group(name)).arg(name);
     }
+    inv.arg(store.config().voting.max_groups_per_article);
     let mut conn = store.conn().await?;
     let mut reply = texts("article_groups", inv.invoke_async(&mut conn).await?)?;
     match reply.first().map(String::as_str) {
@@ -454,6 +492,9 @@ pub async fn set_groups(
         }
         Some("not_found") => Ok(GroupsOutcome::NotFound),
         Some("forbidden") => Ok(GroupsOutcome::Forbidden),
+        Some("too_many_groups") => Ok(GroupsOutcome::TooManyGroups {
+            current: int("article_groups", reply.get(1))?.max(0) as u64,
+        }),
         _ => Err(Error::bad_reply("article_groups", format!("{reply:?}"))),
     }
 }

@@ -1,0 +1,99 @@
+//! Business and health metrics in CloudWatch Embedded Metric Format (EMF).
+//!
+//! Handlers count through the [`metrics`] facade; in a Lambda sandbox
+//! [`crate::api::lambda::init`] installs `metrics_cloudwatch_embedded`'s recorder, and its
+//! service layer ([`crate::api::lambda::serve`]) prints one EMF JSON line per invocation on
+//! stdout, which CloudWatch Logs turns into metrics (no API call, no extra latency). Without a
+//! recorder (tests, `make serve`) every call here is a no-op.
+//!
+//! Every metric is in namespace `HONGBAO_METRICS_NAMESPACE` (default `hongbao`) with one
+//! dimension, `Function` = the Lambda function name, so the template's alarms can name them.
+//! Only metrics that moved during an invocation are printed.
+//!
+//! | metric | unit | meaning |
+//! | --- | --- | --- |
+//! | `GrabWon`, `GrabSoldOut`, `GrabAlreadyGrabbed`, `GrabRateLimited`, `GrabExpired` | count | grab outcomes |
+//! | `Claimed` | count | claims that credited a wallet now (a repeat is not counted) |
+//! | `ClaimedCents` | count (cents) | cents those claims credited |
+//! | `RefundedCents` | count (cents) | cents a reclaim run refunded |
+//! | `ReclaimSettled`, `ReclaimFailed` | count | packets a reclaim run settled / could not settle |
+//! | `ReclaimRemainingDue` | count | due packets left when a reclaim run ended (the backlog alarm) |
+//! | `Unavailable` | count | answers 503 `unavailable` (Redis trouble) |
+//! | `Internal` | count | answers 500 `internal` |
+//! | `LatencyMs` | milliseconds | handler time of each HTTP request |
+
+use crate::domain::settings::Setting;
+
+/// `HONGBAO_METRICS_NAMESPACE`.
+pub const METRICS_NAMESPACE: Setting = Setting {
+    name: "HONGBAO_METRICS_NAMESPACE",
+    default: "hongbao",
+    meaning: "CloudWatch namespace of the functions' Embedded Metric Format lines (dimension `Function` = the function name)",
+};
+
+/// A grab that won a share.
+pub const GRAB_WON: &str = "GrabWon";
+/// A grab answered `sold_out`.
+pub const GRAB_SOLD_OUT: &str = "GrabSoldOut";
+/// A grab answered `already_grabbed`.
+pub const GRAB_ALREADY_GRABBED: &str = "GrabAlreadyGrabbed";
+/// A grab answered `rate_limited`.
+pub const GRAB_RATE_LIMITED: &str = "GrabRateLimited";
+/// A grab answered `expired`.
+pub const GRAB_EXPIRED: &str = "GrabExpired";
+/// A claim that credited a wallet now.
+pub const CLAIMED: &str = "Claimed";
+/// Cents credited by claims.
+pub const CLAIMED_CENTS: &str = "ClaimedCents";
+/// Cents refunded by a reclaim run.
+pub const REFUNDED_CENTS: &str = "RefundedCents";
+/// Packets settled by a reclaim run.
+pub const RECLAIM_SETTLED: &str = "ReclaimSettled";
+/// Packets a reclaim run could not settle.
+pub const RECLAIM_FAILED: &str = "ReclaimFailed";
+/// Due packets left after a reclaim run.
+pub const RECLAIM_REMAINING_DUE: &str = "ReclaimRemainingDue";
+/// 503 `unavailable` answers.
+pub const UNAVAILABLE: &str = "Unavailable";
+/// 500 `internal` answers.
+pub const INTERNAL: &str = "Internal";
+/// Handler time of an HTTP request, ms.
+pub const LATENCY_MS: &str = "LatencyMs";
+
+/// Adds `n` to the counter `name`.
+pub(crate) fn count(name: &'static str, n: u64) {
+    metrics::counter!(name).increment(n);
+}
+
+/// Sets the gauge `name` to `value`.
+pub(crate) fn gauge(name: &'static str, value: f64) {
+    metrics::gauge!(name).set(value);
+}
+
+/// Records one `LatencyMs` value.
+pub(crate) fn latency_ms(ms: f64) {
+    metrics::histogram!(LATENCY_MS).record(ms);
+}
+
+/// Declares the units (CloudWatch shows counters as `Count`, the latency as `Milliseconds`).
+pub(crate) fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    for name in [
+        GRAB_WON,
+        GRAB_SOLD_OUT,
+        GRAB_ALREADY_GRABBED,
+        GRAB_RATE_LIMITED,
+        GRAB_EXPIRED,
+        CLAIMED,
+        CLAIMED_CENTS,
+        REFUNDED_CENTS,
+        RECLAIM_SETTLED,
+        RECLAIM_FAILED,
+        UNAVAILABLE,
+        INTERNAL,
+    ] {
+        describe_counter!(name, Unit::Count, name);
+    }
+    describe_gauge!(RECLAIM_REMAINING_DUE, Unit::Count, RECLAIM_REMAINING_DUE);
+    describe_histogram!(LATENCY_MS, Unit::Milliseconds, LATENCY_MS);
+}
