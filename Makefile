@@ -6,7 +6,7 @@ CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
-.PHONY: demo test deps release fmt layers unit replicas clippy doc lint e2e bench serve serve-check sam-build clean
+.PHONY: demo test deps release fmt layers unit replicas clippy doc lint e2e bench serve serve-check fuzz openapi sam-build clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -14,7 +14,7 @@ demo: deps release
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster),
 ##       clippy, template lint, and the end-to-end tests under the Lambda emulator
-test: deps fmt layers unit replicas clippy doc lint release e2e serve-check
+test: deps fmt layers unit replicas clippy doc lint release e2e serve-check fuzz
 
 deps:
 	scripts/install-deps.sh
@@ -62,6 +62,17 @@ serve: deps
 serve-check:
 	$(CARGO) build --locked -p hongbao --example serve
 	$(PY) scripts/serve.py --check
+
+## fuzz: schemathesis against `make serve` on a free port with openapi.json: every operation,
+##       positive and negative cases, no 5xx, every answer as documented (scripts/serve.py --fuzz)
+fuzz:
+	$(CARGO) build --locked -p hongbao --example serve
+	$(PY) scripts/serve.py --fuzz
+
+## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
+##          committed file differs)
+openapi:
+	HONGBAO_WRITE_OPENAPI=1 $(CARGO) test --locked -p hongbao --lib openapi
 
 ## bench: grabs, order codes and votes per second through `hongbao`, beside redis-benchmark;
 ##        a 100,000-packet reclaim backlog drained by one reclaim run; each hot script's server

@@ -10,6 +10,8 @@ example stamps on every request. Ctrl-C stops both.
     .venv/bin/python scripts/serve.py            # serve until Ctrl-C (HONGBAO_SERVE_ADDR to move it)
     .venv/bin/python scripts/serve.py --check    # on a free port: play the README's curl session
                                                  # over real HTTP, check every answer, exit 0/1
+    .venv/bin/python scripts/serve.py --fuzz     # on a free port: schemathesis against openapi.json
+                                                 # (every operation, positive and negative cases)
 """
 
 from __future__ import annotations
@@ -129,10 +131,36 @@ def check(base: str) -> int:
     return 1 if failed else 0
 
 
+# Schemathesis checks left out of `--fuzz`, and why:
+# - ignored_auth, missing_required_header: the document declares the HTTP API's JWT (and SigV4)
+#   authorizers, which API Gateway enforces before a function runs; `make serve` takes the caller
+#   from `x-user-id` instead (security parameters are not generated either).
+# - positive_data_acceptance: some rules are not expressible in a schema (a total of at least one
+#   cent per share, a balance, a non-blank title, printable user ids, daily quotas); the answer to
+#   such a request is a documented 4xx, which every other check still verifies.
+FUZZ_EXCLUDED_CHECKS = "ignored_auth,missing_required_header,positive_data_acceptance"
+
+
+def fuzz(base: str) -> int:
+    """Runs schemathesis (all its phases and checks but FUZZ_EXCLUDED_CHECKS) against `base`
+    with openapi.json: no 5xx, every status, content type, header and body as documented,
+    schema-violating requests refused. Returns its exit code."""
+    exe = Path(sys.executable).parent / "schemathesis"
+    cmd = [str(exe), "run", str(ROOT / "openapi.json"), "--url", base,
+           "-H", "x-user-id: fuzzer", "-n", os.environ.get("HONGBAO_FUZZ_EXAMPLES", "100"),
+           "--seed", os.environ.get("HONGBAO_FUZZ_SEED", "1"),
+           "-c", "all", "--exclude-checks", FUZZ_EXCLUDED_CHECKS,
+           "--generation-with-security-parameters", "false", "--no-color"]
+    print("$ " + " ".join(cmd[1:]), flush=True)
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
                     help="play the README curl session on a free port and exit")
+    ap.add_argument("--fuzz", action="store_true",
+                    help="run schemathesis with openapi.json on a free port and exit")
     args = ap.parse_args()
     ll.install_signal_handlers()
     redis = None
@@ -142,12 +170,14 @@ def main() -> int:
         if not redis_url:
             redis = ll.RedisServer().start()
             redis_url = redis.url
-        addr = (f"127.0.0.1:{ll.free_port()}" if args.check
+        addr = (f"127.0.0.1:{ll.free_port()}" if args.check or args.fuzz
                 else os.environ.get("HONGBAO_SERVE_ADDR", "127.0.0.1:3000"))
         api = start_api(redis_url, addr)
         base = f"http://{addr}"
         if args.check:
             return check(base)
+        if args.fuzz:
+            return fuzz(base)
         print(f"hongbao API on {base} (Redis {redis_url}); identity: the x-user-id header.")
         print(f"Try: curl -s -X POST {base}/wallet/deposits "
               "-d '{\"user_id\":\"alice\",\"amount_cents\":10000,\"reference\":\"r1\"}'")

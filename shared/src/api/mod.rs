@@ -23,9 +23,11 @@ pub mod error;
 pub mod extract;
 pub mod lambda;
 pub mod metrics;
+pub mod openapi;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
+pub mod schemas;
 pub mod voting;
 pub mod wallet;
 

@@ -25,10 +25,12 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The body of `POST /order-codes`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CountBody {
+    /// Codes to take, `1..=100` (default 1).
     #[serde(default = "one_code")]
+    #[schema(minimum = 1, maximum = 100, default = 1)]
     count: i64,
 }
 
@@ -64,7 +66,7 @@ pub(crate) fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
 }
 
 /// The answer: the business day and the codes.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CodesBody {
     /// The business day, `YYYY-MM-DD`.
     pub date: String,
@@ -80,7 +82,19 @@ pub struct CodesBody {
 /// with `"date"` and `Retry-After` (seconds to the next business day) when the caller's daily
 /// quota would be passed, none taken; 400
 /// `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
-async fn next_codes(
+#[utoipa::path(
+    post, path = "/order-codes", tag = "order codes",
+    request_body(content = Option<CountBody>, description = "optional; an empty body means one code"),
+    responses(
+        (status = 201, description = "the codes, all or none", body = CodesBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn next_codes(
     State(state): State<AppState>,
     Caller(user): Caller,
     body: Bytes,

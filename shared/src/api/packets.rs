@@ -50,7 +50,7 @@ pub fn claim_router(state: AppState) -> Router {
 }
 
 /// The packet fields every packet answer carries.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PacketBody {
     /// 24 hex digits.
     pub packet_id: String,
@@ -91,7 +91,22 @@ impl From<&Packet> for PacketBody {
 /// `POST /packets`: 201 [`PacketBody`]; 400, 401, 402 `insufficient_funds` (+`balance_cents`),
 /// 409 `idempotency_key_reused`, 429 `rate_limited` + `Retry-After` (the sender's
 /// `HONGBAO_PACKETS_PER_MINUTE` is used up; nothing written).
-async fn create(
+#[utoipa::path(
+    post, path = "/packets", tag = "red packets",
+    request_body = super::schemas::PacketRequestDoc,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 64 visible ASCII characters: a repeat with the same key and body returns the same packet, debited once", pattern = "^[!-~]{1,64}$")),
+    responses(
+        (status = 201, description = "created (or the earlier packet of this Idempotency-Key)", body = PacketBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 402, description = "insufficient funds (+`balance_cents`)", body = super::schemas::ErrorDoc),
+        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
+        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn create(
     State(state): State<AppState>,
     Caller(sender): Caller,
     headers: HeaderMap,
@@ -137,7 +152,7 @@ async fn create(
 }
 
 /// The body of `GET /packets/{id}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PacketViewBody {
     /// The packet's fields.
     #[serde(flatten)]
@@ -157,7 +172,7 @@ pub struct PacketViewBody {
 }
 
 /// One grab in [`PacketViewBody`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GrabBody {
     /// The grabber.
     pub user_id: String,
@@ -172,7 +187,7 @@ pub struct GrabBody {
 }
 
 /// `best_luck` of [`PacketViewBody`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct BestLuckBody {
     /// The luckiest grabber.
     pub user_id: String,
@@ -208,7 +223,18 @@ impl From<PacketView> for PacketViewBody {
 }
 
 /// `GET /packets/{id}`: 200 [`PacketViewBody`]; 401, 404.
-async fn view(
+#[utoipa::path(
+    get, path = "/packets/{id}", tag = "red packets",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    responses(
+        (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn view(
     State(state): State<AppState>,
     Caller(_): Caller,
     Path(id): Path<String>,
@@ -221,7 +247,7 @@ async fn view(
 
 /// A share: `{packet_id, share_id, amount_cents, grabbed_at, claim_by}` (`claim_by` only in the
 /// answer of the grab that got it).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ShareBody {
     /// The packet.
     pub packet_id: String,
@@ -250,7 +276,21 @@ impl ShareBody {
 
 /// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
 /// 410 `sold_out` / `expired`, 429 `rate_limited` + `Retry-After`.
-async fn grab(
+#[utoipa::path(
+    post, path = "/packets/{id}/grab", tag = "red packets",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    responses(
+        (status = 200, description = "a share won", body = ShareBody),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
+        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
+        (status = 410, description = "gone (sold out, expired, voting closed)", body = super::schemas::ErrorDoc),
+        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn grab(
     State(state): State<AppState>,
     Caller(user): Caller,
     Path(id): Path<String>,
@@ -289,7 +329,7 @@ async fn grab(
 }
 
 /// The body of a successful claim.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ClaimBody {
     /// The packet.
     pub packet_id: String,
@@ -307,7 +347,19 @@ pub struct ClaimBody {
 
 /// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; 401, 404 `not_found` / `no_share`,
 /// 410 `expired`.
-async fn claim(
+#[utoipa::path(
+    post, path = "/packets/{id}/claim", tag = "red packets",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    responses(
+        (status = 200, description = "the share credited to the caller's wallet (once; `repeat` on later calls)", body = ClaimBody),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
+        (status = 410, description = "gone (sold out, expired, voting closed)", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn claim(
     State(state): State<AppState>,
     Caller(user): Caller,
     Path(id): Path<String>,

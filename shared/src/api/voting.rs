@@ -41,37 +41,42 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The body of `POST /articles`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PostRequest {
     /// 1 to 200 characters, not blank, no control or invisible format characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
-    /// An `http` or `https` URL.
+    /// An `http` or `https` URL of at most 2048 visible ASCII characters.
+    #[schema(max_length = 2048, pattern = "^https?://[!-~]+$")]
     pub link: String,
 }
 
 /// The body of `POST /articles/{id}/vote`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VoteRequest {
     /// `up` or `down`.
+    #[schema(value_type = super::schemas::DirectionDoc)]
     pub direction: Direction,
 }
 
 /// The body of `PUT /articles/{id}/groups`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupsRequest {
-    /// Groups to add the article to.
+    /// Groups to add the article to (at most 16).
     #[serde(default)]
+    #[schema(value_type = Vec<super::schemas::GroupNameDoc>, max_items = 16)]
     pub add: Vec<String>,
-    /// Groups to remove it from.
+    /// Groups to remove it from (at most 16, none of them in `add`).
     #[serde(default)]
+    #[schema(value_type = Vec<super::schemas::GroupNameDoc>, max_items = 16)]
     pub remove: Vec<String>,
 }
 
 /// An article: `score` = posted_at in Unix seconds + 432 × votes.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ArticleBody {
     /// Decimal text, e.g. `"42"`.
     pub article_id: String,
@@ -104,7 +109,7 @@ impl From<&Article> for ArticleBody {
 }
 
 /// A page of articles; `group` only for a group's page.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PageBody {
     /// The group, for `GET /groups/{group}/articles`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -118,7 +123,7 @@ pub struct PageBody {
 }
 
 /// The answer to a vote.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct VoteBody {
     /// The article.
     pub article_id: String,
@@ -133,7 +138,7 @@ pub struct VoteBody {
 }
 
 /// The answer to a group change.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GroupsBody {
     /// The article.
     pub article_id: String,
@@ -142,7 +147,19 @@ pub struct GroupsBody {
 }
 
 /// `POST /articles`.
-async fn post_article(
+#[utoipa::path(
+    post, path = "/articles", tag = "voting",
+    request_body = PostRequest,
+    responses(
+        (status = 201, description = "posted with the poster's own up-vote", body = ArticleBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn post_article(
     State(state): State<AppState>,
     Caller(user): Caller,
     JsonBody(b): JsonBody<PostRequest>,
@@ -163,7 +180,21 @@ async fn post_article(
 }
 
 /// `GET /articles`.
-async fn list(
+#[utoipa::path(
+    get, path = "/articles", tag = "voting",
+    params(
+        ("order" = Option<String>, Query, description = "`score` (default) or `time`", pattern = "^(score|time)$"),
+        ("page" = Option<u32>, Query, description = "1-based page of 25, default 1", minimum = 1, maximum = 100000)
+    ),
+    responses(
+        (status = 200, description = "a page of articles", body = PageBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn list(
     State(state): State<AppState>,
     Caller(_): Caller,
     RawQuery(query): RawQuery,
@@ -179,7 +210,22 @@ async fn list(
 }
 
 /// `POST /articles/{id}/vote`.
-async fn vote(
+#[utoipa::path(
+    post, path = "/articles/{id}/vote", tag = "voting",
+    params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),
+    request_body = VoteRequest,
+    responses(
+        (status = 200, description = "the vote recorded (or unchanged)", body = VoteBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
+        (status = 410, description = "gone (sold out, expired, voting closed)", body = super::schemas::ErrorDoc),
+        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn vote(
     State(state): State<AppState>,
     Caller(user): Caller,
     Path(id): Path<String>,
@@ -213,7 +259,22 @@ async fn vote(
 }
 
 /// `PUT /articles/{id}/groups`.
-async fn set_groups(
+#[utoipa::path(
+    put, path = "/articles/{id}/groups", tag = "voting",
+    params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),
+    request_body = GroupsRequest,
+    responses(
+        (status = 200, description = "the article's groups afterwards", body = GroupsBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 403, description = "forbidden", body = super::schemas::ErrorDoc),
+        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
+        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn set_groups(
     State(state): State<AppState>,
     Caller(user): Caller,
     Path(id): Path<String>,
@@ -244,7 +305,22 @@ async fn set_groups(
 }
 
 /// `GET /groups/{group}/articles`.
-async fn group_articles(
+#[utoipa::path(
+    get, path = "/groups/{group}/articles", tag = "voting",
+    params(
+        ("group" = String, Path, description = "group name, 1 to 32 of [a-z0-9-]", pattern = "^[a-z0-9-]{1,32}$"),
+        ("order" = Option<String>, Query, description = "`score` (default) or `time`", pattern = "^(score|time)$"),
+        ("page" = Option<u32>, Query, description = "1-based page of 25, default 1", minimum = 1, maximum = 100000)
+    ),
+    responses(
+        (status = 200, description = "a page of the group's articles", body = PageBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn group_articles(
     State(state): State<AppState>,
     Caller(_): Caller,
     Path(group): Path<String>,

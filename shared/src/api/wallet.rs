@@ -26,7 +26,7 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The body of `GET /wallet`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct WalletBody {
     /// The caller.
     pub user_id: String,
@@ -37,7 +37,7 @@ pub struct WalletBody {
 }
 
 /// One ledger entry of [`WalletBody`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EntryBody {
     /// `deposit`, `packet_debit`, `claim_credit` or `refund_credit`.
     pub kind: &'static str,
@@ -50,7 +50,16 @@ pub struct EntryBody {
 }
 
 /// `GET /wallet`: 200 [`WalletBody`]; 401.
-async fn get_wallet(
+#[utoipa::path(
+    get, path = "/wallet", tag = "wallet",
+    responses(
+        (status = 200, description = "balance and the newest ledger entries", body = WalletBody),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn get_wallet(
     State(state): State<AppState>,
     Caller(user): Caller,
 ) -> Result<Json<WalletBody>, ApiError> {
@@ -72,19 +81,22 @@ async fn get_wallet(
 }
 
 /// The body of `POST /wallet/deposits`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DepositRequest {
-    /// Whose wallet.
+    /// Whose wallet: 1 to 255 printable characters.
+    #[schema(min_length = 1, max_length = 255)]
     pub user_id: String,
     /// Cents, `1..=10^11`.
+    #[schema(minimum = 1, maximum = 100_000_000_000_i64)]
     pub amount_cents: i64,
     /// 1 to 64 visible ASCII characters; the idempotency key of the deposit (per user).
+    #[schema(pattern = "^[!-~]{1,64}$")]
     pub reference: String,
 }
 
 /// The answer to a deposit.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DepositBody {
     /// Whose wallet.
     pub user_id: String,
@@ -98,7 +110,21 @@ pub struct DepositBody {
 
 /// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; 400, 403 `forbidden`, 409
 /// `idempotency_key_reused` / `balance_limit`.
-async fn deposit(
+#[utoipa::path(
+    post, path = "/wallet/deposits", tag = "wallet",
+    request_body = DepositRequest,
+    security(("sigv4" = [])),
+    responses(
+        (status = 201, description = "applied (or a repeat of the same reference)", body = DepositBody),
+        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
+        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
+        (status = 403, description = "forbidden", body = super::schemas::ErrorDoc),
+        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
+        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
+        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+    )
+)]
+pub(crate) async fn deposit(
     State(state): State<AppState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<DepositRequest>, ApiError>,
