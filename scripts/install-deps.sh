@@ -15,7 +15,8 @@
 # Usage: scripts/install-deps.sh [--with-sam-build] [--redis-only]
 #   --with-sam-build  also cargo-lambda and ziglang (into the venv) and the rustup target
 #                     aarch64-unknown-linux-gnu, for `sam build`
-#   --redis-only      only redis-server/redis-cli (what the Rust test harness needs)
+#   --redis-only      only redis-server/redis-cli (what the Rust test harness needs, unless
+#                     HONGBAO_TEST_SERVER asks for a Valkey: then it runs this without options)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
