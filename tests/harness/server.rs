@@ -1,4 +1,5 @@
-//! A single `redis-server` process in its own temporary directory.
+//! A single `redis-server` process (or `valkey-server`, see [`crate::engine`]) in its own
+//! temporary directory.
 
 use std::fmt::Write;
 use std::fs;
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+use crate::engine::{self, Engine};
 use crate::ports;
 
 /// How long a freshly spawned server may take to answer `PING`.
@@ -65,7 +67,7 @@ impl RedisServer {
     }
 
     pub(crate) fn start_mode(mode: Mode) -> Self {
-        crate::ensure_redis_installed();
+        engine::ensure_server_installed();
         for _ in 0..MAX_ATTEMPTS {
             let dir = tempfile::Builder::new()
                 .prefix("hongbao-redis-")
@@ -74,12 +76,19 @@ impl RedisServer {
             let port = ports::free_port(mode == Mode::ClusterNode);
             match spawn(dir.path(), port, mode) {
                 Ok(child) => {
-                    return RedisServer {
+                    let server = RedisServer {
                         child: Some(child),
                         port,
                         mode,
                         dir,
-                    }
+                    };
+                    // Once per process: which server runs, and is it the one asked for?
+                    engine::announce(|| {
+                        sync_conn(port)
+                            .and_then(|mut c| redis::cmd("INFO").arg("server").query(&mut c).ok())
+                            .unwrap_or_default()
+                    });
+                    return server;
                 }
                 Err(SpawnError::PortInUse) => continue,
                 Err(SpawnError::Failed(msg)) => panic!("{msg}"),
@@ -121,7 +130,7 @@ impl RedisServer {
             return;
         };
         if self.mode == Mode::Persistent {
-            let _ = Command::new("redis-cli")
+            let _ = Command::new(Engine::current().cli_program())
                 .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "shutdown"])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -182,7 +191,8 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
         .append(true)
         .open(dir.join(STDIO_FILE))
         .expect("harness: cannot create redis stdio log");
-    let mut cmd = Command::new("redis-server");
+    let program = Engine::current().server_program();
+    let mut cmd = Command::new(&program);
     cmd.arg("--port")
         .arg(port.to_string())
         .args(["--bind", "127.0.0.1", "--protected-mode", "no"])
@@ -211,7 +221,12 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
         )
         .stderr(stdio)
         .spawn()
-        .map_err(|e| SpawnError::Failed(format!("harness: cannot spawn redis-server: {e}")))?;
+        .map_err(|e| {
+            SpawnError::Failed(format!(
+                "harness: cannot spawn {}: {e}",
+                program.to_string_lossy()
+            ))
+        })?;
 
     let deadline = Instant::now() + READY_TIMEOUT;
     loop {
@@ -221,7 +236,8 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
                 SpawnError::PortInUse
             } else {
                 SpawnError::Failed(format!(
-                    "harness: redis-server on port {port} exited during startup ({status})\n{log}"
+                    "harness: {} on port {port} exited during startup ({status})\n{log}",
+                    program.to_string_lossy()
                 ))
             });
         }
@@ -232,7 +248,8 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
             let _ = child.kill();
             let _ = child.wait();
             return Err(SpawnError::Failed(format!(
-                "harness: redis-server on port {port} not ready after {READY_TIMEOUT:?}\n{}",
+                "harness: {} on port {port} not ready after {READY_TIMEOUT:?}\n{}",
+                program.to_string_lossy(),
                 log_tail(dir)
             )));
         }
