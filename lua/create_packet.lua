@@ -11,6 +11,7 @@
 -- KEYS[6] packet share list         (un-grabbed share amounts in cents, popped from the left)
 -- KEYS[7] the Idempotency-Key's record in the layout before 0.2 (string with a TTL; read only)
 -- KEYS[8] the sender's packets created in the open quota window (string counter, TTL)
+-- KEYS[9] the packet's recipients set (a targeted packet only)
 -- ARGV[1] packet id      ARGV[2] sender id    ARGV[3] total_cents   ARGV[4] count
 -- ARGV[5] mode           ARGV[6] split        ARGV[7] greeting      ARGV[8] expires_in_secs
 -- ARGV[9] request fingerprint (idempotency)
@@ -18,7 +19,9 @@
 -- ARGV[11] how long the record is kept, ms (> 0)
 -- ARGV[12] ledger length cap
 -- ARGV[13] packets a sender may create per window (0: no limit)   ARGV[14] the window, ms
--- ARGV[15..] the share amounts (cents), count of them
+-- ARGV[15] a targeted packet's recipients joined by '\n' (user ids hold no control
+--          character), '' for anyone
+-- ARGV[16..] the share amounts (cents), count of them
 --
 -- Every check runs before the first write. Returns one of:
 --   {'created', packet_id}
@@ -51,11 +54,18 @@ if record_id ~= '' then
   end
 end
 
-if #ARGV - 14 ~= count then
+local recipients = {}
+for id in string.gmatch(ARGV[15], '[^\n]+') do
+  recipients[#recipients + 1] = id
+end
+if #recipients > 0 and #recipients < count then
+  return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
+end
+if #ARGV - 15 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 15, #ARGV do
+for i = 16, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -93,7 +103,12 @@ redis.call('HSET', KEYS[5],
   'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0, 'refunded_cents', 0)
 
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
-local i = 15
+if #recipients > 0 then
+  redis.call('HSET', KEYS[5], 'recipients', #recipients)
+  redis.call('SADD', KEYS[9], unpack(recipients))
+end
+
+local i = 16
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))

@@ -3,6 +3,7 @@
 --
 -- KEYS[1] packet meta hash   KEYS[2] share list   KEYS[3] grabs hash (user -> share record)
 -- KEYS[4] rate-limit counter of this user on this packet (see rate_limit.lua)
+-- KEYS[5] the packet's recipients set (read only for a targeted packet)
 -- ARGV[1] user id   ARGV[2] attempts allowed per window (0 = unlimited)   ARGV[3] window (ms)
 --
 -- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>"; share ids count from 1 in
@@ -10,6 +11,7 @@
 -- Returns one string, the outcome and its data joined by ':' (a flat string, not a table:
 -- converting a Lua table reply costs the server about 1 us, a sixth of a repeat's time):
 --   'not_found'
+--   'not_a_recipient'             a targeted packet, and the caller is not one of its recipients
 --   'rate_limited:<retry_after_ms>'
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
 --   'expired'                     Redis TIME is at or past expires_at, or the packet is settled
@@ -34,10 +36,14 @@ if mine then
 end
 
 local meta = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'grabbed_count', 'count',
-  'grabbed_cents')
+  'grabbed_cents', 'recipients')
 local status = meta[1]
 if not status then
   return 'not_found'
+end
+-- A targeted packet (issue 13): one SISMEMBER, and only for those; nothing written.
+if meta[6] and redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 0 then
+  return 'not_a_recipient'
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

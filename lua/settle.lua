@@ -5,6 +5,7 @@
 -- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash
 -- KEYS[4] grab order list (legacy: written by versions before issue 11; only expired here)
 -- KEYS[5] claims hash   KEYS[6] sender wallet hash   KEYS[7] sender ledger list
+-- KEYS[8] recipients set (targeted packets; expired with the rest)
 -- ARGV[1] packet id   ARGV[2] retention after settlement (seconds)   ARGV[3] ledger length cap
 --
 -- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones.
@@ -81,7 +82,7 @@ if #pending > 0 then
   return reply
 end
 local ttl = tonumber(ARGV[2])
-for i = 1, 5 do
+for _, i in ipairs({1, 2, 3, 4, 5, 8}) do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 return {'settled', refund, settled_now}

@@ -210,6 +210,7 @@ async fn volatile_eviction_never_pays_twice() {
         split: LuckySplit::DoubleMean,
         expires_in_secs: 600,
         greeting: None,
+        recipients: Vec::new(),
     };
     let CreateOutcome::Created(p) = packets::create(&store, "alice", &req, Some("k-1"))
         .await
@@ -334,6 +335,7 @@ async fn exact_integers_and_the_balance_limit() {
             split: LuckySplit::DoubleMean,
             expires_in_secs: 1,
             greeting: None,
+            recipients: Vec::new(),
         };
         let p = create(&open, "whale2", &req).await;
         let w = wallet::get(&open, "whale2").await.unwrap();

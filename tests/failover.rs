@@ -178,6 +178,7 @@ fn fixed(total_cents: i64, count: u32) -> NewPacket {
         split: LuckySplit::DoubleMean,
         expires_in_secs: 600,
         greeting: None,
+        recipients: Vec::new(),
     }
 }
 

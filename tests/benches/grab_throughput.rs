@@ -251,6 +251,7 @@ impl Bench {
             split: LuckySplit::DoubleMean,
             expires_in_secs: 3600,
             greeting: None,
+            recipients: Vec::new(),
         };
         self.rt.block_on(async {
             let reference = format!("bench-{}", rand::random::<u64>());

@@ -60,6 +60,7 @@ async fn hongbao_packet(
         split: LuckySplit::DoubleMean,
         expires_in_secs: 3600,
         greeting: Some("恭喜发财".into()),
+        recipients: Vec::new(),
     };
     let CreateOutcome::Created(p) = packets::create(store, "mem-sender", &new, None)
         .await

@@ -61,6 +61,7 @@ fn main() {
             split: LuckySplit::DoubleMean,
             expires_in_secs: 1,
             greeting: None,
+            recipients: Vec::new(),
         };
         let started = Instant::now();
         let made: Vec<(String, i64)> = futures::stream::iter(0..n)

@@ -251,6 +251,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         split: LuckySplit::DoubleMean,
         expires_in_secs: 3600,
         greeting: None,
+        recipients: Vec::new(),
     };
     let CreateOutcome::Created(p) = packets::create(store, "bench-sender", &new, None)
         .await

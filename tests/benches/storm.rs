@@ -94,7 +94,7 @@ fn path(result: &Result<GrabOutcome, Error>) -> usize {
         Ok(GrabOutcome::SoldOut) => 2,
         Ok(GrabOutcome::RateLimited { .. }) => 3,
         Ok(GrabOutcome::Expired) => 4,
-        Ok(GrabOutcome::NotFound) => 5,
+        Ok(GrabOutcome::NotFound | GrabOutcome::NotARecipient) => 5,
         Err(_) => 6,
     }
 }
@@ -308,6 +308,7 @@ async fn new_packet(store: &Store, sender: &str, shares: u32) -> String {
         split: LuckySplit::DoubleMean,
         expires_in_secs: 3600,
         greeting: None,
+        recipients: Vec::new(),
     };
     match packets::create(store, sender, &req, None)
         .await

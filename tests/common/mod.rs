@@ -62,6 +62,7 @@ pub fn lucky(total_cents: i64, count: u32, expires_in_secs: u64) -> NewPacket {
         split: LuckySplit::DoubleMean,
         expires_in_secs,
         greeting: Some("恭喜发财".into()),
+        recipients: Vec::new(),
     }
 }
 

@@ -228,6 +228,7 @@ impl From<PacketView> for PacketViewBody {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
+        (status = 403, description = "`forbidden`: a targeted packet, shown only to its sender and recipients", body = super::schemas::ErrorDoc),
         (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
         (status = 404, description = "not found", body = super::schemas::ErrorDoc),
         (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
@@ -236,12 +237,15 @@ impl From<PacketView> for PacketViewBody {
 )]
 pub(crate) async fn view(
     State(state): State<AppState>,
-    Caller(_): Caller,
+    Caller(viewer): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<PacketViewBody>, ApiError> {
-    match packets::view(&state.store, &id).await? {
-        Some(v) => Ok(Json(v.into())),
-        None => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+    match packets::view_as(&state.store, &id, &viewer).await? {
+        packets::ViewAs::Found(v) => Ok(Json(v.into())),
+        packets::ViewAs::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+        packets::ViewAs::Forbidden => Err(ApiError::forbidden(
+            "this red packet is shown only to its sender and recipients",
+        )),
     }
 }
 
@@ -281,6 +285,7 @@ impl ShareBody {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "a share won", body = ShareBody),
+        (status = 403, description = "`not_a_recipient`: a targeted packet, and the caller is not one of its recipients; nothing written", body = super::schemas::ErrorDoc),
         (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
         (status = 404, description = "not found", body = super::schemas::ErrorDoc),
         (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
@@ -296,19 +301,17 @@ pub(crate) async fn grab(
     Path(id): Path<String>,
 ) -> Result<Json<ShareBody>, ApiError> {
     let outcome = packets::grab(&state.store, &id, &user).await?;
-    metrics::count(
-        match outcome {
-            GrabOutcome::Grabbed { .. } => metrics::GRAB_WON,
-            GrabOutcome::AlreadyGrabbed(_) => metrics::GRAB_ALREADY_GRABBED,
-            GrabOutcome::RateLimited { .. } => metrics::GRAB_RATE_LIMITED,
-            GrabOutcome::Expired => metrics::GRAB_EXPIRED,
-            GrabOutcome::SoldOut => metrics::GRAB_SOLD_OUT,
-            GrabOutcome::NotFound => {
-                return Err(ApiError::not_found(format!("no packet {}", shown(&id))))
-            }
-        },
-        1,
-    );
+    let counted = match outcome {
+        GrabOutcome::Grabbed { .. } => Some(metrics::GRAB_WON),
+        GrabOutcome::AlreadyGrabbed(_) => Some(metrics::GRAB_ALREADY_GRABBED),
+        GrabOutcome::RateLimited { .. } => Some(metrics::GRAB_RATE_LIMITED),
+        GrabOutcome::Expired => Some(metrics::GRAB_EXPIRED),
+        GrabOutcome::SoldOut => Some(metrics::GRAB_SOLD_OUT),
+        GrabOutcome::NotFound | GrabOutcome::NotARecipient => None,
+    };
+    if let Some(name) = counted {
+        metrics::count(name, 1);
+    }
     match outcome {
         GrabOutcome::Grabbed { share, claim_by_ms } => {
             Ok(Json(ShareBody::new(&id, &share, Some(claim_by_ms))))
@@ -319,6 +322,11 @@ pub(crate) async fn grab(
         )
         .with("share", ShareBody::new(&id, &share, None))),
         GrabOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+        GrabOutcome::NotARecipient => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_a_recipient",
+            "this red packet is for its recipients only; nothing was written",
+        )),
         GrabOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
             "too many grab attempts; slow down",
             retry_after_ms,

@@ -35,6 +35,10 @@ pub struct PacketRequestDoc {
     /// At most 100 characters, no control or invisible format character.
     #[schema(max_length = 100)]
     greeting: Option<String>,
+    /// A targeted packet: the only users who may grab it or see it (besides the sender),
+    /// 1 to 500 distinct user ids, at least `count` of them.
+    #[schema(min_items = 1, max_items = 500)]
+    recipients: Option<Vec<String>>,
 }
 
 /// A group name: 1 to 32 characters of `[a-z0-9-]`.

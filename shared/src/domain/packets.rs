@@ -17,6 +17,9 @@ pub const MAX_EXPIRES_IN_SECS: u64 = 604_800;
 /// Default `expires_in_secs`: one day.
 pub const DEFAULT_EXPIRES_IN_SECS: u64 = 86_400;
 
+/// Most recipients of a targeted packet.
+pub const MAX_RECIPIENTS: usize = 500;
+
 /// The longest greeting, characters.
 pub const MAX_GREETING_CHARS: usize = 100;
 
@@ -179,6 +182,36 @@ impl PacketRules {
                 "expires_in_secs must be 1..={MAX_EXPIRES_IN_SECS}"
             )));
         }
+        let recipients = match req.recipients {
+            None => Vec::new(),
+            Some(ids) => {
+                if !(1..=MAX_RECIPIENTS).contains(&ids.len()) {
+                    return Err(Invalid(format!(
+                        "recipients must hold 1 to {MAX_RECIPIENTS} user ids"
+                    )));
+                }
+                if let Some(bad) = ids.iter().find(|id| !super::is_user_id(id)) {
+                    return Err(Invalid(format!(
+                        "recipient {:?} is not a user id (1 to {} printable characters)",
+                        bad.chars().take(64).collect::<String>(),
+                        super::MAX_USER_ID_CHARS
+                    )));
+                }
+                let mut sorted = ids;
+                sorted.sort();
+                let n = sorted.len();
+                sorted.dedup();
+                if sorted.len() != n {
+                    return Err(Invalid::new("recipients must be distinct"));
+                }
+                if req.count as usize > sorted.len() {
+                    return Err(Invalid::new(
+                        "count must not exceed the number of recipients (each may grab one share)",
+                    ));
+                }
+                sorted
+            }
+        };
         if let Some(g) = &req.greeting {
             if g.chars().count() > MAX_GREETING_CHARS {
                 return Err(Invalid(format!(
@@ -194,6 +227,7 @@ impl PacketRules {
             split: req.split.unwrap_or(LuckySplit::DoubleMean),
             expires_in_secs: expires as u64,
             greeting: req.greeting.filter(|g| !g.is_empty()),
+            recipients,
         })
     }
 }
@@ -264,6 +298,10 @@ pub struct PacketRequest {
     /// Optional greeting.
     #[serde(default)]
     pub greeting: Option<String>,
+    /// Optional: the only users who may grab (a targeted packet), 1 to [`MAX_RECIPIENTS`]
+    /// distinct user ids; the sender may be one of them.
+    #[serde(default)]
+    pub recipients: Option<Vec<String>>,
 }
 
 /// A validated request to create a red packet.
@@ -282,6 +320,9 @@ pub struct NewPacket {
     /// Optional greeting, at most 100 characters, none of them control or invisible format
     /// characters ([`super::check_shown_text`]).
     pub greeting: Option<String>,
+    /// A targeted packet's recipients, sorted and distinct (at least `count` of them); empty:
+    /// anyone may grab (issue 13). Enforced inside `lua/grab.lua`.
+    pub recipients: Vec<String>,
 }
 
 impl NewPacket {
@@ -297,6 +338,13 @@ impl NewPacket {
             self.expires_in_secs,
             self.greeting.as_deref().unwrap_or("\u{0}")
         );
+        // Untargeted packets keep the fingerprint they always had (records of creates in
+        // flight across an upgrade still match).
+        let canonical = if self.recipients.is_empty() {
+            canonical
+        } else {
+            format!("{canonical}|{}", self.recipients.join("\n"))
+        };
         use sha1::{Digest, Sha1};
         Sha1::digest(canonical.as_bytes())
             .iter()
@@ -376,6 +424,8 @@ pub struct Packet {
     pub claimed_cents: i64,
     /// Refunded to the sender at settlement, cents.
     pub refunded_cents: i64,
+    /// A targeted packet's number of recipients; 0: anyone may grab.
+    pub recipient_count: u32,
 }
 
 impl Packet {
@@ -424,6 +474,10 @@ impl Packet {
             grabbed_cents: n("grabbed_cents")?,
             claimed_cents: n("claimed_cents")?,
             refunded_cents: n("refunded_cents")?,
+            recipient_count: match fields.get("recipients") {
+                None => 0,
+                Some(_) => n("recipients")? as u32,
+            },
         })
     }
 }
@@ -547,6 +601,8 @@ pub enum GrabOutcome {
     Expired,
     /// Every share is taken.
     SoldOut,
+    /// A targeted packet and the caller is not one of its recipients; nothing written.
+    NotARecipient,
 }
 
 /// The outcome of [`crate::store::packets::claim`].
@@ -677,6 +733,7 @@ mod tests {
             split: LuckySplit::DoubleMean,
             expires_in_secs: 60,
             greeting: None,
+            recipients: Vec::new(),
         };
         let mut b = a.clone();
         b.greeting = Some(String::new());

@@ -30,6 +30,7 @@
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
 //! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written before issue 11; settle expires it) |
+//! | `hb:{t}:packet:<id>:recipients` | set | a targeted packet's recipients (user ids); expires with the packet |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>` or `done:<ms>` |
 //! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
@@ -100,6 +101,8 @@ pub struct PacketKeys {
     /// since: share ids give the grab order. `settle.lua` still expires it, so that packets
     /// grabbed before an upgrade leave nothing behind.
     pub legacy_order: String,
+    /// A targeted packet's recipients (set of user ids; absent for an untargeted packet).
+    pub recipients: String,
     /// Claims hash (user -> claim state).
     pub claims: String,
 }
@@ -141,6 +144,7 @@ impl Keys {
             grabs: format!("{base}:grabs"),
             legacy_order: format!("{base}:order"),
             claims: format!("{base}:claims"),
+            recipients: format!("{base}:recipients"),
             meta: base,
         }
     }

@@ -66,6 +66,7 @@ pub async fn create(
             .key(&pk.shares)
             .key(keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-")))
             .key(&wk.creates)
+            .key(&pk.recipients)
             .arg(&packet_id)
             .arg(sender_id)
             .arg(req.total_cents)
@@ -80,6 +81,7 @@ pub async fn create(
             .arg(crate::domain::wallet::LEDGER_CAP)
             .arg(cfg.packets.packets_per_minute)
             .arg(PACKETS_WINDOW_MS)
+            .arg(req.recipients.join("\n"))
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
         let outcome = reply.first().map(String::as_str);
@@ -134,11 +136,49 @@ async fn load(store: &Store, packet_id: &str) -> Result<Packet, Error> {
 }
 
 /// Reads a consistent snapshot of a packet (one script), or `None` if there is no such packet
-/// (including ids of the wrong shape).
+/// (including ids of the wrong shape). No access check: see [`view_as`].
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached.
 pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, Error> {
+    Ok(snapshot(store, packet_id, "").await?.map(|(v, _)| v))
+}
+
+/// What `viewer` may see of a packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewAs {
+    /// The snapshot.
+    Found(PacketView),
+    /// No such packet.
+    NotFound,
+    /// A targeted packet, and `viewer` is neither its sender nor one of its recipients.
+    Forbidden,
+}
+
+/// [`view`] for `viewer`: a targeted packet is shown only to its sender and recipients
+/// (issue 13); the recipient check is part of the same snapshot script.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn view_as(store: &Store, packet_id: &str, viewer: &str) -> Result<ViewAs, Error> {
+    Ok(match snapshot(store, packet_id, viewer).await? {
+        None => ViewAs::NotFound,
+        Some((v, recipient)) => {
+            if v.packet.recipient_count == 0 || recipient || v.packet.sender_id == viewer {
+                ViewAs::Found(v)
+            } else {
+                ViewAs::Forbidden
+            }
+        }
+    })
+}
+
+/// The snapshot of `packet_id` and whether `viewer` is one of its recipients.
+async fn snapshot(
+    store: &Store,
+    packet_id: &str,
+    viewer: &str,
+) -> Result<Option<(PacketView, bool)>, Error> {
     if !is_packet_id(packet_id) {
         return Ok(None);
     }
@@ -148,6 +188,8 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
         .key(&keys.meta)
         .key(&keys.grabs)
         .key(&keys.claims)
+        .key(&keys.recipients)
+        .arg(viewer)
         .invoke_async(&mut conn)
         .await?;
     let Value::Array(parts) = reply else {
@@ -176,6 +218,7 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
     let now_ms: i64 = text("packet_view", next()?)?
         .parse()
         .map_err(|_| Error::bad_reply("packet_view", "time"))?;
+    let recipient = int("packet_view", Some(&text("packet_view", next()?)?))? == 1;
     let packet = Packet::from_fields(&meta)?;
     // Share ids count from 1 in grab order: they are the grab order.
     let mut list = Vec::with_capacity(grabs.len());
@@ -199,12 +242,15 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
     } else {
         None
     };
-    Ok(Some(PacketView {
-        packet,
-        status,
-        grabs: list,
-        best_luck,
-    }))
+    Ok(Some((
+        PacketView {
+            packet,
+            status,
+            grabs: list,
+            best_luck,
+        },
+        recipient,
+    )))
 }
 
 /// Grabs at most one share of `packet_id` for `user_id`, in one round trip (one EVALSHA),
@@ -226,6 +272,7 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
         .key(&pk.shares)
         .key(&pk.grabs)
         .key(keys.grab_rate(packet_id, user_id))
+        .key(&pk.recipients)
         .arg(user_id)
         .arg(cfg.packets.grab_rate_limit)
         .arg(cfg.packets.grab_rate_window_ms)
@@ -249,6 +296,7 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
         },
         "expired" => GrabOutcome::Expired,
         "sold_out" => GrabOutcome::SoldOut,
+        "not_a_recipient" => GrabOutcome::NotARecipient,
         _ => return Err(bad()),
     })
 }

@@ -261,6 +261,7 @@ async fn settle_one(
             .key(&pk.claims)
             .key(&wk.wallet)
             .key(&wk.ledger)
+            .key(&pk.recipients)
             .arg(packet_id)
             .arg(cfg.packets.retention_secs)
             .arg(crate::domain::wallet::LEDGER_CAP)
