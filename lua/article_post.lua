@@ -11,7 +11,7 @@
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- KEYS[1] article hash       KEYS[2] vote record (hash user -> 1 | -1)
 -- KEYS[3] score sorted set   KEYS[4] time sorted set
--- KEYS[5] the poster's articles in the open quota window (a counter of rate_limit.lua,
+-- KEYS[5] the poster's articles in the open quota window (a counter of quota.lua,
 --         prepended; TTL = the rest of the window)
 -- ARGV[1] article member (the id, zero-padded to 12 digits)   ARGV[2] poster user id
 -- ARGV[3] title   ARGV[4] link   ARGV[5] voting window (s; 604800)   ARGV[6] score per vote (432)

@@ -1,6 +1,6 @@
 -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
 -- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
--- rate_limit.lua (rl_check, rl_count: the creates-per-minute quota).
+-- quota.lua (rl_check, rl_count: the creates-per-minute quota).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
 -- KEYS[1] sender wallet hash        (field `balance`, integer cents)

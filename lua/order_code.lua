@@ -14,7 +14,7 @@
 -- KEYS[1..m]  day hashes of the candidate business days (m = 1..3, one slot: tag {oc})
 -- KEYS[m+1]   high-water mark: the newest business day (days since 1970-01-01) given a day hash
 -- KEYS[m+1+i] (i = 1..m) the caller's codes taken on the business day of KEYS[i] (a counter
---             of rate_limit.lua, prepended: its TTL is the day-hash TTL)
+--             of quota.lua, prepended: its TTL is the day-hash TTL)
 -- ARGV[1] count (1..100)   ARGV[2] positions per day (9 * 10^(digits - 1))
 -- ARGV[3] a fresh CSPRNG secret from the caller, used only if the day has none yet
 -- ARGV[4] day-hash TTL, seconds

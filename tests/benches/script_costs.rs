@@ -270,6 +270,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             pk.shares.clone(),
             pk.grabs.clone(),
             keys.grab_rate(&p.packet_id, &user),
+            pk.recipients.clone(),
         ];
         (ks, vec![user, limit.to_string(), hour.to_string()])
     };
@@ -316,6 +317,45 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         .collect();
     let limited = b
         .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
+        .await;
+
+    // A targeted packet (issue 13) of 500 recipients: their wins, then outsiders refused.
+    let r = n.min(hongbao::domain::packets::MAX_RECIPIENTS);
+    let targeted = NewPacket {
+        total_cents: r as i64,
+        count: r as u32,
+        recipients: (0..r).map(|i| format!("t{i}")).collect(),
+        ..new.clone()
+    };
+    let CreateOutcome::Created(tp) = packets::create(store, "bench-sender", &targeted, None)
+        .await
+        .expect("create targeted")
+    else {
+        panic!("targeted create failed")
+    };
+    let tpk = keys.packet(&tp.packet_id);
+    let tgrab = |user: String| {
+        let ks = vec![
+            tpk.meta.clone(),
+            tpk.shares.clone(),
+            tpk.grabs.clone(),
+            keys.grab_rate(&tp.packet_id, &user),
+            tpk.recipients.clone(),
+        ];
+        (ks, vec![user, limit.clone(), hour.to_string()])
+    };
+    let recipients: Vec<_> = (0..r).map(|i| tgrab(format!("t{i}"))).collect();
+    let targeted_win = b
+        .phase("grab win, targeted", &scripts::GRAB, &recipients, "grabbed")
+        .await;
+    let outsiders: Vec<_> = (0..n).map(|i| tgrab(format!("o{i}"))).collect();
+    let outsider = b
+        .phase(
+            "grab not a recipient",
+            &scripts::GRAB,
+            &outsiders,
+            "not_a_recipient",
+        )
         .await;
 
     // Seed 000: a pool of JSON shares, a detail list, a hash of users.
@@ -390,6 +430,24 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         },
         row("grab: sold out", sold, "seed 000 grab: sold out", seed_sold),
         row("grab: rate limited", limited, seed_again_name, seed_again),
+        Row {
+            goal: f64::INFINITY,
+            ..row(
+                "grab: win, targeted packet (500 recipients)",
+                targeted_win,
+                "seed 000 grab: win",
+                seed_win,
+            )
+        },
+        Row {
+            goal: f64::INFINITY,
+            ..row(
+                "grab: not a recipient (refused)",
+                outsider,
+                "seed 000 grab: sold out",
+                seed_sold,
+            )
+        },
     ]
 }
 

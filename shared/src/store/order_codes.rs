@@ -109,7 +109,7 @@ pub fn day_key(prefix: &str, date: NaiveDate) -> String {
 }
 
 /// The key of `user_id`'s codes taken on business day `date` (a counter of
-/// `lua/rate_limit.lua` that expires with the day hash; `HONGBAO_ORDER_CODES_PER_USER_PER_DAY`).
+/// `lua/quota.lua` that expires with the day hash; `HONGBAO_ORDER_CODES_PER_USER_PER_DAY`).
 pub fn quota_key(prefix: &str, date: NaiveDate, user_id: &str) -> String {
     format!(
         "{prefix}:{{oc}}:quota:{:04}{:02}{:02}:{}",

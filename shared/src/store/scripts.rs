@@ -57,13 +57,23 @@ macro_rules! script {
             ))
         });
     };
-    // A money script with a quota: `lua/records.lua` and `lua/rate_limit.lua` prepended.
+    // A script with a per-user quota: `lua/quota.lua` (rl_check, rl_count) is prepended.
+    ($(#[$doc:meta])* $name:ident, $file:literal, with_quota) => {
+        $(#[$doc])*
+        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
+            Lua::new(concat!(
+                include_str!("../../../lua/quota.lua"),
+                include_str!(concat!("../../../lua/", $file))
+            ))
+        });
+    };
+    // A money script with a quota: `lua/records.lua` and `lua/quota.lua` prepended.
     ($(#[$doc:meta])* $name:ident, $file:literal, with_records_and_quota) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
             Lua::new(concat!(
                 include_str!("../../../lua/records.lua"),
-                include_str!("../../../lua/rate_limit.lua"),
+                include_str!("../../../lua/quota.lua"),
                 include_str!(concat!("../../../lua/", $file))
             ))
         });
@@ -168,7 +178,7 @@ script!(
 script!(
     /// `lua/article_post.lua`: post an article of the voting site (hash, vote record with its
     /// expiry, score and time entries), atomically.
-    ARTICLE_POST, "article_post.lua", with_rate_limit);
+    ARTICLE_POST, "article_post.lua", with_quota);
 script!(
     /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article while voting
     /// is open (Redis `TIME`); `lua/rate_limit.lua` prepended.
@@ -182,7 +192,7 @@ script!(
 script!(
     /// `lua/order_code.lua`: decide the order codes' business day from Redis `TIME` and take
     /// that many positions of the day's sequence, all or none (never wrapping).
-    ORDER_CODE, "order_code.lua", with_rate_limit);
+    ORDER_CODE, "order_code.lua", with_quota);
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
 pub fn all() -> [(&'static str, &'static Script); 15] {

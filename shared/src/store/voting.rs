@@ -153,7 +153,7 @@ impl SiteKeys {
         )
     }
 
-    /// The article quota counter of `user_id` (`lua/rate_limit.lua`: articles posted in the
+    /// The article quota counter of `user_id` (`lua/quota.lua`: articles posted in the
     /// open window, TTL = the rest of the window; `HONGBAO_VOTE_ARTICLES_PER_DAY`).
     pub fn post_quota(&self, user_id: &str) -> String {
         format!(
