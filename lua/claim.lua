@@ -9,8 +9,10 @@
 -- A claim state is "pending:<claimed_at_ms>" or "done:<claimed_at_ms>".
 -- Returns one of:
 --   {'not_found'} | {'no_share'} | {'expired'}
---   {'claimed', share_record, state}   the state after this call (new or earlier claim)
-local status = redis.call('HGET', KEYS[1], 'status')
+--   {'claimed', share_record, state, sender_id}   the state after this call (new or earlier
+--                                                 claim); the sender names the history entry
+local meta = redis.call('HMGET', KEYS[1], 'status', 'sender_id', 'expires_at')
+local status = meta[1]
 if not status then
   return {'not_found'}
 end
@@ -20,12 +22,12 @@ if not share then
 end
 local state = redis.call('HGET', KEYS[3], ARGV[1])
 if state then
-  return {'claimed', share, state}
+  return {'claimed', share, state, meta[2]}
 end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local expires_at = tonumber(redis.call('HGET', KEYS[1], 'expires_at'))
+local expires_at = tonumber(meta[3])
 -- The same slot holds the settlement, so a claim and the refund are serialised:
 -- either this claim lands first and the refund excludes it, or the refund lands first
 -- (status 'settled') and this claim is refused.
@@ -37,4 +39,4 @@ local amount = tonumber(string.match(share, '^%d+:(%d+):'))
 state = 'pending:' .. string.format('%d', now)
 redis.call('HSET', KEYS[3], ARGV[1], state)
 redis.call('HINCRBY', KEYS[1], 'claimed_cents', amount)
-return {'claimed', share, state}
+return {'claimed', share, state, meta[2]}

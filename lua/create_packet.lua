@@ -1,6 +1,7 @@
 -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
--- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
--- quota.lua (rl_check, rl_count: the creates-per-minute quota).
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT),
+-- quota.lua (rl_check, rl_count: the creates-per-minute quota) and history.lua (the sender's
+-- "sent" list, written here with the debit it records).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
 -- KEYS[1] sender wallet hash        (field `balance`, integer cents)
@@ -12,6 +13,8 @@
 -- KEYS[7] the Idempotency-Key's record in the layout before 0.2 (string with a TTL; read only)
 -- KEYS[8] the sender's packets created in the open quota window (string counter, TTL)
 -- KEYS[9] the packet's recipients set (a targeted packet only)
+-- KEYS[10] the sender's "sent" history list   KEYS[11] their "received" list (pruned here too)
+-- KEYS[12] the sender's history totals hash
 -- ARGV[1] packet id      ARGV[2] sender id    ARGV[3] total_cents   ARGV[4] count
 -- ARGV[5] mode           ARGV[6] split        ARGV[7] greeting      ARGV[8] expires_in_secs
 -- ARGV[9] request fingerprint (idempotency)
@@ -21,7 +24,8 @@
 -- ARGV[13] packets a sender may create per window (0: no limit)   ARGV[14] the window, ms
 -- ARGV[15] a targeted packet's recipients joined by '\n' (user ids hold no control
 --          character), '' for anyone
--- ARGV[16..] the share amounts (cents), count of them
+-- ARGV[16] history retention, ms   ARGV[17] business-year bounds (history_year)
+-- ARGV[18..] the share amounts (cents), count of them
 --
 -- Every check runs before the first write. Returns one of:
 --   {'created', packet_id}
@@ -61,11 +65,11 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 15 ~= count then
+if #ARGV - 17 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 16, #ARGV do
+for i = 18, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -90,6 +94,10 @@ if redis.call('EXISTS', KEYS[5]) == 1 then
   return {'id_taken'}
 end
 
+local year = history_year(now, ARGV[17])
+if not year or now >= 1e13 then
+  return redis.error_reply('ERR hongbao: create_packet: Redis TIME is outside the business-year bounds')
+end
 local expires_at = now + tonumber(ARGV[8]) * 1000
 
 redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
@@ -108,7 +116,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 16
+local i = 18
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
@@ -119,6 +127,11 @@ if record_id ~= '' then
   redis.call('HSET', KEYS[3], record_id, ARGV[9] .. '\n' .. ARGV[1])
   redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[11])), record_id)
 end
+history_add(KEYS[10], KEYS[12], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..
+  int(total) .. '|' .. int(count) .. '|' .. ARGV[5] .. '|' .. int(expires_at) .. '||' .. ARGV[7])
+local cutoff = now - tonumber(ARGV[16])
+history_prune(KEYS[10], KEYS[12], 'sent', cutoff)
+history_prune(KEYS[11], KEYS[12], 'received', cutoff)
 prune_records(KEYS[3], KEYS[4], now)
 rl_count(KEYS[8], quota, used, 1, window)
 return {'created', ARGV[1]}

@@ -1,11 +1,12 @@
 -- settle.lua: refund an expired red packet to its sender, exactly once.
--- Prepended with records.lua (int, now_ms, MAX_EXACT).
+-- Prepended with records.lua (int, now_ms, MAX_EXACT) and history.lua (history_prefix).
 --
 -- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
 -- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash
 -- KEYS[4] grab order list (legacy: written by versions before issue 11; only expired here)
 -- KEYS[5] claims hash   KEYS[6] sender wallet hash   KEYS[7] sender ledger list
 -- KEYS[8] recipients set (targeted packets; expired with the rest)
+-- KEYS[9] the sender's "sent" history list: the packet's entry gets its refunded_cents
 -- ARGV[1] packet id   ARGV[2] retention after settlement (seconds)   ARGV[3] ledger length cap
 --
 -- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones.
@@ -16,11 +17,12 @@
 --   {'not_due', expires_at_ms}        Redis TIME is before expires_at: nothing changed
 --   {'settled', refund_cents, settled_now}   settled (settled_now = 1 if by this call, else 0);
 --                                            keys now expire after ARGV[2] s
---   {'pending', refund_cents, settled_now, user1, amount1, user2, amount2, ...}
+--   {'pending', refund_cents, settled_now, user1, share1, claim_state1, user2, ...}
+--        (a share record `share_id:amount_cents:grabbed_at_ms`, a state `pending:<claimed_at_ms>`)
 --        settled, but these claims still await their wallet credit; re-drive them, then call
 --        this script again (keys keep no TTL until no claim is pending)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'refunded_cents', 'expires_at',
-  'total_cents', 'claimed_cents')
+  'total_cents', 'claimed_cents', 'created_at')
 local status = meta[1]
 if not status then
   return {'missing'}
@@ -37,7 +39,8 @@ for i = 1, #claims, 2 do
       return redis.error_reply('ERR hongbao: settle: pending claim without a share record')
     end
     pending[#pending + 1] = claims[i]
-    pending[#pending + 1] = amount
+    pending[#pending + 1] = share
+    pending[#pending + 1] = claims[i + 1]
   end
 end
 
@@ -62,6 +65,21 @@ if status ~= 'settled' then
   if balance + refund > MAX_EXACT then
     return redis.error_reply('ERR hongbao: settle: balance would exceed 2^53 - 1 cents')
   end
+  -- The sender's history entry of this packet (absent for packets created before history,
+  -- or pruned by the retention): `...|<expires_at>|<refunded, empty until now>|<greeting>`.
+  local sent, sent_head, sent_tail = nil, nil, nil
+  local created_at = tonumber(meta[6])
+  if created_at then
+    local prefix = history_prefix(created_at, ARGV[1])
+    sent = redis.call('ZRANGEBYLEX', KEYS[9], '[' .. prefix .. ':', '(' .. prefix .. ';',
+      'LIMIT', 0, 1)[1]
+    if sent then
+      sent_head, sent_tail = string.match(sent, '^(%d+:%x+:%d+|%d+|%d+|%a+|%d+|)%d*(|.*)$')
+      if not sent_head then
+        return redis.error_reply('ERR hongbao: settle: bad sent history entry')
+      end
+    end
+  end
   -- Writes start here.
   if refund > 0 then
     redis.call('HINCRBY', KEYS[6], 'balance', int(refund))
@@ -71,6 +89,10 @@ if status ~= 'settled' then
   redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(refund),
     'settled_at', int(now))
   redis.call('DEL', KEYS[2])
+  if sent then
+    redis.call('ZREM', KEYS[9], sent)
+    redis.call('ZADD', KEYS[9], 0, sent_head .. int(refund) .. sent_tail)
+  end
   settled_now = 1
 end
 

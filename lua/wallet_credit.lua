@@ -1,5 +1,8 @@
 -- wallet_credit.lua: credit a wallet exactly once per transfer id (deposits, claim credits).
--- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT).
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
+-- history.lua: a claim credit adds the grabber's "received" history entry in the same script,
+-- so the entry is written exactly when the money arrives, once per transfer id however often
+-- the claim is re-driven.
 --
 -- KEYS[1] wallet hash (field `balance`, cents)   KEYS[2] ledger list
 -- KEYS[3] idempotency records hash (record id -> fingerprint)
@@ -10,7 +13,12 @@
 -- ARGV[4] transfer id (the record id: `dep:<reference>` or `claim:<packet id>`)
 -- ARGV[5] fingerprint          ARGV[6] keep the record this many ms (0 = pinned until
 --         transfer_release.lua un-pins it)
+-- KEYS[6] the wallet owner's "received" history list   KEYS[7] their "sent" list (pruned here)
+-- KEYS[8] their history totals hash
 -- ARGV[7] ledger length cap    ARGV[8] balance limit in cents (0 = only the MAX_EXACT bound)
+-- ARGV[9] the "received" history member of a claim credit (its cents must equal ARGV[1]),
+--         '' for a credit that is not history (a deposit)
+-- ARGV[10] history retention, ms
 -- Returns one of:
 --   {'applied', balance}         credited now
 --   {'repeat', balance}          this transfer was credited before: nothing changed
@@ -35,6 +43,13 @@ end
 if balance + amount > MAX_EXACT then
   return redis.error_reply('ERR hongbao: wallet_credit: balance would exceed 2^53 - 1 cents')
 end
+local entry = ARGV[9]
+if entry ~= '' then
+  local year, cents = history_fields(entry)
+  if not year or cents ~= amount then
+    return redis.error_reply('ERR hongbao: wallet_credit: bad history entry')
+  end
+end
 
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
@@ -42,5 +57,11 @@ redis.call('LPUSH', KEYS[2], ARGV[2] .. '|' .. int(amount) .. '|' .. int(now) ..
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[7]) - 1)
 redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
 redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[6])), ARGV[4])
+if entry ~= '' then
+  history_add(KEYS[6], KEYS[8], 'received', entry)
+  local cutoff = now - tonumber(ARGV[10])
+  history_prune(KEYS[6], KEYS[8], 'received', cutoff)
+  history_prune(KEYS[7], KEYS[8], 'sent', cutoff)
+end
 prune_records(KEYS[3], KEYS[4], now)
 return {'applied', balance}

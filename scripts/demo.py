@@ -8,6 +8,7 @@ sandboxes), then, only through Lambda invocations with API Gateway v2 / EventBri
   deposit 200.00 to alice -> alice sends a 100-share lucky packet of 100.00 (double_mean) and a
   fixed packet of 10 x 1.00 -> 1,000 people grab concurrently (some also grab the fixed one) ->
   the winners claim, except about a fifth -> the packets expire -> reclaim-cron refunds ->
+  alice's sent history and a winner's received history and yearly summaries ->
 
 and prints a report: winners and losers, a histogram of the amounts, best luck, claimed and
 refunded totals per packet, every wallet touched, and the money-conservation check. Exits 1 if
@@ -24,6 +25,8 @@ import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from zoneinfo import ZoneInfo
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -355,13 +358,85 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
     alice_expected = DEPOSIT_CENTS - LUCKY_TOTAL - FIXED_TOTAL + sum(expected_refund.values())
     inv.check("alice = 200.00 - 110.00 + refunds", walls[SENDER]["balance_cents"] == alice_expected,
               f"{walls[SENDER]['balance_cents']} != {alice_expected}")
+    hist = ph.run("history: the sender's and a winner's lists and yearly summary",
+                  lambda: history(stack, inv, packets, views, claimed, walls))
     errors = sum(sb.error_lines for sb in stack.all_sandboxes())
     inv.check("no ERROR log line in any sandbox", errors == 0, f"{errors} lines")
     inv.check("every sandbox still running", all(sb.alive() for sb in stack.all_sandboxes()))
 
     report(args, packets, outcomes, shares, claimed, no_claim, views, walls, summaries, colds,
            deposits, held, redis_n, grab_pool, served, too_late)
+    report_history(hist)
     return 0
+
+
+def history_pages(stack: ll.LocalStack, user: str, role: str, limit: int) -> tuple[list[dict], int]:
+    """Every item of `user`'s `role` list through `GET /packets`, `limit` per page: (items, pages)."""
+    items, cursor, pages = [], None, 0
+    while True:
+        query = {"role": role, "limit": str(limit)} | ({"cursor": cursor} if cursor else {})
+        r = stack.invoke("grab", ll.http_event("grab-history", sub=user, query=query))
+        if r.status != 200:
+            raise SystemExit(f"GET /packets?{query} as {user} -> {r.status} {r['body']}")
+        items += r["body"]["items"]
+        pages += 1
+        cursor = r["body"]["next_cursor"]
+        if cursor is None:
+            return items, pages
+
+
+def history(stack: ll.LocalStack, inv: Invariants, packets, views, claimed, walls) -> dict:
+    """Issue 13: alice's sent list and a winner's received list (paged one item at a time), and
+    their yearly summaries, checked against the packets and wallets."""
+    year = datetime.fromtimestamp(ll.parse_rfc3339(packets["lucky"]["created_at"]),
+                                  ZoneInfo("Asia/Shanghai")).year
+    sent, _ = history_pages(stack, SENDER, "sent", 20)
+    want = [packets["fixed"]["packet_id"], packets["lucky"]["packet_id"]]
+    inv.check("alice's sent history: the fixed then the lucky packet (newest first)",
+              [i["packet_id"] for i in sent] == want, str(sent)[:300])
+    by_id = {p["packet_id"]: k for k, p in packets.items()}
+    inv.check("alice's sent items carry totals and the refunds reclaim-cron made",
+              all(i["total_cents"] == packets[by_id[i["packet_id"]]]["total_cents"]
+                  and i.get("refunded_cents") == views[by_id[i["packet_id"]]]["refunded_cents"]
+                  for i in sent), str(sent)[:300])
+    paid = {u: w["balance_cents"] for u, w in walls.items() if u != SENDER and w["balance_cents"] > 0}
+    winner = max(paid, key=lambda u: (sum(u in claimed[k] for k in claimed), paid[u], u))
+    received, pages = history_pages(stack, winner, "received", 1)
+    inv.check(f"{winner}'s received history (1 item per page, {pages} pages): one item per claimed share",
+              sorted((i["packet_id"], i["amount_cents"]) for i in received)
+              == sorted((packets[k]["packet_id"], claimed[k][winner]) for k in claimed if winner in claimed[k])
+              and all(i["sender_id"] == SENDER for i in received), str(received)[:300])
+
+    def summary(user: str) -> dict:
+        r = stack.invoke("grab", ll.http_event("grab-summary", sub=user, query={"year": str(year)}))
+        return r["body"] if r.status == 200 else {"status": r.status, **r["body"]}
+
+    sums = {SENDER: summary(SENDER), winner: summary(winner)}
+    inv.check(f"alice's {year} summary: sent 2 packets, {money(LUCKY_TOTAL + FIXED_TOTAL)}",
+              sums[SENDER].get("sent") == {"count": 2, "total_cents": LUCKY_TOTAL + FIXED_TOTAL}
+              and sums[SENDER].get("received") == {"count": 0, "total_cents": 0}, str(sums[SENDER]))
+    inv.check(f"{winner}'s {year} summary: received = the items = the wallet balance",
+              sums[winner].get("received") == {"count": len(received),
+                                               "total_cents": sum(i["amount_cents"] for i in received)}
+              and sums[winner]["received"]["total_cents"] == walls[winner]["balance_cents"],
+              str(sums[winner]))
+    return {"year": year, "sent": sent, "winner": winner, "received": received, "pages": pages,
+            "summaries": sums}
+
+
+def report_history(h: dict) -> None:
+    print(f"\nHistory (GET /packets, GET /packets/summary?year={h['year']}):")
+    print("  alice, role=sent (newest first):")
+    for i in h["sent"]:
+        print(f"    {i['packet_id']}  {i['mode']:<6}{money(i['total_cents']):>8} in {i['count']:>3} shares, "
+              f"refunded {money(i.get('refunded_cents', 0)):>7}  created {i['created_at']}")
+    print(f"  {h['winner']}, role=received ({h['pages']} pages of 1, following next_cursor):")
+    for i in h["received"]:
+        print(f"    {i['packet_id']}  share {i['share_id']:>3}{money(i['amount_cents']):>8} from "
+              f"{i['sender_id']}  claimed {i['claimed_at']}")
+    for user, s in h["summaries"].items():
+        print(f"  {user} in {h['year']}: sent {s['sent']['count']} ({money(s['sent']['total_cents'])}), "
+              f"received {s['received']['count']} ({money(s['received']['total_cents'])})")
 
 
 def report(args, packets, outcomes, shares, claimed, no_claim, views, walls, summaries, colds,

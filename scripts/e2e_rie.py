@@ -232,6 +232,39 @@ def fixtures(st: ll.LocalStack, c: Checks, s: State) -> None:
     r = inv("claim", ll.claim_event(pid, "carol"))
     c.status("claim without a share", r, 404, "no_share")
 
+    # GET /packets (history) and GET /packets/summary (issue 13), served by grab
+    r = inv("grab", ll.http_event("grab-history"))
+    if c.status("grab-history.json (alice, role=sent)", r, 200):
+        items = r["body"].get("items", [])
+        c.check("alice's sent history: the fixed then the lucky packet, next_cursor null",
+                [i["packet_id"] for i in items] == [s.fixed_id, s.lucky_id]
+                and r["body"].get("next_cursor", "") is None
+                and [i["total_cents"] for i in items] == [1000, 10000]
+                and all("refunded_cents" not in i for i in items), str(r["body"])[:500])
+    r = inv("grab", ll.http_event("grab-history", query={"role": "sent", "limit": "1"}))
+    cursor = r["body"].get("next_cursor") if r.status == 200 else None
+    r2 = inv("grab", ll.http_event("grab-history", query={"role": "sent", "limit": "1", "cursor": cursor or ""}))
+    c.check("limit=1: two pages through next_cursor, newest first",
+            r.status == 200 and r2.status == 200 and cursor is not None
+            and [i["packet_id"] for i in r["body"]["items"] + r2["body"]["items"]] == [s.fixed_id, s.lucky_id]
+            and r2["body"]["next_cursor"] is None, f"{r['body']} {r2['body']}"[:500])
+    r = inv("grab", ll.http_event("grab-history", sub="bob", query={"role": "received"}))
+    if c.status("grab-history.json as bob, role=received", r, 200):
+        items = r["body"].get("items", [])
+        c.check("bob's received history: his claimed share of alice's packet",
+                len(items) == 1 and items[0]["packet_id"] == pid and items[0]["sender_id"] == "alice"
+                and items[0]["amount_cents"] == amount
+                and RFC3339.match(items[0].get("claimed_at", "")) is not None, str(r["body"]))
+    r = inv("grab", ll.http_event("grab-history", query={"role": "both"}))
+    c.status("grab-history.json with role=both", r, 400, "invalid_request")
+    r = inv("grab", ll.http_event("grab-summary", query={}))
+    if c.status("grab-summary.json (alice, current year)", r, 200):
+        c.check("alice's summary: sent 2 packets, 110.00; received none",
+                r["body"].get("sent") == {"count": 2, "total_cents": 11000}
+                and r["body"].get("received") == {"count": 0, "total_cents": 0}, str(r["body"]))
+    r = inv("grab", ll.http_event("grab-summary", query={"year": "26"}))
+    c.status("grab-summary.json with year=26", r, 400, "invalid_request")
+
     # GET /wallet
     r = inv("wallet", ll.http_event("wallet-get"))
     b = r["body"]

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 use harness::{Backend, RawConn, TestRedis};
+use hongbao::domain::history;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
@@ -52,13 +53,32 @@ async fn claim_interrupted_after_credit(store: &Store, packet_id: &str, user: &s
     else {
         panic!("grab failed")
     };
-    common::claim_step_one(store, packet_id, user).await;
+    let step_one = common::claim_step_one(store, packet_id, user).await;
+    let claimed_at_ms: i64 = step_one[2]
+        .strip_prefix("pending:")
+        .unwrap()
+        .parse()
+        .unwrap();
     let transfer_id = wallet::claim_transfer_id(packet_id);
     let fingerprint = share.amount_cents.to_string();
+    let entry = history::ReceivedEntry {
+        packet_id: packet_id.to_string(),
+        sender_id: step_one[3].clone(),
+        amount_cents: share.amount_cents,
+        share_id: share.share_id,
+        claimed_at_ms,
+    }
+    .member(history::year_of(store.config().history.tz, claimed_at_ms));
     let c = wallet::credit(
         store,
         user,
-        &packets::claim_credit(packet_id, &transfer_id, share.amount_cents, &fingerprint),
+        &packets::claim_credit(
+            packet_id,
+            &transfer_id,
+            share.amount_cents,
+            &fingerprint,
+            &entry,
+        ),
     )
     .await
     .unwrap();

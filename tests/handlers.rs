@@ -534,7 +534,7 @@ async fn bad_inputs_are_refused_and_change_nothing() {
             (
                 "route of another function",
                 Function::Grab,
-                event("create-packet-lucky"),
+                with_packet(event("claim-claim"), &id),
                 404,
                 "not_found",
             ),

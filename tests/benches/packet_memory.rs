@@ -12,11 +12,16 @@
 //! hash; the grab order is the share ids' order), which live until the packet is settled and
 //! its retention ends, and the grab rate-limit counters (a win writes none; a repeat opens one,
 //! expiring with its window). Writes the figures to `target/bench/packet_memory.json` too.
+//!
+//! Then the bytes of one user's red-packet history (issue 13): `n` packets sent by one user
+//! (greeting `恭喜发财`) and each claimed by one other user, `MEMORY USAGE` of the sender's
+//! sent list, the grabber's received list and their totals hashes, per entry, for `n` = 100
+//! (Redis keeps a sorted set of up to 128 short members as a listpack) and 1,000 (a skiplist).
 
 use harness::RedisServer;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::wallet;
 use hongbao::{Config, Store};
 use redis::aio::MultiplexedConnection;
@@ -88,6 +93,50 @@ async fn hongbao_packet(
     (own, limits)
 }
 
+/// `n` packets of 1 share sent by one user and claimed by another; bytes of (sent list, received
+/// list, both totals hashes).
+async fn history_bytes(
+    store: &Store,
+    conn: &mut MultiplexedConnection,
+    n: usize,
+) -> (u64, u64, u64) {
+    let (sender, grabber) = (format!("hist-sender-{n}"), format!("hist-grabber-{n}"));
+    wallet::deposit(store, &sender, n as i64 * 100, "fund")
+        .await
+        .expect("deposit");
+    let new = NewPacket {
+        total_cents: 100,
+        count: 1,
+        mode: Mode::Lucky,
+        split: LuckySplit::DoubleMean,
+        expires_in_secs: 3600,
+        greeting: Some("恭喜发财".into()),
+        recipients: Vec::new(),
+    };
+    for _ in 0..n {
+        let CreateOutcome::Created(p) = packets::create(store, &sender, &new, None)
+            .await
+            .expect("create")
+        else {
+            panic!("create failed")
+        };
+        let g = packets::grab(store, &p.packet_id, &grabber)
+            .await
+            .expect("grab");
+        assert!(matches!(g, GrabOutcome::Grabbed { .. }));
+        let c = packets::claim(store, &p.packet_id, &grabber)
+            .await
+            .expect("claim");
+        assert!(matches!(c, ClaimOutcome::Claimed { repeat: false, .. }));
+    }
+    let keys = Keys::new(&store.config().key_prefix);
+    let (s, g) = (keys.wallet(&sender), keys.wallet(&grabber));
+    let sent = usage(conn, &s.sent).await;
+    let received = usage(conn, &g.received).await;
+    let totals = usage(conn, &s.history_totals).await + usage(conn, &g.history_totals).await;
+    (sent, received, totals)
+}
+
 /// Seed 000's layout for the same packet after the same grabs.
 async fn seed_packet(conn: &mut MultiplexedConnection, count: usize) -> u64 {
     let tag = format!("seed:{{{count}}}");
@@ -153,8 +202,14 @@ fn main() {
             let seed = seed_packet(&mut conn, count).await;
             rows.push((count, own, limits, seed));
         }
-        rows
+        let mut history = Vec::new();
+        for n in [100usize, 1_000] {
+            let (sent, received, totals) = history_bytes(&store, &mut conn, n).await;
+            history.push((n, sent, received, totals));
+        }
+        (rows, history)
     });
+    let (rows, history) = rows;
     println!("| shares (= grabbers) | hongbao packet keys, bytes | + rate-limit counters (expire with their window) | seed 000 layout, bytes | hongbao / seed (packet keys) | per share: hongbao / seed |");
     println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
     for &(count, own, limits, seed) in &rows {
@@ -166,8 +221,21 @@ fn main() {
         );
     }
     println!("\nbytes = MEMORY USAGE <key> SAMPLES 0, summed over the packet's keys after every share is grabbed (no claims yet).");
+    println!("\n| history entries per list | sent list, bytes | per sent entry | received list, bytes | per received entry | totals hashes (both users), bytes |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    for &(n, sent, received, totals) in &history {
+        println!(
+            "| {n} | {sent} | {:.0} B | {received} | {:.0} B | {totals} |",
+            sent as f64 / n as f64,
+            received as f64 / n as f64
+        );
+    }
+    println!("\nhistory: one sender's n packets (greeting 恭喜发财, 1 share each), each claimed by one grabber (sender id `hist-sender-<n>`).");
     let json = json!({
         "bench": "packet_memory",
+        "history": history.iter().map(|&(n, sent, received, totals)| json!({
+            "entries": n, "sent_bytes": sent, "received_bytes": received, "totals_bytes": totals,
+        })).collect::<Vec<_>>(),
         "rows": rows.iter().map(|&(count, own, limits, seed)| json!({
             "shares": count, "hongbao_packet_bytes": own, "hongbao_rate_limit_bytes": limits,
             "seed_bytes": seed,

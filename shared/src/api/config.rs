@@ -71,13 +71,14 @@ impl AppState {
 }
 
 /// Every setting, grouped as the README's configuration table lists them: connection, API,
-/// red packets, reclaim, wallet, order codes, voting, metrics and logging.
+/// red packets, history, reclaim, wallet, order codes, voting, metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
-    use crate::domain::{order_codes, packets, voting, wallet};
+    use crate::domain::{history, order_codes, packets, voting, wallet};
     [
         crate::store::config::SETTINGS,
         &[AUTH_MODE],
         packets::SETTINGS,
+        history::SETTINGS,
         packets::RECLAIM_SETTINGS,
         wallet::SETTINGS,
         order_codes::SETTINGS,

@@ -4,7 +4,7 @@
 //! | function | router | routes |
 //! | --- | --- | --- |
 //! | create-packet | [`packets::create_router`] | `POST /packets` |
-//! | grab | [`packets::grab_router`] | `GET /packets/{id}`, `POST /packets/{id}/grab` |
+//! | grab | [`packets::grab_router`] | `GET /packets/{id}`, `POST /packets/{id}/grab`, `GET /packets` and `GET /packets/summary` ([`history`]) |
 //! | claim | [`packets::claim_router`] | `POST /packets/{id}/claim` |
 //! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits` |
 //! | next-order-code | [`order_codes::router`] | `POST /order-codes` |
@@ -21,6 +21,7 @@
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod history;
 pub mod lambda;
 pub mod metrics;
 pub mod openapi;

@@ -46,6 +46,8 @@ impl Modify for Security {
         super::packets::view,
         super::packets::grab,
         super::packets::claim,
+        super::history::list,
+        super::history::summary,
         super::wallet::get_wallet,
         super::wallet::deposit,
         super::order_codes::next_codes,

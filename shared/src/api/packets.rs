@@ -22,9 +22,12 @@ pub(crate) fn create_routes() -> Router<AppState> {
     Router::new().route("/packets", post(create))
 }
 
-/// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`.
+/// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`, and the
+/// caller's history, `GET /packets` and `GET /packets/summary` ([`super::history`]).
 pub(crate) fn grab_routes() -> Router<AppState> {
     Router::new()
+        .route("/packets", get(super::history::list))
+        .route("/packets/summary", get(super::history::summary))
         .route("/packets/{id}", get(view))
         .route("/packets/{id}/grab", post(grab))
 }

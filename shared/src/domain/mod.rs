@@ -7,6 +7,7 @@
 //! `domain/` names `redis`, `lambda_http`, `lambda_runtime`, `aws_lambda_events`, `axum`,
 //! `crate::store` or `crate::api` (`scripts/check-layers.sh`).
 
+pub mod history;
 pub mod order_codes;
 pub mod packets;
 pub mod settings;

@@ -17,7 +17,7 @@ use super::{BadRecord, ConfigError, Lookup};
 pub const ORDER_CODE_TZ: Setting = Setting {
     name: "HONGBAO_ORDER_CODE_TZ",
     default: "Asia/Shanghai",
-    meaning: "IANA zone whose local date (from Redis `TIME`) is the order codes' business day",
+    meaning: "IANA zone whose local date (from Redis `TIME`) is the order codes' business day; its years are the red-packet history's (`GET /packets/summary`)",
 };
 /// `HONGBAO_ORDER_CODE_DIGITS`.
 pub const ORDER_CODE_DIGITS: Setting = Setting {

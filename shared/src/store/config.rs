@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::domain::history::HistoryRules;
 use crate::domain::order_codes::OrderCodeRules;
 use crate::domain::packets::{PacketRules, ReclaimRules};
 use crate::domain::settings::{defaults, Setting, NO_DEFAULT};
@@ -125,7 +126,7 @@ pub const SETTINGS: &[Setting] = &[
 /// A feature whose settings a function reads (see [`Config::load`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Feature {
-    /// [`PacketRules`]: create-packet, grab, claim, reclaim-cron.
+    /// [`PacketRules`] and [`HistoryRules`]: create-packet, grab, claim, reclaim-cron.
     Packets,
     /// [`ReclaimRules`]: reclaim-cron.
     Reclaim,
@@ -165,6 +166,8 @@ pub struct Config {
     pub key_prefix: String,
     /// Red-packet limits ([`Feature::Packets`]).
     pub packets: PacketRules,
+    /// Sent/received history: retention and business year ([`Feature::Packets`]).
+    pub history: HistoryRules,
     /// Reclaim batches and lock ([`Feature::Reclaim`]).
     pub reclaim: ReclaimRules,
     /// Deposit rules ([`Feature::Wallet`]).
@@ -239,6 +242,11 @@ impl Config {
                 PacketRules::from_lookup(lookup)?
             } else {
                 PacketRules::default()
+            },
+            history: if has(Feature::Packets) {
+                HistoryRules::from_lookup(lookup)?
+            } else {
+                HistoryRules::default()
             },
             reclaim: if has(Feature::Reclaim) {
                 ReclaimRules::from_lookup(lookup)?

@@ -24,6 +24,9 @@
 //! | `hb:{t}:wallet:<user>:ledger` | list | `kind\|amount_cents\|at_ms\|reference`, newest first |
 //! | `hb:{t}:wallet:<user>:idem` | hash | idempotency records, no TTL: `dep:<reference>` and `claim:<packet id>` -> fingerprint, `create:<Idempotency-Key>` -> `fingerprint\npacket_id` |
 //! | `hb:{t}:wallet:<user>:creates` | string | packets the user created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`); TTL = the rest of the window |
+//! | `hb:{t}:wallet:<user>:sent` | sorted set | the user's sent history: every score 0, members `<created_at ms, 13 digits>:<packet_id>:<year>\|...` (`crate::domain::history`), no TTL, pruned inside the scripts after `HONGBAO_HISTORY_RETENTION_DAYS` |
+//! | `hb:{t}:wallet:<user>:received` | sorted set | the user's received (claimed) history, members `<claimed_at ms>:<packet_id>:<year>\|...`, as `sent` |
+//! | `hb:{t}:wallet:<user>:history` | hash | history totals per business year: `<year>:<sent\|received>:<count\|cents>`, no TTL |
 //! | `hb:{t}:wallet:<user>:idem:forget` | sorted set | record id -> when it may be forgotten (Unix ms; `+inf` while a claim still needs it), pruned inside the scripts |
 //! | `hb:{t}:wallet:<user>:tx:<transfer id>`, `hb:{t}:idem:<user>:<key>` | string | records of the layout before 0.2 (with TTLs): read, never written |
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
@@ -121,6 +124,22 @@ pub struct WalletKeys {
     /// Packets created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`; a counter
     /// whose TTL is the rest of the window).
     pub creates: String,
+    /// Sent history (sorted set, lexicographic; no TTL).
+    pub sent: String,
+    /// Received history (sorted set, lexicographic; no TTL).
+    pub received: String,
+    /// History totals per business year (hash; no TTL).
+    pub history_totals: String,
+}
+
+impl WalletKeys {
+    /// The history list of `role`.
+    pub fn history(&self, role: crate::domain::history::Role) -> &str {
+        match role {
+            crate::domain::history::Role::Sent => &self.sent,
+            crate::domain::history::Role::Received => &self.received,
+        }
+    }
 }
 
 impl Keys {
@@ -176,6 +195,9 @@ impl Keys {
             records: format!("{wallet}:idem"),
             records_forget: format!("{wallet}:idem:forget"),
             creates: format!("{wallet}:creates"),
+            sent: format!("{wallet}:sent"),
+            received: format!("{wallet}:received"),
+            history_totals: format!("{wallet}:history"),
             wallet,
         }
     }
@@ -280,6 +302,10 @@ mod tests {
             &w.ledger,
             &w.records,
             &w.records_forget,
+            &w.sent,
+            &w.received,
+            &w.history_totals,
+            &p.recipients,
         ] {
             assert_eq!(tag_of(k), user_tag("alice"), "{k}");
         }

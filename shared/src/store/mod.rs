@@ -11,6 +11,7 @@ pub mod audit;
 pub mod config;
 mod conn;
 pub mod error;
+pub mod history;
 pub mod keys;
 pub mod lock;
 pub mod order_codes;

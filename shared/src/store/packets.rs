@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use redis::Value;
 
+use crate::domain::history::{year_of, ReceivedEntry, YearBounds};
 pub use crate::domain::packets::{
     best_luck, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet, PacketView,
     Share, Status,
@@ -19,7 +20,8 @@ use super::scripts::{self, int, text, texts};
 use super::wallet::{self, Credit};
 use super::{Error, Store};
 
-/// Creates a red packet paid from `sender_id`'s wallet.
+/// Creates a red packet paid from `sender_id`'s wallet, and its entry in the sender's sent
+/// history (same script).
 ///
 /// The amounts are split here with the thread CSPRNG and stored; grabs pop them. The packet is
 /// first put into the reclaim index (a separate hash slot) and then created together with the
@@ -48,6 +50,9 @@ pub async fn create(
     let mut conn = store.conn().await?;
     let wk = keys.wallet(sender_id);
     let record_id = idempotency_key.map(|k| format!("create:{k}"));
+    // The script dates the sent history entry by its own Redis TIME; these bounds cover a
+    // year either side of this function's clock.
+    let year_bounds = YearBounds::around(cfg.history.tz, now_ms()).arg();
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
         // 1 if this call indexed the id, 0 if the id was already indexed (drawn twice).
@@ -67,6 +72,9 @@ pub async fn create(
             .key(keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-")))
             .key(&wk.creates)
             .key(&pk.recipients)
+            .key(&wk.sent)
+            .key(&wk.received)
+            .key(&wk.history_totals)
             .arg(&packet_id)
             .arg(sender_id)
             .arg(req.total_cents)
@@ -82,6 +90,8 @@ pub async fn create(
             .arg(cfg.packets.packets_per_minute)
             .arg(PACKETS_WINDOW_MS)
             .arg(req.recipients.join("\n"))
+            .arg(cfg.history.retention_ms)
+            .arg(&year_bounds)
             .arg(&amounts);
         let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
         let outcome = reply.first().map(String::as_str);
@@ -326,10 +336,14 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
         .invoke_async(&mut conn)
         .await?;
     let reply = texts("claim", reply)?;
-    let (share, state) = match reply.first().map(String::as_str) {
+    let (share, state, sender_id) = match reply.first().map(String::as_str) {
         Some("claimed") => (
             Share::parse(reply.get(1).map(String::as_str).unwrap_or(""))?,
             reply.get(2).cloned().unwrap_or_default(),
+            reply
+                .get(3)
+                .cloned()
+                .ok_or_else(|| Error::bad_reply("claim", "no sender"))?,
         ),
         Some("not_found") => return Ok(ClaimOutcome::NotFound),
         Some("no_share") => return Ok(ClaimOutcome::NoShare),
@@ -338,7 +352,8 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
     };
     let (pending, claimed_at_ms) = parse_claim_state(&state)?;
     let (balance_cents, repeat) = if pending {
-        let credited = redrive_claim(store, packet_id, user_id, share.amount_cents).await?;
+        let credited =
+            redrive_claim(store, packet_id, &sender_id, user_id, &share, claimed_at_ms).await?;
         (credited.balance_cents, !credited.applied)
     } else {
         // Done before: step 4 again (idempotent) in case the earlier call stopped before it.
@@ -356,14 +371,16 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
 }
 
 /// Claim step 2's transfer: `amount_cents` of `packet_id` into the grabber's wallet, with the
-/// transfer id [`wallet::claim_transfer_id`] and the amount as fingerprint. Its record is
-/// pinned (`keep_ms` 0, never forgotten while the claim can be re-driven) and it is never
-/// refused for the balance limit (the money already exists; refusing would strand it).
+/// transfer id [`wallet::claim_transfer_id`] and the amount as fingerprint, and the grabber's
+/// received history entry `history_entry`. Its record is pinned (`keep_ms` 0, never forgotten
+/// while the claim can be re-driven) and it is never refused for the balance limit (the money
+/// already exists; refusing would strand it).
 pub fn claim_credit<'a>(
     packet_id: &'a str,
     transfer_id: &'a str,
     amount_cents: i64,
     fingerprint: &'a str,
+    history_entry: &'a str,
 ) -> wallet::Transfer<'a> {
     wallet::Transfer {
         transfer_id,
@@ -373,11 +390,14 @@ pub fn claim_credit<'a>(
         fingerprint,
         keep_ms: 0,
         balance_limit_cents: 0,
+        history_entry: Some(history_entry),
     }
 }
 
-/// Claim steps 2 to 4 for a pending claim: credit the grabber once (record pinned), mark the
-/// claim done, un-pin the record. Used by [`claim`] and by reclaim-cron.
+/// Claim steps 2 to 4 for a pending claim of `share` of `packet_id` (sent by `sender_id`),
+/// claimed by `user_id` at `claimed_at_ms`: credit the grabber once (record pinned) together
+/// with their received history entry, mark the claim done, un-pin the record. Used by
+/// [`claim`] and by reclaim-cron.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
@@ -385,16 +405,27 @@ pub fn claim_credit<'a>(
 pub(crate) async fn redrive_claim(
     store: &Store,
     packet_id: &str,
+    sender_id: &str,
     user_id: &str,
-    amount_cents: i64,
+    share: &Share,
+    claimed_at_ms: i64,
 ) -> Result<Credit, Error> {
     let cfg = store.config();
+    let amount_cents = share.amount_cents;
     let transfer_id = wallet::claim_transfer_id(packet_id);
     let fingerprint = amount_cents.to_string();
+    let entry = ReceivedEntry {
+        packet_id: packet_id.to_string(),
+        sender_id: sender_id.to_string(),
+        amount_cents,
+        share_id: share.share_id,
+        claimed_at_ms,
+    }
+    .member(year_of(cfg.history.tz, claimed_at_ms));
     let mut credited = wallet::credit(
         store,
         user_id,
-        &claim_credit(packet_id, &transfer_id, amount_cents, &fingerprint),
+        &claim_credit(packet_id, &transfer_id, amount_cents, &fingerprint, &entry),
     )
     .await?;
     if credited.conflict {
@@ -411,4 +442,12 @@ pub(crate) async fn redrive_claim(
         .await?;
     credited.balance_cents = wallet::release_claim_record(store, user_id, packet_id).await?;
     Ok(credited)
+}
+
+/// The function's clock, Unix ms (only to pick the business years a script may fall in; the
+/// scripts date everything by Redis `TIME`).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }

@@ -33,9 +33,10 @@ use serde::Serialize;
 use super::error::Error;
 use super::keys::{is_packet_id, Keys};
 use super::lock::Lock;
-use super::packets;
+use super::packets::{self, Share};
 use super::scripts::{self, int, texts};
 use super::Store;
+use crate::domain::packets::parse_claim_state;
 
 /// A phantom index entry (no packet) is dropped only this long after its due time, so a
 /// create-packet still in flight can never lose its index entry.
@@ -262,6 +263,7 @@ async fn settle_one(
             .key(&wk.wallet)
             .key(&wk.ledger)
             .key(&pk.recipients)
+            .key(&wk.sent)
             .arg(packet_id)
             .arg(cfg.packets.retention_secs)
             .arg(crate::domain::wallet::LEDGER_CAP)
@@ -291,9 +293,14 @@ async fn settle_one(
             }
             Some("pending") => {
                 count_settlement(&reply, summary)?;
-                for pair in reply[3..].chunks(2) {
-                    let amount = int("settle", pair.get(1))?;
-                    packets::redrive_claim(store, packet_id, &pair[0], amount).await?;
+                for claim in reply[3..].chunks(3) {
+                    let [user, share, state] = claim else {
+                        return Err(Error::bad_reply("settle", "short pending claim"));
+                    };
+                    let share = Share::parse(share)?;
+                    let (_, claimed_at_ms) = parse_claim_state(state)?;
+                    packets::redrive_claim(store, packet_id, &sender, user, &share, claimed_at_ms)
+                        .await?;
                     summary.redriven += 1;
                 }
             }

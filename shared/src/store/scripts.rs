@@ -47,44 +47,15 @@ macro_rules! script {
         pub static $name: LazyLock<Lua> =
             LazyLock::new(|| Lua::new(include_str!(concat!("../../../lua/", $file))));
     };
-    // A rate-limited script: `lua/rate_limit.lua` (a fixed-window counter) is prepended to the file.
-    ($(#[$doc:meta])* $name:ident, $file:literal, with_rate_limit) => {
+    // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
+    // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
+    // Redis TIME, idempotency records without TTLs), `history.lua` (a user's history; needs
+    // `records.lua`).
+    ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
             Lua::new(concat!(
-                include_str!("../../../lua/rate_limit.lua"),
-                include_str!(concat!("../../../lua/", $file))
-            ))
-        });
-    };
-    // A script with a per-user quota: `lua/quota.lua` (rl_check, rl_count) is prepended.
-    ($(#[$doc:meta])* $name:ident, $file:literal, with_quota) => {
-        $(#[$doc])*
-        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            Lua::new(concat!(
-                include_str!("../../../lua/quota.lua"),
-                include_str!(concat!("../../../lua/", $file))
-            ))
-        });
-    };
-    // A money script with a quota: `lua/records.lua` and `lua/quota.lua` prepended.
-    ($(#[$doc:meta])* $name:ident, $file:literal, with_records_and_quota) => {
-        $(#[$doc])*
-        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            Lua::new(concat!(
-                include_str!("../../../lua/records.lua"),
-                include_str!("../../../lua/quota.lua"),
-                include_str!(concat!("../../../lua/", $file))
-            ))
-        });
-    };
-    // A money script: `lua/records.lua` (exact-integer formatting, Redis TIME, idempotency
-    // records without TTLs) is prepended to the file.
-    ($(#[$doc:meta])* $name:ident, $file:literal, with_records) => {
-        $(#[$doc])*
-        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            Lua::new(concat!(
-                include_str!("../../../lua/records.lua"),
+                $(include_str!(concat!("../../../lua/", $helper)),)+
                 include_str!(concat!("../../../lua/", $file))
             ))
         });
@@ -145,13 +116,13 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
 
 script!(
     /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
-    CREATE_PACKET, "create_packet.lua", with_records_and_quota);
+    CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua"]);
 script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
 script!(
     /// `lua/grab.lua` (with `lua/rate_limit.lua`): at most one share per user, rate-limited.
-    GRAB, "grab.lua", with_rate_limit);
+    GRAB, "grab.lua", ["rate_limit.lua"]);
 script!(
     /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot.
     CLAIM, "claim.lua");
@@ -160,17 +131,20 @@ script!(
     CLAIM_DONE, "claim_done.lua");
 script!(
     /// `lua/wallet_credit.lua`: credit a wallet once per transfer id.
-    WALLET_CREDIT, "wallet_credit.lua", with_records);
+    WALLET_CREDIT, "wallet_credit.lua", ["records.lua", "history.lua"]);
 script!(
     /// `lua/settle.lua`: refund an expired packet to its sender, once.
-    SETTLE, "settle.lua", with_records);
+    SETTLE, "settle.lua", ["records.lua", "history.lua"]);
 script!(
     /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record once the
     /// claim is done.
-    TRANSFER_RELEASE, "transfer_release.lua", with_records);
+    TRANSFER_RELEASE, "transfer_release.lua", ["records.lua"]);
 script!(
     /// `lua/packet_view.lua`: a consistent snapshot of a packet.
     PACKET_VIEW, "packet_view.lua");
+script!(
+    /// `lua/history_page.lua`: one page of a user's sent or received history (read only).
+    HISTORY_PAGE, "history_page.lua");
 script!(
     /// `lua/unlock.lua`: compare-and-delete lock release.
     UNLOCK, "unlock.lua");
@@ -178,11 +152,11 @@ script!(
 script!(
     /// `lua/article_post.lua`: post an article of the voting site (hash, vote record with its
     /// expiry, score and time entries), atomically.
-    ARTICLE_POST, "article_post.lua", with_quota);
+    ARTICLE_POST, "article_post.lua", ["quota.lua"]);
 script!(
     /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article while voting
     /// is open (Redis `TIME`); `lua/rate_limit.lua` prepended.
-    VOTE, "vote.lua", with_rate_limit);
+    VOTE, "vote.lua", ["rate_limit.lua"]);
 script!(
     /// `lua/article_groups.lua`: the poster adds an article to groups or removes it.
     ARTICLE_GROUPS, "article_groups.lua");
@@ -192,14 +166,14 @@ script!(
 script!(
     /// `lua/order_code.lua`: decide the order codes' business day from Redis `TIME` and take
     /// that many positions of the day's sequence, all or none (never wrapping).
-    ORDER_CODE, "order_code.lua", with_quota);
+    ORDER_CODE, "order_code.lua", ["quota.lua"]);
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 15] {
+pub fn all() -> [(&'static str, &'static Script); 16] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 15] {
+fn all_lua() -> [(&'static str, &'static Lua); 16] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -210,6 +184,7 @@ fn all_lua() -> [(&'static str, &'static Lua); 15] {
         ("settle.lua", &SETTLE),
         ("transfer_release.lua", &TRANSFER_RELEASE),
         ("packet_view.lua", &PACKET_VIEW),
+        ("history_page.lua", &HISTORY_PAGE),
         ("unlock.lua", &UNLOCK),
         ("article_post.lua", &ARTICLE_POST),
         ("vote.lua", &VOTE),

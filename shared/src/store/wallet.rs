@@ -33,6 +33,10 @@ pub struct Transfer<'a> {
     /// Refuse the credit ([`Credit::balance_limit`]) if the balance would exceed this many
     /// cents; 0 for credits that must never be refused (claim credits).
     pub balance_limit_cents: i64,
+    /// A claim credit's entry in the owner's received history
+    /// ([`crate::domain::history::ReceivedEntry::member`]), written by the same script, so
+    /// exactly when the credit is applied; `None` for deposits.
+    pub history_entry: Option<&'a str>,
 }
 
 /// Credits `transfer.amount_cents` to `user_id` unless `transfer.transfer_id` was applied
@@ -56,6 +60,9 @@ pub async fn credit(
         .key(&wk.records)
         .key(&wk.records_forget)
         .key(keys.legacy_transfer(user_id, transfer.transfer_id))
+        .key(&wk.received)
+        .key(&wk.sent)
+        .key(&wk.history_totals)
         .arg(transfer.amount_cents)
         .arg(transfer.kind.as_str())
         .arg(transfer.reference)
@@ -64,6 +71,8 @@ pub async fn credit(
         .arg(transfer.keep_ms)
         .arg(LEDGER_CAP)
         .arg(transfer.balance_limit_cents)
+        .arg(transfer.history_entry.unwrap_or(""))
+        .arg(store.config().history.retention_ms)
         .invoke_async(&mut conn)
         .await?;
     let reply = texts("wallet_credit", reply)?;
@@ -132,6 +141,7 @@ pub async fn deposit(
             fingerprint: &fingerprint,
             keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
             balance_limit_cents: store.config().wallet.max_balance_cents,
+            history_entry: None,
         },
     )
     .await?;
