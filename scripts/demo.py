@@ -282,7 +282,7 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
         wallet_sum = sum(w["balance_cents"] for w in walls.values())
         redis_sum = 0
         redis_n = 0
-        for key in stack.redis.scan_iter("hb:*:wallet:*", "hash"):
+        for key in stack.redis.wallet_keys():
             redis_sum += int(stack.redis.command("HGET", key, "balance") or 0)
             redis_n += 1
         inv.check(f"{label}: deposits = wallet balances + money held by packets",

@@ -597,7 +597,7 @@ def conservation(st: ll.LocalStack, c: Checks, s: State) -> None:
     redis = st.redis
     wallets = 0
     n = 0
-    for key in redis.scan_iter("hb:*:wallet:*", "hash"):
+    for key in redis.wallet_keys():
         bal = redis.command("HGET", key, "balance")
         wallets += int(bal or 0)
         n += 1

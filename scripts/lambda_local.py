@@ -383,6 +383,14 @@ class RedisServer:
         """Every key matching the glob `match` (and of type `type_`, e.g. "hash"), via SCAN."""
         return self.client.scan_iter(match=match, count=count, _type=type_)
 
+    def wallet_keys(self, prefix: str = "hb") -> Iterator[str]:
+        """Every wallet hash `<prefix>:{tag}:wallet:<user>` (SCAN): not the user's other hashes
+        (`:idem` records, `:history` totals), whose names carry one more `:` segment (a user id
+        is percent-encoded in a key, so it holds no `:`)."""
+        for key in self.scan_iter(f"{prefix}:*:wallet:*", "hash"):
+            if key.count(":") == 3:
+                yield key
+
     def detach(self) -> None:
         """Leaves the server running after this process exits (`--keep-redis`)."""
         if self.proc is not None:
