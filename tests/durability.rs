@@ -68,7 +68,7 @@ async fn claim_interrupted_after_credit(store: &Store, packet_id: &str, user: &s
         share_id: share.share_id,
         claimed_at_ms,
     }
-    .member(history::year_of(store.config().history.tz, claimed_at_ms));
+    .member(history::year_of(&store.config().history.tz, claimed_at_ms));
     let c = wallet::credit(
         store,
         user,

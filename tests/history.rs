@@ -142,7 +142,7 @@ fn this_year(store: &Store) -> i32 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    year_of(store.config().history.tz, now)
+    year_of(&store.config().history.tz, now)
 }
 
 /// 200 packets created concurrently by 10 overlapping users, each grabbed and claimed
@@ -357,7 +357,7 @@ async fn redriven_claims_add_one_item() {
                     share_id: share.share_id,
                     claimed_at_ms: claimed_at,
                 }
-                .member(year_of(store.config().history.tz, claimed_at));
+                .member(year_of(&store.config().history.tz, claimed_at));
                 let transfer = wallet::claim_transfer_id(&p.packet_id);
                 let fp = share.amount_cents.to_string();
                 let c = wallet::credit(
@@ -401,7 +401,7 @@ async fn redriven_claims_add_one_item() {
             assert_eq!(items[0]["share_id"], share.share_id);
             assert_eq!(items[0]["claimed_at"], rfc3339(claimed_at));
             assert_eq!(zcard(&store, &keys.wallet(&user).received).await, 1);
-            let year = year_of(store.config().history.tz, claimed_at);
+            let year = year_of(&store.config().history.tz, claimed_at);
             assert_eq!(
                 summary(&store, &user, year).await["received"],
                 json!({"count": 1, "total_cents": share.amount_cents}),
@@ -461,7 +461,7 @@ async fn retention_and_packet_expiry() {
         let received = all_items(&store, "bob", "received", 7, |_| None).await;
         assert_eq!(received.len(), 1);
         assert_eq!(received[0]["sender_id"], "alice");
-        let year = year_of(store.config().history.tz, a.created_at_ms);
+        let year = year_of(&store.config().history.tz, a.created_at_ms);
         assert_eq!(summary(&store, "alice", year).await["sent"]["count"], 1);
 
         // Past the retention: hidden at once, still stored until the next write.
@@ -482,7 +482,7 @@ async fn retention_and_packet_expiry() {
         let sent = all_items(&store, "alice", "sent", 7, |_| None).await;
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0]["packet_id"], b.packet_id.as_str());
-        let y = year_of(store.config().history.tz, b.created_at_ms);
+        let y = year_of(&store.config().history.tz, b.created_at_ms);
         let s = summary(&store, "alice", y).await;
         assert_eq!(
             s["sent"],

@@ -238,7 +238,7 @@ impl Bench {
     /// The EVALSHA words of one `count`-code call, as `next_codes` would send them now.
     fn evalsha_words(&self, count: u32) -> Vec<String> {
         let cfg = self.admin.config();
-        let w = ZoneWindow::around(cfg.order_codes.tz, chrono_now());
+        let w = ZoneWindow::around(&cfg.order_codes.tz, chrono_now());
         let mut words = vec![
             "EVALSHA".to_string(),
             scripts::ORDER_CODE.get_hash().to_string(),

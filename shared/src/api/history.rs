@@ -198,7 +198,7 @@ pub(crate) async fn summary(
     let year = match parse_summary_query(query.as_deref())? {
         Some(y) => y,
         None => history::year_of(
-            state.store.config().history.tz,
+            &state.store.config().history.tz,
             chrono::Utc::now().timestamp_millis(),
         ),
     };

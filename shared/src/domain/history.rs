@@ -21,12 +21,12 @@
 //! because they may hold `|` or `:`. A user sends a packet once and claims a share of it once,
 //! so `<time>:<packet_id>` is unique within a list.
 
-use chrono::{Datelike, NaiveDate, TimeZone};
-use chrono_tz::Tz;
+use chrono::NaiveDate;
 
-use super::order_codes::{day_start, ORDER_CODE_TZ};
+use super::order_codes::ORDER_CODE_TZ;
 use super::settings::Setting;
 use super::split::Mode;
+use super::zone::Zone;
 use super::{BadRecord, ConfigError, Invalid, Lookup};
 
 /// `HONGBAO_HISTORY_RETENTION_DAYS`.
@@ -52,13 +52,13 @@ pub const MAX_LIMIT: u32 = 100;
 pub const YEARS: std::ops::RangeInclusive<i32> = 1970..=9999;
 
 /// The configured history (the create-packet, grab, claim and reclaim-cron functions read it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryRules {
     /// How long an entry is kept, ms (`HONGBAO_HISTORY_RETENTION_DAYS` × 86,400,000).
     pub retention_ms: u64,
     /// The zone of the business year (`HONGBAO_ORDER_CODE_TZ`, shared with the order codes'
     /// business day).
-    pub tz: Tz,
+    pub tz: Zone,
 }
 
 impl Default for HistoryRules {
@@ -357,16 +357,14 @@ pub fn totals_fields(year: i32) -> [String; 4] {
 
 /// The first Unix ms of business year `year` in `tz`: local midnight of 1 January (or the
 /// first local time after it, when a DST change swallows midnight).
-pub fn year_start_ms(tz: Tz, year: i32) -> i64 {
+pub fn year_start_ms(tz: &Zone, year: i32) -> i64 {
     let jan1 = NaiveDate::from_ymd_opt(year, 1, 1).unwrap_or_default();
-    day_start(tz, jan1) * 1000
+    tz.day_start(jan1) * 1000
 }
 
 /// The business year in `tz` of Unix ms `at_ms`.
-pub fn year_of(tz: Tz, at_ms: i64) -> i32 {
-    tz.timestamp_millis_opt(at_ms)
-        .single()
-        .map_or(1970, |t| t.year())
+pub fn year_of(tz: &Zone, at_ms: i64) -> i32 {
+    tz.year_at(at_ms)
 }
 
 /// Three business years around an instant, for a script that decides an entry's year from its
@@ -381,7 +379,7 @@ pub struct YearBounds {
 
 impl YearBounds {
     /// The years before, of and after `around_ms` (Unix ms) in `tz`.
-    pub fn around(tz: Tz, around_ms: i64) -> Self {
+    pub fn around(tz: &Zone, around_ms: i64) -> Self {
         let first_year = year_of(tz, around_ms) - 1;
         let mut starts = [0; 4];
         for (i, s) in starts.iter_mut().enumerate() {
@@ -535,14 +533,15 @@ mod tests {
 
     #[test]
     fn business_years() {
-        let shanghai: Tz = "Asia/Shanghai".parse().unwrap();
+        let shanghai: Zone = "Asia/Shanghai".parse().unwrap();
+        let utc: Zone = "UTC".parse().unwrap();
         // 2025-12-31T16:00:00Z is 2026-01-01 00:00 in Shanghai.
         let new_year = 1_767_196_800_000;
-        assert_eq!(year_start_ms(shanghai, 2026), new_year);
-        assert_eq!(year_of(shanghai, new_year - 1), 2025);
-        assert_eq!(year_of(shanghai, new_year), 2026);
-        assert_eq!(year_of(chrono_tz::UTC, new_year), 2025);
-        let b = YearBounds::around(shanghai, new_year + 1000);
+        assert_eq!(year_start_ms(&shanghai, 2026), new_year);
+        assert_eq!(year_of(&shanghai, new_year - 1), 2025);
+        assert_eq!(year_of(&shanghai, new_year), 2026);
+        assert_eq!(year_of(&utc, new_year), 2025);
+        let b = YearBounds::around(&shanghai, new_year + 1000);
         assert_eq!(b.first_year, 2025);
         assert_eq!(b.year_at(new_year), Some(2026));
         assert_eq!(b.year_at(new_year - 1), Some(2025));

@@ -14,6 +14,7 @@ pub mod settings;
 pub mod split;
 pub mod voting;
 pub mod wallet;
+pub mod zone;
 
 pub use settings::{ConfigError, Lookup};
 

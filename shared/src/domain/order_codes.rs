@@ -4,13 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, Datelike, NaiveDate, Offset, TimeZone};
-use chrono_tz::Tz;
+use chrono::{Datelike, NaiveDate};
 use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
 use sha1::Sha1;
 
 use super::settings::Setting;
+use super::zone::Zone;
 use super::{BadRecord, ConfigError, Lookup};
 
 /// `HONGBAO_ORDER_CODE_TZ`.
@@ -41,10 +41,10 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// The configured order codes (the next-order-code function reads them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderCodeRules {
     /// IANA time zone of the business day (`HONGBAO_ORDER_CODE_TZ`).
-    pub tz: Tz,
+    pub tz: Zone,
     /// Digits of a code's random suffix, in [`DIGITS`] (`HONGBAO_ORDER_CODE_DIGITS`).
     pub digits: u32,
     /// Codes one user may take per business day; 0 disables the quota
@@ -147,35 +147,20 @@ pub fn day_of_date(date: NaiveDate) -> i64 {
 }
 
 /// The UTC offset of `tz` at Unix second `unix_s`, seconds east of UTC (Shanghai: 28,800).
-pub fn utc_offset(tz: Tz, unix_s: i64) -> i32 {
-    let utc = DateTime::from_timestamp(unix_s, 0)
-        .unwrap_or_default()
-        .naive_utc();
-    tz.offset_from_utc_datetime(&utc).fix().local_minus_utc()
+pub fn utc_offset(tz: &Zone, unix_s: i64) -> i32 {
+    tz.offset_at(unix_s)
 }
 
 /// The business day (local date in `tz`, as days since 1970-01-01) at Unix second `unix_s`.
-pub fn local_day(tz: Tz, unix_s: i64) -> i64 {
+pub fn local_day(tz: &Zone, unix_s: i64) -> i64 {
     (unix_s + i64::from(utc_offset(tz, unix_s))).div_euclid(86_400)
 }
 
 /// The first Unix second of business day `date` in `tz`: local midnight, or, when midnight
-/// falls into a gap (a DST change at 24:00, a skipped day), the first local time after it.
-pub fn day_start(tz: Tz, date: NaiveDate) -> i64 {
-    let midnight = date.and_hms_opt(0, 0, 0).expect("midnight exists");
-    (0..=26 * 4)
-        .find_map(|quarter| {
-            let local = midnight + chrono::Duration::minutes(15 * quarter);
-            tz.from_local_datetime(&local)
-                .earliest()
-                .map(|t| t.timestamp())
-        })
-        .unwrap_or_else(|| {
-            // No valid local time in 26 hours (no zone does this): fall back to the offset at
-            // midnight read as UTC.
-            let t = midnight.and_utc().timestamp();
-            t - i64::from(utc_offset(tz, t))
-        })
+/// falls into a gap (a DST change at 24:00, a skipped day), the first local time after it
+/// ([`Zone::day_start`]).
+pub fn day_start(tz: &Zone, date: NaiveDate) -> i64 {
+    tz.day_start(date)
 }
 
 /// The zone data the script needs to decide the business day from Redis `TIME` anywhere in
@@ -198,7 +183,7 @@ pub struct ZoneWindow {
 impl ZoneWindow {
     /// The window `[around - 6 h, around + 6 h)` of `tz`, `around` being the function's clock
     /// (Unix seconds). Costs about a dozen zone lookups.
-    pub fn around(tz: Tz, around: i64) -> Self {
+    pub fn around(tz: &Zone, around: i64) -> Self {
         let (start, end) = (around - WINDOW_SECS, around + WINDOW_SECS);
         let base_offset = utc_offset(tz, start);
         let mut transitions = Vec::new();
@@ -259,15 +244,15 @@ impl ZoneWindow {
 
 /// The zone window around the start of the hour containing `around` (so at least 5 hours
 /// either side of `around`), computed once an hour per sandbox and zone.
-pub fn window_of_hour(tz: Tz, around: i64) -> Arc<ZoneWindow> {
-    static LAST: Mutex<Option<(Tz, i64, Arc<ZoneWindow>)>> = Mutex::new(None);
+pub fn window_of_hour(tz: &Zone, around: i64) -> Arc<ZoneWindow> {
+    static LAST: Mutex<Option<(Zone, i64, Arc<ZoneWindow>)>> = Mutex::new(None);
     let hour = around.div_euclid(3600) * 3600;
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
     match &*last {
-        Some((z, h, w)) if *z == tz && *h == hour => w.clone(),
+        Some((z, h, w)) if z == tz && *h == hour => w.clone(),
         _ => {
             let w = Arc::new(ZoneWindow::around(tz, hour));
-            *last = Some((tz, hour, w.clone()));
+            *last = Some((tz.clone(), hour, w.clone()));
             w
         }
     }
@@ -446,7 +431,11 @@ mod tests {
     use super::*;
 
     fn utc(s: &str) -> i64 {
-        DateTime::parse_from_rfc3339(s).unwrap().timestamp()
+        chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp()
+    }
+
+    fn zone(name: &str) -> Zone {
+        name.parse().unwrap()
     }
 
     fn date(s: &str) -> NaiveDate {
@@ -526,14 +515,14 @@ mod tests {
     #[test]
     fn settings() {
         let c = OrderCodeRules::default();
-        assert_eq!((c.tz, c.digits), (chrono_tz::Asia::Shanghai, 5));
+        assert_eq!((c.tz, c.digits), (zone("Asia/Shanghai"), 5));
         let f = |n: &str| match n {
             "HONGBAO_ORDER_CODE_TZ" => Some("America/New_York".into()),
             "HONGBAO_ORDER_CODE_DIGITS" => Some("7".into()),
             _ => None,
         };
         let c = OrderCodeRules::from_lookup(&Lookup::new(&f)).unwrap();
-        assert_eq!((c.tz, c.digits), (chrono_tz::America::New_York, 7));
+        assert_eq!((c.tz, c.digits), (zone("America/New_York"), 7));
         for (name, value) in [
             ("HONGBAO_ORDER_CODE_TZ", "Mars/Olympus_Mons"),
             ("HONGBAO_ORDER_CODE_TZ", "+08:00"),
@@ -559,7 +548,7 @@ mod tests {
 
     #[test]
     fn shanghai_has_no_transitions() {
-        let tz = chrono_tz::Asia::Shanghai;
+        let tz = &zone("Asia/Shanghai");
         // 2026-11-21 12:00 +08:00.
         let w = ZoneWindow::around(tz, utc("2026-11-21T04:00:00Z"));
         assert_eq!((w.base_offset, w.transitions.clone()), (28_800, vec![]));
@@ -590,7 +579,7 @@ mod tests {
     #[test]
     fn dst_transitions_are_found_to_the_second() {
         // New York: EDT ends 2026-11-01 02:00 local = 06:00Z.
-        let tz = chrono_tz::America::New_York;
+        let tz = &zone("America/New_York");
         let w = ZoneWindow::around(tz, utc("2026-11-01T05:10:00Z"));
         assert_eq!(w.base_offset, -4 * 3600);
         assert_eq!(
@@ -601,7 +590,7 @@ mod tests {
         assert_eq!(w.offset_at(utc("2026-11-01T06:00:00Z")), -5 * 3600);
         // Santiago: DST ends at 24:00 on 2026-04-04 (03:00Z), back to 23:00; the business day
         // 2026-04-04 lasts 25 hours, until 04:00Z.
-        let tz = chrono_tz::America::Santiago;
+        let tz = &zone("America/Santiago");
         let w = ZoneWindow::around(tz, utc("2026-04-05T02:59:00Z"));
         assert_eq!(
             w.transitions,
@@ -626,7 +615,7 @@ mod tests {
             utc("2026-09-06T04:00:00Z")
         );
         // Lord Howe: a half-hour change (02:00 -> 01:30 local on 2026-04-05, 15:00Z).
-        let tz = chrono_tz::Australia::Lord_Howe;
+        let tz = &zone("Australia/Lord_Howe");
         let w = ZoneWindow::around(tz, utc("2026-04-04T14:00:00Z"));
         assert_eq!(w.base_offset, 11 * 3600);
         assert_eq!(
@@ -638,17 +627,17 @@ mod tests {
     #[test]
     fn window_days_match_chrono_everywhere() {
         // Zones with DST, half- and quarter-hour offsets, one window every 5 hours over a
-        // year: the window's decision equals chrono-tz's local date about once an hour across
+        // year: the window's decision equals the zone's local date about once an hour across
         // the whole window.
         let start = utc("2026-01-01T00:00:00Z");
-        for tz in [
-            chrono_tz::Asia::Shanghai,
-            chrono_tz::America::Santiago,
-            chrono_tz::America::New_York,
-            chrono_tz::Europe::London,
-            chrono_tz::Australia::Lord_Howe,
-            chrono_tz::Pacific::Chatham,
-            chrono_tz::Asia::Kathmandu,
+        for tz in &[
+            zone("Asia/Shanghai"),
+            zone("America/Santiago"),
+            zone("America/New_York"),
+            zone("Europe/London"),
+            zone("Australia/Lord_Howe"),
+            zone("Pacific/Chatham"),
+            zone("Asia/Kathmandu"),
         ] {
             for k in 0..(365 * 24 / 5) {
                 let around = start + k * 5 * 3600;

@@ -53,7 +53,7 @@
 //!
 //! The function computes, from its own clock, the zone's UTC offset over a 12-hour window
 //! around the start of the current hour (at least 5 hours either side of now) and the instants
-//! where it changes ([`ZoneWindow`](crate::domain::order_codes::ZoneWindow), from `chrono-tz`, cached for the hour), plus the business
+//! where it changes ([`ZoneWindow`](crate::domain::order_codes::ZoneWindow), from the bundled IANA database (`domain::zone`), cached for the hour), plus the business
 //! days that window touches, and passes them to the script with the keys of those days. The
 //! script picks the offset for Redis `TIME`: the function's clock only chooses the candidates;
 //! Redis `TIME` decides. A Redis clock outside the window (5 to 6 hours or more apart) is
@@ -203,7 +203,7 @@ pub async fn next_codes_with(
     }
     let cfg = store.config();
     let (tz, digits, prefix) = (
-        cfg.order_codes.tz,
+        &cfg.order_codes.tz,
         cfg.order_codes.digits,
         cfg.key_prefix.as_str(),
     );

@@ -52,7 +52,7 @@ pub async fn create(
     let record_id = idempotency_key.map(|k| format!("create:{k}"));
     // The script dates the sent history entry by its own Redis TIME; these bounds cover a
     // year either side of this function's clock.
-    let year_bounds = YearBounds::around(cfg.history.tz, now_ms()).arg();
+    let year_bounds = YearBounds::around(&cfg.history.tz, now_ms()).arg();
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
         // 1 if this call indexed the id, 0 if the id was already indexed (drawn twice).
@@ -421,7 +421,7 @@ pub(crate) async fn redrive_claim(
         share_id: share.share_id,
         claimed_at_ms,
     }
-    .member(year_of(cfg.history.tz, claimed_at_ms));
+    .member(year_of(&cfg.history.tz, claimed_at_ms));
     let mut credited = wallet::credit(
         store,
         user_id,
