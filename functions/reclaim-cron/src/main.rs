@@ -5,11 +5,11 @@
 //! scheduled event runs [`hongbao::api::reclaim::run`] until its deadline
 //! ([`hongbao::api::reclaim::serve`]).
 
-use hongbao::api::{lambda, reclaim};
-use hongbao::store::Feature;
+use hongbao::api::lambda::{self, Function};
+use hongbao::api::reclaim;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let state = lambda::init(&[Feature::Packets, Feature::Reclaim]).await?;
+    let state = lambda::init(Function::ReclaimCron).await?;
     reclaim::serve(state.store).await
 }

@@ -6,11 +6,11 @@
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
 //! event with it.
 
-use hongbao::api::{self, lambda};
-use hongbao::store::Feature;
+use hongbao::api;
+use hongbao::api::lambda::{self, Function};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    let state = lambda::init(&[Feature::Voting]).await?;
+    let state = lambda::init(Function::Vote).await?;
     lambda::serve(api::voting::router(state)).await
 }

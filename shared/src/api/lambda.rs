@@ -64,24 +64,112 @@ fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
         .with_target("hongbao", LevelFilter::TRACE)
 }
 
-/// Initialises a sandbox for a function that serves `features`: JSON tracing, the connection
-/// settings and only those features' settings ([`crate::store::Config::from_env`]), the
-/// identity mode (`HONGBAO_AUTH_MODE`), a [`Store`] that lives for the process, a first
-/// connection attempt (so a bad endpoint, CA or password is one clear log line at cold start;
-/// requests then answer 503 while the store keeps retrying), and the eviction-policy check
-/// ([`check_eviction`]).
+/// One of hongbao's Lambda functions: its name (`functions/<name>`, and the `Binary` of its
+/// resource in `template.yaml`) and the features whose settings it reads at Init.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    /// `create-packet`: POST /packets.
+    CreatePacket,
+    /// `grab`: GET /packets/{id}, POST /packets/{id}/grab, the history routes.
+    Grab,
+    /// `claim`: POST /packets/{id}/claim.
+    Claim,
+    /// `wallet`: GET /wallet, POST /wallet/deposits.
+    Wallet,
+    /// `reclaim-cron`: the EventBridge schedule's refunds.
+    ReclaimCron,
+    /// `next-order-code`: POST /order-codes.
+    NextOrderCode,
+    /// `vote`: the article-voting routes.
+    Vote,
+}
+
+impl Function {
+    /// Every function, in `template.yaml`'s order.
+    pub const ALL: [Function; 7] = [
+        Function::CreatePacket,
+        Function::Grab,
+        Function::Claim,
+        Function::Wallet,
+        Function::ReclaimCron,
+        Function::NextOrderCode,
+        Function::Vote,
+    ];
+
+    /// The binary's name (`create-packet`, `grab`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Function::CreatePacket => "create-packet",
+            Function::Grab => "grab",
+            Function::Claim => "claim",
+            Function::Wallet => "wallet",
+            Function::ReclaimCron => "reclaim-cron",
+            Function::NextOrderCode => "next-order-code",
+            Function::Vote => "vote",
+        }
+    }
+
+    /// The function named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Function> {
+        Function::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The features whose settings the function reads ([`crate::store::Config::load`]); the
+    /// others keep their defaults, so a setting the function does not use never stops it.
+    pub fn features(self) -> &'static [Feature] {
+        match self {
+            Function::CreatePacket | Function::Grab | Function::Claim => &[Feature::Packets],
+            Function::Wallet => &[Feature::Wallet],
+            Function::ReclaimCron => &[Feature::Packets, Feature::Reclaim],
+            Function::NextOrderCode => &[Feature::OrderCodes],
+            Function::Vote => &[Feature::Voting],
+        }
+    }
+}
+
+/// What a sandbox's Init reads before it touches Redis: the store's configuration and the
+/// identity mode.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Connection settings and the function's feature rules.
+    pub config: crate::store::Config,
+    /// Where the caller's identity comes from (`HONGBAO_AUTH_MODE`).
+    pub auth: AuthMode,
+}
+
+/// Reads and checks every setting `function` reads at Init, through `lookup` (a variable name
+/// to its value): exactly what [`init`] does with the process environment before it
+/// connects. No network, no AWS call: `tests/template_matrix.py` runs it on the environment
+/// `template.yaml` renders for each parameter combination (`examples/check_settings.rs`).
+///
+/// # Errors
+/// [`InitError::Config`] naming the first variable the function cannot start with.
+pub fn settings(
+    function: Function,
+    lookup: &crate::domain::Lookup<'_>,
+) -> Result<Settings, InitError> {
+    let auth = AuthMode::from_lookup(lookup)?;
+    let config = crate::store::Config::load(lookup, function.features())?;
+    Ok(Settings { config, auth })
+}
+
+/// Initialises a sandbox for `function`: JSON tracing, its settings ([`settings`] over the
+/// process environment: the connection settings and only its features' settings), a
+/// [`Store`] that lives for the process, a first connection attempt (so a bad endpoint, CA or
+/// password is one clear log line at cold start; requests then answer 503 while the store
+/// keeps retrying), and the eviction-policy check ([`check_eviction`]).
 ///
 /// # Errors
 /// [`InitError::Config`] when a setting the function reads is invalid, and
 /// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
 /// with that message instead of running misconfigured.
-pub async fn init(features: &[Feature]) -> Result<AppState, InitError> {
+pub async fn init(function: Function) -> Result<AppState, InitError> {
     init_tracing();
     init_metrics();
     let env = |name: &str| std::env::var(name).ok();
-    let auth = AuthMode::from_lookup(&crate::domain::Lookup::new(&env))?;
-    let state = AppState::new(Store::new(crate::store::Config::from_env(features)?), auth);
-    if features.contains(&Feature::Wallet)
+    let Settings { config, auth } = settings(function, &crate::domain::Lookup::new(&env))?;
+    let state = AppState::new(Store::new(config), auth);
+    if function.features().contains(&Feature::Wallet)
         && state.store.config().wallet.deposit_principals.is_empty()
     {
         tracing::info!(

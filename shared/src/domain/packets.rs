@@ -27,7 +27,7 @@ pub const MAX_GREETING_CHARS: usize = 100;
 pub const MAX_COUNT: Setting = Setting {
     name: "HONGBAO_MAX_COUNT",
     default: "10000",
-    meaning: "most shares per packet",
+    meaning: "most shares per packet (at most `HONGBAO_MAX_TOTAL_CENTS`: every share is ≥ 1 cent)",
 };
 /// `HONGBAO_MAX_TOTAL_CENTS`.
 pub const MAX_TOTAL_CENTS: Setting = Setting {
@@ -59,7 +59,7 @@ pub const GRAB_RATE_WINDOW_MS: Setting = Setting {
 pub const RETENTION_SECS: Setting = Setting {
     name: "HONGBAO_RETENTION_SECS",
     default: "604800",
-    meaning: "how long settled packets' keys are kept, s (≥ `HONGBAO_IDEMPOTENCY_TTL_SECS`)",
+    meaning: "how long settled packets' keys are kept, s (a value below `HONGBAO_IDEMPOTENCY_TTL_SECS` is raised to it)",
 };
 /// `HONGBAO_IDEMPOTENCY_TTL_SECS`.
 pub const IDEMPOTENCY_TTL_SECS: Setting = Setting {
@@ -115,31 +115,23 @@ impl PacketRules {
     pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
         let rules = PacketRules {
             max_count: lookup.at_least(&MAX_COUNT, 1)?,
-            max_total_cents: lookup.get(&MAX_TOTAL_CENTS)?,
+            max_total_cents: lookup.at_least(&MAX_TOTAL_CENTS, 1i64)?,
             grab_rate_limit: lookup.get(&GRAB_RATE_LIMIT)?,
             grab_rate_window_ms: lookup.at_least(&GRAB_RATE_WINDOW_MS, 1)?,
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: lookup.at_least(&IDEMPOTENCY_TTL_SECS, 1)?,
         };
+        // Two bounds that follow from others are applied, not refused, so that every
+        // combination template.yaml accepts boots (CloudFormation Rules cannot compare
+        // numbers): every share is at least 1 cent, so no packet can have more shares than
+        // the largest total has cents; and a retried create must find the packet its
+        // Idempotency-Key names, so packets are kept at least as long as the key.
+        let mut rules = rules;
         if rules.max_total_cents < i64::from(rules.max_count) {
-            return Err(ConfigError::new(
-                &MAX_TOTAL_CENTS,
-                rules.max_total_cents,
-                "must be at least HONGBAO_MAX_COUNT (each share is >= 1 cent)",
-            ));
+            rules.max_count = u32::try_from(rules.max_total_cents).unwrap_or(rules.max_count);
         }
-        if rules.retention_secs < rules.idempotency_ttl_secs {
-            return Err(ConfigError::new(
-                &RETENTION_SECS,
-                rules.retention_secs,
-                format!(
-                    "must be at least HONGBAO_IDEMPOTENCY_TTL_SECS ({}): a retried create must \
-                     find the packet its Idempotency-Key names",
-                    rules.idempotency_ttl_secs
-                ),
-            ));
-        }
+        rules.retention_secs = rules.retention_secs.max(rules.idempotency_ttl_secs);
         Ok(rules)
     }
 
@@ -663,9 +655,8 @@ mod tests {
         assert_eq!(ReclaimRules::default().batch, 500);
         for (name, value) in [
             ("HONGBAO_MAX_COUNT", "0"),
-            ("HONGBAO_MAX_TOTAL_CENTS", "9999"),
+            ("HONGBAO_MAX_TOTAL_CENTS", "0"),
             ("HONGBAO_IDEMPOTENCY_TTL_SECS", "0"),
-            ("HONGBAO_RETENTION_SECS", "3600"),
             ("HONGBAO_GRAB_RATE_WINDOW_MS", "0"),
             ("HONGBAO_GRAB_RATE_LIMIT", "-1"),
         ] {
@@ -673,6 +664,18 @@ mod tests {
         }
         assert_eq!(
             rules("HONGBAO_RETENTION_SECS", "86400")
+                .unwrap()
+                .retention_secs,
+            86_400
+        );
+        // Bounds that follow from others are applied, not refused: no more shares than the
+        // largest total has cents, packets kept at least as long as their Idempotency-Key.
+        assert_eq!(
+            rules("HONGBAO_MAX_TOTAL_CENTS", "9999").unwrap().max_count,
+            9_999
+        );
+        assert_eq!(
+            rules("HONGBAO_RETENTION_SECS", "3600")
                 .unwrap()
                 .retention_secs,
             86_400
