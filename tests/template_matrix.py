@@ -392,6 +392,13 @@ def render(template: dict, overrides: dict) -> dict:
                 "subnets": fn.get("VpcConfig", {}).get("SubnetIds", []),
                 "statements": statements,
             }
+        # Every alarm, output and other resource that exists must resolve too.
+        for logical in stack.resources:
+            if stack.exists(logical):
+                stack.resource(logical)
+        for name, o in transformed.get("Outputs", {}).items():
+            if "Condition" not in o or stack.condition(o["Condition"]):
+                stack.resolve(o["Value"])
     except Refused as e:
         out["refused"] = str(e)
     return out
