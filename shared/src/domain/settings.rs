@@ -69,7 +69,10 @@ impl ConfigError {
 /// name says it holds a secret (`PASSWORD`, `TOKEN`, `SECRET`, a name ending in `_KEY`), a
 /// URL's password replaced by `REDACTED`
 /// (`rediss://app:REDACTED@host:6379`), or a value that is not a URL but has `user:pass@`
-/// in it cut down to what follows the `@`. Everything else unchanged.
+/// in it cut down to what follows the `@`. A comma-separated list of URLs (a `REDIS_URL` node
+/// list) has each URL's password replaced; any other list with an `@` in it is cut down to what
+/// follows its last `@` (the URL parser would read a later entry's password as a path).
+/// Everything else unchanged.
 pub fn redacted(name: &str, value: &str) -> String {
     const HIDDEN: &str = "REDACTED";
     let upper = name.to_ascii_uppercase();
@@ -79,6 +82,22 @@ pub fn redacted(name: &str, value: &str) -> String {
         || upper.ends_with("_KEY")
     {
         return HIDDEN.to_string();
+    }
+    if value.contains(',') {
+        let entries: Vec<&str> = value.split(',').collect();
+        if entries
+            .iter()
+            .all(|e| url::Url::parse(e.trim()).is_ok_and(|u| u.has_host()))
+        {
+            return entries
+                .iter()
+                .map(|e| redacted(name, e.trim()))
+                .collect::<Vec<_>>()
+                .join(",");
+        }
+        if let Some(at) = value.rfind('@') {
+            return format!("{HIDDEN}@{}", &value[at + 1..]);
+        }
     }
     if let Ok(mut u) = url::Url::parse(value) {
         if u.password().is_some() && u.set_password(Some(HIDDEN)).is_ok() {
@@ -189,6 +208,33 @@ mod tests {
         assert_eq!(redacted("HONGBAO_KEY_PREFIX", "hb"), "hb");
         let e = ConfigError::named("REDIS_URL", "redis://:topsecret@h", "bad");
         assert!(!e.to_string().contains("topsecret"));
+        // Node lists (issue 20): every entry's password, whatever the list's shape.
+        assert_eq!(
+            redacted("REDIS_URL", "rediss://u:p1@a:6379, rediss://u:p2@b:6379"),
+            "rediss://u:REDACTED@a:6379,rediss://u:REDACTED@b:6379"
+        );
+        assert_eq!(
+            redacted("REDIS_URL", "redis://a:1,redis://b:2"),
+            "redis://a:1,redis://b:2"
+        );
+        for list in [
+            "redis://u:p1@a:1,,redis://u:p2@b:2",
+            "redis://u:p1@a:1,b:2,redis://u:p2@c:3",
+            "redis://u:p1,p2@a:1",
+        ] {
+            let shown = redacted("REDIS_URL", list);
+            assert!(
+                !shown.contains("p1") && !shown.contains("p2"),
+                "{list}: {shown}"
+            );
+        }
+        assert_eq!(
+            redacted(
+                "HONGBAO_DEPOSIT_PRINCIPALS",
+                "arn:aws:iam::1:role/a,arn:aws:iam::1:role/b"
+            ),
+            "arn:aws:iam::1:role/a,arn:aws:iam::1:role/b"
+        );
     }
 
     #[test]

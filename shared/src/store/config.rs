@@ -17,13 +17,14 @@ use crate::domain::voting::VotingRules;
 use crate::domain::wallet::WalletRules;
 use crate::domain::{ConfigError, Lookup};
 
+use super::nodes;
 use super::redis_auth::{cluster_setting, RedisAuth};
 
 /// `REDIS_URL`.
 pub const REDIS_URL: Setting = Setting {
     name: "REDIS_URL",
     default: "redis://127.0.0.1:6379",
-    meaning: "connection URL (`rediss://` for TLS); for a cluster, any node",
+    meaning: "connection URL (`rediss://` for TLS); for a cluster, any node, or several nodes comma-separated so that the client starts from any live one (`rediss://a:6379,rediss://b:6379`: full URLs, one scheme; not with `REDIS_CLUSTER=false`)",
 };
 /// `REDIS_CLUSTER`.
 pub const REDIS_CLUSTER: Setting = Setting {
@@ -90,13 +91,13 @@ pub const REDIS_IAM_CACHE_NAME: Setting = Setting {
 pub const REDIS_IAM_SERVICE: Setting = Setting {
     name: "REDIS_IAM_SERVICE",
     default: "auto",
-    meaning: "with `iam`: `elasticache` or `memorydb` (the token's SigV4 service); `auto`: `memorydb` when the URL host contains `.memorydb.`",
+    meaning: "with `iam`: `elasticache` or `memorydb` (the token's SigV4 service); `auto`: `memorydb` when the URL's hosts contain `.memorydb.`",
 };
 /// `REDIS_IAM_SERVERLESS`.
 pub const REDIS_IAM_SERVERLESS: Setting = Setting {
     name: "REDIS_IAM_SERVERLESS",
     default: "auto",
-    meaning: "with `iam`: `true` adds `ResourceType=ServerlessCache`; `auto`: the URL host contains `.serverless.`",
+    meaning: "with `iam`: `true` adds `ResourceType=ServerlessCache`; `auto`: the URL's hosts contain `.serverless.`",
 };
 /// `HONGBAO_KEY_PREFIX`.
 pub const KEY_PREFIX: Setting = Setting {
@@ -142,7 +143,9 @@ pub enum Feature {
 /// its function serves (the others at their defaults).
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Redis connection URL; for a cluster, any node's (the client discovers the rest).
+    /// Redis connection URL; for a cluster, any node's (the client discovers the rest), or
+    /// several nodes' URLs, comma-separated, so that the client starts from any live one (each
+    /// entry a full URL, all with the same scheme; see `REDIS_URL`'s rules at [`Config::load`]).
     pub redis_url: String,
     /// Use the cluster client (required for ElastiCache Serverless and Redis Cluster).
     pub redis_cluster: bool,
@@ -212,11 +215,31 @@ impl Config {
     /// Reads the connection settings and the settings of `features` through `lookup`; the
     /// other features' settings are not read and keep their defaults.
     ///
+    /// `REDIS_URL` is one URL or a comma-separated list of a cluster's nodes: every entry a full
+    /// URL (no bare `host:port`, no empty entry), all `redis://` or all `rediss://`, all with
+    /// the same user, password and database; a list needs the cluster client (`REDIS_CLUSTER`
+    /// `true` or `auto`).
+    ///
     /// # Errors
-    /// [`ConfigError`] naming the first variable that does not parse or breaks a bound.
+    /// [`ConfigError`] naming the first variable that does not parse or breaks a bound (the
+    /// value shown with any password redacted).
     pub fn load(lookup: &Lookup<'_>, features: &[Feature]) -> Result<Self, ConfigError> {
         let var = |name: &str| lookup.var(name);
         let cluster = cluster_setting(&var)?;
+        let redis_url: String = lookup.get(&REDIS_URL)?;
+        let nodes = nodes::parse(&redis_url)
+            .map_err(|why| ConfigError::new(&REDIS_URL, &redis_url, why))?;
+        if nodes.len() > 1 && cluster == Some(false) {
+            return Err(ConfigError::new(
+                &REDIS_CLUSTER,
+                "false",
+                format!(
+                    "REDIS_URL lists {} nodes, and a node list needs the cluster client \
+                     (REDIS_CLUSTER=true or auto)",
+                    nodes.len()
+                ),
+            ));
+        }
         let key_prefix: String = lookup.get(&KEY_PREFIX)?;
         if key_prefix.is_empty() || key_prefix.contains(['{', '}']) {
             return Err(ConfigError::new(
@@ -227,7 +250,7 @@ impl Config {
         }
         let has = |f: Feature| features.contains(&f);
         Ok(Config {
-            redis_url: lookup.get(&REDIS_URL)?,
+            redis_url,
             redis_cluster: cluster == Some(true),
             redis_cluster_auto: cluster.is_none(),
             redis_auth: RedisAuth::from_lookup(&var)?,
@@ -317,6 +340,93 @@ mod tests {
         assert_eq!(c.wallet.max_balance_cents, 1_000_000_000_000_000);
         let c = Config::from_lookup(one("HONGBAO_VOTE_SITE", "my-site-2")).unwrap();
         assert_eq!(c.voting.site, "my-site-2");
+    }
+
+    /// `REDIS_URL` may list a cluster's nodes (issue 20); a list that cannot be used stops the
+    /// function at settings load, naming the variable, and never shows a password.
+    #[test]
+    fn redis_url_node_lists() {
+        fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+            }
+        }
+        let list = "rediss://a.example:6379,rediss://b.example:6379";
+        let c = Config::from_lookup(one("REDIS_URL", list)).unwrap();
+        assert_eq!(c.redis_url, list);
+        assert!(c.redis_cluster_auto);
+        let c =
+            Config::from_lookup(vars(&[("REDIS_URL", list), ("REDIS_CLUSTER", "true")])).unwrap();
+        assert!(c.redis_cluster);
+        // One URL still works with every REDIS_CLUSTER value.
+        Config::from_lookup(vars(&[
+            ("REDIS_URL", "redis://h:6379"),
+            ("REDIS_CLUSTER", "false"),
+        ]))
+        .unwrap();
+
+        for (value, reason) in [
+            ("redis://a:6379,not a url", "entry 2 of 2 is not a URL"),
+            ("redis://a:6379,b:6379", "not a bare host:port"),
+            ("redis://a:6379,,redis://b:6379", "entry 2 of 3 is empty"),
+            ("redis://a:6379,", "entry 2 of 2 is empty"),
+            (
+                "redis://a:6379,redis://b:x",
+                "entry 2 of 2 is not a valid URL",
+            ),
+            (
+                "rediss://a:6379,redis://b:6379",
+                "all `redis://` or all `rediss://`",
+            ),
+            (
+                "redis://a:6379,rediss://b:6379",
+                "all `redis://` or all `rediss://`",
+            ),
+            ("not-a-url", "the URL is not a URL"),
+        ] {
+            let err = Config::from_lookup(one("REDIS_URL", value)).unwrap_err();
+            assert_eq!(err.name, "REDIS_URL", "{value}");
+            assert!(err.reason.contains(reason), "{value}: {err}");
+        }
+
+        let err = Config::from_lookup(vars(&[("REDIS_URL", list), ("REDIS_CLUSTER", "false")]))
+            .unwrap_err();
+        assert_eq!(err.name, "REDIS_CLUSTER");
+        assert!(
+            err.to_string()
+                .contains("a node list needs the cluster client"),
+            "{err}"
+        );
+
+        // Passwords in the entries: never in the error, whatever is wrong.
+        for value in [
+            "redis://app:hunter2@a:6379,rediss://app:hunter2@b:6379",
+            "redis://app:hunter2@a:6379,redis://app:swordfish@b:6379",
+            "redis://app:hunter2@a:6379,,redis://app:swordfish@b:6379",
+            "redis://app:hunter2@a:6379,b:6379,redis://app:swordfish@c:6379",
+            "redis://app:hunter2,swordfish@a:6379",
+        ] {
+            let err = Config::from_lookup(one("REDIS_URL", value)).unwrap_err();
+            assert_eq!(err.name, "REDIS_URL", "{value}");
+            for shown in [err.to_string(), format!("{err:?}")] {
+                assert!(
+                    !shown.contains("hunter2") && !shown.contains("swordfish"),
+                    "{shown}"
+                );
+            }
+        }
+        let err = Config::from_lookup(vars(&[
+            (
+                "REDIS_URL",
+                "redis://app:hunter2@a:6379,redis://app:hunter2@b:6379",
+            ),
+            ("REDIS_CLUSTER", "false"),
+        ]))
+        .unwrap_err();
+        assert!(!format!("{err} {err:?}").contains("hunter2"), "{err}");
     }
 
     /// A function reads only its features' settings: a broken voting or order-code setting

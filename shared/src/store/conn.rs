@@ -12,6 +12,15 @@
 //!   `CLUSTER INFO`, and keeps it when the server answers "cluster support disabled", or
 //!   switches to the cluster client when it answers (ElastiCache Serverless always does).
 //!   Both are multiplexed: concurrent requests share one connection per node.
+//! * **Discovery from any live node** (`REDIS_URL` listing several nodes of one cluster,
+//!   comma-separated, issue 20): one dead node must not stop a cold start, nor the rebuild of a
+//!   connection ([`Store::conn`] after [`REBUILD_AFTER_FAILURES`]), while the rest of the
+//!   cluster serves. The cluster client is seeded with every listed node; redis-rs 1.8 connects
+//!   to all of them at once and needs one to answer, then reads the slot map from a connected
+//!   node. `auto` probes the listed nodes in order (each within a connect and a response
+//!   timeout) until one answers `CLUSTER INFO`; a node list whose answering node has cluster
+//!   support disabled is refused, as is a node list with `REDIS_CLUSTER=false`. The list's
+//!   rules (full URLs, one scheme, the same credentials) are checked at settings load.
 //! * **TLS**: `rediss://` URLs, server certificates checked by rustls (`ring`) against the
 //!   public web PKI roots, or against `REDIS_CA_CERT` alone when it is set.
 //! * **Authentication**: see [`super::redis_auth`] (`none`, `password`, ElastiCache `iam`, with
@@ -39,8 +48,7 @@ use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::{
-    Client, Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, RedisFuture,
-    TlsCertificates, Value,
+    Client, Cmd, ConnectionAddr, ConnectionInfo, Pipeline, RedisFuture, TlsCertificates, Value,
 };
 
 use super::config::Config;
@@ -384,39 +392,45 @@ fn endpoint(info: &ConnectionInfo) -> String {
 
 /// Everything a connection needs, prepared once per connect.
 struct Setup {
-    info: ConnectionInfo,
+    /// Every node `REDIS_URL` lists, in order (one for a standalone server), each with the
+    /// password of `REDIS_AUTH=password` when there is no user name.
+    nodes: Vec<ConnectionInfo>,
     ca_pem: Option<Vec<u8>>,
     credentials: Option<RedisCredentials>,
 }
 
 impl Setup {
     async fn new(config: &Config) -> Result<Self, Error> {
-        let mut info = config
-            .redis_url
-            .as_str()
-            .into_connection_info()
-            .map_err(|e| {
-                // The URL may hold a password: report only that it is invalid, and why.
-                Error::Unavailable(format!(
-                    "REDIS_URL is not a valid Redis URL ({:?})",
-                    e.kind()
-                ))
-            })?;
+        // Checked at settings load too; a `Config` built in code skips the load. The reason
+        // names entries by position only: the URL may hold a password.
+        let mut nodes = super::nodes::parse(&config.redis_url)
+            .map_err(|why| Error::Unavailable(format!("REDIS_URL is not usable: {why}")))?;
         let auth = &config.redis_auth;
         if auth.kind == AuthKind::Password && auth.username.is_none() {
             // `AUTH <password>`: ElastiCache AUTH tokens, `requirepass`.
             let password = auth.password.clone().unwrap_or_default();
-            info = info
-                .clone()
-                .set_redis_settings(info.redis_settings().clone().set_password(password));
+            for info in &mut nodes {
+                *info = info
+                    .clone()
+                    .set_redis_settings(info.redis_settings().clone().set_password(&password));
+            }
         }
         let ca_pem = auth.ca_pem()?;
         let credentials = RedisCredentials::from_config(auth, config.connect_timeout).await?;
         Ok(Setup {
-            info,
+            nodes,
             ca_pem,
             credentials,
         })
+    }
+
+    /// The listed nodes, for messages: `redis://host:port, ...`, never user or password.
+    fn endpoints(&self) -> String {
+        self.nodes
+            .iter()
+            .map(endpoint)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn certificates(&self) -> Option<TlsCertificates> {
@@ -426,14 +440,19 @@ impl Setup {
         })
     }
 
-    fn client(&self) -> redis::RedisResult<Client> {
+    fn client(&self, info: &ConnectionInfo) -> redis::RedisResult<Client> {
         match self.certificates() {
-            Some(certs) => Client::build_with_tls(self.info.clone(), certs),
-            None => Client::open(self.info.clone()),
+            Some(certs) => Client::build_with_tls(info.clone(), certs),
+            None => Client::open(info.clone()),
         }
     }
 
-    async fn single(&self, config: &Config) -> redis::RedisResult<ConnectionManager> {
+    /// A standalone connection to one node.
+    async fn single(
+        &self,
+        config: &Config,
+        info: &ConnectionInfo,
+    ) -> redis::RedisResult<ConnectionManager> {
         let mut cm_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(config.connect_timeout))
             .set_response_timeout(Some(config.response_timeout))
@@ -442,11 +461,14 @@ impl Setup {
         if let Some(credentials) = &self.credentials {
             cm_config = cm_config.set_credentials_provider(credentials.clone());
         }
-        ConnectionManager::new_with_config(self.client()?, cm_config).await
+        ConnectionManager::new_with_config(self.client(info)?, cm_config).await
     }
 
+    /// The cluster client, seeded with every listed node: redis-rs 1.8 connects to all of them
+    /// at once and needs one to answer (`create_initial_connections`), then reads the slot map
+    /// from the first connected node that answers `CLUSTER SLOTS` (`refresh_slots`).
     async fn cluster(&self, config: &Config) -> redis::RedisResult<ClusterConnection> {
-        let mut builder = ClusterClientBuilder::new(vec![self.info.clone()])
+        let mut builder = ClusterClientBuilder::new(self.nodes.clone())
             .connection_timeout(config.connect_timeout)
             .response_timeout(config.response_timeout)
             // Room for a retry after MOVED/TRYAGAIN/a reconnect (failover, resharding).
@@ -455,7 +477,7 @@ impl Setup {
             .min_retry_wait(20)
             .max_retry_wait(250)
             .retry_wait_formula(20, 2);
-        if let Some(password) = self.info.redis_settings().password() {
+        if let Some(password) = self.nodes[0].redis_settings().password() {
             builder = builder.password(password);
         }
         if let Some(certs) = self.certificates() {
@@ -466,17 +488,110 @@ impl Setup {
         }
         builder.build()?.get_async_connection().await
     }
+
+    /// `REDIS_CLUSTER=auto`: asks the listed nodes in order (`CLUSTER INFO`) until one answers,
+    /// each within a connect and a response timeout when there are several, and connects the
+    /// cluster client (seeded with every node) or, for a lone server that answers "cluster
+    /// support disabled", keeps the standalone connection.
+    ///
+    /// # Errors
+    /// Per node tried: its endpoint and why it did not answer.
+    async fn probe(&self, config: &Config) -> Result<Link, Vec<(String, redis::RedisError)>> {
+        let several = self.nodes.len() > 1;
+        let mut failed = Vec::new();
+        for info in &self.nodes {
+            let asked = async {
+                let single = self.single(config, info).await?;
+                let mut probe = single.clone();
+                let reply = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query_async::<Value>(&mut probe)
+                    .await;
+                Ok::<_, redis::RedisError>((single, reply))
+            };
+            let asked = if several {
+                let limit = config.connect_timeout + config.response_timeout;
+                match tokio::time::timeout(limit, asked).await {
+                    Ok(asked) => asked,
+                    Err(_) => Err(redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "no answer",
+                        format!("within {limit:?}"),
+                    ))),
+                }
+            } else {
+                asked.await
+            };
+            match asked {
+                Ok((single, Ok(_))) => {
+                    drop(single);
+                    return self
+                        .cluster(config)
+                        .await
+                        .map(Link::Cluster)
+                        .map_err(|e| vec![(self.endpoints(), e)]);
+                }
+                Ok((single, Err(e)))
+                    if e.kind()
+                        == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                        && e.to_string()
+                            .to_ascii_lowercase()
+                            .contains("cluster support disabled") =>
+                {
+                    if !several {
+                        return Ok(Link::Single(single));
+                    }
+                    // A list names a cluster's nodes; a lone server among them is a mistake
+                    // that no other node can correct.
+                    return Err(vec![(
+                        endpoint(info),
+                        redis::RedisError::from((
+                            redis::ErrorKind::InvalidClientConfig,
+                            "not a cluster node",
+                            "REDIS_URL lists several nodes, but this one has cluster support \
+                             disabled"
+                                .to_string(),
+                        )),
+                    )]);
+                }
+                Ok((_, Err(e))) | Err(e) => failed.push((endpoint(info), e)),
+            }
+        }
+        Err(failed)
+    }
 }
 
-/// Connects to Redis as `config` says (URL, cluster or not or auto, TLS trust, AUTH,
-/// timeouts). Takes at most twice the connect timeout plus the response timeout.
+/// What to check when a connect fails with `e`.
+fn hint(e: &redis::RedisError) -> &'static str {
+    let text = e.to_string();
+    if e.kind() == redis::ErrorKind::AuthenticationFailed
+        || text.contains("NOAUTH")
+        || text.contains("WRONGPASS")
+    {
+        "; check REDIS_AUTH, REDIS_USERNAME and the password or IAM user"
+    } else if text.contains("certificate") {
+        "; check REDIS_CA_CERT (unset: the public web PKI roots)"
+    } else {
+        ""
+    }
+}
+
+/// Connects to Redis as `config` says (URL or node list, cluster or not or auto, TLS trust,
+/// AUTH, timeouts). Takes at most twice the connect timeout plus the response timeout; with
+/// `REDIS_CLUSTER=auto` and a node list, plus one connect and one response timeout per listed
+/// node (the probe's limit on each).
+///
+/// A node list starts from any live node: the cluster client is seeded with all of them (it
+/// needs one to answer), and `auto` probes them in order until one answers. A
+/// [`Store`] rebuilding its connection comes here too, so it also gets past a dead first node.
 ///
 /// # Errors
-/// [`Error::Unavailable`], with the endpoint and the cause (never a password or token), when
+/// [`Error::Unavailable`], with the endpoint(s) and the cause (never a password or token), when
 /// the URL or CA is invalid, or no authenticated connection can be made in time.
 pub async fn connect(config: &Config) -> Result<Conn, Error> {
     let setup = Setup::new(config).await?;
-    let where_ = endpoint(&setup.info);
+    let where_ = setup.endpoints();
+    let several = setup.nodes.len() > 1;
     let mode = if config.redis_cluster {
         "cluster"
     } else if config.redis_cluster_auto {
@@ -484,36 +599,35 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
     } else {
         "standalone"
     };
+    if several && !config.redis_cluster && !config.redis_cluster_auto {
+        return Err(Error::Unavailable(format!(
+            "REDIS_URL lists {} nodes ({where_}) and REDIS_CLUSTER=false: a node list needs the \
+             cluster client",
+            setup.nodes.len()
+        )));
+    }
     let attempt = async {
         if config.redis_cluster {
-            return Ok(Link::Cluster(setup.cluster(config).await?));
+            return setup
+                .cluster(config)
+                .await
+                .map(Link::Cluster)
+                .map_err(|e| vec![(where_.clone(), e)]);
         }
-        let single = setup.single(config).await?;
-        if !config.redis_cluster_auto {
-            return Ok(Link::Single(single));
+        if config.redis_cluster_auto {
+            return setup.probe(config).await;
         }
-        let mut probe = single.clone();
-        match redis::cmd("CLUSTER")
-            .arg("INFO")
-            .query_async::<Value>(&mut probe)
+        setup
+            .single(config, &setup.nodes[0])
             .await
-        {
-            Ok(_) => {
-                drop(single);
-                Ok(Link::Cluster(setup.cluster(config).await?))
-            }
-            Err(e)
-                if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
-                    && e.to_string()
-                        .to_ascii_lowercase()
-                        .contains("cluster support disabled") =>
-            {
-                Ok(Link::Single(single))
-            }
-            Err(e) => Err(e),
-        }
+            .map(Link::Single)
+            .map_err(|e| vec![(where_.clone(), e)])
     };
-    let budget = config.connect_timeout * 2 + config.response_timeout;
+    let mut budget = config.connect_timeout * 2 + config.response_timeout;
+    if several && config.redis_cluster_auto && !config.redis_cluster {
+        let per_node = config.connect_timeout + config.response_timeout;
+        budget += per_node * u32::try_from(setup.nodes.len()).unwrap_or(u32::MAX);
+    }
     let wait = (config.wait_replicas > 0).then(|| {
         std::sync::Arc::new(WaitPolicy {
             replicas: config.wait_replicas,
@@ -527,20 +641,26 @@ pub async fn connect(config: &Config) -> Result<Conn, Error> {
             wait,
             failures: Default::default(),
         }),
-        Ok(Err(e)) => {
-            let text = e.to_string();
-            let hint = if e.kind() == redis::ErrorKind::AuthenticationFailed
-                || text.contains("NOAUTH")
-                || text.contains("WRONGPASS")
-            {
-                "; check REDIS_AUTH, REDIS_USERNAME and the password or IAM user"
-            } else if text.contains("certificate") {
-                "; check REDIS_CA_CERT (unset: the public web PKI roots)"
-            } else {
-                ""
+        Ok(Err(failed)) => {
+            let cause = match failed.as_slice() {
+                // One node, or one cluster connect over all of them: as before.
+                [(_, e)] => format!("{e}{}", hint(e)),
+                _ => {
+                    let each = failed
+                        .iter()
+                        .map(|(at, e)| format!("{at}: {e}"))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    let hint = failed.iter().map(|(_, e)| hint(e)).find(|h| !h.is_empty());
+                    format!("{each}{}", hint.unwrap_or_default())
+                }
+            };
+            let at = match failed.as_slice() {
+                [(at, _)] if several => at.clone(),
+                _ => where_.clone(),
             };
             Err(Error::Unavailable(format!(
-                "cannot connect to Redis at {where_} ({mode}): {text}{hint}"
+                "cannot connect to Redis at {at} ({mode}): {cause}"
             )))
         }
         Err(_) => Err(Error::Unavailable(format!(

@@ -14,6 +14,7 @@ pub mod error;
 pub mod history;
 pub mod keys;
 pub mod lock;
+mod nodes;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;

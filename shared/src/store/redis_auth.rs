@@ -168,7 +168,18 @@ impl RedisAuth {
     /// without `rediss://` (a token must never travel in clear text).
     pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let url = non_empty(lookup, "REDIS_URL").unwrap_or_default();
+        // A node list (issue 20) has one scheme, so its first entry says whether it is TLS.
         let tls = url.trim().starts_with("rediss://");
+        // Every listed node's host (none when REDIS_URL is unset: the local default).
+        let hosts: Vec<String> = if url.trim().is_empty() {
+            Vec::new()
+        } else {
+            super::nodes::parse(&url)
+                .map_err(|why| bad("REDIS_URL", url.as_str(), &why))?
+                .iter()
+                .filter_map(|node| super::nodes::host(node).map(str::to_ascii_lowercase))
+                .collect()
+        };
         let kind = match non_empty(lookup, "REDIS_AUTH").as_deref().map(str::trim) {
             None | Some("none") => AuthKind::None,
             Some("password") => AuthKind::Password,
@@ -186,19 +197,31 @@ impl RedisAuth {
         let ca_cert = non_empty(lookup, "REDIS_CA_CERT");
         let iam_cache_name =
             non_empty(lookup, "REDIS_IAM_CACHE_NAME").map(|c| c.trim().to_string());
-        let host = url
-            .split("://")
-            .nth(1)
-            .unwrap_or("")
-            .split(['/', '?'])
-            .next()
-            .unwrap_or("");
-        let host = host.rsplit('@').next().unwrap_or("");
+        // `auto`: what the hosts say, when they all say the same (a node list mixing a MemoryDB
+        // or serverless host with others names no one service).
+        let derive = |setting: &'static str, marker: &str| -> Result<bool, ConfigError> {
+            let marked = hosts.iter().filter(|h| h.contains(marker)).count();
+            if marked == 0 || marked == hosts.len() {
+                Ok(marked > 0)
+            } else if kind == AuthKind::Iam {
+                Err(bad(
+                    setting,
+                    "auto",
+                    &format!(
+                        "{marked} of the {} REDIS_URL hosts contain `{marker}`: they do not \
+                         agree, set it",
+                        hosts.len()
+                    ),
+                ))
+            } else {
+                Ok(false)
+            }
+        };
         let memorydb = match non_empty(lookup, "REDIS_IAM_SERVICE")
             .as_deref()
             .map(str::trim)
         {
-            None | Some("auto") => host.contains(".memorydb."),
+            None | Some("auto") => derive("REDIS_IAM_SERVICE", ".memorydb.")?,
             Some("elasticache") => false,
             Some("memorydb") => true,
             Some(other) => {
@@ -213,7 +236,7 @@ impl RedisAuth {
             .as_deref()
             .map(str::trim)
         {
-            None | Some("auto") => host.contains(".serverless."),
+            None | Some("auto") => derive("REDIS_IAM_SERVERLESS", ".serverless.")?,
             Some("true") => true,
             Some("false") => false,
             Some(other) => {
@@ -650,6 +673,40 @@ mod tests {
         ];
         assert_eq!(
             RedisAuth::from_lookup(&lookup(&plain)).unwrap_err().name,
+            "REDIS_URL"
+        );
+        // A node list (issue 20): the `auto` service and resource type from every host.
+        let mut list = mdb.to_vec();
+        list[3].1 = "rediss://a.hb.abc123.memorydb.us-east-1.amazonaws.com:6379,\
+                     rediss://b.hb.abc123.memorydb.us-east-1.amazonaws.com:6379";
+        let a = RedisAuth::from_lookup(&lookup(&list)).unwrap();
+        assert_eq!(a.iam_target, IamTarget::MemoryDb);
+        list[3].1 = "rediss://a.hb.abc123.memorydb.us-east-1.amazonaws.com:6379,\
+                     rediss://b.hb.abc123.cache.amazonaws.com:6379";
+        assert_eq!(
+            RedisAuth::from_lookup(&lookup(&list)).unwrap_err().name,
+            "REDIS_IAM_SERVICE",
+            "hosts that disagree name no one service"
+        );
+        list.push(("REDIS_IAM_SERVICE", "memorydb"));
+        let a = RedisAuth::from_lookup(&lookup(&list)).unwrap();
+        assert_eq!(a.iam_target, IamTarget::MemoryDb);
+        list[3].1 = "rediss://a.serverless.use1.cache.amazonaws.com:6379,\
+                     rediss://b.use1.cache.amazonaws.com:6379";
+        list.pop();
+        assert_eq!(
+            RedisAuth::from_lookup(&lookup(&list)).unwrap_err().name,
+            "REDIS_IAM_SERVERLESS"
+        );
+        list[3].1 =
+            "rediss://a.use1.cache.amazonaws.com:6379,rediss://b.use1.cache.amazonaws.com:6379";
+        let a = RedisAuth::from_lookup(&lookup(&list)).unwrap();
+        assert_eq!(a.iam_target, IamTarget::ElastiCache);
+        // IAM needs TLS on every node: a list has one scheme, so a plain entry is refused.
+        list[3].1 =
+            "rediss://a.use1.cache.amazonaws.com:6379,redis://b.use1.cache.amazonaws.com:6379";
+        assert_eq!(
+            RedisAuth::from_lookup(&lookup(&list)).unwrap_err().name,
             "REDIS_URL"
         );
         let err = RedisAuth::from_lookup(&lookup(&[("REDIS_CA_CERT", "/x.pem")])).unwrap_err();
