@@ -17,7 +17,8 @@
 -- KEYS[12] the sender's history totals hash
 -- ARGV[1] packet id      ARGV[2] sender id    ARGV[3] total_cents   ARGV[4] count
 -- ARGV[5] mode           ARGV[6] split        ARGV[7] greeting      ARGV[8] expires_in_secs
--- ARGV[9] request fingerprint (idempotency)
+-- ARGV[9] request fingerprint (idempotency): "v2:<sha256 hex>", then, when the request's v1
+--         fingerprint is unambiguous, a space and it (records written before v2 hold v1)
 -- ARGV[10] record id `create:<Idempotency-Key>`, or '' for a request without the header
 -- ARGV[11] how long the record is kept, ms (> 0)
 -- ARGV[12] ledger length cap
@@ -38,6 +39,7 @@
 local total = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
 local record_id = ARGV[10]
+local fingerprint, legacy_fingerprint = string.match(ARGV[9], '^(%S+) ?(%S*)$')
 local now = now_ms()
 
 if record_id ~= '' then
@@ -50,8 +52,8 @@ if record_id ~= '' then
   end
   prev = prev or redis.call('GET', KEYS[7])
   if prev then
-    local fingerprint, packet_id = string.match(prev, '^(.-)\n(.*)$')
-    if fingerprint ~= ARGV[9] then
+    local stored, packet_id = string.match(prev, '^(.-)\n(.*)$')
+    if stored ~= fingerprint and (legacy_fingerprint == '' or stored ~= legacy_fingerprint) then
       return {'idempotency_key_reused'}
     end
     return {'repeat', packet_id}
@@ -124,7 +126,7 @@ while i <= #ARGV do
 end
 
 if record_id ~= '' then
-  redis.call('HSET', KEYS[3], record_id, ARGV[9] .. '\n' .. ARGV[1])
+  redis.call('HSET', KEYS[3], record_id, fingerprint .. '\n' .. ARGV[1])
   redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[11])), record_id)
 end
 history_add(KEYS[10], KEYS[12], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..

@@ -83,7 +83,10 @@ pub async fn create(
             .arg(req.split_name().unwrap_or(""))
             .arg(req.greeting.as_deref().unwrap_or(""))
             .arg(req.expires_in_secs)
-            .arg(req.fingerprint())
+            .arg(match req.legacy_fingerprint() {
+                Some(v1) => format!("{} {v1}", req.fingerprint()),
+                None => req.fingerprint(),
+            })
             .arg(record_id.as_deref().unwrap_or(""))
             .arg(cfg.packets.idempotency_ttl_secs * 1000)
             .arg(crate::domain::wallet::LEDGER_CAP)
