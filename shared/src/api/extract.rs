@@ -1,6 +1,6 @@
 //! Extractors that keep the HTTP contract: the caller's identity ([`Caller`], 401), the IAM
-//! principal of a signed call ([`IamPrincipal`]), and JSON bodies ([`JsonBody`], 400
-//! `invalid_request` saying what is wrong).
+//! principal of a signed call ([`IamPrincipal`]), and bodies ([`RawBody`], [`JsonBody`]: 400
+//! `invalid_request` saying what is wrong, 413 `payload_too_large` over 2 MiB).
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -90,7 +90,8 @@ impl<S: Send + Sync> FromRequestParts<S> for IamPrincipal {
 /// in the contract's shape.
 ///
 /// Rejection: 400 `invalid_request` for an empty or malformed body, wrong types, fractional
-/// amounts and unknown fields; the message says which (serde's text names the field).
+/// amounts and unknown fields; the message says which (serde's text names the field); 413
+/// `payload_too_large` as [`RawBody`].
 #[derive(Debug, Clone)]
 pub struct JsonBody<T>(pub T);
 
@@ -98,10 +99,30 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| ApiError::invalid(format!("could not read the body: {e}")))?;
+        let RawBody(bytes) = RawBody::from_request(req, state).await?;
         parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// The request body as bytes, like `axum::body::Bytes` but rejecting in the contract's shape.
+///
+/// Rejection: 413 `payload_too_large` for a body over axum's default limit
+/// ([`super::error::MAX_BODY_BYTES`]; axum's own answer is `text/plain`), 400
+/// `invalid_request` when the body cannot be read.
+#[derive(Debug, Clone)]
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        Bytes::from_request(req, state)
+            .await
+            .map(RawBody)
+            .map_err(|e| match e.status() {
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE => ApiError::payload_too_large(),
+                _ => ApiError::invalid(format!("could not read the body: {e}")),
+            })
     }
 }
 

@@ -20,8 +20,11 @@ use crate::domain::history::{
 };
 use crate::store::history as store;
 
-/// A packet the caller sent.
+/// A packet the caller sent (an item of `role=sent`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
+// Closed in the document (`additionalProperties: false`, what this attribute tells utoipa):
+// the two item shapes never both match.
+#[serde(deny_unknown_fields)]
 pub struct SentItemBody {
     /// 24 hex digits.
     pub packet_id: String,
@@ -30,20 +33,28 @@ pub struct SentItemBody {
     /// Number of shares.
     pub count: u32,
     /// `lucky` or `fixed`.
+    #[schema(value_type = super::schemas::ModeDoc)]
     pub mode: &'static str,
     /// Greeting or `null`.
+    #[schema(required = true)]
     pub greeting: Option<String>,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub created_at: String,
     /// RFC 3339: the deadline for grabs and claims.
+    #[schema(format = DateTime)]
     pub expires_at: String,
     /// Refunded to the caller at settlement, cents; absent until the packet is settled.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub refunded_cents: Option<i64>,
 }
 
-/// A share the caller claimed (money that reached their wallet).
+/// A share the caller claimed (money that reached their wallet; an item of `role=received`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
+// Closed in the document (`additionalProperties: false`, what this attribute tells utoipa):
+// the two item shapes never both match.
+#[serde(deny_unknown_fields)]
 pub struct ReceivedItemBody {
     /// 24 hex digits.
     pub packet_id: String,
@@ -52,13 +63,17 @@ pub struct ReceivedItemBody {
     /// The share, cents.
     pub amount_cents: i64,
     /// 1 for the packet's first share grabbed.
+    #[schema(minimum = 1)]
     pub share_id: u32,
     /// RFC 3339: when the claim was made.
+    #[schema(format = DateTime)]
     pub claimed_at: String,
 }
 
-/// One item of [`HistoryBody`]: a sent item for `role=sent`, a received item for
-/// `role=received`.
+/// One item of a history page: a sent item for `role=sent`, a received item for
+/// `role=received` (every item of a page has the page's role). The two shapes are closed
+/// (no other field), so exactly one matches: a sent item has `total_cents`, a received one
+/// `sender_id`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum HistoryItemBody {
@@ -113,24 +128,27 @@ pub struct HistoryBody {
     /// Newest first.
     pub items: Vec<HistoryItemBody>,
     /// Pass as `cursor` for the next page; `null` after the last item. Opaque.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
 /// `GET /packets`: a page of the caller's sent or received red packets, newest first.
 /// Paging is stable while new packets arrive: a cursor never repeats or skips an item.
 #[utoipa::path(
-    get, path = "/packets", tag = "red packets",
+    get, path = "/packets", tag = "red packets", operation_id = "list_packets",
+    summary = "List the caller's sent or received red packets",
+    description = "A page of the caller's sent packets (`role=sent`) or claimed shares (`role=received`), newest first. Paging is stable while new packets arrive: a cursor never repeats or skips an item.",
     params(
-        ("role" = String, Query, description = "`sent` (packets the caller created) or `received` (shares the caller claimed)", pattern = "^(sent|received)$"),
+        ("role" = super::schemas::RoleDoc, Query, description = "`sent` (packets the caller created) or `received` (shares the caller claimed)"),
         ("limit" = Option<u32>, Query, description = "items per page, 1..=100, default 20", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page of the same role (opaque)")
     ),
     responses(
         (status = 200, description = "a page of the caller's history", body = HistoryBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn list(
@@ -146,7 +164,7 @@ pub(crate) async fn list(
     }))
 }
 
-/// Count and sum of one list in [`SummaryBody`].
+/// Count and sum of one list (`sent` or `received` of `SummaryBody`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TotalsBody {
     /// Items.
@@ -178,16 +196,18 @@ pub struct SummaryBody {
 /// `GET /packets/summary`: the caller's yearly totals, over the history entries kept
 /// (`HONGBAO_HISTORY_RETENTION_DAYS`).
 #[utoipa::path(
-    get, path = "/packets/summary", tag = "red packets",
+    get, path = "/packets/summary", tag = "red packets", operation_id = "packet_summary",
+    summary = "The caller's yearly red-packet totals",
+    description = "Count and sum of the packets the caller sent and the shares they claimed in a business year, over the history entries kept (`HONGBAO_HISTORY_RETENTION_DAYS`).",
     params(
         ("year" = Option<i32>, Query, description = "business year in `HONGBAO_ORDER_CODE_TZ`, 1970..=9999; default: the current one", minimum = 1970, maximum = 9999)
     ),
     responses(
         (status = 200, description = "the caller's totals of that year", body = SummaryBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn summary(

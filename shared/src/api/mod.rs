@@ -16,7 +16,7 @@
 //! takes a named stage off the path). Every answer is JSON: handlers return
 //! `Result<_, ApiError>`, extractors reject with an [`ApiError`], and [`contract`] turns the
 //! router's own 404 and 405 into the contract's `not_found` and `method_not_allowed` (with
-//! `Allow`).
+//! `Allow`), and axum's plain-text 413 into `payload_too_large`.
 
 pub mod config;
 pub mod error;
@@ -60,7 +60,10 @@ pub fn app(state: AppState) -> Router {
 /// Adds the contract's answers for what the routes do not match: an unknown path is 404
 /// `not_found`, a known path with another method 405 `method_not_allowed` with the allowed
 /// methods in the `Allow` header and the `allow` field (`GET, POST`; axum's implicit `HEAD` of
-/// a `GET` route is not listed, API Gateway never routes it).
+/// a `GET` route is not listed, API Gateway never routes it), and a body over 2 MiB that an
+/// extractor of axum's own refused (`text/plain` 413) is 413 `payload_too_large` (the
+/// contract's extractors, [`extract::RawBody`] and [`extract::JsonBody`], answer it
+/// themselves).
 pub fn contract(router: Router) -> Router {
     // Around the whole router, not `Router::layer`: a route's layers run inside its
     // `MethodRouter`, before it adds the `Allow` header to a 405.
@@ -78,6 +81,12 @@ async fn not_found(method: Method, uri: axum::http::Uri) -> ApiError {
 async fn method_not_allowed(req: Request, next: Next) -> Response {
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let resp = next.run(req).await;
+    if resp.status() == StatusCode::PAYLOAD_TOO_LARGE
+        && resp.headers().get(header::CONTENT_TYPE)
+            != Some(&HeaderValue::from_static("application/json"))
+    {
+        return ApiError::payload_too_large().into_response();
+    }
     if resp.status() != StatusCode::METHOD_NOT_ALLOWED
         || resp.headers().get(header::CONTENT_TYPE).is_some()
     {
@@ -117,6 +126,57 @@ mod tests {
 
     async fn ok() -> &'static str {
         "ok"
+    }
+
+    /// A body over 2 MiB is 413 `payload_too_large` in the contract's JSON shape on every route
+    /// that reads one (issue 21: `POST /order-codes` answered axum's `text/plain` "Failed to
+    /// buffer the request body", the JSON routes 400 `invalid_request`), and through
+    /// [`contract`] also behind an extractor of axum's own. Nothing reaches Redis: the store
+    /// here has none.
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_413_json() {
+        let state = AppState::new(
+            crate::store::Store::new(crate::store::Config::default()),
+            AuthMode::Header,
+        );
+        let big = vec![b' '; error::MAX_BODY_BYTES + 1];
+        async fn raw(_: axum::body::Bytes) -> &'static str {
+            "ok"
+        }
+        let plain = contract(Router::new().route("/raw", axum::routing::post(raw)));
+        for (router, method, path) in [
+            (app(state.clone()), "POST", "/order-codes"),
+            (app(state.clone()), "POST", "/packets"),
+            (app(state.clone()), "POST", "/articles"),
+            (app(state.clone()), "POST", "/articles/1/vote"),
+            (app(state.clone()), "PUT", "/articles/1/groups"),
+            (order_codes::router(state.clone()), "POST", "/order-codes"),
+            (plain.clone(), "POST", "/raw"),
+        ] {
+            let req = Request::builder()
+                .method(method)
+                .uri(path)
+                .header("x-user-id", "alice")
+                .body(axum::body::Body::from(big.clone()))
+                .unwrap();
+            let resp = router.oneshot(req).await.unwrap();
+            assert_eq!(
+                resp.status(),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "{method} {path}"
+            );
+            assert_eq!(
+                resp.headers()[header::CONTENT_TYPE],
+                "application/json",
+                "{method} {path}"
+            );
+            let body = axum::body::to_bytes(resp.into_body(), 1 << 16)
+                .await
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(v["error"], "payload_too_large", "{method} {path}");
+            assert!(v["message"].as_str().unwrap().contains("2 MiB"), "{v}");
+        }
     }
 
     /// 404 and 405 are the contract's JSON answers, 405 with `Allow` (header and field).

@@ -33,13 +33,32 @@ impl Modify for Security {
     }
 }
 
+/// Marks the body of `POST /order-codes` optional: the request may have no body (one code) or
+/// a `CountBody` object. utoipa would say so only with an `Option` content type, which also
+/// makes the body nullable, and a JSON `null` body is answered 400.
+struct OptionalBodies;
+
+impl Modify for OptionalBodies {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let body = openapi
+            .paths
+            .paths
+            .get_mut("/order-codes")
+            .and_then(|item| item.post.as_mut())
+            .and_then(|op| op.request_body.as_mut());
+        if let Some(utoipa::openapi::RefOr::T(body)) = body {
+            body.required = Some(utoipa::openapi::Required::False);
+        }
+    }
+}
+
 /// The API's document.
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "hongbao",
-        description = "Red packets, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents. Every error is `{\"error\", \"message\"}`; 503 `unavailable` + `Retry-After` means Redis trouble (retries are safe).",
-        license(name = "MIT")
+        description = "Red packets, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents; times are RFC 3339 UTC. Every error is `{\"error\", \"message\"}` plus, for some codes, typed extra fields (each operation lists its codes); 503 `unavailable` + `Retry-After` means Redis trouble (retries are safe). On every path: an unknown path is 404 `NotFoundError`, another method 405 `MethodNotAllowedError` (+ `Allow`).",
+        license(name = "MIT", identifier = "MIT")
     ),
     paths(
         super::packets::create,
@@ -57,7 +76,26 @@ impl Modify for Security {
         super::voting::set_groups,
         super::voting::group_articles,
     ),
-    modifiers(&Security),
+    // What no body refers to: the answers to unknown paths and methods, and the query
+    // parameters' enums (utoipa collects only the bodies' schemas).
+    components(schemas(
+        super::schemas::NotFoundError,
+        super::schemas::MethodNotAllowedError,
+        super::schemas::RoleDoc,
+        super::schemas::OrderDoc,
+    )),
+    servers(
+        (url = "http://127.0.0.1:3000", description = "`make serve` (identity from the `x-user-id` header)"),
+        (
+            url = "https://{apiId}.execute-api.{region}.amazonaws.com",
+            description = "the deployed HTTP API (`$default` stage)",
+            variables(
+                ("apiId" = (default = "abcdef1234", description = "the HTTP API's id (stack output)")),
+                ("region" = (default = "us-east-1", description = "the stack's AWS region"))
+            )
+        )
+    ),
+    modifiers(&Security, &OptionalBodies),
     security(("jwt" = [])),
     tags(
         (name = "red packets", description = "Create, grab, claim and view red packets"),
@@ -79,6 +117,117 @@ pub fn json() -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
+    fn document() -> Value {
+        serde_json::from_str(&super::json()).unwrap()
+    }
+
+    /// Every operation of the document, as `(method, path, operation)`.
+    fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+        let mut ops = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                ops.push((method.clone(), path.clone(), op.clone()));
+            }
+        }
+        ops
+    }
+
+    /// Issue 21: operation ids are unique (`list` was both `GET /articles` and `GET /packets`),
+    /// summaries one line with the detail in `description`, no Rust intra-doc link in any text,
+    /// every error answer typed by its codes (no catch-all error schema), 413 on every
+    /// operation with a body, `Retry-After` on every 429 and 503, no nullable header.
+    #[test]
+    fn operations_are_specific() {
+        let doc = document();
+        let text = doc.to_string();
+        assert!(
+            !text.contains("[`"),
+            "a Rust intra-doc link in the document"
+        );
+        assert!(!text.contains("ErrorDoc"));
+        let ops = operations(&doc);
+        assert_eq!(ops.len(), 14);
+        for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
+            let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
+            let name = &rest[..rest.find('"').unwrap()];
+            assert!(
+                doc["components"]["schemas"].get(name).is_some(),
+                "unresolved {name}"
+            );
+        }
+        let mut ids = std::collections::HashSet::new();
+        for (method, path, op) in &ops {
+            let at = format!("{method} {path}");
+            let id = op["operationId"].as_str().unwrap();
+            assert!(ids.insert(id.to_string()), "{at}: operationId {id} twice");
+            let summary = op["summary"].as_str().unwrap();
+            assert!(
+                !summary.contains('\n') && summary.len() < 60,
+                "{at}: {summary}"
+            );
+            assert!(
+                op["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{at}"
+            );
+            let responses = op["responses"].as_object().unwrap();
+            if op.get("requestBody").is_some() {
+                assert!(responses.contains_key("413"), "{at}: no 413");
+            }
+            for (status, r) in responses {
+                if status.starts_with('4') || status.starts_with('5') {
+                    let schema = &r["content"]["application/json"]["schema"]["$ref"];
+                    let name = schema
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{at} {status}: untyped"));
+                    let name = name.trim_start_matches("#/components/schemas/");
+                    let schema = &doc["components"]["schemas"][name];
+                    let alternatives = match schema["oneOf"].as_array() {
+                        Some(refs) => refs
+                            .iter()
+                            .map(|r| {
+                                let n = r["$ref"].as_str().unwrap();
+                                doc["components"]["schemas"]
+                                    [n.trim_start_matches("#/components/schemas/")]
+                                .clone()
+                            })
+                            .collect(),
+                        None => vec![schema.clone()],
+                    };
+                    for s in alternatives {
+                        let codes = &s["properties"]["error"];
+                        assert_eq!(codes["type"], "string", "{at} {status}: {s}");
+                        assert!(codes["enum"].is_array(), "{at} {status}: {s}");
+                    }
+                }
+                if status == "429" || status == "503" {
+                    let h = &r["headers"]["Retry-After"]["schema"]["type"];
+                    assert_eq!(h, "integer", "{at} {status}");
+                }
+            }
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                assert!(
+                    p["schema"]["type"].as_str().is_some() || p["schema"]["$ref"].is_string(),
+                    "{at}: parameter {} nullable",
+                    p["name"]
+                );
+            }
+        }
+    }
+
+    /// A body that may be absent is optional, never `null`: `POST /order-codes` answers a
+    /// JSON `null` with 400.
+    #[test]
+    fn optional_bodies_are_not_nullable() {
+        let doc = document();
+        let body = &doc["paths"]["/order-codes"]["post"]["requestBody"];
+        assert_eq!(body["required"], Value::Bool(false), "{body}");
+        assert_eq!(
+            body["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/CountBody"
+        );
+    }
     /// `openapi.json` is the generated document (run `make openapi` after changing the API).
     #[test]
     fn committed_openapi_json_is_current() {

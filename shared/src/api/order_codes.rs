@@ -1,6 +1,5 @@
 //! Order codes over HTTP: the next-order-code function's router (`POST /order-codes`).
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
@@ -10,7 +9,7 @@ use serde_json::Value;
 
 use super::config::AppState;
 use super::error::ApiError;
-use super::extract::Caller;
+use super::extract::{Caller, RawBody};
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
 
@@ -69,6 +68,7 @@ pub(crate) fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CodesBody {
     /// The business day, `YYYY-MM-DD`.
+    #[schema(format = Date)]
     pub date: String,
     /// `count` codes, `yyMMdd` + suffix, in the day's order.
     pub codes: Vec<String>,
@@ -83,21 +83,24 @@ pub struct CodesBody {
 /// quota would be passed, none taken; 400
 /// `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
 #[utoipa::path(
-    post, path = "/order-codes", tag = "order codes",
-    request_body(content = Option<CountBody>, description = "optional; an empty body means one code"),
+    post, path = "/order-codes", tag = "order codes", operation_id = "next_order_codes",
+    summary = "Take the next order codes of the day",
+    description = "Takes `count` (default 1) unique order codes of the current business day, all or none. The body is optional: none (or an empty one) means one code.",
+    request_body(content = CountBody, description = "optional; no body (or an empty one) means one code"),
     responses(
         (status = 201, description = "the codes, all or none", body = CodesBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = super::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (retries are safe)", body = super::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn next_codes(
     State(state): State<AppState>,
     Caller(user): Caller,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> Result<(StatusCode, Json<CodesBody>), ApiError> {
     let count = order_code_count(&body)?;
     match order_codes::next_codes(&state.store, &user, count).await? {
@@ -126,12 +129,49 @@ pub(crate) async fn next_codes(
             used,
             retry_after_secs,
         } => Err(ApiError::rate_limited(
-            format!(
-                "{count} more order codes would pass your {} of {date}                  (HONGBAO_ORDER_CODES_PER_USER_PER_DAY; {used} taken); the next business day                  starts in {retry_after_secs} s",
-                state.store.config().order_codes.per_user_per_day
+            quota_message(
+                count,
+                state.store.config().order_codes.per_user_per_day,
+                &date,
+                used,
+                retry_after_secs,
             ),
             (retry_after_secs * 1000) as i64,
         )
         .with("date", date.to_string())),
+    }
+}
+
+/// The message of a 429 for a caller's daily quota: `count` more codes would pass `per_day`
+/// of `date`, `used` taken, the next business day in `retry_after_secs`.
+fn quota_message(
+    count: u32,
+    per_day: impl std::fmt::Display,
+    date: &impl std::fmt::Display,
+    used: impl std::fmt::Display,
+    retry_after_secs: u64,
+) -> String {
+    format!(
+        "{count} more order codes would pass your {per_day} of {date} \
+         (HONGBAO_ORDER_CODES_PER_USER_PER_DAY; {used} taken); the next business day \
+         starts in {retry_after_secs} s"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quota message is one line with single spaces (it carried two runs of 18 spaces).
+    #[test]
+    fn quota_message_is_one_line() {
+        let m = quota_message(3, 10, &"2026-02-17", 9, 3600);
+        assert_eq!(
+            m,
+            "3 more order codes would pass your 10 of 2026-02-17 \
+             (HONGBAO_ORDER_CODES_PER_USER_PER_DAY; 9 taken); the next business day starts in \
+             3600 s"
+        );
+        assert!(!m.contains("  "), "{m:?}");
     }
 }

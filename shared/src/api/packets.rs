@@ -64,14 +64,19 @@ pub struct PacketBody {
     /// Number of shares.
     pub count: u32,
     /// `lucky` or `fixed`.
+    #[schema(value_type = super::schemas::ModeDoc)]
     pub mode: &'static str,
     /// `double_mean` or `line_cut`; `null` for fixed packets.
+    #[schema(value_type = Option<super::schemas::SplitDoc>, required = true)]
     pub split: Option<&'static str>,
     /// Greeting or `null`.
+    #[schema(required = true)]
     pub greeting: Option<String>,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub created_at: String,
     /// RFC 3339: the deadline for grabs and claims.
+    #[schema(format = DateTime)]
     pub expires_at: String,
 }
 
@@ -95,18 +100,21 @@ impl From<&Packet> for PacketBody {
 /// 409 `idempotency_key_reused`, 429 `rate_limited` + `Retry-After` (the sender's
 /// `HONGBAO_PACKETS_PER_MINUTE` is used up; nothing written).
 #[utoipa::path(
-    post, path = "/packets", tag = "red packets",
+    post, path = "/packets", tag = "red packets", operation_id = "create_packet",
+    summary = "Create a red packet",
+    description = "Debits the caller (the sender) the total and creates a lucky or fixed red packet of `count` shares, optionally targeted at `recipients`. With an `Idempotency-Key`, a repeat of the same request returns the same packet, debited once.",
     request_body = super::schemas::PacketRequestDoc,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1 to 64 visible ASCII characters: a repeat with the same key and body returns the same packet, debited once", pattern = "^[!-~]{1,64}$")),
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "1 to 64 visible ASCII characters: a repeat with the same key and body returns the same packet, debited once", pattern = "^[!-~]{1,64}$")),
     responses(
         (status = 201, description = "created (or the earlier packet of this Idempotency-Key)", body = PacketBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 402, description = "insufficient funds (+`balance_cents`)", body = super::schemas::ErrorDoc),
-        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
-        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 402, description = "`insufficient_funds`: the balance is below `total_cents` (`balance_cents`); nothing written", body = super::schemas::InsufficientFundsError),
+        (status = 409, description = "`idempotency_key_reused`: the key was used with a different request", body = super::schemas::IdempotencyKeyReusedError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 429, description = "`rate_limited`: the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn create(
@@ -161,6 +169,7 @@ pub struct PacketViewBody {
     #[serde(flatten)]
     pub packet: PacketBody,
     /// `open`, `sold_out`, `expired` or `settled`.
+    #[schema(value_type = super::schemas::StatusDoc)]
     pub status: &'static str,
     /// Shares grabbed so far.
     pub grabbed_count: u32,
@@ -171,25 +180,28 @@ pub struct PacketViewBody {
     /// Grabs in grab order.
     pub grabs: Vec<GrabBody>,
     /// The largest share once every share is grabbed, else `null`.
+    #[schema(required = true)]
     pub best_luck: Option<BestLuckBody>,
 }
 
-/// One grab in [`PacketViewBody`].
+/// One grab of a packet (`grabs` of `PacketViewBody`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct GrabBody {
     /// The grabber.
     pub user_id: String,
     /// 1 for the first share grabbed.
+    #[schema(minimum = 1)]
     pub share_id: u32,
     /// Cents.
     pub amount_cents: i64,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub grabbed_at: String,
     /// Whether it was claimed.
     pub claimed: bool,
 }
 
-/// `best_luck` of [`PacketViewBody`].
+/// `best_luck` of `PacketViewBody`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct BestLuckBody {
     /// The luckiest grabber.
@@ -227,15 +239,17 @@ impl From<PacketView> for PacketViewBody {
 
 /// `GET /packets/{id}`: 200 [`PacketViewBody`]; 401, 404.
 #[utoipa::path(
-    get, path = "/packets/{id}", tag = "red packets",
+    get, path = "/packets/{id}", tag = "red packets", operation_id = "view_packet",
+    summary = "View a red packet",
+    description = "The packet, its status, its grabs in grab order and, once every share is grabbed, the best luck. A targeted packet is shown only to its sender and recipients.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
-        (status = 403, description = "`forbidden`: a targeted packet, shown only to its sender and recipients", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 403, description = "`forbidden`: a targeted packet, shown only to its sender and recipients", body = super::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn view(
@@ -259,13 +273,16 @@ pub struct ShareBody {
     /// The packet.
     pub packet_id: String,
     /// 1 for the first share grabbed.
+    #[schema(minimum = 1)]
     pub share_id: u32,
     /// Cents.
     pub amount_cents: i64,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub grabbed_at: String,
     /// RFC 3339: claim before this.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, format = DateTime)]
     pub claim_by: Option<String>,
 }
 
@@ -284,18 +301,20 @@ impl ShareBody {
 /// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
 /// 410 `sold_out` / `expired`, 429 `rate_limited` + `Retry-After`.
 #[utoipa::path(
-    post, path = "/packets/{id}/grab", tag = "red packets",
+    post, path = "/packets/{id}/grab", tag = "red packets", operation_id = "grab_share",
+    summary = "Grab a share of a red packet",
+    description = "Takes the next share of the packet for the caller, at most one per user; claim it before `claim_by` (`POST /packets/{id}/claim`).",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "a share won", body = ShareBody),
-        (status = 403, description = "`not_a_recipient`: a targeted packet, and the caller is not one of its recipients; nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
-        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
-        (status = 410, description = "gone (sold out, expired, voting closed)", body = super::schemas::ErrorDoc),
-        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 403, description = "`not_a_recipient`: a targeted packet, and the caller is not one of its recipients; nothing written", body = super::schemas::NotARecipientError),
+        (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
+        (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = super::schemas::AlreadyGrabbedError),
+        (status = 410, description = "`sold_out` or `expired`", body = super::schemas::GrabGoneError),
+        (status = 429, description = "`rate_limited`: too many grab attempts; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn grab(
@@ -345,12 +364,14 @@ pub struct ClaimBody {
     /// The packet.
     pub packet_id: String,
     /// The claimed share.
+    #[schema(minimum = 1)]
     pub share_id: u32,
     /// Cents.
     pub amount_cents: i64,
     /// The caller's balance after the credit, cents.
     pub balance_cents: i64,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub claimed_at: String,
     /// `true` when an earlier call credited it (nothing credited now).
     pub repeat: bool,
@@ -359,15 +380,17 @@ pub struct ClaimBody {
 /// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; 401, 404 `not_found` / `no_share`,
 /// 410 `expired`.
 #[utoipa::path(
-    post, path = "/packets/{id}/claim", tag = "red packets",
+    post, path = "/packets/{id}/claim", tag = "red packets", operation_id = "claim_share",
+    summary = "Claim a grabbed share",
+    description = "Credits the caller's grabbed share of the packet to their wallet, once: later calls answer the same with `repeat: true`.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the share credited to the caller's wallet (once; `repeat` on later calls)", body = ClaimBody),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
-        (status = 410, description = "gone (sold out, expired, voting closed)", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 404, description = "`not_found` (no such packet) or `no_share` (the caller grabbed none)", body = super::schemas::ClaimNotFoundError),
+        (status = 410, description = "`expired`: the claim window has closed", body = super::schemas::ExpiredError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn claim(

@@ -1,22 +1,14 @@
 //! Documentation-only schemas of the OpenAPI document ([`super::openapi`]): the shapes of
-//! requests whose Rust type lives in the domain (which knows no HTTP crate) and of the error
-//! answer. Never constructed; the handlers parse and answer with their own types.
+//! requests whose Rust type lives in the domain (which knows no HTTP crate), the closed sets
+//! the answers' text fields take, and the error answers, one schema per code (or per set of
+//! codes of the same shape) with its extra fields typed. Never constructed; the handlers parse
+//! and answer with their own types ([`super::error::ApiError`]).
 
 use utoipa::ToSchema;
 
-/// Every error answer: `{"error": code, "message": text}` plus, for some codes, extra fields
-/// (`balance_cents`, `share`, `date`, `limit`, `allow`...).
+/// The body of `POST /packets` (unknown fields are refused).
 #[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ErrorDoc {
-    /// Machine-readable code, e.g. `sold_out`, `rate_limited`, `invalid_request`.
-    error: String,
-    /// Human-readable explanation.
-    message: String,
-}
-
-/// The body of `POST /packets`.
-#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct PacketRequestDoc {
     /// Total, cents (integer, `count..=HONGBAO_MAX_TOTAL_CENTS`).
@@ -78,4 +70,233 @@ pub enum DirectionDoc {
     Up,
     /// −1 vote (−432 score).
     Down,
+}
+
+/// A red packet's state.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum StatusDoc {
+    /// Shares left and not expired.
+    Open,
+    /// Every share grabbed.
+    SoldOut,
+    /// Past `expires_at`, not settled yet.
+    Expired,
+    /// Expired and the unclaimed rest refunded.
+    Settled,
+}
+
+/// A ledger entry's kind.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum EntryKindDoc {
+    /// A deposit (`POST /wallet/deposits`).
+    Deposit,
+    /// The total of a packet the caller created.
+    PacketDebit,
+    /// A claimed share.
+    ClaimCredit,
+    /// The unclaimed rest of an expired packet.
+    RefundCredit,
+}
+
+/// An article list's order.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum OrderDoc {
+    /// Highest score first.
+    Score,
+    /// Newest first.
+    Time,
+}
+
+/// A history list's role.
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum RoleDoc {
+    /// Packets the caller created.
+    Sent,
+    /// Shares the caller claimed.
+    Received,
+}
+
+/// Declares an error answer's schema: a struct `$name` with `error` (an inline enum of the
+/// listed codes), `message` and the given extra fields.
+macro_rules! error_doc {
+    (
+        $(#[doc = $doc:literal])*
+        $name:ident, $codes:ident [$($code:ident),+ $(,)?]
+        $(, $(#[$fattr:meta])* $field:ident : $fty:ty)* $(,)?
+    ) => {
+        #[doc = concat!("Machine-readable code (`error` of `", stringify!($name), "`).")]
+        #[derive(ToSchema)]
+        #[schema(rename_all = "snake_case")]
+        #[allow(dead_code)]
+        pub enum $codes {
+            $(
+                #[doc = concat!("`", stringify!($code), "`.")]
+                $code,
+            )+
+        }
+
+        $(#[doc = $doc])*
+        #[derive(ToSchema)]
+        #[allow(dead_code)]
+        pub struct $name {
+            // No doc comment: utoipa would wrap the inline enum in an `allOf` with an object.
+            #[schema(inline)]
+            error: $codes,
+            /// Human-readable explanation.
+            message: String,
+            $($(#[$fattr])* $field: $fty,)*
+        }
+    };
+}
+
+error_doc! {
+    /// 400: the request is malformed or breaks a rule; nothing was written.
+    InvalidRequestError, InvalidRequestCode [InvalidRequest]
+}
+
+error_doc! {
+    /// 401: no valid caller identity.
+    UnauthorizedError, UnauthorizedCode [Unauthorized]
+}
+
+error_doc! {
+    /// 402: the sender's balance is below the packet's total.
+    InsufficientFundsError, InsufficientFundsCode [InsufficientFunds],
+    /// The sender's balance, cents.
+    balance_cents: i64,
+}
+
+error_doc! {
+    /// 403: the caller may not do this.
+    ForbiddenError, ForbiddenCode [Forbidden]
+}
+
+error_doc! {
+    /// 403: a targeted packet, and the caller is not one of its recipients; nothing written.
+    NotARecipientError, NotARecipientCode [NotARecipient]
+}
+
+error_doc! {
+    /// 404: no such resource (also the answer to an unknown path).
+    NotFoundError, NotFoundCode [NotFound]
+}
+
+error_doc! {
+    /// 404: no such packet (`not_found`), or the caller grabbed no share of it (`no_share`).
+    ClaimNotFoundError, ClaimNotFoundCode [NotFound, NoShare]
+}
+
+error_doc! {
+    /// 405: the path exists but not with this method (also in the `Allow` header).
+    MethodNotAllowedError, MethodNotAllowedCode [MethodNotAllowed],
+    /// The allowed methods, e.g. `GET, POST`.
+    allow: String,
+}
+
+error_doc! {
+    /// 409: the `Idempotency-Key` was used with a different request.
+    IdempotencyKeyReusedError, IdempotencyKeyReusedCode [IdempotencyKeyReused]
+}
+
+error_doc! {
+    /// 409: the caller already grabbed a share of this packet (`share` is it).
+    AlreadyGrabbedError, AlreadyGrabbedCode [AlreadyGrabbed],
+    /// The share the caller grabbed earlier.
+    share: super::packets::ShareBody,
+}
+
+error_doc! {
+    /// 409: the reference was deposited before with another amount
+    /// (`idempotency_key_reused`), or the deposit would pass `HONGBAO_MAX_BALANCE_CENTS`
+    /// (`balance_limit`).
+    DepositConflictError, DepositConflictCode [IdempotencyKeyReused, BalanceLimit]
+}
+
+error_doc! {
+    /// 409: the change would put the article in more groups than allowed.
+    TooManyGroupsError, TooManyGroupsCode [TooManyGroups],
+    /// The most groups an article may be in (`HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`).
+    #[schema(minimum = 1)]
+    limit: u32,
+}
+
+error_doc! {
+    /// 410: every share has been grabbed (`sold_out`) or the packet expired (`expired`).
+    GrabGoneError, GrabGoneCode [SoldOut, Expired]
+}
+
+error_doc! {
+    /// 410: the claim window of the packet has closed.
+    ExpiredError, ExpiredCode [Expired]
+}
+
+error_doc! {
+    /// 410: voting on the article closed one week after it was posted.
+    VotingClosedError, VotingClosedCode [VotingClosed],
+    /// The article's final votes.
+    votes: i64,
+    /// The article's final score.
+    score: i64,
+}
+
+error_doc! {
+    /// 413: the request body is larger than the 2 MiB limit; nothing was read or written.
+    PayloadTooLargeError, PayloadTooLargeCode [PayloadTooLarge]
+}
+
+error_doc! {
+    /// 429: a rate limit is used up; retry after `Retry-After` seconds. Nothing written.
+    RateLimitedError, RateLimitedCode [RateLimited]
+}
+
+error_doc! {
+    /// 429: the caller's daily order-code quota would be passed; none taken. `Retry-After`
+    /// is the time to the next business day.
+    QuotaExceededError, QuotaExceededCode [RateLimited],
+    /// The business day, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    date: String,
+}
+
+error_doc! {
+    /// 500: a bug; not retryable.
+    InternalError, InternalCode [Internal]
+}
+
+error_doc! {
+    /// 503: Redis trouble; retry after `Retry-After` seconds (retries are safe).
+    UnavailableError, UnavailableCode [Unavailable]
+}
+
+error_doc! {
+    /// 503: fewer than `count` order codes are left today; none taken. `Retry-After` is the
+    /// time to the next business day.
+    ExhaustedError, ExhaustedCode [Exhausted],
+    /// The business day, `YYYY-MM-DD`.
+    #[schema(format = Date)]
+    date: String,
+}
+
+/// The 503 answers of `POST /order-codes`: Redis trouble (`unavailable`) or the day's codes
+/// used up (`exhausted`), told apart by `error`.
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[schema(discriminator(property_name = "error", mapping(
+    ("unavailable" = "#/components/schemas/UnavailableError"),
+    ("exhausted" = "#/components/schemas/ExhaustedError")
+)))]
+#[allow(dead_code)]
+pub enum OrderCodesUnavailableError {
+    /// `unavailable`.
+    Unavailable(UnavailableError),
+    /// `exhausted`.
+    Exhausted(ExhaustedError),
 }

@@ -87,6 +87,7 @@ pub struct ArticleBody {
     /// Who posted it.
     pub poster: String,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub posted_at: String,
     /// Up-votes minus down-votes.
     pub votes: i64,
@@ -113,8 +114,10 @@ impl From<&Article> for ArticleBody {
 pub struct PageBody {
     /// The group, for `GET /groups/{group}/articles`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub group: Option<String>,
     /// `score` or `time`.
+    #[schema(value_type = super::schemas::OrderDoc)]
     pub order: &'static str,
     /// 1-based page number.
     pub page: u32,
@@ -132,6 +135,7 @@ pub struct VoteBody {
     /// Score after the call.
     pub score: i64,
     /// `up` or `down`.
+    #[schema(value_type = super::schemas::DirectionDoc)]
     pub direction: &'static str,
     /// Whether this call changed the vote.
     pub changed: bool,
@@ -148,15 +152,18 @@ pub struct GroupsBody {
 
 /// `POST /articles`.
 #[utoipa::path(
-    post, path = "/articles", tag = "voting",
+    post, path = "/articles", tag = "voting", operation_id = "post_article",
+    summary = "Post an article",
+    description = "Posts an article with the poster's own up-vote: `votes` 1 and `score` = posted_at (Unix seconds) + 432.",
     request_body = PostRequest,
     responses(
         (status = 201, description = "posted with the poster's own up-vote", body = ArticleBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 429, description = "`rate_limited`: `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn post_article(
@@ -181,17 +188,19 @@ pub(crate) async fn post_article(
 
 /// `GET /articles`.
 #[utoipa::path(
-    get, path = "/articles", tag = "voting",
+    get, path = "/articles", tag = "voting", operation_id = "list_articles",
+    summary = "List articles",
+    description = "A page of at most 25 articles, highest score or newest first.",
     params(
-        ("order" = Option<String>, Query, description = "`score` (default) or `time`", pattern = "^(score|time)$"),
+        ("order" = Option<super::schemas::OrderDoc>, Query, description = "`score` (default) or `time`"),
         ("page" = Option<u32>, Query, description = "1-based page of 25, default 1", minimum = 1, maximum = 100000)
     ),
     responses(
         (status = 200, description = "a page of articles", body = PageBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn list(
@@ -211,18 +220,21 @@ pub(crate) async fn list(
 
 /// `POST /articles/{id}/vote`.
 #[utoipa::path(
-    post, path = "/articles/{id}/vote", tag = "voting",
+    post, path = "/articles/{id}/vote", tag = "voting", operation_id = "vote_article",
+    summary = "Vote on an article",
+    description = "Records the caller's up or down vote (one per user, changeable) for one week after the article was posted.",
     params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),
     request_body = VoteRequest,
     responses(
         (status = 200, description = "the vote recorded (or unchanged)", body = VoteBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
-        (status = 410, description = "gone (sold out, expired, voting closed)", body = super::schemas::ErrorDoc),
-        (status = 429, description = "rate limited or quota used up; `Retry-After` (s)", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 404, description = "`not_found`: no such article", body = super::schemas::NotFoundError),
+        (status = 410, description = "`voting_closed`, with the final `votes` and `score`", body = super::schemas::VotingClosedError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 429, description = "`rate_limited`: too many votes; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn vote(
@@ -260,18 +272,21 @@ pub(crate) async fn vote(
 
 /// `PUT /articles/{id}/groups`.
 #[utoipa::path(
-    put, path = "/articles/{id}/groups", tag = "voting",
+    put, path = "/articles/{id}/groups", tag = "voting", operation_id = "set_article_groups",
+    summary = "Change an article's groups",
+    description = "Adds the article to and removes it from groups; only its poster may.",
     params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),
     request_body = GroupsRequest,
     responses(
         (status = 200, description = "the article's groups afterwards", body = GroupsBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 403, description = "forbidden", body = super::schemas::ErrorDoc),
-        (status = 404, description = "not found", body = super::schemas::ErrorDoc),
-        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 403, description = "`forbidden`: only the poster may change its groups", body = super::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such article", body = super::schemas::NotFoundError),
+        (status = 409, description = "`too_many_groups`: the article would pass `limit` groups", body = super::schemas::TooManyGroupsError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn set_groups(
@@ -306,18 +321,20 @@ pub(crate) async fn set_groups(
 
 /// `GET /groups/{group}/articles`.
 #[utoipa::path(
-    get, path = "/groups/{group}/articles", tag = "voting",
+    get, path = "/groups/{group}/articles", tag = "voting", operation_id = "list_group_articles",
+    summary = "List a group's articles",
+    description = "A page of at most 25 of the group's articles, highest score or newest first (cached up to 60 s).",
     params(
         ("group" = String, Path, description = "group name, 1 to 32 of [a-z0-9-]", pattern = "^[a-z0-9-]{1,32}$"),
-        ("order" = Option<String>, Query, description = "`score` (default) or `time`", pattern = "^(score|time)$"),
+        ("order" = Option<super::schemas::OrderDoc>, Query, description = "`score` (default) or `time`"),
         ("page" = Option<u32>, Query, description = "1-based page of 25, default 1", minimum = 1, maximum = 100000)
     ),
     responses(
         (status = 200, description = "a page of the group's articles", body = PageBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn group_articles(

@@ -36,27 +36,31 @@ pub struct WalletBody {
     pub entries: Vec<EntryBody>,
 }
 
-/// One ledger entry of [`WalletBody`].
+/// One ledger entry (`entries` of `WalletBody`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EntryBody {
     /// `deposit`, `packet_debit`, `claim_credit` or `refund_credit`.
+    #[schema(value_type = super::schemas::EntryKindDoc)]
     pub kind: &'static str,
     /// Signed amount, cents (debits are negative).
     pub amount_cents: i64,
     /// The deposit reference or the packet id.
     pub reference: String,
     /// RFC 3339.
+    #[schema(format = DateTime)]
     pub at: String,
 }
 
 /// `GET /wallet`: 200 [`WalletBody`]; 401.
 #[utoipa::path(
-    get, path = "/wallet", tag = "wallet",
+    get, path = "/wallet", tag = "wallet", operation_id = "get_wallet",
+    summary = "The caller's wallet",
+    description = "The caller's balance and their newest ledger entries (at most 50), newest first.",
     responses(
         (status = 200, description = "balance and the newest ledger entries", body = WalletBody),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn get_wallet(
@@ -111,17 +115,19 @@ pub struct DepositBody {
 /// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; 400, 403 `forbidden`, 409
 /// `idempotency_key_reused` / `balance_limit`.
 #[utoipa::path(
-    post, path = "/wallet/deposits", tag = "wallet",
+    post, path = "/wallet/deposits", tag = "wallet", operation_id = "deposit",
+    summary = "Deposit into a wallet (AWS_IAM)",
+    description = "Credits `amount_cents` to `user_id`'s wallet, once per `reference` (a repeat answers `repeat: true`). Only AWS_IAM-signed calls of the principals in `HONGBAO_DEPOSIT_PRINCIPALS`.",
     request_body = DepositRequest,
     security(("sigv4" = [])),
     responses(
         (status = 201, description = "applied (or a repeat of the same reference)", body = DepositBody),
-        (status = 400, description = "invalid request, nothing written", body = super::schemas::ErrorDoc),
-        (status = 401, description = "no valid caller identity", body = super::schemas::ErrorDoc),
-        (status = 403, description = "forbidden", body = super::schemas::ErrorDoc),
-        (status = 409, description = "conflict", body = super::schemas::ErrorDoc),
-        (status = 500, description = "internal error (not retryable)", body = super::schemas::ErrorDoc),
-        (status = 503, description = "Redis unavailable; `Retry-After` (s); retries are safe", body = super::schemas::ErrorDoc, headers(("Retry-After" = u64, description = "seconds"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 403, description = "`forbidden`: not a signed call of a deposit principal", body = super::schemas::ForbiddenError),
+        (status = 409, description = "`idempotency_key_reused` (the reference with another amount) or `balance_limit`", body = super::schemas::DepositConflictError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
+        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn deposit(

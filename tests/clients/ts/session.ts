@@ -1,0 +1,152 @@
+// The README's curl session (scripts/serve.py `check()`), then some of the contract's error
+// answers, through openapi-fetch typed by openapi-typescript's `paths` of openapi.json
+// (gen/ts/api.d.ts). Requests are written against paths and methods, which are stable;
+// every field read goes through the generated types (no `any`).
+//
+//   HONGBAO_BASE_URL=http://127.0.0.1:3000 node gen/ts-out/ts/session.js
+//
+// scripts/contract.py generates the types, type-checks (tsc --strict), compiles and runs it
+// against a `make serve` on a free port. Exit status 1 when a check fails.
+import createClient from "openapi-fetch";
+import type { paths } from "../gen/ts/api.js";
+
+const baseUrl = process.env["HONGBAO_BASE_URL"];
+if (!baseUrl) {
+  console.error("HONGBAO_BASE_URL is not set (e.g. http://127.0.0.1:3000)");
+  process.exit(2);
+}
+
+// Unique per run, so the session also passes against a long-running `make serve`.
+const run = `${Date.now().toString(36)}-${process.pid}`;
+const aliceId = `alice-${run}`;
+
+// One client per caller: `make serve` takes the caller from x-user-id (the deployed API from
+// its JWT authorizer, which the document declares).
+const as = (user?: string) =>
+  createClient<paths>({ baseUrl, headers: user === undefined ? {} : { "x-user-id": user } });
+const alice = as(aliceId);
+const bob = as(`bob-${run}`);
+const carol = as(`carol-${run}`);
+const anonymous = as();
+
+const failed: string[] = [];
+function expect(name: string, ok: boolean, detail: unknown): void {
+  console.log((ok ? "PASS  " : "FAIL  ") + name + (ok ? "" : `\n      ${JSON.stringify(detail)}`));
+  if (!ok) failed.push(name);
+}
+
+{
+  const { data, error, response } = await alice.POST("/wallet/deposits", {
+    body: { user_id: aliceId, amount_cents: 10000, reference: `ts-${run}` },
+  });
+  expect("deposit 100.00 -> 201", response.status === 201 && data?.balance_cents === 10000
+    && data.repeat === false, { status: response.status, data, error });
+}
+const packetBody = { total_cents: 1000, count: 3, greeting: "恭喜发财" };
+const created = await alice.POST("/packets", {
+  params: { header: { "Idempotency-Key": `ts-packet-${run}` } },
+  body: packetBody,
+});
+expect("create a 3-share packet of 10.00 -> 201", created.response.status === 201
+  && created.data?.total_cents === 1000 && created.data.count === 3, created.data ?? created.error);
+const packetId: string = created.data?.packet_id ?? "missing";
+{
+  const { data, error, response } = await alice.POST("/packets", {
+    params: { header: { "Idempotency-Key": `ts-packet-${run}` } },
+    body: packetBody,
+  });
+  expect("the same Idempotency-Key again -> the same packet", response.status === 201
+    && data?.packet_id === packetId, data ?? error);
+}
+const grab = await bob.POST("/packets/{id}/grab", { params: { path: { id: packetId } } });
+const share = grab.data?.amount_cents ?? 0;
+expect("bob grabs -> 200 with a share", grab.response.status === 200 && share > 0
+  && grab.data?.packet_id === packetId, grab.data ?? grab.error);
+{
+  const { data, error, response } = await bob.POST("/packets/{id}/grab", {
+    params: { path: { id: packetId } },
+  });
+  expect("bob grabs again -> 409 already_grabbed", response.status === 409 && data === undefined
+    && error?.error === "already_grabbed" && typeof error.message === "string", error);
+}
+{
+  const { data, error, response } = await bob.POST("/packets/{id}/claim", {
+    params: { path: { id: packetId } },
+  });
+  expect("bob claims -> 200", response.status === 200 && data?.repeat === false
+    && data.amount_cents === share && data.packet_id === packetId, data ?? error);
+}
+{
+  const { data, error, response } = await bob.GET("/wallet");
+  expect("bob's wallet holds his share", response.status === 200
+    && data?.balance_cents === share
+    && data.entries.length === 1, data ?? error);
+}
+{
+  const { data, error, response } = await alice.GET("/wallet");
+  expect("alice paid 10.00 once", response.status === 200 && data?.balance_cents === 9000,
+    data ?? error);
+}
+{
+  const { data, error, response } = await carol.GET("/packets/{id}", {
+    params: { path: { id: packetId } },
+  });
+  const grabs = data?.grabs ?? [];
+  expect("the packet shows one grab, claimed", response.status === 200 && grabs.length === 1
+    && grabs[0]?.claimed === true && grabs[0].amount_cents === share, data ?? error);
+}
+{
+  const { data, error, response } = await alice.GET("/packets", {
+    params: { query: { role: "sent" } },
+  });
+  expect("alice's sent history lists the packet", response.status === 200
+    && data?.items.some((item) => item.packet_id === packetId) === true, data ?? error);
+}
+{
+  const { data, error, response } = await alice.POST("/order-codes", { body: { count: 2 } });
+  expect("two order codes -> 201", response.status === 201 && data?.codes.length === 2,
+    data ?? error);
+}
+{
+  const { data, error, response } = await alice.POST("/articles", {
+    body: { title: "hongbao", link: "https://example.com/" },
+  });
+  expect("post an article -> 201", response.status === 201 && data?.votes === 1
+    && data.title === "hongbao", data ?? error);
+}
+// Error answers, each parsed into the document's error body.
+{
+  const { data, error, response } = await anonymous.GET("/wallet");
+  expect("no x-user-id -> 401 unauthorized", response.status === 401 && data === undefined
+    && error?.error === "unauthorized", error);
+}
+{
+  const { error, response } = await alice.POST("/packets", { body: { total_cents: 1000, count: 0 } });
+  expect("count 0 -> 400 invalid_request", response.status === 400
+    && error?.error === "invalid_request", error);
+}
+{
+  const { error, response } = await alice.POST("/packets", {
+    body: { total_cents: 9001, count: 1 },
+  });
+  expect("more than the balance -> 402 insufficient_funds", response.status === 402
+    && error?.error === "insufficient_funds", error);
+}
+{
+  const { error, response } = await carol.GET("/packets/{id}", {
+    params: { path: { id: `no-such-packet-${run}` } },
+  });
+  expect("an unknown packet -> 404 not_found", response.status === 404
+    && error?.error === "not_found", error);
+}
+{
+  const { error, response } = await carol.POST("/packets/{id}/claim", {
+    params: { path: { id: packetId } },
+  });
+  expect("claim without a share -> 404 no_share", response.status === 404
+    && error?.error === "no_share" && error.message.length > 0, error);
+}
+
+console.log(failed.length === 0 ? "\nts session: all checks passed"
+  : `\nts session: ${failed.length} check(s) failed`);
+process.exit(failed.length === 0 ? 0 : 1);
