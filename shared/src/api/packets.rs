@@ -286,6 +286,13 @@ pub struct ShareBody {
     pub claim_by: Option<String>,
 }
 
+super::schemas::error_doc! {
+    /// 409: the caller already grabbed a share of this packet (`share` is it).
+    AlreadyGrabbedError, AlreadyGrabbedCode [AlreadyGrabbed],
+    /// The share the caller grabbed earlier.
+    share: ShareBody,
+}
+
 impl ShareBody {
     fn new(packet_id: &str, share: &Share, claim_by_ms: Option<i64>) -> Self {
         ShareBody {
@@ -310,7 +317,7 @@ impl ShareBody {
         (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 403, description = "`not_a_recipient`: a targeted packet, and the caller is not one of its recipients; nothing written", body = super::schemas::NotARecipientError),
         (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
-        (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = super::schemas::AlreadyGrabbedError),
+        (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = AlreadyGrabbedError),
         (status = 410, description = "`sold_out` or `expired`", body = super::schemas::GrabGoneError),
         (status = 429, description = "`rate_limited`: too many grab attempts; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
         (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),

@@ -133,7 +133,7 @@ macro_rules! error_doc {
         $(, $(#[$fattr:meta])* $field:ident : $fty:ty)* $(,)?
     ) => {
         #[doc = concat!("Machine-readable code (`error` of `", stringify!($name), "`).")]
-        #[derive(ToSchema)]
+        #[derive(utoipa::ToSchema)]
         #[schema(rename_all = "snake_case")]
         #[allow(dead_code)]
         pub enum $codes {
@@ -144,7 +144,7 @@ macro_rules! error_doc {
         }
 
         $(#[doc = $doc])*
-        #[derive(ToSchema)]
+        #[derive(utoipa::ToSchema)]
         #[allow(dead_code)]
         pub struct $name {
             // No doc comment: utoipa would wrap the inline enum in an `allOf` with an object.
@@ -156,6 +156,10 @@ macro_rules! error_doc {
         }
     };
 }
+/// [`error_doc!`] for the error answers declared beside their body types (`packets`'
+/// `AlreadyGrabbedError` holds a `ShareBody`; declaring it here would make this module and
+/// `packets` depend on each other).
+pub(crate) use error_doc;
 
 error_doc! {
     /// 400: the request is malformed or breaks a rule; nothing was written.
@@ -204,13 +208,6 @@ error_doc! {
 error_doc! {
     /// 409: the `Idempotency-Key` was used with a different request.
     IdempotencyKeyReusedError, IdempotencyKeyReusedCode [IdempotencyKeyReused]
-}
-
-error_doc! {
-    /// 409: the caller already grabbed a share of this packet (`share` is it).
-    AlreadyGrabbedError, AlreadyGrabbedCode [AlreadyGrabbed],
-    /// The share the caller grabbed earlier.
-    share: super::packets::ShareBody,
 }
 
 error_doc! {
