@@ -374,12 +374,14 @@ impl Bench {
             .args([
                 "EVALSHA",
                 scripts::GRAB.get_hash(),
-                "4",
+                "5",
                 &k.meta,
                 &k.shares,
                 &k.grabs,
             ])
-            .args([rl.as_str(), "user:__rand_int__", &limit, &window])
+            // KEYS[4] the rate-limit counter, KEYS[5] the recipients set (as the store sends
+            // them: lua/grab.lua declares five keys), then ARGV.
+            .args([rl.as_str(), k.recipients.as_str(), "user:__rand_int__", &limit, &window])
             // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.
             .env_remove("LD_PRELOAD")
             .output()
