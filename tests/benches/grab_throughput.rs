@@ -381,7 +381,13 @@ impl Bench {
             ])
             // KEYS[4] the rate-limit counter, KEYS[5] the recipients set (as the store sends
             // them: lua/grab.lua declares five keys), then ARGV.
-            .args([rl.as_str(), k.recipients.as_str(), "user:__rand_int__", &limit, &window])
+            .args([
+                rl.as_str(),
+                k.recipients.as_str(),
+                "user:__rand_int__",
+                &limit,
+                &window,
+            ])
             // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.
             .env_remove("LD_PRELOAD")
             .output()
