@@ -1,8 +1,9 @@
 -- article_groups.lua: the poster adds an article to groups and removes it from others, atomically.
 --
 -- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
--- add_remove_groups; seed 002): SADD / SREM of the article to `group:<name>` sets. Added here:
--- only the poster may change them, and the article keeps the set of its groups for the answer.
+-- add_remove_groups, retold in the source blog post on Redis key design): SADD / SREM of the
+-- article to `group:<name>` sets. Added here: only the poster may change them, and the article
+-- keeps the set of its groups for the answer.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- KEYS[1] article hash   KEYS[2] the article's groups (set of group names)

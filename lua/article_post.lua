@@ -1,10 +1,11 @@
 -- article_post.lua: post an article of the voting site, atomically.
 --
 -- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
--- post_article; seed 002): the article hash, the score entry (posted time + 432, the poster's
--- own vote) and the time entry. The book writes them in six separate calls, so a crash between
--- its SADD and EXPIRE leaves a `voted:` set that never expires (the race its chapter 3 exercise
--- names); here the vote record and its EXPIREAT are written in the same script.
+-- post_article, retold in the source blog post on Redis key design): the article hash, the score
+-- entry (posted time + 432, the poster's own vote) and the time entry. The book writes them in six
+-- separate calls, so a crash between its SADD and EXPIRE leaves a `voted:` set that never expires
+-- (the race its chapter 3 exercise names); here the vote record and its EXPIREAT are written in the
+-- same script.
 --
 -- The article id comes from an INCR of the site's counter just before (a separate command, so
 -- that every key this script touches is declared); a crash in between only skips an id.

@@ -18,7 +18,7 @@
 --   'sold_out'                    every share is grabbed
 --   'grabbed:<record>:<expires_at_ms>'
 --
--- Redis commands per path (issue 11):
+-- Redis commands per path:
 --   repeat (already grabbed)  HGET, GET, INCR     (HGET, GET, SET ... PX opening a window)
 --   rate limited              HGET, GET, PTTL     nothing written
 --   sold out / expired        HGET, HMGET, TIME   nothing written
@@ -41,7 +41,7 @@ local status = meta[1]
 if not status then
   return 'not_found'
 end
--- A targeted packet (issue 13): one SISMEMBER, and only for those; nothing written.
+-- A targeted packet: one SISMEMBER, and only for those; nothing written.
 if meta[6] and redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 0 then
   return 'not_a_recipient'
 end

@@ -1,10 +1,11 @@
 -- group_page.lua: one page of a group's articles, by score or by time, through a 60 s cache.
 --
 -- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
--- get_group_articles; seed 002): the group set is intersected with the score (or time) sorted
--- set into a cache sorted set that expires after ARGV[3] s. The book checks EXISTS, runs
--- ZINTERSTORE and EXPIRE as three calls (a crash between the last two leaves a cache without
--- TTL, served forever); here they are one script. Differences from the book, on purpose:
+-- get_group_articles, retold in the source blog post on Redis key design): the group set is
+-- intersected with the score (or time) sorted set into a cache sorted set that expires after
+-- ARGV[3] s. The book checks EXISTS, runs ZINTERSTORE and EXPIRE as three calls (a crash between
+-- the last two leaves a cache without TTL, served forever); here they are one script. Differences
+-- from the book, on purpose:
 --   * WEIGHTS 0 1 (sum) instead of AGGREGATE MAX: the member's score is exactly its score in the
 --     sorted set, also if it were below the set's weight of 1;
 --   * a stamp key holds the build time, so an empty intersection is cached too and the age is

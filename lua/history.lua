@@ -1,4 +1,4 @@
--- history.lua: a user's red-packet history (issue 13), prepended (by
+-- history.lua: a user's red-packet history, prepended (by
 -- shared/src/store/scripts.rs, after records.lua) to the scripts that write it:
 -- create_packet.lua (the sender's "sent" list) and wallet_credit.lua (the grabber's
 -- "received" list, with the claim's credit). Needs records.lua's int().

@@ -3,7 +3,7 @@
 --
 -- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
 -- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash
--- KEYS[4] grab order list (legacy: written by versions before issue 11; only expired here)
+-- KEYS[4] grab order list (legacy: written by older versions; only expired here)
 -- KEYS[5] claims hash   KEYS[6] sender wallet hash   KEYS[7] sender ledger list
 -- KEYS[8] recipients set (targeted packets; expired with the rest)
 -- KEYS[9] the sender's "sent" history list: the packet's entry gets its refunded_cents

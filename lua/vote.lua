@@ -2,10 +2,11 @@
 -- (lua/rate_limit.lua is prepended: rl_take.)
 --
 -- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
--- article_vote; seed 002 adds the down-vote), made atomic: the book's ZSCORE / SADD / ZINCRBY /
--- HINCRBY are separate calls (its own note defers the transaction to chapters 3 and 4), and its
--- separate up- and down-vote sets let one user hold both. Here each user holds at most one vote
--- per article (a hash user -> 1 | -1), a repeat changes nothing, a switch moves the vote.
+-- article_vote; the down-vote is from the source blog post on Redis key design), made atomic: the
+-- book's ZSCORE / SADD / ZINCRBY / HINCRBY are separate calls (its own note defers the transaction
+-- to chapters 3 and 4), and its separate up- and down-vote sets let one user hold both. Here each
+-- user holds at most one vote per article (a hash user -> 1 | -1), a repeat changes nothing, a
+-- switch moves the vote.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- KEYS[1] article hash     (title, link, poster, posted_at (Unix s), votes)

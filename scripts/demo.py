@@ -386,7 +386,7 @@ def history_pages(stack: ll.LocalStack, user: str, role: str, limit: int) -> tup
 
 
 def history(stack: ll.LocalStack, inv: Invariants, packets, views, claimed, walls) -> dict:
-    """Issue 13: alice's sent list and a winner's received list (paged one item at a time), and
+    """Alice's sent list and a winner's received list (paged one item at a time), and
     their yearly summaries, checked against the packets and wallets."""
     year = datetime.fromtimestamp(ll.parse_rfc3339(packets["lucky"]["created_at"]),
                                   ZoneInfo("Asia/Shanghai")).year

@@ -232,7 +232,7 @@ def fixtures(st: ll.LocalStack, c: Checks, s: State) -> None:
     r = inv("claim", ll.claim_event(pid, "carol"))
     c.status("claim without a share", r, 404, "no_share")
 
-    # GET /packets (history) and GET /packets/summary (issue 13), served by grab
+    # GET /packets (history) and GET /packets/summary, served by grab
     r = inv("grab", ll.http_event("grab-history"))
     if c.status("grab-history.json (alice, role=sent)", r, 200):
         items = r["body"].get("items", [])
@@ -725,7 +725,7 @@ def no_credentials_in_logs(st: ll.LocalStack, c: Checks, s: State) -> None:
     """At the most verbose level (RUST_LOG=trace, as the template's LogLevel=trace sets it) a
     function's output carries no Authorization header, cookie or security token of the event:
     lambda_runtime logs every raw event at trace, which hongbao's tracing caps away
-    (hongbao::api::lambda::init_tracing). Issue 12."""
+    (hongbao::api::lambda::init_tracing)."""
     c.section("logs at trace level carry no credentials")
     secrets = {
         "authorization": "Bearer eyJhbGciOiJSUzI1NiJ9.TRACE-JWT-SECRET.sig",

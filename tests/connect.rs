@@ -1,4 +1,4 @@
-//! Connecting like production (issue 6): TLS with a private CA, ACL users and passwords,
+//! Connecting like production: TLS with a private CA, ACL users and passwords,
 //! `REDIS_CLUSTER=auto`, and what the functions answer when the connection cannot be made.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Cluster discovery from a node list (issue 20), against real `redis-server` processes: a
+//! Cluster discovery from a node list, against real `redis-server` processes: a
 //! 3-master + 3-replica cluster, `REDIS_URL` listing two masters, and the FIRST listed one
 //! killed (SIGKILL) while the rest of the cluster serves.
 //!

@@ -1,4 +1,4 @@
-//! Money under production faults (issue 9), against real `redis-server` processes:
+//! Money under production faults, against real `redis-server` processes:
 //! late claim re-drives, `volatile-*` eviction, `allkeys-*` refusal, exact integers and the
 //! balance limit, reclaim that one failing packet cannot block, and index entries that a create
 //! never removes. Records are aged by moving their "forget after" scores, never by sleeping.
@@ -86,7 +86,7 @@ async fn claim_interrupted_after_credit(store: &Store, packet_id: &str, user: &s
     share.amount_cents
 }
 
-/// Issue 9.2: a claim interrupted after its wallet credit and re-driven long after the old
+/// A claim interrupted after its wallet credit and re-driven long after the old
 /// 15-day record lifetime (and after the wallet's expired records were pruned) credits once;
 /// once done, its record is un-pinned and pruned like any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -192,7 +192,7 @@ async fn junk(conn: &mut RawConn, from: usize, n: usize) {
     }
 }
 
-/// Issue 9.3: with `maxmemory` + `volatile-lru` and memory churned by TTL'd junk (tens of
+/// With `maxmemory` + `volatile-lru` and memory churned by TTL'd junk (tens of
 /// thousands of evictions), retried deposits, creates and claims never pay twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn volatile_eviction_never_pays_twice() {
@@ -270,7 +270,7 @@ async fn volatile_eviction_never_pays_twice() {
     assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 1_000).await;
 }
 
-/// Issue 9.3: an `allkeys-*` policy refuses the cold start with the setting named; `volatile-*`
+/// An `allkeys-*` policy refuses the cold start with the setting named; `volatile-*`
 /// and `noeviction` start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allkeys_eviction_refuses_cold_start() {
@@ -305,7 +305,7 @@ async fn allkeys_eviction_refuses_cold_start() {
     }
 }
 
-/// Issue 9.5: 1,001 deposits of 10^11 cents: exact up to the balance limit, then 409-style
+/// 1,001 deposits of 10^11 cents: exact up to the balance limit, then 409-style
 /// `BalanceLimit` with nothing written; with the limit raised, exact balances, ledger entries,
 /// a 10^14-cent packet debit and its refund (once written "1e+14").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -379,7 +379,7 @@ async fn exact_integers_and_the_balance_limit() {
     }
 }
 
-/// Issue 9.4 and 9.6: a packet whose settlement fails (a pending claim without its share
+/// A packet whose settlement fails (a pending claim without its share
 /// record) is skipped and retried with backoff while the other due packets are settled, and
 /// `settle.lua` writes nothing before it fails; `due_add.lua` never moves an existing entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -538,7 +538,7 @@ async fn master_port_of(conn: &mut RawConn, key: &str) -> u16 {
     panic!("slot {slot} not served")
 }
 
-/// Issue 9.4 on a cluster: with the master of a grabber's wallet frozen (SIGSTOP), reclaim
+/// On a cluster, with the master of a grabber's wallet frozen (SIGSTOP), reclaim
 /// reports that packet `failed` while the other due packet is settled in the same run; after
 /// the master returns, the next run settles it once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -636,7 +636,7 @@ async fn reclaim_goes_on_while_a_wallet_master_is_down() {
     assert_conserved(&store, &users, &ids, 200).await;
 }
 
-/// Issue 9.6: the audit reports a funded, expired packet that lost its reclaim-index entry
+/// The audit reports a funded, expired packet that lost its reclaim-index entry
 /// (money no run would ever refund), and not the ones the index still holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_sees_stuck_money() {

@@ -1,4 +1,4 @@
-//! Unclean failover (issue 9.1), against real `redis-server` processes: a primary + replica
+//! Unclean failover, against real `redis-server` processes: a primary + replica
 //! pair and a 3-master + 3-replica cluster. The replica is frozen (`DEBUG SLEEP`) and its
 //! replication link cut (`CLIENT KILL TYPE replica` on the primary), money moves, the primary
 //! is killed (SIGKILL) and the replica promoted (`REPLICAOF NO ONE` / `CLUSTER FAILOVER

@@ -1,4 +1,4 @@
-//! Faults in the middle of grab storms (issue 6): `SCRIPT FLUSH` + `CLIENT KILL TYPE normal`
+//! Faults in the middle of grab storms: `SCRIPT FLUSH` + `CLIENT KILL TYPE normal`
 //! (standalone and 3-master cluster), a restart of a standalone Redis with an AOF, and `CLUSTER
 //! FAILOVER` of the master holding the packet on a 3-master + 3-replica cluster.
 //!

@@ -167,7 +167,7 @@ async fn fixtures_through_the_handlers() {
     }
 }
 
-/// Test 7: every bad input of the contract gets its 4xx code and changes nothing.
+/// Every bad input of the contract gets its 4xx code and changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_inputs_are_refused_and_change_nothing() {
     for backend in Backend::ALL {
@@ -539,7 +539,7 @@ async fn bad_inputs_are_refused_and_change_nothing() {
                 "not_found",
             ),
         ];
-        // Issue 12: a repeated key is refused on every JSON route (serde_json would keep the
+        // A repeated key is refused on every JSON route (serde_json would keep the
         // last value, so `{"count":100,"count":1}` was read as 1 by one parser and 100 by
         // another), and text other users see carries no control or invisible format character.
         let mut cases = cases;
@@ -634,7 +634,7 @@ async fn bad_inputs_are_refused_and_change_nothing() {
     }
 }
 
-/// Issue 12: any identity provider's `sub` is a user id (1 to 255 printable characters), and
+/// Any identity provider's `sub` is a user id (1 to 255 printable characters), and
 /// no id can break or collide in a key: Auth0, Google, Okta and Cognito subjects, ids with
 /// `:`, `{`, `}`, `|`, `%`, spaces and other scripts deposit, create, grab, claim, read their
 /// wallet, post and vote, with exact balances, on a standalone server and on a cluster.
@@ -780,7 +780,7 @@ async fn identity_provider_subjects() {
     }
 }
 
-/// Issue 12's abuse quotas at their production defaults, standalone and cluster: a sender's
+/// The abuse quotas at their production defaults, standalone and cluster: a sender's
 /// 11th packet in a minute (`HONGBAO_PACKETS_PER_MINUTE` = 10), a user's order codes past 500
 /// a day (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`) and a poster's 21st article in 24 h
 /// (`HONGBAO_VOTE_ARTICLES_PER_DAY`) are 429 + `Retry-After` with nothing written (DUMP of
@@ -960,7 +960,7 @@ async fn abuse_quotas() {
     }
 }
 
-/// Issue 13: a targeted packet for 3 recipients with 3 shares, standalone and cluster. A
+/// A targeted packet for 3 recipients with 3 shares, standalone and cluster. A
 /// fourth user's grab is 403 `not_a_recipient` and changes nothing (DUMP of every key before
 /// and after); the view is 403 for that outsider and 200 for the sender and the recipients;
 /// the 3 recipients grab and claim. A packet's `count` may not exceed its recipients, and
@@ -1081,7 +1081,7 @@ async fn targeted_packets() {
     }
 }
 
-/// Issue 12: a Redis error that a retry cannot fix is 500 `internal`, never 503 + Retry-After
+/// A Redis error that a retry cannot fix is 500 `internal`, never 503 + Retry-After
 /// (clients would retry it forever). A wallet key of the wrong type (another program wrote a
 /// list under our name) makes `WRONGTYPE` inside the script.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1113,7 +1113,7 @@ async fn wrongtype_is_500_not_503() {
     }
 }
 
-/// Test 8: Redis stopped mid-test: the functions answer 503 with Retry-After (never a business
+/// Redis stopped mid-test: the functions answer 503 with Retry-After (never a business
 /// answer), and after a restart the state is consistent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_down_means_503_then_consistent_after_restart() {

@@ -1,4 +1,4 @@
-//! Issue 13: a user's sent and received red-packet history, on real servers (standalone and a
+//! A user's sent and received red-packet history, on real servers (standalone and a
 //! 3-master cluster): exactly-once entries under concurrency and re-drives, stable paging,
 //! yearly totals that match the items and the wallet ledger, retention pruned by the scripts
 //! that write history, and history that outlives the packets.

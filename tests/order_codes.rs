@@ -24,7 +24,7 @@ use rand::{Rng, SeedableRng};
 use redis::Script;
 use serde_json::{json, Value};
 
-/// The production script's text (`lua/rate_limit.lua` + `lua/order_code.lua`).
+/// The production script's text (`lua/quota.lua` + `lua/order_code.lua`).
 fn source() -> &'static str {
     hongbao::store::scripts::ORDER_CODE.source()
 }

@@ -12,7 +12,7 @@ use harness::{Backend, TestRedis};
 use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
 use hongbao::store::{reclaim, scripts, wallet};
 
-/// Test 2: 2,000 concurrent grabbers on a 100-share packet.
+/// 2,000 concurrent grabbers on a 100-share packet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_thousand_grabbers_one_hundred_shares() {
     for backend in Backend::ALL {
@@ -234,7 +234,7 @@ async fn grab_rate_limit_counts_repeats_per_window() {
     }
 }
 
-/// Test 3: one user grabbing 50 times concurrently gets one share; 49 see the same share.
+/// One user grabbing 50 times concurrently gets one share; 49 see the same share.
 /// With the default limit (10 repeats per second) the 11th repeat within a second is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_user_many_grabs_and_the_rate_limit() {
@@ -304,7 +304,7 @@ async fn one_user_many_grabs_and_the_rate_limit() {
     }
 }
 
-/// Test 4: 20 concurrent claims of one share credit the wallet once.
+/// 20 concurrent claims of one share credit the wallet once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_concurrent_claims_credit_once() {
     for backend in Backend::ALL {
@@ -364,7 +364,7 @@ async fn twenty_concurrent_claims_credit_once() {
     }
 }
 
-/// Test 5: expiry and reclaim: grabs and claims after the deadline are refused, the refund is
+/// Expiry and reclaim: grabs and claims after the deadline are refused, the refund is
 /// total - claimed, and two concurrent reclaim runs refund once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn expiry_and_reclaim_refund_once() {
@@ -448,7 +448,7 @@ async fn redis_now_ms(store: &hongbao::Store) -> i64 {
     s * 1000 + us / 1000
 }
 
-/// Test 5 (race): claims racing reclaim at the deadline never pay twice: each share ends
+/// Claims racing reclaim at the deadline never pay twice: each share ends
 /// either claimed (and excluded from the refund) or refunded (and the claim answers 410).
 /// Both sides of the deadline are hit in the same packet: some claims land before it
 /// (claimed), some are refused after it (expired), and reclaim runs hammer the packet from
@@ -741,7 +741,7 @@ async fn interrupted_claims_are_redriven_once() {
 
 /// Idempotent creation: the same Idempotency-Key and body returns the same packet and debits
 /// once; the same key with another body is refused; insufficient funds change nothing.
-/// Issue 21: an Idempotency-Key reused with another body is 409, even when the bodies' v1
+/// An Idempotency-Key reused with another body is 409, even when the bodies' v1
 /// fingerprints (fields joined with `|`) were equal: a greeting `hi|alice` against a greeting
 /// `hi` for recipient `alice`, both ways; nothing is debited twice. A record written before v2
 /// (its v1 fingerprint) still answers a retry of an unambiguous request with its packet, and

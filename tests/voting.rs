@@ -1,7 +1,8 @@
-//! The vote function (issue 5): the article-voting site of "Redis in Action" chapter 1
-//! (josiahcarlson/redis-in-action, `python/ch01_listing_source.py`; seed 002), atomic, with
-//! down-votes and groups — through the real handler and `hongbao::store::voting`, against real
-//! `redis-server` processes, standalone and a 3-master cluster.
+//! The vote function: the article-voting site of "Redis in Action" chapter 1
+//! (josiahcarlson/redis-in-action, `python/ch01_listing_source.py`), atomic, with down-votes (from
+//! the source blog post on Redis key design) and groups — through the real handler and
+//! `hongbao::store::voting`, against real `redis-server` processes, standalone and a 3-master
+//! cluster.
 //!
 //! Time is driven with the voting test clock (`VotingRules::clock_offset_secs`, added to Redis
 //! `TIME` by every voting script): a second `Store` on the same Redis with an offset of

@@ -1,4 +1,4 @@
-//! Test 6: a seeded random workload (deposits, creates, grabs, claims, reclaims, retried and
+//! A seeded random workload (deposits, creates, grabs, claims, reclaims, retried and
 //! interrupted requests, run in concurrent batches) keeps money conserved at every checkpoint
 //! and at the end, on a standalone server and on a cluster.
 //!

@@ -1,8 +1,8 @@
 //! Packet memory: the bytes Redis holds for one red packet after every share is grabbed
 //! (`MEMORY USAGE <key> SAMPLES 0` of each of its keys), for a 100- and a 10,000-share packet,
-//! beside seed 000's layout for the same packet and the same grabbers (a list of JSON shares,
-//! emptied by the grabs; a JSON detail list `{"id", "money", "userId"}`; a hash of users who
-//! grabbed), on a private `redis-server` (issue 11).
+//! beside the original red-packet blog post's layout for the same packet and the same grabbers
+//! (a list of JSON shares, emptied by the grabs; a JSON detail list `{"id", "money", "userId"}`;
+//! a hash of users who grabbed), on a private `redis-server`.
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench packet_memory
@@ -13,7 +13,7 @@
 //! its retention ends, and the grab rate-limit counters (a win writes none; a repeat opens one,
 //! expiring with its window). Writes the figures to `target/bench/packet_memory.json` too.
 //!
-//! Then the bytes of one user's red-packet history (issue 13): `n` packets sent by one user
+//! Then the bytes of one user's red-packet history: `n` packets sent by one user
 //! (greeting `恭喜发财`) and each claimed by one other user, `MEMORY USAGE` of the sender's
 //! sent list, the grabber's received list and their totals hashes, per entry, for `n` = 100
 //! (Redis keeps a sorted set of up to 128 short members as a listpack) and 1,000 (a skiplist).
@@ -137,7 +137,7 @@ async fn history_bytes(
     (sent, received, totals)
 }
 
-/// Seed 000's layout for the same packet after the same grabs.
+/// The original red-packet blog post's layout for the same packet after the same grabs.
 async fn seed_packet(conn: &mut MultiplexedConnection, count: usize) -> u64 {
     let tag = format!("seed:{{{count}}}");
     let (pool, detail, users) = (

@@ -1,9 +1,10 @@
 //! Script costs: the server's own time per call (`INFO commandstats` `usec_per_call`) of every
 //! path a flash crowd takes through the hot scripts, beside its bare baseline on the same
-//! private `redis-server` in the same run (issue 11):
+//! private `redis-server` in the same run:
 //!
-//! * `lua/grab.lua` (win, already grabbed, sold out, rate limited) beside seed 000's grab
-//!   design (HEXISTS, RPOP, cjson decode/encode, HSET, LPUSH), written here as bench-only Lua;
+//! * `lua/grab.lua` (win, already grabbed, sold out, rate limited) beside the original
+//!   red-packet blog post's grab design (HEXISTS, RPOP, cjson decode/encode, HSET, LPUSH),
+//!   written here as bench-only Lua;
 //! * `lua/vote.lua` (new up-vote, new down-vote, switch) beside "Redis in Action" chapter 1's
 //!   `article_vote` (ZSCORE, SADD, ZINCRBY, HINCRBY) run as one bench-only script;
 //! * `lua/order_code.lua` (one code) beside `INCR`, server time and the round trip of one
@@ -49,8 +50,9 @@ const DEFAULT_ROUNDS: usize = 5;
 /// does.
 const PIPELINE: usize = 200;
 
-/// Seed 000's grab script, verbatim in its logic (`getHbLua`): KEYS[1] pool of JSON shares,
-/// KEYS[2] detail list, KEYS[3] hash of users who grabbed, KEYS[4] the user id.
+/// The original red-packet blog post's grab script, verbatim in its logic (`getHbLua`): KEYS[1]
+/// pool of JSON shares, KEYS[2] detail list, KEYS[3] hash of users who grabbed, KEYS[4] the user
+/// id.
 const SEED_GRAB: &str = r#"
 if redis.call('hexists', KEYS[3], KEYS[4]) ~= 0 then
   return '1'
@@ -70,9 +72,10 @@ end
 return nil
 "#;
 
-/// The floor of any rate-limited repeat: seed 000's repeat (HEXISTS) plus the one read and the
-/// one write that counting an accepted attempt needs (GET, INCR; a counter without a TTL, so
-/// cheaper than any real limiter). KEYS[1] hash of users, KEYS[2] the user, KEYS[3] counter.
+/// The floor of any rate-limited repeat: the original red-packet blog post's repeat (HEXISTS) plus
+/// the one read and the one write that counting an accepted attempt needs (GET, INCR; a counter
+/// without a TTL, so cheaper than any real limiter). KEYS[1] hash of users, KEYS[2] the user,
+/// KEYS[3] counter.
 const LIMITED_REPEAT_FLOOR: &str = r#"
 if redis.call('HEXISTS', KEYS[1], KEYS[2]) ~= 0 then
   if (tonumber(redis.call('GET', KEYS[3])) or 0) < 1000000000 then
@@ -236,7 +239,7 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-/// Grab paths of `lua/grab.lua` and seed 000's design.
+/// Grab paths of `lua/grab.lua` and the original red-packet blog post's design.
 async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let n = b.calls;
     let cfg = store.config();
@@ -319,7 +322,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
         .await;
 
-    // A targeted packet (issue 13) of 500 recipients: their wins, then outsiders refused.
+    // A targeted packet of 500 recipients: their wins, then outsiders refused.
     let r = n.min(hongbao::domain::packets::MAX_RECIPIENTS);
     let targeted = NewPacket {
         total_cents: r as i64,
@@ -358,7 +361,8 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         )
         .await;
 
-    // Seed 000: a pool of JSON shares, a detail list, a hash of users.
+    // The original red-packet blog post's design: a pool of JSON shares, a detail list, a hash
+    // of users.
     let seed = Script::new(SEED_GRAB);
     let (pool, detail, users) = ("seed:{p}:pool", "seed:{p}:detail", "seed:{p}:users");
     for chunk in (0..n).collect::<Vec<_>>().chunks(1000) {

@@ -1,4 +1,5 @@
-//! The `grab` Lambda function: GET /packets/{id}, POST /packets/{id}/grab.
+//! The `grab` Lambda function: GET /packets/{id}, POST /packets/{id}/grab, and a user's
+//! red-packet history, GET /packets and GET /packets/summary.
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API

@@ -1,4 +1,4 @@
-//! A user's red-packet history over HTTP (issue 13), served by the grab function:
+//! A user's red-packet history over HTTP, served by the grab function:
 //!
 //! | route | answer | errors |
 //! | --- | --- | --- |

@@ -25,7 +25,7 @@ use crate::store::{EvictionVerdict, Feature, Store};
 /// `RUST_LOG` is a list of `[target=]level` directives (`info`, `warn,hongbao=debug`), parsed
 /// by `tracing_subscriber::filter::Targets`; an unparsable value means `info`. (Targets needs
 /// no regex engine, unlike `EnvFilter`, whose span-field filters no function here uses: a
-/// smaller bootstrap, issue 11.)
+/// smaller bootstrap.)
 pub fn init_tracing() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;

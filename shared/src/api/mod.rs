@@ -129,7 +129,7 @@ mod tests {
     }
 
     /// A body over 2 MiB is 413 `payload_too_large` in the contract's JSON shape on every route
-    /// that reads one (issue 21: `POST /order-codes` answered axum's `text/plain` "Failed to
+    /// that reads one (before, `POST /order-codes` answered axum's `text/plain` "Failed to
     /// buffer the request body", the JSON routes 400 `invalid_request`), and through
     /// [`contract`] also behind an extractor of axum's own. Nothing reaches Redis: the store
     /// here has none.
@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(v["allow"], "GET, POST");
         let resp = send("GET", "/nowhere").await.unwrap();
         assert_eq!(resp.status(), StatusCode::NOT_FOUND);
-        // A long path is cut before it is echoed (issue 12: a 10,000-character id came back
+        // A long path is cut before it is echoed (a 10,000-character id once came back
         // whole).
         let long = format!("/{}", "x".repeat(10_000));
         let body = axum::body::to_bytes(send("GET", &long).await.unwrap().into_body(), 1 << 16)

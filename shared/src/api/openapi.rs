@@ -134,7 +134,7 @@ mod tests {
         ops
     }
 
-    /// Issue 21: operation ids are unique (`list` was both `GET /articles` and `GET /packets`),
+    /// Operation ids are unique (`list` was both `GET /articles` and `GET /packets`),
     /// summaries one line with the detail in `description`, no Rust intra-doc link in any text,
     /// every error answer typed by its codes (no catch-all error schema), 413 on every
     /// operation with a body, `Retry-After` on every 429 and 503, no nullable header.

@@ -1,7 +1,7 @@
 //! Article voting over HTTP: the vote function's router, the article-voting site of "Redis in
 //! Action" chapter 1 (see [`crate::store::voting`]; source: josiahcarlson/redis-in-action
-//! `python/ch01_listing_source.py` and seed 002). Every route needs the caller's identity (401
-//! without it).
+//! `python/ch01_listing_source.py`, with the down-vote that the source blog post on Redis key
+//! design adds). Every route needs the caller's identity (401 without it).
 //!
 //! | route | success | errors |
 //! | --- | --- | --- |

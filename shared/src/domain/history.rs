@@ -1,4 +1,4 @@
-//! A user's red-packet history as pure rules (issue 13): the entries of the "sent" and
+//! A user's red-packet history as pure rules: the entries of the "sent" and
 //! "received" lists, their paging cursors, the business years of the yearly summary, and the
 //! retention setting. The atomic steps are `lua/history.lua` (prepended to
 //! `lua/create_packet.lua` and `lua/wallet_credit.lua`), `lua/settle.lua` (a sent entry's

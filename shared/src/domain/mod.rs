@@ -5,7 +5,7 @@
 //! that must be atomic as Lua scripts and turns replies into these types, and the layer above
 //! that ([`crate::api`]) turns them into HTTP answers. `make test` checks that no file under
 //! `domain/` names `redis`, `lambda_http`, `lambda_runtime`, `aws_lambda_events`, `axum`,
-//! `crate::store` or `crate::api` (`scripts/check-layers.sh`).
+//! `crate::store` or `crate::api` (`scripts/check-layers.py`).
 
 pub mod history;
 pub mod order_codes;

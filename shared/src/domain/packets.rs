@@ -316,7 +316,7 @@ pub struct NewPacket {
     /// characters ([`super::check_shown_text`]).
     pub greeting: Option<String>,
     /// A targeted packet's recipients, sorted and distinct (at least `count` of them); empty:
-    /// anyone may grab (issue 13). Enforced inside `lua/grab.lua`.
+    /// anyone may grab. Enforced inside `lua/grab.lua`.
     pub recipients: Vec<String>,
 }
 
@@ -328,8 +328,8 @@ impl NewPacket {
     /// count, mode, split (empty for fixed), expiry, the greeting after a presence tag (`0`, or
     /// `1` and the greeting), the number of recipients and each recipient (sorted, distinct).
     /// A field's length says where it ends, so no greeting or user id can pass for another
-    /// field, whatever characters it holds (issue 21: a greeting `hi|alice` and a greeting
-    /// `hi` for recipient `alice` had the same v1 fingerprint).
+    /// field, whatever characters it holds (in v1, a greeting `hi|alice` and a greeting `hi`
+    /// for recipient `alice` had the same fingerprint).
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         use std::fmt::Write;
@@ -796,7 +796,7 @@ mod tests {
         assert!(a.fingerprint().starts_with(FINGERPRINT_V2));
     }
 
-    /// Issue 21's collision: a greeting holding the separator of the v1 text, against a
+    /// The v1 collision: a greeting holding the separator of the v1 text, against a
     /// targeted packet; and the like between recipients and greetings.
     #[test]
     fn fingerprint_is_injective_where_v1_collided() {

@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(redacted("HONGBAO_KEY_PREFIX", "hb"), "hb");
         let e = ConfigError::named("REDIS_URL", "redis://:topsecret@h", "bad");
         assert!(!e.to_string().contains("topsecret"));
-        // Node lists (issue 20): every entry's password, whatever the list's shape.
+        // Node lists: every entry's password, whatever the list's shape.
         assert_eq!(
             redacted("REDIS_URL", "rediss://u:p1@a:6379, rediss://u:p2@b:6379"),
             "rediss://u:REDACTED@a:6379,rediss://u:REDACTED@b:6379"

@@ -1,8 +1,8 @@
 //! Article voting: the rules of "Redis in Action" chapter 1 (josiahcarlson/redis-in-action,
-//! `python/ch01_listing_source.py`, and seed 002, which adds the down-vote) as pure code: the
-//! constants, the score, article ids, group names, links and page ranges. The atomic steps live
-//! in `lua/article_post.lua`, `lua/vote.lua`, `lua/article_groups.lua` and `lua/group_page.lua`,
-//! called by [`crate::store::voting`].
+//! `python/ch01_listing_source.py`, and the source blog post on Redis key design, which adds the
+//! down-vote) as pure code: the constants, the score, article ids, group names, links and page
+//! ranges. The atomic steps live in `lua/article_post.lua`, `lua/vote.lua`,
+//! `lua/article_groups.lua` and `lua/group_page.lua`, called by [`crate::store::voting`].
 
 use std::fmt;
 

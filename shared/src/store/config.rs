@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(c.voting.site, "my-site-2");
     }
 
-    /// `REDIS_URL` may list a cluster's nodes (issue 20); a list that cannot be used stops the
+    /// `REDIS_URL` may list a cluster's nodes; a list that cannot be used stops the
     /// function at settings load, naming the variable, and never shows a password.
     #[test]
     fn redis_url_node_lists() {

@@ -13,7 +13,7 @@
 //!   switches to the cluster client when it answers (ElastiCache Serverless always does).
 //!   Both are multiplexed: concurrent requests share one connection per node.
 //! * **Discovery from any live node** (`REDIS_URL` listing several nodes of one cluster,
-//!   comma-separated, issue 20): one dead node must not stop a cold start, nor the rebuild of a
+//!   comma-separated): one dead node must not stop a cold start, nor the rebuild of a
 //!   connection ([`Store::conn`] after [`REBUILD_AFTER_FAILURES`]), while the rest of the
 //!   cluster serves. The cluster client is seeded with every listed node; redis-rs 1.8 connects
 //!   to all of them at once and needs one to answer, then reads the slot map from a connected

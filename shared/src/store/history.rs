@@ -1,4 +1,4 @@
-//! A user's red-packet history (issue 13): pages of the sent and received lists, newest first,
+//! A user's red-packet history: pages of the sent and received lists, newest first,
 //! and the yearly totals.
 //!
 //! The entries are written by the scripts that move the money they record, on the user's own

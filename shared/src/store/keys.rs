@@ -32,7 +32,7 @@
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
-//! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written before issue 11; settle expires it) |
+//! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written by older versions; settle expires it) |
 //! | `hb:{t}:packet:<id>:recipients` | set | a targeted packet's recipients (user ids); expires with the packet |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>` or `done:<ms>` |
 //! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
@@ -100,8 +100,8 @@ pub struct PacketKeys {
     pub shares: String,
     /// Grabs hash (user -> share record).
     pub grabs: String,
-    /// Grab order list (user ids), written by versions before issue 11 and read by none
-    /// since: share ids give the grab order. `settle.lua` still expires it, so that packets
+    /// Grab order list (user ids), written by older versions and read by none now:
+    /// share ids give the grab order. `settle.lua` still expires it, so that packets
     /// grabbed before an upgrade leave nothing behind.
     pub legacy_order: String,
     /// A targeted packet's recipients (set of user ids; absent for an untargeted packet).

@@ -1,10 +1,11 @@
 //! A lock that cannot release someone else's lock.
 //!
-//! Acquire: `SET key <random token> NX PX <ttl>`. Release: `lua/unlock.lua` deletes the key only
-//! if it still holds our token, so a holder whose lock expired (and was taken by another) cannot
-//! delete the new holder's lock. This fixes the SETNX/GETSET lock of seed 004 (no owner token,
-//! client clocks). The lock is an optimisation (it keeps overlapping runs from duplicating
-//! work); correctness never depends on it, because every protected step is idempotent.
+//! Acquire: `SET key <random token> NX PX <ttl>`. Release: `lua/unlock.lua` deletes the key only if
+//! it still holds our token, so a holder whose lock expired (and was taken by another) cannot
+//! delete the new holder's lock. This fixes the SETNX/GETSET lock of the source blog post on
+//! concurrency control for red-packet and coupon grabs (no owner token, client clocks). The lock is
+//! an optimisation (it keeps overlapping runs from duplicating work); correctness never depends on
+//! it, because every protected step is idempotent.
 
 use rand::RngCore;
 

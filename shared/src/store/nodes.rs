@@ -1,5 +1,5 @@
 //! `REDIS_URL` as a list of nodes, so that a cluster client can start from any live one
-//! instead of resting on one (issue 20).
+//! instead of resting on one.
 //!
 //! The value is one URL (`rediss://host:6379`, as before), or several nodes of one cluster,
 //! comma-separated: `rediss://a:6379,rediss://b:6379`. The rules, checked at settings load

@@ -168,8 +168,8 @@ pub enum ViewAs {
     Forbidden,
 }
 
-/// [`view`] for `viewer`: a targeted packet is shown only to its sender and recipients
-/// (issue 13); the recipient check is part of the same snapshot script.
+/// [`view`] for `viewer`: a targeted packet is shown only to its sender and recipients;
+/// the recipient check is part of the same snapshot script.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached.

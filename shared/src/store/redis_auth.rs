@@ -168,7 +168,7 @@ impl RedisAuth {
     /// without `rediss://` (a token must never travel in clear text).
     pub fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let url = non_empty(lookup, "REDIS_URL").unwrap_or_default();
-        // A node list (issue 20) has one scheme, so its first entry says whether it is TLS.
+        // A node list has one scheme, so its first entry says whether it is TLS.
         let tls = url.trim().starts_with("rediss://");
         // Every listed node's host (none when REDIS_URL is unset: the local default).
         let hosts: Vec<String> = if url.trim().is_empty() {
@@ -518,7 +518,7 @@ impl RedisCredentials {
                 // as environment variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
                 // AWS_SESSION_TOKEN, AWS_REGION). Only those are read: the default chain's
                 // profile, SSO, STS, IMDS and container sources and the HTTPS client they
-                // need would be dead weight in every bootstrap (issue 11: bootstrap size).
+                // need would be dead weight in every bootstrap.
                 let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
                     .iter()
                     .find_map(|name| std::env::var(name).ok().filter(|r| !r.is_empty()))
@@ -616,7 +616,7 @@ mod tests {
         assert!(!format!("{a:?}").contains("s3cret"));
         assert!(RedisAuth::from_lookup(&lookup(&[("REDIS_AUTH", "password")])).is_err());
         assert!(RedisAuth::from_lookup(&lookup(&[("REDIS_AUTH", "kerberos")])).is_err());
-        // A cold-start configuration error never prints a password from the URL (issue 12).
+        // A cold-start configuration error never prints a password from the URL.
         let clear = [
             ("REDIS_AUTH", "iam"),
             ("REDIS_USERNAME", "app"),
@@ -675,7 +675,7 @@ mod tests {
             RedisAuth::from_lookup(&lookup(&plain)).unwrap_err().name,
             "REDIS_URL"
         );
-        // A node list (issue 20): the `auto` service and resource type from every host.
+        // A node list: the `auto` service and resource type from every host.
         let mut list = mdb.to_vec();
         list[3].1 = "rediss://a.hb.abc123.memorydb.us-east-1.amazonaws.com:6379,\
                      rediss://b.hb.abc123.memorydb.us-east-1.amazonaws.com:6379";

@@ -1,13 +1,13 @@
 //! The article-voting site of "Redis in Action" chapter 1, atomic, with down-votes and groups.
 //!
 //! Source of the rules: josiahcarlson/redis-in-action, `python/ch01_listing_source.py`
-//! (`post_article`, `article_vote`, `get_articles`, `add_remove_groups`,
-//! `get_group_articles`) and seed 002 (which adds the down-vote). A posted article gets a hash,
-//! an entry in the **score** sorted set (posted time + 432, the poster's own vote) and one in the
-//! **time** sorted set; a vote within one week ([`ONE_WEEK_IN_SECONDS`]) adds [`VOTE_SCORE`] =
+//! (`post_article`, `article_vote`, `get_articles`, `add_remove_groups`, `get_group_articles`) and
+//! the source blog post on Redis key design (which adds the down-vote). A posted article gets a
+//! hash, an entry in the **score** sorted set (posted time + 432, the poster's own vote) and one in
+//! the **time** sorted set; a vote within one week ([`ONE_WEEK_IN_SECONDS`]) adds [`VOTE_SCORE`] =
 //! 432 = 86,400 s / 200 votes (an article with 200 votes a day keeps its place for a day); pages
-//! hold [`ARTICLES_PER_PAGE`] = 25 articles, highest first; a group is a set intersected with
-//! the score or time set and cached for 60 s.
+//! hold [`ARTICLES_PER_PAGE`] = 25 articles, highest first; a group is a set intersected with the
+//! score or time set and cached for 60 s.
 //!
 //! What this module changes, and why:
 //!
@@ -269,8 +269,8 @@ pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<PostO
 /// one round trip (one EVALSHA of `lua/vote.lua`): not found → closed → rate limit → repeat
 /// (nothing changes) / new vote (±1 vote, ±432) / switch (±2 votes, ±864).
 ///
-/// Source: the book's `article_vote`, with seed 002's down-vote, made atomic and
-/// one-vote-per-user (see the [module docs](self)).
+/// Source: the book's `article_vote`, with the down-vote of the source blog post on Redis key
+/// design, made atomic and one-vote-per-user (see the [module docs](self)).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached: the vote may have been recorded; a
