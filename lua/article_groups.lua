@@ -6,11 +6,16 @@
 -- keeps the set of its groups for the answer.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
--- KEYS[1] article hash   KEYS[2] the article's groups (set of group names)
--- KEYS[3..] group sets (article members): first the ARGV[3] groups to add, then those to remove
--- ARGV[1] caller user id   ARGV[2] article member   ARGV[3] how many of KEYS[3..] are additions
--- ARGV[4..] the group names of KEYS[3..], in the same order (ARGV[#KEYS + 2]: see below)
--- ARGV[#KEYS + 2] the most groups the article may be in (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE)
+-- KEYS[1] article: article hash
+-- KEYS[2] article_groups: the article's groups (set of group names)
+-- KEYS[3..2+g] group_sets: g group sets (article members): first the ARGV[3] groups to add,
+--              then those to remove
+-- ARGV[1] user_id: caller user id
+-- ARGV[2] member: article member
+-- ARGV[3] adds: how many of the group sets are additions
+-- ARGV[4..3+g] group_names: the group names of KEYS[3..2+g], in the same order
+-- ARGV[4+g] max_groups: the most groups the article may be in
+--           (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); read as ARGV[#KEYS + 2]
 --
 -- Returns one of:
 --   {'not_found'}            no such article; nothing written

@@ -4,8 +4,10 @@
 -- A crash between the steps leaves the claim "pending"; the next claim call or reclaim-cron
 -- re-drives steps 2 and 3, which are idempotent.
 --
--- KEYS[1] packet meta hash   KEYS[2] grabs hash   KEYS[3] claims hash (user -> state)
--- ARGV[1] user id
+-- KEYS[1] meta: packet meta hash
+-- KEYS[2] grabs: grabs hash (user -> share record)
+-- KEYS[3] claims: claims hash (user -> state)
+-- ARGV[1] user_id: the claiming grabber
 -- A claim state is "pending:<claimed_at_ms>" or "done:<claimed_at_ms>".
 -- Returns one of:
 --   {'not_found'} | {'no_share'} | {'expired'}

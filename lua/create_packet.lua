@@ -4,29 +4,41 @@
 -- "sent" list, written here with the debit it records).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
--- KEYS[1] sender wallet hash        (field `balance`, integer cents)
--- KEYS[2] sender wallet ledger list (newest first)
--- KEYS[3] sender's idempotency records hash      (record id -> "<fingerprint>\n<packet_id>")
--- KEYS[4] sender's idempotency "forget after" set (record id -> Unix ms)
--- KEYS[5] packet meta hash
--- KEYS[6] packet share list         (un-grabbed share amounts in cents, popped from the left)
--- KEYS[7] the Idempotency-Key's record in the layout before 0.2 (string with a TTL; read only)
--- KEYS[8] the sender's packets created in the open quota window (string counter, TTL)
--- KEYS[9] the packet's recipients set (a targeted packet only)
--- KEYS[10] the sender's "sent" history list   KEYS[11] their "received" list (pruned here too)
--- KEYS[12] the sender's history totals hash
--- ARGV[1] packet id      ARGV[2] sender id    ARGV[3] total_cents   ARGV[4] count
--- ARGV[5] mode           ARGV[6] split        ARGV[7] greeting      ARGV[8] expires_in_secs
--- ARGV[9] request fingerprint (idempotency): "v2:<sha256 hex>", then, when the request's v1
---         fingerprint is unambiguous, a space and it (records written before v2 hold v1)
--- ARGV[10] record id `create:<Idempotency-Key>`, or '' for a request without the header
--- ARGV[11] how long the record is kept, ms (> 0)
--- ARGV[12] ledger length cap
--- ARGV[13] packets a sender may create per window (0: no limit)   ARGV[14] the window, ms
--- ARGV[15] a targeted packet's recipients joined by '\n' (user ids hold no control
---          character), '' for anyone
--- ARGV[16] history retention, ms   ARGV[17] business-year bounds (history_year)
--- ARGV[18..] the share amounts (cents), count of them
+-- KEYS[1] wallet: sender wallet hash (field `balance`, integer cents)
+-- KEYS[2] ledger: sender wallet ledger list (newest first)
+-- KEYS[3] records: sender's idempotency records hash (record id -> "<fingerprint>\n<packet_id>")
+-- KEYS[4] records_forget: sender's idempotency "forget after" set (record id -> Unix ms)
+-- KEYS[5] meta: packet meta hash
+-- KEYS[6] shares: packet share list (un-grabbed share amounts in cents, popped from the left)
+-- KEYS[7] legacy_record: the Idempotency-Key's record in the layout before 0.2 (string with a
+--         TTL; read only)
+-- KEYS[8] creates: the sender's packets created in the open quota window (string counter, TTL)
+-- KEYS[9] recipients: the packet's recipients set (a targeted packet only)
+-- KEYS[10] sent: the sender's "sent" history list
+-- KEYS[11] received: the sender's "received" history list (pruned here too)
+-- KEYS[12] history_totals: the sender's history totals hash
+-- ARGV[1] packet_id: the new packet's id
+-- ARGV[2] sender_id: the sender's user id
+-- ARGV[3] total_cents: the packet's total, cents
+-- ARGV[4] count: the number of shares
+-- ARGV[5] mode: 'lucky' or 'fixed'
+-- ARGV[6] split: 'double_mean' or 'line_cut' for a lucky packet, '' for a fixed one
+-- ARGV[7] greeting: the greeting, '' for none
+-- ARGV[8] expires_in_secs: the packet expires this many seconds after Redis TIME
+-- ARGV[9] fingerprint: request fingerprint (idempotency): "v2:<sha256 hex>", then, when the
+--         request's v1 fingerprint is unambiguous, a space and it (records written before v2
+--         hold v1)
+-- ARGV[10] record_id: record id `create:<Idempotency-Key>`, or '' for a request without the
+--          header
+-- ARGV[11] record_keep_ms: how long the record is kept, ms (> 0)
+-- ARGV[12] ledger_cap: ledger length cap (entries)
+-- ARGV[13] packets_per_window: packets a sender may create per window (0: no limit)
+-- ARGV[14] window_ms: the quota window, ms
+-- ARGV[15] recipient_ids: a targeted packet's recipients joined by '\n' (user ids hold no
+--          control character), '' for anyone
+-- ARGV[16] history_retention_ms: history retention, ms
+-- ARGV[17] year_bounds: business-year bounds (history_year)
+-- ARGV[18..17+count] share_amounts: the share amounts (cents), count of them
 --
 -- Every check runs before the first write. Returns one of:
 --   {'created', packet_id}

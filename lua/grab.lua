@@ -1,10 +1,14 @@
 -- grab.lua: give the caller at most one share of a red packet, in one round trip.
 -- (lua/rate_limit.lua is prepended: rl_take.)
 --
--- KEYS[1] packet meta hash   KEYS[2] share list   KEYS[3] grabs hash (user -> share record)
--- KEYS[4] rate-limit counter of this user on this packet (see rate_limit.lua)
--- KEYS[5] the packet's recipients set (read only for a targeted packet)
--- ARGV[1] user id   ARGV[2] attempts allowed per window (0 = unlimited)   ARGV[3] window (ms)
+-- KEYS[1] meta: packet meta hash
+-- KEYS[2] shares: share list (un-grabbed amounts, cents)
+-- KEYS[3] grabs: grabs hash (user -> share record)
+-- KEYS[4] rate: rate-limit counter of this user on this packet (see rate_limit.lua)
+-- KEYS[5] recipients: the packet's recipients set (read only for a targeted packet)
+-- ARGV[1] user_id: the caller
+-- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
+-- ARGV[3] rate_window_ms: the window, ms
 --
 -- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>"; share ids count from 1 in
 -- grab order (so the order needs no list of its own: GET /packets/{id} sorts by share id).

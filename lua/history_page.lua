@@ -2,9 +2,11 @@
 -- (read only). Entries older than the retention are not shown even before a write prunes
 -- them (lua/history.lua prunes a bounded batch per write).
 --
--- KEYS[1] the list (sorted set, every score 0; members `<13-digit ms>:<packet_id>:...`)
--- ARGV[1] upper bound: '+' for the first page, else '(' .. the cursor's `<ms>:<packet_id>`
--- ARGV[2] entries to return   ARGV[3] history retention, ms
+-- KEYS[1] list: the list (sorted set, every score 0; members `<13-digit ms>:<packet_id>:...`)
+-- ARGV[1] upper: upper bound: '+' for the first page, else '(' .. the cursor's
+--         `<ms>:<packet_id>`
+-- ARGV[2] limit: entries to return
+-- ARGV[3] retention_ms: history retention, ms
 -- Returns the members, newest first.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

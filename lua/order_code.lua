@@ -11,19 +11,25 @@
 -- stale guess creates a new field of value `count`, which is removed again at once, and the
 -- script reads the real secret.
 --
--- KEYS[1..m]  day hashes of the candidate business days (m = 1..3, one slot: tag {oc})
--- KEYS[m+1]   high-water mark: the newest business day (days since 1970-01-01) given a day hash
--- KEYS[m+1+i] (i = 1..m) the caller's codes taken on the business day of KEYS[i] (a counter
---             of quota.lua, prepended: its TTL is the day-hash TTL)
--- ARGV[1] count (1..100)   ARGV[2] positions per day (9 * 10^(digits - 1))
--- ARGV[3] a fresh CSPRNG secret from the caller, used only if the day has none yet
--- ARGV[4] day-hash TTL, seconds
--- ARGV[5] codes one caller may take per business day (0: no quota)
--- ARGV[6], ARGV[7] the window [start, end) (Unix seconds) the zone data below is valid for
--- ARGV[6+2i], ARGV[7+2i] (i = 1..m) the business day (local days since 1970-01-01) of KEYS[i],
---           and the caller's guess of its secret ('' = none)
--- ARGV[8+2m] UTC offset (seconds) in force at the window start, then pairs
---           (transition instant, Unix seconds; UTC offset from then on, seconds), ascending
+-- KEYS[1..m] day_hashes: day hashes of the candidate business days (m = 1..3, one slot: tag
+--            {oc})
+-- KEYS[m+1] newest_day: high-water mark: the newest business day (days since 1970-01-01)
+--           given a day hash
+-- KEYS[m+2..2m+1] quotas: KEYS[m+1+i] (i = 1..m) is the caller's codes taken on the business
+--                 day of KEYS[i] (a counter of quota.lua, prepended: its TTL is the day-hash TTL)
+-- ARGV[1] count: codes to take (1..100)
+-- ARGV[2] positions_per_day: positions per day (9 * 10^(digits - 1))
+-- ARGV[3] new_secret: a fresh CSPRNG secret from the caller, used only if the day has none yet
+-- ARGV[4] day_ttl_secs: day-hash TTL, seconds
+-- ARGV[5] per_user_per_day: codes one caller may take per business day (0: no quota)
+-- ARGV[6] window_start: the start of the window [start, end) (Unix seconds) the zone data
+--         below is valid for
+-- ARGV[7] window_end: its end (Unix seconds)
+-- ARGV[8..7+2m] days: m pairs: ARGV[6+2i] the business day (local days since 1970-01-01) of
+--               KEYS[i], ARGV[7+2i] the caller's guess of its secret ('' = none)
+-- ARGV[8+2m] base_offset: UTC offset (seconds) in force at the window start
+-- ARGV[9+2m..] transitions: pairs (transition instant, Unix seconds; UTC offset from then on,
+--              seconds), ascending
 --
 -- Returns one string, fields joined by ':' (a flat string: a Lua table reply costs the server
 -- about 1 us more; every number is an integer far below 10^14, so Lua writes it exactly):

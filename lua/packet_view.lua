@@ -1,6 +1,9 @@
 -- packet_view.lua: a consistent snapshot of one red packet, in one round trip.
--- KEYS[1] packet meta   KEYS[2] grabs hash   KEYS[3] claims hash   KEYS[4] recipients set
--- ARGV[1] the viewer's user id ('' for none)
+-- KEYS[1] meta: packet meta hash
+-- KEYS[2] grabs: grabs hash
+-- KEYS[3] claims: claims hash
+-- KEYS[4] recipients: recipients set
+-- ARGV[1] viewer: the viewer's user id ('' for none)
 -- Returns {} when the packet does not exist, else
 --   {meta (flat HGETALL), grabs (flat HGETALL), claims (flat HGETALL), now_ms, recipient}
 -- where recipient is 1 when the packet is targeted and the viewer is one of its recipients.

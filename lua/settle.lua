@@ -2,12 +2,18 @@
 -- Prepended with records.lua (int, now_ms, MAX_EXACT) and history.lua (history_prefix).
 --
 -- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
--- KEYS[1] packet meta   KEYS[2] share list   KEYS[3] grabs hash
--- KEYS[4] grab order list (legacy: written by older versions; only expired here)
--- KEYS[5] claims hash   KEYS[6] sender wallet hash   KEYS[7] sender ledger list
--- KEYS[8] recipients set (targeted packets; expired with the rest)
--- KEYS[9] the sender's "sent" history list: the packet's entry gets its refunded_cents
--- ARGV[1] packet id   ARGV[2] retention after settlement (seconds)   ARGV[3] ledger length cap
+-- KEYS[1] meta: packet meta hash
+-- KEYS[2] shares: share list
+-- KEYS[3] grabs: grabs hash
+-- KEYS[4] legacy_order: grab order list (legacy: written by older versions; only expired here)
+-- KEYS[5] claims: claims hash
+-- KEYS[6] wallet: sender wallet hash
+-- KEYS[7] ledger: sender ledger list
+-- KEYS[8] recipients: recipients set (targeted packets; expired with the rest)
+-- KEYS[9] sent: the sender's "sent" history list: the packet's entry gets its refunded_cents
+-- ARGV[1] packet_id: the packet's id
+-- ARGV[2] retention_secs: retention after settlement, seconds
+-- ARGV[3] ledger_cap: ledger length cap (entries)
 --
 -- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones.
 -- Every read and check (including the pending claims' share records) runs before the first

@@ -9,15 +9,20 @@
 -- switch moves the vote.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
--- KEYS[1] article hash     (title, link, poster, posted_at (Unix s), votes)
--- KEYS[2] vote record      (hash user -> 1 | -1, the poster's 1 included; EXPIREAT posted_at +
---                           ARGV[6], set when the article was posted)
--- KEYS[3] score sorted set (article member -> posted_at + ARGV[7] x votes)
--- KEYS[4] rate-limit counter of the user (see rate_limit.lua)
--- ARGV[1] user id   ARGV[2] direction: 1 (up) or -1 (down)   ARGV[3] article member (in KEYS[3])
--- ARGV[4] vote attempts allowed per user per window (0 = unlimited)   ARGV[5] window (ms)
--- ARGV[6] voting window (s; 604800 = one week)   ARGV[7] score per vote (432 = 86400 / 200)
--- ARGV[8] clock offset (s) added to Redis TIME; 0 except in tests (see shared/src/voting.rs)
+-- KEYS[1] article: article hash (title, link, poster, posted_at (Unix s), votes)
+-- KEYS[2] voters: vote record (hash user -> 1 | -1, the poster's 1 included; EXPIREAT
+--         posted_at + ARGV[6], set when the article was posted)
+-- KEYS[3] score: score sorted set (article member -> posted_at + ARGV[7] x votes)
+-- KEYS[4] rate: rate-limit counter of the user (see rate_limit.lua)
+-- ARGV[1] user_id: the voter
+-- ARGV[2] direction: 1 (up) or -1 (down)
+-- ARGV[3] member: article member (in KEYS[3])
+-- ARGV[4] rate_limit: vote attempts allowed per user per window (0 = unlimited)
+-- ARGV[5] rate_window_ms: the window, ms
+-- ARGV[6] voting_window_secs: voting window, seconds (604800 = one week)
+-- ARGV[7] vote_score: score per vote (432 = 86400 / 200)
+-- ARGV[8] clock_offset_secs: clock offset (s) added to Redis TIME; 0 except in tests (see
+--         shared/src/store/voting.rs)
 --
 -- Returns one string, the outcome and its data joined by ':' (a flat string: a Lua table reply
 -- costs the server about 1 us more):

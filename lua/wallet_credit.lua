@@ -4,21 +4,29 @@
 -- so the entry is written exactly when the money arrives, once per transfer id however often
 -- the claim is re-driven.
 --
--- KEYS[1] wallet hash (field `balance`, cents)   KEYS[2] ledger list
--- KEYS[3] idempotency records hash (record id -> fingerprint)
--- KEYS[4] idempotency "forget after" sorted set (record id -> Unix ms, +inf = pinned)
--- KEYS[5] the transfer's record in the layout before 0.2 (a string `...:tx:<transfer id>`
---         with a TTL); read only, so a transfer applied before an upgrade is never re-applied
--- ARGV[1] amount_cents (> 0)   ARGV[2] ledger kind   ARGV[3] reference
--- ARGV[4] transfer id (the record id: `dep:<reference>` or `claim:<packet id>`)
--- ARGV[5] fingerprint          ARGV[6] keep the record this many ms (0 = pinned until
---         transfer_release.lua un-pins it)
--- KEYS[6] the wallet owner's "received" history list   KEYS[7] their "sent" list (pruned here)
--- KEYS[8] their history totals hash
--- ARGV[7] ledger length cap    ARGV[8] balance limit in cents (0 = only the MAX_EXACT bound)
--- ARGV[9] the "received" history member of a claim credit (its cents must equal ARGV[1]),
---         '' for a credit that is not history (a deposit)
--- ARGV[10] history retention, ms
+-- KEYS[1] wallet: wallet hash (field `balance`, cents)
+-- KEYS[2] ledger: ledger list
+-- KEYS[3] records: idempotency records hash (record id -> fingerprint)
+-- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms, +inf =
+--         pinned)
+-- KEYS[5] legacy_record: the transfer's record in the layout before 0.2 (a string
+--         `...:tx:<transfer id>` with a TTL); read only, so a transfer applied before an
+--         upgrade is never re-applied
+-- KEYS[6] received: the wallet owner's "received" history list
+-- KEYS[7] sent: their "sent" list (pruned here)
+-- KEYS[8] history_totals: their history totals hash
+-- ARGV[1] amount_cents: the credit, cents (> 0)
+-- ARGV[2] kind: ledger kind
+-- ARGV[3] reference: ledger reference
+-- ARGV[4] transfer_id: the record id (`dep:<reference>` or `claim:<packet id>`)
+-- ARGV[5] fingerprint: what must match when the transfer id is seen again
+-- ARGV[6] keep_ms: keep the record this many ms (0 = pinned until transfer_release.lua
+--         un-pins it)
+-- ARGV[7] ledger_cap: ledger length cap (entries)
+-- ARGV[8] balance_limit_cents: balance limit in cents (0 = only the MAX_EXACT bound)
+-- ARGV[9] history_entry: the "received" history member of a claim credit (its cents must
+--         equal ARGV[1]), '' for a credit that is not history (a deposit)
+-- ARGV[10] history_retention_ms: history retention, ms
 -- Returns one of:
 --   {'applied', balance}         credited now
 --   {'repeat', balance}          this transfer was credited before: nothing changed

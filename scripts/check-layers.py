@@ -20,8 +20,16 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = {
-    "domain": ["redis", "lambda_http", "lambda_runtime", "aws_lambda_events", "axum", "tower",
-               "crate::store", "crate::api"],
+    "domain": [
+        "redis",
+        "lambda_http",
+        "lambda_runtime",
+        "aws_lambda_events",
+        "axum",
+        "tower",
+        "crate::store",
+        "crate::api",
+    ],
     "store": ["crate::api", "axum", "tower", "lambda_http", "lambda_runtime", "aws_lambda_events"],
 }
 
@@ -52,8 +60,11 @@ def resolve(modules: set[str], path: str) -> str | None:
 
 
 def main() -> int:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
-                / "shared" / "src")
+    root = Path(
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else Path(__file__).resolve().parent.parent / "shared" / "src"
+    )
     files = sorted(root.rglob("*.rs"))
     modules = {module_of(root, f): f for f in files}
     names = set(modules)
@@ -72,13 +83,17 @@ def main() -> int:
         is_dir_module = f.name == "mod.rs"
         base = mod if is_dir_module else parent
         # `use a::{b, c::d}` is `a::b` and `a::c::d`.
-        paths = [(m.group(1), m.group(2)[2:]) for m in re.finditer(
-            r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)", code)]
+        paths = [
+            (m.group(1), m.group(2)[2:])
+            for m in re.finditer(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)", code)
+        ]
         for m in re.finditer(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^{}]*)\}", code):
             for item in m.group(3).split(","):
                 item = item.strip().split(" as ")[0].strip()
-                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*", item) \
-                        and item != "self":
+                if (
+                    re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*", item)
+                    and item != "self"
+                ):
                     prefix = m.group(2)[2:]
                     paths.append((m.group(1), f"{prefix}::{item}" if prefix else item))
         for head, rest in paths:
@@ -87,12 +102,19 @@ def main() -> int:
             if head == "crate":
                 target = resolve(names, rest)
             else:
-                above = base.rsplit("::", 1)[0] if is_dir_module and "::" in base else (
-                    "" if is_dir_module else base)
+                above = (
+                    base.rsplit("::", 1)[0]
+                    if is_dir_module and "::" in base
+                    else ("" if is_dir_module else base)
+                )
                 full = f"{above}::{rest}" if above else rest
                 target = resolve(names, full)
-            if target is not None and target != mod and not mod.startswith(target + "::") \
-                    and target != "":
+            if (
+                target is not None
+                and target != mod
+                and not mod.startswith(target + "::")
+                and target != ""
+            ):
                 edges[mod].add(target)
     # Cycles: depth-first search over the module graph.
     state: dict[str, int] = {}
@@ -103,7 +125,7 @@ def main() -> int:
         stack.append(m)
         for n in sorted(edges[m]):
             if state.get(n) == 1:
-                cycle = stack[stack.index(n):] + [n]
+                cycle = stack[stack.index(n) :] + [n]
                 problems.append("module cycle: " + " -> ".join(cycle))
             elif n not in state:
                 visit(n)
@@ -123,8 +145,10 @@ def main() -> int:
     for p in problems:
         print(f"layers: {p}")
     if not problems:
-        print(f"layers: OK ({len(modules)} modules, {sum(map(len, edges.values()))} edges, "
-              "api -> store -> domain, no cycles)")
+        print(
+            f"layers: OK ({len(modules)} modules, {sum(map(len, edges.values()))} edges, "
+            "api -> store -> domain, no cycles)"
+        )
     return 1 if problems else 0
 
 

@@ -24,155 +24,137 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from zoneinfo import ZoneInfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import lambda_local as ll  # noqa: E402
+from hongbao_tools import events
+from hongbao_tools.checks import Checks, MoneyAudit, check_conservation, claimed_cents
+from hongbao_tools.deps import BUILD_COMMAND, missing_binaries
+from hongbao_tools.paths import ROOT
+from hongbao_tools.procs import install_signal_handlers
+from hongbao_tools.report import Phases, histogram, parse_rfc3339, percentile
+from hongbao_tools.report import cents as money
+from hongbao_tools.rie import LocalStack
 
 SENDER = "alice"
 DEPOSIT_CENTS = 20_000
 LUCKY_TOTAL, LUCKY_COUNT = 10_000, 100
 FIXED_TOTAL, FIXED_COUNT = 1_000, 10
 GREETING = "恭喜发财，红包拿来"
-money = ll.cents
-
-
-class Invariants:
-    def __init__(self) -> None:
-        self.results: list[tuple[str, bool, str]] = []
-
-    def check(self, name: str, ok: bool, detail: str = "") -> bool:
-        self.results.append((name, bool(ok), detail))
-        if not ok:
-            print(f"  !! invariant failed: {name}" + (f" ({detail})" if detail else ""), flush=True)
-        return bool(ok)
-
-    @property
-    def failed(self) -> list[tuple[str, bool, str]]:
-        return [r for r in self.results if not r[1]]
-
-
-class Phases:
-    def __init__(self) -> None:
-        self.rows: list[tuple[str, float, str]] = []
-        self.t0 = time.perf_counter()
-
-    def run(self, name: str, fn, note=lambda r: ""):
-        print(f"-- {name} ...", flush=True)
-        t = time.perf_counter()
-        result = fn()
-        took = time.perf_counter() - t
-        self.rows.append((name, took, note(result) or ""))
-        return result
-
-
-def histogram(amounts: list[int], rows: int = 12) -> list[str]:
-    if not amounts:
-        return ["  (no shares grabbed)"]
-    hi = max(amounts)
-    width = 1
-    for w in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000):
-        width = w
-        if -(-hi // w) <= rows:
-            break
-    counts = Counter((a - 1) // width for a in amounts)
-    top = max(counts.values())
-    scale = max(1, -(-top // 50))
-    out = []
-    for b in range(0, (hi - 1) // width + 1):
-        lo_c, hi_c = b * width + 1, (b + 1) * width
-        n = counts.get(b, 0)
-        label = f"{money(lo_c)}-{money(hi_c)}" if width > 1 else money(lo_c)
-        out.append(f"  {label:>13} | {'#' * (-(-n // scale)):<50} {n}")
-    if scale > 1:
-        out.append(f"  (each # = up to {scale} shares)")
-    return out
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--grabbers", type=int, default=1000, help="people grabbing the lucky packet (1000)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--grabbers", type=int, default=1000, help="people grabbing the lucky packet (1000)"
+    )
     ap.add_argument("--sandboxes", type=int, default=8, help="grab sandboxes (RIE processes) (8)")
     ap.add_argument("--claim-sandboxes", type=int, default=4, help="claim sandboxes (4)")
     ap.add_argument("--threads", type=int, default=32, help="concurrent client threads (32)")
-    ap.add_argument("--fixed-grabbers", type=int, default=30,
-                    help="how many of the grabbers also go for the fixed packet (30)")
+    ap.add_argument(
+        "--fixed-grabbers",
+        type=int,
+        default=30,
+        help="how many of the grabbers also go for the fixed packet (30)",
+    )
     ap.add_argument("--expires-in", type=int, default=6, help="expires_in_secs of both packets (6)")
-    ap.add_argument("--no-claim", type=float, default=0.2, help="fraction of winners who never claim (0.2)")
+    ap.add_argument(
+        "--no-claim", type=float, default=0.2, help="fraction of winners who never claim (0.2)"
+    )
     ap.add_argument("--seed", type=int, help="seed of the choice of grabbers/non-claimers")
-    ap.add_argument("--keep-redis", action="store_true",
-                    help="leave the redis-server running after the demo (prints its URL)")
-    ap.add_argument("--log-dir", type=Path, help="write every sandbox's output to DIR/<sandbox>.log")
+    ap.add_argument(
+        "--keep-redis",
+        action="store_true",
+        help="leave the redis-server running after the demo (prints its URL)",
+    )
+    ap.add_argument(
+        "--log-dir", type=Path, help="write every sandbox's output to DIR/<sandbox>.log"
+    )
     args = ap.parse_args()
     if args.grabbers < 1 or args.sandboxes < 1 or args.claim_sandboxes < 1:
         ap.error("--grabbers, --sandboxes and --claim-sandboxes must be >= 1")
-    ll.install_signal_handlers()
-    missing = ll.missing_binaries()
+    install_signal_handlers()
+    missing = missing_binaries()
     if missing:
         print("missing release binaries: " + ", ".join(map(str, missing)), file=sys.stderr)
-        print(f"build them first: cd {ll.ROOT} && {ll.BUILD_COMMAND}   (or: make demo)", file=sys.stderr)
+        print(f"build them first: cd {ROOT} && {BUILD_COMMAND}   (or: make demo)", file=sys.stderr)
         return 2
     if args.log_dir:
         args.log_dir.mkdir(parents=True, exist_ok=True)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
-    inv = Invariants()
+    inv = Checks(print_passes=False)
     ph = Phases()
-    stack = ll.LocalStack(pools={"grab": args.sandboxes, "claim": args.claim_sandboxes},
-                          log_dir=args.log_dir)
+    stack = LocalStack(
+        pools={"grab": args.sandboxes, "claim": args.claim_sandboxes}, log_dir=args.log_dir
+    )
     try:
-        ph.run("start redis-server and RIE sandboxes", stack.start,
-               lambda _: f"{sum(len(p) for p in stack.pools.values())} sandboxes, {stack.redis.url}")
+        ph.run(
+            "start redis-server and RIE sandboxes",
+            stack.start,
+            lambda _: f"{sum(len(p) for p in stack.pools.values())} sandboxes, {stack.redis.url}",
+        )
         code = play(stack, args, rng, inv, ph)
         if args.keep_redis:
             stack.redis.detach()
-            print(f"\nredis-server left running: {stack.redis.url} (pid {stack.redis.proc.pid}, "
-                  f"dir {stack.redis.dir}); stop it with: kill {stack.redis.proc.pid}")
+            print(
+                f"\nredis-server left running: {stack.redis.url} (pid {stack.redis.proc.pid}, "
+                f"dir {stack.redis.dir}); stop it with: kill {stack.redis.proc.pid}"
+            )
     finally:
         stack.close()
-    total = time.perf_counter() - ph.t0
-    print("\nPhases")
-    for name, took, note in ph.rows:
-        print(f"  {name:<62} {took:6.2f} s   {note}")
-    print(f"  {'total':<62} {total:6.2f} s   (seed {seed})")
-    failed = inv.failed
-    print(f"\nInvariants: {len(inv.results) - len(failed)} of {len(inv.results)} hold")
-    for name, _, detail in failed:
-        print(f"  FAILED: {name}" + (f" — {detail}" if detail else ""))
-    if not failed and code == 0:
+    ph.print(f"(seed {seed})")
+    print(f"\nInvariants: {inv.passed} of {len(inv.results)} hold")
+    inv.print_failed(details=True)
+    if not inv.failed and code == 0:
         print("ALL INVARIANTS HOLD")
         return 0
     return 1
 
 
-def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Phases) -> int:
+def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -> int:
     grab_pool, claim_pool = stack["grab"], stack["claim"]
 
     # Cold start every sandbox with a request that moves no money.
     def cold():
-        stack["wallet"].each(lambda sb: ll.wallet_event("warmup"))
-        stack["create-packet"].each(lambda sb: ll.create_event("warmup", 100, 1))  # 402, no money
-        grab_pool.each(lambda sb: ll.view_event(ll.NO_SUCH_PACKET, "warmup"))
-        claim_pool.each(lambda sb: ll.claim_event(ll.NO_SUCH_PACKET, "warmup"))
-        r = stack["reclaim-cron"].each(lambda sb: ll.scheduled_event())
-        inv.check("reclaim-cron on an empty store settles nothing", r[0].get("settled") == 0, str(dict(r[0])))
+        stack["wallet"].each(lambda sb: events.wallet_event("warmup"))
+        stack["create-packet"].each(
+            lambda sb: events.create_event("warmup", 100, 1)
+        )  # 402, no money
+        grab_pool.each(lambda sb: events.view_event(events.NO_SUCH_PACKET, "warmup"))
+        claim_pool.each(lambda sb: events.claim_event(events.NO_SUCH_PACKET, "warmup"))
+        r = stack["reclaim-cron"].each(lambda sb: events.scheduled_event())
+        inv.check(
+            "reclaim-cron on an empty store settles nothing",
+            r[0].get("settled") == 0,
+            str(dict(r[0])),
+        )
         for p in stack.pools.values():
             p.wait_reports()
         return sorted(c for p in stack.pools.values() for c in p.cold_starts_ms())
 
-    colds = ph.run("cold-start every sandbox", cold,
-                   lambda c: f"init (RIE INIT REPORT) median {ll.percentile(c, 50):.1f} ms, "
-                             f"max {max(c):.1f} ms over {len(c)} sandboxes" if c else "")
+    colds = ph.run(
+        "cold-start every sandbox",
+        cold,
+        lambda c: (
+            f"init (RIE INIT REPORT) median {percentile(c, 50):.1f} ms, "
+            f"max {max(c):.1f} ms over {len(c)} sandboxes"
+            if c
+            else ""
+        ),
+    )
 
     # Deposit.
     def deposit():
-        r = stack.invoke("wallet", ll.deposit_event(SENDER, DEPOSIT_CENTS, "demo-topup-1"))
-        inv.check("deposit of 200.00 to alice -> 201, balance 200.00",
-                  r.status == 201 and r["body"]["balance_cents"] == DEPOSIT_CENTS, str(r["body"]))
+        r = stack.invoke("wallet", events.deposit_event(SENDER, DEPOSIT_CENTS, "demo-topup-1"))
+        inv.check(
+            "deposit of 200.00 to alice -> 201, balance 200.00",
+            r.status == 201 and r["body"]["balance_cents"] == DEPOSIT_CENTS,
+            str(r["body"]),
+        )
         return r
 
     ph.run("deposit 200.00 to alice (AWS_IAM)", deposit)
@@ -180,22 +162,46 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
 
     # Create the packets.
     def create():
-        lucky = stack.invoke("create-packet", ll.create_event(
-            SENDER, LUCKY_TOTAL, LUCKY_COUNT, "lucky", split="double_mean",
-            expires_in_secs=args.expires_in, greeting=GREETING, idempotency_key="demo-lucky-1"))
-        fixed = stack.invoke("create-packet", ll.create_event(
-            SENDER, FIXED_TOTAL, FIXED_COUNT, "fixed", expires_in_secs=args.expires_in,
-            idempotency_key="demo-fixed-1"))
+        lucky = stack.invoke(
+            "create-packet",
+            events.create_event(
+                SENDER,
+                LUCKY_TOTAL,
+                LUCKY_COUNT,
+                "lucky",
+                split="double_mean",
+                expires_in_secs=args.expires_in,
+                greeting=GREETING,
+                idempotency_key="demo-lucky-1",
+            ),
+        )
+        fixed = stack.invoke(
+            "create-packet",
+            events.create_event(
+                SENDER,
+                FIXED_TOTAL,
+                FIXED_COUNT,
+                "fixed",
+                expires_in_secs=args.expires_in,
+                idempotency_key="demo-fixed-1",
+            ),
+        )
         for name, r in (("lucky", lucky), ("fixed", fixed)):
             if not inv.check(f"create {name} packet -> 201", r.status == 201, str(r["body"])):
                 raise SystemExit(1)
-        bal = stack.invoke("wallet", ll.wallet_event(SENDER))["body"]["balance_cents"]
-        inv.check("alice paid 110.00 for the two packets",
-                  bal == DEPOSIT_CENTS - LUCKY_TOTAL - FIXED_TOTAL, f"balance {bal}")
+        bal = stack.invoke("wallet", events.wallet_event(SENDER))["body"]["balance_cents"]
+        inv.check(
+            "alice paid 110.00 for the two packets",
+            bal == DEPOSIT_CENTS - LUCKY_TOTAL - FIXED_TOTAL,
+            f"balance {bal}",
+        )
         return lucky["body"], fixed["body"]
 
-    lucky, fixed = ph.run("create a lucky 100 x ~1.00 and a fixed 10 x 1.00 packet", create,
-                          lambda r: f"lucky {r[0]['packet_id']}, fixed {r[1]['packet_id']}")
+    lucky, fixed = ph.run(
+        "create a lucky 100 x ~1.00 and a fixed 10 x 1.00 packet",
+        create,
+        lambda r: f"lucky {r[0]['packet_id']}, fixed {r[1]['packet_id']}",
+    )
     packets = {"lucky": lucky, "fixed": fixed}
 
     # 1,000 concurrent grabbers (and some of them on the fixed packet too).
@@ -203,45 +209,59 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
     fixed_users = rng.sample(users, min(args.fixed_grabbers, len(users)))
     jobs = [("lucky", u) for u in users] + [("fixed", u) for u in fixed_users]
     rng.shuffle(jobs)
-    events = [ll.grab_event(packets[k]["packet_id"], u) for k, u in jobs]
+    grab_events = [events.grab_event(packets[k]["packet_id"], u) for k, u in jobs]
 
     def grab_all():
-        return grab_pool.map(events, threads=args.threads)
+        return grab_pool.map(grab_events, threads=args.threads)
 
     before = grab_pool.invocations()
     t = time.perf_counter()
-    results = ph.run(f"{len(jobs)} concurrent grabs ({args.threads} threads, {len(grab_pool)} sandboxes)",
-                     grab_all)
+    results = ph.run(
+        f"{len(jobs)} concurrent grabs ({args.threads} threads, {len(grab_pool)} sandboxes)",
+        grab_all,
+    )
     grab_secs = time.perf_counter() - t
-    served = [a - b for a, b in zip(grab_pool.invocations(), before)]
+    served = [a - b for a, b in zip(grab_pool.invocations(), before, strict=True)]
     lat = [r.client_ms for r in results]
-    ph.rows[-1] = (ph.rows[-1][0], ph.rows[-1][1],
-                   f"{len(jobs) / grab_secs:.0f} invocations/s, p50 {ll.percentile(lat, 50):.1f} ms, "
-                   f"p99 {ll.percentile(lat, 99):.1f} ms; per sandbox {served}")
+    ph.set_note(
+        f"{len(jobs) / grab_secs:.0f} invocations/s, p50 {percentile(lat, 50):.1f} ms, "
+        f"p99 {percentile(lat, 99):.1f} ms; per sandbox {served}"
+    )
     shares: dict[str, dict[str, dict]] = {"lucky": {}, "fixed": {}}  # packet -> user -> share
     outcomes: dict[str, Counter] = {"lucky": Counter(), "fixed": Counter()}
-    for (k, u), r in zip(jobs, results):
+    for (k, u), r in zip(jobs, results, strict=True):
         code = r.status if r.status == 200 else f"{r.status} {r['body'].get('error')}"
         outcomes[k][code] += 1
         if r.status == 200:
             shares[k][u] = r["body"]
-    for k, total, count, asked in (("lucky", LUCKY_TOTAL, LUCKY_COUNT, len(users)),
-                                   ("fixed", FIXED_TOTAL, FIXED_COUNT, len(fixed_users))):
+    for k, total, count, asked in (
+        ("lucky", LUCKY_TOTAL, LUCKY_COUNT, len(users)),
+        ("fixed", FIXED_TOTAL, FIXED_COUNT, len(fixed_users)),
+    ):
         won = min(count, asked)
         got = shares[k]
         inv.check(f"{k}: exactly {won} winners", len(got) == won, str(dict(outcomes[k])))
-        inv.check(f"{k}: the other {asked - won} got 410 sold_out",
-                  outcomes[k]["410 sold_out"] == asked - won and sum(outcomes[k].values()) == asked,
-                  str(dict(outcomes[k])))
+        inv.check(
+            f"{k}: the other {asked - won} got 410 sold_out",
+            outcomes[k]["410 sold_out"] == asked - won and sum(outcomes[k].values()) == asked,
+            str(dict(outcomes[k])),
+        )
         amounts = [s["amount_cents"] for s in got.values()]
-        inv.check(f"{k}: share ids are 1..{won}, every share >= 0.01",
-                  sorted(s["share_id"] for s in got.values()) == list(range(1, won + 1))
-                  and all(a >= 1 for a in amounts))
+        inv.check(
+            f"{k}: share ids are 1..{won}, every share >= 0.01",
+            sorted(s["share_id"] for s in got.values()) == list(range(1, won + 1))
+            and all(a >= 1 for a in amounts),
+        )
         if won == count:
-            inv.check(f"{k}: the shares sum to the total {money(total)}", sum(amounts) == total,
-                      f"sum {sum(amounts)}")
+            inv.check(
+                f"{k}: the shares sum to the total {money(total)}",
+                sum(amounts) == total,
+                f"sum {sum(amounts)}",
+            )
         if k == "fixed":
-            inv.check("fixed: every share is 1.00", all(a == FIXED_TOTAL // FIXED_COUNT for a in amounts))
+            inv.check(
+                "fixed: every share is 1.00", all(a == FIXED_TOTAL // FIXED_COUNT for a in amounts)
+            )
     inv.check(f"every grab sandbox served invocations ({served})", all(n > 0 for n in served))
 
     # Winners claim, except about a fifth.
@@ -250,16 +270,21 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
     no_claim = set(rng.sample(winners, skip_n))
     claim_jobs = [(k, u) for k in shares for u in sorted(shares[k]) if u not in no_claim]
     rng.shuffle(claim_jobs)
-    claim_events = [ll.claim_event(packets[k]["packet_id"], u) for k, u in claim_jobs]
-    claims = ph.run(f"{len(claim_jobs)} claims, {len(claim_pool)} sandboxes "
-                    f"({len(no_claim)} of {len(winners)} winners never claim)",
-                    lambda: claim_pool.map(claim_events, threads=min(args.threads, 16)))
+    claim_events = [events.claim_event(packets[k]["packet_id"], u) for k, u in claim_jobs]
+    claims = ph.run(
+        f"{len(claim_jobs)} claims, {len(claim_pool)} sandboxes "
+        f"({len(no_claim)} of {len(winners)} winners never claim)",
+        lambda: claim_pool.map(claim_events, threads=min(args.threads, 16)),
+    )
     claimed: dict[str, dict[str, int]] = {"lucky": {}, "fixed": {}}
     too_late = 0
     bad = []
-    for (k, u), r in zip(claim_jobs, claims):
-        if r.status == 200 and r["body"]["repeat"] is False \
-                and r["body"]["amount_cents"] == shares[k][u]["amount_cents"]:
+    for (k, u), r in zip(claim_jobs, claims, strict=True):
+        if (
+            r.status == 200
+            and r["body"]["repeat"] is False
+            and r["body"]["amount_cents"] == shares[k][u]["amount_cents"]
+        ):
             claimed[k][u] = r["body"]["amount_cents"]
         elif r.status == 410 and r["body"].get("error") == "expired":
             too_late += 1  # the machine was slower than --expires-in: the money goes back to alice
@@ -267,35 +292,22 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
             bad.append((k, u, r.status, r["body"]))
     inv.check("every claim -> 200 with the grabbed amount, repeat false", not bad, str(bad[:3]))
     if too_late:
-        print(f"  note: {too_late} claims came after expires_at (raise --expires-in on a slow machine)")
+        print(
+            f"  note: {too_late} claims came after expires_at"
+            " (raise --expires-in on a slow machine)"
+        )
 
     # Checkpoint: conservation while the packets still hold money.
-    def audit(label: str):
-        views = {k: stack.invoke("grab", ll.view_event(p["packet_id"], SENDER))["body"] for k, p in packets.items()}
-        held = {}
-        for k, v in views.items():
-            c = sum(g["amount_cents"] for g in v["grabs"] if g["claimed"])
-            held[k] = v["total_cents"] - v["refunded_cents"] - c
-        people = [SENDER] + winners
-        with ThreadPoolExecutor(max_workers=len(stack["wallet"])) as ex:
-            walls = dict(zip(people, ex.map(lambda u: stack.invoke("wallet", ll.wallet_event(u))["body"], people)))
-        wallet_sum = sum(w["balance_cents"] for w in walls.values())
-        redis_sum = 0
-        redis_n = 0
-        for key in stack.redis.wallet_keys():
-            redis_sum += int(stack.redis.command("HGET", key, "balance") or 0)
-            redis_n += 1
-        inv.check(f"{label}: deposits = wallet balances + money held by packets",
-                  deposits == wallet_sum + sum(held.values()),
-                  f"{deposits} != {wallet_sum} + {sum(held.values())}")
-        inv.check(f"{label}: the wallets seen through GET /wallet are every wallet in Redis",
-                  redis_sum == wallet_sum, f"redis {redis_sum} in {redis_n} wallets, API {wallet_sum}")
-        return views, held, walls, redis_n
+    def audit(label: str) -> MoneyAudit:
+        ids = {k: p["packet_id"] for k, p in packets.items()}
+        return check_conservation(
+            stack, inv, label, deposits, ids, users=[SENDER, *winners], viewer=SENDER
+        )
 
     ph.run("audit checkpoint (before expiry)", lambda: audit("before expiry"))
 
     # Let the packets expire.
-    deadline = max(ll.parse_rfc3339(p["expires_at"]) for p in packets.values())
+    deadline = max(parse_rfc3339(p["expires_at"]) for p in packets.values())
 
     def expire():
         wait = deadline - time.time() + 0.3
@@ -304,78 +316,134 @@ def play(stack: ll.LocalStack, args, rng: random.Random, inv: Invariants, ph: Ph
         late = sorted(no_claim)[:1]
         for u in late:
             k = "lucky" if u in shares["lucky"] else "fixed"
-            r = stack.invoke("claim", ll.claim_event(packets[k]["packet_id"], u))
-            inv.check(f"a late claim by {u} after expires_at -> 410 expired",
-                      r.status == 410 and r["body"].get("error") == "expired", str(r["body"]))
-        r = stack.invoke("grab", ll.grab_event(lucky["packet_id"], "latecomer"))
-        inv.check("a grab after expires_at -> 410 expired",
-                  r.status == 410 and r["body"].get("error") == "expired", str(r["body"]))
+            r = stack.invoke("claim", events.claim_event(packets[k]["packet_id"], u))
+            inv.check(
+                f"a late claim by {u} after expires_at -> 410 expired",
+                r.status == 410 and r["body"].get("error") == "expired",
+                str(r["body"]),
+            )
+        r = stack.invoke("grab", events.grab_event(lucky["packet_id"], "latecomer"))
+        inv.check(
+            "a grab after expires_at -> 410 expired",
+            r.status == 410 and r["body"].get("error") == "expired",
+            str(r["body"]),
+        )
         return wait
 
-    ph.run(f"wait for expires_at (expires_in_secs {args.expires_in})", expire,
-           lambda w: f"slept {max(w, 0):.1f} s")
+    ph.run(
+        f"wait for expires_at (expires_in_secs {args.expires_in})",
+        expire,
+        lambda w: f"slept {max(w, 0):.1f} s",
+    )
 
     # reclaim-cron.
     expected_refund = {k: p["total_cents"] - sum(claimed[k].values()) for k, p in packets.items()}
     summaries = []
 
     def reclaim():
-        r = stack.invoke("reclaim-cron", ll.scheduled_event())
+        r = stack.invoke("reclaim-cron", events.scheduled_event())
         summaries.append(dict(r))
-        r2 = stack.invoke("reclaim-cron", ll.scheduled_event())
+        r2 = stack.invoke("reclaim-cron", events.scheduled_event())
         summaries.append(dict(r2))
-        inv.check("reclaim-cron settles both packets and refunds total - claimed",
-                  r.get("settled") == 2 and r.get("refunded_cents") == sum(expected_refund.values())
-                  and r.get("remaining_due") == 0, f"{dict(r)} expected refund {sum(expected_refund.values())}")
-        inv.check("a second reclaim-cron run finds nothing to do",
-                  r2.get("settled") == 0 and r2.get("refunded_cents") == 0, str(dict(r2)))
+        inv.check(
+            "reclaim-cron settles both packets and refunds total - claimed",
+            r.get("settled") == 2
+            and r.get("refunded_cents") == sum(expected_refund.values())
+            and r.get("remaining_due") == 0,
+            f"{dict(r)} expected refund {sum(expected_refund.values())}",
+        )
+        inv.check(
+            "a second reclaim-cron run finds nothing to do",
+            r2.get("settled") == 0 and r2.get("refunded_cents") == 0,
+            str(dict(r2)),
+        )
         return r
 
     ph.run("reclaim-cron (EventBridge scheduled event)", reclaim, lambda r: str(dict(r)))
-    views, held, walls, redis_n = ph.run("final audit", lambda: audit("after reclaim"))
+    final = ph.run("final audit", lambda: audit("after reclaim"))
+    views, held, walls, redis_n = final.views, final.held, final.wallets, final.redis_wallets
 
     # Per-packet and per-wallet invariants.
     for k, v in views.items():
-        c = sum(g["amount_cents"] for g in v["grabs"] if g["claimed"])
-        inv.check(f"{k}: settled, claimed + refunded = total, nothing held",
-                  v["status"] == "settled" and c + v["refunded_cents"] == v["total_cents"] and held[k] == 0,
-                  f"status {v['status']} claimed {c} refunded {v['refunded_cents']} total {v['total_cents']}")
-        inv.check(f"{k}: refunded = total - claimed as claimed by the claim calls",
-                  v["refunded_cents"] == expected_refund[k], f"{v['refunded_cents']} != {expected_refund[k]}")
+        c = claimed_cents(v)
+        inv.check(
+            f"{k}: settled, claimed + refunded = total, nothing held",
+            v["status"] == "settled"
+            and c + v["refunded_cents"] == v["total_cents"]
+            and held[k] == 0,
+            f"status {v['status']} claimed {c} refunded {v['refunded_cents']} "
+            f"total {v['total_cents']}",
+        )
+        inv.check(
+            f"{k}: refunded = total - claimed as claimed by the claim calls",
+            v["refunded_cents"] == expected_refund[k],
+            f"{v['refunded_cents']} != {expected_refund[k]}",
+        )
     lucky_amounts = [s["amount_cents"] for s in shares["lucky"].values()]
     best = views["lucky"].get("best_luck")
     if len(shares["lucky"]) == LUCKY_COUNT:
         top = max(lucky_amounts)
-        first = min((s["share_id"], u) for u, s in shares["lucky"].items() if s["amount_cents"] == top)[1]
-        inv.check("best luck (GET /packets/{id}) = the largest share, earliest on ties",
-                  best == {"user_id": first, "amount_cents": top}, f"{best} vs {first} {top}")
+        first = min(
+            (s["share_id"], u) for u, s in shares["lucky"].items() if s["amount_cents"] == top
+        )[1]
+        inv.check(
+            "best luck (GET /packets/{id}) = the largest share, earliest on ties",
+            best == {"user_id": first, "amount_cents": top},
+            f"{best} vs {first} {top}",
+        )
     credited = defaultdict(int)
     for k in claimed:
         for u, a in claimed[k].items():
             credited[u] += a
     wrong = [u for u in winners if walls[u]["balance_cents"] != credited.get(u, 0)]
-    inv.check("every grabber's balance = what they claimed (0 for those who didn't)", not wrong, str(wrong[:5]))
+    inv.check(
+        "every grabber's balance = what they claimed (0 for those who didn't)",
+        not wrong,
+        str(wrong[:5]),
+    )
     alice_expected = DEPOSIT_CENTS - LUCKY_TOTAL - FIXED_TOTAL + sum(expected_refund.values())
-    inv.check("alice = 200.00 - 110.00 + refunds", walls[SENDER]["balance_cents"] == alice_expected,
-              f"{walls[SENDER]['balance_cents']} != {alice_expected}")
-    hist = ph.run("history: the sender's and a winner's lists and yearly summary",
-                  lambda: history(stack, inv, packets, views, claimed, walls))
+    inv.check(
+        "alice = 200.00 - 110.00 + refunds",
+        walls[SENDER]["balance_cents"] == alice_expected,
+        f"{walls[SENDER]['balance_cents']} != {alice_expected}",
+    )
+    hist = ph.run(
+        "history: the sender's and a winner's lists and yearly summary",
+        lambda: history(stack, inv, packets, views, claimed, walls),
+    )
     errors = sum(sb.error_lines for sb in stack.all_sandboxes())
     inv.check("no ERROR log line in any sandbox", errors == 0, f"{errors} lines")
     inv.check("every sandbox still running", all(sb.alive() for sb in stack.all_sandboxes()))
 
-    report(args, packets, outcomes, shares, claimed, no_claim, views, walls, summaries, colds,
-           deposits, held, redis_n, grab_pool, served, too_late)
+    report(
+        args,
+        packets,
+        outcomes,
+        shares,
+        claimed,
+        no_claim,
+        views,
+        walls,
+        summaries,
+        colds,
+        deposits,
+        held,
+        redis_n,
+        grab_pool,
+        served,
+        too_late,
+    )
     report_history(hist)
     return 0
 
 
-def history_pages(stack: ll.LocalStack, user: str, role: str, limit: int) -> tuple[list[dict], int]:
-    """Every item of `user`'s `role` list through `GET /packets`, `limit` per page: (items, pages)."""
+def history_pages(stack: LocalStack, user: str, role: str, limit: int) -> tuple[list[dict], int]:
+    """Every item of `user`'s `role` list through `GET /packets`, `limit` per page:
+    (items, pages)."""
     items, cursor, pages = [], None, 0
     while True:
         query = {"role": role, "limit": str(limit)} | ({"cursor": cursor} if cursor else {})
-        r = stack.invoke("grab", ll.http_event("grab-history", sub=user, query=query))
+        r = stack.invoke("grab", events.http_event("grab-history", sub=user, query=query))
         if r.status != 200:
             raise SystemExit(f"GET /packets?{query} as {user} -> {r.status} {r['body']}")
         items += r["body"]["items"]
@@ -385,103 +453,174 @@ def history_pages(stack: ll.LocalStack, user: str, role: str, limit: int) -> tup
             return items, pages
 
 
-def history(stack: ll.LocalStack, inv: Invariants, packets, views, claimed, walls) -> dict:
+def history(stack: LocalStack, inv: Checks, packets, views, claimed, walls) -> dict:
     """Alice's sent list and a winner's received list (paged one item at a time), and
     their yearly summaries, checked against the packets and wallets."""
-    year = datetime.fromtimestamp(ll.parse_rfc3339(packets["lucky"]["created_at"]),
-                                  ZoneInfo("Asia/Shanghai")).year
+    year = datetime.fromtimestamp(
+        parse_rfc3339(packets["lucky"]["created_at"]), ZoneInfo("Asia/Shanghai")
+    ).year
     sent, _ = history_pages(stack, SENDER, "sent", 20)
     want = [packets["fixed"]["packet_id"], packets["lucky"]["packet_id"]]
-    inv.check("alice's sent history: the fixed then the lucky packet (newest first)",
-              [i["packet_id"] for i in sent] == want, str(sent)[:300])
+    inv.check(
+        "alice's sent history: the fixed then the lucky packet (newest first)",
+        [i["packet_id"] for i in sent] == want,
+        str(sent)[:300],
+    )
     by_id = {p["packet_id"]: k for k, p in packets.items()}
-    inv.check("alice's sent items carry totals and the refunds reclaim-cron made",
-              all(i["total_cents"] == packets[by_id[i["packet_id"]]]["total_cents"]
-                  and i.get("refunded_cents") == views[by_id[i["packet_id"]]]["refunded_cents"]
-                  for i in sent), str(sent)[:300])
-    paid = {u: w["balance_cents"] for u, w in walls.items() if u != SENDER and w["balance_cents"] > 0}
+    inv.check(
+        "alice's sent items carry totals and the refunds reclaim-cron made",
+        all(
+            i["total_cents"] == packets[by_id[i["packet_id"]]]["total_cents"]
+            and i.get("refunded_cents") == views[by_id[i["packet_id"]]]["refunded_cents"]
+            for i in sent
+        ),
+        str(sent)[:300],
+    )
+    paid = {
+        u: w["balance_cents"] for u, w in walls.items() if u != SENDER and w["balance_cents"] > 0
+    }
     winner = max(paid, key=lambda u: (sum(u in claimed[k] for k in claimed), paid[u], u))
     received, pages = history_pages(stack, winner, "received", 1)
-    inv.check(f"{winner}'s received history (1 item per page, {pages} pages): one item per claimed share",
-              sorted((i["packet_id"], i["amount_cents"]) for i in received)
-              == sorted((packets[k]["packet_id"], claimed[k][winner]) for k in claimed if winner in claimed[k])
-              and all(i["sender_id"] == SENDER for i in received), str(received)[:300])
+    inv.check(
+        f"{winner}'s received history (1 item per page, {pages} pages): one item per claimed share",
+        sorted((i["packet_id"], i["amount_cents"]) for i in received)
+        == sorted(
+            (packets[k]["packet_id"], claimed[k][winner]) for k in claimed if winner in claimed[k]
+        )
+        and all(i["sender_id"] == SENDER for i in received),
+        str(received)[:300],
+    )
 
     def summary(user: str) -> dict:
-        r = stack.invoke("grab", ll.http_event("grab-summary", sub=user, query={"year": str(year)}))
+        r = stack.invoke(
+            "grab", events.http_event("grab-summary", sub=user, query={"year": str(year)})
+        )
         return r["body"] if r.status == 200 else {"status": r.status, **r["body"]}
 
     sums = {SENDER: summary(SENDER), winner: summary(winner)}
-    inv.check(f"alice's {year} summary: sent 2 packets, {money(LUCKY_TOTAL + FIXED_TOTAL)}",
-              sums[SENDER].get("sent") == {"count": 2, "total_cents": LUCKY_TOTAL + FIXED_TOTAL}
-              and sums[SENDER].get("received") == {"count": 0, "total_cents": 0}, str(sums[SENDER]))
-    inv.check(f"{winner}'s {year} summary: received = the items = the wallet balance",
-              sums[winner].get("received") == {"count": len(received),
-                                               "total_cents": sum(i["amount_cents"] for i in received)}
-              and sums[winner]["received"]["total_cents"] == walls[winner]["balance_cents"],
-              str(sums[winner]))
-    return {"year": year, "sent": sent, "winner": winner, "received": received, "pages": pages,
-            "summaries": sums}
+    inv.check(
+        f"alice's {year} summary: sent 2 packets, {money(LUCKY_TOTAL + FIXED_TOTAL)}",
+        sums[SENDER].get("sent") == {"count": 2, "total_cents": LUCKY_TOTAL + FIXED_TOTAL}
+        and sums[SENDER].get("received") == {"count": 0, "total_cents": 0},
+        str(sums[SENDER]),
+    )
+    inv.check(
+        f"{winner}'s {year} summary: received = the items = the wallet balance",
+        sums[winner].get("received")
+        == {"count": len(received), "total_cents": sum(i["amount_cents"] for i in received)}
+        and sums[winner]["received"]["total_cents"] == walls[winner]["balance_cents"],
+        str(sums[winner]),
+    )
+    return {
+        "year": year,
+        "sent": sent,
+        "winner": winner,
+        "received": received,
+        "pages": pages,
+        "summaries": sums,
+    }
 
 
 def report_history(h: dict) -> None:
     print(f"\nHistory (GET /packets, GET /packets/summary?year={h['year']}):")
     print("  alice, role=sent (newest first):")
     for i in h["sent"]:
-        print(f"    {i['packet_id']}  {i['mode']:<6}{money(i['total_cents']):>8} in {i['count']:>3} shares, "
-              f"refunded {money(i.get('refunded_cents', 0)):>7}  created {i['created_at']}")
+        print(
+            f"    {i['packet_id']}  {i['mode']:<6}{money(i['total_cents']):>8} "
+            f"in {i['count']:>3} shares, "
+            f"refunded {money(i.get('refunded_cents', 0)):>7}  created {i['created_at']}"
+        )
     print(f"  {h['winner']}, role=received ({h['pages']} pages of 1, following next_cursor):")
     for i in h["received"]:
-        print(f"    {i['packet_id']}  share {i['share_id']:>3}{money(i['amount_cents']):>8} from "
-              f"{i['sender_id']}  claimed {i['claimed_at']}")
+        print(
+            f"    {i['packet_id']}  share {i['share_id']:>3}{money(i['amount_cents']):>8} from "
+            f"{i['sender_id']}  claimed {i['claimed_at']}"
+        )
     for user, s in h["summaries"].items():
-        print(f"  {user} in {h['year']}: sent {s['sent']['count']} ({money(s['sent']['total_cents'])}), "
-              f"received {s['received']['count']} ({money(s['received']['total_cents'])})")
+        print(
+            f"  {user} in {h['year']}: "
+            f"sent {s['sent']['count']} ({money(s['sent']['total_cents'])}), "
+            f"received {s['received']['count']} ({money(s['received']['total_cents'])})"
+        )
 
 
-def report(args, packets, outcomes, shares, claimed, no_claim, views, walls, summaries, colds,
-           deposits, held, redis_n, grab_pool, served, too_late) -> None:
+def report(
+    args,
+    packets,
+    outcomes,
+    shares,
+    claimed,
+    no_claim,
+    views,
+    walls,
+    summaries,
+    colds,
+    deposits,
+    held,
+    redis_n,
+    grab_pool,
+    served,
+    too_late,
+) -> None:
     line = "=" * 78
     print(f"\n{line}\nhongbao demo report (every step a Lambda invocation under the RIE)\n{line}")
     lucky, fixed = packets["lucky"], packets["fixed"]
     print(f"sender alice deposited {money(deposits)} and sent:")
-    print(f"  lucky {lucky['packet_id']}: {money(lucky['total_cents'])} in {lucky['count']} shares "
-          f"({lucky['split']}), greeting \"{lucky['greeting']}\", expires_in {args.expires_in} s")
-    print(f"  fixed {fixed['packet_id']}: {money(fixed['total_cents'])} in {fixed['count']} shares "
-          f"of {money(fixed['total_cents'] // fixed['count'])}")
+    print(
+        f"  lucky {lucky['packet_id']}: {money(lucky['total_cents'])} in {lucky['count']} shares "
+        f'({lucky["split"]}), greeting "{lucky["greeting"]}", expires_in {args.expires_in} s'
+    )
+    print(
+        f"  fixed {fixed['packet_id']}: {money(fixed['total_cents'])} in {fixed['count']} shares "
+        f"of {money(fixed['total_cents'] // fixed['count'])}"
+    )
 
-    print(f"\nGrabs: {len(shares['lucky']) + outcomes['lucky']['410 sold_out']} people on the lucky packet, "
-          f"{sum(outcomes['fixed'].values())} of them also on the fixed one; "
-          f"{len(grab_pool)} grab sandboxes served {served}")
+    print(
+        f"\nGrabs: {len(shares['lucky']) + outcomes['lucky']['410 sold_out']} people on the "
+        "lucky packet, "
+        f"{sum(outcomes['fixed'].values())} of them also on the fixed one; "
+        f"{len(grab_pool)} grab sandboxes served {served}"
+    )
     for k in ("lucky", "fixed"):
         o = outcomes[k]
         others = {c: n for c, n in o.items() if c not in (200, "410 sold_out")}
-        print(f"  {k}: {o[200]} winners (200), {o['410 sold_out']} losers (410 sold_out)"
-              + (f", other {others}" if others else ""))
+        print(
+            f"  {k}: {o[200]} winners (200), {o['410 sold_out']} losers (410 sold_out)"
+            + (f", other {others}" if others else "")
+        )
 
     amounts = [s["amount_cents"] for s in shares["lucky"].values()]
     if amounts:
         mean = sum(amounts) / len(amounts)
-        print(f"\nLucky amounts: {len(amounts)} shares, min {money(min(amounts))}, "
-              f"median {money(sorted(amounts)[len(amounts) // 2])}, mean {mean / 100:.2f}, "
-              f"max {money(max(amounts))}, sum {money(sum(amounts))}")
+        print(
+            f"\nLucky amounts: {len(amounts)} shares, min {money(min(amounts))}, "
+            f"median {money(sorted(amounts)[len(amounts) // 2])}, mean {mean / 100:.2f}, "
+            f"max {money(max(amounts))}, sum {money(sum(amounts))}"
+        )
         for row in histogram(amounts):
             print(row)
     best = views["lucky"].get("best_luck")
     if best:
-        print(f"\nBest luck (GET /packets/{{id}}): {best['user_id']} with {money(best['amount_cents'])}")
+        print(
+            f"\nBest luck (GET /packets/{{id}}): {best['user_id']} "
+            f"with {money(best['amount_cents'])}"
+        )
     else:
         print("\nBest luck: none (the lucky packet was not sold out)")
 
     print("\nPackets after reclaim-cron:")
-    print(f"  {'packet':<7}{'status':<9}{'total':>9}{'grabbed':>9}{'claimed':>9}{'unclaimed':>10}"
-          f"{'never grabbed':>14}{'refunded':>10}{'held':>7}")
+    print(
+        f"  {'packet':<7}{'status':<9}{'total':>9}{'grabbed':>9}{'claimed':>9}{'unclaimed':>10}"
+        f"{'never grabbed':>14}{'refunded':>10}{'held':>7}"
+    )
     for k, v in views.items():
-        c = sum(g["amount_cents"] for g in v["grabs"] if g["claimed"])
+        c = claimed_cents(v)
         unclaimed = v["grabbed_cents"] - c
-        print(f"  {k:<7}{v['status']:<9}{money(v['total_cents']):>9}{money(v['grabbed_cents']):>9}"
-              f"{money(c):>9}{money(unclaimed):>10}{money(v['total_cents'] - v['grabbed_cents']):>14}"
-              f"{money(v['refunded_cents']):>10}{money(held[k]):>7}")
+        print(
+            f"  {k:<7}{v['status']:<9}{money(v['total_cents']):>9}{money(v['grabbed_cents']):>9}"
+            f"{money(c):>9}{money(unclaimed):>10}{money(v['total_cents'] - v['grabbed_cents']):>14}"
+            f"{money(v['refunded_cents']):>10}{money(held[k]):>7}"
+        )
     print(f"  reclaim-cron runs: {summaries}")
 
     print("\nWallets touched:")
@@ -492,27 +631,40 @@ def report(args, packets, outcomes, shares, claimed, no_claim, views, walls, sum
     grabbers = {u: w for u, w in walls.items() if u != "alice"}
     paid = {u: w["balance_cents"] for u, w in grabbers.items() if w["balance_cents"] > 0}
     unclaimed_users = sorted(no_claim)
-    print(f"  grabbers: {len(grabbers)} winners; {len(paid)} wallets received money, "
-          f"sum {money(sum(paid.values()))}; {len(unclaimed_users)} winners never claimed "
-          f"(their {money(sum(shares[k][u]['amount_cents'] for k in shares for u in unclaimed_users if u in shares[k]))}"
-          f" went back to alice)" + (f"; {too_late} claims were too late" if too_late else ""))
+    unclaimed_cents = sum(
+        shares[k][u]["amount_cents"] for k in shares for u in unclaimed_users if u in shares[k]
+    )
+    print(
+        f"  grabbers: {len(grabbers)} winners; {len(paid)} wallets received money, "
+        f"sum {money(sum(paid.values()))}; {len(unclaimed_users)} winners never claimed "
+        f"(their {money(unclaimed_cents)} went back to alice)"
+        + (f"; {too_late} claims were too late" if too_late else "")
+    )
     print("  top 10 grabber wallets:")
     for i, (u, bal) in enumerate(sorted(paid.items(), key=lambda x: (-x[1], x[0]))[:10], 1):
-        what = ", ".join(f"{k} {money(claimed[k][u])}" for k in ("lucky", "fixed") if u in claimed[k])
+        what = ", ".join(
+            f"{k} {money(claimed[k][u])}" for k in ("lucky", "fixed") if u in claimed[k]
+        )
         print(f"    {i:>2}. {u:<10}{money(bal):>8}   ({what})")
 
     wallet_sum = sum(w["balance_cents"] for w in walls.values())
     print("\nMoney conservation:")
     print(f"  deposits                      {money(deposits):>9}")
     print(f"  alice's wallet                {money(walls['alice']['balance_cents']):>9}")
-    print(f"  grabbers' wallets             {money(wallet_sum - walls['alice']['balance_cents']):>9}")
+    print(
+        f"  grabbers' wallets             {money(wallet_sum - walls['alice']['balance_cents']):>9}"
+    )
     print(f"  held by packets               {money(sum(held.values())):>9}")
-    print(f"  wallets + held                {money(wallet_sum + sum(held.values())):>9}   "
-          f"{'= deposits' if wallet_sum + sum(held.values()) == deposits else '!= deposits'}"
-          f" (cross-checked against all {redis_n} wallets in Redis)")
+    print(
+        f"  wallets + held                {money(wallet_sum + sum(held.values())):>9}   "
+        f"{'= deposits' if wallet_sum + sum(held.values()) == deposits else '!= deposits'}"
+        f" (cross-checked against all {redis_n} wallets in Redis)"
+    )
     if colds:
-        print(f"\nCold starts (RIE INIT REPORT): median {ll.percentile(colds, 50):.1f} ms, "
-              f"max {max(colds):.1f} ms over {len(colds)} sandboxes")
+        print(
+            f"\nCold starts (RIE INIT REPORT): median {percentile(colds, 50):.1f} ms, "
+            f"max {max(colds):.1f} ms over {len(colds)} sandboxes"
+        )
 
 
 if __name__ == "__main__":

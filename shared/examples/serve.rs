@@ -46,9 +46,9 @@ async fn as_api_gateway(mut req: Request, next: Next) -> Response {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    api::lambda::init_tracing();
     let env = |name: &str| std::env::var(name).ok();
     let lookup = Lookup::new(&env);
+    api::lambda::init_tracing(&lookup)?;
     use Feature::*;
     let config = Config::load(&lookup, &[Packets, Reclaim, Wallet, OrderCodes, Voting])?;
     let auth = AuthMode::from_lookup(&lookup)?;

@@ -42,7 +42,8 @@ use harness::RedisServer;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::store::{scripts, wallet};
+use hongbao::store::scripts::{self, Call, GrabCall};
+use hongbao::store::wallet;
 use hongbao::{Config, Store};
 use tokio::runtime::Runtime;
 
@@ -354,10 +355,18 @@ impl Bench {
         let k = self.keys.packet(&id);
         let rl = self.keys.grab_rate(&id, "user:__rand_int__");
         let cfg = self.admin.config();
-        let (limit, window) = (
-            cfg.packets.grab_rate_limit.to_string(),
-            cfg.packets.grab_rate_window_ms.to_string(),
-        );
+        // The EVALSHA the store's `packets::grab` sends, with `redis-benchmark`'s random user.
+        let evalsha = GrabCall {
+            meta: &k.meta,
+            shares: &k.shares,
+            grabs: &k.grabs,
+            rate: &rl,
+            recipients: &k.recipients,
+            user_id: "user:__rand_int__",
+            rate_limit: cfg.packets.grab_rate_limit,
+            rate_window_ms: cfg.packets.grab_rate_window_ms,
+        }
+        .evalsha_words();
         self.reset_stats();
         let before = self.counters(libc::RUSAGE_CHILDREN);
         let out = Command::new("redis-benchmark")
@@ -371,23 +380,7 @@ impl Bench {
                 &pipeline.to_string(),
             ])
             .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args([
-                "EVALSHA",
-                scripts::GRAB.get_hash(),
-                "5",
-                &k.meta,
-                &k.shares,
-                &k.grabs,
-            ])
-            // KEYS[4] the rate-limit counter, KEYS[5] the recipients set (as the store sends
-            // them: lua/grab.lua declares five keys), then ARGV.
-            .args([
-                rl.as_str(),
-                k.recipients.as_str(),
-                "user:__rand_int__",
-                &limit,
-                &window,
-            ])
+            .args(&evalsha)
             // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.
             .env_remove("LD_PRELOAD")
             .output()

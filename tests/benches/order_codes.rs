@@ -34,7 +34,7 @@ use std::time::Instant;
 use harness::RedisServer;
 use hongbao::domain::order_codes::ZoneWindow;
 use hongbao::store::order_codes::{self, Outcome};
-use hongbao::store::scripts;
+use hongbao::store::scripts::{self, Call, OrderCodeCall};
 use hongbao::{Config, Store};
 use tokio::runtime::Runtime;
 
@@ -239,45 +239,39 @@ impl Bench {
     fn evalsha_words(&self, count: u32) -> Vec<String> {
         let cfg = self.admin.config();
         let w = ZoneWindow::around(&cfg.order_codes.tz, chrono_now());
-        let mut words = vec![
-            "EVALSHA".to_string(),
-            scripts::ORDER_CODE.get_hash().to_string(),
-        ];
-        words.push((2 * w.days.len() + 1).to_string());
-        for &d in &w.days {
-            words.push(order_codes::day_key(
-                "hb",
-                order_codes::date_of_day(d).expect("date"),
-            ));
-        }
-        words.push(order_codes::newest_day_key("hb"));
-        for &d in &w.days {
-            words.push(order_codes::quota_key(
-                "hb",
-                order_codes::date_of_day(d).expect("date"),
-                "bench",
-            ));
-        }
+        let dates: Vec<_> = w
+            .days
+            .iter()
+            .map(|&d| order_codes::date_of_day(d).expect("date"))
+            .collect();
+        let day_hashes: Vec<String> = dates
+            .iter()
+            .map(|&d| order_codes::day_key("hb", d))
+            .collect();
+        let quotas: Vec<String> = dates
+            .iter()
+            .map(|&d| order_codes::quota_key("hb", d, "bench"))
+            .collect();
         // The fresh secret doubles as the guess: the first call stores it, every later call
         // takes the hot path (TIME + HINCRBY), as a warm sandbox does.
         let secret = order_codes::new_day_secret();
-        words.extend([
-            count.to_string(),
-            order_codes::domain(self.digits).to_string(),
-            secret.clone(),
-            order_codes::DAY_TTL_SECS.to_string(),
-            cfg.order_codes.per_user_per_day.to_string(),
-            w.start.to_string(),
-            w.end.to_string(),
-        ]);
-        for d in &w.days {
-            words.extend([d.to_string(), secret.clone()]);
+        let days: Vec<(i64, &str)> = w.days.iter().map(|&d| (d, secret.as_str())).collect();
+        OrderCodeCall {
+            day_hashes: &day_hashes,
+            newest_day: &order_codes::newest_day_key("hb"),
+            quotas: &quotas,
+            count,
+            positions_per_day: order_codes::domain(self.digits),
+            new_secret: &secret,
+            day_ttl_secs: order_codes::DAY_TTL_SECS,
+            per_user_per_day: cfg.order_codes.per_user_per_day,
+            window_start: w.start,
+            window_end: w.end,
+            days: &days,
+            base_offset: w.base_offset,
+            transitions: &w.transitions,
         }
-        words.push(w.base_offset.to_string());
-        for (at, off) in &w.transitions {
-            words.extend([at.to_string(), off.to_string()]);
-        }
-        words
+        .evalsha_words()
     }
 
     /// `tasks` tasks over `conns` stores looping `next_codes(count)` until `n` calls are done.

@@ -22,7 +22,8 @@ use harness::RedisServer;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::store::{reclaim, scripts, wallet};
+use hongbao::store::scripts::{Call, ClaimCall};
+use hongbao::store::{reclaim, wallet};
 use hongbao::{Config, Store};
 
 const DEFAULT_PACKETS: usize = 100_000;
@@ -83,14 +84,16 @@ fn main() {
                             // Claim step 1 only: reclaim must re-drive the credit.
                             let pk = Keys::new("hb").packet(&p.packet_id);
                             let mut conn = store.conn().await.unwrap();
-                            let _: redis::Value = scripts::CLAIM
-                                .key(&pk.meta)
-                                .key(&pk.grabs)
-                                .key(&pk.claims)
-                                .arg(&grabber)
-                                .invoke_async(&mut conn)
-                                .await
-                                .unwrap();
+                            let _: redis::Value = ClaimCall {
+                                meta: &pk.meta,
+                                grabs: &pk.grabs,
+                                claims: &pk.claims,
+                                user_id: &grabber,
+                            }
+                            .invocation()
+                            .invoke_async(&mut conn)
+                            .await
+                            .unwrap();
                         } else {
                             packets::claim(&store, &p.packet_id, &grabber)
                                 .await

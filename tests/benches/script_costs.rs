@@ -31,8 +31,9 @@ use harness::RedisServer;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, CreateOutcome, NewPacket};
+use hongbao::store::scripts::{self, Call, GrabCall, VoteCall};
 use hongbao::store::voting::{self, NewArticle, SiteKeys};
-use hongbao::store::{order_codes, scripts, wallet};
+use hongbao::store::{order_codes, wallet};
 use hongbao::{Config, Store};
 use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
@@ -263,21 +264,24 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         panic!("create failed")
     };
     let pk = keys.packet(&p.packet_id);
-    let limit = cfg.packets.grab_rate_limit.to_string();
+    let limit = cfg.packets.grab_rate_limit;
     // An hour-long window, so that no counter expires between the phases of a round: the
     // repeat phases then take the path they are named after.
-    let hour = "3600000";
-    let grab = |user: String, limit: &str| {
-        let ks = vec![
-            pk.meta.clone(),
-            pk.shares.clone(),
-            pk.grabs.clone(),
-            keys.grab_rate(&p.packet_id, &user),
-            pk.recipients.clone(),
-        ];
-        (ks, vec![user, limit.to_string(), hour.to_string()])
+    let hour = 3_600_000;
+    let grab = |user: String, limit: u32| {
+        GrabCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            rate: &keys.grab_rate(&p.packet_id, &user),
+            recipients: &pk.recipients,
+            user_id: &user,
+            rate_limit: limit,
+            rate_window_ms: hour,
+        }
+        .texts()
     };
-    let winners: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), &limit)).collect();
+    let winners: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), limit)).collect();
     let win = b
         .phase("grab win", &scripts::GRAB, &winners, "grabbed")
         .await;
@@ -294,7 +298,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let again = b
         .phase("grab repeat", &scripts::GRAB, &winners, "already_grabbed")
         .await;
-    let unlimited: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), "0")).collect();
+    let unlimited: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), 0)).collect();
     let again_unlimited = b
         .phase(
             "grab repeat, limit off",
@@ -303,7 +307,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             "already_grabbed",
         )
         .await;
-    let late: Vec<_> = (0..n).map(|i| grab(format!("l{i}"), &limit)).collect();
+    let late: Vec<_> = (0..n).map(|i| grab(format!("l{i}"), limit)).collect();
     let sold = b
         .phase("grab sold out", &scripts::GRAB, &late, "sold_out")
         .await;
@@ -312,11 +316,11 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let spammers = (n / 50).max(1);
     let allowance: Vec<_> = (0..spammers)
         .flat_map(|i| (0..cfg.packets.grab_rate_limit).map(move |_| i))
-        .map(|i| grab(format!("w{i}"), &limit))
+        .map(|i| grab(format!("w{i}"), limit))
         .collect();
     let _ = b.run(&scripts::GRAB, &allowance).await;
     let over: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{}", i % spammers), &limit))
+        .map(|i| grab(format!("w{}", i % spammers), limit))
         .collect();
     let limited = b
         .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
@@ -338,14 +342,17 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     };
     let tpk = keys.packet(&tp.packet_id);
     let tgrab = |user: String| {
-        let ks = vec![
-            tpk.meta.clone(),
-            tpk.shares.clone(),
-            tpk.grabs.clone(),
-            keys.grab_rate(&tp.packet_id, &user),
-            tpk.recipients.clone(),
-        ];
-        (ks, vec![user, limit.clone(), hour.to_string()])
+        GrabCall {
+            meta: &tpk.meta,
+            shares: &tpk.shares,
+            grabs: &tpk.grabs,
+            rate: &keys.grab_rate(&tp.packet_id, &user),
+            recipients: &tpk.recipients,
+            user_id: &user,
+            rate_limit: limit,
+            rate_window_ms: hour,
+        }
+        .texts()
     };
     let recipients: Vec<_> = (0..r).map(|i| tgrab(format!("t{i}"))).collect();
     let targeted_win = b
@@ -471,37 +478,35 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         panic!("the bench's one post is within the quota")
     };
     let id = article.id;
-    let limit = cfg.voting.rate_limit.to_string();
-    let vote = |user: String, dir: i64, limit: &str| {
-        let ks = vec![
-            site.article(id),
-            site.voters(id),
-            site.ranking(voting::Order::Score),
-            site.vote_rate(&user),
-        ];
-        let args = vec![
-            user,
-            dir.to_string(),
-            id.member(),
-            limit.to_string(),
-            cfg.voting.rate_window_ms.to_string(),
-            voting::ONE_WEEK_IN_SECONDS.to_string(),
-            voting::VOTE_SCORE.to_string(),
-            "0".to_string(),
-        ];
-        (ks, args)
+    let limit = cfg.voting.rate_limit;
+    let vote = |user: String, direction: i64, limit: u32| {
+        VoteCall {
+            article: &site.article(id),
+            voters: &site.voters(id),
+            score: &site.ranking(voting::Order::Score),
+            rate: &site.vote_rate(&user),
+            user_id: &user,
+            direction,
+            member: &id.member(),
+            rate_limit: limit,
+            rate_window_ms: cfg.voting.rate_window_ms,
+            voting_window_secs: voting::ONE_WEEK_IN_SECONDS,
+            vote_score: voting::VOTE_SCORE,
+            clock_offset_secs: 0,
+        }
+        .texts()
     };
-    let ups: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), 1, &limit)).collect();
+    let ups: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), 1, limit)).collect();
     let up = b.phase("vote up", &scripts::VOTE, &ups, "changed").await;
-    let downs: Vec<_> = (0..n).map(|i| vote(format!("d{i}"), -1, &limit)).collect();
+    let downs: Vec<_> = (0..n).map(|i| vote(format!("d{i}"), -1, limit)).collect();
     let down = b
         .phase("vote down", &scripts::VOTE, &downs, "changed")
         .await;
-    let switches: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), -1, &limit)).collect();
+    let switches: Vec<_> = (0..n).map(|i| vote(format!("u{i}"), -1, limit)).collect();
     let switch = b
         .phase("vote switch", &scripts::VOTE, &switches, "changed")
         .await;
-    let unlimited: Vec<_> = (0..n).map(|i| vote(format!("o{i}"), 1, "0")).collect();
+    let unlimited: Vec<_> = (0..n).map(|i| vote(format!("o{i}"), 1, 0)).collect();
     let up_unlimited = b
         .phase("vote up, limit off", &scripts::VOTE, &unlimited, "changed")
         .await;

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::store::scripts;
+use hongbao::store::scripts::{self, Call, VoteCall};
 use hongbao::store::voting::{
     self, ArticleId, Direction, NewArticle, Order, SiteKeys, VoteOutcome,
 };
@@ -195,15 +195,23 @@ impl Bench {
             self.keys.ranking(Order::Score),
         );
         let rl = self.keys.vote_rate("user:__rand_int__");
-        let member = id.member();
-        let (limit, window) = (
-            cfg.voting.rate_limit.to_string(),
-            cfg.voting.rate_window_ms.to_string(),
-        );
-        let (week, vote_score) = (
-            voting::ONE_WEEK_IN_SECONDS.to_string(),
-            voting::VOTE_SCORE.to_string(),
-        );
+        // The EVALSHA the store's `voting::vote` sends (an up-vote), with `redis-benchmark`'s
+        // random user.
+        let evalsha = VoteCall {
+            article: &article,
+            voters: &voters,
+            score: &score,
+            rate: &rl,
+            user_id: "user:__rand_int__",
+            direction: 1,
+            member: &id.member(),
+            rate_limit: cfg.voting.rate_limit,
+            rate_window_ms: cfg.voting.rate_window_ms,
+            voting_window_secs: voting::ONE_WEEK_IN_SECONDS,
+            vote_score: voting::VOTE_SCORE,
+            clock_offset_secs: 0,
+        }
+        .evalsha_words();
         let _: () = self.query(&["CONFIG", "RESETSTAT"]);
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
         let out = Command::new("redis-benchmark")
@@ -217,25 +225,7 @@ impl Bench {
                 &pipeline.to_string(),
             ])
             .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args([
-                "EVALSHA",
-                scripts::VOTE.get_hash(),
-                "4",
-                &article,
-                &voters,
-                &score,
-                &rl,
-            ])
-            .args([
-                "user:__rand_int__",
-                "1",
-                &member,
-                &limit,
-                &window,
-                &week,
-                &vote_score,
-                "0",
-            ])
+            .args(&evalsha)
             .output()
             .expect("run redis-benchmark");
         let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;

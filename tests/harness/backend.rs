@@ -9,7 +9,8 @@ use redis::{Cmd, Pipeline, RedisFuture, Value};
 use crate::{node_conn, scan_keys, RedisCluster, RedisServer, ReplicatedCluster, RESPONSE_TIMEOUT};
 
 /// Set to `1` to run [`Backend::Cluster`] tests on a 3-master + 3-replica cluster instead of
-/// 3 masters (`make test` runs the red-packet, order-code and vote suites both ways).
+/// 3 masters (`make replicas` runs the red-packet, history, order-code, vote and workload
+/// suites that way, after `make unit` ran them on 3 masters).
 pub const REPLICAS_ENV: &str = "HONGBAO_TEST_CLUSTER_REPLICAS";
 
 /// Which kind of Redis deployment a test runs against.

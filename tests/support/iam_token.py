@@ -1,4 +1,4 @@
-"""Prints the ElastiCache or MemoryDB IAM auth token botocore makes, for tests/iam_token.rs.
+"""Prints the ElastiCache or MemoryDB IAM auth token botocore makes, for tests/it/iam_token.rs.
 
 Usage: iam_token.py ACCESS_KEY SECRET_KEY SESSION_TOKEN REGION NAME USER TARGET UNIX_SECONDS
 
@@ -11,6 +11,7 @@ pure-Python signer and, when awscrt is installed, in its CRT signer). Run with
 BOTO_DISABLE_CRT=true for botocore's own (pure-Python) SigV4 query signer, which is what PyPI's
 botocore uses without awscrt.
 """
+
 import datetime
 import sys
 from urllib.parse import urlencode
@@ -22,8 +23,12 @@ from botocore.model import ServiceId
 from botocore.signers import RequestSigner
 
 access_key, secret_key, token, region, cache, user, target, at = sys.argv[1:9]
-service = {"elasticache": "elasticache", "elasticache-serverless": "elasticache", "memorydb": "memorydb"}[target]
-frozen = datetime.datetime.fromtimestamp(int(at), datetime.timezone.utc)
+service = {
+    "elasticache": "elasticache",
+    "elasticache-serverless": "elasticache",
+    "memorydb": "memorydb",
+}[target]
+frozen = datetime.datetime.fromtimestamp(int(at), datetime.UTC)
 
 
 def frozen_now(remove_tzinfo=True):

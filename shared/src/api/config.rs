@@ -1,12 +1,13 @@
-//! The API's own settings (where the caller's identity comes from), the state every router
-//! shares, and the table of every setting of every layer (the README's configuration table is
-//! checked against it).
+//! The API's own settings (where the caller's identity comes from, the log filter), the state
+//! every router shares, and the table of every setting of every layer (the README's
+//! configuration table is checked against it).
 
 use std::sync::Arc;
 
 use crate::domain::settings::Setting;
 use crate::domain::{ConfigError, Lookup};
 use crate::store::Store;
+use tracing_subscriber::filter::Targets;
 
 /// `HONGBAO_AUTH_MODE`.
 pub const AUTH_MODE: Setting = Setting {
@@ -15,12 +16,22 @@ pub const AUTH_MODE: Setting = Setting {
     meaning: "`jwt` (claim `sub`) or `header` (`x-user-id`; local development only)",
 };
 
-/// `RUST_LOG` (read by `tracing-subscriber`, listed for the table).
+/// `RUST_LOG`.
 pub const RUST_LOG: Setting = Setting {
     name: "RUST_LOG",
     default: "info",
-    meaning: "log filter: a level, or `target=level` directives (JSON logs to CloudWatch)",
+    meaning: "log filter: a level, or `target=level` directives (JSON logs to CloudWatch); a value that does not parse stops Init",
 };
+
+/// [`RUST_LOG`] parsed: a list of `[target=]level` directives (`info`, `warn,hongbao=debug`),
+/// by `tracing_subscriber::filter::Targets` (which needs no regex engine, unlike `EnvFilter`,
+/// whose span-field filters no function here uses: a smaller bootstrap).
+///
+/// # Errors
+/// [`ConfigError`] naming `RUST_LOG` when a directive does not parse.
+pub fn log_filter(lookup: &Lookup<'_>) -> Result<Targets, ConfigError> {
+    lookup.get(&RUST_LOG)
+}
 
 /// How the caller's user id is found in a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +94,8 @@ pub fn all_settings() -> Vec<Setting> {
         wallet::SETTINGS,
         order_codes::SETTINGS,
         voting::SETTINGS,
-        &[super::metrics::METRICS_NAMESPACE, RUST_LOG],
+        &super::metrics::SETTINGS,
+        &[RUST_LOG],
     ]
     .concat()
 }
@@ -132,6 +144,76 @@ mod tests {
             names.len(),
             all_settings().len(),
             "a setting is declared twice"
+        );
+    }
+
+    /// The table checks the real loader: every variable any function's Init settings check
+    /// (`lambda::settings`) asks for is a declared setting, and every declared
+    /// setting is asked for by some function (none is declared but parsed elsewhere, or
+    /// parsed from a string literal with its default typed again). IAM auth is on so that the
+    /// conditional reads happen too.
+    #[test]
+    fn every_variable_read_is_a_declared_setting() {
+        use crate::api::lambda::{settings, Function};
+        use std::cell::RefCell;
+        let asked = RefCell::new(std::collections::BTreeSet::new());
+        let env = |name: &str| {
+            asked.borrow_mut().insert(name.to_string());
+            match name {
+                "REDIS_URL" => Some("rediss://hb.abc.use1.cache.amazonaws.com:6379".into()),
+                "REDIS_AUTH" => Some("iam".into()),
+                "REDIS_USERNAME" => Some("app".into()),
+                "REDIS_IAM_CACHE_NAME" => Some("hb".into()),
+                _ => None,
+            }
+        };
+        for function in Function::ALL {
+            settings(function, &Lookup::new(&env)).unwrap();
+        }
+        let asked = asked.into_inner();
+        let declared: std::collections::BTreeSet<String> =
+            all_settings().iter().map(|s| s.name.to_string()).collect();
+        let undeclared: Vec<&String> = asked.difference(&declared).collect();
+        assert!(
+            undeclared.is_empty(),
+            "read but not declared: {undeclared:?}"
+        );
+        let unread: Vec<&String> = declared.difference(&asked).collect();
+        assert!(unread.is_empty(), "declared but never read: {unread:?}");
+    }
+
+    /// A log filter or a metrics namespace that cannot be used stops Init naming its variable
+    /// (a bad `RUST_LOG` used to become `info` silently, and CloudWatch drops the metrics of a
+    /// namespace outside its rules).
+    #[test]
+    fn log_and_metrics_settings_are_checked() {
+        use crate::api::lambda::{settings, Function, InitError};
+        for (name, value) in [
+            ("RUST_LOG", "hongbao=loud"),
+            ("RUST_LOG", "info,=debug=x"),
+            ("HONGBAO_METRICS_NAMESPACE", "AWS/Lambda"),
+            ("HONGBAO_METRICS_NAMESPACE", "my metrics"),
+            ("HONGBAO_METRICS_NAMESPACE", &"n".repeat(256)),
+        ] {
+            let env = |n: &str| (n == name).then(|| value.to_string());
+            match settings(Function::Grab, &Lookup::new(&env)) {
+                Err(InitError::Config(e)) => assert_eq!(e.name, name, "{name}={value}"),
+                other => panic!("{name}={value}: {other:?}"),
+            }
+        }
+        for (name, value) in [
+            ("RUST_LOG", "warn,hongbao=debug"),
+            ("RUST_LOG", "trace"),
+            ("HONGBAO_METRICS_NAMESPACE", "team/hongbao-prod#1"),
+        ] {
+            let env = |n: &str| (n == name).then(|| value.to_string());
+            settings(Function::Vote, &Lookup::new(&env)).unwrap();
+        }
+        let env = |n: &str| (n == "AWS_LAMBDA_FUNCTION_NAME").then(|| "hb-grab".to_string());
+        let s = settings(Function::Grab, &Lookup::new(&env)).unwrap();
+        assert_eq!(
+            (s.metrics.namespace.as_str(), s.metrics.function.as_str()),
+            ("hongbao", "hb-grab")
         );
     }
 

@@ -146,9 +146,6 @@ pub struct HistoryBody {
     responses(
         (status = 200, description = "a page of the caller's history", body = HistoryBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn list(
@@ -185,7 +182,7 @@ impl From<Totals> for TotalsBody {
 /// The body of `GET /packets/summary`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SummaryBody {
-    /// The business year (`HONGBAO_ORDER_CODE_TZ`).
+    /// The business year (`HONGBAO_BUSINESS_TZ`).
     pub year: i32,
     /// Packets the caller sent that year.
     pub sent: TotalsBody,
@@ -200,14 +197,11 @@ pub struct SummaryBody {
     summary = "The caller's yearly red-packet totals",
     description = "Count and sum of the packets the caller sent and the shares they claimed in a business year, over the history entries kept (`HONGBAO_HISTORY_RETENTION_DAYS`).",
     params(
-        ("year" = Option<i32>, Query, description = "business year in `HONGBAO_ORDER_CODE_TZ`, 1970..=9999; default: the current one", minimum = 1970, maximum = 9999)
+        ("year" = Option<i32>, Query, description = "business year in `HONGBAO_BUSINESS_TZ`, 1970..=9999; default: the current one", minimum = 1970, maximum = 9999)
     ),
     responses(
         (status = 200, description = "the caller's totals of that year", body = SummaryBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn summary(

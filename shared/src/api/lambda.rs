@@ -13,30 +13,26 @@ use lambda_http::request::RequestContext;
 use lambda_http::RequestExt;
 use tower::Layer;
 
-use super::config::{AppState, AuthMode};
-use crate::domain::ConfigError;
+use tracing_subscriber::filter::Targets;
+
+use super::config::{log_filter, AppState, AuthMode};
+use super::metrics::MetricsSettings;
+use crate::domain::{ConfigError, Lookup};
 use crate::store::{EvictionVerdict, Feature, Store};
 
-/// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), level from
-/// `RUST_LOG` (default `info`), no ANSI colours, no timestamps (CloudWatch adds them), and
-/// other crates capped at `debug` so no raw event with its credentials is ever logged
-/// (`credential_safe_levels`).
+/// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), levels from
+/// `RUST_LOG` ([`log_filter`]; `info` when it does not parse, and then the error is returned
+/// so that Init can stop with it, logged), no ANSI colours, no timestamps (CloudWatch adds them), and other
+/// crates capped at `debug` so no raw event with its credentials is ever logged
+/// (`credential_safe_levels`). A second call changes nothing.
 ///
-/// `RUST_LOG` is a list of `[target=]level` directives (`info`, `warn,hongbao=debug`), parsed
-/// by `tracing_subscriber::filter::Targets`; an unparsable value means `info`. (Targets needs
-/// no regex engine, unlike `EnvFilter`, whose span-field filters no function here uses: a
-/// smaller bootstrap.)
-pub fn init_tracing() {
+/// # Errors
+/// [`ConfigError`] naming `RUST_LOG` when it does not parse (tracing is set up at `info`).
+pub fn init_tracing(lookup: &Lookup<'_>) -> Result<(), ConfigError> {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
 
-    let filter = std::env::var("RUST_LOG")
-        .ok()
-        .and_then(|v| v.parse::<tracing_subscriber::filter::Targets>().ok())
-        .unwrap_or_else(|| {
-            tracing_subscriber::filter::Targets::new()
-                .with_default(tracing_subscriber::filter::LevelFilter::INFO)
-        });
+    let filter = log_filter(lookup);
     let _ = tracing_subscriber::fmt()
         // The builder's own ceiling is INFO: lift it, so `RUST_LOG` alone decides (before,
         // `RUST_LOG=debug` printed nothing below INFO).
@@ -47,9 +43,12 @@ pub fn init_tracing() {
         .without_time()
         .with_target(false)
         .finish()
-        .with(filter)
+        .with(filter.clone().unwrap_or_else(|_| {
+            Targets::new().with_default(tracing_subscriber::filter::LevelFilter::INFO)
+        }))
         .with(credential_safe_levels())
         .try_init();
+    filter.map(drop)
 }
 
 /// A second filter under `RUST_LOG`: only hongbao's own code may log at `trace`; every other
@@ -127,14 +126,18 @@ impl Function {
     }
 }
 
-/// What a sandbox's Init reads before it touches Redis: the store's configuration and the
-/// identity mode.
+/// What a sandbox's Init reads before it touches Redis: the store's configuration, the
+/// identity mode, the log filter and the metrics' namespace and dimension.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Connection settings and the function's feature rules.
     pub config: crate::store::Config,
     /// Where the caller's identity comes from (`HONGBAO_AUTH_MODE`).
     pub auth: AuthMode,
+    /// Which log lines are printed (`RUST_LOG`, [`log_filter`]).
+    pub log: Targets,
+    /// Where the metrics go ([`super::metrics::METRICS_NAMESPACE`], the function's name).
+    pub metrics: MetricsSettings,
 }
 
 /// Reads and checks every setting `function` reads at Init, through `lookup` (a variable name
@@ -148,9 +151,16 @@ pub fn settings(
     function: Function,
     lookup: &crate::domain::Lookup<'_>,
 ) -> Result<Settings, InitError> {
+    let log = log_filter(lookup)?;
     let auth = AuthMode::from_lookup(lookup)?;
     let config = crate::store::Config::load(lookup, function.features())?;
-    Ok(Settings { config, auth })
+    let metrics = MetricsSettings::from_lookup(lookup)?;
+    Ok(Settings {
+        config,
+        auth,
+        log,
+        metrics,
+    })
 }
 
 /// Initialises a sandbox for `function`: JSON tracing, its settings ([`settings`] over the
@@ -164,10 +174,17 @@ pub fn settings(
 /// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
 /// with that message instead of running misconfigured.
 pub async fn init(function: Function) -> Result<AppState, InitError> {
-    init_tracing();
-    init_metrics();
     let env = |name: &str| std::env::var(name).ok();
-    let Settings { config, auth } = settings(function, &crate::domain::Lookup::new(&env))?;
+    let lookup = Lookup::new(&env);
+    // Tracing first, so that a bad setting stops Init with a logged message.
+    init_tracing(&lookup)?;
+    let Settings {
+        config,
+        auth,
+        metrics,
+        ..
+    } = settings(function, &lookup)?;
+    init_metrics(&metrics);
     let state = AppState::new(Store::new(config), auth);
     if function.features().contains(&Feature::Wallet)
         && state.store.config().wallet.deposit_principals.is_empty()
@@ -189,25 +206,19 @@ pub async fn init(function: Function) -> Result<AppState, InitError> {
 static COLLECTOR: std::sync::OnceLock<&'static metrics_cloudwatch_embedded::Collector> =
     std::sync::OnceLock::new();
 
-/// Installs the CloudWatch Embedded Metric Format recorder once per sandbox: namespace
-/// `HONGBAO_METRICS_NAMESPACE` (default `hongbao`), dimension `Function` =
-/// `AWS_LAMBDA_FUNCTION_NAME` (see [`super::metrics`]). [`for_api_gateway`] and
+/// Installs the CloudWatch Embedded Metric Format recorder once per sandbox: the namespace
+/// and the dimension `Function` of `settings` (see [`super::metrics`]). [`for_api_gateway`] and
 /// [`super::reclaim::serve`] flush it after every invocation, with the Lambda request id as
 /// the property `RequestId`. A second call, or a recorder already installed, is logged and
 /// ignored.
-pub fn init_metrics() {
+pub fn init_metrics(settings: &MetricsSettings) {
     use metrics_cloudwatch_embedded::Builder;
     if COLLECTOR.get().is_some() {
         return;
     }
-    let namespace = std::env::var(super::metrics::METRICS_NAMESPACE.name)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| super::metrics::METRICS_NAMESPACE.default.to_string());
-    let function = std::env::var("AWS_LAMBDA_FUNCTION_NAME").unwrap_or_else(|_| "local".into());
     match Builder::new()
-        .cloudwatch_namespace(namespace)
-        .with_dimension("Function", function)
+        .cloudwatch_namespace(settings.namespace.clone())
+        .with_dimension("Function", settings.function.clone())
         .init()
     {
         Ok(collector) => {

@@ -23,13 +23,65 @@
 //! | `LatencyMs` | milliseconds | handler time of each HTTP request |
 
 use crate::domain::settings::Setting;
+use crate::domain::{ConfigError, Lookup};
 
 /// `HONGBAO_METRICS_NAMESPACE`.
 pub const METRICS_NAMESPACE: Setting = Setting {
     name: "HONGBAO_METRICS_NAMESPACE",
     default: "hongbao",
-    meaning: "CloudWatch namespace of the functions' Embedded Metric Format lines (dimension `Function` = the function name)",
+    meaning: "CloudWatch namespace of the functions' Embedded Metric Format lines (dimension `Function` = the function name): 1 to 255 of `A-Z a-z 0-9 . _ / # : -`, not starting with `AWS/`",
 };
+
+/// `AWS_LAMBDA_FUNCTION_NAME`.
+pub const FUNCTION_NAME: Setting = Setting {
+    name: "AWS_LAMBDA_FUNCTION_NAME",
+    default: "local",
+    meaning: "set by Lambda: the metrics' `Function` dimension",
+};
+
+/// The metrics' settings, in README order.
+pub const SETTINGS: [Setting; 2] = [METRICS_NAMESPACE, FUNCTION_NAME];
+
+/// Where a sandbox's metrics go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsSettings {
+    /// The CloudWatch namespace ([`METRICS_NAMESPACE`]).
+    pub namespace: String,
+    /// The `Function` dimension ([`FUNCTION_NAME`]).
+    pub function: String,
+}
+
+impl MetricsSettings {
+    /// Reads [`SETTINGS`]. The namespace follows CloudWatch's rules as `template.yaml`'s
+    /// `MetricsNamespace` pattern states them (1 to 255 characters of `A-Z a-z 0-9 . _ / # :
+    /// -`; `AWS/` is reserved for AWS services), so a namespace CloudWatch would drop stops
+    /// Init instead of losing every metric silently.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming `HONGBAO_METRICS_NAMESPACE` for a namespace outside those rules.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let namespace: String = lookup.get(&METRICS_NAMESPACE)?;
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "._/#:-".contains(c);
+        if namespace.len() > 255 || !namespace.chars().all(allowed) {
+            return Err(ConfigError::new(
+                &METRICS_NAMESPACE,
+                &namespace,
+                "must be 1 to 255 of A-Z a-z 0-9 . _ / # : -",
+            ));
+        }
+        if namespace.starts_with("AWS/") {
+            return Err(ConfigError::new(
+                &METRICS_NAMESPACE,
+                &namespace,
+                "AWS/ is reserved for AWS services",
+            ));
+        }
+        Ok(MetricsSettings {
+            namespace,
+            function: lookup.get(&FUNCTION_NAME)?,
+        })
+    }
+}
 
 /// A grab that won a share.
 pub const GRAB_WON: &str = "GrabWon";

@@ -6,9 +6,15 @@
 //! API Gateway HTTP APIs import only OpenAPI 3.0, so `template.yaml` keeps its own route
 //! definitions; this document is for clients (code generation), reviewers and fuzzing
 //! (`make test` runs schemathesis against `make serve` with it).
+//!
+//! The answers every operation shares (401 `unauthorized`, 500 `internal`, 503 `unavailable`)
+//! are added here once (`CommonAnswers`), not in each handler's annotation.
 
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::openapi::{Content, Ref, RefOr, Response};
+use utoipa::{Modify, OpenApi, PartialSchema};
 
 /// The security schemes: `jwt` (the HTTP API's JWT authorizer; the caller is the claim `sub`)
 /// and `sigv4` (`AWS_IAM`, deposits only).
@@ -52,6 +58,89 @@ impl Modify for OptionalBodies {
     }
 }
 
+/// The answers of every operation that the handlers' annotations leave out, because they are
+/// the same everywhere:
+///
+/// * 401 [`UnauthorizedError`](super::schemas::UnauthorizedError) on every operation under the
+///   document's `jwt` security (no `security` of its own); `POST /wallet/deposits`, signed with
+///   SigV4 (`sigv4`), never answers 401 (a request without a valid IAM caller is 403);
+/// * 500 [`InternalError`](super::schemas::InternalError) on every operation;
+/// * 503 [`UnavailableError`](super::schemas::UnavailableError) + `Retry-After` on every
+///   operation that declares no 503 of its own (`POST /order-codes` declares one that is also
+///   `exhausted`).
+///
+/// An operation that declares one of these statuses itself keeps its own answer.
+struct CommonAnswers;
+
+impl CommonAnswers {
+    /// An answer described by `description` whose JSON body is the schema named `schema`.
+    fn answer(description: &str, schema: &str) -> ResponseBuilder {
+        ResponseBuilder::new().description(description).content(
+            "application/json",
+            Content::new(Some(Ref::from_schema_name(schema))),
+        )
+    }
+
+    /// 401 `unauthorized`.
+    fn unauthorized() -> Response {
+        Self::answer(
+            "`unauthorized`: no valid caller identity",
+            "UnauthorizedError",
+        )
+        .build()
+    }
+
+    /// 500 `internal`.
+    fn internal() -> Response {
+        Self::answer("`internal`: a bug (not retryable)", "InternalError").build()
+    }
+
+    /// 503 `unavailable` with its `Retry-After` header (integer seconds).
+    fn unavailable() -> Response {
+        Self::answer(
+            "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)",
+            "UnavailableError",
+        )
+        .header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(Some(u32::schema()))
+                .description(Some("seconds to wait before retrying"))
+                .build(),
+        )
+        .build()
+    }
+}
+
+impl Modify for CommonAnswers {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in operations.into_iter().flatten() {
+                let under_jwt = op.security.is_none();
+                let answers = &mut op.responses.responses;
+                if under_jwt {
+                    answers
+                        .entry("401".into())
+                        .or_insert_with(|| RefOr::T(Self::unauthorized()));
+                }
+                answers
+                    .entry("500".into())
+                    .or_insert_with(|| RefOr::T(Self::internal()));
+                answers
+                    .entry("503".into())
+                    .or_insert_with(|| RefOr::T(Self::unavailable()));
+            }
+        }
+    }
+}
+
 /// The API's document.
 #[derive(OpenApi)]
 #[openapi(
@@ -76,9 +165,13 @@ impl Modify for OptionalBodies {
         super::voting::set_groups,
         super::voting::group_articles,
     ),
-    // What no body refers to: the answers to unknown paths and methods, and the query
-    // parameters' enums (utoipa collects only the bodies' schemas).
+    // What no annotation refers to: the answers every operation shares ([`CommonAnswers`]),
+    // the answers to unknown paths and methods, and the query parameters' enums (utoipa
+    // collects only the bodies' schemas).
     components(schemas(
+        super::schemas::UnauthorizedError,
+        super::schemas::InternalError,
+        super::schemas::UnavailableError,
         super::schemas::NotFoundError,
         super::schemas::MethodNotAllowedError,
         super::schemas::RoleDoc,
@@ -95,7 +188,7 @@ impl Modify for OptionalBodies {
             )
         )
     ),
-    modifiers(&Security, &OptionalBodies),
+    modifiers(&Security, &OptionalBodies, &CommonAnswers),
     security(("jwt" = [])),
     tags(
         (name = "red packets", description = "Create, grab, claim and view red packets"),

@@ -108,13 +108,10 @@ impl From<&Packet> for PacketBody {
     responses(
         (status = 201, description = "created (or the earlier packet of this Idempotency-Key)", body = PacketBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 402, description = "`insufficient_funds`: the balance is below `total_cents` (`balance_cents`); nothing written", body = super::schemas::InsufficientFundsError),
         (status = 409, description = "`idempotency_key_reused`: the key was used with a different request", body = super::schemas::IdempotencyKeyReusedError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
         (status = 429, description = "`rate_limited`: the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn create(
@@ -245,11 +242,8 @@ impl From<PacketView> for PacketViewBody {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 403, description = "`forbidden`: a targeted packet, shown only to its sender and recipients", body = super::schemas::ForbiddenError),
         (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn view(
@@ -314,14 +308,11 @@ impl ShareBody {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "a share won", body = ShareBody),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 403, description = "`not_a_recipient`: a targeted packet, and the caller is not one of its recipients; nothing written", body = super::schemas::NotARecipientError),
         (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
         (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = AlreadyGrabbedError),
         (status = 410, description = "`sold_out` or `expired`", body = super::schemas::GrabGoneError),
         (status = 429, description = "`rate_limited`: too many grab attempts; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn grab(
@@ -393,11 +384,8 @@ pub struct ClaimBody {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the share credited to the caller's wallet (once; `repeat` on later calls)", body = ClaimBody),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 404, description = "`not_found` (no such packet) or `no_share` (the caller grabbed none)", body = super::schemas::ClaimNotFoundError),
         (status = 410, description = "`expired`: the claim window has closed", body = super::schemas::ExpiredError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn claim(

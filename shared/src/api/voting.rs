@@ -159,11 +159,8 @@ pub struct GroupsBody {
     responses(
         (status = 201, description = "posted with the poster's own up-vote", body = ArticleBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
         (status = 429, description = "`rate_limited`: `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn post_article(
@@ -198,9 +195,6 @@ pub(crate) async fn post_article(
     responses(
         (status = 200, description = "a page of articles", body = PageBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn list(
@@ -228,13 +222,10 @@ pub(crate) async fn list(
     responses(
         (status = 200, description = "the vote recorded (or unchanged)", body = VoteBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 404, description = "`not_found`: no such article", body = super::schemas::NotFoundError),
         (status = 410, description = "`voting_closed`, with the final `votes` and `score`", body = super::schemas::VotingClosedError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
         (status = 429, description = "`rate_limited`: too many votes; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn vote(
@@ -280,13 +271,10 @@ pub(crate) async fn vote(
     responses(
         (status = 200, description = "the article's groups afterwards", body = GroupsBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
         (status = 403, description = "`forbidden`: only the poster may change its groups", body = super::schemas::ForbiddenError),
         (status = 404, description = "`not_found`: no such article", body = super::schemas::NotFoundError),
         (status = 409, description = "`too_many_groups`: the article would pass `limit` groups", body = super::schemas::TooManyGroupsError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn set_groups(
@@ -332,9 +320,6 @@ pub(crate) async fn set_groups(
     responses(
         (status = 200, description = "a page of the group's articles", body = PageBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn group_articles(

@@ -58,9 +58,6 @@ pub struct EntryBody {
     description = "The caller's balance and their newest ledger entries (at most 50), newest first.",
     responses(
         (status = 200, description = "balance and the newest ledger entries", body = WalletBody),
-        (status = 401, description = "`unauthorized`: no valid caller identity", body = super::schemas::UnauthorizedError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn get_wallet(
@@ -126,8 +123,6 @@ pub struct DepositBody {
         (status = 403, description = "`forbidden`: not a signed call of a deposit principal", body = super::schemas::ForbiddenError),
         (status = 409, description = "`idempotency_key_reused` (the reference with another amount) or `balance_limit`", body = super::schemas::DepositConflictError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
-        (status = 500, description = "`internal`: a bug (not retryable)", body = super::schemas::InternalError),
-        (status = 503, description = "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)", body = super::schemas::UnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn deposit(

@@ -1,5 +1,9 @@
 //! The rules of hongbao as pure code: money in `i64` cents, the split algorithms, packet limits
-//! and validation, wallets, the order-code permutation and vote scoring.
+//! and validation, reclaim batches, wallets, history entries and business years, the business
+//! time zone, the order-code permutation and vote scoring. One file per job: a feature whose
+//! rules have several jobs is a module with private children (`packets/rules.rs`,
+//! `order_codes/permutation.rs`, ...) whose items it re-exports, so every path stays
+//! `domain::<feature>::<item>`.
 //!
 //! Nothing here knows Redis, HTTP or Lambda: the layer above ([`crate::store`]) runs the rules
 //! that must be atomic as Lua scripts and turns replies into these types, and the layer above
@@ -10,6 +14,7 @@
 pub mod history;
 pub mod order_codes;
 pub mod packets;
+pub mod reclaim;
 pub mod settings;
 pub mod split;
 pub mod voting;

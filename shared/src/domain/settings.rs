@@ -5,6 +5,9 @@
 //! [`crate::api::config`]), so an invalid `HONGBAO_VOTE_SITE` stops the vote function and
 //! nothing else. The defaults are parsed from the same [`Setting::default`] text the README's
 //! table shows, and a test checks that the README table is exactly the declared settings.
+//! A [`Lookup`] answers only for a [`Setting`] (there is no read by a bare name), and a test
+//! runs every function's settings check through a recording lookup to show that each variable
+//! read is declared.
 
 use std::str::FromStr;
 
@@ -123,16 +126,17 @@ impl<'a> Lookup<'a> {
         Lookup(f)
     }
 
-    /// The raw value of the variable `name` (for parsers that read several variables at once).
-    pub fn var(&self, name: &str) -> Option<String> {
-        (self.0)(name)
-    }
-
     /// The trimmed value of `setting`, or `None` when it is unset or blank.
     pub fn raw(&self, setting: &Setting) -> Option<String> {
         (self.0)(setting.name)
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
+    }
+
+    /// The value of `setting` exactly as set (a password's spaces are its own), or `None` when
+    /// it is unset or blank.
+    pub fn secret(&self, setting: &Setting) -> Option<String> {
+        (self.0)(setting.name).filter(|v| !v.trim().is_empty())
     }
 
     /// The value of `setting` parsed as `T`, or its default parsed as `T` when unset.

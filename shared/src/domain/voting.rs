@@ -1,15 +1,28 @@
 //! Article voting: the rules of "Redis in Action" chapter 1 (josiahcarlson/redis-in-action,
 //! `python/ch01_listing_source.py`, and the source blog post on Redis key design, which adds the
-//! down-vote) as pure code: the constants, the score, article ids, group names, links and page
-//! ranges. The atomic steps live in `lua/article_post.lua`, `lua/vote.lua`,
-//! `lua/article_groups.lua` and `lua/group_page.lua`, called by [`crate::store::voting`].
+//! down-vote) as pure code: the constants, the score, article ids, rankings, votes and the
+//! outcome of each operation. The settings are `rules`'s job ([`VotingRules`]), group names and
+//! changes `groups`'s, the links an article may carry `link`'s. The atomic steps live in
+//! `lua/article_post.lua`, `lua/vote.lua`, `lua/article_groups.lua` and `lua/group_page.lua`,
+//! called by [`crate::store::voting`].
 
 use std::fmt;
 
 use serde::Deserialize;
 
-use super::settings::Setting;
-use super::{BadRecord, ConfigError, Invalid, Lookup};
+use super::{check_shown_text, BadRecord, Invalid};
+
+mod groups;
+mod link;
+mod rules;
+
+pub use groups::{is_group_name, GroupChange};
+pub use link::is_link;
+pub use rules::{
+    is_site_name, VotingRules, ARTICLES_WINDOW_MS, SETTINGS, VOTE_ARTICLES_PER_DAY,
+    VOTE_GROUP_CACHE_SECS, VOTE_MAX_GROUPS_PER_ARTICLE, VOTE_RATE_LIMIT, VOTE_RATE_WINDOW_MS,
+    VOTE_SITE,
+};
 
 /// How long an article can be voted on after it is posted, seconds: one week (the book's
 /// `ONE_WEEK_IN_SECONDS`). Also the lifetime of its vote record.
@@ -39,133 +52,6 @@ pub const MAX_GROUPS_PER_REQUEST: usize = 16;
 
 /// Highest article id: ids are stored zero-padded to 12 digits.
 pub const MAX_ARTICLE_ID: u64 = 999_999_999_999;
-
-/// `HONGBAO_VOTE_SITE`.
-pub const VOTE_SITE: Setting = Setting {
-    name: "HONGBAO_VOTE_SITE",
-    default: "news",
-    meaning: "voting site name, 1–32 of `[a-z0-9-]`; hash tag `{vote:<site>}`",
-};
-/// `HONGBAO_VOTE_RATE_LIMIT`.
-pub const VOTE_RATE_LIMIT: Setting = Setting {
-    name: "HONGBAO_VOTE_RATE_LIMIT",
-    default: "30",
-    meaning: "vote attempts per user (whole site) per window; `0` disables",
-};
-/// `HONGBAO_VOTE_RATE_WINDOW_MS`.
-pub const VOTE_RATE_WINDOW_MS: Setting = Setting {
-    name: "HONGBAO_VOTE_RATE_WINDOW_MS",
-    default: "60000",
-    meaning: "vote rate-limit window, ms (≥ 1)",
-};
-/// `HONGBAO_VOTE_GROUP_CACHE_SECS`.
-pub const VOTE_GROUP_CACHE_SECS: Setting = Setting {
-    name: "HONGBAO_VOTE_GROUP_CACHE_SECS",
-    default: "60",
-    meaning: "group ranking cache lifetime, s (≥ 1)",
-};
-
-/// `HONGBAO_VOTE_ARTICLES_PER_DAY`.
-pub const VOTE_ARTICLES_PER_DAY: Setting = Setting {
-    name: "HONGBAO_VOTE_ARTICLES_PER_DAY",
-    default: "20",
-    meaning: "articles one user may post per 24 h (a fixed window opened by the first post; 429 + `Retry-After` beyond it, nothing written); `0` disables",
-};
-/// The window of [`VOTE_ARTICLES_PER_DAY`], milliseconds.
-pub const ARTICLES_WINDOW_MS: u64 = 86_400_000;
-/// `HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`.
-pub const VOTE_MAX_GROUPS_PER_ARTICLE: Setting = Setting {
-    name: "HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE",
-    default: "16",
-    meaning: "groups one article may be in (a change that would pass it is 409 `too_many_groups`, nothing written), 1..=1000",
-};
-
-/// The voting settings, in README order.
-pub const SETTINGS: &[Setting] = &[
-    VOTE_SITE,
-    VOTE_RATE_LIMIT,
-    VOTE_RATE_WINDOW_MS,
-    VOTE_GROUP_CACHE_SECS,
-    VOTE_ARTICLES_PER_DAY,
-    VOTE_MAX_GROUPS_PER_ARTICLE,
-];
-
-/// The configured voting site (the vote function reads it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VotingRules {
-    /// The site's name (`[a-z0-9-]`, 1 to 32 characters); every key of the site carries the
-    /// hash tag `{vote:<site>}`.
-    pub site: String,
-    /// Vote attempts per user on the whole site per window; 0 disables the limit.
-    pub rate_limit: u32,
-    /// Vote rate-limit window, milliseconds (≥ 1).
-    pub rate_window_ms: u64,
-    /// Seconds a group's ranking (the `ZINTERSTORE` result) is cached: 60 in the book.
-    pub group_cache_secs: u64,
-    /// Articles one user may post per [`ARTICLES_WINDOW_MS`]; 0 disables the quota.
-    pub articles_per_day: u32,
-    /// Groups one article may be in (`1..=1000`).
-    pub max_groups_per_article: u32,
-    /// Test clock: seconds added to Redis `TIME` by the voting scripts. Never read from the
-    /// environment ([`VotingRules::from_lookup`] always sets 0), so only code that builds the
-    /// rules itself (the integration tests) can move the voting clock; no request can.
-    pub clock_offset_secs: i64,
-}
-
-impl Default for VotingRules {
-    fn default() -> Self {
-        Self::from_lookup(&super::settings::defaults()).expect("the defaults are valid")
-    }
-}
-
-impl VotingRules {
-    /// Reads [`SETTINGS`].
-    ///
-    /// # Errors
-    /// [`ConfigError`] naming the variable that does not parse or breaks a bound.
-    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
-        let site: String = lookup.get(&VOTE_SITE)?;
-        if !is_site_name(&site) {
-            return Err(ConfigError::new(
-                &VOTE_SITE,
-                site,
-                "must be 1 to 32 characters of [a-z0-9-]",
-            ));
-        }
-        Ok(VotingRules {
-            site,
-            rate_limit: lookup.get(&VOTE_RATE_LIMIT)?,
-            rate_window_ms: lookup.at_least(&VOTE_RATE_WINDOW_MS, 1)?,
-            group_cache_secs: lookup.at_least(&VOTE_GROUP_CACHE_SECS, 1)?,
-            articles_per_day: lookup.get(&VOTE_ARTICLES_PER_DAY)?,
-            max_groups_per_article: {
-                let n: u32 = lookup.at_least(&VOTE_MAX_GROUPS_PER_ARTICLE, 1)?;
-                if n > 1000 {
-                    return Err(ConfigError::new(
-                        &VOTE_MAX_GROUPS_PER_ARTICLE,
-                        n,
-                        "must be 1..=1000",
-                    ));
-                }
-                n
-            },
-            clock_offset_secs: 0,
-        })
-    }
-}
-
-/// Whether `site` is a valid site name: 1 to 32 characters of `[a-z0-9-]`.
-pub fn is_site_name(site: &str) -> bool {
-    is_group_name(site)
-}
-
-/// Whether `name` is a valid group name: 1 to 32 characters of `[a-z0-9-]`.
-pub fn is_group_name(name: &str) -> bool {
-    (1..=MAX_GROUP_NAME_CHARS).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
 
 /// An article id: a positive integer from the site's counter, at most [`MAX_ARTICLE_ID`]. The
 /// API shows it as decimal text without leading zeros (`"42"`); the rankings and group sets hold
@@ -305,7 +191,7 @@ pub struct Article {
 
 impl NewArticle {
     /// Checks a new article: the title 1 to [`MAX_TITLE_CHARS`] characters, not only white
-    /// space, without control or invisible format characters ([`super::check_shown_text`]); the link an [`is_link`].
+    /// space, without control or invisible format characters ([`check_shown_text`]); the link an [`is_link`].
     ///
     /// # Errors
     /// [`Invalid`] naming the field.
@@ -316,7 +202,7 @@ impl NewArticle {
                 "title must be 1 to {MAX_TITLE_CHARS} characters and not blank"
             )));
         }
-        super::check_shown_text("title", &title)?;
+        check_shown_text("title", &title)?;
         if !is_link(&link) {
             return Err(Invalid(format!(
                 "link must be an http or https URL of at most {MAX_LINK_CHARS} visible ASCII characters"
@@ -401,92 +287,6 @@ pub fn page_range(page: u32) -> (u64, u64) {
     (start, start + u64::from(ARTICLES_PER_PAGE) - 1)
 }
 
-/// A validated group change: names to add the article to and to remove it from (disjoint, each
-/// a [`is_group_name`], at most [`MAX_GROUPS_PER_REQUEST`] each, duplicates dropped).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct GroupChange {
-    /// Groups to add the article to.
-    pub add: Vec<String>,
-    /// Groups to remove it from.
-    pub remove: Vec<String>,
-}
-
-impl GroupChange {
-    /// Checks and normalizes (sorts, de-duplicates) a change.
-    ///
-    /// # Errors
-    /// A message naming the problem: a bad name, too many names, a name in both lists.
-    pub fn new(add: Vec<String>, remove: Vec<String>) -> Result<Self, String> {
-        let clean = |mut names: Vec<String>, field: &str| -> Result<Vec<String>, String> {
-            if names.len() > MAX_GROUPS_PER_REQUEST {
-                return Err(format!(
-                    "{field} holds at most {MAX_GROUPS_PER_REQUEST} group names"
-                ));
-            }
-            if let Some(bad) = names.iter().find(|n| !is_group_name(n)) {
-                return Err(format!(
-                    "group name {bad:?} in {field} must be 1 to {MAX_GROUP_NAME_CHARS} characters of [a-z0-9-]"
-                ));
-            }
-            names.sort();
-            names.dedup();
-            Ok(names)
-        };
-        let (add, remove) = (clean(add, "add")?, clean(remove, "remove")?);
-        if let Some(both) = add.iter().find(|n| remove.binary_search(n).is_ok()) {
-            return Err(format!("group {both:?} is in both add and remove"));
-        }
-        Ok(GroupChange { add, remove })
-    }
-}
-
-/// Whether `link` is an `http` or `https` URL this site accepts: at most [`MAX_LINK_CHARS`]
-/// visible ASCII characters (no spaces; internationalized names in punycode, other characters
-/// percent-encoded), written `http://` or `https://` (any case), then a host of dot-separated
-/// labels of `[A-Za-z0-9-]` (or an IPv4 or bracketed IPv6 address) with an optional port
-/// 1..=65535, then optionally a path, query or fragment. The URL is parsed by the `url` crate
-/// (the WHATWG URL Standard); user info (`user@host`) is refused: it disguises the real host.
-pub fn is_link(link: &str) -> bool {
-    if link.len() > MAX_LINK_CHARS || !link.bytes().all(|b| b.is_ascii_graphic()) {
-        return false;
-    }
-    // The WHATWG parser is lenient where a link should not be (`http:host`, `http:///host`,
-    // an empty port): the text itself must start with the scheme and `//` and have an
-    // authority that does not end in `:`.
-    let lower = link.get(..8).unwrap_or(link).to_ascii_lowercase();
-    let rest = if lower.starts_with("https://") {
-        &link[8..]
-    } else if lower.starts_with("http://") {
-        &link[7..]
-    } else {
-        return false;
-    };
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    if authority.is_empty() || authority.ends_with(':') || authority.contains('@') {
-        return false;
-    }
-    let Ok(url) = url::Url::parse(link) else {
-        return false;
-    };
-    if url.port() == Some(0) {
-        return false;
-    }
-    match url.host() {
-        Some(url::Host::Domain(host)) => {
-            let host = host.strip_suffix('.').unwrap_or(host);
-            let label_ok = |l: &str| {
-                (1..=63).contains(&l.len())
-                    && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                    && !l.starts_with('-')
-                    && !l.ends_with('-')
-            };
-            !host.is_empty() && host.len() <= 253 && host.split('.').all(label_ok)
-        }
-        Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)) => true,
-        None => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -520,45 +320,6 @@ mod tests {
         assert!(ArticleId::from_member("000000000000").is_err());
         // Byte order of members is numeric order.
         assert!(ArticleId::parse("9").unwrap().member() < ArticleId::parse("10").unwrap().member());
-    }
-
-    #[test]
-    fn links() {
-        for ok in [
-            "http://example.com",
-            "https://example.com/",
-            "HTTPS://Example.COM:8443/a/b?c=d&e=%20#frag",
-            "http://[::1]:8080/x",
-            "http://127.0.0.1/",
-            "https://xn--bcher-kva.example/",
-            "http://example.com.",
-        ] {
-            assert!(is_link(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "example.com",
-            "ftp://example.com",
-            "javascript:alert(1)",
-            "http://",
-            "https:///path",
-            "http://exa mple.com",
-            "http://user@example.com/",
-            "http://example.com:0/",
-            "http://example.com:65536/",
-            "http://example.com:/",
-            "http://-bad-.com/",
-            "http://a..b/",
-            "http://[zz]/",
-            "https://bücher.example/",
-            "http://example.com/\n",
-        ] {
-            assert!(!is_link(bad), "{bad}");
-        }
-        let long = format!("https://example.com/{}", "a".repeat(MAX_LINK_CHARS - 20));
-        assert_eq!(long.len(), MAX_LINK_CHARS);
-        assert!(is_link(&long));
-        assert!(!is_link(&format!("{long}a")));
     }
 
     #[test]

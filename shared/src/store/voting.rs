@@ -79,8 +79,11 @@ pub use crate::domain::voting::{
 };
 
 use super::config::Config;
-use super::scripts::{self, int, text, texts};
+use super::scripts::{int, text, texts, ArticleGroupsCall, ArticlePostCall, Call, VoteCall};
 use super::{Error, Store};
+
+mod pages;
+pub use pages::{articles, group_articles};
 
 /// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
 #[derive(Debug, Clone)]
@@ -219,23 +222,25 @@ pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<PostO
             .await?;
         let id = ArticleId::new(n)
             .ok_or_else(|| Error::Internal(format!("article ids exhausted (counter at {n})")))?;
-        let reply: Value = scripts::ARTICLE_POST
-            .key(keys.article(id))
-            .key(keys.voters(id))
-            .key(keys.ranking(Order::Score))
-            .key(keys.ranking(Order::Time))
-            .key(keys.post_quota(poster))
-            .arg(id.member())
-            .arg(poster)
-            .arg(&new.title)
-            .arg(&new.link)
-            .arg(ONE_WEEK_IN_SECONDS)
-            .arg(VOTE_SCORE)
-            .arg(cfg.voting.clock_offset_secs)
-            .arg(quota)
-            .arg(ARTICLES_WINDOW_MS)
-            .invoke_async(&mut conn)
-            .await?;
+        let reply: Value = ArticlePostCall {
+            article: &keys.article(id),
+            voters: &keys.voters(id),
+            score: &keys.ranking(Order::Score),
+            time: &keys.ranking(Order::Time),
+            post_quota: &keys.post_quota(poster),
+            member: &id.member(),
+            poster,
+            title: &new.title,
+            link: &new.link,
+            voting_window_secs: ONE_WEEK_IN_SECONDS,
+            vote_score: VOTE_SCORE,
+            clock_offset_secs: cfg.voting.clock_offset_secs,
+            quota,
+            quota_window_ms: ARTICLES_WINDOW_MS,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
         let reply = texts("article_post", reply)?;
         match reply.first().map(String::as_str) {
             Some("posted") => {
@@ -288,21 +293,23 @@ pub async fn vote(
     let cfg = store.config();
     let keys = SiteKeys::of(cfg);
     let mut conn = store.conn().await?;
-    let reply: Value = scripts::VOTE
-        .key(keys.article(id))
-        .key(keys.voters(id))
-        .key(keys.ranking(Order::Score))
-        .key(keys.vote_rate(user_id))
-        .arg(user_id)
-        .arg(direction.value())
-        .arg(id.member())
-        .arg(cfg.voting.rate_limit)
-        .arg(cfg.voting.rate_window_ms)
-        .arg(ONE_WEEK_IN_SECONDS)
-        .arg(VOTE_SCORE)
-        .arg(cfg.voting.clock_offset_secs)
-        .invoke_async(&mut conn)
-        .await?;
+    let reply: Value = VoteCall {
+        article: &keys.article(id),
+        voters: &keys.voters(id),
+        score: &keys.ranking(Order::Score),
+        rate: &keys.vote_rate(user_id),
+        user_id,
+        direction: direction.value(),
+        member: &id.member(),
+        rate_limit: cfg.voting.rate_limit,
+        rate_window_ms: cfg.voting.rate_window_ms,
+        voting_window_secs: ONE_WEEK_IN_SECONDS,
+        vote_score: VOTE_SCORE,
+        clock_offset_secs: cfg.voting.clock_offset_secs,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     let reply = text("vote", reply)?;
     let mut parts = reply.split(':');
     let outcome = parts.next().unwrap_or("");
@@ -342,118 +349,6 @@ pub async fn vote(
     })
 }
 
-/// Loads the articles of `members` (ranking members, in order) with one pipeline of `HMGET`s.
-async fn load_articles(
-    conn: &mut super::Conn,
-    keys: &SiteKeys,
-    members: &[String],
-) -> Result<Vec<Article>, Error> {
-    if members.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids = members
-        .iter()
-        .map(|m| ArticleId::from_member(m))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut pipe = redis::pipe();
-    for id in &ids {
-        pipe.cmd("HMGET").arg(keys.article(*id)).arg(&[
-            "title",
-            "link",
-            "poster",
-            "posted_at",
-            "votes",
-        ]);
-    }
-    let rows: Vec<Vec<Option<String>>> = pipe.query_async(conn).await?;
-    if rows.len() != ids.len() {
-        return Err(Error::bad_reply(
-            "HMGET pipeline",
-            format!("{} rows for {} ids", rows.len(), ids.len()),
-        ));
-    }
-    ids.into_iter()
-        .zip(rows)
-        .map(|(id, row)| {
-            let missing =
-                || Error::Internal(format!("article {id} is ranked but its hash is incomplete"));
-            let mut it = row.into_iter();
-            let mut next = || it.next().flatten().ok_or_else(missing);
-            let (title, link, poster) = (next()?, next()?, next()?);
-            let posted_at = next()?.parse().map_err(|_| missing())?;
-            let votes = next()?.parse().map_err(|_| missing())?;
-            Ok(Article {
-                id,
-                title,
-                link,
-                poster,
-                posted_at,
-                votes,
-            })
-        })
-        .collect()
-}
-
-/// Page `page` (1-based; [`ARTICLES_PER_PAGE`] per page) of the site's articles by `order`,
-/// highest first; equal scores: the higher id (the later post) first. A page past the end is
-/// empty. Two round trips (`ZRANGE ... REV`, then the articles' fields); reads only.
-///
-/// Source: the book's `get_articles`, with `ZRANGE ... REV` instead of the deprecated
-/// `ZREVRANGE`.
-///
-/// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached.
-pub async fn articles(store: &Store, order: Order, page: u32) -> Result<Vec<Article>, Error> {
-    let keys = SiteKeys::of(store.config());
-    let (start, stop) = page_range(page);
-    let mut conn = store.conn().await?;
-    let members: Vec<String> = redis::cmd("ZRANGE")
-        .arg(keys.ranking(order))
-        .arg(start)
-        .arg(stop)
-        .arg("REV")
-        .query_async(&mut conn)
-        .await?;
-    load_articles(&mut conn, &keys, &members).await
-}
-
-/// Page `page` of group `group`'s articles by `order`, as [`articles`], through the group's
-/// cached intersection with the ranking (rebuilt when older than `HONGBAO_VOTE_GROUP_CACHE_SECS`,
-/// 60 s by default: a vote or a group change shows within that time). An unknown group, or a
-/// name that is not a group name ([`is_group_name`]), is an empty page and writes nothing.
-///
-/// Source: the book's `get_group_articles` (see `lua/group_page.lua` for the differences).
-///
-/// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached.
-pub async fn group_articles(
-    store: &Store,
-    group: &str,
-    order: Order,
-    page: u32,
-) -> Result<Vec<Article>, Error> {
-    if !is_group_name(group) {
-        return Ok(Vec::new());
-    }
-    let cfg = store.config();
-    let keys = SiteKeys::of(cfg);
-    let (start, stop) = page_range(page);
-    let mut conn = store.conn().await?;
-    let reply: Value = scripts::GROUP_PAGE
-        .key(keys.group(group))
-        .key(keys.ranking(order))
-        .key(keys.group_cache(order, group))
-        .key(keys.group_cache_stamp(order, group))
-        .arg(start)
-        .arg(stop)
-        .arg(cfg.voting.group_cache_secs)
-        .arg(cfg.voting.clock_offset_secs)
-        .invoke_async(&mut conn)
-        .await?;
-    let members = texts("group_page", reply)?;
-    load_articles(&mut conn, &keys, &members).await
-}
-
 /// Adds article `article_id` (API form) to the groups of `change.add` and removes it from those
 /// of `change.remove`, if `user_id` posted it; one script.
 ///
@@ -473,17 +368,28 @@ pub async fn set_groups(
         return Ok(GroupsOutcome::NotFound);
     };
     let keys = SiteKeys::of(store.config());
-    let mut inv = scripts::ARTICLE_GROUPS.key(keys.article(id));
-    inv.key(keys.article_groups(id))
-        .arg(user_id)
-        .arg(id.member())
-        .arg(change.add.len());
-    for name in change.add.iter().chain(&change.remove) {
-        inv.key(keys.group(name)).arg(name);
-    }
-    inv.arg(store.config().voting.max_groups_per_article);
+    let group_names: Vec<&str> = change
+        .add
+        .iter()
+        .chain(&change.remove)
+        .map(String::as_str)
+        .collect();
+    let group_sets: Vec<String> = group_names.iter().map(|name| keys.group(name)).collect();
+    let call = ArticleGroupsCall {
+        article: &keys.article(id),
+        article_groups: &keys.article_groups(id),
+        group_sets: &group_sets,
+        user_id,
+        member: &id.member(),
+        adds: change.add.len(),
+        group_names: &group_names,
+        max_groups: store.config().voting.max_groups_per_article,
+    };
     let mut conn = store.conn().await?;
-    let mut reply = texts("article_groups", inv.invoke_async(&mut conn).await?)?;
+    let mut reply = texts(
+        "article_groups",
+        call.invocation().invoke_async(&mut conn).await?,
+    )?;
     match reply.first().map(String::as_str) {
         Some("ok") => {
             let mut groups = reply.split_off(1);

@@ -8,7 +8,7 @@
 use redis::Value;
 
 use super::keys::Keys;
-use super::scripts::{self, int, texts};
+use super::scripts::{int, texts, Call, TransferReleaseCall, WalletCreditCall};
 use super::{Error, Store};
 pub use crate::domain::wallet::{
     claim_transfer_id, Credit, DepositOutcome, Entry, EntryKind, Wallet, LEDGER_CAP, LEDGER_PAGE,
@@ -54,27 +54,29 @@ pub async fn credit(
     let keys = Keys::new(&store.config().key_prefix);
     let wk = keys.wallet(user_id);
     let mut conn = store.conn().await?;
-    let reply: Value = scripts::WALLET_CREDIT
-        .key(&wk.wallet)
-        .key(&wk.ledger)
-        .key(&wk.records)
-        .key(&wk.records_forget)
-        .key(keys.legacy_transfer(user_id, transfer.transfer_id))
-        .key(&wk.received)
-        .key(&wk.sent)
-        .key(&wk.history_totals)
-        .arg(transfer.amount_cents)
-        .arg(transfer.kind.as_str())
-        .arg(transfer.reference)
-        .arg(transfer.transfer_id)
-        .arg(transfer.fingerprint)
-        .arg(transfer.keep_ms)
-        .arg(LEDGER_CAP)
-        .arg(transfer.balance_limit_cents)
-        .arg(transfer.history_entry.unwrap_or(""))
-        .arg(store.config().history.retention_ms)
-        .invoke_async(&mut conn)
-        .await?;
+    let reply: Value = WalletCreditCall {
+        wallet: &wk.wallet,
+        ledger: &wk.ledger,
+        records: &wk.records,
+        records_forget: &wk.records_forget,
+        legacy_record: &keys.legacy_transfer(user_id, transfer.transfer_id),
+        received: &wk.received,
+        sent: &wk.sent,
+        history_totals: &wk.history_totals,
+        amount_cents: transfer.amount_cents,
+        kind: transfer.kind.as_str(),
+        reference: transfer.reference,
+        transfer_id: transfer.transfer_id,
+        fingerprint: transfer.fingerprint,
+        keep_ms: transfer.keep_ms,
+        ledger_cap: LEDGER_CAP,
+        balance_limit_cents: transfer.balance_limit_cents,
+        history_entry: transfer.history_entry.unwrap_or(""),
+        history_retention_ms: store.config().history.retention_ms,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
     let reply = texts("wallet_credit", reply)?;
     let balance_cents = int("wallet_credit", reply.get(1))?;
     let mut credit = Credit {
@@ -107,13 +109,15 @@ pub(crate) async fn release_claim_record(
 ) -> Result<i64, Error> {
     let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
     let mut conn = store.conn().await?;
-    Ok(scripts::TRANSFER_RELEASE
-        .key(&wk.wallet)
-        .key(&wk.records_forget)
-        .arg(claim_transfer_id(packet_id))
-        .arg(store.config().packets.claim_record_keep_ms())
-        .invoke_async(&mut conn)
-        .await?)
+    Ok(TransferReleaseCall {
+        wallet: &wk.wallet,
+        records_forget: &wk.records_forget,
+        record_id: &claim_transfer_id(packet_id),
+        keep_ms: store.config().packets.claim_record_keep_ms(),
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?)
 }
 
 /// Deposits `amount_cents` into `user_id`'s wallet, once per `reference` (per user, remembered

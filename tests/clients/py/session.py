@@ -27,15 +27,15 @@ from typing import Any
 # operation's module after its operationId (under api/<tag>/, any tag: looked up below); a
 # tuple lists accepted spellings, first found wins (today's id, then the one before).
 OPERATIONS: dict[str, tuple[str, ...]] = {
-    "deposit": ("deposit",),                           # POST /wallet/deposits
-    "create_packet": ("create_packet", "create"),      # POST /packets
-    "list_packets": ("list_packets",),                 # GET /packets
-    "grab": ("grab_share", "grab"),                    # POST /packets/{id}/grab
-    "claim": ("claim_share", "claim"),                 # POST /packets/{id}/claim
-    "view": ("view_packet", "view"),                   # GET /packets/{id}
-    "get_wallet": ("get_wallet",),                     # GET /wallet
+    "deposit": ("deposit",),  # POST /wallet/deposits
+    "create_packet": ("create_packet", "create"),  # POST /packets
+    "list_packets": ("list_packets",),  # GET /packets
+    "grab": ("grab_share", "grab"),  # POST /packets/{id}/grab
+    "claim": ("claim_share", "claim"),  # POST /packets/{id}/claim
+    "view": ("view_packet", "view"),  # GET /packets/{id}
+    "get_wallet": ("get_wallet",),  # GET /wallet
     "next_codes": ("next_order_codes", "next_codes"),  # POST /order-codes
-    "post_article": ("post_article",),                 # POST /articles
+    "post_article": ("post_article",),  # POST /articles
 }
 # Response models (hongbao_client.models) by role, error answers by code; a tuple lists
 # accepted class names (the per-code error schemas, then the one shared `ErrorDoc`).
@@ -59,8 +59,9 @@ MODELS: dict[str, tuple[str, ...]] = {
 # (Request bodies are built with the model class the operation's `body` parameter is
 # annotated with, so their names are not needed here.)
 
-GENERATED = Path(sys.argv[1] if len(sys.argv) > 1
-                 else Path(__file__).resolve().parent.parent / "gen" / "py")
+GENERATED = Path(
+    sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "gen" / "py"
+)
 sys.path.insert(0, str(GENERATED))
 
 import hongbao_client  # noqa: E402
@@ -86,17 +87,21 @@ def op(role: str) -> Any:
     for name in OPERATIONS[role]:
         if name in _MODULES:
             return importlib.import_module(_MODULES[name]).sync_detailed
-    raise SystemExit(f"no generated module for {role}: tried {OPERATIONS[role]}, "
-                     f"have {sorted(_MODULES)} (adjust OPERATIONS in {__file__})")
+    raise SystemExit(
+        f"no generated module for {role}: tried {OPERATIONS[role]}, "
+        f"have {sorted(_MODULES)} (adjust OPERATIONS in {__file__})"
+    )
 
 
 def models(role: str) -> tuple[type, ...]:
     """The generated classes of MODELS[role] (those that exist; at least one must)."""
     import hongbao_client.models as generated
+
     found = tuple(getattr(generated, n) for n in MODELS[role] if hasattr(generated, n))
     if not found:
-        raise SystemExit(f"no generated model for {role}: tried {MODELS[role]} "
-                         f"(adjust MODELS in {__file__})")
+        raise SystemExit(
+            f"no generated model for {role}: tried {MODELS[role]} (adjust MODELS in {__file__})"
+        )
     return found
 
 
@@ -130,8 +135,13 @@ def code(value: Any) -> Any:
 failed: list[str] = []
 
 
-def expect(name: str, resp: Response[Any], status: int, role: str,
-           check: typing.Callable[[Any], bool] = lambda _: True) -> Any:
+def expect(
+    name: str,
+    resp: Response[Any],
+    status: int,
+    role: str,
+    check: typing.Callable[[Any], bool] = lambda _: True,
+) -> Any:
     """The answer has `status`, parsed into (one of) MODELS[role], and `check(parsed)` holds."""
     parsed = resp.parsed
     classes = models(role)
@@ -140,21 +150,37 @@ def expect(name: str, resp: Response[Any], status: int, role: str,
         ok = ok and bool(check(parsed))
     except Exception as e:  # noqa: BLE001 - a failed field read is a failed check
         ok, parsed = False, f"{parsed!r}: {e!r}"
-    print(("PASS  " if ok else "FAIL  ") + name + ("" if ok else
-          f"\n      {int(resp.status_code)} {type(parsed).__name__} (want {status} {'|'.join(c.__name__ for c in classes)})"
-          f" {parsed!r} {resp.content[:300]!r}"))
+    if ok:
+        print(f"PASS  {name}")
+    else:
+        want = "|".join(c.__name__ for c in classes)
+        print(
+            f"FAIL  {name}\n      {int(resp.status_code)} {type(parsed).__name__} "
+            f"(want {status} {want}) {parsed!r} {resp.content[:300]!r}"
+        )
     if not ok:
         failed.append(name)
     return parsed
 
 
-def expect_error(name: str, resp: Response[Any], status: int, error: str,
-                 check: typing.Callable[[Any], bool] = lambda _: True) -> Any:
+def expect_error(
+    name: str,
+    resp: Response[Any],
+    status: int,
+    error: str,
+    check: typing.Callable[[Any], bool] = lambda _: True,
+) -> Any:
     """An error answer: `status`, parsed into MODELS[error], its `error` code (str or enum)
     `error`, a message, and `check(parsed)`."""
-    return expect(name, resp, status, error,
-                  lambda e: code(e.error) == error and isinstance(e.message, str)
-                  and e.message != "" and check(e))
+    return expect(
+        name,
+        resp,
+        status,
+        error,
+        lambda e: (
+            code(e.error) == error and isinstance(e.message, str) and e.message != "" and check(e)
+        ),
+    )
 
 
 def main() -> int:
@@ -169,61 +195,139 @@ def main() -> int:
         client = Client(base_url=base, raise_on_unexpected_status=True)
         return client.with_headers({"x-user-id": user}) if user is not None else client
 
-    alice, bob, carol, anonymous = (as_user(alice_id), as_user(f"bob-{run}"),
-                                    as_user(f"carol-{run}"), as_user(None))
+    alice, bob, carol, anonymous = (
+        as_user(alice_id),
+        as_user(f"bob-{run}"),
+        as_user(f"carol-{run}"),
+        as_user(None),
+    )
 
-    expect("deposit 100.00 -> 201", call("deposit", alice, body={
-        "user_id": alice_id, "amount_cents": 10000, "reference": f"py-{run}"}),
-        201, "deposit", lambda d: d.balance_cents == 10000 and d.repeat is False)
+    expect(
+        "deposit 100.00 -> 201",
+        call(
+            "deposit",
+            alice,
+            body={"user_id": alice_id, "amount_cents": 10000, "reference": f"py-{run}"},
+        ),
+        201,
+        "deposit",
+        lambda d: d.balance_cents == 10000 and d.repeat is False,
+    )
     packet_body = {"total_cents": 1000, "count": 3, "greeting": "恭喜发财"}
     key = f"py-packet-{run}"
-    packet = expect("create a 3-share packet of 10.00 -> 201", call(
-        "create_packet", alice, body=packet_body, idempotency_key=key), 201, "packet",
-        lambda p: p.total_cents == 1000 and p.count == 3 and p.greeting == "恭喜发财")
+    packet = expect(
+        "create a 3-share packet of 10.00 -> 201",
+        call("create_packet", alice, body=packet_body, idempotency_key=key),
+        201,
+        "packet",
+        lambda p: p.total_cents == 1000 and p.count == 3 and p.greeting == "恭喜发财",
+    )
     packet_id = getattr(packet, "packet_id", "missing")
-    expect("the same Idempotency-Key again -> the same packet", call(
-        "create_packet", alice, body=packet_body, idempotency_key=key), 201, "packet",
-        lambda p: p.packet_id == packet_id)
-    share = expect("bob grabs -> 200 with a share", call("grab", bob, id=packet_id), 200,
-                   "share", lambda s: s.amount_cents > 0 and s.packet_id == packet_id)
+    expect(
+        "the same Idempotency-Key again -> the same packet",
+        call("create_packet", alice, body=packet_body, idempotency_key=key),
+        201,
+        "packet",
+        lambda p: p.packet_id == packet_id,
+    )
+    share = expect(
+        "bob grabs -> 200 with a share",
+        call("grab", bob, id=packet_id),
+        200,
+        "share",
+        lambda s: s.amount_cents > 0 and s.packet_id == packet_id,
+    )
     amount = getattr(share, "amount_cents", -1)
-    expect_error("bob grabs again -> 409 already_grabbed (+ the share)",
-                 call("grab", bob, id=packet_id), 409, "already_grabbed",
-                 # `share` once the document types it (AlreadyGrabbedError), else extra field
-                 lambda e: (e.share.amount_cents if hasattr(e, "share")
-                            else e["share"]["amount_cents"]) == amount)
-    expect("bob claims -> 200", call("claim", bob, id=packet_id), 200, "claim",
-           lambda c: c.repeat is False and c.amount_cents == amount
-           and c.balance_cents == amount)
-    expect("bob's wallet holds his share", call("get_wallet", bob), 200, "wallet",
-           lambda w: w.balance_cents == amount and len(w.entries) == 1)
-    expect("alice paid 10.00 once", call("get_wallet", alice), 200, "wallet",
-           lambda w: w.balance_cents == 9000)
-    expect("the packet shows one grab, claimed", call("view", carol, id=packet_id), 200, "view",
-           lambda v: len(v.grabs) == 1 and v.grabs[0].claimed is True
-           and v.grabs[0].amount_cents == amount)
-    expect("alice's sent history lists the packet", call("list_packets", alice, role="sent"),
-           200, "history", lambda h: any(i.packet_id == packet_id for i in h.items))
-    expect("two order codes -> 201", call("next_codes", alice, body={"count": 2}), 201, "codes",
-           lambda c: len(c.codes) == 2)
-    expect("post an article -> 201", call("post_article", alice, body={
-        "title": "hongbao", "link": "https://example.com/"}), 201, "article",
-        lambda a: a.votes == 1 and a.title == "hongbao")
+    expect_error(
+        "bob grabs again -> 409 already_grabbed (+ the share)",
+        call("grab", bob, id=packet_id),
+        409,
+        "already_grabbed",
+        # `share` once the document types it (AlreadyGrabbedError), else extra field
+        lambda e: (
+            (e.share.amount_cents if hasattr(e, "share") else e["share"]["amount_cents"]) == amount
+        ),
+    )
+    expect(
+        "bob claims -> 200",
+        call("claim", bob, id=packet_id),
+        200,
+        "claim",
+        lambda c: c.repeat is False and c.amount_cents == amount and c.balance_cents == amount,
+    )
+    expect(
+        "bob's wallet holds his share",
+        call("get_wallet", bob),
+        200,
+        "wallet",
+        lambda w: w.balance_cents == amount and len(w.entries) == 1,
+    )
+    expect(
+        "alice paid 10.00 once",
+        call("get_wallet", alice),
+        200,
+        "wallet",
+        lambda w: w.balance_cents == 9000,
+    )
+    expect(
+        "the packet shows one grab, claimed",
+        call("view", carol, id=packet_id),
+        200,
+        "view",
+        lambda v: (
+            len(v.grabs) == 1 and v.grabs[0].claimed is True and v.grabs[0].amount_cents == amount
+        ),
+    )
+    expect(
+        "alice's sent history lists the packet",
+        call("list_packets", alice, role="sent"),
+        200,
+        "history",
+        lambda h: any(i.packet_id == packet_id for i in h.items),
+    )
+    expect(
+        "two order codes -> 201",
+        call("next_codes", alice, body={"count": 2}),
+        201,
+        "codes",
+        lambda c: len(c.codes) == 2,
+    )
+    expect(
+        "post an article -> 201",
+        call("post_article", alice, body={"title": "hongbao", "link": "https://example.com/"}),
+        201,
+        "article",
+        lambda a: a.votes == 1 and a.title == "hongbao",
+    )
     # Error answers, each parsed into the document's error model.
-    expect_error("no x-user-id -> 401 unauthorized", call("get_wallet", anonymous), 401,
-                 "unauthorized")
-    expect_error("count 0 -> 400 invalid_request", call(
-        "create_packet", alice, body={"total_cents": 1000, "count": 0}), 400, "invalid_request")
-    expect_error("more than the balance -> 402 insufficient_funds", call(
-        "create_packet", alice, body={"total_cents": 9001, "count": 1}), 402,
-        "insufficient_funds")
-    expect_error("an unknown packet -> 404 not_found", call(
-        "view", carol, id=f"no-such-packet-{run}"), 404, "not_found")
-    expect_error("claim without a share -> 404 no_share", call("claim", carol, id=packet_id),
-                 404, "no_share")
+    expect_error(
+        "no x-user-id -> 401 unauthorized", call("get_wallet", anonymous), 401, "unauthorized"
+    )
+    expect_error(
+        "count 0 -> 400 invalid_request",
+        call("create_packet", alice, body={"total_cents": 1000, "count": 0}),
+        400,
+        "invalid_request",
+    )
+    expect_error(
+        "more than the balance -> 402 insufficient_funds",
+        call("create_packet", alice, body={"total_cents": 9001, "count": 1}),
+        402,
+        "insufficient_funds",
+    )
+    expect_error(
+        "an unknown packet -> 404 not_found",
+        call("view", carol, id=f"no-such-packet-{run}"),
+        404,
+        "not_found",
+    )
+    expect_error(
+        "claim without a share -> 404 no_share", call("claim", carol, id=packet_id), 404, "no_share"
+    )
 
-    print("\npy session: " + ("all checks passed" if not failed
-                              else f"{len(failed)} check(s) failed"))
+    print(
+        "\npy session: " + ("all checks passed" if not failed else f"{len(failed)} check(s) failed")
+    )
     return 1 if failed else 0
 
 

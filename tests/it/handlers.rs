@@ -2,15 +2,15 @@
 //! generate-event apigateway http-api-proxy`, then edited) go through each function's real
 //! handler against real `redis-server` processes (standalone and cluster).
 
-mod common;
-
 use std::sync::Arc;
-
-use common::{event, snapshot, with_body, with_header, with_sub, without_auth};
 
 use harness::{Backend, RedisServer, TestRedis};
 use hongbao::Store;
 use serde_json::{json, Value};
+
+use crate::common::{
+    self, call, event, snapshot, with_body, with_header, with_sub, without_auth, Function,
+};
 
 /// Replaces the `PACKET_ID` placeholder everywhere in the event.
 fn with_packet(v: Value, id: &str) -> Value {
@@ -24,8 +24,6 @@ fn with_route(mut v: Value, method: &str, path: &str) -> Value {
     v["routeKey"] = json!(format!("{method} {path}"));
     v
 }
-
-use common::{call, Function};
 
 async fn deposit(store: &Arc<Store>, user: &str, cents: i64, reference: &str) -> (u16, Value) {
     let body = json!({"user_id": user, "amount_cents": cents, "reference": reference}).to_string();

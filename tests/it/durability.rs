@@ -3,19 +3,19 @@
 //! balance limit, reclaim that one failing packet cannot block, and index entries that a create
 //! never removes. Records are aged by moving their "forget after" scores, never by sleeping.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 use harness::{Backend, RawConn, TestRedis};
 use hongbao::domain::history;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::reclaim;
+use hongbao::store::scripts::{self, Call};
 use hongbao::store::wallet::{self, DepositOutcome};
-use hongbao::store::{reclaim, scripts};
 use hongbao::Store;
+
+use crate::common::{self, assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 
 const DAY_MS: f64 = 86_400_000.0;
 
@@ -413,13 +413,15 @@ async fn a_failing_packet_does_not_block_refunds() {
             .query_async(&mut conn)
             .await
             .unwrap();
-        let added: i64 = scripts::DUE_ADD
-            .key(&due_key)
-            .arg(&bad.packet_id)
-            .arg(600)
-            .invoke_async(&mut conn)
-            .await
-            .unwrap();
+        let added: i64 = scripts::DueAddCall {
+            due: &due_key,
+            packet_id: &bad.packet_id,
+            expires_in_secs: 600,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await
+        .unwrap();
         let after: f64 = redis::cmd("ZSCORE")
             .arg(&due_key)
             .arg(&bad.packet_id)

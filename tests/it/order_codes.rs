@@ -8,10 +8,6 @@
 //! secret, the permutation) is the production code path, `order_codes::next_codes_with`; the
 //! production script itself has no clock input and is exercised through the handler tests.
 
-mod common;
-
-use common::{event, snapshot, with_body, with_sub};
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +19,8 @@ use hongbao::{Error, Store};
 use rand::{Rng, SeedableRng};
 use redis::Script;
 use serde_json::{json, Value};
+
+use crate::common::{self, event, snapshot, with_body, with_sub};
 
 /// The production script's text (`lua/quota.lua` + `lua/order_code.lua`).
 fn source() -> &'static str {

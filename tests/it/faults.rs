@@ -39,10 +39,8 @@
 //! after a failover stops answering for good; a sandbox never sends more than one at a time.)
 //!
 //! No cluster node is restarted: the harness's cluster nodes have no persistence, so the
-//! packet's node would come back empty (losing a node's data is `tests/failover.rs`'s subject),
+//! packet's node would come back empty (losing a node's data is the `failover` suite's subject),
 //! and any other node takes no part in the storm.
-
-mod common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,6 +51,8 @@ use futures::future::join_all;
 use harness::{Backend, RedisServer, ReplicatedCluster, TestRedis};
 use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome, Packet, Share};
 use hongbao::{Config, Error, Store};
+
+use crate::common;
 
 /// Shares per packet.
 const SHARES: u32 = 100;

@@ -9,10 +9,6 @@
 //! 604,801 s acts one week and a second after the posts, one with 61 s acts after the group
 //! cache's lifetime. No test sleeps.
 
-mod common;
-
-use common::{event, snapshot, with_body, with_sub, without_auth};
-
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -20,6 +16,8 @@ use harness::{Backend, TestRedis};
 use hongbao::store::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
 use hongbao::Store;
 use serde_json::{json, Value};
+
+use crate::common::{self, event, snapshot, with_body, with_sub, without_auth};
 
 /// Replaces the `ARTICLE_ID` placeholder everywhere in the event.
 fn with_article(v: Value, id: &str) -> Value {

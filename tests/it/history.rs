@@ -3,15 +3,12 @@
 //! yearly totals that match the items and the wallet ledger, retention pruned by the scripts
 //! that write history, and history that outlives the packets.
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::future::join_all;
 use serde_json::{json, Value};
 
-use common::{call, create, event, fund, lucky, sleep_until_redis_ms, snapshot, store, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::history::{self, year_of};
 use hongbao::domain::wallet::{Entry as LedgerEntry, EntryKind};
@@ -19,6 +16,10 @@ use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome, Packet};
 use hongbao::store::{reclaim, wallet};
 use hongbao::Store;
+
+use crate::common::{
+    self, call, create, event, fund, lucky, sleep_until_redis_ms, snapshot, store, Function,
+};
 
 /// `events/grab-history.json` as `user`, with query `query`.
 fn history_event(user: &str, query: &str) -> Value {

@@ -1,8 +1,6 @@
 //! Connecting like production: TLS with a private CA, ACL users and passwords,
 //! `REDIS_CLUSTER=auto`, and what the functions answer when the connection cannot be made.
 
-mod common;
-
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -11,6 +9,8 @@ use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
 use hongbao::store::redis_auth::{AuthKind, RedisAuth};
 use hongbao::{Config, Error, Store};
 use serde_json::{json, Value};
+
+use crate::common;
 
 fn cfg(url: &str, auth: RedisAuth) -> Config {
     Config {

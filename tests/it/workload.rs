@@ -7,21 +7,21 @@
 //! (user, reference) once, whatever the answers and retries), and every wallet's full ledger
 //! is compared with what the generated operations and the packets' final state imply.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{assert_conserved, sleep_until_redis_ms, store};
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::packets::{self, CreateOutcome, NewPacket};
 use hongbao::store::reclaim::ReclaimSummary;
+use hongbao::store::scripts::{self, Call};
 use hongbao::store::wallet::{DepositOutcome, EntryKind};
-use hongbao::store::{reclaim, scripts, wallet};
+use hongbao::store::{reclaim, wallet};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+
+use crate::common::{assert_conserved, sleep_until_redis_ms, store};
 
 /// One operation of the workload.
 #[derive(Debug, Clone)]
@@ -112,14 +112,16 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> Done
                     packets::grab(store, id, user).await.unwrap();
                     let k = hongbao::store::keys::Keys::new("hb").packet(id);
                     let mut conn = store.conn().await.unwrap();
-                    let reply: redis::Value = scripts::CLAIM
-                        .key(&k.meta)
-                        .key(&k.grabs)
-                        .key(&k.claims)
-                        .arg(user)
-                        .invoke_async(&mut conn)
-                        .await
-                        .unwrap();
+                    let reply: redis::Value = scripts::ClaimCall {
+                        meta: &k.meta,
+                        grabs: &k.grabs,
+                        claims: &k.claims,
+                        user_id: user,
+                    }
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await
+                    .unwrap();
                     let reply = scripts::texts("claim", reply).unwrap();
                     if reply[0] == "claimed" && reply[2].starts_with("pending:") {
                         done.interrupted = Some((id.clone(), user.clone()));

@@ -8,18 +8,17 @@
 //! answered 503 are retried by the client, and money is conserved. With the setting off the
 //! same scenario loses acknowledged movements, and the test shows that it sees the loss.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{create, fund};
 use harness::{RedisServer, ReplicatedCluster};
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::wallet::{self, DepositOutcome, EntryKind};
 use hongbao::{Config, Error, Store};
+
+use crate::common::{self, create, fund};
 
 /// A money movement the functions answered 2xx.
 #[derive(Debug, Clone)]

@@ -1,16 +1,16 @@
 //! The red-packet lifecycle against real `redis-server` processes: every test runs on a
 //! standalone server and on a 3-master cluster started by the harness.
 
-mod common;
-
 use std::collections::HashSet;
 use std::time::Instant;
 
-use common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
-use hongbao::store::{reclaim, scripts, wallet};
+use hongbao::store::scripts::{self, Call};
+use hongbao::store::{reclaim, wallet};
+
+use crate::common::{self, assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 
 /// 2,000 concurrent grabbers on a 100-share packet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -618,14 +618,16 @@ async fn interrupted_claims_are_redriven_once() {
             };
             amounts.push(share.amount_cents);
             // Step 1 only, as if the Lambda died right after it.
-            let _: redis::Value = scripts::CLAIM
-                .key(&keys.meta)
-                .key(&keys.grabs)
-                .key(&keys.claims)
-                .arg(u)
-                .invoke_async(&mut conn)
-                .await
-                .unwrap();
+            let _: redis::Value = scripts::ClaimCall {
+                meta: &keys.meta,
+                grabs: &keys.grabs,
+                claims: &keys.claims,
+                user_id: u,
+            }
+            .invocation()
+            .invoke_async(&mut conn)
+            .await
+            .unwrap();
         }
         // "a" retries and gets its money (this call credits it: repeat is false).
         match packets::claim(&store, &p.packet_id, "a").await.unwrap() {

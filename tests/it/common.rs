@@ -1,5 +1,5 @@
-//! Helpers shared by the integration tests: a [`Store`] on a test Redis, deposits, packets.
-#![allow(dead_code)]
+//! Helpers shared by the integration suites: a [`Store`] on a test Redis, deposits, packets,
+//! API Gateway events and the one [`call`] that sends them through a function's router.
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use hongbao::api::{self, AppState, AuthMode};
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::domain::wallet::DepositPrincipals;
 use hongbao::store::packets::{self, CreateOutcome, NewPacket, Packet};
+use hongbao::store::scripts::{Call, ClaimCall};
 use hongbao::store::wallet;
 use hongbao::{Config, Store};
 
@@ -31,9 +32,8 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
         ..Config::default()
     };
     cfg.wallet.deposit_principals = DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
-    // The per-user quotas (issue 12) are off here: suites create hundreds of packets and take
-    // whole days of codes from one user. `tests/handlers.rs` (`abuse_quotas`) runs them at
-    // their production defaults.
+    // The per-user quotas are off here: suites create hundreds of packets and take whole days
+    // of codes from one user. `handlers::abuse_quotas` runs them at their production defaults.
     cfg.packets.packets_per_minute = 0;
     cfg.order_codes.per_user_per_day = 0;
     cfg.voting.articles_per_day = 0;
@@ -82,14 +82,16 @@ pub async fn create(store: &Store, sender: &str, req: &NewPacket) -> Packet {
 pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<String> {
     let pk = hongbao::store::keys::Keys::new(&store.config().key_prefix).packet(packet_id);
     let mut conn = store.conn().await.expect("conn");
-    let reply: redis::Value = hongbao::store::scripts::CLAIM
-        .key(&pk.meta)
-        .key(&pk.grabs)
-        .key(&pk.claims)
-        .arg(user)
-        .invoke_async(&mut conn)
-        .await
-        .expect("claim step 1");
+    let reply: redis::Value = ClaimCall {
+        meta: &pk.meta,
+        grabs: &pk.grabs,
+        claims: &pk.claims,
+        user_id: user,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await
+    .expect("claim step 1");
     hongbao::store::scripts::texts("claim", reply).expect("claim reply")
 }
 

@@ -1,0 +1,121 @@
+"""Finding what the scripts run: the Lambda Runtime Interface Emulator, `redis-server`, the
+release function binaries and the `hongbao` examples. What an install provides (RIE,
+`redis-server`) is installed by scripts/install-deps.sh when missing; what cargo builds is
+named with the command that builds it."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from .paths import EXAMPLES_DIR, INSTALL_DEPS, RELEASE_DIR, ROOT, VENV_DIR
+from .procs import log
+
+# The red-packet functions (the default stack: what demo.py plays) ...
+PACKET_FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
+# ... and every function of the project (e2e_rie.py runs them all).
+FUNCTIONS = (*PACKET_FUNCTIONS, "next-order-code", "vote")
+BUILD_COMMAND = "cargo build --release " + " ".join(f"-p {f}" for f in FUNCTIONS)
+
+
+def _rie_arch() -> str:
+    return "arm64" if platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
+
+
+def _glob_rie(venv: Path) -> Path | None:
+    name = f"aws-lambda-rie-{_rie_arch()}"
+    found = sorted(venv.glob(f"lib/python*/site-packages/samcli/local/rapid/{name}"))
+    return found[0] if found else None
+
+
+def install_deps(*args: str) -> None:
+    """Runs scripts/install-deps.sh ARGS, the project's one installer (redis-server from apt,
+    the pinned Python packages of scripts/requirements.txt into the venv); it installs only what
+    is missing. Its output goes to stderr. A failure is logged, not raised: the caller's lookup
+    then reports what is still missing."""
+    cmd = ["bash", str(INSTALL_DEPS), *args]
+    log(f"hongbao_tools: running {' '.join(['scripts/install-deps.sh', *args])}")
+    r = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=2, check=False)
+    if r.returncode != 0:
+        log(f"hongbao_tools: scripts/install-deps.sh failed with exit code {r.returncode}")
+
+
+def find_rie(install: bool = True) -> Path:
+    """The RIE binary: `$HONGBAO_RIE`, else the one in `.venv`'s aws-sam-cli; runs
+    scripts/install-deps.sh when it is missing (and `install` is true)."""
+    env = os.environ.get("HONGBAO_RIE")
+    if env:
+        p = Path(env)
+        if not p.is_file():
+            raise FileNotFoundError(f"HONGBAO_RIE={env} does not exist")
+        return p
+    rie = _glob_rie(VENV_DIR)
+    if rie is None and install:
+        install_deps()
+        rie = _glob_rie(VENV_DIR)
+    if rie is None:
+        raise FileNotFoundError(
+            f"aws-lambda-rie-{_rie_arch()} not found in {VENV_DIR} (run scripts/install-deps.sh)"
+        )
+    if not os.access(rie, os.X_OK):
+        rie.chmod(rie.stat().st_mode | 0o111)
+    return rie
+
+
+def _lookup_redis_server() -> str | None:
+    fallback = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")
+    return shutil.which("redis-server") or next(
+        (p for p in fallback if os.access(p, os.X_OK)), None
+    )
+
+
+def find_redis_server(install: bool = True) -> str:
+    """`redis-server` on PATH (or /usr/bin, /usr/local/bin); runs `scripts/install-deps.sh
+    --redis-only` when it is missing (and `install` is true)."""
+    exe = _lookup_redis_server()
+    if exe is None and install:
+        install_deps("--redis-only")
+        exe = _lookup_redis_server()
+    if exe is None:
+        raise FileNotFoundError("redis-server not found (run scripts/install-deps.sh)")
+    return exe
+
+
+def binary_path(function: str) -> Path:
+    """The release binary of `function` (`target/release/<function>`)."""
+    return RELEASE_DIR / function
+
+
+def missing_binaries(functions: Iterable[str] = PACKET_FUNCTIONS) -> list[Path]:
+    """The release binaries of `functions` that are not built."""
+    return [binary_path(f) for f in functions if not os.access(binary_path(f), os.X_OK)]
+
+
+def require_binaries(functions: Iterable[str] = PACKET_FUNCTIONS) -> None:
+    """Raises with the build command when a release binary is missing."""
+    missing = missing_binaries(functions)
+    if missing:
+        raise FileNotFoundError(
+            "missing release binaries: "
+            + ", ".join(str(m) for m in missing)
+            + f"\nbuild them first:  (cd {ROOT} && {BUILD_COMMAND})"
+        )
+
+
+def example_path(name: str) -> Path:
+    """The debug build of the `hongbao` example `name` (`target/debug/examples/<name>`)."""
+    return EXAMPLES_DIR / name
+
+
+def require_example(name: str) -> Path:
+    """The `hongbao` example `name`; exits with the build command when it is not built."""
+    exe = example_path(name)
+    if not os.access(exe, os.X_OK):
+        raise SystemExit(
+            f"{exe} is missing; build it: cargo build --locked -p hongbao --example {name}"
+        )
+    return exe

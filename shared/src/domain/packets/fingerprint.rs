@@ -1,0 +1,158 @@
+//! The fingerprint of a create request, stored with its `Idempotency-Key` so that a key reused
+//! with another request is told apart (409 `idempotency_key_reused`) while a retry of the same
+//! request finds its packet: the current (v2) encoding and the one releases before it stored.
+
+use super::rules::NewPacket;
+
+/// The prefix of a [`NewPacket::fingerprint`] in its current (v2) encoding.
+pub const FINGERPRINT_V2: &str = "v2:";
+
+impl NewPacket {
+    /// The request's fingerprint, stored with its `Idempotency-Key` so that a reused key with
+    /// another body is told apart (409 `idempotency_key_reused`): `v2:` and the SHA-256 hex of
+    /// a canonical encoding that is injective by construction. Every field is a netstring
+    /// (`<byte length>:<bytes>,`, D. J. Bernstein's netstrings), in a fixed order: total,
+    /// count, mode, split (empty for fixed), expiry, the greeting after a presence tag (`0`, or
+    /// `1` and the greeting), the number of recipients and each recipient (sorted, distinct).
+    /// A field's length says where it ends, so no greeting or user id can pass for another
+    /// field, whatever characters it holds (in v1, a greeting `hi|alice` and a greeting `hi`
+    /// for recipient `alice` had the same fingerprint).
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        use std::fmt::Write;
+        let mut canonical = String::new();
+        let mut put = |field: &str| {
+            let _ = write!(canonical, "{}:{},", field.len(), field);
+        };
+        put(&self.total_cents.to_string());
+        put(&self.count.to_string());
+        put(self.mode.as_str());
+        put(self.split_name().unwrap_or(""));
+        put(&self.expires_in_secs.to_string());
+        match &self.greeting {
+            None => put("0"),
+            Some(greeting) => {
+                put("1");
+                put(greeting);
+            }
+        }
+        put(&self.recipients.len().to_string());
+        for recipient in &self.recipients {
+            put(recipient);
+        }
+        let mut out = String::from(FINGERPRINT_V2);
+        for b in Sha256::digest(canonical.as_bytes()) {
+            let _ = write!(out, "{b:02x}");
+        }
+        out
+    }
+
+    /// The fingerprint releases before v2 stored (the fields joined with `|`, the recipients
+    /// with a newline after them, SHA-1 hex), so that a create retried across the upgrade,
+    /// within `HONGBAO_IDEMPOTENCY_TTL_SECS`, still finds its packet: `Some` only when that
+    /// old text is unambiguous for this request, i.e. the request has no recipients and its
+    /// greeting no `|`. Its old text then has exactly five `|` (numbers and names hold none),
+    /// which fix all six fields, while a targeted request's text has at least six; and a
+    /// greeting cannot hold the "\u{0}" that stood for none (control characters are
+    /// refused). Any other request compares in the v2 form only: an old record then answers
+    /// 409, never another request's packet.
+    pub fn legacy_fingerprint(&self) -> Option<String> {
+        if !self.recipients.is_empty() || self.greeting.as_deref().is_some_and(|g| g.contains('|'))
+        {
+            return None;
+        }
+        let canonical = format!(
+            "{}|{}|{}|{}|{}|{}",
+            self.total_cents,
+            self.count,
+            self.mode.as_str(),
+            self.split_name().unwrap_or("-"),
+            self.expires_in_secs,
+            self.greeting.as_deref().unwrap_or("\u{0}")
+        );
+        use sha1::{Digest, Sha1};
+        Some(
+            Sha1::digest(canonical.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::split::{LuckySplit, Mode};
+
+    #[test]
+    fn fingerprint_depends_on_every_field() {
+        let a = NewPacket {
+            total_cents: 100,
+            count: 2,
+            mode: Mode::Lucky,
+            split: LuckySplit::DoubleMean,
+            expires_in_secs: 60,
+            greeting: None,
+            recipients: Vec::new(),
+        };
+        let mut b = a.clone();
+        b.greeting = Some(String::new());
+        assert_ne!(a.fingerprint(), b.fingerprint());
+        let mut c = a.clone();
+        c.split = LuckySplit::LineCut;
+        assert_ne!(a.fingerprint(), c.fingerprint());
+        assert_eq!(a.fingerprint(), a.clone().fingerprint());
+        assert!(a.fingerprint().starts_with(FINGERPRINT_V2));
+    }
+
+    /// The v1 collision: a greeting holding the separator of the v1 text, against a
+    /// targeted packet; and the like between recipients and greetings.
+    #[test]
+    fn fingerprint_is_injective_where_v1_collided() {
+        let base = NewPacket {
+            total_cents: 100,
+            count: 1,
+            mode: Mode::Lucky,
+            split: LuckySplit::DoubleMean,
+            expires_in_secs: 86_400,
+            greeting: Some("hi|alice".into()),
+            recipients: Vec::new(),
+        };
+        let targeted = NewPacket {
+            greeting: Some("hi".into()),
+            recipients: vec!["alice".into()],
+            ..base.clone()
+        };
+        let shifted = NewPacket {
+            greeting: Some("hi|x".into()),
+            recipients: vec!["y".into()],
+            ..base.clone()
+        };
+        let piped_id = NewPacket {
+            greeting: Some("hi".into()),
+            recipients: vec!["x|y".into()],
+            ..base.clone()
+        };
+        let fps = [&base, &targeted, &shifted, &piped_id].map(NewPacket::fingerprint);
+        for (i, a) in fps.iter().enumerate() {
+            for b in &fps[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        // The v1 text of the first two is the same; neither may be compared in it.
+        assert_eq!(base.legacy_fingerprint(), None);
+        assert_eq!(targeted.legacy_fingerprint(), None);
+        let plain = NewPacket {
+            greeting: Some("hi".into()),
+            ..base.clone()
+        };
+        // The v1 fingerprint of an unambiguous request, as releases before v2 computed it:
+        // SHA-1 of "100|1|lucky|double_mean|86400|hi" (Python's hashlib).
+        assert_eq!(
+            plain.legacy_fingerprint().as_deref(),
+            Some("0f39b8155815fb6ec8bd9be13435af6815964aeb")
+        );
+        assert_ne!(plain.legacy_fingerprint().unwrap(), plain.fingerprint());
+    }
+}

@@ -1,0 +1,330 @@
+//! A red-packet create request and its limits: the red-packet settings, [`PacketRules`] (read
+//! from them) and [`PacketRules::check`], which turns a [`PacketRequest`] into a
+//! [`NewPacket`] or says which field breaks which rule.
+
+use serde::Deserialize;
+
+use crate::domain::settings::{self, Setting};
+use crate::domain::split::{LuckySplit, Mode};
+use crate::domain::{
+    check_shown_text, is_user_id, ConfigError, Invalid, Lookup, MAX_USER_ID_CHARS,
+};
+
+/// The longest a packet may stay open: 7 days, in seconds (the API's `expires_in_secs` bound).
+pub const MAX_EXPIRES_IN_SECS: u64 = 604_800;
+
+/// Default `expires_in_secs`: one day.
+pub const DEFAULT_EXPIRES_IN_SECS: u64 = 86_400;
+
+/// Most recipients of a targeted packet.
+pub const MAX_RECIPIENTS: usize = 500;
+
+/// The longest greeting, characters.
+pub const MAX_GREETING_CHARS: usize = 100;
+
+/// `HONGBAO_MAX_COUNT`.
+pub const MAX_COUNT: Setting = Setting {
+    name: "HONGBAO_MAX_COUNT",
+    default: "10000",
+    meaning: "most shares per packet (at most `HONGBAO_MAX_TOTAL_CENTS`: every share is ≥ 1 cent)",
+};
+/// `HONGBAO_MAX_TOTAL_CENTS`.
+pub const MAX_TOTAL_CENTS: Setting = Setting {
+    name: "HONGBAO_MAX_TOTAL_CENTS",
+    default: "20000",
+    meaning: "largest packet total, cents",
+};
+/// `HONGBAO_GRAB_RATE_LIMIT`.
+pub const GRAB_RATE_LIMIT: Setting = Setting {
+    name: "HONGBAO_GRAB_RATE_LIMIT",
+    default: "10",
+    meaning: "repeated grabs (after the win) per user per packet per window; `0` disables",
+};
+/// `HONGBAO_PACKETS_PER_MINUTE`.
+pub const PACKETS_PER_MINUTE: Setting = Setting {
+    name: "HONGBAO_PACKETS_PER_MINUTE",
+    default: "10",
+    meaning: "red packets a sender may create per minute (a fixed window opened by the first create; 429 + `Retry-After` beyond it, nothing written); `0` disables",
+};
+/// The window of [`PACKETS_PER_MINUTE`], milliseconds.
+pub const PACKETS_WINDOW_MS: u64 = 60_000;
+/// `HONGBAO_GRAB_RATE_WINDOW_MS`.
+pub const GRAB_RATE_WINDOW_MS: Setting = Setting {
+    name: "HONGBAO_GRAB_RATE_WINDOW_MS",
+    default: "1000",
+    meaning: "rate-limit window, ms (≥ 1)",
+};
+/// `HONGBAO_RETENTION_SECS`.
+pub const RETENTION_SECS: Setting = Setting {
+    name: "HONGBAO_RETENTION_SECS",
+    default: "604800",
+    meaning: "how long settled packets' keys are kept, s (a value below `HONGBAO_IDEMPOTENCY_TTL_SECS` is raised to it)",
+};
+/// `HONGBAO_IDEMPOTENCY_TTL_SECS`.
+pub const IDEMPOTENCY_TTL_SECS: Setting = Setting {
+    name: "HONGBAO_IDEMPOTENCY_TTL_SECS",
+    default: "86400",
+    meaning:
+        "how long an `Idempotency-Key` (and a done claim's credit record) is remembered, s (≥ 1)",
+};
+
+/// The red-packet settings, in README order.
+pub const SETTINGS: &[Setting] = &[
+    MAX_COUNT,
+    MAX_TOTAL_CENTS,
+    GRAB_RATE_LIMIT,
+    GRAB_RATE_WINDOW_MS,
+    PACKETS_PER_MINUTE,
+    RETENTION_SECS,
+    IDEMPOTENCY_TTL_SECS,
+];
+
+/// The configured limits of red packets (create-packet, grab, claim and reclaim-cron read them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketRules {
+    /// Most shares in one packet (`HONGBAO_MAX_COUNT`, ≥ 1).
+    pub max_count: u32,
+    /// Largest packet total, cents (`HONGBAO_MAX_TOTAL_CENTS`, ≥ `max_count`).
+    pub max_total_cents: i64,
+    /// Repeated grabs (the win is not counted) per user and packet per window; 0 disables the
+    /// limit.
+    pub grab_rate_limit: u32,
+    /// Grab rate-limit window, milliseconds (≥ 1).
+    pub grab_rate_window_ms: u64,
+    /// Packets a sender may create per minute ([`PACKETS_WINDOW_MS`]); 0 disables the quota.
+    pub packets_per_minute: u32,
+    /// Seconds a settled packet's keys are kept (≥ `idempotency_ttl_secs`).
+    pub retention_secs: u64,
+    /// Seconds a create-packet `Idempotency-Key` is remembered, and a done claim's credit
+    /// record (≥ 1).
+    pub idempotency_ttl_secs: u64,
+}
+
+impl Default for PacketRules {
+    fn default() -> Self {
+        Self::from_lookup(&settings::defaults()).expect("the defaults are valid")
+    }
+}
+
+impl PacketRules {
+    /// Reads [`SETTINGS`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable that does not parse or breaks a bound.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let rules = PacketRules {
+            max_count: lookup.at_least(&MAX_COUNT, 1)?,
+            max_total_cents: lookup.at_least(&MAX_TOTAL_CENTS, 1i64)?,
+            grab_rate_limit: lookup.get(&GRAB_RATE_LIMIT)?,
+            grab_rate_window_ms: lookup.at_least(&GRAB_RATE_WINDOW_MS, 1)?,
+            packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
+            retention_secs: lookup.get(&RETENTION_SECS)?,
+            idempotency_ttl_secs: lookup.at_least(&IDEMPOTENCY_TTL_SECS, 1)?,
+        };
+        // Two bounds that follow from others are applied, not refused, so that every
+        // combination template.yaml accepts boots (CloudFormation Rules cannot compare
+        // numbers): every share is at least 1 cent, so no packet can have more shares than
+        // the largest total has cents; and a retried create must find the packet its
+        // Idempotency-Key names, so packets are kept at least as long as the key.
+        let mut rules = rules;
+        if rules.max_total_cents < i64::from(rules.max_count) {
+            rules.max_count = u32::try_from(rules.max_total_cents).unwrap_or(rules.max_count);
+        }
+        rules.retention_secs = rules.retention_secs.max(rules.idempotency_ttl_secs);
+        Ok(rules)
+    }
+
+    /// Milliseconds a claim's credit record is kept once the claim is done (claim step 4
+    /// un-pins it; until then it is kept for ever): `HONGBAO_IDEMPOTENCY_TTL_SECS`, far longer
+    /// than any request that saw the claim pending can still be running (a Lambda invocation
+    /// lasts at most 15 minutes).
+    pub fn claim_record_keep_ms(&self) -> u64 {
+        self.idempotency_ttl_secs * 1000
+    }
+
+    /// Checks a create request against the contract and these limits.
+    ///
+    /// # Errors
+    /// [`Invalid`] naming the offending field.
+    pub fn check(&self, req: PacketRequest) -> Result<NewPacket, Invalid> {
+        let mode = req.mode.unwrap_or(Mode::Lucky);
+        if !(1..=i64::from(self.max_count)).contains(&req.count) {
+            return Err(Invalid(format!("count must be 1..={}", self.max_count)));
+        }
+        if !(req.count..=self.max_total_cents).contains(&req.total_cents) {
+            return Err(Invalid(format!(
+                "total_cents must be count..={} (every share is at least 1 cent)",
+                self.max_total_cents
+            )));
+        }
+        if mode == Mode::Fixed && req.total_cents % req.count != 0 {
+            return Err(Invalid::new(
+                "a fixed packet needs total_cents divisible by count",
+            ));
+        }
+        if mode == Mode::Fixed && req.split.is_some() {
+            return Err(Invalid::new("split applies to lucky packets only"));
+        }
+        let expires = req
+            .expires_in_secs
+            .unwrap_or(DEFAULT_EXPIRES_IN_SECS as i64);
+        if !(1..=MAX_EXPIRES_IN_SECS as i64).contains(&expires) {
+            return Err(Invalid(format!(
+                "expires_in_secs must be 1..={MAX_EXPIRES_IN_SECS}"
+            )));
+        }
+        let recipients = match req.recipients {
+            None => Vec::new(),
+            Some(ids) => {
+                if !(1..=MAX_RECIPIENTS).contains(&ids.len()) {
+                    return Err(Invalid(format!(
+                        "recipients must hold 1 to {MAX_RECIPIENTS} user ids"
+                    )));
+                }
+                if let Some(bad) = ids.iter().find(|id| !is_user_id(id)) {
+                    return Err(Invalid(format!(
+                        "recipient {:?} is not a user id (1 to {} printable characters)",
+                        bad.chars().take(64).collect::<String>(),
+                        MAX_USER_ID_CHARS
+                    )));
+                }
+                let mut sorted = ids;
+                sorted.sort();
+                let n = sorted.len();
+                sorted.dedup();
+                if sorted.len() != n {
+                    return Err(Invalid::new("recipients must be distinct"));
+                }
+                if req.count as usize > sorted.len() {
+                    return Err(Invalid::new(
+                        "count must not exceed the number of recipients (each may grab one share)",
+                    ));
+                }
+                sorted
+            }
+        };
+        if let Some(g) = &req.greeting {
+            if g.chars().count() > MAX_GREETING_CHARS {
+                return Err(Invalid(format!(
+                    "greeting must be at most {MAX_GREETING_CHARS} characters"
+                )));
+            }
+            check_shown_text("greeting", g)?;
+        }
+        Ok(NewPacket {
+            total_cents: req.total_cents,
+            count: req.count as u32,
+            mode,
+            split: req.split.unwrap_or(LuckySplit::DoubleMean),
+            expires_in_secs: expires as u64,
+            greeting: req.greeting.filter(|g| !g.is_empty()),
+            recipients,
+        })
+    }
+}
+
+/// A create request as the client sent it (the body of `POST /packets`), before
+/// [`PacketRules::check`]. Unknown fields are refused.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacketRequest {
+    /// Total, cents.
+    pub total_cents: i64,
+    /// Number of shares.
+    pub count: i64,
+    /// `lucky` (default) or `fixed`.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// The lucky split algorithm (default `double_mean`).
+    #[serde(default)]
+    pub split: Option<LuckySplit>,
+    /// Seconds until the packet expires (default one day).
+    #[serde(default)]
+    pub expires_in_secs: Option<i64>,
+    /// Optional greeting.
+    #[serde(default)]
+    pub greeting: Option<String>,
+    /// Optional: the only users who may grab (a targeted packet), 1 to [`MAX_RECIPIENTS`]
+    /// distinct user ids; the sender may be one of them.
+    #[serde(default)]
+    pub recipients: Option<Vec<String>>,
+}
+
+/// A validated request to create a red packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPacket {
+    /// Total amount, cents (`count..=HONGBAO_MAX_TOTAL_CENTS`).
+    pub total_cents: i64,
+    /// Number of shares (`1..=HONGBAO_MAX_COUNT`).
+    pub count: u32,
+    /// Lucky (random amounts) or fixed (equal amounts).
+    pub mode: Mode,
+    /// The lucky split algorithm; ignored (and reported as `None`) for fixed packets.
+    pub split: LuckySplit,
+    /// Seconds until the packet expires (`1..=604800`).
+    pub expires_in_secs: u64,
+    /// Optional greeting, at most 100 characters, none of them control or invisible format
+    /// characters ([`check_shown_text`]).
+    pub greeting: Option<String>,
+    /// A targeted packet's recipients, sorted and distinct (at least `count` of them); empty:
+    /// anyone may grab. Enforced inside `lua/grab.lua`.
+    pub recipients: Vec<String>,
+}
+
+impl NewPacket {
+    /// The split name stored for this packet: `None` for fixed packets.
+    pub fn split_name(&self) -> Option<&'static str> {
+        match self.mode {
+            Mode::Fixed => None,
+            Mode::Lucky => Some(self.split.as_str()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(name: &'static str, value: &'static str) -> Result<PacketRules, ConfigError> {
+        let f = move |n: &str| (n == name).then(|| value.to_string());
+        PacketRules::from_lookup(&Lookup::new(&f))
+    }
+
+    #[test]
+    fn settings_are_validated_and_named() {
+        let d = PacketRules::default();
+        assert_eq!((d.max_count, d.max_total_cents), (10_000, 20_000));
+        assert_eq!((d.grab_rate_limit, d.grab_rate_window_ms), (10, 1000));
+        assert_eq!(
+            (d.retention_secs, d.idempotency_ttl_secs),
+            (604_800, 86_400)
+        );
+        for (name, value) in [
+            ("HONGBAO_MAX_COUNT", "0"),
+            ("HONGBAO_MAX_TOTAL_CENTS", "0"),
+            ("HONGBAO_IDEMPOTENCY_TTL_SECS", "0"),
+            ("HONGBAO_GRAB_RATE_WINDOW_MS", "0"),
+            ("HONGBAO_GRAB_RATE_LIMIT", "-1"),
+        ] {
+            assert_eq!(rules(name, value).unwrap_err().name, name, "{name}={value}");
+        }
+        assert_eq!(
+            rules("HONGBAO_RETENTION_SECS", "86400")
+                .unwrap()
+                .retention_secs,
+            86_400
+        );
+        // Bounds that follow from others are applied, not refused: no more shares than the
+        // largest total has cents, packets kept at least as long as their Idempotency-Key.
+        assert_eq!(
+            rules("HONGBAO_MAX_TOTAL_CENTS", "9999").unwrap().max_count,
+            9_999
+        );
+        assert_eq!(
+            rules("HONGBAO_RETENTION_SECS", "3600")
+                .unwrap()
+                .retention_secs,
+            86_400
+        );
+    }
+}
