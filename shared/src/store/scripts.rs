@@ -59,16 +59,18 @@ pub struct Lua {
     script: Script,
     source: &'static str,
     file: &'static str,
-    text: &'static str,
+    /// Bytes of the script's own file at the end of `source` (the file's text is not stored a
+    /// second time: every binary would carry each helper-prefixed script twice, 35 KB).
+    text_len: usize,
 }
 
 impl Lua {
-    fn new(file: &'static str, text: &'static str, source: &'static str) -> Self {
+    fn new(file: &'static str, text_len: usize, source: &'static str) -> Self {
         Lua {
             script: Script::new(source),
             source,
             file,
-            text,
+            text_len,
         }
     }
 
@@ -84,7 +86,7 @@ impl Lua {
 
     /// The text of the script's own file, without the helpers prepended to it.
     pub fn text(&self) -> &'static str {
-        self.text
+        &self.source[self.source.len() - self.text_len..]
     }
 }
 
@@ -100,7 +102,7 @@ macro_rules! script {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
             let text = include_str!(concat!("../../../lua/", $file));
-            Lua::new($file, text, text)
+            Lua::new($file, text.len(), text)
         });
     };
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
@@ -110,9 +112,11 @@ macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
+            // The file's length only (a constant): its text is the end of the source.
+            const TEXT_LEN: usize = include_str!(concat!("../../../lua/", $file)).len();
             Lua::new(
                 $file,
-                include_str!(concat!("../../../lua/", $file)),
+                TEXT_LEN,
                 concat!(
                     $(include_str!(concat!("../../../lua/", $helper)),)+
                     include_str!(concat!("../../../lua/", $file))
