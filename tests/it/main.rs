@@ -23,12 +23,16 @@
 //! * Caches inside `hongbao` that outlive a test (the order-code day secrets) are keyed by the
 //!   server's URL, and no two servers of the process share a URL.
 //!
-//! No thread cap: libtest runs the tests in name order on one thread per core, so a suite's
-//! tests overlap mostly with each other, as when each suite was its own binary, and only the
-//! last tests of one suite with the first of the next. On 2 cores every suite, the
-//! cluster-starting ones (`discovery`, `failover`, `faults`, and `make replicas`' 3-master +
-//! 3-replica clusters) included, passes well within its timeouts that way. Where one does not,
-//! cap the run (`-- --test-threads=1`) rather than the harness.
+//! More threads than cores: the tests mostly wait (servers starting, clusters converging,
+//! TTLs running out, failovers, `SIGSTOP`ped nodes), not compute. On 2 cores, at libtest's
+//! default of one thread per core, this binary took 165 s and used 20 % of the CPU; `make`
+//! runs it with `RUST_TEST_THREADS=12` (`TEST_THREADS`), 45-56 s with every test passing, also
+//! while a release build ran beside it. libtest starts the tests in name order, so a suite's
+//! tests overlap mostly with each other and with the next suite's first ones. The longest test
+//! (`workload::seeded_random_workload_conserves_money`, 18 s) bounds how far more threads
+//! help. Each test's timeouts are the harness's (`RESPONSE_TIMEOUT`, cluster convergence), far
+//! above what a loaded 2-core run takes; where one is not, lower `TEST_THREADS` rather than
+//! raise the timeout.
 
 mod common;
 

@@ -55,26 +55,26 @@ pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCod
 /// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
 /// Dereferences to [`redis::Script`] (its hash, `SCRIPT LOAD`); a call of it is built by its
 /// call struct ([`Call`]), which orders the keys and arguments.
+///
+/// The source is the code of `lua/<file>` (after its helpers') with every whole-line comment
+/// blanked by `shared/build.rs`: the same lines, so Redis's `user_script:<n>` still counts
+/// lines of the files, and no binary carries the scripts' documentation (60 % of their bytes).
 pub struct Lua {
     script: Script,
     source: &'static str,
     file: &'static str,
-    /// Bytes of the script's own file at the end of `source` (the file's text is not stored a
-    /// second time: every binary would carry each helper-prefixed script twice, 35 KB).
-    text_len: usize,
 }
 
 impl Lua {
-    fn new(file: &'static str, text_len: usize, source: &'static str) -> Self {
+    fn new(file: &'static str, source: &'static str) -> Self {
         Lua {
             script: Script::new(source),
             source,
             file,
-            text_len,
         }
     }
 
-    /// The script's source as sent to Redis (its helpers, then its file).
+    /// The script's source as sent to Redis (its helpers, then its file; comment lines empty).
     pub fn source(&self) -> &'static str {
         self.source
     }
@@ -82,11 +82,6 @@ impl Lua {
     /// The script's file name in `lua/`, e.g. `grab.lua`.
     pub fn file(&self) -> &'static str {
         self.file
-    }
-
-    /// The text of the script's own file, without the helpers prepended to it.
-    pub fn text(&self) -> &'static str {
-        &self.source[self.source.len() - self.text_len..]
     }
 }
 
@@ -97,13 +92,17 @@ impl std::ops::Deref for Lua {
     }
 }
 
+/// `lua/<file>` as `shared/build.rs` prepared it (comment lines blanked).
+macro_rules! code {
+    ($file:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/lua/", $file))
+    };
+}
+
 macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal) => {
         $(#[$doc])*
-        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            let text = include_str!(concat!("../../../lua/", $file));
-            Lua::new($file, text.len(), text)
-        });
+        pub static $name: LazyLock<Lua> = LazyLock::new(|| Lua::new($file, code!($file)));
     };
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
     // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
@@ -112,16 +111,7 @@ macro_rules! script {
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            // The file's length only (a constant): its text is the end of the source.
-            const TEXT_LEN: usize = include_str!(concat!("../../../lua/", $file)).len();
-            Lua::new(
-                $file,
-                TEXT_LEN,
-                concat!(
-                    $(include_str!(concat!("../../../lua/", $helper)),)+
-                    include_str!(concat!("../../../lua/", $file))
-                ),
-            )
+            Lua::new($file, concat!($(code!($helper),)+ code!($file)))
         });
     };
 }

@@ -162,14 +162,20 @@ fn check_array(
     Ok(())
 }
 
+/// `lua/<file>` as written, comments and all (the embedded source has its comments blanked).
+fn file_text(file: &str) -> String {
+    let path = format!("{}/../lua/{file}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 /// Checks `C`'s script header against `C`; returns its script's file name.
 fn check<C: Call + Default>() -> Result<&'static str, String> {
     let lua = C::lua();
     let mut counts = Counts::default();
     C::default().write(&mut counts);
-    let text = lua.text();
-    check_array(text, "KEYS", C::KEYS, &counts.keys)
-        .and_then(|()| check_array(text, "ARGV", C::ARGV, &counts.args))
+    let text = file_text(lua.file());
+    check_array(&text, "KEYS", C::KEYS, &counts.keys)
+        .and_then(|()| check_array(&text, "ARGV", C::ARGV, &counts.args))
         .map_err(|e| format!("lua/{}: {e}", lua.file()))?;
     Ok(lua.file())
 }
@@ -254,4 +260,33 @@ fn the_header_check_fails_on_a_mismatch() {
     // A header index out of place.
     let gap = text.replace("KEYS[2] shares", "KEYS[3] shares");
     assert!(check_array(&gap, "KEYS", &["meta", "shares"], &keys).is_err());
+}
+
+#[test]
+fn the_embedded_source_is_each_files_code_line_for_line() {
+    for (name, lua) in all_lua() {
+        let file = file_text(name);
+        let sent: Vec<&str> = lua.source().lines().collect();
+        let written: Vec<&str> = file.lines().collect();
+        assert!(
+            sent.len() >= written.len(),
+            "{name}: fewer lines sent than written"
+        );
+        // The file is the end of the source (its helpers come first), line for line.
+        let tail = &sent[sent.len() - written.len()..];
+        for (n, (sent, written)) in tail.iter().zip(&written).enumerate() {
+            let expected = if written.trim_start().starts_with("--") {
+                ""
+            } else {
+                written
+            };
+            assert_eq!(sent, &expected, "{name}:{}", n + 1);
+        }
+        let comments = sent.iter().filter(|l| l.trim_start().starts_with("--"));
+        assert_eq!(
+            comments.count(),
+            0,
+            "{name}: a comment line is sent to Redis"
+        );
+    }
 }
