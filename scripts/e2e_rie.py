@@ -6,7 +6,8 @@ Interface Emulator (what `sam local invoke` runs inside its container), one RIE 
 sandbox, against a private redis-server on a free port. The script:
 
 1. invokes every events/ fixture and checks status codes and bodies against the contract
-   (red packets and wallets; order codes: next-order-code-*.json; voting: vote-*.json);
+   (red packets, wallets, deposits and withdrawals; order codes: next-order-code-*.json;
+   voting: vote-*.json);
    then checks that a function reads only its own settings (a broken HONGBAO_VOTE_SITE fails
    the vote function's Init, naming the variable, while grab answers);
 2. grabs one 100-share packet with 1,000 distinct users from 32 client threads over 8 grab
@@ -78,6 +79,7 @@ class State:
 
     def __init__(self) -> None:
         self.deposits = 0
+        self.withdrawals = 0
         self.packets: list[str] = []
         self.lucky_id: str | None = None
         self.fixed_id: str | None = None
@@ -165,6 +167,36 @@ def fixtures(st: LocalStack, c: Checks, s: State) -> None:
         403,
         "forbidden",
     )
+
+    # POST /wallet/withdrawals (AWS_IAM): applied, a repeat, more than the balance, no IAM.
+    r = inv("wallet", events.http_event("wallet-withdrawal"))
+    if c.status("wallet-withdrawal.json", r, 201):
+        c.check(
+            "withdrawal body {user_id alice, balance_cents 97500, reference wd-1, repeat false}",
+            r["body"]
+            == {"user_id": "alice", "balance_cents": 97500, "reference": "wd-1", "repeat": False},
+            str(r["body"]),
+        )
+        s.withdrawals += 2500
+    r = inv("wallet", events.http_event("wallet-withdrawal"))
+    c.check(
+        "wallet-withdrawal.json again -> 201, repeat true, balance unchanged",
+        r.get("statusCode") == 201
+        and r["body"].get("repeat") is True
+        and r["body"].get("balance_cents") == 97500,
+        str(r["body"]),
+    )
+    too_much = events.http_event(
+        "wallet-withdrawal",
+        body={"user_id": "alice", "amount_cents": 10**9, "reference": "wd-too-much"},
+    )
+    r = inv("wallet", too_much)
+    if c.status("a withdrawal over the balance", r, 402, "insufficient_funds"):
+        c.check(
+            "402 names the balance (97500)", r["body"].get("balance_cents") == 97500, str(r["body"])
+        )
+    r = inv("wallet", events.http_event("wallet-withdrawal", auth=False))
+    c.status("wallet-withdrawal.json without the IAM authorizer", r, 403, "forbidden")
 
     # POST /packets
     r = inv("create-packet", events.http_event("create-packet-lucky"))
@@ -801,9 +833,16 @@ def latency(st: LocalStack, c: Checks, s: State, n: int) -> None:
 
 
 def conservation(st: LocalStack, c: Checks, s: State) -> None:
-    c.section("money conservation (every wallet in Redis + money held by packets = deposits)")
+    c.section(
+        "money conservation (every wallet in Redis + money held by packets"
+        " = deposits - withdrawals)"
+    )
     audit = check_conservation(
-        st, c, "every wallet in Redis", s.deposits, {pid: pid for pid in s.packets}
+        st,
+        c,
+        "every wallet in Redis",
+        s.deposits - s.withdrawals,
+        {pid: pid for pid in s.packets},
     )
     for line in audit.lines():
         print(f"      {line}")

@@ -692,6 +692,10 @@ PATTERN_SAMPLES = {
         "arn:aws:iam::123456789012:role/payments",
         "arn:aws:sts::123456789012:assumed-role/payments/*,arn:aws:iam::123456789012:user/ops",
     ],
+    "WithdrawalPrincipals": [
+        "arn:aws:iam::123456789012:role/payouts",
+        "arn:aws:sts::123456789012:assumed-role/payouts/*",
+    ],
     "ReclaimReservedConcurrency": ["", "1", "5"],
     "GrabReservedConcurrency": ["", "1", "1000"],
     "CacheNodeType": ["cache.r7g.large", "cache.m7g.xlarge", "cache.c7gn.large"],

@@ -121,8 +121,9 @@ def check_conservation(
     users: Iterable[str] = (),
     viewer: str = "viewer",
 ) -> MoneyAudit:
-    """Money is neither created nor lost: `deposits` = the wallets' balances + the money the
-    `packets` (name -> packet id) still hold (each one's `GET /packets/{id}` as `viewer`).
+    """Money is neither created nor lost: `deposits` (net of withdrawals) = the wallets'
+    balances + the money the `packets` (name -> packet id) still hold (each one's
+    `GET /packets/{id}` as `viewer`).
 
     The wallets are every wallet in Redis (SCAN); with `users`, their `GET /wallet` balances,
     and a second check that those are every wallet in Redis (same sum). Both checks are named

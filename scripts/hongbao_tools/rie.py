@@ -138,6 +138,7 @@ class Sandbox:
             "REDIS_CLUSTER": "false",
             # The IAM role of the deposit fixtures (events/wallet-deposit.json).
             "HONGBAO_DEPOSIT_PRINCIPALS": DEPOSIT_PRINCIPALS,
+            "HONGBAO_WITHDRAWAL_PRINCIPALS": DEPOSIT_PRINCIPALS,
             "RUST_LOG": "info",
             "LOG_LEVEL": "info",  # RIE's own log level (its INIT REPORT line is at info)
         }

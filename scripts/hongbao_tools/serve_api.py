@@ -13,21 +13,25 @@ import urllib.request
 from .deps import require_example
 from .procs import spawn, wait_for_port
 
-# The IAM principal the example stamps on every request, allowed to deposit by default.
+# The IAM principal the example stamps on every request, allowed to deposit and withdraw by
+# default.
 LOCAL_PRINCIPAL = "arn:aws:iam::000000000000:user/hongbao-local"
 
 
 def start_api(redis_url: str, addr: str) -> subprocess.Popen:
     """Starts the `serve` example on `addr` (`host:port`) against `redis_url` and returns once
     it listens (killed on exit, or with `procs.kill_tree`). Identity from `x-user-id`
-    (HONGBAO_AUTH_MODE=header); deposits allowed for LOCAL_PRINCIPAL unless
-    HONGBAO_DEPOSIT_PRINCIPALS says otherwise."""
+    (HONGBAO_AUTH_MODE=header); deposits and withdrawals allowed for LOCAL_PRINCIPAL unless
+    HONGBAO_DEPOSIT_PRINCIPALS / HONGBAO_WITHDRAWAL_PRINCIPALS say otherwise."""
     env = dict(os.environ)
     env.update(
         {
             "REDIS_URL": redis_url,
             "HONGBAO_AUTH_MODE": "header",
             "HONGBAO_DEPOSIT_PRINCIPALS": env.get("HONGBAO_DEPOSIT_PRINCIPALS", LOCAL_PRINCIPAL),
+            "HONGBAO_WITHDRAWAL_PRINCIPALS": env.get(
+                "HONGBAO_WITHDRAWAL_PRINCIPALS", LOCAL_PRINCIPAL
+            ),
             "HONGBAO_SERVE_ADDR": addr,
             "RUST_LOG": env.get("RUST_LOG", "warn"),
         }

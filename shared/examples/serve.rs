@@ -7,8 +7,9 @@
 //! * identity comes from the `x-user-id` header (`HONGBAO_AUTH_MODE=header`): anyone can be
 //!   anyone;
 //! * every request arrives as API Gateway would deliver it after its `AWS_IAM` authorizer
-//!   accepted the local principal [`LOCAL_PRINCIPAL`], so `POST /wallet/deposits` works when
-//!   `HONGBAO_DEPOSIT_PRINCIPALS` names it (`scripts/serve.py` sets it).
+//!   accepted the local principal [`LOCAL_PRINCIPAL`], so `POST /wallet/deposits` and
+//!   `POST /wallet/withdrawals` work when `HONGBAO_DEPOSIT_PRINCIPALS` /
+//!   `HONGBAO_WITHDRAWAL_PRINCIPALS` name it (`scripts/serve.py` sets both).
 //!
 //! Settings are the environment variables of the README (all features read), plus
 //! `HONGBAO_SERVE_ADDR` (default `127.0.0.1:3000`).
@@ -16,6 +17,7 @@
 //! ```sh
 //! REDIS_URL=redis://127.0.0.1:6379 HONGBAO_AUTH_MODE=header \
 //!   HONGBAO_DEPOSIT_PRINCIPALS=arn:aws:iam::000000000000:user/hongbao-local \
+//!   HONGBAO_WITHDRAWAL_PRINCIPALS=arn:aws:iam::000000000000:user/hongbao-local \
 //!   cargo run -p hongbao --example serve
 //! ```
 

@@ -8,17 +8,18 @@ use serde_json::{json, Value};
 use harness::TestRedis;
 use hongbao::api::{self, AppState, AuthMode};
 use hongbao::domain::split::{LuckySplit, Mode};
-use hongbao::domain::wallet::DepositPrincipals;
+use hongbao::domain::wallet::IamPrincipals;
 use hongbao::store::packets::{self, CreateOutcome, NewPacket, Packet};
 use hongbao::store::scripts::{Call, ClaimCall};
 use hongbao::store::wallet;
 use hongbao::{Config, Store};
 
-/// The IAM role of the deposit fixtures (`events/wallet-deposit.json`), as a principal prefix.
+/// The IAM role of the deposit and withdrawal fixtures (`events/wallet-deposit.json`,
+/// `events/wallet-withdrawal.json`), as a principal prefix.
 pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*";
 
-/// A store on `redis` with the default configuration changed by `tweak`; deposits are allowed
-/// from [`DEPOSIT_PRINCIPALS`]. On the 3-master + 3-replica cluster (`make replicas`) every
+/// A store on `redis` with the default configuration changed by `tweak`; deposits and
+/// withdrawals are allowed from [`DEPOSIT_PRINCIPALS`]. On the 3-master + 3-replica cluster (`make replicas`) every
 /// money write is acknowledged by its replica (`REDIS_WAIT_REPLICAS=1`), so the suites also
 /// prove that WAIT changes no answer.
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
@@ -31,7 +32,8 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
         wait_timeout_ms: 5_000,
         ..Config::default()
     };
-    cfg.wallet.deposit_principals = DepositPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
+    cfg.wallet.deposit_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
+    cfg.wallet.withdrawal_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     // The per-user quotas are off here: suites create hundreds of packets and take whole days
     // of codes from one user. `handlers::abuse_quotas` runs them at their production defaults.
     cfg.packets.packets_per_minute = 0;

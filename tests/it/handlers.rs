@@ -1123,7 +1123,7 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         ..Default::default()
     };
     cfg.wallet.deposit_principals =
-        hongbao::domain::wallet::DepositPrincipals::parse(common::DEPOSIT_PRINCIPALS).unwrap();
+        hongbao::domain::wallet::IamPrincipals::parse(common::DEPOSIT_PRINCIPALS).unwrap();
     let store = std::sync::Arc::new(Store::new(cfg));
     assert_eq!(deposit(&store, "alice", 20_000, "d1").await.0, 201);
     let (_, created, _) = call(

@@ -48,4 +48,5 @@ mod iam_token;
 mod order_codes;
 mod red_packets;
 mod voting;
+mod withdrawals;
 mod workload;

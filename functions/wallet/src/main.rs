@@ -1,4 +1,4 @@
-//! The `wallet` Lambda function: GET /wallet, POST /wallet/deposits.
+//! The `wallet` Lambda function: GET /wallet, POST /wallet/deposits, POST /wallet/withdrawals.
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API

@@ -73,7 +73,7 @@ pub enum Function {
     Grab,
     /// `claim`: POST /packets/{id}/claim.
     Claim,
-    /// `wallet`: GET /wallet, POST /wallet/deposits.
+    /// `wallet`: GET /wallet, POST /wallet/deposits, POST /wallet/withdrawals.
     Wallet,
     /// `reclaim-cron`: the EventBridge schedule's refunds.
     ReclaimCron,
@@ -186,12 +186,19 @@ pub async fn init(function: Function) -> Result<AppState, InitError> {
     } = settings(function, &lookup)?;
     init_metrics(&metrics);
     let state = AppState::new(Store::new(config), auth);
-    if function.features().contains(&Feature::Wallet)
-        && state.store.config().wallet.deposit_principals.is_empty()
-    {
-        tracing::info!(
-            "HONGBAO_DEPOSIT_PRINCIPALS is unset: POST /wallet/deposits refuses every caller (403)"
-        );
+    if function.features().contains(&Feature::Wallet) {
+        let rules = &state.store.config().wallet;
+        if rules.deposit_principals.is_empty() {
+            tracing::info!(
+                "HONGBAO_DEPOSIT_PRINCIPALS is unset: POST /wallet/deposits refuses every caller (403)"
+            );
+        }
+        if rules.withdrawal_principals.is_empty() {
+            tracing::info!(
+                "HONGBAO_WITHDRAWAL_PRINCIPALS is unset: POST /wallet/withdrawals refuses every \
+                 caller (403)"
+            );
+        }
     }
     match state.store.connect_at_cold_start().await {
         Ok(()) => check_eviction(&state.store).await?,

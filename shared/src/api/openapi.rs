@@ -17,7 +17,7 @@ use utoipa::openapi::{Content, Ref, RefOr, Response};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
 /// The security schemes: `jwt` (the HTTP API's JWT authorizer; the caller is the claim `sub`)
-/// and `sigv4` (`AWS_IAM`, deposits only).
+/// and `sigv4` (`AWS_IAM`, deposits and withdrawals only).
 struct Security;
 
 impl Modify for Security {
@@ -62,8 +62,9 @@ impl Modify for OptionalBodies {
 /// the same everywhere:
 ///
 /// * 401 [`UnauthorizedError`](super::schemas::UnauthorizedError) on every operation under the
-///   document's `jwt` security (no `security` of its own); `POST /wallet/deposits`, signed with
-///   SigV4 (`sigv4`), never answers 401 (a request without a valid IAM caller is 403);
+///   document's `jwt` security (no `security` of its own); `POST /wallet/deposits` and
+///   `POST /wallet/withdrawals`, signed with SigV4 (`sigv4`), never answer 401 (a request
+///   without a valid IAM caller is 403);
 /// * 500 [`InternalError`](super::schemas::InternalError) on every operation;
 /// * 503 [`UnavailableError`](super::schemas::UnavailableError) + `Retry-After` on every
 ///   operation that declares no 503 of its own (`POST /order-codes` declares one that is also
@@ -158,6 +159,7 @@ impl Modify for CommonAnswers {
         super::history::summary,
         super::wallet::get_wallet,
         super::wallet::deposit,
+        super::wallet::withdraw,
         super::order_codes::next_codes,
         super::voting::post_article,
         super::voting::list,
@@ -241,7 +243,7 @@ mod tests {
         );
         assert!(!text.contains("ErrorDoc"));
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 14);
+        assert_eq!(ops.len(), 15);
         for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
             let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
             let name = &rest[..rest.find('"').unwrap()];

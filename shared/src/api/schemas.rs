@@ -100,6 +100,8 @@ pub enum EntryKindDoc {
     ClaimCredit,
     /// The unclaimed rest of an expired packet.
     RefundCredit,
+    /// Money paid out (`POST /wallet/withdrawals`).
+    Withdrawal,
 }
 
 /// An article list's order.
@@ -172,9 +174,9 @@ error_doc! {
 }
 
 error_doc! {
-    /// 402: the sender's balance is below the packet's total.
+    /// 402: the balance is below the packet's total (the sender's) or the withdrawal's amount.
     InsufficientFundsError, InsufficientFundsCode [InsufficientFunds],
-    /// The sender's balance, cents.
+    /// The balance, cents.
     balance_cents: i64,
 }
 

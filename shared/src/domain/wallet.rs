@@ -1,6 +1,7 @@
-//! Wallets as pure rules: amounts, ledger entries, deposit limits and who may deposit. The
-//! atomic steps are `lua/wallet_credit.lua`, `lua/transfer_release.lua` and (for debits and
-//! refunds) `lua/create_packet.lua` and `lua/settle.lua`, called by [`crate::store::wallet`].
+//! Wallets as pure rules: amounts, ledger entries, deposit limits and who may deposit or
+//! withdraw. The atomic steps are `lua/wallet_credit.lua`, `lua/withdraw.lua`,
+//! `lua/transfer_release.lua` and (for debits and refunds) `lua/create_packet.lua` and
+//! `lua/settle.lua`, called by [`crate::store::wallet`].
 
 use super::settings::Setting;
 use super::{BadRecord, ConfigError, Lookup};
@@ -9,6 +10,9 @@ use super::{BadRecord, ConfigError, Lookup};
 /// by `HONGBAO_MAX_BALANCE_CENTS` ([`WalletRules::max_balance_cents`]), which
 /// keeps it far below 2^53, the largest integer Lua's numbers hold exactly.
 pub const MAX_DEPOSIT_CENTS: i64 = 100_000_000_000;
+
+/// Largest single withdrawal, cents (10^11, as for deposits: [`MAX_DEPOSIT_CENTS`]).
+pub const MAX_WITHDRAWAL_CENTS: i64 = MAX_DEPOSIT_CENTS;
 
 /// Entries `GET /wallet` returns, newest first.
 pub const LEDGER_PAGE: isize = 50;
@@ -25,7 +29,7 @@ pub const MAX_BALANCE_LIMIT_CENTS: i64 = 1_000_000_000_000_000;
 pub const DEPOSIT_DEDUP_SECS: Setting = Setting {
     name: "HONGBAO_DEPOSIT_DEDUP_SECS",
     default: "2592000",
-    meaning: "how long a deposit `reference` is remembered, s (≥ 1)",
+    meaning: "how long a deposit or withdrawal `reference` is remembered, s (≥ 1)",
 };
 /// `HONGBAO_MAX_BALANCE_CENTS`.
 pub const MAX_BALANCE_CENTS: Setting = Setting {
@@ -40,21 +44,37 @@ pub const DEPOSIT_PRINCIPALS: Setting = Setting {
     meaning: "comma-separated IAM `userArn`s allowed to deposit; an entry ending in `*` is a prefix (`arn:aws:sts::123456789012:assumed-role/payments/*`). Unset: every deposit is 403 (logged at cold start)",
 };
 
-/// The wallet settings, in README order.
-pub const SETTINGS: &[Setting] = &[DEPOSIT_DEDUP_SECS, MAX_BALANCE_CENTS, DEPOSIT_PRINCIPALS];
+/// `HONGBAO_WITHDRAWAL_PRINCIPALS`.
+pub const WITHDRAWAL_PRINCIPALS: Setting = Setting {
+    name: "HONGBAO_WITHDRAWAL_PRINCIPALS",
+    default: super::settings::NO_DEFAULT,
+    meaning: "comma-separated IAM `userArn`s allowed to withdraw (`POST /wallet/withdrawals`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: every withdrawal is 403 (logged at cold start)",
+};
 
-/// The configured rules of deposits (the wallet function reads them).
+/// The wallet settings, in README order.
+pub const SETTINGS: &[Setting] = &[
+    DEPOSIT_DEDUP_SECS,
+    MAX_BALANCE_CENTS,
+    DEPOSIT_PRINCIPALS,
+    WITHDRAWAL_PRINCIPALS,
+];
+
+/// The configured rules of deposits and withdrawals (the wallet function reads them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalletRules {
-    /// Seconds a deposit `reference` is remembered (`HONGBAO_DEPOSIT_DEDUP_SECS`, ≥ 1).
+    /// Seconds a deposit or withdrawal `reference` is remembered (`HONGBAO_DEPOSIT_DEDUP_SECS`,
+    /// ≥ 1).
     pub deposit_dedup_secs: u64,
     /// Largest balance a deposit may produce, cents (`HONGBAO_MAX_BALANCE_CENTS`, at most
     /// [`MAX_BALANCE_LIMIT_CENTS`]). Claim credits and refunds are never refused: they move
     /// money that already exists, and refusing them would strand it.
     pub max_balance_cents: i64,
     /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to call
-    /// `POST /wallet/deposits` (`HONGBAO_DEPOSIT_PRINCIPALS`); see [`DepositPrincipals`].
-    pub deposit_principals: DepositPrincipals,
+    /// `POST /wallet/deposits` (`HONGBAO_DEPOSIT_PRINCIPALS`); see [`IamPrincipals`].
+    pub deposit_principals: IamPrincipals,
+    /// IAM principals allowed to call `POST /wallet/withdrawals`
+    /// (`HONGBAO_WITHDRAWAL_PRINCIPALS`); see [`IamPrincipals`].
+    pub withdrawal_principals: IamPrincipals,
 }
 
 impl Default for WalletRules {
@@ -77,27 +97,37 @@ impl WalletRules {
                 format!("must be 1..={MAX_BALANCE_LIMIT_CENTS}"),
             ));
         }
-        let deposit_principals = match lookup.raw(&DEPOSIT_PRINCIPALS) {
-            Some(v) => DepositPrincipals::parse(&v)
-                .map_err(|reason| ConfigError::new(&DEPOSIT_PRINCIPALS, &v, reason))?,
-            None => DepositPrincipals::default(),
-        };
         Ok(WalletRules {
             deposit_dedup_secs: lookup.at_least(&DEPOSIT_DEDUP_SECS, 1)?,
             max_balance_cents,
-            deposit_principals,
+            deposit_principals: IamPrincipals::from_lookup(lookup, &DEPOSIT_PRINCIPALS)?,
+            withdrawal_principals: IamPrincipals::from_lookup(lookup, &WITHDRAWAL_PRINCIPALS)?,
         })
     }
 }
 
-/// The IAM callers allowed to deposit: exact `userArn`s, or prefixes (entries that end in `*`,
-/// e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
+/// The IAM callers allowed to deposit or to withdraw: exact `userArn`s, or prefixes (entries
+/// that end in `*`, e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DepositPrincipals {
+pub struct IamPrincipals {
     entries: Vec<String>,
 }
 
-impl DepositPrincipals {
+/// The name [`IamPrincipals`] had when only deposits were IAM-signed.
+pub type DepositPrincipals = IamPrincipals;
+
+impl IamPrincipals {
+    /// Reads `setting` (unset: nobody).
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming `setting` when its value does not parse ([`Self::parse`]).
+    pub fn from_lookup(lookup: &Lookup<'_>, setting: &Setting) -> Result<Self, ConfigError> {
+        match lookup.raw(setting) {
+            Some(v) => Self::parse(&v).map_err(|reason| ConfigError::new(setting, &v, reason)),
+            None => Ok(Self::default()),
+        }
+    }
+
     /// Parses a comma-separated list; blanks around entries are ignored.
     ///
     /// # Errors
@@ -117,7 +147,7 @@ impl DepositPrincipals {
             }
             entries.push(e.to_string());
         }
-        Ok(DepositPrincipals { entries })
+        Ok(IamPrincipals { entries })
     }
 
     /// Whether no principal is allowed (the variable is unset).
@@ -146,6 +176,8 @@ pub enum EntryKind {
     ClaimCredit,
     /// An expired packet's remainder returned to its sender (positive).
     RefundCredit,
+    /// Money paid out to a trusted backend (negative).
+    Withdrawal,
 }
 
 impl EntryKind {
@@ -156,6 +188,7 @@ impl EntryKind {
             EntryKind::PacketDebit => "packet_debit",
             EntryKind::ClaimCredit => "claim_credit",
             EntryKind::RefundCredit => "refund_credit",
+            EntryKind::Withdrawal => "withdrawal",
         }
     }
 
@@ -165,6 +198,7 @@ impl EntryKind {
             "packet_debit" => EntryKind::PacketDebit,
             "claim_credit" => EntryKind::ClaimCredit,
             "refund_credit" => EntryKind::RefundCredit,
+            "withdrawal" => EntryKind::Withdrawal,
             _ => return None,
         })
     }
@@ -248,6 +282,35 @@ pub enum DepositOutcome {
     ReferenceReused,
     /// The balance would exceed `HONGBAO_MAX_BALANCE_CENTS`: nothing changed.
     BalanceLimit {
+        /// Current balance, cents.
+        balance_cents: i64,
+    },
+}
+
+/// The idempotency record id of the withdrawal `reference` (beside deposits' `dep:<reference>`
+/// in the wallet's records hash).
+pub fn withdrawal_record_id(reference: &str) -> String {
+    format!("wd:{reference}")
+}
+
+/// The outcome of [`crate::store::wallet::withdraw`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithdrawalOutcome {
+    /// Paid out now.
+    Applied {
+        /// Balance after, cents.
+        balance_cents: i64,
+    },
+    /// This reference was paid out before with the same amount: nothing changed.
+    Repeat {
+        /// Current balance, cents.
+        balance_cents: i64,
+    },
+    /// This reference was used before with a different amount: nothing changed.
+    ReferenceReused,
+    /// The balance is below the amount: nothing changed (no record either: the same
+    /// reference may be tried again).
+    InsufficientFunds {
         /// Current balance, cents.
         balance_cents: i64,
     },

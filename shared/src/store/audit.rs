@@ -1,9 +1,9 @@
 //! Money-conservation audit, for tests, the demo and operators.
 //!
-//! The invariant: sum of wallet balances + money held by packets = sum of deposits, where a
-//! packet holds `total - refunded - credited claims` cents (a claim is credited once its wallet
-//! transfer record exists). This reads per packet and per wallet; it is an audit tool, not a
-//! request path.
+//! The invariant: sum of wallet balances + money held by packets = sum of deposits − sum of
+//! withdrawals, where a packet holds `total - refunded - credited claims` cents (a claim is
+//! credited once its wallet transfer record exists). This reads per packet and per wallet; it
+//! is an audit tool, not a request path.
 //!
 //! Conservation alone cannot see money that is *stuck*: a packet that lost its reclaim-index
 //! entry still "holds" its money, and nobody will ever refund it. [`stuck_packets`] finds such

@@ -48,7 +48,7 @@ mod site_calls;
 pub use call::{Call, Sink};
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
-    PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
+    PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall, WithdrawCall,
 };
 pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCodeCall, VoteCall};
 
@@ -121,13 +121,14 @@ macro_rules! script {
 /// codes (a lost counter would hand out a code twice). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 7] = [
+pub(crate) const ACKNOWLEDGED: [&str; 8] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
     "claim_done.lua",
     "wallet_credit.lua",
     "settle.lua",
+    "withdraw.lua",
     "order_code.lua",
 ];
 
@@ -194,6 +195,9 @@ script!(
     /// claim is done.
     TRANSFER_RELEASE, "transfer_release.lua", ["records.lua"]);
 script!(
+    /// `lua/withdraw.lua`: pay money out of a wallet once per reference.
+    WITHDRAW, "withdraw.lua", ["records.lua"]);
+script!(
     /// `lua/packet_view.lua`: a consistent snapshot of a packet.
     PACKET_VIEW, "packet_view.lua");
 script!(
@@ -223,11 +227,11 @@ script!(
     ORDER_CODE, "order_code.lua", ["quota.lua"]);
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 16] {
+pub fn all() -> [(&'static str, &'static Script); 17] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 16] {
+fn all_lua() -> [(&'static str, &'static Lua); 17] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -237,6 +241,7 @@ fn all_lua() -> [(&'static str, &'static Lua); 16] {
         ("wallet_credit.lua", &WALLET_CREDIT),
         ("settle.lua", &SETTLE),
         ("transfer_release.lua", &TRANSFER_RELEASE),
+        ("withdraw.lua", &WITHDRAW),
         ("packet_view.lua", &PACKET_VIEW),
         ("history_page.lua", &HISTORY_PAGE),
         ("unlock.lua", &UNLOCK),

@@ -1,17 +1,18 @@
 //! Wallets: balances in cents, a ledger, and exactly-once credits.
 //!
-//! A wallet lives on its owner's hash slot (see [`super::keys`]). Debits happen only inside
-//! create-packet's script; credits (deposits, claim credits) go through `wallet_credit.lua`,
-//! which applies each transfer id once; refunds are applied by `settle.lua` on the sender's
-//! slot.
+//! A wallet lives on its owner's hash slot (see [`super::keys`]). Debits happen inside
+//! create-packet's script (a packet paid for) and `withdraw.lua` (money paid out, once per
+//! reference); credits (deposits, claim credits) go through `wallet_credit.lua`, which applies
+//! each transfer id once; refunds are applied by `settle.lua` on the sender's slot.
 
 use redis::Value;
 
 use super::keys::Keys;
-use super::scripts::{int, texts, Call, TransferReleaseCall, WalletCreditCall};
+use super::scripts::{int, texts, Call, TransferReleaseCall, WalletCreditCall, WithdrawCall};
 use super::{Error, Store};
 pub use crate::domain::wallet::{
-    claim_transfer_id, Credit, DepositOutcome, Entry, EntryKind, Wallet, LEDGER_CAP, LEDGER_PAGE,
+    claim_transfer_id, withdrawal_record_id, Credit, DepositOutcome, Entry, EntryKind, Wallet,
+    WithdrawalOutcome, LEDGER_CAP, LEDGER_PAGE,
 };
 
 /// A credit to apply once.
@@ -163,6 +164,47 @@ pub async fn deposit(
         DepositOutcome::Repeat {
             balance_cents: c.balance_cents,
         }
+    })
+}
+
+/// Pays `amount_cents` out of `user_id`'s wallet, once per `reference` (per user; the record,
+/// `wd:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL, as deposits'
+/// are), unless the balance is below the amount (`lua/withdraw.lua`, one script on the
+/// wallet's hash slot; a refused withdrawal writes nothing).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is
+/// safe (a withdrawal that was applied answers [`WithdrawalOutcome::Repeat`]).
+pub async fn withdraw(
+    store: &Store,
+    user_id: &str,
+    amount_cents: i64,
+    reference: &str,
+) -> Result<WithdrawalOutcome, Error> {
+    let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let mut conn = store.conn().await?;
+    let reply: Value = WithdrawCall {
+        wallet: &wk.wallet,
+        ledger: &wk.ledger,
+        records: &wk.records,
+        records_forget: &wk.records_forget,
+        amount_cents,
+        reference,
+        record_id: &withdrawal_record_id(reference),
+        keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
+        ledger_cap: LEDGER_CAP,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    let reply = texts("withdraw", reply)?;
+    let balance_cents = int("withdraw", reply.get(1))?;
+    Ok(match reply.first().map(String::as_str) {
+        Some("applied") => WithdrawalOutcome::Applied { balance_cents },
+        Some("repeat") => WithdrawalOutcome::Repeat { balance_cents },
+        Some("conflict") => WithdrawalOutcome::ReferenceReused,
+        Some("insufficient_funds") => WithdrawalOutcome::InsufficientFunds { balance_cents },
+        _ => return Err(Error::bad_reply("withdraw", format!("{reply:?}"))),
     })
 }
 

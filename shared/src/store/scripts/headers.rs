@@ -189,6 +189,7 @@ fn every_script_header_matches_its_call() {
         check::<ClaimCall>(),
         check::<ClaimDoneCall>(),
         check::<WalletCreditCall>(),
+        check::<WithdrawCall>(),
         check::<SettleCall>(),
         check::<TransferReleaseCall>(),
         check::<PacketViewCall>(),

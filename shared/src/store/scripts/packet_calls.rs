@@ -5,7 +5,7 @@
 
 use super::{
     CLAIM, CLAIM_DONE, CREATE_PACKET, DUE_ADD, GRAB, HISTORY_PAGE, PACKET_VIEW, SETTLE,
-    TRANSFER_RELEASE, UNLOCK, WALLET_CREDIT,
+    TRANSFER_RELEASE, UNLOCK, WALLET_CREDIT, WITHDRAW,
 };
 
 script_call! {
@@ -252,6 +252,35 @@ script_call! {
             record_id: &'a str,
             /// Forget the record this many ms from now (> 0).
             keep_ms: u64,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/withdraw.lua`: pay money out of a wallet once per reference. Every key is on the
+    /// wallet owner's hash tag.
+    pub struct WithdrawCall<'a> for WITHDRAW {
+        KEYS {
+            /// The wallet hash (field `balance`, cents).
+            wallet: &'a str,
+            /// The ledger list.
+            ledger: &'a str,
+            /// The idempotency records hash.
+            records: &'a str,
+            /// The idempotency "forget after" sorted set (Unix ms).
+            records_forget: &'a str,
+        }
+        ARGV {
+            /// The withdrawal, cents (> 0).
+            amount_cents: i64,
+            /// The caller's reference (the ledger entry's reference).
+            reference: &'a str,
+            /// The idempotency record id, `wd:<reference>`.
+            record_id: &'a str,
+            /// Keep the record this many ms (> 0).
+            keep_ms: u64,
+            /// Ledger entries kept.
+            ledger_cap: u32,
         }
     }
 }

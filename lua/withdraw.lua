@@ -1,0 +1,51 @@
+-- withdraw.lua: pay money out of a wallet, exactly once per reference (POST /wallet/withdrawals).
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT).
+--
+-- KEYS[1] wallet: wallet hash (field `balance`, cents)
+-- KEYS[2] ledger: ledger list
+-- KEYS[3] records: idempotency records hash (record id -> fingerprint)
+-- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms)
+-- ARGV[1] amount_cents: the withdrawal, cents (> 0)
+-- ARGV[2] reference: the caller's reference (the ledger entry's reference)
+-- ARGV[3] record_id: the idempotency record id, `wd:<reference>`
+-- ARGV[4] keep_ms: keep the record this many ms (> 0)
+-- ARGV[5] ledger_cap: ledger length cap (entries)
+--
+-- The record's fingerprint is the amount: the same reference with the same amount is a
+-- repeat (nothing paid twice), with another amount a conflict. A withdrawal refused for want
+-- of funds writes nothing, no record either: the same reference may succeed after a deposit.
+-- Every check comes before the first write.
+-- Returns one of:
+--   {'applied', balance}              paid out now; the balance after, cents
+--   {'repeat', balance}               this reference was paid out before: nothing changed
+--   {'conflict', balance}             the reference was used with another amount: nothing changed
+--   {'insufficient_funds', balance}   the balance is below the amount: nothing changed
+local amount = tonumber(ARGV[1])
+if amount == nil or amount < 1 or amount ~= math.floor(amount) or amount > MAX_EXACT then
+  return redis.error_reply('ERR hongbao: withdraw: amount is not a positive integer')
+end
+local keep_ms = tonumber(ARGV[4])
+if keep_ms == nil or keep_ms < 1 then
+  return redis.error_reply('ERR hongbao: withdraw: keep_ms must be positive')
+end
+local fingerprint = int(amount)
+local prev = redis.call('HGET', KEYS[3], ARGV[3])
+local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
+if prev then
+  if prev ~= fingerprint then
+    return {'conflict', int(balance)}
+  end
+  return {'repeat', int(balance)}
+end
+if balance < amount then
+  return {'insufficient_funds', int(balance)}
+end
+
+local now = now_ms()
+balance = redis.call('HINCRBY', KEYS[1], 'balance', int(-amount))
+redis.call('LPUSH', KEYS[2], 'withdrawal|' .. int(-amount) .. '|' .. int(now) .. '|' .. ARGV[2])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
+redis.call('HSET', KEYS[3], ARGV[3], fingerprint)
+redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), ARGV[3])
+prune_records(KEYS[3], KEYS[4], now)
+return {'applied', balance}

@@ -1,0 +1,297 @@
+//! Withdrawals (`POST /wallet/withdrawals`, `lua/withdraw.lua`) through the wallet function's
+//! router, on standalone and on the 3-master cluster: concurrent withdrawals racing one balance
+//! pay out exactly what it covers, once per reference; every refusal (402, 409, 403, 400)
+//! writes nothing (every key's DUMP before and after).
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+use serde_json::{json, Value};
+
+use crate::common::{self, call, event, with_body, Function};
+use harness::{Backend, TestRedis};
+use hongbao::store::keys::Keys;
+use hongbao::store::wallet::{self, EntryKind};
+use hongbao::Store;
+
+/// A withdrawal event (`events/wallet-withdrawal.json`) with this body, signed by `arn`.
+fn withdrawal(user: &str, cents: i64, reference: &str, arn: Option<&str>) -> Value {
+    let body = json!({"user_id": user, "amount_cents": cents, "reference": reference});
+    let mut v = with_body(event("wallet-withdrawal"), &body.to_string());
+    if let Some(arn) = arn {
+        v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
+    }
+    v
+}
+
+/// Every key's DUMP but the replication fences: with `REDIS_WAIT_REPLICAS` (`make replicas`)
+/// the connection writes `<prefix>:{<tag>}:fence` after every acknowledged script, refusals
+/// included, before its `WAIT`; that is replication, not a write of the withdrawal.
+async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut keys = common::snapshot(redis).await;
+    keys.retain(|(k, _)| !k.ends_with(":fence"));
+    keys
+}
+
+/// Sends a withdrawal; returns (status, body).
+async fn withdraw(store: &Arc<Store>, user: &str, cents: i64, reference: &str) -> (u16, Value) {
+    let (s, b, _) = call(
+        store,
+        Function::Wallet,
+        &withdrawal(user, cents, reference, None),
+    )
+    .await;
+    (s, b)
+}
+
+/// The signed amounts of `user`'s ledger entries of kind withdrawal, newest first.
+async fn withdrawal_entries(store: &Store, user: &str) -> Vec<(i64, String)> {
+    wallet::get(store, user)
+        .await
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::Withdrawal)
+        .map(|e| (e.amount_cents, e.reference))
+        .collect()
+}
+
+/// 64 withdrawals of 300 cents with distinct references race a balance of 10,000 cents:
+/// exactly 33 are paid (201), 31 are 402 `insufficient_funds`, the balance ends at 100, and
+/// the ledger has the 33. Every request sent again: the 33 answer `repeat: true` with nothing
+/// paid, the 31 are still 402. Then 16 concurrent requests with one new reference pay once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_withdrawals_pay_exactly_what_the_balance_covers() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "alice", 10_000).await;
+
+        let race = |round: &'static str| {
+            let store = store.clone();
+            async move {
+                let calls = (0..64).map(|i| {
+                    let store = store.clone();
+                    tokio::spawn(async move {
+                        let r = withdraw(&store, "alice", 300, &format!("wd-{i}")).await;
+                        (i, r)
+                    })
+                });
+                let mut out: Vec<(usize, (u16, Value))> = join_all(calls)
+                    .await
+                    .into_iter()
+                    .map(Result::unwrap)
+                    .collect();
+                out.sort_by_key(|(i, _)| *i);
+                eprintln!("{backend} {round}: {} answers", out.len());
+                out
+            }
+        };
+        let first = race("first").await;
+        let paid: Vec<usize> = first
+            .iter()
+            .filter(|(_, (s, b))| *s == 201 && b["repeat"] == json!(false))
+            .map(|(i, _)| *i)
+            .collect();
+        let refused = first
+            .iter()
+            .filter(|(_, (s, b))| *s == 402 && b["error"] == json!("insufficient_funds"))
+            .count();
+        assert_eq!((paid.len(), refused), (33, 31), "{backend}: {first:?}");
+        for (_, (s, b)) in &first {
+            let balance = b["balance_cents"].as_i64().unwrap();
+            assert!((0..=10_000).contains(&balance), "{backend}: {s} {b}");
+            if *s == 402 {
+                assert!(
+                    balance < 300,
+                    "{backend}: refused with {balance} cents left"
+                );
+            }
+        }
+        assert_eq!(wallet::balance(&store, "alice").await.unwrap(), 100);
+        let mut entries = withdrawal_entries(&store, "alice").await;
+        entries.sort();
+        let mut expected: Vec<(i64, String)> =
+            paid.iter().map(|i| (-300, format!("wd-{i}"))).collect();
+        expected.sort();
+        assert_eq!(entries, expected, "{backend}: one ledger entry per payment");
+
+        // Retries of every request: nothing is paid twice, nothing refused is paid now.
+        let again = race("again").await;
+        for (i, (s, b)) in &again {
+            if paid.contains(i) {
+                assert_eq!(
+                    (*s, &b["repeat"]),
+                    (201, &json!(true)),
+                    "{backend} wd-{i}: {b}"
+                );
+            } else {
+                assert_eq!(
+                    (*s, &b["error"]),
+                    (402, &json!("insufficient_funds")),
+                    "{b}"
+                );
+            }
+            assert_eq!(b["balance_cents"], json!(100), "{backend} wd-{i}: {b}");
+        }
+        assert_eq!(wallet::balance(&store, "alice").await.unwrap(), 100);
+        assert_eq!(withdrawal_entries(&store, "alice").await.len(), 33);
+
+        // One reference sent 16 times at once: paid once.
+        common::fund(&store, "alice", 900).await;
+        let same = (0..16).map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { withdraw(&store, "alice", 700, "payout-7").await })
+        });
+        let answers: Vec<(u16, Value)> = join_all(same)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let fresh = answers
+            .iter()
+            .filter(|(s, b)| *s == 201 && b["repeat"] == json!(false))
+            .count();
+        let repeats = answers
+            .iter()
+            .filter(|(s, b)| *s == 201 && b["repeat"] == json!(true))
+            .count();
+        assert_eq!((fresh, repeats), (1, 15), "{backend}: {answers:?}");
+        assert_eq!(wallet::balance(&store, "alice").await.unwrap(), 300);
+    }
+}
+
+/// Every refused withdrawal writes nothing: 402 over the balance (also on a wallet never
+/// used), 409 the reference again with another amount, 403 without an allowed IAM caller or
+/// with `HONGBAO_WITHDRAWAL_PRINCIPALS` unset, 400 for bad fields. The 402 leaves no record:
+/// the same reference succeeds once the balance covers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_withdrawals_write_nothing() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "alice", 1_000).await;
+        let (s, b) = withdraw(&store, "alice", 400, "w1").await;
+        assert_eq!(
+            (s, &b["balance_cents"], &b["repeat"]),
+            (201, &json!(600), &json!(false)),
+            "{b}"
+        );
+        let before = snapshot(&redis).await;
+        let refusals: Vec<(Value, u16, &str)> = vec![
+            (
+                withdrawal("alice", 601, "w2", None),
+                402,
+                "insufficient_funds",
+            ),
+            (
+                withdrawal("nobody", 1, "w3", None),
+                402,
+                "insufficient_funds",
+            ),
+            (
+                withdrawal("alice", 401, "w1", None),
+                409,
+                "idempotency_key_reused",
+            ),
+            (
+                withdrawal("alice", 399, "w1", None),
+                409,
+                "idempotency_key_reused",
+            ),
+            (
+                withdrawal(
+                    "alice",
+                    1,
+                    "w4",
+                    Some("arn:aws:sts::123456789012:assumed-role/other/x"),
+                ),
+                403,
+                "forbidden",
+            ),
+            (
+                withdrawal(
+                    "alice",
+                    1,
+                    "w4",
+                    Some("arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x"),
+                ),
+                403,
+                "forbidden",
+            ),
+            (
+                common::without_auth(withdrawal("alice", 1, "w4", None)),
+                403,
+                "forbidden",
+            ),
+            (withdrawal("alice", 0, "w5", None), 400, "invalid_request"),
+            (withdrawal("alice", -5, "w5", None), 400, "invalid_request"),
+            (
+                withdrawal("alice", 100_000_000_001, "w5", None),
+                400,
+                "invalid_request",
+            ),
+            (withdrawal("alice", 1, "", None), 400, "invalid_request"),
+            (
+                withdrawal("alice", 1, "has space", None),
+                400,
+                "invalid_request",
+            ),
+            (withdrawal("", 1, "w5", None), 400, "invalid_request"),
+        ];
+        for (ev, status, code) in &refusals {
+            let (s, b, _) = call(&store, Function::Wallet, ev).await;
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (*status, Some(*code)),
+                "{backend}: {b}"
+            );
+            if *status == 402 {
+                let balance = if ev["body"].as_str().unwrap().contains("nobody") {
+                    0
+                } else {
+                    600
+                };
+                assert_eq!(b["balance_cents"], json!(balance), "{backend}: {b}");
+            }
+        }
+        let closed = common::store(&redis, |c| {
+            c.wallet.withdrawal_principals = Default::default()
+        });
+        let (s, b, _) = call(
+            &closed,
+            Function::Wallet,
+            &withdrawal("alice", 1, "w6", None),
+        )
+        .await;
+        assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{b}");
+        assert_eq!(
+            snapshot(&redis).await,
+            before,
+            "{backend}: a refused withdrawal wrote something"
+        );
+
+        // The 402'd reference is free: it pays once the balance covers it.
+        common::fund(&store, "alice", 1).await;
+        let (s, b) = withdraw(&store, "alice", 601, "w2").await;
+        assert_eq!((s, &b["balance_cents"]), (201, &json!(0)), "{b}");
+        let (s, b) = withdraw(&store, "alice", 601, "w2").await;
+        assert_eq!((s, &b["repeat"]), (201, &json!(true)), "{b}");
+        // The record has no TTL and is listed for forgetting after the dedup window.
+        let wk = Keys::new("hb").wallet("alice");
+        let mut conn = redis.raw_conn().await;
+        let ttl: i64 = redis::cmd("TTL")
+            .arg(&wk.records)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(ttl, -1, "{backend}: the records hash has no TTL");
+        let fingerprint: Option<String> = redis::cmd("HGET")
+            .arg(&wk.records)
+            .arg("wd:w2")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(fingerprint.as_deref(), Some("601"));
+    }
+}
