@@ -373,10 +373,16 @@ def fixtures(st: LocalStack, c: Checks, s: State) -> None:
     if c.status("wallet-get.json (alice)", r, 200):
         kinds = [(e["kind"], e["amount_cents"]) for e in b.get("entries", [])]
         c.check(
-            "alice: balance 89000, entries newest first: 2 packet debits, 1 deposit",
+            "alice: balance 86500, entries newest first: 2 packet debits, 1 withdrawal, 1 deposit",
             b.get("user_id") == "alice"
-            and b.get("balance_cents") == 89000
-            and kinds == [("packet_debit", -1000), ("packet_debit", -10000), ("deposit", 100000)]
+            and b.get("balance_cents") == 86500
+            and kinds
+            == [
+                ("packet_debit", -1000),
+                ("packet_debit", -10000),
+                ("withdrawal", -2500),
+                ("deposit", 100000),
+            ]
             and all(RFC3339.match(e["at"]) for e in b["entries"]),
             str(b)[:500],
         )
