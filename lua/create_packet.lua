@@ -17,6 +17,7 @@
 -- KEYS[10] sent: the sender's "sent" history list
 -- KEYS[11] received: the sender's "received" history list (pruned here too)
 -- KEYS[12] history_totals: the sender's history totals hash
+-- KEYS[13] journal: the money journal of the sender's tag (journal.lua; one packet_debit entry)
 -- ARGV[1] packet_id: the new packet's id
 -- ARGV[2] sender_id: the sender's user id
 -- ARGV[3] total_cents: the packet's total, cents
@@ -114,8 +115,9 @@ if not year or now >= 1e13 then
 end
 local expires_at = now + tonumber(ARGV[8]) * 1000
 
-redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
+local after = redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
 redis.call('LPUSH', KEYS[2], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1])
+journal_add(KEYS[13], 'packet_debit', ARGV[2], -total, ARGV[1], now, after)
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[12]) - 1)
 
 redis.call('HSET', KEYS[5],

@@ -1,5 +1,7 @@
 -- settle.lua: refund an expired red packet to its sender, exactly once.
--- Prepended with records.lua (int, now_ms, MAX_EXACT) and history.lua (history_prefix).
+-- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix) and
+-- journal.lua (journal_add: a refund_credit entry when the refund is not 0, and a
+-- packet_settled entry, when this call settles).
 --
 -- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
 -- KEYS[1] meta: packet meta hash
@@ -11,6 +13,7 @@
 -- KEYS[7] ledger: sender ledger list
 -- KEYS[8] recipients: recipients set (targeted packets; expired with the rest)
 -- KEYS[9] sent: the sender's "sent" history list: the packet's entry gets its refunded_cents
+-- KEYS[10] journal: the money journal of the sender's tag
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] retention_secs: retention after settlement, seconds
 -- ARGV[3] ledger_cap: ledger length cap (entries)
@@ -28,7 +31,7 @@
 --        settled, but these claims still await their wallet credit; re-drive them, then call
 --        this script again (keys keep no TTL until no claim is pending)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'refunded_cents', 'expires_at',
-  'total_cents', 'claimed_cents', 'created_at')
+  'total_cents', 'claimed_cents', 'created_at', 'sender_id')
 local status = meta[1]
 if not status then
   return {'missing'}
@@ -67,6 +70,10 @@ if status ~= 'settled' then
   if refund < 0 then
     return redis.error_reply('ERR hongbao: settle: claimed more than the total')
   end
+  local sender = meta[7]
+  if not sender then
+    return redis.error_reply('ERR hongbao: settle: packet without sender_id')
+  end
   local balance = tonumber(redis.call('HGET', KEYS[6], 'balance') or '0')
   if balance + refund > MAX_EXACT then
     return redis.error_reply('ERR hongbao: settle: balance would exceed 2^53 - 1 cents')
@@ -88,10 +95,13 @@ if status ~= 'settled' then
   end
   -- Writes start here.
   if refund > 0 then
-    redis.call('HINCRBY', KEYS[6], 'balance', int(refund))
+    balance = redis.call('HINCRBY', KEYS[6], 'balance', int(refund))
     redis.call('LPUSH', KEYS[7], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1])
     redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
+    journal_add(KEYS[10], 'refund_credit', sender, refund, ARGV[1], now, balance)
   end
+  journal_add(KEYS[10], 'packet_settled', sender, 0, ARGV[1], now, balance,
+    int(refund) .. '|' .. int(claimed))
   redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(refund),
     'settled_at', int(now))
   redis.call('DEL', KEYS[2])

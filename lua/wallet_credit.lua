@@ -1,6 +1,7 @@
 -- wallet_credit.lua: credit a wallet exactly once per transfer id (deposits, claim credits).
--- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
--- history.lua: a claim credit adds the grabber's "received" history entry in the same script,
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT),
+-- history.lua and journal.lua (journal_add: one journal entry per credit applied, none for a
+-- repeat): a claim credit adds the grabber's "received" history entry in the same script,
 -- so the entry is written exactly when the money arrives, once per transfer id however often
 -- the claim is re-driven.
 --
@@ -15,8 +16,10 @@
 -- KEYS[6] received: the wallet owner's "received" history list
 -- KEYS[7] sent: their "sent" list (pruned here)
 -- KEYS[8] history_totals: their history totals hash
+-- KEYS[9] journal: the money journal of the wallet's tag (journal.lua; one entry per credit
+--         applied, of kind ARGV[3])
 -- ARGV[1] amount_cents: the credit, cents (> 0)
--- ARGV[2] kind: ledger kind
+-- ARGV[2] kind: ledger kind (and journal kind: deposit or claim_credit)
 -- ARGV[3] reference: ledger reference
 -- ARGV[4] transfer_id: the record id (`dep:<reference>` or `claim:<packet id>`)
 -- ARGV[5] fingerprint: what must match when the transfer id is seen again
@@ -27,6 +30,7 @@
 -- ARGV[9] history_entry: the "received" history member of a claim credit (its cents must
 --         equal ARGV[1]), '' for a credit that is not history (a deposit)
 -- ARGV[10] history_retention_ms: history retention, ms
+-- ARGV[11] user_id: the wallet's owner (the journal entry's user)
 -- Returns one of:
 --   {'applied', balance}         credited now
 --   {'repeat', balance}          this transfer was credited before: nothing changed
@@ -62,6 +66,7 @@ end
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
 redis.call('LPUSH', KEYS[2], ARGV[2] .. '|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[3])
+journal_add(KEYS[9], ARGV[2], ARGV[11], amount, ARGV[3], now, balance)
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[7]) - 1)
 redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
 redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[6])), ARGV[4])

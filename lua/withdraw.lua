@@ -1,15 +1,18 @@
 -- withdraw.lua: pay money out of a wallet, exactly once per reference (POST /wallet/withdrawals).
--- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT).
+-- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
+-- journal.lua (journal_add).
 --
 -- KEYS[1] wallet: wallet hash (field `balance`, cents)
 -- KEYS[2] ledger: ledger list
 -- KEYS[3] records: idempotency records hash (record id -> fingerprint)
 -- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms)
+-- KEYS[5] journal: the money journal of the wallet's tag (one withdrawal entry)
 -- ARGV[1] amount_cents: the withdrawal, cents (> 0)
 -- ARGV[2] reference: the caller's reference (the ledger entry's reference)
 -- ARGV[3] record_id: the idempotency record id, `wd:<reference>`
 -- ARGV[4] keep_ms: keep the record this many ms (> 0)
 -- ARGV[5] ledger_cap: ledger length cap (entries)
+-- ARGV[6] user_id: the wallet's owner (the journal entry's user)
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing paid twice), with another amount a conflict. A withdrawal refused for want
@@ -44,6 +47,7 @@ end
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(-amount))
 redis.call('LPUSH', KEYS[2], 'withdrawal|' .. int(-amount) .. '|' .. int(now) .. '|' .. ARGV[2])
+journal_add(KEYS[5], 'withdrawal', ARGV[6], -amount, ARGV[2], now, balance)
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
 redis.call('HSET', KEYS[3], ARGV[3], fingerprint)
 redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), ARGV[3])

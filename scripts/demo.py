@@ -30,12 +30,13 @@ from zoneinfo import ZoneInfo
 
 from hongbao_tools import events
 from hongbao_tools.checks import Checks, MoneyAudit, check_conservation, claimed_cents
-from hongbao_tools.deps import BUILD_COMMAND, missing_binaries
+from hongbao_tools.deps import BUILD_COMMAND, LEDGER_EXPORT, PACKET_FUNCTIONS, missing_binaries
+from hongbao_tools.moto import LedgerFeed, MotoServer
 from hongbao_tools.paths import ROOT
 from hongbao_tools.procs import install_signal_handlers
 from hongbao_tools.report import Phases, histogram, parse_rfc3339, percentile
 from hongbao_tools.report import cents as money
-from hongbao_tools.rie import LocalStack
+from hongbao_tools.rie import LocalStack, Sandbox
 
 SENDER = "alice"
 DEPOSIT_CENTS = 20_000
@@ -77,7 +78,7 @@ def main() -> int:
     if args.grabbers < 1 or args.sandboxes < 1 or args.claim_sandboxes < 1:
         ap.error("--grabbers, --sandboxes and --claim-sandboxes must be >= 1")
     install_signal_handlers()
-    missing = missing_binaries()
+    missing = missing_binaries((*PACKET_FUNCTIONS, LEDGER_EXPORT))
     if missing:
         print("missing release binaries: " + ", ".join(map(str, missing)), file=sys.stderr)
         print(f"build them first: cd {ROOT} && {BUILD_COMMAND}   (or: make demo)", file=sys.stderr)
@@ -414,6 +415,11 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
     errors = sum(sb.error_lines for sb in stack.all_sandboxes())
     inv.check("no ERROR log line in any sandbox", errors == 0, f"{errors} lines")
     inv.check("every sandbox still running", all(sb.alive() for sb in stack.all_sandboxes()))
+    feed = ph.run(
+        "ledger-export (EventBridge scheduled event) -> EventBridge (moto) -> SQS",
+        lambda: ledger(stack, inv),
+        lambda f: f"{f['events']} events, {f['distinct']} distinct",
+    )
 
     report(
         args,
@@ -434,7 +440,84 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
         too_late,
     )
     report_history(hist)
+    report_ledger(feed)
     return 0
+
+
+def ledger(stack: LocalStack, inv: Checks) -> dict:
+    """Runs ledger-export under RIE against moto's EventBridge: every movement of the scenario
+    reaches the feed's queue, and the events reconcile with every wallet."""
+    r = stack.redis
+    journals = list(r.scan_iter("hb:*:journal", type_="stream"))
+    entries = sum(r.command("XLEN", k) for k in journals)
+    with MotoServer() as moto:
+        feed = LedgerFeed(moto, "hongbao-demo-ledger")
+        env = {**moto.lambda_env(), "HONGBAO_EVENT_BUS_NAME": feed.bus_name}
+        with Sandbox(LEDGER_EXPORT, env, redis_url=r.url) as sb:
+            run1 = dict(sb.invoke(events.scheduled_event()))
+            run2 = dict(sb.invoke(events.scheduled_event()))
+            errors = sb.error_lines
+        got = feed.drain()
+    inv.check(
+        f"ledger-export publishes all {entries} journal entries in one run, then finds none",
+        run1.get("exported") == entries
+        and run1.get("failed") == 0
+        and run1.get("lag_ms") == 0
+        and run2.get("exported") == 0,
+        f"{run1} then {run2}",
+    )
+    left = list(r.scan_iter("hb:*:journal", type_="stream"))
+    inv.check("every exported journal is deleted", not left, str(left[:3]))
+    by_id = {e["detail"]["event_id"]: e for e in got}
+    inv.check(
+        "the queue holds one event per journal entry (distinct event ids)",
+        len(by_id) == entries,
+        f"{len(by_id)} distinct of {len(got)} events, {entries} entries",
+    )
+    kinds = Counter(e["detail-type"] for e in by_id.values())
+    sums: dict[str, int] = defaultdict(int)
+    for e in by_id.values():
+        sums[e["detail"]["user_id"]] += e["detail"]["amount_cents"]
+    gaps = {}
+    for user, total in sums.items():
+        balance = int(r.command("HGET", wallet_key(r, user), "balance") or 0)
+        if balance != total:
+            gaps[user] = balance - total
+    inv.check(
+        "reconciliation: every wallet's balance = the sum of its events",
+        not gaps,
+        str(dict(list(gaps.items())[:5])),
+    )
+    inv.check("no ERROR log line in the ledger-export sandbox", errors == 0, f"{errors} lines")
+    return {
+        "events": len(got),
+        "distinct": len(by_id),
+        "kinds": kinds,
+        "users": len(sums),
+        "gaps": gaps,
+        "run": run1,
+    }
+
+
+def wallet_key(r, user: str) -> str:
+    """The wallet hash of `user` (store::keys: `hb:{<tag>}:wallet:<user, percent-encoded>`)."""
+    import hashlib
+
+    kept = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+    part = "".join(chr(b) if b in kept else f"%{b:02X}" for b in user.encode())
+    tag = hashlib.sha1(user.encode()).hexdigest()[:4]
+    return f"hb:{{{tag}}}:wallet:{part}"
+
+
+def report_ledger(f: dict) -> None:
+    print("\n== ledger feed (ledger-export -> EventBridge -> SQS)")
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(f["kinds"].items()))
+    print(f"  events on the queue: {f['events']} ({f['distinct']} distinct): {kinds}")
+    print(
+        f"  reconciliation: {f['users']} users, balance = sum of their events for "
+        f"{f['users'] - len(f['gaps'])} of them"
+        + (f"; gaps {f['gaps']}" if f["gaps"] else " (no gap)")
+    )
 
 
 def history_pages(stack: LocalStack, user: str, role: str, limit: int) -> tuple[list[dict], int]:

@@ -64,14 +64,15 @@ if [ ! -x "$PY" ]; then
   python3 -m venv "$VENV"
 fi
 
-# Every `name==version` line of requirements.txt installed at that version? (No pip: fast.)
+# Every `name==version` (or `name[extras]==version`) line of requirements.txt installed at that
+# version? (No pip: fast. The extras' own packages are not checked.)
 pinned_installed() {
   "$PY" - "$REQ" <<'EOF'
 import re, sys
 from importlib.metadata import PackageNotFoundError, version
 
 for line in open(sys.argv[1], encoding="utf-8"):
-    m = re.match(r"\s*([A-Za-z0-9._-]+)\s*==\s*([^\s;#]+)", line)
+    m = re.match(r"\s*([A-Za-z0-9._-]+)\s*(?:\[[^\]]*\])?\s*==\s*([^\s;#]+)", line)
     if not m:
         continue
     try:

@@ -17,9 +17,16 @@ from .procs import log
 
 # The red-packet functions (the default stack: what demo.py plays) ...
 PACKET_FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
-# ... and every function of the project (e2e_rie.py runs them all).
+# ... and every HTTP or reclaim function of the project (e2e_rie.py runs them all) ...
 FUNCTIONS = (*PACKET_FUNCTIONS, "next-order-code", "vote")
-BUILD_COMMAND = "cargo build --release " + " ".join(f"-p {f}" for f in FUNCTIONS)
+# ... and ledger-export (the demo's event feed), built on its own as `make release` does: its
+# `eventbridge` feature would otherwise unify into every other bootstrap.
+LEDGER_EXPORT = "ledger-export"
+BUILD_COMMAND = (
+    "cargo build --release "
+    + " ".join(f"-p {f}" for f in FUNCTIONS)
+    + f" && cargo build --release -p {LEDGER_EXPORT}"
+)
 
 
 def _rie_arch() -> str:

@@ -35,9 +35,9 @@ from .redis_server import RedisServer
 
 # The IAM role of the deposit fixtures (events/wallet-deposit.json).
 DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
-# As in template.yaml: MemorySize 256, Timeout 5 (reclaim-cron 60).
+# As in template.yaml: MemorySize 256, Timeout 5 (reclaim-cron and ledger-export 60).
 MEMORY_MB = 256
-TIMEOUT_SECS = {"reclaim-cron": 60}
+TIMEOUT_SECS = {"reclaim-cron": 60, "ledger-export": 60}
 DEFAULT_TIMEOUT_SECS = 5
 INVOKE_PATH = "/2015-03-31/functions/function/invocations"
 

@@ -89,11 +89,7 @@ impl Engine {
             Engine::Valkey8 => "valkey8",
             Engine::Valkey9 => "valkey9",
         };
-        let venv = std::env::var_os("HONGBAO_VENV")
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| ".venv".into());
-        // A relative $HONGBAO_VENV is relative to the repository root, as for install-deps.sh.
-        Some(repo_root().join(venv).join(name))
+        Some(venv().join(name))
     }
 
     /// The major version a Valkey engine must report (`valkey_version`).
@@ -104,6 +100,15 @@ impl Engine {
             Engine::Valkey9 => Some("9"),
         }
     }
+}
+
+/// The project's venv: `$HONGBAO_VENV` when set, else `.venv`; a relative path is relative to
+/// the repository root, as for `scripts/install-deps.sh`.
+pub(crate) fn venv() -> PathBuf {
+    let venv = std::env::var_os("HONGBAO_VENV")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| ".venv".into());
+    repo_root().join(venv)
 }
 
 /// The repository root: this crate lives in `<root>/tests`.

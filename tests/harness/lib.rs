@@ -2,7 +2,8 @@
 //! a 3-master Redis Cluster) on free loopback ports for integration tests and
 //! benchmarks, and gives async connections to them for assertions.
 //! `HONGBAO_TEST_SERVER=valkey8|valkey9` starts Valkey 8.1 or 9.1 instead
-//! (see [`engine`]).
+//! (see [`engine`]). [`moto`] runs moto in server mode: real EventBridge and SQS
+//! endpoints on loopback.
 //!
 //! Every server lives in its own temp dir and is killed on drop. Nothing here
 //! ever touches a Redis that the harness did not start itself.
@@ -23,6 +24,7 @@ mod backend;
 mod cluster;
 mod configured;
 pub mod engine;
+pub mod moto;
 pub mod ports;
 mod replicated;
 mod server;

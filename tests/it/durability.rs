@@ -193,7 +193,8 @@ async fn junk(conn: &mut RawConn, from: usize, n: usize) {
 }
 
 /// With `maxmemory` + `volatile-lru` and memory churned by TTL'd junk (tens of
-/// thousands of evictions), retried deposits, creates and claims never pay twice.
+/// thousands of evictions), retried deposits, creates and claims never pay twice, and the
+/// money journal's unexported entries all survive.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn volatile_eviction_never_pays_twice() {
     let redis = TestRedis::start(Backend::Standalone);
@@ -239,6 +240,25 @@ async fn volatile_eviction_never_pays_twice() {
         panic!("create failed")
     };
     let share = claim_interrupted_after_credit(&store, &p.packet_id, "bob").await;
+    // The money journal before the churn: unexported entries (deposit, packet debit, claim
+    // credit) must all survive it.
+    let index = hongbao::store::journal::JournalIndex::new("hb");
+    let journal_entries = || async {
+        let mut all = Vec::new();
+        for key in hongbao::store::journal::pending(&store, &index)
+            .await
+            .unwrap()
+        {
+            all.extend(
+                hongbao::store::journal::read(&store, &key, 1_000)
+                    .await
+                    .unwrap(),
+            );
+        }
+        all
+    };
+    let journaled = journal_entries().await;
+    assert_eq!(journaled.len(), 3, "{journaled:?}");
 
     // Churn: 30 MB of TTL'd junk through an 8 MB budget.
     junk(&mut raw, 10_000, 30_000).await;
@@ -268,6 +288,8 @@ async fn volatile_eviction_never_pays_twice() {
     }
     let users = ["alice", "bob"].map(String::from);
     assert_conserved(&store, &users, std::slice::from_ref(&p.packet_id), 1_000).await;
+    // Nothing unexported was evicted, and the repeats above journaled nothing new.
+    assert_eq!(journal_entries().await, journaled);
 }
 
 /// An `allkeys-*` policy refuses the cold start with the setting named; `volatile-*`

@@ -1,8 +1,11 @@
-//! Smoke tests of the test harness itself: real redis-server processes.
+//! Smoke tests of the test harness itself: real redis-server processes, and moto's
+//! EventBridge and SQS endpoints.
 
 use std::collections::HashSet;
 use std::time::Instant;
 
+use aws_sdk_eventbridge::types::PutEventsRequestEntry;
+use harness::moto::{LedgerFeed, MotoServer, LEDGER_SOURCE};
 use harness::{Backend, RedisCluster, RedisServer, TestRedis};
 use redis::AsyncCommands;
 
@@ -134,4 +137,64 @@ fn many_parallel_servers_get_distinct_ports() {
     eprintln!("16 parallel standalone starts took {:?}", t.elapsed());
     let ports: HashSet<u16> = servers.iter().map(RedisServer::port).collect();
     assert_eq!(ports.len(), servers.len());
+}
+
+/// moto (server mode) delivers EventBridge events to an SQS target: `PutEvents` on a
+/// [`LedgerFeed`]'s bus comes back from `drain` as EventBridge envelopes, and only once.
+#[tokio::test]
+async fn moto_delivers_bus_events_to_the_feed_queue() {
+    let t = Instant::now();
+    let moto = MotoServer::start();
+    eprintln!("moto start took {:?}", t.elapsed());
+    let feed = LedgerFeed::create(&moto, "hongbao-ledger").await;
+    let events = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
+    let details = [
+        serde_json::json!({"user": "alice", "amount": 1200, "entry": 1}),
+        serde_json::json!({"user": "bob", "amount": 34, "entry": 2}),
+    ];
+    let mut put = events.put_events();
+    for detail in &details {
+        put = put.entries(
+            PutEventsRequestEntry::builder()
+                .event_bus_name(feed.bus_name())
+                .source(LEDGER_SOURCE)
+                .detail_type("Deposit")
+                .detail(detail.to_string())
+                .build(),
+        );
+    }
+    let out = put.send().await.unwrap();
+    assert_eq!(out.failed_entry_count, 0, "{:?}", out.entries);
+    // Another source on the same bus: the rule's pattern keeps it out of the queue.
+    let other = events
+        .put_events()
+        .entries(
+            PutEventsRequestEntry::builder()
+                .event_bus_name(feed.bus_name())
+                .source("someone-else")
+                .detail_type("Deposit")
+                .detail("{}")
+                .build(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.failed_entry_count, 0);
+
+    let envelopes = feed.drain().await;
+    let mut got: Vec<(serde_json::Value, serde_json::Value)> = envelopes
+        .iter()
+        .map(|e| (e["detail-type"].clone(), e["detail"].clone()))
+        .collect();
+    got.sort_by_key(|(_, detail)| detail["entry"].as_i64());
+    let want: Vec<_> = details
+        .iter()
+        .map(|d| (serde_json::json!("Deposit"), d.clone()))
+        .collect();
+    assert_eq!(got, want, "envelopes: {envelopes:#?}\n{}", moto.log_tail());
+    for envelope in &envelopes {
+        assert_eq!(envelope["source"], LEDGER_SOURCE);
+        assert_eq!(envelope["region"], harness::moto::REGION);
+    }
+    assert!(feed.drain().await.is_empty(), "drain deletes what it read");
 }

@@ -45,6 +45,7 @@ mod handlers;
 mod harness_smoke;
 mod history;
 mod iam_token;
+mod journal;
 mod order_codes;
 mod red_packets;
 mod voting;

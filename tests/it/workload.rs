@@ -16,7 +16,7 @@ use hongbao::store::packets::{self, CreateOutcome, NewPacket};
 use hongbao::store::reclaim::ReclaimSummary;
 use hongbao::store::scripts::{self, Call};
 use hongbao::store::wallet::{DepositOutcome, EntryKind};
-use hongbao::store::{reclaim, wallet};
+use hongbao::store::{journal, reclaim, wallet};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -255,6 +255,95 @@ async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
 const PACE_MS: i64 = 300;
 
 /// Redis `TIME`, Unix ms.
+/// The money journal holds exactly the movements the ledgers hold (`want`: (user, kind,
+/// reference) -> amounts), one `packet_settled` entry per packet with its refund and claims,
+/// distinct event ids, and, per user, amounts that add up to the balance and balances-after
+/// that follow each other.
+async fn check_journal(
+    store: &Store,
+    users: &[String],
+    packet_ids: &[String],
+    want: &BTreeMap<(String, &'static str, String), Vec<i64>>,
+) {
+    let index = journal::JournalIndex::new("hb");
+    let keys = journal::pending(store, &index).await.unwrap();
+    let mut entries = Vec::new();
+    for key in &keys {
+        entries.extend(journal::read(store, key, 1_000_000).await.unwrap());
+    }
+    let ids: BTreeSet<&str> = entries.iter().map(|e| e.event_id.as_str()).collect();
+    assert_eq!(ids.len(), entries.len(), "event ids are unique");
+    let mut got: BTreeMap<(String, &'static str, String), Vec<i64>> = BTreeMap::new();
+    let mut settled: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    entries.sort_by_key(|e| (e.at_ms, e.stream_id.clone()));
+    for e in &entries {
+        if e.kind == journal::Kind::PacketSettled {
+            assert_eq!(e.amount_cents, 0);
+            let prev = settled.insert(
+                e.reference.clone(),
+                (e.refunded_cents.unwrap(), e.claimed_cents.unwrap()),
+            );
+            assert!(
+                prev.is_none(),
+                "{} settled twice in the journal",
+                e.reference
+            );
+        } else {
+            got.entry((e.user_id.clone(), e.kind.as_str(), e.reference.clone()))
+                .or_default()
+                .push(e.amount_cents);
+        }
+    }
+    for amounts in got.values_mut() {
+        amounts.sort();
+    }
+    let mut want = want.clone();
+    for amounts in want.values_mut() {
+        amounts.sort();
+    }
+    assert_eq!(
+        got, want,
+        "the journal holds exactly the ledgers' movements"
+    );
+    assert_eq!(
+        settled.len(),
+        packet_ids.len(),
+        "one packet_settled entry per packet"
+    );
+    for id in packet_ids {
+        let v = packets::view(store, id).await.unwrap().unwrap();
+        assert_eq!(
+            settled[id],
+            (v.packet.refunded_cents, v.packet.claimed_cents),
+            "{id}"
+        );
+    }
+    for u in users {
+        let mine: Vec<&journal::Entry> = entries.iter().filter(|e| &e.user_id == u).collect();
+        let balance = wallet::balance(store, u).await.unwrap();
+        assert_eq!(
+            mine.iter().map(|e| e.amount_cents).sum::<i64>(),
+            balance,
+            "{u}"
+        );
+        // Every entry's balance-after is the previous one plus its amount (one wallet's
+        // movements run on one slot, so their stream order is their order).
+        let mut ordered = mine.clone();
+        ordered.sort_by(|a, b| {
+            let id = |e: &journal::Entry| -> (u64, u64) {
+                let (ms, seq) = e.stream_id.split_once('-').unwrap();
+                (ms.parse().unwrap(), seq.parse().unwrap())
+            };
+            id(a).cmp(&id(b))
+        });
+        let mut running = 0;
+        for e in ordered {
+            running += e.amount_cents;
+            assert_eq!(e.balance_cents, running, "{u}: {e:?}");
+        }
+    }
+}
+
 async fn redis_now_ms(store: &Store) -> i64 {
     let mut conn = store.conn().await.unwrap();
     let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
@@ -522,6 +611,7 @@ async fn seeded_random_workload_conserves_money() {
             total_balance, expected_deposits,
             "{backend:?}: after settlement all money is in wallets"
         );
+        check_journal(&store, &users, &packet_ids, &want).await;
         eprintln!(
             "{backend:?}: {} packets, {} deposits ({} retried) = {expected_deposits} cents, \
              {} interrupted claims, {} pending at the end of the workload; mid-run reclaims \

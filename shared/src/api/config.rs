@@ -82,9 +82,10 @@ impl AppState {
 }
 
 /// Every setting, grouped as the README's configuration table lists them: connection, API,
-/// red packets, history, reclaim, wallet, order codes, voting, metrics and logging.
+/// red packets, history, reclaim, wallet, order codes, voting, ledger export, metrics and
+/// logging.
 pub fn all_settings() -> Vec<Setting> {
-    use crate::domain::{history, order_codes, packets, voting, wallet};
+    use crate::domain::{history, journal, order_codes, packets, voting, wallet};
     [
         crate::store::config::SETTINGS,
         &[AUTH_MODE],
@@ -94,6 +95,7 @@ pub fn all_settings() -> Vec<Setting> {
         wallet::SETTINGS,
         order_codes::SETTINGS,
         voting::SETTINGS,
+        journal::SETTINGS,
         &super::metrics::SETTINGS,
         &[RUST_LOG],
     ]
@@ -164,6 +166,7 @@ mod tests {
                 "REDIS_AUTH" => Some("iam".into()),
                 "REDIS_USERNAME" => Some("app".into()),
                 "REDIS_IAM_CACHE_NAME" => Some("hb".into()),
+                "HONGBAO_EVENT_BUS_NAME" => Some("hb-ledger".into()),
                 _ => None,
             }
         };

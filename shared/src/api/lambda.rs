@@ -81,11 +81,13 @@ pub enum Function {
     NextOrderCode,
     /// `vote`: the article-voting routes.
     Vote,
+    /// `ledger-export`: the EventBridge schedule's export of the money journal.
+    LedgerExport,
 }
 
 impl Function {
     /// Every function, in `template.yaml`'s order.
-    pub const ALL: [Function; 7] = [
+    pub const ALL: [Function; 8] = [
         Function::CreatePacket,
         Function::Grab,
         Function::Claim,
@@ -93,6 +95,7 @@ impl Function {
         Function::ReclaimCron,
         Function::NextOrderCode,
         Function::Vote,
+        Function::LedgerExport,
     ];
 
     /// The binary's name (`create-packet`, `grab`, ...).
@@ -105,6 +108,7 @@ impl Function {
             Function::ReclaimCron => "reclaim-cron",
             Function::NextOrderCode => "next-order-code",
             Function::Vote => "vote",
+            Function::LedgerExport => "ledger-export",
         }
     }
 
@@ -122,6 +126,7 @@ impl Function {
             Function::ReclaimCron => &[Feature::Packets, Feature::Reclaim],
             Function::NextOrderCode => &[Feature::OrderCodes],
             Function::Vote => &[Feature::Voting],
+            Function::LedgerExport => &[Feature::LedgerExport],
         }
     }
 }

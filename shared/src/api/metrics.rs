@@ -18,6 +18,8 @@
 //! | `RefundedCents` | count (cents) | cents a reclaim run refunded |
 //! | `ReclaimSettled`, `ReclaimFailed` | count | packets a reclaim run settled / could not settle |
 //! | `ReclaimRemainingDue` | count | due packets left when a reclaim run ended (the backlog alarm) |
+//! | `LedgerExported`, `LedgerExportFailed` | count | journal entries a ledger-export run published / could not publish (a failed run counts 1) |
+//! | `LedgerExportLagMs` | milliseconds | age of the oldest journal entry left unexported when a ledger-export run ended (0: none; the lag alarm) |
 //! | `Unavailable` | count | answers 503 `unavailable` (Redis trouble) |
 //! | `Internal` | count | answers 500 `internal` |
 //! | `LatencyMs` | milliseconds | handler time of each HTTP request |
@@ -105,6 +107,12 @@ pub const RECLAIM_SETTLED: &str = "ReclaimSettled";
 pub const RECLAIM_FAILED: &str = "ReclaimFailed";
 /// Due packets left after a reclaim run.
 pub const RECLAIM_REMAINING_DUE: &str = "ReclaimRemainingDue";
+/// Journal entries a ledger-export run published (and deleted).
+pub const LEDGER_EXPORTED: &str = "LedgerExported";
+/// Journal entries a ledger-export run could not publish (a run that failed counts 1).
+pub const LEDGER_EXPORT_FAILED: &str = "LedgerExportFailed";
+/// Age of the oldest unexported journal entry when a ledger-export run ended, ms.
+pub const LEDGER_EXPORT_LAG_MS: &str = "LedgerExportLagMs";
 /// 503 `unavailable` answers.
 pub const UNAVAILABLE: &str = "Unavailable";
 /// 500 `internal` answers.

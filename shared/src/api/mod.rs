@@ -23,6 +23,7 @@ pub mod error;
 pub mod extract;
 pub mod history;
 pub mod lambda;
+pub mod ledger_export;
 pub mod metrics;
 pub mod openapi;
 pub mod order_codes;

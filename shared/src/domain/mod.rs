@@ -12,6 +12,7 @@
 //! `crate::store` or `crate::api` (`scripts/check-layers.py`).
 
 pub mod history;
+pub mod journal;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;

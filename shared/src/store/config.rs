@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use crate::domain::history::HistoryRules;
+use crate::domain::journal::ExportRules;
 use crate::domain::order_codes::OrderCodeRules;
 use crate::domain::packets::{PacketRules, ReclaimRules};
 use crate::domain::settings::{defaults, Setting};
@@ -95,6 +96,8 @@ pub enum Feature {
     OrderCodes,
     /// [`VotingRules`]: vote.
     Voting,
+    /// [`ExportRules`]: ledger-export.
+    LedgerExport,
 }
 
 /// Everything a [`Store`](super::Store) needs: how to connect, and the rules of the features
@@ -137,6 +140,8 @@ pub struct Config {
     pub order_codes: OrderCodeRules,
     /// The voting site ([`Feature::Voting`]).
     pub voting: VotingRules,
+    /// The event bus and the export lock ([`Feature::LedgerExport`]).
+    pub ledger_export: ExportRules,
 }
 
 impl Default for Config {
@@ -157,8 +162,8 @@ impl Config {
         Self::load(&Lookup::new(&env), features)
     }
 
-    /// Reads the connection settings and every feature's settings through `lookup` (a variable
-    /// name to its value), for tests and tools.
+    /// Reads the connection settings and every feature's settings but ledger-export's (its bus
+    /// has no default) through `lookup` (a variable name to its value), for tests and tools.
     ///
     /// # Errors
     /// As [`Config::load`].
@@ -272,6 +277,11 @@ impl Config {
                 VotingRules::from_lookup(lookup)?
             } else {
                 VotingRules::default()
+            },
+            ledger_export: if has(Feature::LedgerExport) {
+                ExportRules::from_lookup(lookup)?
+            } else {
+                ExportRules::default()
             },
         })
     }

@@ -11,7 +11,11 @@
 //!   random hex digits. Creating a packet (debit) and settling it (refund) therefore touch one
 //!   slot and are single atomic scripts. Only a claim crosses slots (packet to grabber's
 //!   wallet); it is made exactly-once with a transfer record (see `lua/claim.lua`).
-//! * The **reclaim index** and the **reclaim lock** use the fixed tag `{reclaim}`.
+//! * The **reclaim index** and the **reclaim lock** use the fixed tag `{reclaim}`, the
+//!   ledger-export lock `{export}`.
+//! * The **money journal** is one stream per wallet tag, `hb:{t}:journal`: every script that
+//!   moves money appends to the journal of the tag it runs on (`lua/journal.lua`), so 65,536
+//!   journals exist at most, named without `SCAN` (`crate::store::journal`).
 //! * A user id (any identity provider's `sub`: `auth0|…`, e-mail addresses, spaces, any
 //!   script) appears in a key only as [`user_key_part`]: every byte outside `[A-Za-z0-9_-]`
 //!   percent-encoded. Unescaped, the id `a:ledger` would name user `a`'s ledger as its wallet;
@@ -40,6 +44,8 @@
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
 //! | `hb:{t}:fence` | string | written before a `WAIT` (`REDIS_WAIT_REPLICAS`): one per hash tag |
 //! | `hb:{reclaim}:retries` | hash | packet id -> failed settlement attempts (for the backoff) |
+//! | `hb:{t}:journal` | stream | the money journal of tag `t`: one entry per movement (`lua/journal.lua`), no TTL, deleted once exported (`lua/journal_ack.lua`); the key itself once empty |
+//! | `hb:{export}:lock` | string | the running ledger export's random token |
 
 use rand::RngCore;
 
@@ -130,6 +136,9 @@ pub struct WalletKeys {
     pub received: String,
     /// History totals per business year (hash; no TTL).
     pub history_totals: String,
+    /// The money journal of the wallet's tag (a stream shared by every wallet and packet of
+    /// the tag; no TTL).
+    pub journal: String,
 }
 
 impl WalletKeys {
@@ -198,6 +207,7 @@ impl Keys {
             sent: format!("{wallet}:sent"),
             received: format!("{wallet}:received"),
             history_totals: format!("{wallet}:history"),
+            journal: self.journal_of_tag(&user_tag(user_id)),
             wallet,
         }
     }
@@ -255,6 +265,21 @@ impl Keys {
     /// The reclaim lock.
     pub(crate) fn reclaim_lock(&self) -> String {
         format!("{}:{{reclaim}}:lock", self.prefix)
+    }
+
+    /// The money journal of hash tag `tag` (4 hex digits): `<prefix>:{<tag>}:journal`.
+    pub fn journal_of_tag(&self, tag: &str) -> String {
+        format!("{}:{{{tag}}}:journal", self.prefix)
+    }
+
+    /// The money journal of packet `packet_id`'s tag (its sender's wallet tag).
+    pub fn packet_journal(&self, packet_id: &str) -> String {
+        self.journal_of_tag(&packet_id[..4.min(packet_id.len())])
+    }
+
+    /// The lock that keeps ledger-export runs from overlapping.
+    pub(crate) fn export_lock(&self) -> String {
+        format!("{}:{{export}}:lock", self.prefix)
     }
 }
 

@@ -22,6 +22,7 @@ mod connect;
 pub mod error;
 mod eviction;
 pub mod history;
+pub mod journal;
 pub mod keys;
 mod lazy_store;
 pub mod lock;

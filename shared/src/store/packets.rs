@@ -88,6 +88,7 @@ pub async fn create(
             sent: &wk.sent,
             received: &wk.received,
             history_totals: &wk.history_totals,
+            journal: &wk.journal,
             packet_id: &packet_id,
             sender_id,
             total_cents: req.total_cents,

@@ -264,6 +264,7 @@ async fn settle_one(
             ledger: &wk.ledger,
             recipients: &pk.recipients,
             sent: &wk.sent,
+            journal: &wk.journal,
             packet_id,
             retention_secs: cfg.packets.retention_secs,
             ledger_cap: crate::domain::wallet::LEDGER_CAP,

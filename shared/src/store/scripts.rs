@@ -48,7 +48,8 @@ mod site_calls;
 pub use call::{Call, Sink};
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
-    PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall, WithdrawCall,
+    JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
+    WithdrawCall,
 };
 pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCodeCall, VoteCall};
 
@@ -107,7 +108,7 @@ macro_rules! script {
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
     // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
     // Redis TIME, idempotency records without TTLs), `history.lua` (a user's history; needs
-    // `records.lua`).
+    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`).
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
@@ -171,7 +172,7 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
 
 script!(
     /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
-    CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua"]);
+    CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua", "journal.lua"]);
 script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
@@ -186,17 +187,20 @@ script!(
     CLAIM_DONE, "claim_done.lua");
 script!(
     /// `lua/wallet_credit.lua`: credit a wallet once per transfer id.
-    WALLET_CREDIT, "wallet_credit.lua", ["records.lua", "history.lua"]);
+    WALLET_CREDIT, "wallet_credit.lua", ["records.lua", "history.lua", "journal.lua"]);
 script!(
     /// `lua/settle.lua`: refund an expired packet to its sender, once.
-    SETTLE, "settle.lua", ["records.lua", "history.lua"]);
+    SETTLE, "settle.lua", ["records.lua", "history.lua", "journal.lua"]);
 script!(
     /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record once the
     /// claim is done.
     TRANSFER_RELEASE, "transfer_release.lua", ["records.lua"]);
 script!(
     /// `lua/withdraw.lua`: pay money out of a wallet once per reference.
-    WITHDRAW, "withdraw.lua", ["records.lua"]);
+    WITHDRAW, "withdraw.lua", ["records.lua", "journal.lua"]);
+script!(
+    /// `lua/journal_ack.lua`: delete exported journal entries (and the journal once empty).
+    JOURNAL_ACK, "journal_ack.lua");
 script!(
     /// `lua/packet_view.lua`: a consistent snapshot of a packet.
     PACKET_VIEW, "packet_view.lua");
@@ -227,11 +231,11 @@ script!(
     ORDER_CODE, "order_code.lua", ["quota.lua"]);
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 17] {
+pub fn all() -> [(&'static str, &'static Script); 18] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 17] {
+fn all_lua() -> [(&'static str, &'static Lua); 18] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -242,6 +246,7 @@ fn all_lua() -> [(&'static str, &'static Lua); 17] {
         ("settle.lua", &SETTLE),
         ("transfer_release.lua", &TRANSFER_RELEASE),
         ("withdraw.lua", &WITHDRAW),
+        ("journal_ack.lua", &JOURNAL_ACK),
         ("packet_view.lua", &PACKET_VIEW),
         ("history_page.lua", &HISTORY_PAGE),
         ("unlock.lua", &UNLOCK),

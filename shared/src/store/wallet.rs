@@ -64,6 +64,7 @@ pub async fn credit(
         received: &wk.received,
         sent: &wk.sent,
         history_totals: &wk.history_totals,
+        journal: &wk.journal,
         amount_cents: transfer.amount_cents,
         kind: transfer.kind.as_str(),
         reference: transfer.reference,
@@ -74,6 +75,7 @@ pub async fn credit(
         balance_limit_cents: transfer.balance_limit_cents,
         history_entry: transfer.history_entry.unwrap_or(""),
         history_retention_ms: store.config().history.retention_ms,
+        user_id,
     }
     .invocation()
     .invoke_async(&mut conn)
@@ -188,11 +190,13 @@ pub async fn withdraw(
         ledger: &wk.ledger,
         records: &wk.records,
         records_forget: &wk.records_forget,
+        journal: &wk.journal,
         amount_cents,
         reference,
         record_id: &withdrawal_record_id(reference),
         keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
         ledger_cap: LEDGER_CAP,
+        user_id,
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -190,6 +190,7 @@ fn every_script_header_matches_its_call() {
         check::<ClaimDoneCall>(),
         check::<WalletCreditCall>(),
         check::<WithdrawCall>(),
+        check::<JournalAckCall>(),
         check::<SettleCall>(),
         check::<TransferReleaseCall>(),
         check::<PacketViewCall>(),
@@ -220,7 +221,7 @@ fn a_call_writes_its_fields_in_order() {
         ..Default::default()
     };
     let (keys, args) = call.texts();
-    assert_eq!((keys.len(), args.len()), (12, 19));
+    assert_eq!((keys.len(), args.len()), (13, 19));
     assert_eq!((keys[0].as_str(), keys[11].as_str()), ("w", "h"));
     assert_eq!(&args[..1], ["p"]);
     assert_eq!(&args[3..4], ["2"]);

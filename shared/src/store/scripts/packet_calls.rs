@@ -4,8 +4,8 @@
 //! [`crate::store::keys::WalletKeys`] where they are those keys.
 
 use super::{
-    CLAIM, CLAIM_DONE, CREATE_PACKET, DUE_ADD, GRAB, HISTORY_PAGE, PACKET_VIEW, SETTLE,
-    TRANSFER_RELEASE, UNLOCK, WALLET_CREDIT, WITHDRAW,
+    CLAIM, CLAIM_DONE, CREATE_PACKET, DUE_ADD, GRAB, HISTORY_PAGE, JOURNAL_ACK, PACKET_VIEW,
+    SETTLE, TRANSFER_RELEASE, UNLOCK, WALLET_CREDIT, WITHDRAW,
 };
 
 script_call! {
@@ -37,6 +37,8 @@ script_call! {
             received: &'a str,
             /// The sender's history totals hash.
             history_totals: &'a str,
+            /// The money journal of the sender's tag (one `packet_debit` entry).
+            journal: &'a str,
         }
         ARGV {
             /// The new packet's id.
@@ -176,6 +178,8 @@ script_call! {
             sent: &'a str,
             /// The owner's history totals hash.
             history_totals: &'a str,
+            /// The money journal of the wallet's tag (one entry per credit applied).
+            journal: &'a str,
         }
         ARGV {
             /// The credit, cents (> 0).
@@ -199,6 +203,8 @@ script_call! {
             history_entry: &'a str,
             /// History retention, ms.
             history_retention_ms: u64,
+            /// The wallet's owner (the journal entry's user).
+            user_id: &'a str,
         }
     }
 }
@@ -226,6 +232,8 @@ script_call! {
             recipients: &'a str,
             /// The sender's sent history.
             sent: &'a str,
+            /// The money journal of the sender's tag (`refund_credit`, `packet_settled`).
+            journal: &'a str,
         }
         ARGV {
             /// The packet's id.
@@ -269,6 +277,8 @@ script_call! {
             records: &'a str,
             /// The idempotency "forget after" sorted set (Unix ms).
             records_forget: &'a str,
+            /// The money journal of the wallet's tag (one `withdrawal` entry).
+            journal: &'a str,
         }
         ARGV {
             /// The withdrawal, cents (> 0).
@@ -281,6 +291,22 @@ script_call! {
             keep_ms: u64,
             /// Ledger entries kept.
             ledger_cap: u32,
+            /// The wallet's owner (the journal entry's user).
+            user_id: &'a str,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/journal_ack.lua`: delete exported entries of one journal.
+    pub struct JournalAckCall<'a> for JOURNAL_ACK {
+        KEYS {
+            /// The journal stream.
+            journal: &'a str,
+        }
+        ARGV {
+            /// The stream ids of the exported entries.
+            stream_ids: &'a [String],
         }
     }
 }

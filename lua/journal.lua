@@ -1,0 +1,30 @@
+-- journal.lua: the money journal, prepended (after records.lua: int) to every script that
+-- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
+-- withdraw.lua (withdrawal) and settle.lua (refund credit, packet settled).
+--
+-- Each movement appends one entry to the journal of the hash tag its script runs on
+-- (`<prefix>:{<tag>}:journal`, a stream), in the same atomic step as the balance change, so
+-- the journal holds exactly the movements made: a retried or re-driven step that moves no
+-- money (a repeat) writes no entry. ledger-export reads the entries, publishes them and
+-- deletes each one once EventBridge has accepted it (journal_ack.lua). The stream has no TTL:
+-- like the idempotency records, an entry is never evicted under a volatile-* policy.
+--
+-- Entry fields (every number an exact integer):
+--   event_id  SHA-1 hex of "<kind>\n<user>\n<ref>\n<at_ms>": the same movement always has the
+--             same id (it is written once, when the money moves); a user id holds no newline
+--             and a reference or packet id no control character, so distinct movements have
+--             distinct ids
+--   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
+--   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled)
+--   amount    signed cents (debits negative; 0 for packet_settled)
+--   ref       the deposit or withdrawal reference, or the packet id
+--   at        Redis TIME, Unix ms
+--   balance   the wallet's balance after the movement, cents
+--   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>"
+
+local function journal_add(key, kind, user, amount, ref, at, balance, extra)
+  local id = redis.sha1hex(kind .. '\n' .. user .. '\n' .. ref .. '\n' .. int(at))
+  redis.call('XADD', key, '*', 'event_id', id, 'kind', kind, 'user', user,
+    'amount', int(amount), 'ref', ref, 'at', int(at), 'balance', int(balance),
+    'extra', extra or '')
+end

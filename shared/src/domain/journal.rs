@@ -1,0 +1,266 @@
+//! The money journal as pure rules: the kinds of movement, the entry each movement leaves,
+//! how an entry reads as an event on EventBridge, and ledger-export's settings
+//! (`HONGBAO_EVENT_BUS_NAME`, `HONGBAO_EXPORT_LOCK_TTL_MS`).
+//!
+//! The scripts that move money write the entries (`lua/journal.lua`, in the same atomic step
+//! as the balance change); [`crate::store::journal`] reads and deletes them; ledger-export
+//! ([`crate::api::ledger_export`]) publishes them.
+
+use std::collections::BTreeMap;
+
+use super::settings::{self, Setting};
+use super::{BadRecord, ConfigError, Lookup};
+
+/// EventBridge's `source` of every event hongbao publishes.
+pub const EVENT_SOURCE: &str = "hongbao";
+
+/// What moved the money (the journal's `kind`; EventBridge's `detail-type` is
+/// [`Kind::detail_type`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Money paid in by a trusted backend (`POST /wallet/deposits`; positive).
+    Deposit,
+    /// A packet paid for by its sender (negative).
+    PacketDebit,
+    /// A grabbed share claimed into the grabber's wallet (positive).
+    ClaimCredit,
+    /// An expired packet's unclaimed rest returned to its sender (positive).
+    RefundCredit,
+    /// Money paid out to a trusted backend (`POST /wallet/withdrawals`; negative).
+    Withdrawal,
+    /// A packet settled: amount 0; [`Entry::refunded_cents`] and [`Entry::claimed_cents`] say
+    /// what came back to the sender and what was claimed (the refund itself is its own
+    /// [`Kind::RefundCredit`] entry when it is not 0).
+    PacketSettled,
+}
+
+impl Kind {
+    /// Every kind, in the order above.
+    pub const ALL: [Kind; 6] = [
+        Kind::Deposit,
+        Kind::PacketDebit,
+        Kind::ClaimCredit,
+        Kind::RefundCredit,
+        Kind::Withdrawal,
+        Kind::PacketSettled,
+    ];
+
+    /// The journal's name of the kind (the ledger's kind where both have it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Deposit => "deposit",
+            Kind::PacketDebit => "packet_debit",
+            Kind::ClaimCredit => "claim_credit",
+            Kind::RefundCredit => "refund_credit",
+            Kind::Withdrawal => "withdrawal",
+            Kind::PacketSettled => "packet_settled",
+        }
+    }
+
+    /// EventBridge's `detail-type` of the kind's events (`Deposit`, `PacketDebit`, ...).
+    pub fn detail_type(self) -> &'static str {
+        match self {
+            Kind::Deposit => "Deposit",
+            Kind::PacketDebit => "PacketDebit",
+            Kind::ClaimCredit => "ClaimCredit",
+            Kind::RefundCredit => "RefundCredit",
+            Kind::Withdrawal => "Withdrawal",
+            Kind::PacketSettled => "PacketSettled",
+        }
+    }
+
+    /// The kind named `s` ([`Kind::as_str`]).
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// One journal entry: one movement of money (or a packet's settlement).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The entry's id in its journal (a Redis stream id, `<ms>-<seq>`); deleting it marks the
+    /// entry exported.
+    pub stream_id: String,
+    /// The movement's id: SHA-1 hex of `kind \n user \n reference \n at_ms`, fixed when the
+    /// money moved; a re-published entry carries the same id.
+    pub event_id: String,
+    /// What moved the money.
+    pub kind: Kind,
+    /// Whose wallet: the depositor, the sender (debit, refund, settled), the grabber (claim).
+    pub user_id: String,
+    /// Signed amount, cents (debits negative; 0 for [`Kind::PacketSettled`]).
+    pub amount_cents: i64,
+    /// The deposit or withdrawal reference, or the packet id.
+    pub reference: String,
+    /// When, Unix ms (Redis `TIME`).
+    pub at_ms: i64,
+    /// The wallet's balance after the movement, cents.
+    pub balance_cents: i64,
+    /// For [`Kind::PacketSettled`]: cents refunded to the sender.
+    pub refunded_cents: Option<i64>,
+    /// For [`Kind::PacketSettled`]: cents claimed by grabbers.
+    pub claimed_cents: Option<i64>,
+}
+
+impl Entry {
+    /// Reads an entry from its stream id and fields (`lua/journal.lua`: `event_id`, `kind`,
+    /// `user`, `amount`, `ref`, `at`, `balance`, `extra`).
+    ///
+    /// # Errors
+    /// [`BadRecord`] when a field is missing or not of its type.
+    pub fn from_fields(
+        stream_id: &str,
+        fields: &BTreeMap<String, String>,
+    ) -> Result<Entry, BadRecord> {
+        let bad = |what: &str| BadRecord(format!("journal entry {stream_id}: {what}"));
+        let text = |name: &str| {
+            fields
+                .get(name)
+                .cloned()
+                .ok_or_else(|| bad(&format!("no `{name}`")))
+        };
+        let int = |name: &str| -> Result<i64, BadRecord> {
+            text(name)?
+                .parse()
+                .map_err(|_| bad(&format!("`{name}` is not an integer")))
+        };
+        let kind = Kind::parse(&text("kind")?).ok_or_else(|| bad("unknown kind"))?;
+        let (refunded_cents, claimed_cents) = match kind {
+            Kind::PacketSettled => {
+                let extra = text("extra")?;
+                let (r, c) = extra
+                    .split_once('|')
+                    .and_then(|(r, c)| Some((r.parse().ok()?, c.parse().ok()?)))
+                    .ok_or_else(|| bad("`extra` is not `<refunded>|<claimed>`"))?;
+                (Some(r), Some(c))
+            }
+            _ => (None, None),
+        };
+        Ok(Entry {
+            stream_id: stream_id.to_string(),
+            event_id: text("event_id")?,
+            kind,
+            user_id: text("user")?,
+            amount_cents: int("amount")?,
+            reference: text("ref")?,
+            at_ms: int("at")?,
+            balance_cents: int("balance")?,
+            refunded_cents,
+            claimed_cents,
+        })
+    }
+}
+
+/// `HONGBAO_EVENT_BUS_NAME`.
+pub const EVENT_BUS_NAME: Setting = Setting {
+    name: "HONGBAO_EVENT_BUS_NAME",
+    default: settings::NO_DEFAULT,
+    meaning: "ledger-export: the EventBridge bus (name or ARN) the journal's events are published to; required by ledger-export",
+};
+/// `HONGBAO_EXPORT_LOCK_TTL_MS`.
+pub const EXPORT_LOCK_TTL_MS: Setting = Setting {
+    name: "HONGBAO_EXPORT_LOCK_TTL_MS",
+    default: "55000",
+    meaning:
+        "ledger-export lock lifetime, ms (≥ 1000): runs never overlap; a run stops 5 s before it",
+};
+
+/// ledger-export's settings, in README order.
+pub const SETTINGS: &[Setting] = &[EVENT_BUS_NAME, EXPORT_LOCK_TTL_MS];
+
+/// How ledger-export publishes the journal (ledger-export reads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportRules {
+    /// The bus, name or ARN (`HONGBAO_EVENT_BUS_NAME`); empty where ledger-export's settings
+    /// were not read.
+    pub event_bus_name: String,
+    /// Lock lifetime, ms (`HONGBAO_EXPORT_LOCK_TTL_MS`, ≥ 1000).
+    pub lock_ttl_ms: u64,
+}
+
+impl Default for ExportRules {
+    /// No bus (the settings of a function that does not export), the lock at its default.
+    fn default() -> Self {
+        ExportRules {
+            event_bus_name: String::new(),
+            lock_ttl_ms: settings::defaults()
+                .at_least(&EXPORT_LOCK_TTL_MS, 1000)
+                .expect("the default is valid"),
+        }
+    }
+}
+
+impl ExportRules {
+    /// Reads [`SETTINGS`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming `HONGBAO_EVENT_BUS_NAME` when it is unset, or the variable that
+    /// does not parse or breaks a bound.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        let event_bus_name = lookup
+            .raw(&EVENT_BUS_NAME)
+            .ok_or_else(|| ConfigError::new(&EVENT_BUS_NAME, "", "must be set"))?;
+        Ok(ExportRules {
+            event_bus_name,
+            lock_ttl_ms: lookup.at_least(&EXPORT_LOCK_TTL_MS, 1000)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn entries_read_back() {
+        let base = [
+            ("event_id", "ab"),
+            ("kind", "withdrawal"),
+            ("user", "alice"),
+            ("amount", "-300"),
+            ("ref", "wd-1"),
+            ("at", "1700000000000"),
+            ("balance", "9700"),
+            ("extra", ""),
+        ];
+        let e = Entry::from_fields("1-0", &fields(&base)).unwrap();
+        assert_eq!(
+            (e.kind, e.amount_cents, e.balance_cents),
+            (Kind::Withdrawal, -300, 9700)
+        );
+        assert_eq!(e.refunded_cents, None);
+        let mut settled = base;
+        settled[1] = ("kind", "packet_settled");
+        settled[7] = ("extra", "120|880");
+        let e = Entry::from_fields("1-1", &fields(&settled)).unwrap();
+        assert_eq!((e.refunded_cents, e.claimed_cents), (Some(120), Some(880)));
+        settled[7] = ("extra", "");
+        assert!(Entry::from_fields("1-1", &fields(&settled)).is_err());
+        let mut bad = base;
+        bad[3] = ("amount", "1e3");
+        assert!(Entry::from_fields("1-2", &fields(&bad)).is_err());
+        for k in Kind::ALL {
+            assert_eq!(Kind::parse(k.as_str()), Some(k));
+        }
+    }
+
+    #[test]
+    fn the_bus_is_required() {
+        let none = |_: &str| None;
+        let err = ExportRules::from_lookup(&Lookup::new(&none)).unwrap_err();
+        assert_eq!(err.name, "HONGBAO_EVENT_BUS_NAME");
+        let set = |n: &str| (n == "HONGBAO_EVENT_BUS_NAME").then(|| "hb-ledger".to_string());
+        let rules = ExportRules::from_lookup(&Lookup::new(&set)).unwrap();
+        assert_eq!(
+            (rules.event_bus_name.as_str(), rules.lock_ttl_ms),
+            ("hb-ledger", 55_000)
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! The money journal and ledger-export, on standalone and on the 3-master cluster, with
+//! EventBridge and SQS from moto (`harness::moto`, a real server process, never a fake).
+//!
+//! A scenario of every kind of movement (deposits, a withdrawal, a packet paid for, grabbed,
+//! claimed and refunded at expiry, each step retried) leaves exactly one journal entry per
+//! movement. ledger-export runs are then interleaved with a run killed between `PutEvents`
+//! and the delete: the events that reached the queue, de-duplicated by `event_id`, are
+//! exactly the journal's entries (none missing, none extra), every duplicate carries an id
+//! already seen with the same detail, and per user they add up to the wallet's balance.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::moto::{LedgerFeed, MotoServer};
+use harness::{Backend, TestRedis};
+use hongbao::api::ledger_export::eventbridge::EventBridgeSink;
+use hongbao::api::ledger_export::{self, EventSink, SinkFuture};
+use hongbao::domain::journal::{Entry, Kind};
+use hongbao::domain::packets::ClaimOutcome;
+use hongbao::store::audit::{self, ExportedMovement};
+use hongbao::store::journal::{self, JournalIndex};
+use hongbao::store::wallet::WithdrawalOutcome;
+use hongbao::store::{packets, reclaim, wallet};
+use hongbao::Store;
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::common::{self, create, lucky, sleep_until_redis_ms};
+
+/// Every journal entry, oldest first per journal.
+async fn all_entries(store: &Store, index: &JournalIndex) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for key in journal::pending(store, index).await.unwrap() {
+        out.extend(journal::read(store, &key, 100_000).await.unwrap());
+    }
+    out
+}
+
+/// (kind, user, signed cents, reference) of each entry, sorted.
+fn movements(entries: &[Entry]) -> Vec<(Kind, String, i64, String)> {
+    let mut m: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.kind,
+                e.user_id.clone(),
+                e.amount_cents,
+                e.reference.clone(),
+            )
+        })
+        .collect();
+    m.sort();
+    m
+}
+
+/// A sink that publishes through `inner` and then, once armed, never returns: the run is
+/// "killed" between `PutEvents` and the delete (the test aborts its task when `published`
+/// fires).
+struct KilledAfterPublish {
+    inner: EventBridgeSink,
+    armed: AtomicBool,
+    published: Notify,
+}
+
+impl EventSink for KilledAfterPublish {
+    fn publish<'a>(&'a self, entries: &'a [Entry]) -> SinkFuture<'a> {
+        Box::pin(async move {
+            let accepted = self.inner.publish(entries).await?;
+            if self.armed.swap(false, Ordering::SeqCst) {
+                self.published.notify_one();
+                std::future::pending::<()>().await;
+            }
+            Ok(accepted)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_movement_is_journaled_once_and_exported_at_least_once() {
+    let moto = MotoServer::start();
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |c| {
+            c.ledger_export.lock_ttl_ms = 30_000;
+            c.packets.grab_rate_limit = 0;
+        });
+        let index = JournalIndex::new("hb");
+        assert!(journal::pending(&store, &index).await.unwrap().is_empty());
+
+        // Deposits, each sent twice.
+        for (user, cents, reference) in [("alice", 10_000, "d-1"), ("bob", 500, "d-2")] {
+            for _ in 0..2 {
+                wallet::deposit(&store, user, cents, reference)
+                    .await
+                    .unwrap();
+            }
+        }
+        // A withdrawal, sent twice, and one refused.
+        for _ in 0..2 {
+            wallet::withdraw(&store, "alice", 1_000, "wd-1")
+                .await
+                .unwrap();
+        }
+        let refused = wallet::withdraw(&store, "bob", 501, "wd-2").await.unwrap();
+        assert!(matches!(
+            refused,
+            WithdrawalOutcome::InsufficientFunds { .. }
+        ));
+        // A packet of 3 shares: two grabbed and claimed (each claim sent twice), one left.
+        let p = create(&store, "alice", &lucky(3_000, 3, 1)).await;
+        let mut claimed = BTreeMap::new();
+        for user in ["bob", "carol"] {
+            packets::grab(&store, &p.packet_id, user).await.unwrap();
+            for _ in 0..2 {
+                match packets::claim(&store, &p.packet_id, user).await.unwrap() {
+                    ClaimOutcome::Claimed { share, .. } => {
+                        claimed.insert(user, share.amount_cents);
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        sleep_until_redis_ms(&store, p.expires_at_ms).await;
+        reclaim::run(&store).await.unwrap();
+        reclaim::run(&store).await.unwrap();
+        let refund = 3_000 - claimed.values().sum::<i64>();
+
+        let entries = all_entries(&store, &index).await;
+        let id = &p.packet_id;
+        let mut want = vec![
+            (Kind::Deposit, "alice".into(), 10_000, "d-1".into()),
+            (Kind::Deposit, "bob".into(), 500, "d-2".into()),
+            (Kind::Withdrawal, "alice".into(), -1_000, "wd-1".into()),
+            (Kind::PacketDebit, "alice".into(), -3_000, id.clone()),
+            (Kind::ClaimCredit, "bob".into(), claimed["bob"], id.clone()),
+            (
+                Kind::ClaimCredit,
+                "carol".into(),
+                claimed["carol"],
+                id.clone(),
+            ),
+            (Kind::RefundCredit, "alice".into(), refund, id.clone()),
+            (Kind::PacketSettled, "alice".into(), 0, id.clone()),
+        ];
+        want.sort();
+        assert_eq!(
+            movements(&entries),
+            want,
+            "{backend}: one entry per movement"
+        );
+        let settled = entries
+            .iter()
+            .find(|e| e.kind == Kind::PacketSettled)
+            .unwrap();
+        assert_eq!(
+            (settled.refunded_cents, settled.claimed_cents),
+            (Some(refund), Some(3_000 - refund))
+        );
+        let ids: BTreeSet<&str> = entries.iter().map(|e| e.event_id.as_str()).collect();
+        assert_eq!(ids.len(), entries.len());
+
+        // Export: one run killed after its first PutEvents, then runs until drained.
+        let feed = LedgerFeed::create(&moto, &format!("hongbao-ledger-{backend}")).await;
+        let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
+        let sink = Arc::new(KilledAfterPublish {
+            inner: EventBridgeSink::new(client, feed.bus_name()),
+            armed: AtomicBool::new(true),
+            published: Notify::new(),
+        });
+        let killed = {
+            let (store, sink) = (store.clone(), sink.clone());
+            tokio::spawn(async move {
+                let index = JournalIndex::new("hb");
+                ledger_export::run_until(&store, &index, sink.as_ref(), None).await
+            })
+        };
+        tokio::time::timeout(Duration::from_secs(30), sink.published.notified())
+            .await
+            .expect("the first PutEvents");
+        killed.abort();
+        assert!(killed.await.unwrap_err().is_cancelled());
+        // Published, not deleted: every entry is still in the journal.
+        assert_eq!(all_entries(&store, &index).await.len(), entries.len());
+        // The killed run's lock lapses by its TTL; this test does not wait 30 s for it.
+        let mut conn = redis.raw_conn().await;
+        let _: () = redis::cmd("DEL")
+            .arg("hb:{export}:lock")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let run = ledger_export::run_until(&store, &index, sink.as_ref(), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (run.exported, run.failed, run.lag_ms, run.skipped_locked),
+            (entries.len() as u64, 0, 0, false),
+            "{backend}: {run:?}"
+        );
+        assert!(journal::pending(&store, &index).await.unwrap().is_empty());
+        assert!(
+            redis
+                .all_keys()
+                .await
+                .iter()
+                .all(|k| !k.ends_with(":journal")),
+            "{backend}: an exported journal is deleted"
+        );
+        let idle = ledger_export::run_until(&store, &index, sink.as_ref(), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (idle.exported, idle.passes, idle.lag_ms),
+            (0, 1, 0),
+            "{idle:?}"
+        );
+
+        // What reached the queue: every entry, some twice, never anything else.
+        let events = feed.drain().await;
+        let mut by_id: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        for e in &events {
+            assert_eq!(e["source"], "hongbao", "{e}");
+            let detail = e["detail"].clone();
+            let kind = Kind::parse(detail["kind"].as_str().unwrap()).unwrap();
+            assert_eq!(e["detail-type"], kind.detail_type(), "{e}");
+            by_id
+                .entry(detail["event_id"].as_str().unwrap().to_string())
+                .or_default()
+                .push(detail);
+        }
+        let got: BTreeSet<&str> = by_id.keys().map(String::as_str).collect();
+        assert_eq!(
+            got, ids,
+            "{backend}: the events are exactly the journal's entries"
+        );
+        let repeated = by_id.values().filter(|d| d.len() > 1).count();
+        assert!(
+            repeated > 0 && events.len() > ids.len(),
+            "{backend}: the killed run's events were published again"
+        );
+        for details in by_id.values() {
+            assert!(details.iter().all(|d| d == &details[0]), "{details:?}");
+        }
+        // Reconciliation (store::audit::reconcile, the `reconcile` example's check): per
+        // user, the distinct events add up to the balance.
+        let exported: Vec<ExportedMovement> = events
+            .iter()
+            .map(|e| ExportedMovement {
+                event_id: e["detail"]["event_id"].as_str().unwrap().into(),
+                user_id: e["detail"]["user_id"].as_str().unwrap().into(),
+                amount_cents: e["detail"]["amount_cents"].as_i64().unwrap(),
+            })
+            .collect();
+        let r = audit::reconcile(&store, &exported).await.unwrap();
+        assert!(r.gaps().is_empty(), "{backend}: {r:?}");
+        assert_eq!(r.duplicates, events.len() - ids.len());
+        let sums: Vec<(&str, i64)> = r
+            .users
+            .iter()
+            .map(|u| (u.user_id.as_str(), u.events_cents))
+            .collect();
+        assert_eq!(sums.len(), 3, "{sums:?}");
+        // A movement the feed lost shows as that user's gap: drop bob's claim credit.
+        let lost_id = &entries
+            .iter()
+            .find(|e| e.kind == Kind::ClaimCredit && e.user_id == "bob")
+            .unwrap()
+            .event_id;
+        let without: Vec<ExportedMovement> = exported
+            .iter()
+            .filter(|m| &m.event_id != lost_id)
+            .cloned()
+            .collect();
+        let r = audit::reconcile(&store, &without).await.unwrap();
+        let gaps: Vec<(&str, i64)> = r
+            .gaps()
+            .iter()
+            .map(|u| (u.user_id.as_str(), u.gap_cents()))
+            .collect();
+        assert_eq!(gaps, [("bob", claimed["bob"])], "{backend}");
+    }
+}
