@@ -249,3 +249,77 @@ pub async fn snapshot(redis: &harness::TestRedis) -> Vec<(String, Option<Vec<u8>
     }
     out
 }
+
+/// A ledger-export sink that publishes through `inner` and then, once armed, never returns:
+/// the run is "killed" between `PutEvents` and the delete ([`export_killed_after_publish`]).
+pub struct KilledAfterPublish {
+    inner: hongbao::api::ledger_export::eventbridge::EventBridgeSink,
+    armed: std::sync::atomic::AtomicBool,
+    published: tokio::sync::Notify,
+}
+
+impl KilledAfterPublish {
+    /// An armed sink over `inner`.
+    pub fn new(inner: hongbao::api::ledger_export::eventbridge::EventBridgeSink) -> Self {
+        KilledAfterPublish {
+            inner,
+            armed: std::sync::atomic::AtomicBool::new(true),
+            published: tokio::sync::Notify::new(),
+        }
+    }
+}
+
+impl hongbao::api::ledger_export::EventSink for KilledAfterPublish {
+    fn publish<'a>(
+        &'a self,
+        entries: &'a [hongbao::domain::journal::Entry],
+    ) -> hongbao::api::ledger_export::SinkFuture<'a> {
+        Box::pin(async move {
+            let accepted = self.inner.publish(entries).await?;
+            if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                self.published.notify_one();
+                std::future::pending::<()>().await;
+            }
+            Ok(accepted)
+        })
+    }
+}
+
+/// Runs a ledger export through `inner` and kills it (aborts its task) right after its first
+/// `PutEvents` returned, before the delete; then removes the export lock, as its TTL would. A
+/// run that ends before publishing anything (its time used up by the pass over the journals on
+/// a loaded machine) is run again, up to 10 times.
+pub async fn export_killed_after_publish(
+    store: &Arc<Store>,
+    redis: &TestRedis,
+    inner: hongbao::api::ledger_export::eventbridge::EventBridgeSink,
+) {
+    let sink = Arc::new(KilledAfterPublish::new(inner));
+    let mut attempts = Vec::new();
+    loop {
+        let mut task = {
+            let (store, sink) = (store.clone(), sink.clone());
+            tokio::spawn(async move {
+                let index = hongbao::store::journal::JournalIndex::new("hb");
+                hongbao::api::ledger_export::run_until(&store, &index, sink.as_ref(), None).await
+            })
+        };
+        tokio::select! {
+            () = sink.published.notified() => {
+                task.abort();
+                assert!(task.await.unwrap_err().is_cancelled());
+                break;
+            }
+            r = &mut task => {
+                attempts.push(r);
+                assert!(attempts.len() < 10, "no run published anything: {attempts:?}");
+            }
+        }
+    }
+    let mut conn = redis.raw_conn().await;
+    let _: () = redis::cmd("DEL")
+        .arg("hb:{export}:lock")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+}

@@ -9,14 +9,11 @@
 //! already seen with the same detail, and per user they add up to the wallet's balance.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
 use harness::moto::{LedgerFeed, MotoServer};
 use harness::{Backend, TestRedis};
+use hongbao::api::ledger_export;
 use hongbao::api::ledger_export::eventbridge::EventBridgeSink;
-use hongbao::api::ledger_export::{self, EventSink, SinkFuture};
 use hongbao::domain::journal::{Entry, Kind};
 use hongbao::domain::packets::ClaimOutcome;
 use hongbao::store::audit::{self, ExportedMovement};
@@ -25,7 +22,6 @@ use hongbao::store::wallet::WithdrawalOutcome;
 use hongbao::store::{packets, reclaim, wallet};
 use hongbao::Store;
 use serde_json::Value;
-use tokio::sync::Notify;
 
 use crate::common::{self, create, lucky, sleep_until_redis_ms};
 
@@ -53,28 +49,6 @@ fn movements(entries: &[Entry]) -> Vec<(Kind, String, i64, String)> {
         .collect();
     m.sort();
     m
-}
-
-/// A sink that publishes through `inner` and then, once armed, never returns: the run is
-/// "killed" between `PutEvents` and the delete (the test aborts its task when `published`
-/// fires).
-struct KilledAfterPublish {
-    inner: EventBridgeSink,
-    armed: AtomicBool,
-    published: Notify,
-}
-
-impl EventSink for KilledAfterPublish {
-    fn publish<'a>(&'a self, entries: &'a [Entry]) -> SinkFuture<'a> {
-        Box::pin(async move {
-            let accepted = self.inner.publish(entries).await?;
-            if self.armed.swap(false, Ordering::SeqCst) {
-                self.published.notify_one();
-                std::future::pending::<()>().await;
-            }
-            Ok(accepted)
-        })
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -164,33 +138,11 @@ async fn every_movement_is_journaled_once_and_exported_at_least_once() {
         // Export: one run killed after its first PutEvents, then runs until drained.
         let feed = LedgerFeed::create(&moto, &format!("hongbao-ledger-{backend}")).await;
         let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
-        let sink = Arc::new(KilledAfterPublish {
-            inner: EventBridgeSink::new(client, feed.bus_name()),
-            armed: AtomicBool::new(true),
-            published: Notify::new(),
-        });
-        let killed = {
-            let (store, sink) = (store.clone(), sink.clone());
-            tokio::spawn(async move {
-                let index = JournalIndex::new("hb");
-                ledger_export::run_until(&store, &index, sink.as_ref(), None).await
-            })
-        };
-        tokio::time::timeout(Duration::from_secs(30), sink.published.notified())
-            .await
-            .expect("the first PutEvents");
-        killed.abort();
-        assert!(killed.await.unwrap_err().is_cancelled());
+        let sink = EventBridgeSink::new(client, feed.bus_name());
+        common::export_killed_after_publish(&store, &redis, sink.clone()).await;
         // Published, not deleted: every entry is still in the journal.
         assert_eq!(all_entries(&store, &index).await.len(), entries.len());
-        // The killed run's lock lapses by its TTL; this test does not wait 30 s for it.
-        let mut conn = redis.raw_conn().await;
-        let _: () = redis::cmd("DEL")
-            .arg("hb:{export}:lock")
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let run = ledger_export::run_until(&store, &index, sink.as_ref(), None)
+        let run = ledger_export::run_until(&store, &index, &sink, None)
             .await
             .unwrap();
         assert_eq!(
@@ -207,7 +159,7 @@ async fn every_movement_is_journaled_once_and_exported_at_least_once() {
                 .all(|k| !k.ends_with(":journal")),
             "{backend}: an exported journal is deleted"
         );
-        let idle = ledger_export::run_until(&store, &index, sink.as_ref(), None)
+        let idle = ledger_export::run_until(&store, &index, &sink, None)
             .await
             .unwrap();
         assert_eq!(
