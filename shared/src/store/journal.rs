@@ -4,8 +4,8 @@
 //! Wallets and packets carry 4-hex-digit hash tags ([`super::keys::user_tag`]), so there are
 //! exactly 65,536 journals, named without `SCAN`. A pass finds the journals that hold entries
 //! with `EXISTS`, several journals per command ([`JournalIndex`]): on a cluster the keys of
-//! one command share a hash slot (16,384 commands, about 4 journals each; an empty slot's
-//! tags need none), on one server 1,024 keys per command (64 commands). Only journals with
+//! one command share a hash slot (13,152 commands: the slots that hold any of the tags, about
+//! 5 journals each), on one server 1,024 keys per command (64 commands). Only journals with
 //! entries are then read (`XRANGE`) and acknowledged ([`ack`], `lua/journal_ack.lua`: `XDEL`,
 //! and `DEL` of a journal left empty, so an idle pass finds nothing).
 //!
@@ -247,7 +247,8 @@ mod tests {
             keys.dedup();
             assert_eq!(keys.len(), JOURNALS);
             if cluster {
-                assert!(index.commands(true) <= SLOTS);
+                // The slots that hold any of the 65,536 tags (`make bench` counts the same).
+                assert_eq!(index.commands(true), 13_152);
                 for g in index.groups(true) {
                     assert!(g.iter().all(|k| hash_slot(k) == hash_slot(&g[0])));
                 }
