@@ -32,7 +32,8 @@
 //! (a scalar field is one value), and that the highest literal `KEYS[n]` / `ARGV[n]` the
 //! script's body reads is the number of fixed entries before the first variable part.
 
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex};
 
 use redis::{Cmd, Script, Value};
 
@@ -64,7 +65,15 @@ pub struct Lua {
     script: Script,
     source: &'static str,
     file: &'static str,
+    /// In [`INVOKED`] (set by [`Lua::note_invoked`]).
+    invoked: AtomicBool,
 }
+
+/// The scripts this process has sent (`Call::invocation`): where a `NOSCRIPT` or an
+/// acknowledged call finds a script by its SHA-1. Nothing else refers to the scripts as a
+/// whole, so a function's binary links only the scripts its own code calls (a bootstrap
+/// carried all 18, about 25 KB of Lua, before).
+static INVOKED: Mutex<Vec<&'static Lua>> = Mutex::new(Vec::new());
 
 impl Lua {
     fn new(file: &'static str, source: &'static str) -> Self {
@@ -72,7 +81,25 @@ impl Lua {
             script: Script::new(source),
             source,
             file,
+            invoked: AtomicBool::new(false),
         }
+    }
+
+    /// Records that this script is being sent (once per process; afterwards one relaxed
+    /// atomic load per call).
+    pub(crate) fn note_invoked(&'static self) {
+        if !self.invoked.load(Ordering::Relaxed) {
+            let mut invoked = INVOKED.lock().unwrap_or_else(|e| e.into_inner());
+            if !self.invoked.swap(true, Ordering::Relaxed) {
+                invoked.push(self);
+            }
+        }
+    }
+
+    /// The script this process has sent whose SHA-1 is `sha`.
+    fn invoked(sha: &str) -> Option<&'static Lua> {
+        let invoked = INVOKED.lock().unwrap_or_else(|e| e.into_inner());
+        invoked.iter().copied().find(|l| l.get_hash() == sha)
     }
 
     /// The script's source as sent to Redis (its helpers, then its file; comment lines empty).
@@ -133,7 +160,8 @@ pub(crate) const ACKNOWLEDGED: [&str; 8] = [
     "order_code.lua",
 ];
 
-/// For an `EVALSHA` of a script in [`ACKNOWLEDGED`], its first key (the hash slot it runs on).
+/// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
+/// (the hash slot it runs on).
 pub(crate) fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
     let mut args = cmd.args_iter().map(|a| match a {
         redis::Arg::Simple(b) => b,
@@ -143,15 +171,15 @@ pub(crate) fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
         return None;
     }
     let sha = std::str::from_utf8(args.next()?).ok()?;
-    let (name, _) = all_lua().into_iter().find(|(_, l)| l.get_hash() == sha)?;
-    if !ACKNOWLEDGED.contains(&name) || args.next()? == b"0" {
+    let lua = Lua::invoked(sha)?;
+    if !ACKNOWLEDGED.contains(&lua.file()) || args.next()? == b"0" {
         return None;
     }
     args.next().map(<[u8]>::to_vec)
 }
 
-/// For an `EVALSHA <sha> <numkeys> <keys...> <args...>` of one of these scripts, the same call
-/// as `EVAL <source> ...`; `None` for any other command.
+/// For an `EVALSHA <sha> <numkeys> <keys...> <args...>` of a script this process sent, the same
+/// call as `EVAL <source> ...`; `None` for any other command.
 pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
     let mut args = cmd.args_iter().map(|a| match a {
         redis::Arg::Simple(b) => b,
@@ -161,7 +189,7 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
         return None;
     }
     let sha = std::str::from_utf8(args.next()?).ok()?;
-    let (_, lua) = all_lua().into_iter().find(|(_, l)| l.get_hash() == sha)?;
+    let lua = Lua::invoked(sha)?;
     let mut eval = redis::cmd("EVAL");
     eval.arg(lua.source());
     for a in args {

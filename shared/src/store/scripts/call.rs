@@ -74,6 +74,8 @@ pub trait Call {
     /// The same keys and arguments for another script text (tests that swap a script's clock
     /// for a fixed instant).
     fn invocation_of<'s>(&self, script: &'s Script) -> ScriptInvocation<'s> {
+        // Known to the connection's NOSCRIPT and WAIT handling from now on.
+        Self::lua().note_invoked();
         let mut inv = script.prepare_invoke();
         self.write(&mut inv);
         inv
