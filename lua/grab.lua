@@ -18,8 +18,12 @@
 --   'not_a_recipient'             a targeted packet, and the caller is not one of its recipients
 --   'rate_limited:<retry_after_ms>'
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
---   'expired'                     Redis TIME is at or past expires_at, or the packet is settled
---   'sold_out'                    every share is grabbed
+--   'expired[:<expires_at_ms>]'   Redis TIME is at or past expires_at, or the packet is settled
+--   'sold_out[:<expires_at_ms>:<now_ms>]'   every share is grabbed (now_ms: Redis TIME)
+-- expired and sold_out carry their data only for an untargeted packet: the sandbox may then
+-- remember the answer and give it to later callers with one HGET of KEYS[3] instead of this
+-- script (shared/src/store/packets/gone.rs; both states are monotone). A targeted packet's
+-- answer is not remembered: it depends on the caller (not_a_recipient comes first).
 --   'grabbed:<record>:<expires_at_ms>'
 --
 -- Redis commands per path:
@@ -27,9 +31,13 @@
 --   rate limited              HGET, GET, PTTL     nothing written
 --   sold out / expired        HGET, HMGET, TIME   nothing written
 --   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs
--- Repeats count toward the rate limit. A win does not: a user wins at most once per packet, so
--- limiting it protects nothing, and counting it would cost every win a keyed write with a TTL.
--- An unknown, expired or sold-out packet is answered before the limit.
+-- Repeats that reach this script count toward the rate limit. A win does not: a user wins at
+-- most once per packet, so limiting it protects nothing, and counting it would cost every win a
+-- keyed write with a TTL. An unknown, expired or sold-out packet is answered before the limit.
+-- A repeat on a packet the sandbox remembers as sold out or expired never reaches this script
+-- and is not counted: it costs Redis one HGET, less than the limiter's own GET + INCR, so
+-- counting it would double the cost of the answer it limits (API Gateway's route throttle
+-- still bounds the rate).
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 if mine then
   local wait = rl_take(KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[3]))
@@ -52,12 +60,13 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expires_at = tonumber(meta[2])
+local open = not meta[6]
 if status == 'settled' or now >= expires_at then
-  return 'expired'
+  return open and ('expired:' .. meta[2]) or 'expired'
 end
 local grabbed = tonumber(meta[3])
 if grabbed >= tonumber(meta[4]) then
-  return 'sold_out'
+  return open and string.format('sold_out:%s:%d', meta[2], now) or 'sold_out'
 end
 
 local amount = redis.call('LPOP', KEYS[2])

@@ -966,3 +966,186 @@ async fn phantom_index_entries_are_dropped_after_the_grace_period() {
         );
     }
 }
+
+/// `calls=` of `cmdstat_<command>` summed over every master (`INFO commandstats`).
+async fn calls(redis: &TestRedis, command: &str) -> u64 {
+    let prefix = format!("cmdstat_{command}:calls=");
+    let mut cmd = redis::cmd("INFO");
+    cmd.arg("commandstats");
+    let mut total = 0;
+    for reply in redis.on_every_node(cmd).await {
+        let info: String = redis::from_redis_value(reply).unwrap();
+        total += info
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .map(|rest| rest.split(',').next().unwrap().parse::<u64>().unwrap())
+            .sum::<u64>();
+    }
+    total
+}
+
+/// A sandbox that saw a packet sold out answers the rest of the storm without `grab.lua`
+/// (`store/packets/gone.rs`): one `HGET` per call, a winner's repeat with their own share (not
+/// counted by the rate limit: the `HGET` is cheaper than the limiter), everyone else `sold_out`.
+/// A sandbox that has not seen it still runs the script.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sandbox_that_saw_sold_out_answers_a_winners_repeat_with_their_share() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let tweak = |c: &mut hongbao::Config| c.packets.grab_rate_limit = 2;
+        let store = store(&redis, tweak);
+        fund(&store, "sender", 300).await;
+        let p = create(&store, "sender", &lucky(300, 2, 600)).await;
+        let mut won = Vec::new();
+        for u in ["a", "b"] {
+            let GrabOutcome::Grabbed { share, .. } =
+                packets::grab(&store, &p.packet_id, u).await.unwrap()
+            else {
+                panic!("{backend:?}: {u} did not win");
+            };
+            won.push(share);
+        }
+        assert_eq!(
+            packets::grab(&store, &p.packet_id, "c").await.unwrap(),
+            GrabOutcome::SoldOut
+        );
+        redis
+            .on_every_node(redis::cmd("CONFIG").arg("RESETSTAT").clone())
+            .await;
+        for _ in 0..5 {
+            for (u, share) in ["a", "b"].iter().zip(&won) {
+                assert_eq!(
+                    packets::grab(&store, &p.packet_id, u).await.unwrap(),
+                    GrabOutcome::AlreadyGrabbed(*share),
+                    "{backend:?}: {u}'s repeat"
+                );
+            }
+            assert_eq!(
+                packets::grab(&store, &p.packet_id, "c").await.unwrap(),
+                GrabOutcome::SoldOut
+            );
+        }
+        assert_eq!(
+            (calls(&redis, "evalsha").await, calls(&redis, "hget").await),
+            (0, 15),
+            "{backend:?}: 15 answers from the sandbox's memory, one HGET each"
+        );
+        // Another sandbox (its own Store) has seen nothing: the script answers, and limits.
+        let other = common::store(&redis, tweak);
+        let mut repeats = Vec::new();
+        for _ in 0..3 {
+            repeats.push(packets::grab(&other, &p.packet_id, "a").await.unwrap());
+        }
+        assert_eq!(
+            repeats[..2],
+            [
+                GrabOutcome::AlreadyGrabbed(won[0]),
+                GrabOutcome::AlreadyGrabbed(won[0])
+            ]
+        );
+        assert!(
+            matches!(repeats[2], GrabOutcome::RateLimited { .. }),
+            "{backend:?}: {repeats:?}"
+        );
+        assert_eq!(calls(&redis, "evalsha").await, 3);
+    }
+}
+
+/// A packet created after another one was seen sold out (same sender, so the same hash tag)
+/// has its own id and is never answered from the old packet's entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_packet_created_anew_is_not_answered_from_an_old_entry() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 300).await;
+        let old = create(&store, "sender", &lucky(100, 1, 600)).await;
+        let _ = packets::grab(&store, &old.packet_id, "a").await.unwrap();
+        assert_eq!(
+            packets::grab(&store, &old.packet_id, "c").await.unwrap(),
+            GrabOutcome::SoldOut
+        );
+        let new = create(&store, "sender", &lucky(200, 2, 600)).await;
+        assert_ne!(new.packet_id, old.packet_id);
+        assert_eq!(new.packet_id[..4], old.packet_id[..4], "one hash tag");
+        for u in ["c", "a"] {
+            assert!(
+                matches!(
+                    packets::grab(&store, &new.packet_id, u).await.unwrap(),
+                    GrabOutcome::Grabbed { .. }
+                ),
+                "{backend:?}: {u} on the new packet"
+            );
+        }
+        assert_eq!(
+            packets::grab(&store, &old.packet_id, "c").await.unwrap(),
+            GrabOutcome::SoldOut
+        );
+    }
+}
+
+/// After settlement, once the packet's keys have expired, a sandbox that remembers the packet
+/// answers `expired`, to its winner as to everyone else: never a stale share, never a
+/// not-found for a packet it saw. (During the retention the winner still gets their share,
+/// as from the script.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_settlement_and_key_expiry_the_answer_is_expired() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 100).await;
+        let p = create(&store, "sender", &lucky(100, 1, 1)).await;
+        let GrabOutcome::Grabbed { share, .. } =
+            packets::grab(&store, &p.packet_id, "w").await.unwrap()
+        else {
+            panic!("{backend:?}: w did not win");
+        };
+        assert_eq!(
+            packets::grab(&store, &p.packet_id, "l").await.unwrap(),
+            GrabOutcome::SoldOut
+        );
+        sleep_until_redis_ms(&store, p.expires_at_ms).await;
+        let settled = reclaim::run(&store).await.unwrap();
+        assert_eq!(settled.settled, 1, "{backend:?}");
+        assert_eq!(
+            packets::grab(&store, &p.packet_id, "w").await.unwrap(),
+            GrabOutcome::AlreadyGrabbed(share),
+            "{backend:?}: within the retention"
+        );
+        assert_eq!(
+            packets::grab(&store, &p.packet_id, "l").await.unwrap(),
+            GrabOutcome::Expired
+        );
+        // The retention ends: the packet's keys expire.
+        let mut conn = redis.raw_conn().await;
+        let keys: Vec<String> = redis
+            .all_keys()
+            .await
+            .into_iter()
+            .filter(|k| k.contains(&p.packet_id))
+            .collect();
+        assert!(!keys.is_empty());
+        for key in &keys {
+            let _: i64 = redis::cmd("PEXPIRE")
+                .arg(key)
+                .arg(1)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        for u in ["w", "l", "someone"] {
+            assert_eq!(
+                packets::grab(&store, &p.packet_id, u).await.unwrap(),
+                GrabOutcome::Expired,
+                "{backend:?}: {u} after the keys expired"
+            );
+        }
+        // A sandbox that never saw the packet knows nothing of it.
+        let other = common::store(&redis, |_| {});
+        assert_eq!(
+            packets::grab(&other, &p.packet_id, "w").await.unwrap(),
+            GrabOutcome::NotFound
+        );
+    }
+}

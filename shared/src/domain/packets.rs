@@ -11,6 +11,7 @@ use super::split::{LuckySplit, Mode};
 use super::BadRecord;
 
 mod fingerprint;
+pub mod gone;
 mod rules;
 
 pub use super::reclaim::{ReclaimRules, RECLAIM_BATCH, RECLAIM_LOCK_TTL_MS, RECLAIM_SETTINGS};

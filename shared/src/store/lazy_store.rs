@@ -9,6 +9,7 @@ use super::config::Config;
 use super::conn::{Conn, REBUILD_AFTER_FAILURES};
 use super::connect::connect;
 use super::error::Error;
+use super::packets::gone::GonePackets;
 
 /// A lazily connected, shared Redis handle plus the configuration that built it.
 pub struct Store {
@@ -19,6 +20,8 @@ pub struct Store {
     connecting: tokio::sync::Mutex<()>,
     /// Connect attempts so far.
     attempts: std::sync::atomic::AtomicU64,
+    /// The red packets this sandbox saw sold out or expired (`store::packets::gone`).
+    gone: GonePackets,
 }
 
 impl Store {
@@ -29,6 +32,7 @@ impl Store {
             current: std::sync::RwLock::new(None),
             connecting: tokio::sync::Mutex::new(()),
             attempts: std::sync::atomic::AtomicU64::new(0),
+            gone: GonePackets::default(),
         }
     }
 
@@ -44,6 +48,11 @@ impl Store {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The red packets this sandbox saw sold out or expired.
+    pub(crate) fn gone_packets(&self) -> &GonePackets {
+        &self.gone
     }
 
     /// The shared connection, connecting first if needed, and connecting anew when a cluster

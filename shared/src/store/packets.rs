@@ -4,10 +4,12 @@
 //! [`super::keys`] for the key layout and `lua/*.lua` for the atomic steps.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use redis::Value;
 
 use crate::domain::history::{year_of, ReceivedEntry, YearBounds};
+use crate::domain::packets::gone::{SoldOutSeen, Verdict};
 pub use crate::domain::packets::{
     best_luck, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet, PacketView,
     Share, Status,
@@ -22,6 +24,8 @@ use super::scripts::{
 };
 use super::wallet::{self, Credit};
 use super::{Error, Store};
+
+pub(crate) mod gone;
 
 /// Creates a red packet paid from `sender_id`'s wallet, and its entry in the sender's sent
 /// history (same script).
@@ -283,8 +287,16 @@ async fn snapshot(
     )))
 }
 
-/// Grabs at most one share of `packet_id` for `user_id`, in one round trip (one EVALSHA),
-/// subject to the per-user, per-packet rate limit of the configuration.
+/// Grabs at most one share of `packet_id` for `user_id`, in one round trip: one EVALSHA of
+/// `grab.lua`, subject to the per-user, per-packet rate limit of the configuration; or, for a
+/// packet this sandbox saw sold out or expired, one `HGET` of its grabs hash (`store/packets/gone.rs`).
+///
+/// A remembered packet answers [`GrabOutcome::AlreadyGrabbed`] with the caller's share if the
+/// grabs hash holds one (not counted by the rate limit: the `HGET` costs Redis less than the
+/// limiter would), else [`GrabOutcome::SoldOut`], or [`GrabOutcome::Expired`] once Redis `TIME`
+/// has surely reached `expires_at` (the last moments before it go to the script). Once the
+/// packet's keys have expired after settlement, a sandbox that remembers it answers
+/// [`GrabOutcome::Expired`], never a share and never [`GrabOutcome::NotFound`].
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached: the grab may have happened; a retry
@@ -297,6 +309,24 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
     let keys = Keys::new(&cfg.key_prefix);
     let pk = keys.packet(packet_id);
     let mut conn = store.conn().await?;
+    let gone = store.gone_packets();
+    let remembered = match gone.verdict(packet_id) {
+        Some(Verdict::SoldOut) => Some(GrabOutcome::SoldOut),
+        Some(Verdict::Expired) => Some(GrabOutcome::Expired),
+        Some(Verdict::AskTheScript) | None => None,
+    };
+    if let Some(otherwise) = remembered {
+        let mine: Option<String> = redis::cmd("HGET")
+            .arg(&pk.grabs)
+            .arg(user_id)
+            .query_async(&mut conn)
+            .await?;
+        return Ok(match mine {
+            Some(record) => GrabOutcome::AlreadyGrabbed(Share::parse(&record)?),
+            None => otherwise,
+        });
+    }
+    let sent = Instant::now();
     let reply: Value = GrabCall {
         meta: &pk.meta,
         shares: &pk.shares,
@@ -310,6 +340,7 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
     .invocation()
     .invoke_async(&mut conn)
     .await?;
+    let answered = Instant::now();
     let reply = text("grab", reply)?;
     let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
     let bad = || Error::bad_reply("grab", &reply);
@@ -322,12 +353,28 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
             }
         }
         "already_grabbed" => GrabOutcome::AlreadyGrabbed(Share::parse(data)?),
+        // The packet existed when this sandbox saw it gone: its keys have expired since.
+        "not_found" if gone.knows(packet_id) => GrabOutcome::Expired,
         "not_found" => GrabOutcome::NotFound,
         "rate_limited" => GrabOutcome::RateLimited {
             retry_after_ms: data.parse().map_err(|_| bad())?,
         },
-        "expired" => GrabOutcome::Expired,
-        "sold_out" => GrabOutcome::SoldOut,
+        "expired" => {
+            if !data.is_empty() {
+                gone.expired(packet_id);
+            }
+            GrabOutcome::Expired
+        }
+        "sold_out" => {
+            if let Some((expires_at, now)) = data.split_once(':') {
+                let reading = SoldOutSeen {
+                    expires_at_ms: expires_at.parse().map_err(|_| bad())?,
+                    redis_now_ms: now.parse().map_err(|_| bad())?,
+                };
+                gone.sold_out(packet_id, reading, sent, answered);
+            }
+            GrabOutcome::SoldOut
+        }
         "not_a_recipient" => GrabOutcome::NotARecipient,
         _ => return Err(bad()),
     })
