@@ -131,7 +131,9 @@ openapi:
 ##        the seed's layout (packet_memory); a storm of 100,000 grabbers on standalone and on
 ##        the 3-master cluster: requests/s, per-path mix, each master's share (storm); a
 ##        100,000-entry money journal exported through moto, and an idle export pass on the
-##        3-master cluster (ledger_export); figures also in target/bench/*.json
+##        3-master cluster (ledger_export); the server's main-thread CPU per request of a
+##        recorded grab and vote storm replayed saturated, beside the seed's grab and chapter
+##        1's vote (storm_replay); figures also in target/bench/*.json
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
 	$(CARGO) bench -p hongbao-tests --bench order_codes
@@ -141,6 +143,7 @@ bench: deps
 	$(CARGO) bench -p hongbao-tests --bench packet_memory
 	$(CARGO) bench -p hongbao-tests --bench storm
 	$(CARGO) bench -p hongbao-tests --bench ledger_export
+	$(CARGO) bench -p hongbao-tests --bench storm_replay
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:

@@ -42,9 +42,11 @@ local posted = tonumber(t[1]) + tonumber(ARGV[7])
 local score = posted + tonumber(ARGV[6])
 redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'poster', ARGV[2],
   'posted_at', posted, 'votes', 1)
--- The poster's automatic up-vote; the record expires when voting closes (no key without TTL).
+-- The poster's automatic up-vote; the record expires when voting closes (no key without TTL):
+-- Redis keeps a key while its time is at or before the key's expiry, so the record lives
+-- exactly while Redis TIME < posted_at + ARGV[5] (vote.lua answers from its presence).
 redis.call('HSET', KEYS[2], ARGV[2], 1)
-redis.call('EXPIREAT', KEYS[2], posted + tonumber(ARGV[5]))
+redis.call('PEXPIREAT', KEYS[2], (posted + tonumber(ARGV[5])) * 1000 - 1)
 redis.call('ZADD', KEYS[3], score, ARGV[1])
 redis.call('ZADD', KEYS[4], posted, ARGV[1])
 rl_count(KEYS[5], quota, used, 1, window)

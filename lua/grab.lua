@@ -20,27 +20,27 @@
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
 --   'expired[:<expires_at_ms>]'   Redis TIME is at or past expires_at, or the packet is settled
 --   'sold_out[:<expires_at_ms>:<now_ms>]'   every share is grabbed (now_ms: Redis TIME)
+--   'grabbed:<record>:<expires_at_ms>'
 -- expired and sold_out carry their data only for an untargeted packet: the sandbox may then
 -- remember the answer and give it to later callers with one HGET of KEYS[3] instead of this
 -- script (shared/src/store/packets/gone.rs; both states are monotone). A targeted packet's
 -- answer is not remembered: it depends on the caller (not_a_recipient comes first).
---   'grabbed:<record>:<expires_at_ms>'
 --
 -- Redis commands per path:
---   repeat (already grabbed)  HGET, GET, INCR     (HGET, GET, SET ... PX opening a window)
---   rate limited              HGET, GET, PTTL     nothing written
+--   repeat (already grabbed)  HGET, INCR          (HGET, INCR, PEXPIRE opening a window)
+--   rate limited              HGET, INCR, DECR, PTTL   nothing changed (see rate_limit.lua)
 --   sold out / expired        HGET, HMGET, TIME   nothing written
 --   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs
 -- Repeats that reach this script count toward the rate limit. A win does not: a user wins at
 -- most once per packet, so limiting it protects nothing, and counting it would cost every win a
 -- keyed write with a TTL. An unknown, expired or sold-out packet is answered before the limit.
 -- A repeat on a packet the sandbox remembers as sold out or expired never reaches this script
--- and is not counted: it costs Redis one HGET, less than the limiter's own GET + INCR, so
+-- and is not counted: it costs Redis one HGET, less than the limiter's own INCR (+ PEXPIRE), so
 -- counting it would double the cost of the answer it limits (API Gateway's route throttle
 -- still bounds the rate).
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 if mine then
-  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[3]))
+  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
   if wait > 0 then
     return 'rate_limited:' .. wait
   end

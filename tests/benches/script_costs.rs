@@ -493,6 +493,8 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             voting_window_secs: voting::ONE_WEEK_IN_SECONDS,
             vote_score: voting::VOTE_SCORE,
             clock_offset_secs: 0,
+            // As a sandbox sends it once it has voted on the article (it remembers the poster).
+            poster: "bench-poster",
         }
         .texts()
     };

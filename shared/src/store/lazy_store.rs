@@ -10,6 +10,7 @@ use super::conn::{Conn, REBUILD_AFTER_FAILURES};
 use super::connect::connect;
 use super::error::Error;
 use super::packets::gone::GonePackets;
+use super::voting::posters::ArticlePosters;
 
 /// A lazily connected, shared Redis handle plus the configuration that built it.
 pub struct Store {
@@ -22,6 +23,8 @@ pub struct Store {
     attempts: std::sync::atomic::AtomicU64,
     /// The red packets this sandbox saw sold out or expired (`store::packets::gone`).
     gone: GonePackets,
+    /// The posters of the articles this sandbox voted on (`store::voting::posters`).
+    posters: ArticlePosters,
 }
 
 impl Store {
@@ -33,6 +36,7 @@ impl Store {
             connecting: tokio::sync::Mutex::new(()),
             attempts: std::sync::atomic::AtomicU64::new(0),
             gone: GonePackets::default(),
+            posters: ArticlePosters::default(),
         }
     }
 
@@ -53,6 +57,11 @@ impl Store {
     /// The red packets this sandbox saw sold out or expired.
     pub(crate) fn gone_packets(&self) -> &GonePackets {
         &self.gone
+    }
+
+    /// The posters of the articles this sandbox voted on.
+    pub(crate) fn article_posters(&self) -> &ArticlePosters {
+        &self.posters
     }
 
     /// The shared connection, connecting first if needed, and connecting anew when a cluster

@@ -83,6 +83,7 @@ use super::scripts::{int, text, texts, ArticleGroupsCall, ArticlePostCall, Call,
 use super::{Error, Store};
 
 mod pages;
+pub(crate) mod posters;
 pub use pages::{articles, group_articles};
 
 /// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
@@ -293,6 +294,13 @@ pub async fn vote(
     let cfg = store.config();
     let keys = SiteKeys::of(cfg);
     let mut conn = store.conn().await?;
+    // The remembered poster lets the script check the vote record alone (lua/vote.lua); never
+    // with the test clock, whose deadline the record's expiry does not follow.
+    let posters = store.article_posters();
+    let poster = match cfg.voting.clock_offset_secs {
+        0 => posters.get(id.get()),
+        _ => None,
+    };
     let reply: Value = VoteCall {
         article: &keys.article(id),
         voters: &keys.voters(id),
@@ -306,14 +314,19 @@ pub async fn vote(
         voting_window_secs: ONE_WEEK_IN_SECONDS,
         vote_score: VOTE_SCORE,
         clock_offset_secs: cfg.voting.clock_offset_secs,
+        poster: poster.as_deref().unwrap_or(""),
     }
     .invocation()
     .invoke_async(&mut conn)
     .await?;
     let reply = text("vote", reply)?;
-    let mut parts = reply.split(':');
+    // `<outcome>:<votes>:<score>[:<poster>]`; a poster id may itself hold ':'.
+    let mut parts = reply.splitn(4, ':');
     let outcome = parts.next().unwrap_or("");
     let rest: Vec<String> = parts.map(str::to_string).collect();
+    if let (Some(poster), "changed" | "unchanged") = (rest.get(2), outcome) {
+        posters.remember(id.get(), poster);
+    }
     let counts = || -> Result<(i64, i64), Error> {
         Ok((
             int("vote", rest.first())?,

@@ -76,3 +76,42 @@ pub fn write_json(name: &str, value: &serde_json::Value) -> std::path::PathBuf {
     std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).expect("write JSON");
     path
 }
+
+/// CPU time (user + system) of the server's main thread so far, seconds, from an `INFO cpu`
+/// reply (`used_cpu_user_main_thread` + `used_cpu_sys_main_thread`), and whether those fields
+/// were there; without them (servers before Redis 6.2) the whole process's time
+/// ([`server_cpu_secs`]).
+pub fn server_main_thread_cpu_secs(info_cpu: &str) -> (f64, bool) {
+    let has = |name: &str| {
+        info_cpu
+            .lines()
+            .any(|l| l.strip_prefix(name).is_some_and(|v| v.starts_with(':')))
+    };
+    if has("used_cpu_user_main_thread") && has("used_cpu_sys_main_thread") {
+        (
+            info_field(info_cpu, "used_cpu_user_main_thread", None)
+                + info_field(info_cpu, "used_cpu_sys_main_thread", None),
+            true,
+        )
+    } else {
+        (server_cpu_secs(info_cpu), false)
+    }
+}
+
+/// `calls` of every command in an `INFO commandstats` reply (`cmdstat_<name>:calls=...`),
+/// by command name (lower case, subcommands as `config|get`).
+pub fn commandstats_calls(info_commandstats: &str) -> std::collections::BTreeMap<String, u64> {
+    info_commandstats
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("calls="))?
+                .trim()
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}

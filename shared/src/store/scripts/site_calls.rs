@@ -71,6 +71,9 @@ script_call! {
             vote_score: i64,
             /// Seconds added to Redis `TIME` (0 except in tests).
             clock_offset_secs: i64,
+            /// The article's poster as this sandbox remembers it, or "" (the script then reads
+            /// the article and names the poster in its reply).
+            poster: &'a str,
         }
     }
 }
