@@ -28,16 +28,19 @@
 //! sender share one hash slot, i.e. one master. The cluster's packets therefore come from as
 //! many senders (`storm-sender-<k>`), and land on the masters as those senders' tags fall;
 //! the table gives how many each master holds (`CLUSTER KEYSLOT`, `CLUSTER NODES`) and each
-//! master's share of the grab calls (`cmdstat_evalsha` of every node's `INFO commandstats`,
+//! master's share of the grab calls (`cmdstat_hget` of every node's `INFO commandstats`: every
+//! grab runs one `HGET`, in the script or alone,
 //! after `CONFIG RESETSTAT` on every node). The grab script is `SCRIPT LOAD`ed on every node
-//! before the storm, so every call is exactly one `EVALSHA`.
+//! before the storm, so every call is exactly one `EVALSHA` or, once the `Store` has seen its
+//! packet sold out, one `HGET`.
 //!
 //! Checked after each storm (the bench prints and writes its figures, then fails if any check
 //! does not hold): every packet handed out exactly as many shares as it has, or as it has
 //! grabbers if fewer, to distinct users, adding up to its `grabbed_cents` and, once sold out,
 //! to its total (`packets::view`); these are the users and amounts the callers were told;
 //! every winner's repeat got its own share back and no loser's repeat got one; no call failed;
-//! the `EVALSHA` calls over all nodes equal the requests, none failed and none fell back to
+//! the `HGET` calls over all nodes equal the requests (a grab of a packet the `Store` saw sold
+//! out is one `HGET` alone, `store/packets/gone.rs`), no `EVALSHA` failed and none fell back to
 //! `EVAL`. Writes the figures to `target/bench/storm.json` too.
 
 use std::collections::HashSet;
@@ -187,6 +190,10 @@ struct Master {
     packets: usize,
     /// `cmdstat_evalsha` calls during the storm.
     evalsha_calls: u64,
+    /// `cmdstat_hget` calls during the storm (commandstats counts the commands scripts run):
+    /// every grab sends exactly one, inside `grab.lua` or, for a packet the `Store` saw sold
+    /// out, alone (`store/packets/gone.rs`).
+    hget_calls: u64,
     /// The server's own time per `EVALSHA`, microseconds.
     usec_per_call: f64,
 }
@@ -212,15 +219,27 @@ struct Storm {
     problems: Vec<String>,
 }
 
+impl Master {
+    /// Its grab calls: one `HGET` each, in the script or alone.
+    fn calls(&self) -> u64 {
+        self.hget_calls
+    }
+
+    /// Its grab calls answered by one `HGET` without the script.
+    fn hget_only(&self) -> u64 {
+        self.hget_calls.saturating_sub(self.evalsha_calls)
+    }
+}
+
 impl Storm {
     /// Grab calls per second.
     fn requests_per_sec(&self) -> f64 {
         self.requests as f64 / self.seconds
     }
 
-    /// The `EVALSHA` calls of all masters.
-    fn evalsha_calls(&self) -> u64 {
-        self.masters.iter().map(|m| m.evalsha_calls).sum()
+    /// The grab calls of all masters.
+    fn calls(&self) -> u64 {
+        self.masters.iter().map(Master::calls).sum()
     }
 }
 
@@ -510,6 +529,7 @@ async fn storm(
             slots: n.slots.clone(),
             packets: owners.iter().filter(|&&o| o == k).count(),
             evalsha_calls: info_field(&stats, "cmdstat_evalsha", Some("calls")) as u64,
+            hget_calls: info_field(&stats, "cmdstat_hget", Some("calls")) as u64,
             usec_per_call: info_field(&stats, "cmdstat_evalsha", Some("usec_per_call")),
         });
     }
@@ -529,9 +549,9 @@ async fn storm(
     if mix[6] > 0 {
         problems.push(format!("{} grab calls failed", mix[6]));
     }
-    let calls: u64 = masters.iter().map(|m| m.evalsha_calls).sum();
+    let calls: u64 = masters.iter().map(Master::calls).sum();
     if calls != requests {
-        problems.push(format!("{calls} EVALSHA calls for {requests} requests"));
+        problems.push(format!("{calls} HGET calls for {requests} requests"));
     }
     Storm {
         backend,
@@ -608,23 +628,24 @@ fn print_tables(storms: &[Storm], s: Settings) {
 
     println!();
     println!(
-        "| backend | master | slots | packets | share of packets | EVALSHA calls | share of calls \
-         | EVALSHA/s | EVALSHA µs/call |"
+        "| backend | master | slots | packets | share of packets | EVALSHA calls | HGET alone \
+         | share of calls | calls/s | EVALSHA µs/call |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in storms {
-        let calls = r.evalsha_calls() as f64;
+        let calls = r.calls() as f64;
         for m in &r.masters {
             println!(
-                "| {} | {} | {} | {} | {:.1}% | {} | {:.1}% | {:.0} | {:.2} |",
+                "| {} | {} | {} | {} | {:.1}% | {} | {} | {:.1}% | {:.0} | {:.2} |",
                 r.backend,
                 m.addr,
                 m.slots,
                 m.packets,
                 pct(m.packets as f64, r.packets as f64),
                 m.evalsha_calls,
-                pct(m.evalsha_calls as f64, calls),
-                m.evalsha_calls as f64 / r.seconds,
+                m.hget_only(),
+                pct(m.calls() as f64, calls),
+                m.calls() as f64 / r.seconds,
                 m.usec_per_call,
             );
         }
@@ -634,7 +655,9 @@ fn print_tables(storms: &[Storm], s: Settings) {
         "requests = grab calls (first grabs and repeats), all over one Store; requests/s = \
          requests / wall time of the storm; last share after = wall time to the last share \
          handed out; EVALSHA calls, µs/call = each node's INFO commandstats cmdstat_evalsha \
-         (the script's own server time); share of calls = of all nodes' EVALSHA calls"
+         (the script's own server time); HGET alone = cmdstat_hget - cmdstat_evalsha (every grab \
+         runs one HGET, in grab.lua or alone for a packet the Store saw sold out); share of \
+         calls = of all nodes' grabs (HGETs)"
     );
     for r in storms {
         for p in &r.problems {
@@ -654,7 +677,7 @@ fn to_json(storms: &[Storm], s: Settings, version: &str, cores: usize) -> Value 
         "cores": cores,
         "redis_version": version,
         "runs": storms.iter().map(|r| {
-            let calls = r.evalsha_calls() as f64;
+            let calls = r.calls() as f64;
             json!({
                 "backend": r.backend,
                 "packets": r.packets,
@@ -673,7 +696,8 @@ fn to_json(storms: &[Storm], s: Settings, version: &str, cores: usize) -> Value 
                     "packets": m.packets,
                     "share_of_packets": m.packets as f64 / r.packets as f64,
                     "evalsha_calls": m.evalsha_calls,
-                    "share_of_calls": if calls > 0.0 { m.evalsha_calls as f64 / calls } else { 0.0 },
+                    "hget_alone_calls": m.hget_only(),
+                    "share_of_calls": if calls > 0.0 { m.calls() as f64 / calls } else { 0.0 },
                     "evalsha_usec_per_call": m.usec_per_call,
                 })).collect::<Vec<_>>(),
                 "problems": r.problems,

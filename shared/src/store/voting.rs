@@ -20,11 +20,19 @@
 //!   same direction changes nothing; a switch moves the vote (votes ±2, score ±864). The poster
 //!   holds an up-vote from the start: voting up again is a repeat, voting down is a switch like
 //!   anyone's (votes 1 → -1).
-//! * **Every vote record expires** at `posted_at + 604800` (`EXPIREAT`, written in the same
-//!   script as the record), exactly when voting closes. The article hash, the rankings and the
-//!   group sets are the site's content and do not expire.
+//! * **Every vote record expires** when voting closes: `PEXPIREAT (posted_at + 604800) × 1000
+//!   − 1`, written in the same script as the record, so it lives exactly while Redis `TIME` <
+//!   the deadline. The article hash, the rankings and the group sets are the site's content
+//!   and do not expire.
 //! * **Redis clock.** Posting time and the one-week deadline use Redis `TIME` (seconds), never a
 //!   Lambda's clock. Voting is open while `now < posted_at + 604800`.
+//! * **"Open" from the record alone.** A sandbox remembers the poster of each article it has
+//!   voted on (`posters.rs`; a poster never changes) and sends it with its next votes: the
+//!   script's one HMGET of the record (caller, poster) then says "open" (the record lives
+//!   exactly that long and always holds the poster's vote) and gives the caller's earlier
+//!   vote, without the article hash or `TIME`. Without the poster (a sandbox's first vote on
+//!   the article, or the test clock below), or when the record holds no vote of it, the script
+//!   reads the article and `TIME` as the book's check does, and names the poster in its reply.
 //! * **One hash tag per site**: every key is `<prefix>:{vote:<site>}:...` ([`SiteKeys`]), so
 //!   every script and the `ZINTERSTORE` run on a cluster. The price: one site lives in one hash
 //!   slot, so on one shard.
@@ -50,15 +58,16 @@
 //! and the group cache's age. The offset is not an environment variable and no request can set
 //! it: [`VotingRules::from_lookup`] always sets 0; only code that builds the rules by hand (the
 //! integration tests, to act "604,801 s later" or "61 s later") moves it. With 0 the scripts see
-//! the Redis clock unchanged. Key expiry (`EXPIREAT`, `EXPIRE`) always runs on the real clock,
-//! so with a positive offset a record or cache only lives longer than the logical clock says,
-//! and the scripts' own checks still decide.
+//! the Redis clock unchanged. Key expiry (`PEXPIREAT`, `EXPIRE`) always runs on the real
+//! clock, so with a positive offset a record or cache only lives longer than the logical clock
+//! says, and the scripts' own checks still decide: with an offset, [`vote`] never sends the
+//! poster, so the script always reads the article and `TIME`.
 //!
 //! | key (prefix `hb`, tag `{vote:<site>}`) | type | contents | TTL |
 //! | --- | --- | --- | --- |
 //! | `hb:{vote:S}:article-seq` | string | last article id (`INCR`) | none |
 //! | `hb:{vote:S}:article:<m>` | hash | `title`, `link`, `poster`, `posted_at` (Unix s), `votes` | none |
-//! | `hb:{vote:S}:article:<m>:voters` | hash | user → `1` / `-1` (the poster's `1` included) | until `posted_at + 604800` |
+//! | `hb:{vote:S}:article:<m>:voters` | hash | user → `1` / `-1` (the poster's `1` included) | its last ms is the one before `posted_at + 604800` |
 //! | `hb:{vote:S}:article:<m>:groups` | set | the article's group names | none |
 //! | `hb:{vote:S}:score` | sorted set | `<m>` → `posted_at + 432 × votes` | none |
 //! | `hb:{vote:S}:time` | sorted set | `<m>` → `posted_at` | none |
