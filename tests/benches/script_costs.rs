@@ -41,7 +41,9 @@ use serde_json::json;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{env_num, info_field, median, write_json};
+use support::{
+    ch1_article, env_num, info_field, median, write_json, CH1_KEYS, CH1_VOTE, SEED_GRAB,
+};
 
 /// Default calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: usize = 20_000;
@@ -50,28 +52,6 @@ const DEFAULT_ROUNDS: usize = 5;
 /// Calls per pipeline: the server's time per call does not depend on it; the bench's wall time
 /// does.
 const PIPELINE: usize = 200;
-
-/// The original red-packet blog post's grab script, verbatim in its logic (`getHbLua`): KEYS[1]
-/// pool of JSON shares, KEYS[2] detail list, KEYS[3] hash of users who grabbed, KEYS[4] the user
-/// id.
-const SEED_GRAB: &str = r#"
-if redis.call('hexists', KEYS[3], KEYS[4]) ~= 0 then
-  return '1'
-else
-  local hb = redis.call('rpop', KEYS[1])
-  if hb then
-    local x = cjson.decode(hb)
-    x['userId'] = KEYS[4]
-    local re = cjson.encode(x)
-    redis.call('hset', KEYS[3], KEYS[4], '1')
-    redis.call('lpush', KEYS[2], re)
-    return re
-  else
-    return '0'
-  end
-end
-return nil
-"#;
 
 /// The floor of any rate-limited repeat: the original red-packet blog post's repeat (HEXISTS) plus
 /// the one read and the one write that counting an accepted attempt needs (GET, INCR; a counter
@@ -85,21 +65,6 @@ if redis.call('HEXISTS', KEYS[1], KEYS[2]) ~= 0 then
   return '1'
 end
 return '0'
-"#;
-
-/// "Redis in Action" chapter 1 `article_vote` (ZSCORE of the time set against the cutoff,
-/// SADD of the voter, ZINCRBY of the score, HINCRBY of the votes) as one script. KEYS[1] time
-/// set, KEYS[2] voted set, KEYS[3] score set, KEYS[4] article hash; ARGV[1] article member,
-/// ARGV[2] user, ARGV[3] cutoff (Unix s).
-const CH1_VOTE: &str = r#"
-if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) < tonumber(ARGV[3]) then
-  return 0
-end
-if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
-  redis.call('ZINCRBY', KEYS[3], 432, ARGV[1])
-  redis.call('HINCRBY', KEYS[4], 'votes', 1)
-end
-return 1
 "#;
 
 /// One line of the table.
@@ -515,36 +480,8 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
 
     // Chapter 1: the article in the time and score sets, a voted set, the article hash.
     let ch1 = Script::new(CH1_VOTE);
-    let (time, voted, score, hash) = (
-        "ch1:{s}:time",
-        "ch1:{s}:voted",
-        "ch1:{s}:score",
-        "ch1:{s}:article",
-    );
-    let now: (i64, i64) = redis::cmd("TIME")
-        .query_async(&mut b.conn)
-        .await
-        .expect("TIME");
-    let _: () = redis::pipe()
-        .cmd("ZADD")
-        .arg(time)
-        .arg(now.0)
-        .arg("a")
-        .ignore()
-        .cmd("ZADD")
-        .arg(score)
-        .arg(now.0 + 432)
-        .arg("a")
-        .ignore()
-        .cmd("HSET")
-        .arg(hash)
-        .arg("votes")
-        .arg(1)
-        .ignore()
-        .query_async(&mut b.conn)
-        .await
-        .expect("ch1 setup");
-    let cutoff = (now.0 - voting::ONE_WEEK_IN_SECONDS).to_string();
+    let [time, voted, score, hash] = CH1_KEYS;
+    let cutoff = ch1_article(&mut b.conn).await.to_string();
     let ch1_votes: Vec<_> = (0..n)
         .map(|i| {
             (

@@ -94,11 +94,15 @@ use redis::aio::MultiplexedConnection;
 use redis::Script;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{commandstats_calls, env_num, median, server_main_thread_cpu_secs, write_json};
+use support::{
+    ch1_article, commandstats_calls, env_num, median, server_main_thread_cpu_secs, write_json,
+    CH1_KEYS, CH1_VOTE, SEED_GRAB,
+};
 
 /// Default number of simulated Lambda sandboxes (`BENCH_SANDBOXES` overrides it).
 const DEFAULT_SANDBOXES: usize = 100;
@@ -117,52 +121,8 @@ const CENTS_PER_SHARE: i64 = 100;
 /// Size of the proxy's read buffer: the most one recorded chunk can hold.
 const CHUNK_BYTES: usize = 64 * 1024;
 
-/// The original red-packet blog post's grab script, verbatim in its logic (`getHbLua`): KEYS[1]
-/// pool of JSON shares, KEYS[2] detail list, KEYS[3] hash of users who grabbed, KEYS[4] the user
-/// id.
-const SEED_GRAB: &str = r#"
-if redis.call('hexists', KEYS[3], KEYS[4]) ~= 0 then
-  return '1'
-else
-  local hb = redis.call('rpop', KEYS[1])
-  if hb then
-    local x = cjson.decode(hb)
-    x['userId'] = KEYS[4]
-    local re = cjson.encode(x)
-    redis.call('hset', KEYS[3], KEYS[4], '1')
-    redis.call('lpush', KEYS[2], re)
-    return re
-  else
-    return '0'
-  end
-end
-return nil
-"#;
-
-/// "Redis in Action" chapter 1 `article_vote` (ZSCORE of the time set against the cutoff,
-/// SADD of the voter, ZINCRBY of the score, HINCRBY of the votes) as one script. KEYS[1] time
-/// set, KEYS[2] voted set, KEYS[3] score set, KEYS[4] article hash; ARGV[1] article member,
-/// ARGV[2] user, ARGV[3] cutoff (Unix s).
-const CH1_VOTE: &str = r#"
-if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) < tonumber(ARGV[3]) then
-  return 0
-end
-if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
-  redis.call('ZINCRBY', KEYS[3], 432, ARGV[1])
-  redis.call('HINCRBY', KEYS[4], 'votes', 1)
-end
-return 1
-"#;
-
 /// The seed's keys: pool of JSON shares, detail list, hash of users who grabbed.
 const SEED_KEYS: [&str; 3] = ["seed:{p}:pool", "seed:{p}:detail", "seed:{p}:users"];
-/// Chapter 1's keys: time set, voted set, score set, article hash (the article is member `a`).
-const CH1_KEYS: [&str; 4] = [
-    "ch1:{s}:time",
-    "ch1:{s}:voted",
-    "ch1:{s}:score",
-    "ch1:{s}:article",
-];
 
 /// The bench's settings, from the environment.
 #[derive(Debug, Clone, Copy)]
@@ -399,38 +359,44 @@ async fn forward(
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let (mut client_rx, mut client_tx) = client.into_split();
-    let (mut server_rx, mut server_tx) = server.into_split();
-    let (back_phase, back_log) = (phase.clone(), log.clone());
-    let back = tokio::spawn(async move {
-        let mut buf = vec![0u8; CHUNK_BYTES];
-        loop {
-            let n = match server_rx.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            log_chunk(&back_log, |l| &mut l.received, conn, &back_phase, &buf[..n]);
-            if client_tx.write_all(&buf[..n]).await.is_err() {
-                break;
-            }
-        }
-        let _ = client_tx.shutdown().await;
-    });
+    let (client_rx, client_tx) = client.into_split();
+    let (server_rx, server_tx) = server.into_split();
+    let back = tokio::spawn(pump(
+        server_rx,
+        client_tx,
+        |l| &mut l.received,
+        conn,
+        phase.clone(),
+        log.clone(),
+    ));
+    // Each client chunk is logged before it is forwarded, so a command caused by an earlier
+    // reply is always logged after the command that reply answered.
+    pump(client_rx, server_tx, |l| &mut l.sent, conn, phase, log).await;
+    let _ = back.await;
+}
+
+/// Copies `rx` to `tx` until either side closes, logging every chunk read (before writing it)
+/// into `log` (`sent` or `received`, as `side` picks); then shuts `tx` down.
+async fn pump(
+    mut rx: OwnedReadHalf,
+    mut tx: OwnedWriteHalf,
+    side: fn(&mut Log) -> &mut Vec<Chunk>,
+    conn: usize,
+    phase: Arc<AtomicU8>,
+    log: Arc<Mutex<Log>>,
+) {
     let mut buf = vec![0u8; CHUNK_BYTES];
     loop {
-        let n = match client_rx.read(&mut buf).await {
+        let n = match rx.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        // Logged before it is forwarded, so a command caused by an earlier reply is always
-        // logged after the command that reply answered.
-        log_chunk(&log, |l| &mut l.sent, conn, &phase, &buf[..n]);
-        if server_tx.write_all(&buf[..n]).await.is_err() {
+        log_chunk(&log, side, conn, &phase, &buf[..n]);
+        if tx.write_all(&buf[..n]).await.is_err() {
             break;
         }
     }
-    let _ = server_tx.shutdown().await;
-    let _ = back.await;
+    let _ = tx.shutdown().await;
 }
 
 /// Error replies (`-` or `!`) among the complete top-level replies in `received`, per phase
@@ -1014,34 +980,11 @@ async fn vote_storm(proxy: &Proxy, s: Settings) -> StormOut {
 /// the storm.
 async fn vote_ch1_storm(proxy: &Proxy, s: Settings) -> StormOut {
     let mut conn = plain_conn(&proxy.url()).await;
-    let [time, voted, score, hash] = CH1_KEYS;
-    let now: (i64, i64) = redis::cmd("TIME")
-        .query_async(&mut conn)
-        .await
-        .expect("TIME");
-    let _: () = redis::pipe()
-        .cmd("ZADD")
-        .arg(time)
-        .arg(now.0)
-        .arg("a")
-        .ignore()
-        .cmd("ZADD")
-        .arg(score)
-        .arg(now.0 + 432)
-        .arg("a")
-        .ignore()
-        .cmd("HSET")
-        .arg(hash)
-        .arg("votes")
-        .arg(1)
-        .ignore()
-        .query_async(&mut conn)
-        .await
-        .expect("ch1 setup");
+    let [_, voted, _, hash] = CH1_KEYS;
+    let cutoff: Arc<str> = ch1_article(&mut conn).await.to_string().into();
     let ch1 = Arc::new(Script::new(CH1_VOTE));
     let sha = ch1.load_async(&mut conn).await.expect("SCRIPT LOAD ch1");
     assert_eq!(sha, ch1.get_hash());
-    let cutoff: Arc<str> = (now.0 - voting::ONE_WEEK_IN_SECONDS).to_string().into();
     let conns = sandbox_conns(proxy, s).await;
 
     proxy.set_phase(Phase::Storm);

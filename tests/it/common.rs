@@ -323,3 +323,28 @@ pub async fn export_killed_after_publish(
         .await
         .unwrap();
 }
+
+/// `CONFIG RESETSTAT` on every master: `INFO commandstats` counts from zero.
+pub async fn reset_stats(redis: &TestRedis) {
+    redis
+        .on_every_node(redis::cmd("CONFIG").arg("RESETSTAT").clone())
+        .await;
+}
+
+/// `calls=` of `cmdstat_<command>` summed over every master (`INFO commandstats`; the commands
+/// scripts run count too).
+pub async fn command_calls(redis: &TestRedis, command: &str) -> u64 {
+    let prefix = format!("cmdstat_{command}:calls=");
+    let mut cmd = redis::cmd("INFO");
+    cmd.arg("commandstats");
+    let mut total = 0;
+    for reply in redis.on_every_node(cmd).await {
+        let info: String = redis::from_redis_value(reply).unwrap();
+        total += info
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .map(|rest| rest.split(',').next().unwrap().parse::<u64>().unwrap())
+            .sum::<u64>();
+    }
+    total
+}

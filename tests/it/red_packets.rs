@@ -967,23 +967,6 @@ async fn phantom_index_entries_are_dropped_after_the_grace_period() {
     }
 }
 
-/// `calls=` of `cmdstat_<command>` summed over every master (`INFO commandstats`).
-async fn calls(redis: &TestRedis, command: &str) -> u64 {
-    let prefix = format!("cmdstat_{command}:calls=");
-    let mut cmd = redis::cmd("INFO");
-    cmd.arg("commandstats");
-    let mut total = 0;
-    for reply in redis.on_every_node(cmd).await {
-        let info: String = redis::from_redis_value(reply).unwrap();
-        total += info
-            .lines()
-            .filter_map(|l| l.strip_prefix(&prefix))
-            .map(|rest| rest.split(',').next().unwrap().parse::<u64>().unwrap())
-            .sum::<u64>();
-    }
-    total
-}
-
 /// A sandbox that saw a packet sold out answers the rest of the storm without `grab.lua`
 /// (`store/packets/gone.rs`): one `HGET` per call, a winner's repeat with their own share (not
 /// counted by the rate limit: the `HGET` is cheaper than the limiter), everyone else `sold_out`.
@@ -1009,9 +992,7 @@ async fn a_sandbox_that_saw_sold_out_answers_a_winners_repeat_with_their_share()
             packets::grab(&store, &p.packet_id, "c").await.unwrap(),
             GrabOutcome::SoldOut
         );
-        redis
-            .on_every_node(redis::cmd("CONFIG").arg("RESETSTAT").clone())
-            .await;
+        common::reset_stats(&redis).await;
         for _ in 0..5 {
             for (u, share) in ["a", "b"].iter().zip(&won) {
                 assert_eq!(
@@ -1026,7 +1007,10 @@ async fn a_sandbox_that_saw_sold_out_answers_a_winners_repeat_with_their_share()
             );
         }
         assert_eq!(
-            (calls(&redis, "evalsha").await, calls(&redis, "hget").await),
+            (
+                common::command_calls(&redis, "evalsha").await,
+                common::command_calls(&redis, "hget").await
+            ),
             (0, 15),
             "{backend:?}: 15 answers from the sandbox's memory, one HGET each"
         );
@@ -1047,7 +1031,7 @@ async fn a_sandbox_that_saw_sold_out_answers_a_winners_repeat_with_their_share()
             matches!(repeats[2], GrabOutcome::RateLimited { .. }),
             "{backend:?}: {repeats:?}"
         );
-        assert_eq!(calls(&redis, "evalsha").await, 3);
+        assert_eq!(common::command_calls(&redis, "evalsha").await, 3);
     }
 }
 

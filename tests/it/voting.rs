@@ -1027,23 +1027,6 @@ async fn bad_inputs_are_refused_and_write_nothing() {
     }
 }
 
-/// `calls=` of `cmdstat_<command>` summed over every master (`INFO commandstats`).
-async fn calls(redis: &TestRedis, command: &str) -> u64 {
-    let prefix = format!("cmdstat_{command}:calls=");
-    let mut cmd = redis::cmd("INFO");
-    cmd.arg("commandstats");
-    let mut total = 0;
-    for reply in redis.on_every_node(cmd).await {
-        let info: String = redis::from_redis_value(reply).unwrap();
-        total += info
-            .lines()
-            .filter_map(|l| l.strip_prefix(&prefix))
-            .map(|rest| rest.split(',').next().unwrap().parse::<u64>().unwrap())
-            .sum::<u64>();
-    }
-    total
-}
-
 /// A sandbox that has voted on an article remembers its poster (`store/voting/posters.rs`):
 /// its next votes check the vote record alone, which lives exactly while voting is open
 /// (`PEXPIRETIME` = the deadline in ms - 1), and read neither the article nor Redis `TIME`. A
@@ -1087,9 +1070,7 @@ async fn a_sandbox_that_knows_the_poster_votes_from_the_record_alone() {
                 ..
             }
         ));
-        redis
-            .on_every_node(redis::cmd("CONFIG").arg("RESETSTAT").clone())
-            .await;
+        common::reset_stats(&redis).await;
         assert!(matches!(
             up("carol").await.unwrap(),
             VoteOutcome::Voted {
@@ -1117,7 +1098,10 @@ async fn a_sandbox_that_knows_the_poster_votes_from_the_record_alone() {
             }
         );
         assert_eq!(
-            (calls(&redis, "time").await, calls(&redis, "hmget").await),
+            (
+                common::command_calls(&redis, "time").await,
+                common::command_calls(&redis, "hmget").await
+            ),
             (0, 3),
             "{backend:?}: three votes, each one HMGET of the record"
         );
@@ -1158,9 +1142,7 @@ async fn a_sandbox_that_knows_the_poster_votes_from_the_record_alone() {
                 ..
             }
         ));
-        redis
-            .on_every_node(redis::cmd("CONFIG").arg("RESETSTAT").clone())
-            .await;
+        common::reset_stats(&redis).await;
         assert!(matches!(
             up("carol").await.unwrap(),
             VoteOutcome::Voted {
@@ -1169,7 +1151,11 @@ async fn a_sandbox_that_knows_the_poster_votes_from_the_record_alone() {
                 ..
             }
         ));
-        assert_eq!(calls(&redis, "time").await, 0, "{backend:?}: frank learnt");
+        assert_eq!(
+            common::command_calls(&redis, "time").await,
+            0,
+            "{backend:?}: frank learnt"
+        );
         assert_consistent(&redis, &id).await;
     }
 }
