@@ -29,7 +29,16 @@
 --
 -- Returns {'posted', posted_at (Unix s, Redis TIME), score}, {'id_taken'} or
 -- {'rate_limited', wait_ms} (nothing written).
-if redis.call('EXISTS', KEYS[1]) == 1 then
+--
+-- Any call may run twice (a cluster client re-sends a command whose reply was lost): an article
+-- under this id by this poster with this title and link is this call run again (ids come from
+-- INCR, never twice), answered as the first run was (its posted_at, and the score it had then),
+-- with nothing written; an article of anyone else is 'id_taken'.
+local made = redis.call('HMGET', KEYS[1], 'poster', 'title', 'link', 'posted_at')
+if made[1] then
+  if made[1] == ARGV[2] and made[2] == ARGV[3] and made[3] == ARGV[4] then
+    return {'posted', tonumber(made[4]), tonumber(made[4]) + tonumber(ARGV[6])}
+  end
   return {'id_taken'}
 end
 local quota, window = tonumber(ARGV[8]), tonumber(ARGV[9])

@@ -39,14 +39,25 @@
 --          control character), '' for anyone
 -- ARGV[16] history_retention_ms: history retention, ms
 -- ARGV[17] year_bounds: business-year bounds (history_year)
--- ARGV[18..17+count] share_amounts: the share amounts (cents), count of them
+-- ARGV[18] indexed_at_ms: Redis TIME (Unix ms) of the reclaim index's node when due_add.lua
+--          indexed packet_id; the call creates nothing once this node's TIME is past it by
+--          ARGV[19] (a late delivery: reclaim-cron may drop an entry whose packet does not
+--          exist a minute after its due time, so a packet created later would never be refunded)
+-- ARGV[19] delivery_window_ms: the delivery window, ms (store::reclaim::CREATE_WINDOW_MS)
+-- ARGV[20..19+count] share_amounts: the share amounts (cents), count of them
 --
+-- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy
+-- delivers it late): a run that finds the packet packet_id already made by this sender with
+-- this total, count and mode is this call run again and answers {'created', packet_id} as the
+-- first run did, writing nothing (packet ids hold 80 random bits, drawn per call).
 -- Every check runs before the first write. Returns one of:
---   {'created', packet_id}
+--   {'created', packet_id}             created now, or by an earlier run of this same call
 --   {'repeat', packet_id}              same idempotency key and same request: nothing changed
 --   {'idempotency_key_reused'}         same idempotency key, different request: nothing changed
 --   {'insufficient_funds', balance}    nothing changed
---   {'id_taken'}                       packet id already exists (retry with a new id)
+--   {'id_taken'}                       packet id belongs to another packet (retry with a new id)
+--   {'stale'}                          delivered after its window (ARGV[18], ARGV[19]): nothing
+--                                      changed
 --   {'rate_limited', wait_ms}          the sender's quota of creates is used up: nothing changed
 --                                      (a repeat of an earlier create is answered before this)
 local total = tonumber(ARGV[3])
@@ -54,6 +65,18 @@ local count = tonumber(ARGV[4])
 local record_id = ARGV[10]
 local fingerprint, legacy_fingerprint = string.match(ARGV[9], '^(%S+) ?(%S*)$')
 local now = now_ms()
+
+local made = redis.call('HMGET', KEYS[5], 'sender_id', 'total_cents', 'count', 'mode')
+if made[1] then
+  if made[1] == ARGV[2] and tonumber(made[2]) == total and tonumber(made[3]) == count
+      and made[4] == ARGV[5] then
+    return {'created', ARGV[1]}
+  end
+  return {'id_taken'}
+end
+if now > tonumber(ARGV[18]) + tonumber(ARGV[19]) then
+  return {'stale'}
+end
 
 if record_id ~= '' then
   local prev = redis.call('HGET', KEYS[3], record_id)
@@ -80,11 +103,11 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 17 ~= count then
+if #ARGV - 19 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 18, #ARGV do
+for i = 20, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -104,9 +127,6 @@ end
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if balance < total then
   return {'insufficient_funds', balance}
-end
-if redis.call('EXISTS', KEYS[5]) == 1 then
-  return {'id_taken'}
 end
 
 local year = history_year(now, ARGV[17])
@@ -132,7 +152,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 18
+local i = 20
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))

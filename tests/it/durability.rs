@@ -435,7 +435,7 @@ async fn a_failing_packet_does_not_block_refunds() {
             .query_async(&mut conn)
             .await
             .unwrap();
-        let added: i64 = scripts::DueAddCall {
+        let (added, _indexed_at_ms): (i64, i64) = scripts::DueAddCall {
             due: &due_key,
             packet_id: &bad.packet_id,
             expires_in_secs: 600,

@@ -134,6 +134,21 @@ impl From<Invalid> for ApiError {
     }
 }
 
+/// The message of 503 `unavailable`: what is true of every request. A route whose retry is not
+/// safe says so with [`ApiError::on_unavailable`].
+pub const UNAVAILABLE: &str = "the data store is unavailable; retry after Retry-After seconds";
+
+impl ApiError {
+    /// For a 503 `unavailable`, the message with `what_a_retry_does` appended (what the
+    /// request may have done and what a retry of it would do); any other error unchanged.
+    pub fn on_unavailable(mut self, what_a_retry_does: &str) -> Self {
+        if self.code == "unavailable" {
+            self.message = format!("{UNAVAILABLE}; {what_a_retry_does}");
+        }
+        self
+    }
+}
+
 impl From<Error> for ApiError {
     /// 503 `unavailable` with `Retry-After: 1` for Redis trouble, 500 `internal` for bugs.
     fn from(e: Error) -> Self {
@@ -141,12 +156,8 @@ impl From<Error> for ApiError {
             Error::Unavailable(detail) => {
                 tracing::warn!(%detail, "redis unavailable");
                 super::metrics::count(super::metrics::UNAVAILABLE, 1);
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "unavailable",
-                    "the data store is unavailable; retry shortly (retries are safe)",
-                )
-                .retry_after(1)
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", UNAVAILABLE)
+                    .retry_after(1)
             }
             Error::Internal(detail) => {
                 tracing::error!(%detail, "internal error");

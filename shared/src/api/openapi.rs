@@ -99,7 +99,7 @@ impl CommonAnswers {
     /// 503 `unavailable` with its `Retry-After` header (integer seconds).
     fn unavailable() -> Response {
         Self::answer(
-            "`unavailable`: Redis trouble; retry after `Retry-After` seconds (retries are safe)",
+            "`unavailable`: Redis trouble; retry after `Retry-After` seconds (the body's `message` says what a retry does where that is not obvious)",
             "UnavailableError",
         )
         .header(
@@ -147,7 +147,7 @@ impl Modify for CommonAnswers {
 #[openapi(
     info(
         title = "hongbao",
-        description = "Red packets, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents; times are RFC 3339 UTC. Every error is `{\"error\", \"message\"}` plus, for some codes, typed extra fields (each operation lists its codes); 503 `unavailable` + `Retry-After` means Redis trouble (retries are safe). On every path: an unknown path is 404 `NotFoundError`, another method 405 `MethodNotAllowedError` (+ `Allow`).",
+        description = "Red packets, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents; times are RFC 3339 UTC. Every error is `{\"error\", \"message\"}` plus, for some codes, typed extra fields (each operation lists its codes); 503 `unavailable` + `Retry-After` means Redis trouble (the body's `message` says what a retry does where that is not obvious). On every path: an unknown path is 404 `NotFoundError`, another method 405 `MethodNotAllowedError` (+ `Allow`).",
         license(name = "MIT", identifier = "MIT")
     ),
     paths(

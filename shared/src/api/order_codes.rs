@@ -92,7 +92,7 @@ pub struct CodesBody {
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
         (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = super::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (retries are safe)", body = super::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (the body's `message` says what a retry does where that is not obvious)", body = super::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn next_codes(

@@ -132,7 +132,15 @@ pub(crate) async fn create(
         },
     };
     let new = state.store.config().packets.check(req)?;
-    match packets::create(&state.store, &sender, &new, idempotency_key.as_deref()).await? {
+    let created = packets::create(&state.store, &sender, &new, idempotency_key.as_deref())
+        .await
+        .map_err(|e| {
+            ApiError::from(e).on_unavailable(match idempotency_key {
+                Some(_) => "the packet may have been created: a retry with the same Idempotency-Key and body returns it, debited once",
+                None => "the packet may have been created: a retry without an Idempotency-Key may create and debit a second packet (send an Idempotency-Key, or look at GET /packets?role=sent first)",
+            })
+        })?;
+    match created {
         CreateOutcome::Created(p) | CreateOutcome::Repeat(p) => {
             Ok((StatusCode::CREATED, Json(PacketBody::from(&p))))
         }

@@ -271,7 +271,7 @@ error_doc! {
 }
 
 error_doc! {
-    /// 503: Redis trouble; retry after `Retry-After` seconds (retries are safe).
+    /// 503: Redis trouble; retry after `Retry-After` seconds (the body's `message` says what a retry does where that is not obvious).
     UnavailableError, UnavailableCode [Unavailable]
 }
 

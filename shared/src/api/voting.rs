@@ -169,7 +169,12 @@ pub(crate) async fn post_article(
     JsonBody(b): JsonBody<PostRequest>,
 ) -> Result<(StatusCode, Json<ArticleBody>), ApiError> {
     let new = NewArticle::new(b.title, b.link)?;
-    match voting::post(&state.store, &user, &new).await? {
+    let posted = voting::post(&state.store, &user, &new).await.map_err(|e| {
+        ApiError::from(e).on_unavailable(
+            "the article may have been posted: a retry may post it a second time (look at GET /articles?order=time first)",
+        )
+    })?;
+    match posted {
         PostOutcome::Posted(article) => {
             Ok((StatusCode::CREATED, Json(ArticleBody::from(&article))))
         }

@@ -14,7 +14,10 @@ mod fingerprint;
 pub mod gone;
 mod rules;
 
-pub use super::reclaim::{ReclaimRules, RECLAIM_BATCH, RECLAIM_LOCK_TTL_MS, RECLAIM_SETTINGS};
+pub use super::reclaim::{
+    ReclaimRules, CREATE_WINDOW_MS, PHANTOM_GRACE_MS, RECLAIM_BATCH, RECLAIM_LOCK_TTL_MS,
+    RECLAIM_SETTINGS,
+};
 pub use fingerprint::FINGERPRINT_V2;
 pub use rules::{
     NewPacket, PacketRequest, PacketRules, DEFAULT_EXPIRES_IN_SECS, GRAB_RATE_LIMIT,

@@ -18,6 +18,18 @@ pub const RECLAIM_LOCK_TTL_MS: Setting = Setting {
     meaning: "reclaim lock lifetime, ms (≥ 1000)",
 };
 
+/// A phantom index entry (no packet) is dropped only this long after its due time, so a
+/// create-packet still in flight can never lose its index entry.
+pub const PHANTOM_GRACE_MS: i64 = 60_000;
+
+/// How long after its index entry was written (Redis `TIME` of the index's node) a
+/// `create_packet.lua` call may still create its packet, ms; a later delivery creates nothing
+/// (`stale`). An entry is never due before it was written, and a phantom is dropped
+/// [`PHANTOM_GRACE_MS`] after its due time, so a packet is always created well before its entry
+/// could be dropped: the other half of the grace absorbs the difference between the two nodes'
+/// clocks.
+pub const CREATE_WINDOW_MS: i64 = PHANTOM_GRACE_MS / 2;
+
 /// The reclaim settings, in README order.
 pub const RECLAIM_SETTINGS: &[Setting] = &[RECLAIM_BATCH, RECLAIM_LOCK_TTL_MS];
 

@@ -24,6 +24,7 @@ use super::scripts::{
 };
 use super::wallet::{self, Credit};
 use super::{Error, Store};
+use crate::domain::packets::CREATE_WINDOW_MS;
 
 pub(crate) mod gone;
 
@@ -33,7 +34,12 @@ pub(crate) mod gone;
 /// The amounts are split here with the thread CSPRNG and stored; grabs pop them. The packet is
 /// first put into the reclaim index (a separate hash slot) and then created together with the
 /// debit in one script, so a crash between the two leaves only a phantom index entry (which
-/// reclaim-cron drops); when the script refuses (funds, idempotency), the entry is withdrawn.
+/// reclaim-cron drops a minute after its due time). Each call draws a fresh packet id; a run of
+/// the script that finds that id made by this call answers as the first run did (a cluster
+/// client re-sends a command whose reply was lost), and the script creates nothing once it is
+/// delivered [`CREATE_WINDOW_MS`] after the index entry was written. When the script refuses
+/// (funds, idempotency, quota), the entry is not removed but brought forward, so reclaim-cron
+/// drops it soon: a late first run of the same call may still create the packet.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the packet may or may not exist:
@@ -69,8 +75,9 @@ pub async fn create(
     let due = keys.reclaim_due();
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
-        // 1 if this call indexed the id, 0 if the id was already indexed (drawn twice).
-        let indexed: i64 = DueAddCall {
+        // (1, Redis TIME) if this call indexed the id; (0, _) if the id was already indexed
+        // (drawn twice, or this call re-sent after a lost reply).
+        let (indexed, indexed_at_ms): (i64, i64) = DueAddCall {
             due: &due,
             packet_id: &packet_id,
             expires_in_secs: req.expires_in_secs,
@@ -110,6 +117,8 @@ pub async fn create(
             recipient_ids: &recipient_ids,
             history_retention_ms: cfg.history.retention_ms,
             year_bounds: &year_bounds,
+            indexed_at_ms,
+            delivery_window_ms: CREATE_WINDOW_MS,
             share_amounts: &amounts,
         };
         let reply = texts(
@@ -117,19 +126,24 @@ pub async fn create(
             call.invocation().invoke_async::<Value>(&mut conn).await?,
         )?;
         let outcome = reply.first().map(String::as_str);
-        // A refused request (funds, idempotency) created nothing under this id: withdraw the
-        // index entry this call added, so it leaves no trace. Never when the id belongs to an
-        // existing packet (`id_taken`) or the entry was there before this call (`indexed` 0):
-        // that entry guards another packet's refund. (If the withdrawal fails, reclaim-cron
-        // drops the phantom entry later.)
+        // A refusal is never a reason to remove the index entry: the answer may come from a
+        // re-sent run while the first run of this call, delivered late, still creates the
+        // packet within its window. The entry is moved to `indexed_at_ms` instead, so
+        // reclaim-cron looks at the id soon: it drops the entry once it has been a phantom
+        // for PHANTOM_GRACE_MS (well after the window closed), and moves it to the packet's
+        // expiry if the packet exists. Never for an entry this call did not add (`indexed` 0)
+        // or an id that belongs to another packet (`id_taken`): that entry guards a refund.
         if indexed == 1 && !matches!(outcome, Some("created") | Some("id_taken")) {
-            let removed: Result<i64, _> = redis::cmd("ZREM")
+            let moved: Result<i64, _> = redis::cmd("ZADD")
                 .arg(&due)
+                .arg("XX")
+                .arg("LT")
+                .arg(indexed_at_ms)
                 .arg(&packet_id)
                 .query_async(&mut conn)
                 .await;
-            if let Err(e) = removed {
-                tracing::warn!(%e, packet_id, "could not withdraw a phantom reclaim index entry");
+            if let Err(e) = moved {
+                tracing::warn!(%e, packet_id, "could not bring a refused create's reclaim index entry forward");
             }
         }
         match outcome {
@@ -150,6 +164,13 @@ pub async fn create(
                 })
             }
             Some("id_taken") => continue,
+            // Delivered after its window (held up in the network): nothing was created; the
+            // caller's create did not happen and may be retried.
+            Some("stale") => {
+                return Err(Error::Unavailable(
+                    "create_packet was delivered after its window; nothing was created".into(),
+                ))
+            }
             _ => return Err(Error::bad_reply("create_packet", format!("{reply:?}"))),
         }
     }
@@ -473,7 +494,7 @@ pub fn claim_credit<'a>(
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
 /// call finishes it.
-pub(crate) async fn redrive_claim(
+pub async fn redrive_claim(
     store: &Store,
     packet_id: &str,
     sender_id: &str,

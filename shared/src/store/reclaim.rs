@@ -38,9 +38,7 @@ use super::scripts::{int, texts, Call, SettleCall};
 use super::Store;
 use crate::domain::packets::parse_claim_state;
 
-/// A phantom index entry (no packet) is dropped only this long after its due time, so a
-/// create-packet still in flight can never lose its index entry.
-pub const PHANTOM_GRACE_MS: i64 = 60_000;
+pub use crate::domain::packets::{CREATE_WINDOW_MS, PHANTOM_GRACE_MS};
 
 /// Packets of one batch settled at once. Each settlement is a few sequential round trips on the
 /// packet's slot (and, for pending claims, the grabbers' slots); running this many side by side

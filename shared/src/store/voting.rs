@@ -204,7 +204,8 @@ fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the article may or may not exist; a
-/// retry posts another one). [`Error::Internal`] when the ids are exhausted or the counter keeps
+/// client's retry posts another one; a re-send of the same script call by the cluster client is
+/// answered with the article the first run posted). [`Error::Internal`] when the ids are exhausted or the counter keeps
 /// pointing at existing articles.
 pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<PostOutcome, Error> {
     let cfg = store.config();

@@ -65,8 +65,24 @@ pub const IDEMPOTENCY_TTL_SECS: Setting = Setting {
     name: "HONGBAO_IDEMPOTENCY_TTL_SECS",
     default: "86400",
     meaning:
-        "how long an `Idempotency-Key` (and a done claim's credit record) is remembered, s (≥ 1)",
+        "how long an `Idempotency-Key` (and a done claim's credit record) is remembered, s (≥ 960: Lambda's 900 s maximum timeout + 60 s)",
 };
+
+/// AWS Lambda's maximum function timeout, s (15 minutes): no invocation runs longer, whatever
+/// timeout the template gives the claim function or reclaim-cron.
+pub const LAMBDA_MAX_TIMEOUT_SECS: u64 = 900;
+
+/// Difference allowed between the clocks of the Redis nodes that set and check a record's
+/// "forget after" time (a failover moves a wallet's slot to another node), s.
+pub const NODE_CLOCK_MARGIN_SECS: u64 = 60;
+
+/// The shortest `HONGBAO_IDEMPOTENCY_TTL_SECS`, s: a done claim's credit record is kept this
+/// long after the claim is marked done, and it must outlive every claim re-drive that read the
+/// claim as pending before that (a claim request, a reclaim-cron run), or the late re-drive
+/// would find no record and credit the share again. A re-drive runs inside one Lambda
+/// invocation, so it ends within [`LAMBDA_MAX_TIMEOUT_SECS`]; [`NODE_CLOCK_MARGIN_SECS`] more
+/// covers the clocks.
+pub const MIN_IDEMPOTENCY_TTL_SECS: u64 = LAMBDA_MAX_TIMEOUT_SECS + NODE_CLOCK_MARGIN_SECS;
 
 /// The red-packet settings, in README order.
 pub const SETTINGS: &[Setting] = &[
@@ -106,6 +122,25 @@ impl Default for PacketRules {
     }
 }
 
+/// `HONGBAO_IDEMPOTENCY_TTL_SECS`, refused below [`MIN_IDEMPOTENCY_TTL_SECS`] with the
+/// timeouts it follows from.
+fn idempotency_ttl_secs(lookup: &Lookup<'_>) -> Result<u64, ConfigError> {
+    let secs: u64 = lookup.get(&IDEMPOTENCY_TTL_SECS)?;
+    if secs < MIN_IDEMPOTENCY_TTL_SECS {
+        return Err(ConfigError::new(
+            &IDEMPOTENCY_TTL_SECS,
+            secs,
+            format!(
+                "must be at least {MIN_IDEMPOTENCY_TTL_SECS}: a done claim's credit record is kept \
+                 this long and must outlive every claim re-drive that saw the claim pending (the \
+                 claim function and reclaim-cron run at most Lambda's maximum timeout, \
+                 {LAMBDA_MAX_TIMEOUT_SECS} s), plus {NODE_CLOCK_MARGIN_SECS} s for the Redis nodes' clocks"
+            ),
+        ));
+    }
+    Ok(secs)
+}
+
 impl PacketRules {
     /// Reads [`SETTINGS`].
     ///
@@ -119,7 +154,7 @@ impl PacketRules {
             grab_rate_window_ms: lookup.at_least(&GRAB_RATE_WINDOW_MS, 1)?,
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
-            idempotency_ttl_secs: lookup.at_least(&IDEMPOTENCY_TTL_SECS, 1)?,
+            idempotency_ttl_secs: idempotency_ttl_secs(lookup)?,
         };
         // Two bounds that follow from others are applied, not refused, so that every
         // combination template.yaml accepts boots (CloudFormation Rules cannot compare
@@ -135,11 +170,12 @@ impl PacketRules {
     }
 
     /// Milliseconds a claim's credit record is kept once the claim is done (claim step 4
-    /// un-pins it; until then it is kept for ever): `HONGBAO_IDEMPOTENCY_TTL_SECS`, far longer
-    /// than any request that saw the claim pending can still be running (a Lambda invocation
-    /// lasts at most 15 minutes).
+    /// un-pins it; until then it is kept for ever): `HONGBAO_IDEMPOTENCY_TTL_SECS`, and never
+    /// less than [`MIN_IDEMPOTENCY_TTL_SECS`] (the settings refuse a shorter value; a rule set
+    /// built in code is held to it here), longer than any request or reclaim run that saw the
+    /// claim pending can still be running.
     pub fn claim_record_keep_ms(&self) -> u64 {
-        self.idempotency_ttl_secs * 1000
+        self.idempotency_ttl_secs.max(MIN_IDEMPOTENCY_TTL_SECS) * 1000
     }
 
     /// Checks a create request against the contract and these limits.
@@ -326,5 +362,28 @@ mod tests {
                 .retention_secs,
             86_400
         );
+    }
+
+    /// A done claim's credit record must outlive every re-drive that saw the claim pending:
+    /// the TTL that keeps it is refused below Lambda's maximum timeout plus the clock margin,
+    /// with a message naming them; a rule set built in code keeps the record that long anyway.
+    #[test]
+    fn idempotency_ttl_outlives_every_redrive() {
+        assert_eq!(MIN_IDEMPOTENCY_TTL_SECS, 960);
+        for short in ["1", "60", "959"] {
+            let e = rules("HONGBAO_IDEMPOTENCY_TTL_SECS", short).unwrap_err();
+            assert_eq!(e.name, "HONGBAO_IDEMPOTENCY_TTL_SECS");
+            assert!(
+                e.reason.contains("at least 960") && e.reason.contains("900 s"),
+                "{e}"
+            );
+        }
+        let at_min = rules("HONGBAO_IDEMPOTENCY_TTL_SECS", "960").unwrap();
+        assert_eq!(at_min.claim_record_keep_ms(), 960_000);
+        let built = PacketRules {
+            idempotency_ttl_secs: 1,
+            ..PacketRules::default()
+        };
+        assert_eq!(built.claim_record_keep_ms(), 960_000);
     }
 }

@@ -77,6 +77,12 @@ script_call! {
             /// Business-year bounds (`YearBounds::arg`: `<first_year>:<s1>:<s2>:<s3>:<s4>`,
             /// Unix ms).
             year_bounds: &'a str,
+            /// Redis `TIME` of the reclaim index's node when [`DueAddCall`] indexed the
+            /// packet, Unix ms: the start of the call's delivery window.
+            indexed_at_ms: i64,
+            /// The delivery window, ms: past it the call creates nothing
+            /// (`domain::packets::CREATE_WINDOW_MS`).
+            delivery_window_ms: i64,
             /// The share amounts, cents: `count` of them.
             share_amounts: &'a [i64],
         }
