@@ -3,7 +3,8 @@
 //! benchmarks, and gives async connections to them for assertions.
 //! `HONGBAO_TEST_SERVER=valkey8|valkey9` starts Valkey 8.1 or 9.1 instead
 //! (see [`engine`]). [`moto`] runs moto in server mode: real EventBridge and SQS
-//! endpoints on loopback.
+//! endpoints on loopback. [`proxy`] is a fault-injecting TCP proxy, which
+//! [`ReplicatedCluster::start_proxied`] puts in front of every cluster node.
 //!
 //! Every server lives in its own temp dir and is killed on drop. Nothing here
 //! ever touches a Redis that the harness did not start itself.
@@ -26,6 +27,7 @@ mod configured;
 pub mod engine;
 pub mod moto;
 pub mod ports;
+pub mod proxy;
 mod replicated;
 mod server;
 
@@ -37,6 +39,7 @@ pub use backend::{Backend, RawConn, TestRedis, REPLICAS_ENV};
 pub use cluster::RedisCluster;
 pub use configured::{ConfiguredServer, TestCa};
 pub use engine::{ensure_server_installed, Engine, SERVER_ENV};
+pub use proxy::{FaultProxy, ProxyControl, ProxyStats};
 pub use replicated::{NodeInfo, ReplicatedCluster};
 pub use server::RedisServer;
 

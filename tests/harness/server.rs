@@ -51,6 +51,9 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     mode: Mode,
+    /// Arguments appended to the command line of every later (re)start (see
+    /// [`set_extra_args`](Self::set_extra_args)).
+    extra_args: Vec<String>,
     dir: TempDir,
 }
 
@@ -74,12 +77,13 @@ impl RedisServer {
                 .tempdir()
                 .expect("harness: cannot create temp dir for redis-server");
             let port = ports::free_port(mode == Mode::ClusterNode);
-            match spawn(dir.path(), port, mode) {
+            match spawn(dir.path(), port, mode, &[]) {
                 Ok(child) => {
                     let server = RedisServer {
                         child: Some(child),
                         port,
                         mode,
+                        extra_args: Vec::new(),
                         dir,
                     };
                     // Once per process: which server runs, and is it the one asked for?
@@ -148,6 +152,14 @@ impl RedisServer {
         let _ = child.wait();
     }
 
+    /// Sets command-line arguments (e.g. `--cluster-announce-port 1234`) that every later
+    /// [`restart`](Self::restart) appends to the mode's own, so that a restarted server is
+    /// configured as the running one was (settings made with `CONFIG SET` are lost on a
+    /// restart: the harness runs servers without a config file).
+    pub(crate) fn set_extra_args(&mut self, args: Vec<String>) {
+        self.extra_args = args;
+    }
+
     /// Starts the server again on the same port and directory (stopping it
     /// first if it is running) and waits until it answers `PING` and has
     /// finished loading its data.
@@ -155,7 +167,7 @@ impl RedisServer {
         self.stop();
         let mut last_err = String::new();
         for _ in 0..MAX_ATTEMPTS {
-            match spawn(self.dir.path(), self.port, self.mode) {
+            match spawn(self.dir.path(), self.port, self.mode, &self.extra_args) {
                 Ok(child) => {
                     self.child = Some(child);
                     return;
@@ -184,8 +196,9 @@ impl Drop for RedisServer {
     }
 }
 
-/// Spawns `redis-server` and waits until it is ready.
-fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
+/// Spawns `redis-server` (with `extra_args` after the mode's arguments) and waits until it is
+/// ready.
+fn spawn(dir: &Path, port: u16, mode: Mode, extra_args: &[String]) -> Result<Child, SpawnError> {
     let stdio = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -212,6 +225,7 @@ fn spawn(dir: &Path, port: u16, mode: Mode) -> Result<Child, SpawnError> {
             .args(["--cluster-node-timeout", "5000"])
             .args(["--save", "", "--appendonly", "no"]),
     };
+    cmd.args(extra_args);
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(

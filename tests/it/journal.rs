@@ -135,13 +135,23 @@ async fn every_movement_is_journaled_once_and_exported_at_least_once() {
         let ids: BTreeSet<&str> = entries.iter().map(|e| e.event_id.as_str()).collect();
         assert_eq!(ids.len(), entries.len());
 
-        // Export: one run killed after its first PutEvents, then runs until drained.
+        // Export: one run killed once it published (stuck after PutEvents, before any delete;
+        // common::KilledAfterPublish), then runs until drained.
         let feed = LedgerFeed::create(&moto, &format!("hongbao-ledger-{backend}")).await;
         let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
         let sink = EventBridgeSink::new(client, feed.bus_name());
         common::export_killed_after_publish(&store, &redis, sink.clone()).await;
         // Published, not deleted: every entry is still in the journal.
-        assert_eq!(all_entries(&store, &index).await.len(), entries.len());
+        let left: BTreeSet<String> = all_entries(&store, &index)
+            .await
+            .into_iter()
+            .map(|e| e.event_id)
+            .collect();
+        assert_eq!(
+            left,
+            ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>(),
+            "{backend}: the killed run deleted entries"
+        );
         let run = ledger_export::run_until(&store, &index, &sink, None)
             .await
             .unwrap();

@@ -1,0 +1,364 @@
+//! The soak: a seeded, randomized workload of every money operation, from many concurrent
+//! clients through the functions' routers on several sandboxes (one `Store` each), on a
+//! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a
+//! fault proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps
+//! faults: a primary SIGKILLed and taken over by its replica, nodes SIGSTOPped longer than the
+//! response timeout, `CLIENT KILL`, `SCRIPT FLUSH`, replies delayed, a reply dropped after its
+//! command ran, connections cut mid-pipeline, memory pressure under `volatile-lru`, and
+//! sandboxes killed in the middle of a request, of a claim's steps or of a reclaim run.
+//!
+//! Then the nemesis heals, and the system quiesces: reclaim-cron runs until every packet (all
+//! expire within seconds) is settled. The checker (`soak/checker.rs`) judges the history of
+//! what clients sent and were answered against the state read from every master: money
+//! conserved to the cent, no balance ever negative (every journal entry's balance), one share
+//! per user and packet, every acknowledged operation durable, every claim credited exactly
+//! once, every expired packet settled and refunded exactly once, no movement journaled twice.
+//! Liveness: once healed, each kind of operation must succeed within 10 s.
+//!
+//! `HONGBAO_SOAK_SEED` (default 1) and `HONGBAO_SOAK_SECS` (default 40) choose the run: the
+//! same seed draws the same operations per client and the same fault schedule (the machine's
+//! timing still interleaves them). A failing run prints its seed, the first violation and the
+//! faults and operations around it. `make soak SEED=… SECS=…`; `make soak-short` runs seed 1 for 40 s
+//! (not yet in `make test`: a kill's takeover or restart in the harness can still time out on a
+//! loaded machine, counted as `harness_failures` in the report).
+//!
+//! The idempotency TTL is the shortest the settings accept (found by asking
+//! `PacketRules::from_lookup`), so that a done claim's credit record is pruned as early as the
+//! rules allow while stalled claims re-drive.
+
+mod checker;
+mod clients;
+mod nemesis;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use harness::ReplicatedCluster;
+use hongbao::domain::packets::PacketRules;
+use hongbao::domain::settings::Lookup;
+use hongbao::domain::wallet::IamPrincipals;
+use hongbao::store::reclaim;
+use hongbao::{Config, Store};
+
+use crate::common::DEPOSIT_PRINCIPALS;
+use clients::{Op, World};
+
+/// The run's event log: faults and killed requests, with their time since the start.
+#[derive(Clone)]
+pub struct Log {
+    started: Instant,
+    lines: Arc<Mutex<Vec<(u64, String)>>>,
+}
+
+impl Log {
+    fn new(started: Instant) -> Self {
+        Log {
+            started,
+            lines: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Adds a line, stamped with the ms since the start.
+    pub fn note(&self, line: String) {
+        let at = self.started.elapsed().as_millis() as u64;
+        self.lines.lock().unwrap().push((at, line));
+    }
+}
+
+/// The shortest `HONGBAO_IDEMPOTENCY_TTL_SECS` the settings accept, s.
+fn shortest_idempotency_ttl() -> u64 {
+    let accepts = |secs: u64| {
+        let v = secs.to_string();
+        let f = move |n: &str| (n == "HONGBAO_IDEMPOTENCY_TTL_SECS").then(|| v.clone());
+        PacketRules::from_lookup(&Lookup::new(&f)).is_ok()
+    };
+    let (mut lo, mut hi) = (1u64, 86_400u64);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if accepts(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// A sandbox: its own `Store` (one connection per node), seeded with every proxied node.
+fn sandbox(urls: &[String], ttl_secs: u64) -> Arc<Store> {
+    let mut cfg = Config {
+        redis_url: urls.join(","),
+        redis_cluster: true,
+        wait_replicas: 1,
+        wait_timeout_ms: 500,
+        ..Config::default()
+    };
+    cfg.wallet.deposit_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
+    cfg.wallet.withdrawal_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
+    cfg.packets.idempotency_ttl_secs = ttl_secs;
+    cfg.reclaim.batch = 50;
+    // A killed run's lock lapses in 8 s (a run's budget is the lock less 5 s), not 55 s.
+    cfg.reclaim.lock_ttl_ms = 8_000;
+    Arc::new(Store::new(cfg))
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "the soak runs alone: `make soak` (SEED=, SECS=) or `make soak-short`"]
+async fn soak() {
+    let seed = env_u64("HONGBAO_SOAK_SEED", 1);
+    let secs = env_u64("HONGBAO_SOAK_SECS", 40);
+    let ttl = shortest_idempotency_ttl();
+    println!("soak: seed {seed}, {secs} s, idempotency TTL {ttl} s (the shortest accepted)");
+    let cluster = tokio::task::spawn_blocking(ReplicatedCluster::start_proxied)
+        .await
+        .unwrap();
+    let urls = cluster.proxied_urls();
+    let cluster: nemesis::Cluster = Arc::new(Mutex::new(cluster));
+    let sandboxes: Vec<Arc<Store>> = (0..4).map(|_| sandbox(&urls, ttl)).collect();
+    let started = Instant::now();
+    let log = Log::new(started);
+    let users: Vec<String> = (0..30).map(|i| format!("u{i:02}")).collect();
+    let world = Arc::new(World {
+        users: users.clone(),
+        packets: Mutex::new(Vec::new()),
+        wins: Mutex::new(Vec::new()),
+        history: Mutex::new(Vec::new()),
+        started,
+    });
+    let deadline = started + Duration::from_secs(secs);
+
+    let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
+    let clients: Vec<_> = (0..16)
+        .map(|id| {
+            tokio::spawn(clients::run(
+                id,
+                seed,
+                deadline,
+                sandboxes.clone(),
+                world.clone(),
+                log.clone(),
+            ))
+        })
+        .collect();
+    for c in clients {
+        c.await.expect("a client panicked");
+    }
+    let faults = nemesis.await.expect("the nemesis panicked");
+    nemesis::heal(&cluster, &log).await;
+
+    // Quiesce: every ambiguous keyed operation sent again until it is answered; every packet
+    // expired and settled by reclaim-cron.
+    let healed = Instant::now();
+    let auditor = sandbox(&urls, ttl);
+    let mut resolved = BTreeMap::<&str, u64>::new();
+    let history: Vec<clients::Record> = std::mem::take(&mut *world.history.lock().unwrap());
+    let mut final_history = Vec::with_capacity(history.len());
+    for mut r in history {
+        let retry = r.answer.is_none()
+            && !matches!(
+                r.op,
+                Op::Create { key: None, .. } | Op::Reclaim { .. } | Op::SlowClaim { .. }
+            );
+        if retry {
+            let (status, body) = until_answered(&r.op, &auditor).await;
+            *resolved.entry(r.op.kind()).or_default() += 1;
+            r.answer = Some((status, body));
+        }
+        final_history.push(r);
+    }
+    let last_expiry = Instant::now() + Duration::from_secs(9);
+    tokio::time::sleep_until(last_expiry.into()).await;
+    // A killed reclaim run leaves its lock until the lock's TTL: runs are skipped until then.
+    let mut settled = 0;
+    for _ in 0..120 {
+        let s = reclaim::run(&auditor).await.expect("reclaim after healing");
+        settled += s.settled;
+        let stuck = hongbao::store::audit::stuck_packets(&auditor)
+            .await
+            .expect("stuck");
+        if !s.skipped_locked && s.remaining_due == 0 && stuck.is_empty() && s.failed == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Liveness: once healed, every kind of operation succeeds within 10 s.
+    let mut liveness = Vec::new();
+    let probe_user = "u-live".to_string();
+    for op in [
+        Op::Deposit {
+            user: probe_user.clone(),
+            cents: 500,
+            reference: "live-dep".into(),
+        },
+        Op::Withdraw {
+            user: probe_user.clone(),
+            cents: 100,
+            reference: "live-wd".into(),
+        },
+        Op::Create {
+            sender: probe_user.clone(),
+            body: serde_json::json!({"total_cents": 100, "count": 1, "expires_in_secs": 60}),
+            key: Some("live-create".into()),
+        },
+    ] {
+        let t = Instant::now();
+        let (status, body) = until_answered(&op, &auditor).await;
+        if !(200..300).contains(&status) || t.elapsed() > Duration::from_secs(10) {
+            liveness.push(format!(
+                "liveness: {} answered {status} {body} after {:?}",
+                op.kind(),
+                t.elapsed()
+            ));
+        }
+        if let (Op::Create { .. }, Some(id)) = (&op, body["packet_id"].as_str()) {
+            for op in [
+                Op::Grab {
+                    packet: id.into(),
+                    user: "u-live-2".into(),
+                },
+                Op::Claim {
+                    packet: id.into(),
+                    user: "u-live-2".into(),
+                },
+            ] {
+                let t = Instant::now();
+                let (status, body) = until_answered(&op, &auditor).await;
+                if !(200..300).contains(&status) || t.elapsed() > Duration::from_secs(10) {
+                    liveness.push(format!(
+                        "liveness: {} answered {status} {body} after {:?}",
+                        op.kind(),
+                        t.elapsed()
+                    ));
+                }
+            }
+        }
+    }
+
+    let masters: Vec<u16> = {
+        let c = cluster.lock().unwrap_or_else(|e| e.into_inner());
+        c.topology()
+            .iter()
+            .filter(|n| n.master && !n.slots.is_empty())
+            .map(|n| n.port)
+            .collect()
+    };
+    let mut users_all = users.clone();
+    users_all.extend(["u-live".to_string(), "u-live-2".to_string()]);
+    let mut state = checker::gather(&auditor, &masters, &users_all).await;
+    // The liveness probes moved 500 in and 100 out; the rest is in u-live's wallet, its open
+    // packet (60 s) or, once claimed, u-live-2's wallet. They are checked here and left out of
+    // the history's conservation.
+    let probes: i64 = ["u-live", "u-live-2"]
+        .iter()
+        .map(|u| state.balances.remove(*u).unwrap_or(0))
+        .sum();
+    let mut live_held = 0i64;
+    state.packets.retain(|_, m| {
+        let live = m.get("sender_id").is_some_and(|s| s == "u-live");
+        if live {
+            let n = |k: &str| m.get(k).and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+            live_held += n("total_cents") - n("claimed_cents") - n("refunded_cents");
+        }
+        !live
+    });
+    let mut violations = checker::check(&final_history, &state);
+    if probes + live_held != 400 {
+        violations.push(format!(
+            "money not conserved by the liveness probes: wallets {probes} + held {live_held} != 400"
+        ));
+    }
+    violations.extend(liveness);
+
+    // The report.
+    let mut per_kind: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut ambiguous: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in &final_history {
+        let outcome = match &r.answer {
+            Some((s, b)) => format!("{s} {}", checker::code(b)),
+            None => "unanswered".to_string(),
+        };
+        *per_kind
+            .entry(r.op.kind())
+            .or_default()
+            .entry(outcome)
+            .or_default() += 1;
+        if r.ambiguous() {
+            *ambiguous.entry(r.op.kind()).or_default() += 1;
+        }
+    }
+    println!(
+        "soak report: seed {seed}, {secs} s of faults, healed and quiesced in {:?}",
+        healed.elapsed()
+    );
+    println!("faults injected per kind: {faults:?}");
+    println!("operations per kind and final answer: {per_kind:#?}");
+    println!("ambiguous operations (a 5xx or a killed sandbox on some attempt): {ambiguous:?}");
+    println!("resolved after healing by sending them again: {resolved:?}");
+    println!(
+        "packets: {}, settled by reclaim-cron after healing: {settled}",
+        state.packets.len()
+    );
+    println!(
+        "journal entries: {}, violations: {}",
+        state.journal.len(),
+        violations.len()
+    );
+    if let Some(first) = violations.first() {
+        let ids = checker::ids_in(first, &users_all);
+        let lines = log.lines.lock().unwrap();
+        println!(
+            "FIRST VIOLATION (seed {seed}; replay: make soak SEED={seed} SECS={secs}): {first}"
+        );
+        for v in violations.iter().skip(1).take(20) {
+            println!("  also: {v}");
+        }
+        println!("faults and killed requests in the log ({} lines), the last 40 and those naming {ids:?}:", lines.len());
+        for (at, line) in lines.iter().rev().take(40).rev() {
+            println!("  {at:>7} ms  {line}");
+        }
+        for (at, line) in lines
+            .iter()
+            .filter(|(_, l)| ids.iter().any(|i| l.contains(i.as_str())))
+        {
+            println!("  {at:>7} ms  {line}");
+        }
+        for r in final_history
+            .iter()
+            .filter(|r| {
+                ids.iter()
+                    .any(|i| format!("{:?}", r.op).contains(i.as_str()))
+            })
+            .take(40)
+        {
+            println!(
+                "  client {} {:?} attempts {:?} answer {:?}",
+                r.client, r.op, r.attempts, r.answer
+            );
+        }
+        panic!(
+            "soak seed {seed}: {} violations; first: {first}",
+            violations.len()
+        );
+    }
+}
+
+/// Sends `op` through the healed system until it is answered below 500 (at most 30 s).
+async fn until_answered(op: &Op, store: &Arc<Store>) -> (u16, serde_json::Value) {
+    let t = Instant::now();
+    loop {
+        let (status, body, _) = clients::attempt(op, store).await;
+        if status < 500 || t.elapsed() > Duration::from_secs(30) {
+            return (status, body);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

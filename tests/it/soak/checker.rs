@@ -1,0 +1,353 @@
+//! The checker: judges the history (what the clients sent and were answered) against the
+//! store's final state, read directly from every master, never against the code's own claims.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hongbao::domain::journal::Kind;
+use hongbao::store::journal::{self, Entry};
+use hongbao::store::keys::Keys;
+use hongbao::store::wallet;
+use hongbao::Store;
+use serde_json::Value;
+
+use super::clients::{Op, Record};
+
+/// Everything the checks read, gathered after the system quiesced.
+pub struct Final {
+    /// Every packet meta hash in the cluster (SCAN of every master): id -> fields.
+    pub packets: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every packet's grabs hash: id -> user -> share record.
+    pub grabs: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every packet's claims hash: id -> user -> state.
+    pub claims: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every user's balance, cents.
+    pub balances: BTreeMap<String, i64>,
+    /// Every journal entry of the users' hash tags.
+    pub journal: Vec<Entry>,
+}
+
+/// Reads [`Final`] through `store` and raw connections to the `masters` (real ports).
+pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
+    let keys = Keys::new(&store.config().key_prefix);
+    let mut packets = BTreeMap::new();
+    let (mut grabs, mut claims) = (BTreeMap::new(), BTreeMap::new());
+    for &port in masters {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let mut cursor = 0u64;
+        loop {
+            let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg("*:packet:*")
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            for key in found {
+                let id = key.rsplit(":packet:").next().unwrap().to_string();
+                if id.contains(':') {
+                    continue;
+                }
+                let pk = keys.packet(&id);
+                let meta: BTreeMap<String, String> = redis::cmd("HGETALL")
+                    .arg(&pk.meta)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                let g: BTreeMap<String, String> = redis::cmd("HGETALL")
+                    .arg(&pk.grabs)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                let c: BTreeMap<String, String> = redis::cmd("HGETALL")
+                    .arg(&pk.claims)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                packets.insert(id.clone(), meta);
+                grabs.insert(id.clone(), g);
+                claims.insert(id, c);
+            }
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+    }
+    let mut balances = BTreeMap::new();
+    let mut journal_keys = BTreeSet::new();
+    for u in users {
+        balances.insert(u.clone(), wallet::balance(store, u).await.unwrap());
+        journal_keys.insert(keys.wallet(u).journal);
+    }
+    let mut journal = Vec::new();
+    for k in journal_keys {
+        journal.extend(journal::read(store, &k, 1_000_000).await.unwrap());
+    }
+    Final {
+        packets,
+        grabs,
+        claims,
+        balances,
+        journal,
+    }
+}
+
+/// Checks the history against the final state; returns the violations (empty: none), each
+/// naming the ids it is about.
+pub fn check(history: &[Record], f: &Final) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut entries: BTreeMap<(Kind, String, String), Vec<&Entry>> = BTreeMap::new();
+    for e in &f.journal {
+        entries
+            .entry((e.kind, e.user_id.clone(), e.reference.clone()))
+            .or_default()
+            .push(e);
+        if e.balance_cents < 0 {
+            v.push(format!(
+                "negative balance: {} at {} after {:?} {}",
+                e.user_id, e.balance_cents, e.kind, e.reference
+            ));
+        }
+    }
+    let count = |k: Kind, user: &str, reference: &str| {
+        entries
+            .get(&(k, user.to_string(), reference.to_string()))
+            .map_or(0, Vec::len)
+    };
+    // Money moved once per movement: no journal entry twice.
+    for ((k, user, reference), list) in &entries {
+        if list.len() > 1 {
+            v.push(format!(
+                "{k:?} of {user} for {reference} journaled {} times (paid twice)",
+                list.len()
+            ));
+        }
+    }
+
+    // Deposits and withdrawals: the acknowledged ones moved money exactly once; the total
+    // expected comes from the acknowledged answers.
+    let (mut deposited, mut withdrawn) = (0i64, 0i64);
+    for r in history {
+        match (&r.op, &r.answer) {
+            (
+                Op::Deposit {
+                    user,
+                    cents,
+                    reference,
+                },
+                Some((201, _)),
+            ) => {
+                deposited += cents;
+                if count(Kind::Deposit, user, reference) != 1 {
+                    v.push(format!(
+                        "acknowledged deposit {reference} of {user} not journaled once"
+                    ));
+                }
+            }
+            (
+                Op::Withdraw {
+                    user,
+                    cents,
+                    reference,
+                },
+                Some((201, _)),
+            ) => {
+                withdrawn += cents;
+                if count(Kind::Withdrawal, user, reference) != 1 {
+                    v.push(format!(
+                        "acknowledged withdrawal {reference} of {user} not journaled once"
+                    ));
+                }
+            }
+            (
+                Op::Withdraw {
+                    user, reference, ..
+                },
+                Some((s, _)),
+            ) if count(Kind::Withdrawal, user, reference) > 0 => {
+                v.push(format!(
+                    "withdrawal {reference} of {user} answered {s} but paid out"
+                ));
+            }
+            _ => {}
+        }
+    }
+    // Deposits whose every attempt was ambiguous may or may not have landed: the journal says.
+    for r in history {
+        if let (
+            Op::Deposit {
+                user,
+                cents,
+                reference,
+            },
+            None,
+        ) = (&r.op, &r.answer)
+        {
+            deposited += cents * count(Kind::Deposit, user, reference) as i64;
+        }
+        if let (
+            Op::Withdraw {
+                user,
+                cents,
+                reference,
+            },
+            None,
+        ) = (&r.op, &r.answer)
+        {
+            withdrawn += cents * count(Kind::Withdrawal, user, reference) as i64;
+        }
+    }
+    let wallets: i64 = f.balances.values().sum();
+    let mut held = 0i64;
+    for (id, meta) in &f.packets {
+        let n = |k: &str| meta.get(k).and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+        if meta.get("status").map(String::as_str) != Some("settled") {
+            v.push(format!(
+                "packet {id} expired but not settled (status {:?}, holding {} cents)",
+                meta.get("status"),
+                n("total_cents") - n("claimed_cents") - n("refunded_cents")
+            ));
+            held += n("total_cents") - n("claimed_cents") - n("refunded_cents");
+        }
+        let sender = meta.get("sender_id").cloned().unwrap_or_default();
+        if count(Kind::PacketDebit, &sender, id) != 1 {
+            v.push(format!(
+                "packet {id} of {sender}: {} debits",
+                count(Kind::PacketDebit, &sender, id)
+            ));
+        }
+        // Shares: one per user, ids 1..=grabbed, within the total. A settled packet's keys
+        // carry the retention TTL, so volatile-lru may have evicted its grabs and claims
+        // hashes: then the journal alone speaks for its claims.
+        let g = &f.grabs[id];
+        let settled = meta.get("status").map(String::as_str) == Some("settled");
+        let evicted = settled && g.is_empty() && n("grabbed_count") > 0;
+        let mut ids: Vec<i64> = g
+            .values()
+            .map(|r| r.split(':').next().unwrap().parse().unwrap())
+            .collect();
+        ids.sort_unstable();
+        if !evicted
+            && (ids != (1..=ids.len() as i64).collect::<Vec<_>>()
+                || ids.len() as i64 != n("grabbed_count")
+                || n("grabbed_count") > n("count"))
+        {
+            v.push(format!(
+                "packet {id}: share ids {ids:?}, grabbed_count {}, count {}",
+                n("grabbed_count"),
+                n("count")
+            ));
+        }
+        // Claims: every claim credited exactly once, for its share's amount; refund = the rest.
+        let credits: Vec<&Entry> = f
+            .journal
+            .iter()
+            .filter(|e| e.kind == Kind::ClaimCredit && e.reference == *id)
+            .collect();
+        let credited: i64 = credits.iter().map(|e| e.amount_cents).sum();
+        for (user, record) in g {
+            let amount: i64 = record.split(':').nth(1).unwrap().parse().unwrap();
+            let mine: Vec<&&Entry> = credits.iter().filter(|e| e.user_id == *user).collect();
+            let claimed = f.claims[id].contains_key(user);
+            let ok = match mine.as_slice() {
+                [] => !claimed,
+                [e] => e.amount_cents == amount && (claimed || f.claims[id].is_empty() && settled),
+                _ => false,
+            };
+            if !ok {
+                v.push(format!(
+                    "packet {id}: share of {user} claimed {claimed}, credited {} times",
+                    mine.len()
+                ));
+            }
+        }
+        if credited != n("claimed_cents") {
+            v.push(format!(
+                "packet {id}: claims credited {credited} != claimed_cents {}",
+                n("claimed_cents")
+            ));
+        }
+        let refunds = entries
+            .get(&(Kind::RefundCredit, sender.clone(), id.clone()))
+            .map_or(0, |l| l.iter().map(|e| e.amount_cents).sum::<i64>());
+        if meta.get("status").map(String::as_str) == Some("settled")
+            && refunds != n("total_cents") - n("claimed_cents")
+        {
+            v.push(format!(
+                "packet {id}: refunded {refunds}, owed {}",
+                n("total_cents") - n("claimed_cents")
+            ));
+        }
+    }
+    if deposited - withdrawn != wallets + held {
+        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + held in packets {held} (off by {})", wallets + held - (deposited - withdrawn)));
+    }
+
+    // Acknowledged creates, grabs and claims are durable and agree with the state.
+    for r in history {
+        match (&r.op, &r.answer) {
+            (Op::Create { .. }, Some((201, b))) => {
+                let id = b["packet_id"].as_str().unwrap_or_default();
+                // A settled packet's keys carry the retention TTL, and volatile-lru may evict
+                // them: its journal entries (debit, settlement) keep it.
+                let settled_in_journal = f
+                    .journal
+                    .iter()
+                    .any(|e| e.kind == Kind::PacketSettled && e.reference == id);
+                if !f.packets.contains_key(id) && !settled_in_journal {
+                    v.push(format!("acknowledged packet {id} does not exist"));
+                }
+            }
+            (Op::Grab { packet, user }, Some((s @ (200 | 409), b))) => {
+                let share = if *s == 200 { b } else { &b["share"] };
+                let Some(g) = f.grabs.get(packet).filter(|g| !g.is_empty()) else {
+                    continue; // evicted after settlement (checked above)
+                };
+                if share["share_id"].is_null() {
+                    continue;
+                }
+                let held = g.get(user);
+                let id = share["share_id"].as_i64().unwrap_or(-1);
+                if held.and_then(|r| r.split(':').next()?.parse::<i64>().ok()) != Some(id) {
+                    v.push(format!(
+                        "grab of {packet} by {user} answered share {id}, the packet holds {held:?}"
+                    ));
+                }
+            }
+            (Op::Claim { packet, user }, Some((200, _)))
+                if count(Kind::ClaimCredit, user, packet) != 1 =>
+            {
+                v.push(format!(
+                    "acknowledged claim of {packet} by {user} credited {} times",
+                    count(Kind::ClaimCredit, user, packet)
+                ));
+            }
+            _ => {}
+        }
+    }
+    v
+}
+
+/// The ids a violation names (packet ids and user ids), to pick the log lines around it.
+pub fn ids_in(violation: &str, users: &[String]) -> Vec<String> {
+    let mut ids: Vec<String> = violation
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+        .filter(|w| w.len() == 24 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_string)
+        .collect();
+    ids.extend(
+        users
+            .iter()
+            .filter(|u| violation.contains(u.as_str()))
+            .cloned(),
+    );
+    ids
+}
+
+/// A JSON value's `error` code, for the report.
+pub fn code(b: &Value) -> &str {
+    b["error"].as_str().unwrap_or("ok")
+}

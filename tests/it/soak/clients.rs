@@ -1,0 +1,439 @@
+//! The soak's clients: each draws its operations from the run's seed and sends them through the
+//! functions' routers (API Gateway events, as Lambda receives them) on one of the sandboxes,
+//! retrying as a real app does: a 5xx, or a request its sandbox was killed in the middle of,
+//! is sent again with the same Idempotency-Key or reference after `Retry-After`. Every attempt
+//! and every final answer goes into the history the checker judges.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hongbao::store::packets::{self, Share};
+use hongbao::store::reclaim;
+use hongbao::Store;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+
+use hongbao::store::scripts::Call;
+
+use super::Log;
+use crate::common::{call, event, with_body, with_header, with_sub, Function};
+
+/// One operation a client sends.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// `POST /wallet/deposits` (IAM).
+    Deposit {
+        user: String,
+        cents: i64,
+        reference: String,
+    },
+    /// `POST /wallet/withdrawals` (IAM).
+    Withdraw {
+        user: String,
+        cents: i64,
+        reference: String,
+    },
+    /// `POST /packets`, with an Idempotency-Key or without (then never retried: a retry could
+    /// create a second packet, as the 503's message says).
+    Create {
+        sender: String,
+        body: Value,
+        key: Option<String>,
+    },
+    /// `POST /packets/{id}/grab`.
+    Grab { packet: String, user: String },
+    /// `POST /packets/{id}/claim`.
+    Claim { packet: String, user: String },
+    /// A claim whose sandbox stalls between step 1 (the claim read pending) and the credit, as
+    /// a Lambda that is slow, but within its timeout; another request may finish the claim in
+    /// between.
+    SlowClaim {
+        packet: String,
+        user: String,
+        stall_ms: u64,
+    },
+    /// A reclaim-cron run, killed after `killed_after_ms` when set.
+    Reclaim { killed_after_ms: Option<u64> },
+}
+
+impl Op {
+    /// The kind, as the report counts it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Deposit { .. } => "deposit",
+            Op::Withdraw { .. } => "withdraw",
+            Op::Create { key: Some(_), .. } => "create_keyed",
+            Op::Create { key: None, .. } => "create_unkeyed",
+            Op::Grab { .. } => "grab",
+            Op::Claim { .. } => "claim",
+            Op::SlowClaim { .. } => "slow_claim",
+            Op::Reclaim { .. } => "reclaim",
+        }
+    }
+}
+
+/// One attempt: when it ended (ms since the run started) and its status (`None`: its sandbox
+/// was killed before the answer).
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    #[allow(dead_code)] // printed (Debug) with a violation's operations
+    pub at_ms: u64,
+    pub status: Option<u16>,
+}
+
+/// An operation and everything it was answered.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub client: usize,
+    pub op: Op,
+    pub attempts: Vec<Attempt>,
+    /// The last definitive answer (a status below 500 and its body), if any.
+    pub answer: Option<(u16, Value)>,
+}
+
+impl Record {
+    /// Whether some attempt's outcome was unknown to the client (5xx or killed).
+    pub fn ambiguous(&self) -> bool {
+        self.attempts
+            .iter()
+            .any(|a| a.status.is_none_or(|s| s >= 500))
+    }
+}
+
+/// What every client shares: the users, the packets created so far (id, sender), the history.
+pub struct World {
+    pub users: Vec<String>,
+    pub packets: Mutex<Vec<(String, String)>>,
+    /// Shares won so far (packet id, user), from grab answers: what claims mostly claim.
+    pub wins: Mutex<Vec<(String, String)>>,
+    pub history: Mutex<Vec<Record>>,
+    pub started: Instant,
+}
+
+impl World {
+    /// Milliseconds since the run started.
+    pub fn ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+}
+
+/// Client `id`: operations drawn from `seed` until `deadline`, on `sandboxes`.
+pub async fn run(
+    id: usize,
+    seed: u64,
+    deadline: Instant,
+    sandboxes: Vec<Arc<Store>>,
+    world: Arc<World>,
+    log: Log,
+) {
+    let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(1_000_003) ^ id as u64);
+    let mut n = 0u64;
+    while Instant::now() < deadline {
+        n += 1;
+        let store = sandboxes[rng.random_range(0..sandboxes.len())].clone();
+        let ops = draw(&mut rng, &world, id, n);
+        // Several ops drawn together run at once (a double press, a claim racing a slow one).
+        let mut set = Vec::new();
+        for op in ops {
+            let killed = match &op {
+                Op::Reclaim { killed_after_ms } => *killed_after_ms,
+                _ => rng.random_bool(0.04).then(|| rng.random_range(1..40)),
+            };
+            let (store, world, log) = (store.clone(), world.clone(), log.clone());
+            set.push(tokio::spawn(async move {
+                let record = perform(id, op, &store, killed, deadline, &world, &log).await;
+                world.history.lock().unwrap().push(record);
+            }));
+        }
+        for t in set {
+            t.await.expect("a client operation panicked");
+        }
+        tokio::time::sleep(Duration::from_millis(rng.random_range(5..60))).await;
+    }
+}
+
+/// The next operations of client `id` (its `n`th draw).
+fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
+    let user = world.users.choose(rng).unwrap().clone();
+    let recent: Vec<(String, String)> = {
+        let p = world.packets.lock().unwrap();
+        p.iter().rev().take(12).cloned().collect()
+    };
+    let mut roll = rng.random_range(0..100);
+    if recent.is_empty() && roll >= 42 {
+        roll = 30; // nothing to grab yet: create
+    }
+    if roll < 18 {
+        return vec![Op::Deposit {
+            user,
+            cents: rng.random_range(500..5_000),
+            reference: format!("dep-{id}-{n}"),
+        }];
+    }
+    if roll < 24 {
+        return vec![Op::Withdraw {
+            user,
+            cents: rng.random_range(100..2_000),
+            reference: format!("wd-{id}-{n}"),
+        }];
+    }
+    if roll < 42 {
+        let count = rng.random_range(1..=6u32);
+        let total = i64::from(count) * rng.random_range(20..400);
+        let mut body = json!({
+            "total_cents": total,
+            "count": count,
+            "mode": if rng.random_bool(0.5) { "lucky" } else { "fixed" },
+            "expires_in_secs": rng.random_range(3..8),
+        });
+        if rng.random_bool(0.2) {
+            let mut to: Vec<String> = world
+                .users
+                .choose_multiple(rng, count as usize + 2)
+                .cloned()
+                .collect();
+            to.retain(|u| *u != user);
+            to.truncate(count as usize);
+            if to.len() >= count as usize {
+                body["recipients"] = json!(to);
+            }
+        }
+        if body["mode"] == "fixed" {
+            body["total_cents"] = json!(i64::from(count) * (total / i64::from(count)));
+        }
+        let key = rng.random_bool(0.6).then(|| format!("ck-{id}-{n}"));
+        return vec![Op::Create {
+            sender: user,
+            body,
+            key,
+        }];
+    }
+    let (packet, _) = recent.choose(rng).unwrap().clone();
+    if roll < 70 {
+        let grab = Op::Grab {
+            packet: packet.clone(),
+            user: user.clone(),
+        };
+        let mut ops = vec![grab.clone()];
+        if rng.random_bool(0.3) {
+            ops.push(grab); // a double press
+        }
+        return ops;
+    }
+    if roll < 95 {
+        let (packet, user) = {
+            let wins = world.wins.lock().unwrap();
+            match wins.iter().rev().take(30).collect::<Vec<_>>().choose(rng) {
+                Some(w) if rng.random_bool(0.8) => (*w).clone(),
+                _ => (packet, user),
+            }
+        };
+        let claim = Op::Claim {
+            packet: packet.clone(),
+            user: user.clone(),
+        };
+        if rng.random_bool(0.3) {
+            let stall_ms = rng.random_range(300..2_500);
+            return vec![
+                Op::SlowClaim {
+                    packet,
+                    user,
+                    stall_ms,
+                },
+                claim,
+            ];
+        }
+        return vec![claim];
+    }
+    vec![Op::Reclaim {
+        killed_after_ms: rng.random_bool(0.4).then(|| rng.random_range(2..60)),
+    }]
+}
+
+/// Sends `op` until a definitive answer (or, without one, until `deadline`): the first attempt
+/// killed after `killed_after_ms` when set, a 5xx retried after `Retry-After`.
+async fn perform(
+    client: usize,
+    op: Op,
+    store: &Arc<Store>,
+    killed_after_ms: Option<u64>,
+    deadline: Instant,
+    world: &World,
+    log: &Log,
+) -> Record {
+    let mut record = Record {
+        client,
+        op: op.clone(),
+        attempts: Vec::new(),
+        answer: None,
+    };
+    let mut kill = killed_after_ms;
+    loop {
+        let sent = attempt(&op, store);
+        let result = match kill.take() {
+            Some(ms) => tokio::time::timeout(Duration::from_millis(ms), sent)
+                .await
+                .ok(),
+            None => Some(sent.await),
+        };
+        let at_ms = world.ms();
+        match result {
+            None => {
+                record.attempts.push(Attempt {
+                    at_ms,
+                    status: None,
+                });
+                log.note(format!("client {client} killed in {} {op:?}", op.kind()));
+            }
+            Some((status, body, retry_after)) => {
+                record.attempts.push(Attempt {
+                    at_ms,
+                    status: Some(status),
+                });
+                if status < 500 {
+                    if let (Op::Create { sender, .. }, 201) = (&op, status) {
+                        let id = body["packet_id"].as_str().unwrap_or_default().to_string();
+                        world.packets.lock().unwrap().push((id, sender.clone()));
+                    }
+                    if let (Op::Grab { packet, user }, 200) = (&op, status) {
+                        world
+                            .wins
+                            .lock()
+                            .unwrap()
+                            .push((packet.clone(), user.clone()));
+                    }
+                    record.answer = Some((status, body));
+                    return record;
+                }
+                let wait = retry_after.and_then(|r| r.parse().ok()).unwrap_or(1u64);
+                tokio::time::sleep(Duration::from_secs(wait)).await;
+            }
+        }
+        // An unkeyed create is never sent twice (its retry could create a second packet).
+        if matches!(op, Op::Create { key: None, .. }) || Instant::now() >= deadline {
+            return record;
+        }
+    }
+}
+
+/// One attempt of `op` through its function's router: (status, body, Retry-After).
+pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>) {
+    match op {
+        Op::Deposit {
+            user,
+            cents,
+            reference,
+        } => {
+            let body = json!({"user_id": user, "amount_cents": cents, "reference": reference});
+            call(
+                store,
+                Function::Wallet,
+                &with_body(event("wallet-deposit"), &body.to_string()),
+            )
+            .await
+        }
+        Op::Withdraw {
+            user,
+            cents,
+            reference,
+        } => {
+            let body = json!({"user_id": user, "amount_cents": cents, "reference": reference});
+            let ev = with_body(event("wallet-withdrawal"), &body.to_string());
+            call(store, Function::Wallet, &ev).await
+        }
+        Op::Create { sender, body, key } => {
+            let mut ev = with_sub(
+                with_body(event("create-packet-lucky"), &body.to_string()),
+                sender,
+            );
+            if let Some(k) = key {
+                ev = with_header(ev, "idempotency-key", k);
+            }
+            call(store, Function::CreatePacket, &ev).await
+        }
+        Op::Grab { packet, user } => {
+            call(
+                store,
+                Function::Grab,
+                &with_sub(on_packet(event("grab-grab"), packet), user),
+            )
+            .await
+        }
+        Op::Claim { packet, user } => {
+            call(
+                store,
+                Function::Claim,
+                &with_sub(on_packet(event("claim-claim"), packet), user),
+            )
+            .await
+        }
+        Op::SlowClaim {
+            packet,
+            user,
+            stall_ms,
+        } => slow_claim(store, packet, user, *stall_ms).await,
+        Op::Reclaim { .. } => match reclaim::run(store).await {
+            Ok(s) => (200, json!({"settled": s.settled, "failed": s.failed}), None),
+            Err(e) => (503, json!({"error": e.to_string()}), Some("1".into())),
+        },
+    }
+}
+
+/// Claim step 1, a stall, then steps 2-4 (`packets::redrive_claim`), as a sandbox that was slow
+/// between them. Answers 200 when it credited or found the claim done, 404 when there was no
+/// share to claim, 503 when Redis failed (the claim then stays pending for the next re-drive).
+async fn slow_claim(
+    store: &Arc<Store>,
+    packet: &str,
+    user: &str,
+    stall_ms: u64,
+) -> (u16, Value, Option<String>) {
+    let step1 = {
+        let pk = hongbao::store::keys::Keys::new(&store.config().key_prefix).packet(packet);
+        let conn = store.conn().await;
+        match conn {
+            Err(e) => return (503, json!({"error": e.to_string()}), Some("1".into())),
+            Ok(mut conn) => {
+                let reply: redis::RedisResult<redis::Value> = hongbao::store::scripts::ClaimCall {
+                    meta: &pk.meta,
+                    grabs: &pk.grabs,
+                    claims: &pk.claims,
+                    user_id: user,
+                }
+                .invocation()
+                .invoke_async(&mut conn)
+                .await;
+                match reply.map(|r| hongbao::store::scripts::texts("claim", r)) {
+                    Ok(Ok(t)) => t,
+                    Ok(Err(e)) => return (500, json!({"error": e.to_string()}), None),
+                    Err(e) => return (503, json!({"error": e.to_string()}), Some("1".into())),
+                }
+            }
+        }
+    };
+    if step1.first().map(String::as_str) != Some("claimed") {
+        return (404, json!({"step1": step1}), None);
+    }
+    let Some(claimed_at) = step1[2].strip_prefix("pending:") else {
+        return (200, json!({"already": step1[2]}), None);
+    };
+    tokio::time::sleep(Duration::from_millis(stall_ms)).await;
+    let share = Share::parse(&step1[1]).expect("share record");
+    let claimed_at_ms: i64 = claimed_at.parse().expect("claimed_at");
+    match packets::redrive_claim(store, packet, &step1[3], user, &share, claimed_at_ms).await {
+        Ok(c) => (
+            200,
+            json!({"applied": c.applied, "amount_cents": share.amount_cents}),
+            None,
+        ),
+        Err(hongbao::store::Error::Unavailable(e)) => (503, json!({"error": e}), Some("1".into())),
+        Err(e) => (500, json!({"error": e.to_string()}), None),
+    }
+}
+
+/// The event with the `PACKET_ID` placeholder replaced by `id`.
+fn on_packet(v: Value, id: &str) -> Value {
+    serde_json::from_str(&v.to_string().replace("PACKET_ID", id)).unwrap()
+}
