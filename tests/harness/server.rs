@@ -223,6 +223,9 @@ fn spawn(dir: &Path, port: u16, mode: Mode, extra_args: &[String]) -> Result<Chi
             .args(["--cluster-enabled", "yes"])
             .args(["--cluster-config-file", "nodes.conf"])
             .args(["--cluster-node-timeout", "5000"])
+            // A replica (a restarted master, say) syncs at once instead of after the default
+            // 5 s wait for more replicas to share one RDB transfer.
+            .args(["--repl-diskless-sync-delay", "0"])
             .args(["--save", "", "--appendonly", "no"]),
     };
     cmd.args(extra_args);

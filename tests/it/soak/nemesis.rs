@@ -41,9 +41,11 @@ pub async fn run(
     let mut rng = StdRng::seed_from_u64(seed ^ 0x6e65_6d65_7369_7300);
     let mut counts: BTreeMap<String, u64> = KINDS.iter().map(|k| (k.to_string(), 0)).collect();
     let mut pending: Vec<tokio::task::JoinHandle<()>> = Vec::new();
-    // One kill at a time: a second before the first node is back would leave a master with no
-    // replica for WAIT, which is an outage, not a fault the system is meant to ride through.
-    let killing = Arc::new(tokio::sync::Mutex::new(()));
+    // One node out at a time (killed or paused): a second before the first is back would leave
+    // a master with no replica for WAIT, or a just-promoted master with no replica paused past
+    // the node timeout, which are outages, not faults the system is meant to ride through. It
+    // also keeps a pause's resume from waiting on the cluster while a restart holds it.
+    let one_out = Arc::new(tokio::sync::Mutex::new(()));
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(rng.random_range(150..600))).await;
         let kind = KINDS[rng.random_range(0..KINDS.len())];
@@ -53,7 +55,7 @@ pub async fn run(
         let l = log.clone();
         let done = match kind {
             "kill_primary_and_takeover" => {
-                let Ok(guard) = killing.clone().try_lock_owned() else {
+                let Ok(guard) = one_out.clone().try_lock_owned() else {
                     continue;
                 };
                 let back = Duration::from_millis(rng.random_range(1_000..3_000));
@@ -65,6 +67,9 @@ pub async fn run(
             }
             "pause_node" => {
                 let hold = Duration::from_millis(rng.random_range(1_200..3_000));
+                let Ok(guard) = one_out.clone().try_lock_owned() else {
+                    continue;
+                };
                 let Some(c0) = idle(&cluster) else { continue };
                 let port = c0.ports()[pick];
                 if c0.is_paused(port) || !c0.is_running(port) {
@@ -74,6 +79,7 @@ pub async fn run(
                 drop(c0);
                 l.note(format!("fault pause_node {port} for {hold:?}"));
                 pending.push(tokio::spawn(async move {
+                    let _one_out = guard;
                     tokio::time::sleep(hold).await;
                     let c2 = c.clone();
                     tokio::task::spawn_blocking(move || {
