@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
+use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use tempfile::TempDir;
 
@@ -368,7 +369,7 @@ impl LedgerFeed {
     }
 
     /// Receives every message until the queue is empty (up to 10 per `ReceiveMessage`, each
-    /// long-polling 1 s), deleting each one read, and returns their bodies parsed as JSON, in
+    /// long-polling 1 s), deleting each batch read (`DeleteMessageBatch`), and returns their bodies parsed as JSON, in
     /// the order received: EventBridge envelopes `{"version", "id", "detail-type", "source",
     /// "time", "region", "resources", "detail"}`. AWS also sends `"account"`; moto 5.2 does not
     /// (its default target input template lacks it). Panics on a failed call or a body that
@@ -389,7 +390,8 @@ impl LedgerFeed {
             if messages.is_empty() {
                 return bodies;
             }
-            for message in messages {
+            let mut entries = Vec::with_capacity(messages.len());
+            for (i, message) in messages.into_iter().enumerate() {
                 let body = message.body.as_deref().unwrap_or_default();
                 bodies.push(serde_json::from_str(body).unwrap_or_else(|e| {
                     panic!(
@@ -398,16 +400,34 @@ impl LedgerFeed {
                     )
                 }));
                 if let Some(handle) = message.receipt_handle {
-                    self.sqs
-                        .delete_message()
-                        .queue_url(&self.queue_url)
-                        .receipt_handle(handle)
-                        .send()
-                        .await
-                        .unwrap_or_else(|e| {
-                            panic!("harness: DeleteMessage {}: {e:?}", self.queue_url)
-                        });
+                    entries.push(
+                        DeleteMessageBatchRequestEntry::builder()
+                            .id(i.to_string())
+                            .receipt_handle(handle)
+                            .build()
+                            .expect("id and receipt handle are set"),
+                    );
                 }
+            }
+            // One DeleteMessageBatch per ReceiveMessage (both take up to 10): a drain of
+            // thousands of events is a few hundred calls, not one per event.
+            if !entries.is_empty() {
+                let deleted = self
+                    .sqs
+                    .delete_message_batch()
+                    .queue_url(&self.queue_url)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| {
+                        panic!("harness: DeleteMessageBatch {}: {e:?}", self.queue_url)
+                    });
+                assert!(
+                    deleted.failed.is_empty(),
+                    "harness: DeleteMessageBatch {}: {:?}",
+                    self.queue_url,
+                    deleted.failed
+                );
             }
         }
     }

@@ -274,6 +274,11 @@ impl KilledAfterPublish {
             published: tokio::sync::Notify::new(),
         }
     }
+
+    /// Completes once a call's `PutEvents` answered (at once if one already did).
+    pub async fn published(&self) {
+        self.published.notified().await;
+    }
 }
 
 impl hongbao::api::ledger_export::EventSink for KilledAfterPublish {
@@ -307,7 +312,7 @@ pub async fn export_killed_after_publish(
     loop {
         tokio::select! {
             // The run is dropped here, in this task: it cannot go on meanwhile elsewhere.
-            () = sink.published.notified() => break,
+            () = sink.published() => break,
             r = hongbao::api::ledger_export::run_until(store, &index, &sink, None) => {
                 attempts.push(r);
                 assert!(attempts.len() < 10, "no run published anything: {attempts:?}");

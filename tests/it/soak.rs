@@ -6,9 +6,13 @@
 //! its replica, nodes SIGSTOPped longer than the response timeout, `CLIENT KILL`, `SCRIPT FLUSH`, replies delayed, a reply dropped after its
 //! command ran, connections cut mid-pipeline, memory pressure under `volatile-lru`, and
 //! sandboxes killed in the middle of a request, of a claim's steps or of a reclaim run.
+//! ledger-export runs beside them into EventBridge (moto in server mode), some killed at a
+//! random point or between `PutEvents` and the delete (`soak/export.rs`).
 //!
 //! Then the nemesis heals, and the system quiesces: reclaim-cron runs until every packet (all
-//! expire within seconds) is settled. The checker (`soak/checker.rs`) judges the history of
+//! expire within seconds) is settled, and ledger-export until every journal is drained into the
+//! feed. The journal judged is the feed's events de-duplicated by `event_id` (a duplicate must
+//! carry the same detail), and per user they must add up to the wallet's balance. The checker (`soak/checker.rs`) judges the history of
 //! what clients sent and were answered against the state read from every master: money
 //! conserved to the cent, no balance ever negative (every journal entry's balance), one share
 //! per user and packet, every acknowledged operation durable, every claim credited exactly
@@ -28,13 +32,16 @@
 
 mod checker;
 mod clients;
+mod export;
 mod nemesis;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use harness::moto::{LedgerFeed, MotoServer};
 use harness::ReplicatedCluster;
+use hongbao::api::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::domain::packets::PacketRules;
 use hongbao::domain::settings::Lookup;
 use hongbao::domain::wallet::IamPrincipals;
@@ -85,6 +92,9 @@ fn shortest_idempotency_ttl() -> u64 {
     lo
 }
 
+/// The sandboxes' export lock lifetime.
+const EXPORT_LOCK_TTL: Duration = Duration::from_secs(15);
+
 /// A sandbox: its own `Store` (one connection per node), seeded with every proxied node.
 fn sandbox(urls: &[String], ttl_secs: u64) -> Arc<Store> {
     let mut cfg = Config {
@@ -100,6 +110,8 @@ fn sandbox(urls: &[String], ttl_secs: u64) -> Arc<Store> {
     cfg.reclaim.batch = 50;
     // A killed run's lock lapses in 8 s (a run's budget is the lock less 5 s), not 55 s.
     cfg.reclaim.lock_ttl_ms = 8_000;
+    // Likewise a killed export run's: 15 s (a run's budget is 10 s of it).
+    cfg.ledger_export.lock_ttl_ms = EXPORT_LOCK_TTL.as_millis() as u64;
     Arc::new(Store::new(cfg))
 }
 
@@ -120,6 +132,14 @@ async fn soak() {
     let cluster = tokio::task::spawn_blocking(ReplicatedCluster::start_proxied)
         .await
         .unwrap();
+    let moto = tokio::task::spawn_blocking(MotoServer::start)
+        .await
+        .unwrap();
+    let feed = Arc::new(LedgerFeed::create(&moto, "hongbao-soak").await);
+    let sink = EventBridgeSink::new(
+        aws_sdk_eventbridge::Client::new(&moto.sdk_config()),
+        feed.bus_name(),
+    );
     let urls = cluster.proxied_urls();
     let cluster: nemesis::Cluster = Arc::new(Mutex::new(cluster));
     let sandboxes: Vec<Arc<Store>> = (0..4).map(|_| sandbox(&urls, ttl)).collect();
@@ -136,6 +156,14 @@ async fn soak() {
     let deadline = started + Duration::from_secs(secs);
 
     let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
+    let reader = export::Reader::start(feed.clone());
+    let exporter = tokio::spawn(export::run(
+        sandboxes.clone(),
+        sink.clone(),
+        seed,
+        deadline,
+        log.clone(),
+    ));
     let clients: Vec<_> = (0..16)
         .map(|id| {
             tokio::spawn(clients::run(
@@ -152,11 +180,13 @@ async fn soak() {
         c.await.expect("a client panicked");
     }
     let faults = nemesis.await.expect("the nemesis panicked");
+    let exports = exporter.await.expect("the exporter panicked");
     nemesis::heal(&cluster, &log).await;
 
     // Quiesce: every ambiguous keyed operation sent again until it is answered; every packet
     // expired and settled by reclaim-cron.
     let healed = Instant::now();
+    let mut phases: Vec<(&str, Duration)> = Vec::new();
     let auditor = sandbox(&urls, ttl);
     let mut resolved = BTreeMap::<&str, u64>::new();
     let history: Vec<clients::Record> = std::mem::take(&mut *world.history.lock().unwrap());
@@ -174,6 +204,7 @@ async fn soak() {
         }
         final_history.push(r);
     }
+    phases.push(("ambiguous operations sent again", healed.elapsed()));
     let last_expiry = Instant::now() + Duration::from_secs(9);
     tokio::time::sleep_until(last_expiry.into()).await;
     // A killed reclaim run leaves its lock until the lock's TTL: runs are skipped until then.
@@ -190,6 +221,7 @@ async fn soak() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
+    phases.push(("every packet settled", healed.elapsed()));
     // Liveness: once healed, every kind of operation succeeds within 10 s.
     let mut liveness = Vec::new();
     let probe_user = "u-live".to_string();
@@ -253,7 +285,19 @@ async fn soak() {
     };
     let mut users_all = users.clone();
     users_all.extend(["u-live".to_string(), "u-live-2".to_string()]);
+    // Every journal drained into the feed: the feed, de-duplicated by event_id, is the journal
+    // the checker judges, and per user it adds up to the balance.
+    phases.push(("liveness probes", healed.elapsed()));
+    export::drain(&auditor, &sink).await;
+    phases.push(("journals exported", healed.elapsed()));
+    let events = reader.finish().await;
+    phases.push(("feed read", healed.elapsed()));
     let mut state = checker::gather(&auditor, &masters, &users_all).await;
+    if !state.journal.is_empty() {
+        panic!("journal entries left after the drain: {:?}", state.journal);
+    }
+    let (from_feed, feed_violations) = export::entries(&events, &state.balances);
+    state.journal = from_feed;
     // The liveness probes moved 500 in and 100 out; the rest is in u-live's wallet, its open
     // packet (60 s) or, once claimed, u-live-2's wallet. They are checked here and left out of
     // the history's conservation.
@@ -270,7 +314,8 @@ async fn soak() {
         }
         !live
     });
-    let mut violations = checker::check(&final_history, &state);
+    let mut violations = feed_violations;
+    violations.extend(checker::check(&final_history, &state));
     if probes + live_held != 400 {
         violations.push(format!(
             "money not conserved by the liveness probes: wallets {probes} + held {live_held} != 400"
@@ -306,7 +351,9 @@ async fn soak() {
         "soak report: seed {seed}, {secs} s of faults, healed and quiesced in {:?}",
         healed.elapsed()
     );
+    println!("quiesce phases (ended at, since healed): {phases:?}");
     println!("faults injected per kind: {faults:?}");
+    println!("ledger-export runs during the faults: {exports:?}");
     println!("operations per kind and final answer: {per_kind:#?}");
     println!("ambiguous operations (a 5xx or a killed sandbox on some attempt): {ambiguous:?}");
     println!("resolved after healing by sending them again: {resolved:?}");
@@ -315,7 +362,8 @@ async fn soak() {
         state.packets.len()
     );
     println!(
-        "journal entries: {}, violations: {}",
+        "journal entries (the feed's {} events, de-duplicated): {}, violations: {}",
+        events.len(),
         state.journal.len(),
         violations.len()
     );
