@@ -1,30 +1,31 @@
-//! The soak: a seeded, randomized workload of every money operation, from many concurrent
-//! clients through the functions' routers on several sandboxes (one `Store` each), on a
-//! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a
-//! fault proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps
-//! faults (one node out at a time, killed or paused): a primary SIGKILLed and taken over by
-//! its replica, nodes SIGSTOPped longer than the response timeout, `CLIENT KILL`, `SCRIPT FLUSH`, replies delayed, a reply dropped after its
-//! command ran, connections cut mid-pipeline, memory pressure under `volatile-lru`, and
-//! sandboxes killed in the middle of a request, of a claim's steps or of a reclaim run.
-//! ledger-export runs beside them into EventBridge (moto in server mode), some killed at a
-//! random point or between `PutEvents` and the delete (`soak/export.rs`).
+//! The soak: a seeded, randomized workload of every money operation and of order codes, from many
+//! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
+//! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
+//! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
+//! node out at a time, killed or paused): a primary SIGKILLed and taken over by its replica, nodes
+//! SIGSTOPped longer than the response timeout, `CLIENT KILL`, `SCRIPT FLUSH`, replies delayed, a
+//! reply dropped after its command ran, connections cut mid-pipeline, memory pressure under
+//! `volatile-lru`, and sandboxes killed in the middle of a request, of a claim's steps or of a
+//! reclaim run. ledger-export runs beside them into EventBridge (moto in server mode), some killed
+//! at a random point or between `PutEvents` and the delete (`soak/export.rs`).
 //!
 //! Then the nemesis heals, and the system quiesces: reclaim-cron runs until every packet (all
 //! expire within seconds) is settled, and ledger-export until every journal is drained into the
 //! feed. The journal judged is the feed's events de-duplicated by `event_id` (a duplicate must
-//! carry the same detail), and per user they must add up to the wallet's balance. The checker (`soak/checker.rs`) judges the history of
-//! what clients sent and were answered against the state read from every master: money
-//! conserved to the cent, no balance ever negative (every journal entry's balance), one share
-//! per user and packet, every acknowledged operation durable, every claim credited exactly
-//! once, every expired packet settled and refunded exactly once, no movement journaled twice.
-//! Liveness: once healed, each kind of operation must succeed within 10 s.
+//! carry the same detail), and per user they must add up to the wallet's balance. The checker
+//! (`soak/checker.rs`) judges the history of what clients sent and were answered against the state
+//! read from every master: money conserved to the cent, no balance ever negative (every journal
+//! entry's balance), one share per user and packet, every acknowledged operation durable, every
+//! claim credited exactly once, every expired packet settled and refunded exactly once, no movement
+//! journaled twice, no order code handed out twice. Liveness: once healed, each kind of operation
+//! must succeed within 10 s.
 //!
-//! `HONGBAO_SOAK_SEED` (default 1) and `HONGBAO_SOAK_SECS` (default 40) choose the run: the
-//! same seed draws the same operations per client and the same fault schedule (the machine's
-//! timing still interleaves them). A failing run prints its seed, the first violation and the
-//! faults and operations around it. `make soak SEED=… SECS=…`; `make soak-short` (part of
-//! `make test`) runs seed 1 for 40 s.
-//! A fault the harness could not carry out (`harness_failures` in the report) fails the run.
+//! `HONGBAO_SOAK_SEED` (default 1) and `HONGBAO_SOAK_SECS` (default 40) choose the run: the same
+//! seed draws the same operations per client and the same fault schedule (the machine's timing
+//! still interleaves them). A failing run prints its seed, the first violation and the faults and
+//! operations around it. `make soak SEED=… SECS=…`; `make soak-short` (part of `make test`) runs
+//! seed 1 for 40 s. A fault the harness could not carry out (`harness_failures` in the report)
+//! fails the run.
 //!
 //! The idempotency TTL is the shortest the settings accept (found by asking
 //! `PacketRules::from_lookup`), so that a done claim's credit record is pruned as early as the
@@ -195,7 +196,10 @@ async fn soak() {
         let retry = r.answer.is_none()
             && !matches!(
                 r.op,
-                Op::Create { key: None, .. } | Op::Reclaim { .. } | Op::SlowClaim { .. }
+                Op::Create { key: None, .. }
+                    | Op::Reclaim { .. }
+                    | Op::SlowClaim { .. }
+                    | Op::OrderCodes { .. }
             );
         if retry {
             let (status, body) = until_answered(&r.op, &auditor).await;

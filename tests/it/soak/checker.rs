@@ -328,6 +328,39 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             _ => {}
         }
     }
+    // Order codes: every code answered is 11 digits, `yyMMdd` of its business day, and no
+    // code was handed out twice, whatever was re-sent.
+    let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in history {
+        if let (Op::OrderCodes { count, .. }, Some((201, b))) = (&r.op, &r.answer) {
+            let day = b["date"].as_str().unwrap_or_default().replace('-', "");
+            let list = b["codes"].as_array().map(Vec::as_slice).unwrap_or_default();
+            if list.len() != *count as usize {
+                v.push(format!(
+                    "order codes: {} answered for a count of {count}",
+                    list.len()
+                ));
+            }
+            for c in list {
+                let c = c.as_str().unwrap_or_default();
+                let ok = c.len() == 11
+                    && c.bytes().all(|b| b.is_ascii_digit())
+                    && day.len() == 8
+                    && c.starts_with(&day[2..]);
+                if !ok {
+                    v.push(format!(
+                        "order code {c:?} is not yyMMdd + 5 digits of {day}"
+                    ));
+                }
+                *codes.entry(c).or_default() += 1;
+            }
+        }
+    }
+    for (c, n) in codes {
+        if n > 1 {
+            v.push(format!("order code {c} handed out {n} times"));
+        }
+    }
     v
 }
 

@@ -56,6 +56,9 @@ pub enum Op {
     },
     /// A reclaim-cron run, killed after `killed_after_ms` when set.
     Reclaim { killed_after_ms: Option<u64> },
+    /// `POST /order-codes` for `count` codes (a retry takes new codes: order codes are not
+    /// idempotent, only unique).
+    OrderCodes { user: String, count: u32 },
 }
 
 impl Op {
@@ -70,6 +73,7 @@ impl Op {
             Op::Claim { .. } => "claim",
             Op::SlowClaim { .. } => "slow_claim",
             Op::Reclaim { .. } => "reclaim",
+            Op::OrderCodes { .. } => "order_codes",
         }
     }
 }
@@ -161,6 +165,12 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
         let p = world.packets.lock().unwrap();
         p.iter().rev().take(12).cloned().collect()
     };
+    if rng.random_bool(0.04) {
+        return vec![Op::OrderCodes {
+            user,
+            count: rng.random_range(1..=5),
+        }];
+    }
     let mut roll = rng.random_range(0..100);
     if recent.is_empty() && roll >= 42 {
         roll = 30; // nothing to grab yet: create
@@ -292,7 +302,10 @@ async fn perform(
                     at_ms,
                     status: Some(status),
                 });
-                if status < 500 {
+                // `exhausted` (no code left today) is a 503 that is an answer: none taken, and its
+                // Retry-After is the next business day.
+                let exhausted = matches!(op, Op::OrderCodes { .. }) && body["error"] == "exhausted";
+                if status < 500 || exhausted {
                     if let (Op::Create { sender, .. }, 201) = (&op, status) {
                         let id = body["packet_id"].as_str().unwrap_or_default().to_string();
                         world.packets.lock().unwrap().push((id, sender.clone()));
@@ -374,6 +387,16 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             user,
             stall_ms,
         } => slow_claim(store, packet, user, *stall_ms).await,
+        Op::OrderCodes { user, count } => {
+            let ev = with_sub(
+                with_body(
+                    event("next-order-code-batch"),
+                    &json!({ "count": count }).to_string(),
+                ),
+                user,
+            );
+            call(store, Function::NextOrderCode, &ev).await
+        }
         Op::Reclaim { .. } => match reclaim::run(store).await {
             Ok(s) => (200, json!({"settled": s.settled, "failed": s.failed}), None),
             Err(e) => (503, json!({"error": e.to_string()}), Some("1".into())),
