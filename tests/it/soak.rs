@@ -360,6 +360,20 @@ async fn soak() {
     println!("ledger-export runs during the faults: {exports:?}");
     println!("operations per kind and final answer: {per_kind:#?}");
     println!("ambiguous operations (a 5xx or a killed sandbox on some attempt): {ambiguous:?}");
+    // Operations never answered below 500 until the deadline: the last error they got.
+    let mut unanswered: BTreeMap<(&str, String), u64> = BTreeMap::new();
+    for r in final_history.iter().filter(|r| r.answer.is_none()) {
+        let last = r.attempts.last().map_or_else(
+            || "no attempt".to_string(),
+            |a| match (&a.status, &a.error) {
+                (Some(s), Some((code, message))) => format!("{s} {code}: {message}"),
+                (Some(s), None) => s.to_string(),
+                (None, _) => "sandbox killed".to_string(),
+            },
+        );
+        *unanswered.entry((r.op.kind(), last)).or_default() += 1;
+    }
+    println!("unanswered operations by their last answer: {unanswered:#?}");
     println!("resolved after healing by sending them again: {resolved:?}");
     println!(
         "packets: {}, settled by reclaim-cron after healing: {settled}",

@@ -85,6 +85,8 @@ pub struct Attempt {
     #[allow(dead_code)] // printed (Debug) with a violation's operations
     pub at_ms: u64,
     pub status: Option<u16>,
+    /// The answer's `error` code and `message`, if it had one.
+    pub error: Option<(String, String)>,
 }
 
 /// An operation and everything it was answered.
@@ -294,6 +296,7 @@ async fn perform(
                 record.attempts.push(Attempt {
                     at_ms,
                     status: None,
+                    error: None,
                 });
                 log.note(format!("client {client} killed in {} {op:?}", op.kind()));
             }
@@ -301,6 +304,10 @@ async fn perform(
                 record.attempts.push(Attempt {
                     at_ms,
                     status: Some(status),
+                    error: body["error"].as_str().map(|code| {
+                        let message = body["message"].as_str().unwrap_or_default();
+                        (code.to_string(), message.to_string())
+                    }),
                 });
                 // `exhausted` (no code left today) is a 503 that is an answer: none taken, and its
                 // Retry-After is the next business day.
