@@ -6,7 +6,9 @@
 -- that day once. It never wraps: past the domain it answers 'exhausted' and takes nothing.
 --
 -- A day hash has one field: its name is the day's secret (32 hex digits), its value the
--- number of positions taken (at least 1 once the hash exists). A caller that remembers the
+-- number of positions taken (at least 1 once the hash exists). It has no TTL, so no eviction
+-- policy can take it (an evicted hash would stop the day, see 'lost'); the caller deletes the
+-- hashes of days before yesterday once the script answers that it started a new day. A caller that remembers the
 -- secret increments that field directly (TIME + HINCRBY, the cost of an INCR); a wrong or
 -- stale guess creates a new field of value `count`, which is removed again at once, and the
 -- script reads the real secret.
@@ -16,11 +18,12 @@
 -- KEYS[m+1] newest_day: high-water mark: the newest business day (days since 1970-01-01)
 --           given a day hash
 -- KEYS[m+2..2m+1] quotas: KEYS[m+1+i] (i = 1..m) is the caller's codes taken on the business
---                 day of KEYS[i] (a counter of quota.lua, prepended: its TTL is the day-hash TTL)
+--                 day of KEYS[i] (a counter of quota.lua, prepended, living ARGV[4] seconds)
 -- ARGV[1] count: codes to take (1..100)
 -- ARGV[2] positions_per_day: positions per day (9 * 10^(digits - 1))
 -- ARGV[3] new_secret: a fresh CSPRNG secret from the caller, used only if the day has none yet
--- ARGV[4] day_ttl_secs: day-hash TTL, seconds
+-- ARGV[4] quota_ttl_secs: lifetime of a quota counter from the caller's first code of the
+--         day, seconds
 -- ARGV[5] per_user_per_day: codes one caller may take per business day (0: no quota)
 -- ARGV[6] window_start: the start of the window [start, end) (Unix seconds) the zone data
 --         below is valid for
@@ -34,6 +37,8 @@
 -- Returns one string, fields joined by ':' (a flat string: a Lua table reply costs the server
 -- about 1 us more; every number is an integer far below 10^14, so Lua writes it exactly):
 --   'ok:<day>:<now_s>:<first_position>:<secret>'  positions first..first+count-1 are the caller's
+--   'ok:<day>:<now_s>:0:<secret>:<previous>'  the same, and this call started the day: <previous>
+--                        is the business day that was the newest before ('' for none)
 --   'exhausted:<day>:<now_s>:<taken>'   fewer than `count` positions left; none taken
 --   'quota:<day>:<now_s>:<used>'  the caller's codes of the day plus `count` pass ARGV[5];
 --                        nothing written
@@ -114,7 +119,6 @@ if newest and day <= newest then
 end
 secret = ARGV[3]
 redis.call('HSET', key, secret, count)
-redis.call('EXPIRE', key, ARGV[4])
 redis.call('SET', KEYS[m + 1], day)
 rl_count(quota_key, quota, used, count, quota_ms)
-return 'ok:' .. day .. ':' .. now .. ':0:' .. secret
+return 'ok:' .. day .. ':' .. now .. ':0:' .. secret .. ':' .. (newest or '')

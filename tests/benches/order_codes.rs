@@ -263,7 +263,7 @@ impl Bench {
             count,
             positions_per_day: order_codes::domain(self.digits),
             new_secret: &secret,
-            day_ttl_secs: order_codes::DAY_TTL_SECS,
+            quota_ttl_secs: order_codes::QUOTA_TTL_SECS,
             per_user_per_day: cfg.order_codes.per_user_per_day,
             window_start: w.start,
             window_end: w.end,

@@ -9,6 +9,7 @@ use harness::{Backend, RawConn, TestRedis};
 use hongbao::domain::history;
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
+use hongbao::store::order_codes;
 use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::reclaim;
 use hongbao::store::scripts::{self, Call};
@@ -193,8 +194,9 @@ async fn junk(conn: &mut RawConn, from: usize, n: usize) {
 }
 
 /// With `maxmemory` + `volatile-lru` and memory churned by TTL'd junk (tens of
-/// thousands of evictions), retried deposits, creates and claims never pay twice, and the
-/// money journal's unexported entries all survive.
+/// thousands of evictions), retried deposits, creates and claims never pay twice, the
+/// money journal's unexported entries all survive, and the day's order codes go on (the day
+/// hash has no TTL: evicted, it would stop the day with 500s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn volatile_eviction_never_pays_twice() {
     let redis = TestRedis::start(Backend::Standalone);
@@ -259,11 +261,20 @@ async fn volatile_eviction_never_pays_twice() {
     };
     let journaled = journal_entries().await;
     assert_eq!(journaled.len(), 3, "{journaled:?}");
+    let codes = |outcome: Result<order_codes::Outcome, hongbao::Error>| match outcome {
+        Ok(order_codes::Outcome::Issued { codes, .. }) => codes,
+        other => panic!("order codes stopped: {other:?}"),
+    };
+    let mut issued = codes(order_codes::next_codes(&store, "carol", 5).await);
 
     // Churn: 30 MB of TTL'd junk through an 8 MB budget.
     junk(&mut raw, 10_000, 30_000).await;
     let evicted = info_field(&mut raw, "stats", "evicted_keys").await;
     assert!(evicted > 20_000, "only {evicted} keys evicted");
+    issued.extend(codes(order_codes::next_codes(&store, "carol", 5).await));
+    issued.sort();
+    issued.dedup();
+    assert_eq!(issued.len(), 10, "{issued:?}");
 
     assert_eq!(
         wallet::deposit(&store, "alice", 1_000, "pay-123")

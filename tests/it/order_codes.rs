@@ -322,7 +322,7 @@ async fn rollover_at_midnight_and_secret_orders() {
             (5..8).map(|p| p21.suffix(p)).collect::<Vec<_>>()
         );
 
-        // Both day hashes expire by themselves, in about two days.
+        // No day hash has a TTL (a `volatile-*` policy could evict it and stop the day).
         let mut conn = redis.raw_conn().await;
         for day in ["20261121", "20261122"] {
             let ttl: i64 = redis::cmd("TTL")
@@ -330,7 +330,7 @@ async fn rollover_at_midnight_and_secret_orders() {
                 .query_async(&mut conn)
                 .await
                 .unwrap();
-            assert!((172_000..=172_800).contains(&ttl), "{day}: TTL {ttl}");
+            assert_eq!(ttl, -1, "{backend} {day}");
         }
 
         // No order: 1,000 consecutive single requests, then 10,000 codes in batches of 100.
@@ -371,6 +371,89 @@ async fn rollover_at_midnight_and_secret_orders() {
                 (gap - 30_000.0).abs() < 3_000.0,
                 "{backend} {name}: mean gap {gap}"
             );
+        }
+    }
+}
+
+/// The business days (`yyyymmdd`) that have a day hash under prefix `hb`, ascending.
+async fn day_hashes(redis: &TestRedis) -> Vec<String> {
+    let mut days: Vec<String> = redis
+        .all_keys()
+        .await
+        .into_iter()
+        .filter_map(|k| k.strip_prefix("hb:{oc}:day:").map(str::to_string))
+        .collect();
+    days.sort();
+    days
+}
+
+/// Test: day hashes have no TTL, and each day's start deletes the hashes older than yesterday,
+/// after a gap of days too, and a hash a missed deletion left behind; yesterday's hash stays
+/// and goes on where it stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_day_start_deletes_hashes_before_yesterday() {
+    // 12:00 in Shanghai (+08:00) of 2026-11-`d`.
+    let noon = |d: i64| unix(2026, 11, d, 4, 0, 0);
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = order_store(&redis, "hb", "Asia/Shanghai");
+        for (d, left) in [
+            (21, vec!["20261121"]),
+            (22, vec!["20261121", "20261122"]),
+            (23, vec!["20261122", "20261123"]),
+            // Two days without codes: 22 and 23 go.
+            (26, vec!["20261126"]),
+        ] {
+            issued(
+                take_at(&store, 2, noon(d), 0, noon(d)).await,
+                &format!("2026-11-{d}"),
+            );
+            assert_eq!(day_hashes(&redis).await, left, "{backend}: day {d}");
+        }
+        // A later request for yesterday (a Redis clock a moment behind) goes on with
+        // yesterday's sequence.
+        issued(
+            take_at(&store, 1, noon(27), 0, noon(27)).await,
+            "2026-11-27",
+        );
+        let late = take_at(&store, 3, noon(27) - 86_400, 0, noon(27) - 86_400).await;
+        assert_eq!(
+            issued(late, "2026-11-26")
+                .iter()
+                .map(|c| suffix(c))
+                .collect::<Vec<_>>(),
+            {
+                let perm = order_codes::permutation(5, &secret(&redis, "hb", "20261126").await);
+                (2..5).map(|p| perm.suffix(p)).collect::<Vec<_>>()
+            },
+            "{backend}"
+        );
+        // A hash whose deletion was missed (the reply of the day's start lost) goes with the
+        // start of the day after next.
+        let mut conn = redis.raw_conn().await;
+        let _: () = redis::cmd("HSET")
+            .arg("hb:{oc}:day:20261125")
+            .arg("0123456789abcdef0123456789abcdef")
+            .arg(7)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        issued(
+            take_at(&store, 1, noon(28), 0, noon(28)).await,
+            "2026-11-28",
+        );
+        assert_eq!(
+            day_hashes(&redis).await,
+            ["20261127", "20261128"],
+            "{backend}"
+        );
+        for day in ["20261127", "20261128"] {
+            let ttl: i64 = redis::cmd("TTL")
+                .arg(format!("hb:{{oc}}:day:{day}"))
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            assert_eq!(ttl, -1, "{backend} {day}");
         }
     }
 }

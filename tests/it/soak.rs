@@ -226,10 +226,15 @@ async fn soak() {
     }
 
     phases.push(("every packet settled", healed.elapsed()));
-    // Liveness: once healed, every kind of operation succeeds within 10 s.
+    // Liveness: once healed, every kind of operation succeeds within 10 s. (The order codes it
+    // takes join the history: the checker finds any of them handed out before.)
     let mut liveness = Vec::new();
     let probe_user = "u-live".to_string();
     for op in [
+        Op::OrderCodes {
+            user: probe_user.clone(),
+            count: 3,
+        },
         Op::Deposit {
             user: probe_user.clone(),
             cents: 500,
@@ -254,6 +259,14 @@ async fn soak() {
                 op.kind(),
                 t.elapsed()
             ));
+        }
+        if let Op::OrderCodes { .. } = op {
+            final_history.push(clients::Record {
+                client: usize::MAX,
+                op: op.clone(),
+                attempts: Vec::new(),
+                answer: Some((status, body.clone())),
+            });
         }
         if let (Op::Create { .. }, Some(id)) = (&op, body["packet_id"].as_str()) {
             for op in [

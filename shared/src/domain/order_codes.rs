@@ -91,9 +91,32 @@ pub const DIGITS: std::ops::RangeInclusive<u32> = 5..=7;
 /// The most codes one request may take (the contract's `count` is `1..=100`).
 pub const MAX_BATCH: u32 = 100;
 
-/// Lifetime of a day hash from the day's first code, seconds: 2 days, so it outlives the
-/// business day (at most 25 hours) by at least 23 hours.
-pub const DAY_TTL_SECS: u64 = 172_800;
+/// Lifetime of a caller's daily quota counter from their first code of the day, seconds: 2
+/// days, so it outlives the business day (at most 25 hours) by at least 23 hours.
+pub const QUOTA_TTL_SECS: u64 = 172_800;
+
+/// The business days (local days since 1970-01-01) whose day hashes go once `day` has
+/// started, `previous` being the newest day before it (`None`: none had started).
+///
+/// Day hashes have no TTL: a `volatile-*` eviction policy could otherwise evict the current
+/// day's hash, and the high-water mark would then refuse the rest of the day rather than
+/// restart its sequence. Instead, each new day deletes what is older than yesterday. The rule
+/// keeps at most two hashes, `day` and `day - 1` (yesterday stays: a Redis clock a moment
+/// behind, e.g. a replica just promoted at midnight, still takes yesterday's positions rather
+/// than being refused): it deletes `previous` and `previous - 1` (the two that can exist when
+/// every earlier start deleted its share) and, for a start whose deletion was missed (a lost
+/// reply, a crashed function), `day - 3` and `day - 2`. Never `day` or `day - 1`. Ascending,
+/// without repeats.
+pub fn retired_days(day: i64, previous: Option<i64>) -> Vec<i64> {
+    let mut days = vec![day - 3, day - 2];
+    if let Some(p) = previous {
+        days.extend([p - 1, p]);
+    }
+    days.retain(|&d| d < day - 1);
+    days.sort_unstable();
+    days.dedup();
+    days
+}
 
 /// The number of codes of one day for `digits`-digit suffixes: `9 * 10^(digits - 1)`.
 pub fn domain(digits: u32) -> u64 {
@@ -189,5 +212,22 @@ mod tests {
         assert_eq!(code_prefix(date("2100-01-02")), "000102");
         assert_eq!(domain(5), 90_000);
         assert_eq!(first_suffix(7), 1_000_000);
+    }
+
+    #[test]
+    fn retired_days_keep_today_and_yesterday() {
+        // Every day has codes: the day before yesterday goes.
+        assert_eq!(retired_days(100, Some(99)), [97, 98]);
+        // A gap: the old newest day and its eve go too.
+        assert_eq!(retired_days(100, Some(95)), [94, 95, 97, 98]);
+        assert_eq!(retired_days(100, Some(98)), [97, 98]);
+        // The first day ever.
+        assert_eq!(retired_days(100, None), [97, 98]);
+        // Never today or yesterday, whatever `previous` says.
+        for p in 90..=101 {
+            let gone = retired_days(100, Some(p));
+            assert!(gone.iter().all(|&d| d < 99), "{p}: {gone:?}");
+            assert!(gone.windows(2).all(|w| w[0] < w[1]), "{p}: {gone:?}");
+        }
     }
 }

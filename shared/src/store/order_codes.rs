@@ -66,8 +66,8 @@
 //!
 //! | key | type | contents |
 //! | --- | --- | --- |
-//! | `hb:{oc}:day:<yyyymmdd>` | hash | one field: the day's secret (32 hex digits) -> positions taken; expires 2 days after the day's first code |
-//! | `hb:{oc}:quota:<yyyymmdd>:<user>` | string | codes the user took that day (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`); expires with the day hash. On `{oc}` so the quota is checked and counted in the script that takes the codes: a refused request writes nothing |
+//! | `hb:{oc}:day:<yyyymmdd>` | hash | one field: the day's secret (32 hex digits) -> positions taken; no TTL: the start of a later day deletes it once it is older than yesterday ([`retired_days`]), so at most two exist |
+//! | `hb:{oc}:quota:<yyyymmdd>:<user>` | string | codes the user took that day (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`); expires 2 days after the user's first code of the day. On `{oc}` so the quota is checked and counted in the script that takes the codes: a refused request writes nothing |
 //! | `hb:{oc}:newest_day` | string | the newest business day (days since 1970-01-01) that got a day hash; no expiry |
 //!
 //! The high-water mark refuses to create a day hash for a day at or before it: a day hash that
@@ -79,9 +79,10 @@
 //!
 //! Codes are unique as long as Redis keeps its writes: a failover that loses the last
 //! acknowledged `HINCRBY` (asynchronous replication) can hand out positions again, as it could
-//! lose any other write. The keys have TTLs, so a `volatile-*` eviction policy under memory
-//! pressure could evict a day hash; the high-water mark then stops the day (500) rather than
-//! repeat codes. Changing the zone or the width is safe at any time (a different width gives
+//! lose any other write. Day hashes and the high-water mark have no TTL, so no `volatile-*`
+//! eviction policy can take them (an evicted day hash would stop the day); only the quota
+//! counters have one, and an evicted counter lets its user take more codes that day, never a
+//! code twice. Changing the zone or the width is safe at any time (a different width gives
 //! codes of a different length; a zone change can at worst stop the day as above) but is
 //! cleanest at a day boundary.
 
@@ -92,7 +93,7 @@ use redis::{Script, Value};
 
 pub use crate::domain::order_codes::{
     code_prefix, date_of_day, day_of_date, day_start, domain, new_day_secret, permutation,
-    window_of_hour, Outcome, DAY_TTL_SECS, MAX_BATCH,
+    retired_days, window_of_hour, Outcome, MAX_BATCH, QUOTA_TTL_SECS,
 };
 
 use super::scripts::{self, int, text, Call, OrderCodeCall};
@@ -156,6 +157,34 @@ fn remember_secret(url: &str, key: &str, secret: &str) {
         cache.remove(0);
     }
     cache.push((url.to_string(), key.to_string(), secret.to_string()));
+}
+
+/// Deletes the day hashes that [`retired_days`] names once business day `day` has started
+/// (`previous`: the newest day before it), in one `DEL` (every key is on the `{oc}` hash
+/// slot). Safe to run twice or late: the high-water mark already stands at `day`, so no request
+/// can start those days again. A failure is logged and otherwise ignored: the codes were taken,
+/// and a missed deletion only leaves a hash of about 100 bytes, which the next day's start
+/// deletes if the next day follows at once.
+async fn retire_days(conn: &mut super::Conn, prefix: &str, day: i64, previous: Option<i64>) {
+    let keys: Vec<String> = retired_days(day, previous)
+        .into_iter()
+        .filter_map(|d| date_of_day(d).ok())
+        .map(|d| day_key(prefix, d))
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    let deleted: redis::RedisResult<u64> = redis::cmd("DEL").arg(&keys).query_async(conn).await;
+    match deleted {
+        Ok(n) => tracing::info!(
+            day,
+            deleted = n,
+            "order-code day started; older day hashes deleted"
+        ),
+        Err(e) => {
+            tracing::warn!(day, error = %e, "order-code day started; deleting older day hashes failed")
+        }
+    }
 }
 
 /// Takes `count` (`1..=100`) codes of the current business day (Redis `TIME` in
@@ -235,7 +264,7 @@ pub async fn next_codes_with(
         count,
         positions_per_day: domain(digits),
         new_secret: &new_day_secret(),
-        day_ttl_secs: DAY_TTL_SECS,
+        quota_ttl_secs: QUOTA_TTL_SECS,
         per_user_per_day: cfg.order_codes.per_user_per_day,
         window_start: window.start,
         window_end: window.end,
@@ -266,6 +295,14 @@ pub async fn next_codes_with(
             }
             let date = date_of_day(day)?;
             remember_secret(&cfg.redis_url, &day_key(prefix, date), secret);
+            // A sixth field: this call started the day, and names the newest day before it.
+            if let Some(previous) = reply.get(5) {
+                let previous = match previous.as_str() {
+                    "" => None,
+                    _ => Some(int(NAME, Some(previous))?),
+                };
+                retire_days(&mut conn, prefix, day, previous).await;
+            }
             let perm = permutation(digits, secret);
             let prefix = code_prefix(date);
             let codes = (first..first + u64::from(count))

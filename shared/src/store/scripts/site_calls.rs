@@ -149,8 +149,9 @@ script_call! {
             positions_per_day: u64,
             /// A fresh 128-bit secret (32 hex digits), stored if the day has none yet.
             new_secret: &'a str,
-            /// The day hash's TTL, seconds.
-            day_ttl_secs: u64,
+            /// The lifetime of a quota counter from the caller's first code of the day,
+            /// seconds.
+            quota_ttl_secs: u64,
             /// Codes one caller may take per business day (0: no quota).
             per_user_per_day: u32,
             /// The start of the zone window, Unix seconds.
