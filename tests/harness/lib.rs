@@ -2,7 +2,7 @@
 //! a 3-master Redis Cluster) on free loopback ports for integration tests and
 //! benchmarks, and gives async connections to them for assertions.
 //! `HONGBAO_TEST_SERVER=valkey8|valkey9` starts Valkey 8.1 or 9.1 instead
-//! (see [`engine`]). [`moto`] runs moto in server mode: real EventBridge and SQS
+//! (see [`engine`]). [`moto`] runs moto in server mode: real EventBridge and CloudWatch Logs
 //! endpoints on loopback. [`proxy`] is a fault-injecting TCP proxy, which
 //! [`ReplicatedCluster::start_proxied`] puts in front of every cluster node.
 //!

@@ -1,10 +1,10 @@
-//! Real AWS endpoints for EventBridge and SQS: [moto](https://docs.getmoto.org/) in server mode
+//! Real AWS endpoints for EventBridge and CloudWatch Logs: [moto](https://docs.getmoto.org/) in server mode
 //! (PyPI `moto[server]`, pinned in `scripts/requirements.txt`), started from the project's venv
 //! (`.venv`, or `$HONGBAO_VENV`) as `python -m moto.server -H 127.0.0.1 -p PORT`, one private
 //! process per [`MotoServer`], killed on drop.
 //!
 //! [`LedgerFeed`] sets up what the SAM template deploys for the ledger export: an EventBridge
-//! bus, a rule on it matching `{"source": ["hongbao"]}` and an SQS queue as the rule's target, so
+//! bus, a rule on it matching `{"source": ["hongbao"]}` and a log group as the rule's target, so
 //! a test can read back every event put on the bus.
 //!
 //! ```no_run
@@ -24,13 +24,13 @@ use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
-use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use tempfile::TempDir;
 
@@ -50,9 +50,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_ATTEMPTS: usize = 10;
 /// Name of the file capturing moto's stdout/stderr (its request log) inside the temp dir.
 const LOG_FILE: &str = "moto.log";
-/// Long-poll wait of one `ReceiveMessage` in [`LedgerFeed::drain`]. moto delivers to the queue
-/// during `PutEvents`, so this only bounds how long an empty queue takes to be seen as empty.
-const DRAIN_WAIT_SECONDS: i32 = 1;
+/// The account moto answers as (its default).
+const ACCOUNT: &str = "123456789012";
 
 /// A moto server (`python -m moto.server`) on a free loopback port, with its own state (every
 /// account and region moto simulates); killed, with its process group, on drop.
@@ -255,27 +254,32 @@ fn log_tail(dir: &Path) -> String {
     )
 }
 
-/// An EventBridge bus whose events with source [`LEDGER_SOURCE`] a rule delivers to an SQS
-/// queue, on a [`MotoServer`]; [`drain`](Self::drain) reads them back.
+/// An EventBridge bus whose events with source [`LEDGER_SOURCE`] a rule delivers to a
+/// CloudWatch Logs log group, on a [`MotoServer`]; [`drain`](Self::drain) reads them back.
 ///
-/// The queue is `<bus>-feed`, the rule `<bus>-to-feed`, with the `EventPattern`
-/// `{"source": ["hongbao"]}` and the queue as its one target. The queue's policy lets the rule
-/// send to it (`events.amazonaws.com`, `aws:SourceArn` the rule), as AWS requires; moto checks
-/// no policy.
+/// The log group is `/aws/events/<bus>-feed`, the rule `<bus>-to-feed`, with the
+/// `EventPattern` `{"source": ["hongbao"]}` and the log group as its one target (EventBridge
+/// writes each event as one log event, the envelope as JSON). A log group, not an SQS queue:
+/// moto's SQS computes every queue attribute, a scan of the whole queue, for each message it
+/// delivers, so a queue that grows (a feed read less often than it is written) makes every
+/// `PutEvents` slower, and a long soak's exports then time out, re-publish, and grow it further;
+/// moto appends a log event in constant time.
 pub struct LedgerFeed {
     bus_name: String,
-    queue_url: String,
-    sqs: aws_sdk_sqs::Client,
+    log_group: String,
+    /// moto's port: the log group is read over plain HTTP (see [`filter_log_events`]).
+    port: u16,
+    /// Log events already returned by [`drain`](Self::drain).
+    read: Mutex<usize>,
 }
 
 impl LedgerFeed {
-    /// Creates the bus `bus_name`, the queue and the rule targeting it on `moto`. Panics on any
-    /// failed call.
+    /// Creates the bus `bus_name`, the log group and the rule targeting it on `moto`. Panics on
+    /// any failed call.
     pub async fn create(moto: &MotoServer, bus_name: &str) -> LedgerFeed {
         let config = moto.sdk_config();
         let events = aws_sdk_eventbridge::Client::new(&config);
-        let sqs = aws_sdk_sqs::Client::new(&config);
-        let queue_name = format!("{bus_name}-feed");
+        let log_group = format!("/aws/events/{bus_name}-feed");
         let rule_name = format!("{bus_name}-to-feed");
 
         events
@@ -284,58 +288,29 @@ impl LedgerFeed {
             .send()
             .await
             .unwrap_or_else(|e| panic!("harness: CreateEventBus {bus_name}: {e:?}"));
-        let queue_url = sqs
-            .create_queue()
-            .queue_name(&queue_name)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("harness: CreateQueue {queue_name}: {e:?}"))
-            .queue_url
-            .unwrap_or_else(|| panic!("harness: CreateQueue {queue_name} returned no QueueUrl"));
-        let queue_arn = sqs
-            .get_queue_attributes()
-            .queue_url(&queue_url)
-            .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("harness: GetQueueAttributes {queue_url}: {e:?}"))
-            .attributes
-            .and_then(|mut a| a.remove(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
-            .unwrap_or_else(|| panic!("harness: {queue_url} has no QueueArn"));
+        let (port, group) = (moto.port(), log_group.clone());
+        tokio::task::spawn_blocking(move || {
+            logs_call(
+                port,
+                "CreateLogGroup",
+                &serde_json::json!({ "logGroupName": group }),
+            )
+        })
+        .await
+        .expect("harness: CreateLogGroup task");
         let pattern = serde_json::json!({ "source": [LEDGER_SOURCE] }).to_string();
-        let rule_arn = events
+        events
             .put_rule()
             .name(&rule_name)
             .event_bus_name(bus_name)
             .event_pattern(pattern)
             .send()
             .await
-            .unwrap_or_else(|e| panic!("harness: PutRule {rule_name} on {bus_name}: {e:?}"))
-            .rule_arn
-            .unwrap_or_else(|| panic!("harness: PutRule {rule_name} returned no RuleArn"));
-        let policy = serde_json::json!({
-            "Version": "2012-10-17",
-            "Statement": [{
-                "Sid": "ledger-rule",
-                "Effect": "Allow",
-                "Principal": { "Service": "events.amazonaws.com" },
-                "Action": "sqs:SendMessage",
-                "Resource": queue_arn,
-                "Condition": { "ArnEquals": { "aws:SourceArn": rule_arn } },
-            }],
-        });
-        sqs.set_queue_attributes()
-            .queue_url(&queue_url)
-            .attributes(
-                aws_sdk_sqs::types::QueueAttributeName::Policy,
-                policy.to_string(),
-            )
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("harness: SetQueueAttributes Policy {queue_url}: {e:?}"));
+            .unwrap_or_else(|e| panic!("harness: PutRule {rule_name} on {bus_name}: {e:?}"));
+        let log_group_arn = format!("arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{log_group}");
         let target = aws_sdk_eventbridge::types::Target::builder()
             .id("ledger-feed")
-            .arn(&queue_arn)
+            .arn(&log_group_arn)
             .build()
             .expect("harness: a target with an id and an arn");
         let put = events
@@ -348,13 +323,14 @@ impl LedgerFeed {
             .unwrap_or_else(|e| panic!("harness: PutTargets {rule_name}: {e:?}"));
         assert_eq!(
             put.failed_entry_count, 0,
-            "harness: PutTargets {rule_name} -> {queue_arn} failed: {:?}",
+            "harness: PutTargets {rule_name} -> {log_group_arn} failed: {:?}",
             put.failed_entries
         );
         LedgerFeed {
             bus_name: bus_name.to_string(),
-            queue_url,
-            sqs,
+            log_group,
+            port: moto.port(),
+            read: Mutex::new(0),
         }
     }
 
@@ -363,72 +339,89 @@ impl LedgerFeed {
         &self.bus_name
     }
 
-    /// The queue's URL.
-    pub fn queue_url(&self) -> &str {
-        &self.queue_url
+    /// The log group's name.
+    pub fn log_group(&self) -> &str {
+        &self.log_group
     }
 
-    /// Receives every message until the queue is empty (up to 10 per `ReceiveMessage`, each
-    /// long-polling 1 s), deleting each batch read (`DeleteMessageBatch`), and returns their bodies parsed as JSON, in
-    /// the order received: EventBridge envelopes `{"version", "id", "detail-type", "source",
+    /// Every event delivered since the last call (all of them on the first), parsed as JSON, in
+    /// the order delivered: EventBridge envelopes `{"version", "id", "detail-type", "source",
     /// "time", "region", "resources", "detail"}`. AWS also sends `"account"`; moto 5.2 does not
-    /// (its default target input template lacks it). Panics on a failed call or a body that
-    /// is not JSON.
+    /// (its default target input template lacks it). Reads the log group with
+    /// `FilterLogEvents` (10,000 events a page; moto lists them in the order written). Panics
+    /// on a failed call or a log event that is not JSON.
     pub async fn drain(&self) -> Vec<serde_json::Value> {
-        let mut bodies = Vec::new();
-        loop {
-            let received = self
-                .sqs
-                .receive_message()
-                .queue_url(&self.queue_url)
-                .max_number_of_messages(10)
-                .wait_time_seconds(DRAIN_WAIT_SECONDS)
-                .send()
-                .await
-                .unwrap_or_else(|e| panic!("harness: ReceiveMessage {}: {e:?}", self.queue_url));
-            let messages = received.messages.unwrap_or_default();
-            if messages.is_empty() {
-                return bodies;
-            }
-            let mut entries = Vec::with_capacity(messages.len());
-            for (i, message) in messages.into_iter().enumerate() {
-                let body = message.body.as_deref().unwrap_or_default();
-                bodies.push(serde_json::from_str(body).unwrap_or_else(|e| {
+        let (port, group) = (self.port, self.log_group.clone());
+        let all = tokio::task::spawn_blocking(move || filter_log_events(port, &group))
+            .await
+            .expect("harness: FilterLogEvents task");
+        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        let new: Vec<serde_json::Value> = all[(*read).min(all.len())..]
+            .iter()
+            .map(|body| {
+                serde_json::from_str(body).unwrap_or_else(|e| {
                     panic!(
-                        "harness: message on {} is not JSON ({e}): {body}",
-                        self.queue_url
+                        "harness: log event on {} is not JSON ({e}): {body}",
+                        self.log_group
                     )
-                }));
-                if let Some(handle) = message.receipt_handle {
-                    entries.push(
-                        DeleteMessageBatchRequestEntry::builder()
-                            .id(i.to_string())
-                            .receipt_handle(handle)
-                            .build()
-                            .expect("id and receipt handle are set"),
-                    );
-                }
-            }
-            // One DeleteMessageBatch per ReceiveMessage (both take up to 10): a drain of
-            // thousands of events is a few hundred calls, not one per event.
-            if !entries.is_empty() {
-                let deleted = self
-                    .sqs
-                    .delete_message_batch()
-                    .queue_url(&self.queue_url)
-                    .set_entries(Some(entries))
-                    .send()
-                    .await
-                    .unwrap_or_else(|e| {
-                        panic!("harness: DeleteMessageBatch {}: {e:?}", self.queue_url)
-                    });
-                assert!(
-                    deleted.failed.is_empty(),
-                    "harness: DeleteMessageBatch {}: {:?}",
-                    self.queue_url,
-                    deleted.failed
-                );
-            }
+                })
+            })
+            .collect();
+        *read = all.len();
+        new
+    }
+}
+
+/// Every log event's message in log group `group` on the moto server at `port`, in the order
+/// written: `FilterLogEvents` pages (10,000 events each) until no `nextToken`. Panics on a
+/// failed call.
+fn filter_log_events(port: u16, group: &str) -> Vec<String> {
+    let mut messages = Vec::new();
+    let mut request = serde_json::json!({ "logGroupName": group });
+    loop {
+        let page = logs_call(port, "FilterLogEvents", &request);
+        for event in page["events"].as_array().into_iter().flatten() {
+            messages.push(event["message"].as_str().unwrap_or_default().to_string());
+        }
+        match page["nextToken"].as_str() {
+            Some(token) if !token.is_empty() => request["nextToken"] = token.into(),
+            _ => return messages,
         }
     }
+}
+
+/// One CloudWatch Logs call (`action`, e.g. `FilterLogEvents`) with JSON `request` to the moto
+/// server at `port`; its JSON answer. Plain HTTP/1.0 JSON (`X-Amz-Target:
+/// Logs_20140328.<action>`; moto checks no signature), not the AWS SDK: moto 5.2 answers
+/// timestamps in fractional milliseconds, which the SDK's deserializer refuses, and the
+/// harness needs two calls. Panics on a failed call or an answer other than 200.
+fn logs_call(port: u16, action: &str, request: &serde_json::Value) -> serde_json::Value {
+    let body = request.to_string();
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("harness: connect to moto on port {port}: {e}"));
+    stream
+        .set_read_timeout(Some(Duration::from_secs(300)))
+        .expect("harness: read timeout");
+    let head = format!(
+        "POST / HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Content-Type: application/x-amz-json-1.1\r\nX-Amz-Target: Logs_20140328.{action}\r\n\
+         Authorization: AWS4-HMAC-SHA256 Credential=test/20260101/{REGION}/logs/aws4_request, \
+         SignedHeaders=host, Signature=0\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut response = String::new();
+    stream
+        .write_all(head.as_bytes())
+        .and_then(|()| stream.write_all(body.as_bytes()))
+        .and_then(|()| stream.read_to_string(&mut response).map(drop))
+        .unwrap_or_else(|e| panic!("harness: {action} on moto port {port}: {e}"));
+    let (status, json) = response
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("harness: {action}: {response}"));
+    assert!(status.contains(" 200 "), "harness: {action}: {response}");
+    if json.trim().is_empty() {
+        return serde_json::Value::Null;
+    }
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("harness: {action} ({e}): {json}"))
 }

@@ -1,5 +1,5 @@
 //! Smoke tests of the test harness itself: real redis-server processes, and moto's
-//! EventBridge and SQS endpoints.
+//! EventBridge and CloudWatch Logs endpoints.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -139,10 +139,10 @@ fn many_parallel_servers_get_distinct_ports() {
     assert_eq!(ports.len(), servers.len());
 }
 
-/// moto (server mode) delivers EventBridge events to an SQS target: `PutEvents` on a
+/// moto (server mode) delivers EventBridge events to a CloudWatch Logs target: `PutEvents` on a
 /// [`LedgerFeed`]'s bus comes back from `drain` as EventBridge envelopes, and only once.
 #[tokio::test]
-async fn moto_delivers_bus_events_to_the_feed_queue() {
+async fn moto_delivers_bus_events_to_the_feed() {
     let t = Instant::now();
     let moto = MotoServer::start();
     eprintln!("moto start took {:?}", t.elapsed());
@@ -165,7 +165,7 @@ async fn moto_delivers_bus_events_to_the_feed_queue() {
     }
     let out = put.send().await.unwrap();
     assert_eq!(out.failed_entry_count, 0, "{:?}", out.entries);
-    // Another source on the same bus: the rule's pattern keeps it out of the queue.
+    // Another source on the same bus: the rule's pattern keeps it out of the feed.
     let other = events
         .put_events()
         .entries(

@@ -1,10 +1,10 @@
 //! The money journal and ledger-export, on standalone and on the 3-master cluster, with
-//! EventBridge and SQS from moto (`harness::moto`, a real server process, never a fake).
+//! EventBridge and CloudWatch Logs from moto (`harness::moto`, a real server process, never a fake).
 //!
 //! A scenario of every kind of movement (deposits, a withdrawal, a packet paid for, grabbed,
 //! claimed and refunded at expiry, each step retried) leaves exactly one journal entry per
 //! movement. ledger-export runs are then interleaved with a run killed between `PutEvents`
-//! and the delete: the events that reached the queue, de-duplicated by `event_id`, are
+//! and the delete: the events that reached the feed, de-duplicated by `event_id`, are
 //! exactly the journal's entries (none missing, none extra), every duplicate carries an id
 //! already seen with the same detail, and per user they add up to the wallet's balance.
 
@@ -178,7 +178,7 @@ async fn every_movement_is_journaled_once_and_exported_at_least_once() {
             "{idle:?}"
         );
 
-        // What reached the queue: every entry, some twice, never anything else.
+        // What reached the feed: every entry, some twice, never anything else.
         let events = feed.drain().await;
         let mut by_id: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for e in &events {

@@ -157,7 +157,6 @@ async fn soak() {
     let deadline = started + Duration::from_secs(secs);
 
     let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
-    let reader = export::Reader::start(feed.clone());
     let exporter = tokio::spawn(export::run(
         sandboxes.clone(),
         sink.clone(),
@@ -307,7 +306,7 @@ async fn soak() {
     phases.push(("liveness probes", healed.elapsed()));
     export::drain(&auditor, &sink).await;
     phases.push(("journals exported", healed.elapsed()));
-    let events = reader.finish().await;
+    let events = feed.drain().await;
     phases.push(("feed read", healed.elapsed()));
     let mut state = checker::gather(&auditor, &masters, &users_all).await;
     if !state.journal.is_empty() {

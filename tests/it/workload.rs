@@ -260,7 +260,7 @@ async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
 const PACE_MS: i64 = 300;
 
 /// Redis `TIME`, Unix ms.
-/// The money journal's entries as ledger-export delivered them (`events`: the feed queue's
+/// The money journal's entries as ledger-export delivered them (`events`: the feed's
 /// EventBridge envelopes, duplicates included) are exactly the movements the ledgers hold
 /// (`want`: (user, kind, reference) -> amounts), with one `packet_settled` entry per packet
 /// (its refund and claims); a duplicate delivery carries an id already seen with the same

@@ -11,6 +11,7 @@
 //! `domain/` names `redis`, `lambda_http`, `lambda_runtime`, `aws_lambda_events`, `axum`,
 //! `crate::store` or `crate::api` (`scripts/check-layers.py`).
 
+pub mod coupons;
 pub mod history;
 pub mod journal;
 pub mod order_codes;

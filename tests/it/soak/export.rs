@@ -4,11 +4,9 @@
 //! `event_id`, is what the checker judges as the journal.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::moto::LedgerFeed;
 use hongbao::api::ledger_export::{self, eventbridge::EventBridgeSink};
 use hongbao::domain::journal::{Entry, Kind};
 use hongbao::store::journal::{self, JournalIndex};
@@ -202,38 +200,4 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
         }
     }
     (out, v)
-}
-
-/// Reads the feed while the run goes on, as a consumer would: moto's `ReceiveMessage` scans the
-/// whole queue, so a queue left to fill with thousands of events takes minutes to drain, and
-/// one kept short takes none. [`Reader::finish`] reads what is left and returns every event.
-pub struct Reader {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<Vec<Value>>,
-}
-
-impl Reader {
-    /// Starts reading `feed` (each `drain` long-polls 1 s once the queue is empty).
-    pub fn start(feed: Arc<LedgerFeed>) -> Reader {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        // A drain is never cancelled: the messages it received are deleted from the queue.
-        let task = tokio::spawn(async move {
-            let mut events = Vec::new();
-            loop {
-                let last = stopped.load(Ordering::SeqCst);
-                events.extend(feed.drain().await);
-                if last {
-                    return events;
-                }
-            }
-        });
-        Reader { stop, task }
-    }
-
-    /// Stops reading after what the queue holds now, and returns every event read.
-    pub async fn finish(self) -> Vec<Value> {
-        self.stop.store(true, Ordering::SeqCst);
-        self.task.await.expect("the feed reader panicked")
-    }
 }

@@ -1,0 +1,17 @@
+//! Coupon drops (seed 004's 抢优惠券): a merchant's campaign of pre-issued or generated codes,
+//! grabbed first-come-first-served, at most `per_user` per user, each redeemed at most once.
+//!
+//! The rules here are pure: which uploaded codes are valid and distinct ([`codes`]), how a
+//! generated code is made, checked and read back ([`generated`]), what a campaign request must
+//! meet and the status it shows ([`campaign`]), and how codes and users spread over a large
+//! campaign's pools ([`pools`]). The store runs the rules that must be atomic (a grab, a
+//! redeem) as Lua scripts on the pools' hash tags.
+
+pub mod campaign;
+pub mod codes;
+pub mod generated;
+pub mod pools;
+
+pub use campaign::{is_reference, CodeSource, NewCampaign, Status};
+pub use generated::{campaign_id, campaign_no, parse, CodeKey, ParsedCode};
+pub use pools::{home_pool, pool_count, pool_of_code, pool_of_index, pool_start};
