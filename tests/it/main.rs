@@ -37,6 +37,7 @@
 mod common;
 
 mod connect;
+mod coupons;
 mod discovery;
 mod durability;
 mod failover;

@@ -1,9 +1,9 @@
 //! The rules of hongbao as pure code: money in `i64` cents, the split algorithms, packet limits
 //! and validation, reclaim batches, wallets, history entries and business years, the business
-//! time zone, the order-code permutation and vote scoring. One file per job: a feature whose
-//! rules have several jobs is a module with private children (`packets/rules.rs`,
-//! `order_codes/permutation.rs`, ...) whose items it re-exports, so every path stays
-//! `domain::<feature>::<item>`.
+//! time zone, the order-code permutation, coupon codes and campaigns, and vote scoring. One
+//! file per job: a feature whose rules have several jobs is a module with private children
+//! (`packets/rules.rs`, `order_codes/permutation.rs`, ...) whose items it re-exports, so every
+//! path stays `domain::<feature>::<item>`.
 //!
 //! Nothing here knows Redis, HTTP or Lambda: the layer above ([`crate::store`]) runs the rules
 //! that must be atomic as Lua scripts and turns replies into these types, and the layer above

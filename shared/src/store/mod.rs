@@ -19,6 +19,7 @@ pub mod audit;
 pub mod config;
 mod conn;
 mod connect;
+pub mod coupons;
 pub mod error;
 mod eviction;
 pub mod history;

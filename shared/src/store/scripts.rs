@@ -41,12 +41,14 @@ use super::error::Error;
 
 #[macro_use]
 mod call;
+mod coupon_calls;
 #[cfg(test)]
 mod headers;
 mod packet_calls;
 mod site_calls;
 
 pub use call::{Call, Sink};
+pub use coupon_calls::{CouponCreateCall, CouponGrabCall, CouponRedeemCall};
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
     JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
@@ -146,10 +148,11 @@ macro_rules! script {
 
 /// The scripts whose writes must be on `REDIS_WAIT_REPLICAS` replicas before their answer is
 /// given: every script that moves money or records a step of a money movement, and the order
-/// codes (a lost counter would hand out a code twice). Grabs, views, rate limits, locks and
+/// codes and the coupon scripts (a lost counter or issue record would hand out a code twice, a
+/// lost redemption would let a coupon be redeemed twice). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 8] = [
+pub(crate) const ACKNOWLEDGED: [&str; 11] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
@@ -158,6 +161,9 @@ pub(crate) const ACKNOWLEDGED: [&str; 8] = [
     "settle.lua",
     "withdraw.lua",
     "order_code.lua",
+    "coupon_create.lua",
+    "coupon_grab.lua",
+    "coupon_redeem.lua",
 ];
 
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
@@ -258,12 +264,23 @@ script!(
     /// that many positions of the day's sequence, all or none (never wrapping).
     ORDER_CODE, "order_code.lua", ["quota.lua"]);
 
+script!(
+    /// `lua/coupon_create.lua`: write one pool of a new coupon campaign, once.
+    COUPON_CREATE, "coupon_create.lua");
+script!(
+    /// `lua/coupon_grab.lua` (with `lua/rate_limit.lua`): a code of the caller's home pool, at
+    /// most `per_user` per user, visits rate-limited.
+    COUPON_GRAB, "coupon_grab.lua", ["rate_limit.lua"]);
+script!(
+    /// `lua/coupon_redeem.lua`: redeem an issued coupon at most once.
+    COUPON_REDEEM, "coupon_redeem.lua");
+
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 18] {
+pub fn all() -> [(&'static str, &'static Script); 21] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 18] {
+fn all_lua() -> [(&'static str, &'static Lua); 21] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -283,6 +300,9 @@ fn all_lua() -> [(&'static str, &'static Lua); 18] {
         ("article_groups.lua", &ARTICLE_GROUPS),
         ("group_page.lua", &GROUP_PAGE),
         ("order_code.lua", &ORDER_CODE),
+        ("coupon_create.lua", &COUPON_CREATE),
+        ("coupon_grab.lua", &COUPON_GRAB),
+        ("coupon_redeem.lua", &COUPON_REDEEM),
     ]
 }
 

@@ -201,6 +201,9 @@ fn every_script_header_matches_its_call() {
         check::<ArticleGroupsCall>(),
         check::<GroupPageCall>(),
         check::<OrderCodeCall>(),
+        check::<CouponCreateCall>(),
+        check::<CouponGrabCall>(),
+        check::<CouponRedeemCall>(),
     ];
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(errors.is_empty(), "{errors:#?}");

@@ -1,0 +1,90 @@
+-- coupon_grab.lua: give the caller a coupon code of a campaign from their home pool, at most
+-- the campaign's per_user codes per user, in one round trip. (lua/rate_limit.lua is prepended:
+-- rl_take.)
+--
+-- KEYS[1] pool: the home pool's hash (see coupon_create.lua)
+-- KEYS[2] codes: the home pool's un-issued uploaded codes (list)
+-- KEYS[3] issued: the home pool's issued codes: item -> "<user>\n<grabbed_at_ms>" (+ the
+--         redemption, see coupon_redeem.lua)
+-- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated
+-- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
+-- ARGV[1] user_id: the caller
+-- ARGV[2] home: the home pool's number (0-based), written into the caller's items
+-- ARGV[3] rate_limit: visits allowed per window (0 = unlimited)
+-- ARGV[4] rate_window_ms: the window, ms
+--
+-- An item names a code by its pool: "<pool>/<code>" for an uploaded code, "<pool>/<index>" for
+-- a generated one (the function turns the index into the code with the campaign's secret).
+--
+-- Returns one string, the outcome and its data joined by ':':
+--   'not_found'                          no such pool (campaign)
+--   'ended:<ends_at_ms>'                 Redis TIME is at or past ends_at
+--   'rate_limited:<retry_after_ms>'      a visit over the limit (see below); nothing changed
+--   'not_started:<starts_at_ms>:<now_ms>'
+--   'already_grabbed:<items>'            the caller holds per_user codes already
+--   'empty:<items>'                      the home pool has no code left ('' items: none held);
+--                                        the caller may take one from another pool
+--   'grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>'
+-- A visit that is answered not_started or already_grabbed counts toward the caller's visit
+-- limit (seed 004's canAccess, made atomic): clicking before the start or after winning is
+-- what the limit is for. A win is not counted (a user wins at most per_user times), and an
+-- ended campaign is answered before the limit (the answer never changes, and a sandbox that has
+-- seen it answers without this script).
+--
+-- Redis commands per path:
+--   repeat (limit reached)   HMGET, TIME, HGET, INCR (+ PEXPIRE opening a window)
+--   win (uploaded)           HMGET, TIME, HGET, LPOP, HSET, HSET, HINCRBY
+--   win (generated)          HMGET, TIME, HGET, HSET (issued), HSET (holders), HINCRBY x2
+local meta = redis.call('HMGET', KEYS[1], 'ends_at', 'starts_at', 'per_user', 'kind', 'next',
+  'end', 'redeem_by')
+if not meta[1] then
+  return 'not_found'
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now >= tonumber(meta[1]) then
+  return 'ended:' .. meta[1]
+end
+local user = ARGV[1]
+if now < tonumber(meta[2]) then
+  local wait = rl_take(KEYS[5], tonumber(ARGV[3]), ARGV[4])
+  if wait > 0 then
+    return 'rate_limited:' .. wait
+  end
+  return 'not_started:' .. meta[2] .. ':' .. now
+end
+
+local mine = redis.call('HGET', KEYS[4], user)
+local held = 0
+if mine then
+  local _, spaces = string.gsub(mine, ' ', ' ')
+  held = spaces + 1
+end
+if held >= tonumber(meta[3]) then
+  local wait = rl_take(KEYS[5], tonumber(ARGV[3]), ARGV[4])
+  if wait > 0 then
+    return 'rate_limited:' .. wait
+  end
+  return 'already_grabbed:' .. mine
+end
+
+local code
+if meta[4] == 'generated' then
+  local next_index = tonumber(meta[5])
+  if next_index < tonumber(meta[6]) then
+    code = string.format('%d', next_index)
+    redis.call('HINCRBY', KEYS[1], 'next', 1)
+  end
+else
+  code = redis.call('LPOP', KEYS[2])
+end
+if not code then
+  return 'empty:' .. (mine or '')
+end
+
+local item = ARGV[2] .. '/' .. code
+local stamp = string.format('%d', now)
+redis.call('HSET', KEYS[3], code, user .. '\n' .. stamp)
+redis.call('HSET', KEYS[4], user, mine and (mine .. ' ' .. item) or item)
+redis.call('HINCRBY', KEYS[1], 'issued', 1)
+return 'grabbed:' .. item .. ':' .. stamp .. ':' .. meta[7]

@@ -1,0 +1,135 @@
+//! The keys of a coupon campaign's pools and the hash tags they sit on.
+//!
+//! Pool `k` of the `P` pools of campaign `<id>` (its 5-character id) has the hash tag `t_k`,
+//! a 4-hex-digit tag like a wallet's, so the money journal's 65,536 journals
+//! ([`crate::store::journal`]) are still every journal there is:
+//!
+//! | key | type | contents |
+//! | --- | --- | --- |
+//! | `hb:{t_k}:coupon:<id>:<k>` | hash | the campaign's rules (copied into every pool) and the pool's counts (`lua/coupon_create.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:codes` | list | the pool's un-issued uploaded codes |
+//! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>`, then `\n<order_reference>\n<redeemed_at_ms>` once redeemed |
+//! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated), for the users whose home pool is `k` |
+//! | `hb:{t_k}:coupon:<id>:<k>:visits:<user>` | string | the user's counted visits in the open window (`lua/rate_limit.lua`); TTL = the rest of the window |
+//!
+//! The tags are chosen so the pools' hash slots are evenly spaced over the 16,384 slots
+//! ([`pool_tag`]): a cluster whose masters own equal contiguous slot ranges (what ElastiCache
+//! and `redis-cli --cluster create` set up) then holds the same number of pools on each master
+//! whenever that number divides `P` (24 pools: 1, 2, 3, 4, 6, 8, 12 or 24 masters).
+
+use std::sync::OnceLock;
+
+use crate::store::journal::hash_slot;
+use crate::store::keys::user_key_part;
+
+/// Redis Cluster's hash slots.
+const SLOTS: u32 = 16_384;
+
+/// For each hash slot, the smallest 4-hex-digit tag on it (`None`: no such tag; 13,152 slots
+/// have one). Built on first use: 65,536 CRC16s, about 1 ms.
+fn tags_by_slot() -> &'static [Option<u16>] {
+    static TABLE: OnceLock<Vec<Option<u16>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = vec![None; SLOTS as usize];
+        for tag in 0..=u16::MAX {
+            let slot = hash_slot(&format!("{{{tag:04x}}}")) as usize;
+            if table[slot].is_none() {
+                table[slot] = Some(tag);
+            }
+        }
+        table
+    })
+}
+
+/// The hash tag (4 lowercase hex digits) of pool `k` of the `pools` pools of campaign number
+/// `campaign_no`: the first tag on or after hash slot
+/// `(offset + floor(k * 16384 / pools)) mod 16384`, where `offset` spreads campaigns over the
+/// slots (Knuth's multiplicative hash of the number). Distinct pools get distinct tags.
+pub fn pool_tag(campaign_no: u64, k: u32, pools: u32) -> String {
+    let offset = (campaign_no.wrapping_mul(2_654_435_761) % u64::from(SLOTS)) as u32;
+    let target = (offset + (u64::from(k) * u64::from(SLOTS) / u64::from(pools)) as u32) % SLOTS;
+    let table = tags_by_slot();
+    let tag = (0..SLOTS)
+        .find_map(|step| table[((target + step) % SLOTS) as usize])
+        .expect("13,152 slots hold a 4-hex-digit tag");
+    format!("{tag:04x}")
+}
+
+/// The keys of one pool of a campaign (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolKeys {
+    /// The pool's hash: the campaign's rules and the pool's counts.
+    pub pool: String,
+    /// The pool's un-issued uploaded codes (list).
+    pub codes: String,
+    /// The pool's issued codes (hash).
+    pub issued: String,
+    /// The users whose home pool this is, and their items (hash).
+    pub holders: String,
+}
+
+impl PoolKeys {
+    /// The keys of pool `k` of the `pools` pools of campaign `campaign_id` (number
+    /// `campaign_no`) under key prefix `prefix`.
+    pub fn new(prefix: &str, campaign_id: &str, campaign_no: u64, k: u32, pools: u32) -> Self {
+        let base = format!(
+            "{prefix}:{{{}}}:coupon:{campaign_id}:{k}",
+            pool_tag(campaign_no, k, pools)
+        );
+        PoolKeys {
+            codes: format!("{base}:codes"),
+            issued: format!("{base}:issued"),
+            holders: format!("{base}:holders"),
+            pool: base,
+        }
+    }
+
+    /// `user_id`'s visit counter in the campaign, on this pool's tag (their home pool's).
+    pub fn visits(&self, user_id: &str) -> String {
+        format!("{}:visits:{}", self.pool, user_key_part(user_id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_sit_on_evenly_spaced_slots() {
+        for (no, pools) in [(1u64, 24u32), (77, 24), (5, 200), (9, 1)] {
+            let slots: Vec<u32> = (0..pools)
+                .map(|k| u32::from(hash_slot(&format!("{{{}}}", pool_tag(no, k, pools)))))
+                .collect();
+            let distinct: std::collections::BTreeSet<_> = slots.iter().collect();
+            assert_eq!(distinct.len(), pools as usize, "{no}/{pools}: {slots:?}");
+            // Three masters of equal contiguous ranges hold a third each (24 pools: 8 each).
+            if pools == 24 {
+                let mut per_master = [0; 3];
+                for s in &slots {
+                    per_master[(*s as usize * 3) / SLOTS as usize] += 1;
+                }
+                assert!(
+                    per_master.iter().all(|&n| (7..=9).contains(&n)),
+                    "{per_master:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keys_share_the_pool_tag() {
+        let keys = PoolKeys::new("hb", "0002D", 77, 3, 24);
+        let tag = pool_tag(77, 3, 24);
+        assert_eq!(keys.pool, format!("hb:{{{tag}}}:coupon:0002D:3"));
+        for k in [
+            &keys.codes,
+            &keys.issued,
+            &keys.holders,
+            &keys.visits("a:b c"),
+        ] {
+            assert!(k.starts_with(&keys.pool), "{k}");
+            assert_eq!(hash_slot(k), hash_slot(&keys.pool));
+        }
+        assert!(keys.visits("a:b c").ends_with(":visits:a%3Ab%20c"));
+    }
+}

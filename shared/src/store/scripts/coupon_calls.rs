@@ -1,0 +1,90 @@
+//! The calls of the coupon-drop scripts (see [`super::Call`]). Every key of a call is on one
+//! pool's hash tag.
+
+use super::{COUPON_CREATE, COUPON_GRAB, COUPON_REDEEM};
+
+script_call! {
+    /// `lua/coupon_create.lua`: write one pool of a new campaign, once.
+    pub struct CouponCreateCall<'a> for COUPON_CREATE {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+        }
+        ARGV {
+            /// The creating request's fingerprint.
+            fingerprint: &'a str,
+            /// The campaign's title.
+            title: &'a str,
+            /// When grabbing opens, Unix ms.
+            starts_at_ms: i64,
+            /// When grabbing ends (exclusive), Unix ms.
+            ends_at_ms: i64,
+            /// Until when an issued coupon may be redeemed (exclusive), Unix ms.
+            redeem_by_ms: i64,
+            /// Codes one user may grab from the campaign.
+            per_user: u32,
+            /// The campaign's number of pools.
+            pools: u32,
+            /// `uploaded` or `generated`.
+            kind: &'a str,
+            /// Generated: the pool's first index (0 for uploaded codes).
+            first_index: u64,
+            /// Generated: the pool's end index, exclusive (0 for uploaded codes).
+            end_index: u64,
+            /// Generated: the campaign's code secret, 32 hex digits (empty for uploaded).
+            secret: &'a str,
+            /// Uploaded: the pool's codes (none for generated).
+            batch: &'a [&'a str],
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_grab.lua`: a code of the caller's home pool, at most `per_user` per user.
+    pub struct CouponGrabCall<'a> for COUPON_GRAB {
+        KEYS {
+            /// The home pool's hash.
+            pool: &'a str,
+            /// The home pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The home pool's issued codes (hash).
+            issued: &'a str,
+            /// The home pool's users and their items (hash).
+            holders: &'a str,
+            /// The caller's visit counter in the campaign.
+            rate: &'a str,
+        }
+        ARGV {
+            /// The caller.
+            user_id: &'a str,
+            /// The home pool's number.
+            home: u32,
+            /// Visits allowed per window (0: unlimited).
+            rate_limit: u32,
+            /// The visit window, ms.
+            rate_window_ms: u64,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_redeem.lua`: redeem an issued coupon once, on the pool that issued it.
+    pub struct CouponRedeemCall<'a> for COUPON_REDEEM {
+        KEYS {
+            /// The issuing pool's hash.
+            pool: &'a str,
+            /// The issuing pool's issued codes (hash).
+            issued: &'a str,
+        }
+        ARGV {
+            /// The code as the pool keys it: the uploaded code, or the generated index.
+            code: &'a str,
+            /// The user the checkout names.
+            user_id: &'a str,
+            /// The order redeeming the coupon.
+            order_reference: &'a str,
+        }
+    }
+}
