@@ -1,57 +1,52 @@
--- coupon_create.lua: write one pool of a new coupon campaign, once: its rules and its codes
--- (uploaded codes, or the range of indices of generated ones). A campaign of P pools is P calls,
--- one per pool hash tag (shared/src/store/coupons/create.rs); each call is idempotent, so a
--- creation cut short is completed by the same request sent again.
+-- coupon_create.lua: record a new coupon campaign under the merchant's reference, once, and give
+-- it the next campaign number; its pools are written after this (coupon_create_pool.lua, see
+-- shared/src/store/coupons/create.rs).
 --
--- KEYS[1] pool: the pool's hash (the campaign's rules, copied into every pool, and its counts)
--- KEYS[2] codes: the pool's un-issued uploaded codes (list; empty for generated codes)
--- ARGV[1] fingerprint: the creating request's fingerprint ('v1:' + SHA-256 hex)
--- ARGV[2] title: the campaign's title
--- ARGV[3] starts_at_ms: when grabbing opens, Unix ms
+-- KEYS[1] refs: the campaigns by reference (hash): reference ->
+--         "<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>"; no TTL
+-- KEYS[2] seq: the last campaign number given (string)
+-- ARGV[1] reference: the merchant's reference of the creation (printable ASCII, no spaces)
+-- ARGV[2] fingerprint: the request's fingerprint ('v1:' + SHA-256 hex)
+-- ARGV[3] starts_at_ms: when grabbing opens, Unix ms; '' = now (Redis TIME)
 -- ARGV[4] ends_at_ms: when grabbing ends (exclusive), Unix ms
--- ARGV[5] redeem_by_ms: until when an issued coupon may be redeemed (exclusive), Unix ms
--- ARGV[6] per_user: codes one user may grab from the campaign (1..10)
--- ARGV[7] pools: the campaign's number of pools
--- ARGV[8] kind: 'uploaded' or 'generated'
--- ARGV[9] first_index: generated: the pool's first index; uploaded: 0
--- ARGV[10] end_index: generated: the pool's end index (exclusive); uploaded: 0
--- ARGV[11] secret: generated: the campaign's code secret (32 hex digits); uploaded: ''
--- ARGV[12..] batch: uploaded: the pool's codes (none for generated)
---
--- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
--- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it
--- redeemed), and for generated codes next (the next index to issue), end and secret.
+-- ARGV[5] secret: a fresh code secret (32 hex digits), stored if the campaign is new: every
+--         pool of a generated campaign, and every retry of its creation, uses the stored one
+-- ARGV[6] max_campaign_no: the largest campaign number (32^5 - 1: five characters)
 --
 -- Returns:
---   'created'   the pool is written
---   'repeat'    the pool exists with the same fingerprint (a re-sent or re-driven call); nothing
---               written
---   'conflict'  the pool exists with another fingerprint; nothing written
-local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
-if fingerprint then
-  if fingerprint == ARGV[1] then
-    return 'repeat'
+--   'created:<campaign_no>:<starts_at_ms>:<secret>'  recorded now
+--   'repeat:<campaign_no>:<starts_at_ms>:<secret>'   the reference names this request already
+--                          (a retry, or this call sent again); nothing written
+--   'reference_reused'     the reference names another request; nothing written
+--   'ended:<now_ms>'       ends_at is not after Redis TIME (nor after starts_at); nothing written
+--   'full'                 every campaign number is taken; nothing written
+local record = redis.call('HGET', KEYS[1], ARGV[1])
+if record then
+  local no, fingerprint, starts, secret = string.match(record, '^(%d+)\n([^\n]*)\n(%d+)\n(%x+)$')
+  if not no then
+    return redis.error_reply('ERR hongbao: coupon_create: malformed record of a reference')
   end
-  return 'conflict'
+  if fingerprint ~= ARGV[2] then
+    return 'reference_reused'
+  end
+  return 'repeat:' .. no .. ':' .. starts .. ':' .. secret
 end
 
-local total
-if ARGV[8] == 'generated' then
-  total = tonumber(ARGV[10]) - tonumber(ARGV[9])
-  redis.call('HSET', KEYS[1], 'next', ARGV[9], 'end', ARGV[10], 'secret', ARGV[11])
-else
-  total = #ARGV - 11
-  -- RPUSH in slices of 4,000: Lua's unpack takes at most about 8,000 values at once.
-  local slice = {}
-  for i = 12, #ARGV do
-    slice[#slice + 1] = ARGV[i]
-    if #slice == 4000 or i == #ARGV then
-      redis.call('RPUSH', KEYS[2], unpack(slice))
-      slice = {}
-    end
-  end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local starts = ARGV[3]
+if starts == '' then
+  starts = string.format('%d', now)
 end
-redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'title', ARGV[2], 'starts_at', ARGV[3],
-  'ends_at', ARGV[4], 'redeem_by', ARGV[5], 'per_user', ARGV[6], 'pools', ARGV[7],
-  'kind', ARGV[8], 'total', string.format('%d', total), 'issued', '0', 'redeemed', '0')
-return 'created'
+if tonumber(ARGV[4]) <= now or tonumber(ARGV[4]) <= tonumber(starts) then
+  return 'ended:' .. now
+end
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if last >= tonumber(ARGV[6]) then
+  return 'full'
+end
+
+local no = redis.call('INCR', KEYS[2])
+redis.call('HSET', KEYS[1], ARGV[1],
+  string.format('%d', no) .. '\n' .. ARGV[2] .. '\n' .. starts .. '\n' .. ARGV[5])
+return 'created:' .. no .. ':' .. starts .. ':' .. ARGV[5]

@@ -2,7 +2,7 @@
 -- the campaign's per_user codes per user, in one round trip. (lua/rate_limit.lua is prepended:
 -- rl_take.)
 --
--- KEYS[1] pool: the home pool's hash (see coupon_create.lua)
+-- KEYS[1] pool: the home pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the home pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: the home pool's issued codes: item -> "<user>\n<grabbed_at_ms>" (+ the
 --         redemption, see coupon_redeem.lua)

@@ -1,7 +1,7 @@
 -- coupon_redeem.lua: redeem an issued coupon at checkout, at most once: the pool that issued the
 -- code records the order that redeemed it.
 --
--- KEYS[1] pool: the issuing pool's hash (see coupon_create.lua)
+-- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] issued: the issuing pool's issued codes: code (uploaded) or index (generated) ->
 --         "<user>\n<grabbed_at_ms>", plus "\n<order_reference>\n<redeemed_at_ms>" once redeemed
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)

@@ -1,4 +1,4 @@
-//! Coupon drops' scripts (`lua/coupon_create.lua`, `lua/coupon_grab.lua`,
+//! Coupon drops' scripts (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
 //! `lua/coupon_redeem.lua`) through their typed calls, against real `redis-server` processes:
 //! every test runs on a standalone server and on a 3-master cluster started by the harness.
 //! One pool here; campaigns of many pools build on these steps.
@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{campaign_id, parse, CodeKey};
-use hongbao::store::coupons::PoolKeys;
-use hongbao::store::scripts::{text, Call, CouponCreateCall, CouponGrabCall, CouponRedeemCall};
+use hongbao::domain::coupons::{campaign_id, parse, CodeKey, CodeSource, NewCampaign};
+use hongbao::store::coupons::{self, CreateOutcome, Created, PoolKeys};
+use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
 use hongbao::Store;
 
 use crate::common;
@@ -37,7 +37,7 @@ struct Pool<'a> {
 async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
     let keys = PoolKeys::new("hb", &campaign_id(no), no, 0, 1);
     let (first, end) = p.generated.unwrap_or((0, 0));
-    let reply = CouponCreateCall {
+    let reply = CouponCreatePoolCall {
         pool: &keys.pool,
         codes: &keys.codes,
         fingerprint: p.fingerprint,
@@ -61,7 +61,7 @@ async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
     .invoke_async(&mut store.conn().await.unwrap())
     .await
     .unwrap();
-    text("coupon_create", reply).unwrap()
+    text("coupon_create_pool", reply).unwrap()
 }
 
 /// One grab of pool 0 of campaign `no` by `user` (visit limit `limit` per minute).
@@ -412,4 +412,159 @@ async fn times_visits_and_one_redemption() {
             "{backend}: an expired redeem wrote"
         );
     }
+}
+
+/// A campaign request: `source` codes, open from one second ago for ten minutes.
+fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
+    NewCampaign {
+        title: "20 off 100".into(),
+        source,
+        starts_at_ms: Some(now - 1_000),
+        ends_at_ms: now + 600_000,
+        per_user: 1,
+        redeem_by_ms: now + 1_200_000,
+        reference: reference.into(),
+    }
+}
+
+/// Test: creating a campaign: the same request under the same reference finds the same
+/// campaign (also when the first attempt stopped after recording it), another request under it
+/// is refused, and duplicate codes (within the request, or another campaign's) and an end in
+/// the past are refused; every refusal writes nothing (`DUMP` of every key before and after).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creating_a_campaign_once() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let codes = |from: usize, n: usize| -> Vec<String> {
+            (from..from + n).map(|i| format!("DROP-{i:04}")).collect()
+        };
+        let first = campaign(now, "drop-1", CodeSource::Uploaded(codes(0, 100)));
+        let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &first).await else {
+            panic!("{backend}: not created")
+        };
+        assert_eq!(
+            (c.campaign_id.as_str(), c.pools, c.codes_total, c.repeat),
+            ("00001", 1, 100, false)
+        );
+        let again = coupons::create(&store, &first).await.unwrap();
+        assert_eq!(
+            again,
+            CreateOutcome::Created(Created {
+                repeat: true,
+                ..c.clone()
+            }),
+            "{backend}"
+        );
+
+        let before = dump_all(&redis, &store).await;
+        let refusals = [
+            (
+                campaign(now, "drop-1", CodeSource::Uploaded(codes(0, 99))),
+                CreateOutcome::ReferenceReused,
+            ),
+            (
+                campaign(now, "drop-2", CodeSource::Uploaded(codes(90, 20))),
+                CreateOutcome::DuplicateCodes(codes(90, 10)),
+            ),
+            (
+                campaign(
+                    now,
+                    "drop-3",
+                    CodeSource::Uploaded(vec!["A-1111".into(), "B-2222".into(), "A-1111".into()]),
+                ),
+                CreateOutcome::DuplicateCodes(vec!["A-1111".into()]),
+            ),
+            (
+                NewCampaign {
+                    starts_at_ms: None,
+                    ends_at_ms: now - 1,
+                    redeem_by_ms: now + 1_000,
+                    ..campaign(now, "drop-4", CodeSource::Generated(10))
+                },
+                CreateOutcome::EndsInPast,
+            ),
+        ];
+        for (req, expected) in refusals {
+            assert_eq!(
+                coupons::create(&store, &req).await.unwrap(),
+                expected,
+                "{backend}"
+            );
+        }
+        assert_eq!(
+            dump_all(&redis, &store).await,
+            before,
+            "{backend}: a refusal wrote"
+        );
+
+        // A creation cut short after its record: the same request completes it.
+        let second = campaign(now, "drop-5", CodeSource::Uploaded(codes(100, 50)));
+        let keys = PoolKeys::new("hb", "00002", 2, 0, 1);
+        let Ok(CreateOutcome::Created(c2)) = coupons::create(&store, &second).await else {
+            panic!("{backend}: not created")
+        };
+        let mut conn = store.conn().await.unwrap();
+        let _: () = redis::cmd("DEL")
+            .arg(&keys.pool)
+            .arg(&keys.codes)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let again = coupons::create(&store, &second).await.unwrap();
+        assert_eq!(
+            again,
+            CreateOutcome::Created(Created { repeat: true, ..c2 }),
+            "{backend}"
+        );
+        let left: u64 = redis::cmd("LLEN")
+            .arg(&keys.codes)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(left, 50, "{backend}");
+    }
+}
+
+/// Test: a 200,000-code generated campaign on the 3-master cluster has 24 pools, 8 on each
+/// master, every pool holding its share of the indices and the campaign's one secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_campaign_spreads_over_every_master() {
+    let redis = TestRedis::start(Backend::Cluster);
+    let store = common::store(&redis, |_| {});
+    let now = redis_ms(&store).await;
+    let req = campaign(now, "big-drop", CodeSource::Generated(200_000));
+    let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
+        panic!("not created")
+    };
+    assert_eq!((c.pools, c.codes_total), (24, 200_000));
+    let per_master: Vec<usize> = redis
+        .on_every_node(redis::cmd("KEYS").arg("*:coupon:*").clone())
+        .await
+        .into_iter()
+        .map(|v| match v {
+            redis::Value::Array(keys) => keys.len(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(per_master, vec![8, 8, 8], "pools per master");
+    let mut conn = store.conn().await.unwrap();
+    let (mut total, mut secrets) = (0u64, HashSet::new());
+    for k in 0..24 {
+        let keys = PoolKeys::new("hb", &c.campaign_id, c.campaign_no, k, 24);
+        let (t, next, end, secret): (u64, u64, u64, String) = redis::cmd("HMGET")
+            .arg(&keys.pool)
+            .arg("total")
+            .arg("next")
+            .arg("end")
+            .arg("secret")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(end - next, t);
+        total += t;
+        secrets.insert(secret);
+    }
+    assert_eq!((total, secrets.len()), (200_000, 1));
 }

@@ -48,7 +48,7 @@ mod packet_calls;
 mod site_calls;
 
 pub use call::{Call, Sink};
-pub use coupon_calls::{CouponCreateCall, CouponGrabCall, CouponRedeemCall};
+pub use coupon_calls::{CouponCreateCall, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
     JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
@@ -152,7 +152,7 @@ macro_rules! script {
 /// lost redemption would let a coupon be redeemed twice). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 11] = [
+pub(crate) const ACKNOWLEDGED: [&str; 12] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
@@ -162,6 +162,7 @@ pub(crate) const ACKNOWLEDGED: [&str; 11] = [
     "withdraw.lua",
     "order_code.lua",
     "coupon_create.lua",
+    "coupon_create_pool.lua",
     "coupon_grab.lua",
     "coupon_redeem.lua",
 ];
@@ -265,8 +266,11 @@ script!(
     ORDER_CODE, "order_code.lua", ["quota.lua"]);
 
 script!(
-    /// `lua/coupon_create.lua`: write one pool of a new coupon campaign, once.
+    /// `lua/coupon_create.lua`: record a new coupon campaign under its merchant reference.
     COUPON_CREATE, "coupon_create.lua");
+script!(
+    /// `lua/coupon_create_pool.lua`: write one pool of a new coupon campaign, once.
+    COUPON_CREATE_POOL, "coupon_create_pool.lua");
 script!(
     /// `lua/coupon_grab.lua` (with `lua/rate_limit.lua`): a code of the caller's home pool, at
     /// most `per_user` per user, visits rate-limited.
@@ -276,11 +280,11 @@ script!(
     COUPON_REDEEM, "coupon_redeem.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 21] {
+pub fn all() -> [(&'static str, &'static Script); 22] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 21] {
+fn all_lua() -> [(&'static str, &'static Lua); 22] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -301,6 +305,7 @@ fn all_lua() -> [(&'static str, &'static Lua); 21] {
         ("group_page.lua", &GROUP_PAGE),
         ("order_code.lua", &ORDER_CODE),
         ("coupon_create.lua", &COUPON_CREATE),
+        ("coupon_create_pool.lua", &COUPON_CREATE_POOL),
         ("coupon_grab.lua", &COUPON_GRAB),
         ("coupon_redeem.lua", &COUPON_REDEEM),
     ]

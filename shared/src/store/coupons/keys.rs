@@ -6,11 +6,14 @@
 //!
 //! | key | type | contents |
 //! | --- | --- | --- |
-//! | `hb:{t_k}:coupon:<id>:<k>` | hash | the campaign's rules (copied into every pool) and the pool's counts (`lua/coupon_create.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>` | hash | the campaign's rules (copied into every pool) and the pool's counts (`lua/coupon_create_pool.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:codes` | list | the pool's un-issued uploaded codes |
 //! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>`, then `\n<order_reference>\n<redeemed_at_ms>` once redeemed |
 //! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated), for the users whose home pool is `k` |
 //! | `hb:{t_k}:coupon:<id>:<k>:visits:<user>` | string | the user's counted visits in the open window (`lua/rate_limit.lua`); TTL = the rest of the window |
+//! | `hb:{coupon}:refs` | hash | merchant reference -> `<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>` (`lua/coupon_create.lua`) |
+//! | `hb:{coupon}:seq` | string | the last campaign number given |
+//! | `hb:{c}:coupon-codes` | hash | uploaded code -> its campaign id, `c` the first 4 hex digits of SHA-1 of the code: the directory a redeem finds a code's campaign in; a code belongs to one campaign at a time |
 //!
 //! The tags are chosen so the pools' hash slots are evenly spaced over the 16,384 slots
 //! ([`pool_tag`]): a cluster whose masters own equal contiguous slot ranges (what ElastiCache
@@ -20,7 +23,7 @@
 use std::sync::OnceLock;
 
 use crate::store::journal::hash_slot;
-use crate::store::keys::user_key_part;
+use crate::store::keys::{user_key_part, user_tag};
 
 /// Redis Cluster's hash slots.
 const SLOTS: u32 = 16_384;
@@ -53,6 +56,22 @@ pub fn pool_tag(campaign_no: u64, k: u32, pools: u32) -> String {
         .find_map(|step| table[((target + step) % SLOTS) as usize])
         .expect("13,152 slots hold a 4-hex-digit tag");
     format!("{tag:04x}")
+}
+
+/// The campaigns by merchant reference (hash, tag `{coupon}`).
+pub fn refs(prefix: &str) -> String {
+    format!("{prefix}:{{coupon}}:refs")
+}
+
+/// The last campaign number given (string, tag `{coupon}`).
+pub fn seq(prefix: &str) -> String {
+    format!("{prefix}:{{coupon}}:seq")
+}
+
+/// The directory hash holding uploaded code `code` (code -> campaign id), on the tag of the
+/// code's digest (the digest [`user_tag`] takes of a user id).
+pub fn directory(prefix: &str, code: &str) -> String {
+    format!("{prefix}:{{{}}}:coupon-codes", user_tag(code))
 }
 
 /// The keys of one pool of a campaign (see the module documentation).

@@ -1,9 +1,13 @@
 //! Coupon drops on Redis: a campaign's codes in pools on their own hash tags ([`keys`]), each
-//! step an atomic script on one pool (`lua/coupon_create.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_redeem.lua`, called through [`crate::store::scripts::CouponCreateCall`],
-//! [`crate::store::scripts::CouponGrabCall`] and [`crate::store::scripts::CouponRedeemCall`]).
+//! step an atomic script on one pool (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
+//! `lua/coupon_redeem.lua`, called through [`crate::store::scripts::CouponCreatePoolCall`],
+//! [`crate::store::scripts::CouponGrabCall`] and [`crate::store::scripts::CouponRedeemCall`]);
+//! a campaign is recorded under its merchant reference on the tag `{coupon}`
+//! (`lua/coupon_create.lua`).
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
+pub mod create;
 pub mod keys;
 
+pub use create::{create, CreateOutcome, Created};
 pub use keys::{pool_tag, PoolKeys};

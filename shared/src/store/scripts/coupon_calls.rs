@@ -1,11 +1,39 @@
 //! The calls of the coupon-drop scripts (see [`super::Call`]). Every key of a call is on one
 //! pool's hash tag.
 
-use super::{COUPON_CREATE, COUPON_GRAB, COUPON_REDEEM};
+use super::{COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM};
 
 script_call! {
-    /// `lua/coupon_create.lua`: write one pool of a new campaign, once.
+    /// `lua/coupon_create.lua`: record a new campaign under its merchant reference, once, and
+    /// give it its number. Every key has the tag `{coupon}`.
     pub struct CouponCreateCall<'a> for COUPON_CREATE {
+        KEYS {
+            /// The campaigns by merchant reference (hash).
+            refs: &'a str,
+            /// The last campaign number.
+            seq: &'a str,
+        }
+        ARGV {
+            /// The merchant's reference of the creation.
+            reference: &'a str,
+            /// The request's fingerprint.
+            fingerprint: &'a str,
+            /// When grabbing opens, Unix ms in decimal; empty: when the campaign is recorded
+            /// (Redis `TIME`).
+            starts_at_ms: &'a str,
+            /// When grabbing ends (exclusive), Unix ms.
+            ends_at_ms: i64,
+            /// A fresh code secret (32 hex digits), stored if the campaign is new.
+            secret: &'a str,
+            /// The largest campaign number.
+            max_campaign_no: u64,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_create_pool.lua`: write one pool of a new campaign, once.
+    pub struct CouponCreatePoolCall<'a> for COUPON_CREATE_POOL {
         KEYS {
             /// The pool's hash.
             pool: &'a str,

@@ -202,6 +202,7 @@ fn every_script_header_matches_its_call() {
         check::<GroupPageCall>(),
         check::<OrderCodeCall>(),
         check::<CouponCreateCall>(),
+        check::<CouponCreatePoolCall>(),
         check::<CouponGrabCall>(),
         check::<CouponRedeemCall>(),
     ];

@@ -1,0 +1,58 @@
+-- coupon_create_pool.lua: write one pool of a new coupon campaign, once: its rules and its codes
+-- (uploaded codes, or the range of indices of generated ones). A campaign of P pools is P calls,
+-- one per pool hash tag, after coupon_create.lua recorded the campaign
+-- (shared/src/store/coupons/create.rs); each call is idempotent, so a creation cut short is
+-- completed by the same request sent again.
+--
+-- KEYS[1] pool: the pool's hash (the campaign's rules, copied into every pool, and its counts)
+-- KEYS[2] codes: the pool's un-issued uploaded codes (list; empty for generated codes)
+-- ARGV[1] fingerprint: the creating request's fingerprint ('v1:' + SHA-256 hex)
+-- ARGV[2] title: the campaign's title
+-- ARGV[3] starts_at_ms: when grabbing opens, Unix ms
+-- ARGV[4] ends_at_ms: when grabbing ends (exclusive), Unix ms
+-- ARGV[5] redeem_by_ms: until when an issued coupon may be redeemed (exclusive), Unix ms
+-- ARGV[6] per_user: codes one user may grab from the campaign (1..10)
+-- ARGV[7] pools: the campaign's number of pools
+-- ARGV[8] kind: 'uploaded' or 'generated'
+-- ARGV[9] first_index: generated: the pool's first index; uploaded: 0
+-- ARGV[10] end_index: generated: the pool's end index (exclusive); uploaded: 0
+-- ARGV[11] secret: generated: the campaign's code secret (32 hex digits); uploaded: ''
+-- ARGV[12..] batch: uploaded: the pool's codes (none for generated)
+--
+-- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
+-- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it
+-- redeemed), and for generated codes next (the next index to issue), end and secret.
+--
+-- Returns:
+--   'created'   the pool is written
+--   'repeat'    the pool exists with the same fingerprint (a re-sent or re-driven call); nothing
+--               written
+--   'conflict'  the pool exists with another fingerprint; nothing written
+local fingerprint = redis.call('HGET', KEYS[1], 'fingerprint')
+if fingerprint then
+  if fingerprint == ARGV[1] then
+    return 'repeat'
+  end
+  return 'conflict'
+end
+
+local total
+if ARGV[8] == 'generated' then
+  total = tonumber(ARGV[10]) - tonumber(ARGV[9])
+  redis.call('HSET', KEYS[1], 'next', ARGV[9], 'end', ARGV[10], 'secret', ARGV[11])
+else
+  total = #ARGV - 11
+  -- RPUSH in slices of 4,000: Lua's unpack takes at most about 8,000 values at once.
+  local slice = {}
+  for i = 12, #ARGV do
+    slice[#slice + 1] = ARGV[i]
+    if #slice == 4000 or i == #ARGV then
+      redis.call('RPUSH', KEYS[2], unpack(slice))
+      slice = {}
+    end
+  end
+end
+redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'title', ARGV[2], 'starts_at', ARGV[3],
+  'ends_at', ARGV[4], 'redeem_by', ARGV[5], 'per_user', ARGV[6], 'pools', ARGV[7],
+  'kind', ARGV[8], 'total', string.format('%d', total), 'issued', '0', 'redeemed', '0')
+return 'created'

@@ -1,0 +1,292 @@
+//! `POST /campaigns`: create a coupon campaign, exactly once per merchant reference.
+//!
+//! A campaign spans hash slots (its record on `{coupon}`, its pools on their own tags, its
+//! uploaded codes in the directory), so creation is a sequence of idempotent steps that the
+//! same request sent again completes from wherever an earlier attempt stopped:
+//!
+//! 1. Checks that write nothing: codes repeated within the request, then (uploaded codes) the
+//!    directory: a code that belongs to another campaign is a duplicate.
+//! 2. `lua/coupon_create.lua` on `{coupon}`: the reference's record, with the campaign number,
+//!    the start (Redis `TIME` when none is given) and the code secret; a second run answers
+//!    `repeat` with the same number.
+//! 3. Uploaded codes: each code claimed in the directory for the campaign (`HSETNX`); a code
+//!    that another campaign claimed between steps 1 and 3 (a race of two creations) makes the
+//!    request a `duplicate_codes` after all, and this request's own claims are released.
+//! 4. `lua/coupon_create_pool.lua` on each pool, concurrently: the rules and the pool's codes.
+//!    The campaign answers grabs once its pools exist; until step 4 ends, a user whose home
+//!    pool is not written yet gets `not_found`, so a campaign that opens at once may open on
+//!    some pools a few milliseconds before the others.
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+
+use crate::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
+use crate::domain::coupons::{
+    campaign_id, pool_count, pool_of_code, pool_start, CodeSource, NewCampaign,
+};
+use crate::store::scripts::{text, Call, CouponCreateCall, CouponCreatePoolCall};
+use crate::store::{Error, Store};
+
+use super::keys::{directory, refs, seq, PoolKeys};
+
+/// Directory commands in flight at once.
+const IN_FLIGHT: usize = 64;
+
+/// A campaign as created (or found again under its reference).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    /// The campaign's id (5 characters, [`campaign_id`]).
+    pub campaign_id: String,
+    /// Its number.
+    pub campaign_no: u64,
+    /// When grabbing opens, Unix ms (Redis `TIME` of the creation when none was asked).
+    pub starts_at_ms: i64,
+    /// Its pools.
+    pub pools: u32,
+    /// Its codes.
+    pub codes_total: u64,
+    /// Whether the reference had created it before (the API answers 200, not 201).
+    pub repeat: bool,
+}
+
+/// The answer to a creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateOutcome {
+    /// Created now, or found again under the same reference and request.
+    Created(Created),
+    /// The reference names another request (409 `reference_reused`); nothing written.
+    ReferenceReused,
+    /// Codes repeated within the request or belonging to another campaign (400
+    /// `duplicate_codes`, at most 10 listed); nothing written, except in a race with another
+    /// creation (see the module documentation).
+    DuplicateCodes(Vec<String>),
+    /// `ends_at` is not ahead of Redis `TIME` (400); nothing written.
+    EndsInPast,
+    /// Every campaign number is taken (500).
+    NoNumberLeft,
+}
+
+/// Creates the campaign `req` (already checked by [`NewCampaign::check`]).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the same request may be sent again: it
+/// completes the creation); [`Error::Internal`] for a reply of the wrong shape, or a pool that
+/// exists with another request's fingerprint.
+pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, Error> {
+    let dups = req.duplicate_codes();
+    if !dups.is_empty() {
+        return Ok(CreateOutcome::DuplicateCodes(dups));
+    }
+    let prefix = store.config().key_prefix.clone();
+    let fingerprint = req.fingerprint();
+    let mut conn = store.conn().await?;
+    // The campaign this reference created already, if any: its own codes are no duplicates.
+    let known: Option<String> = redis::cmd("HGET")
+        .arg(refs(&prefix))
+        .arg(&req.reference)
+        .query_async(&mut conn)
+        .await?;
+    let known_id = known
+        .as_deref()
+        .and_then(|r| r.split('\n').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .map(campaign_id);
+    let codes: &[String] = match &req.source {
+        CodeSource::Uploaded(codes) => codes,
+        CodeSource::Generated(_) => &[],
+    };
+    let taken = owned_elsewhere(store, &prefix, codes, known_id.as_deref()).await?;
+    if !taken.is_empty() {
+        return Ok(CreateOutcome::DuplicateCodes(taken));
+    }
+
+    const NAME: &str = "coupon_create";
+    let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
+    let reply = CouponCreateCall {
+        refs: &refs(&prefix),
+        seq: &seq(&prefix),
+        reference: &req.reference,
+        fingerprint: &fingerprint,
+        starts_at_ms: &starts,
+        ends_at_ms: req.ends_at_ms,
+        secret: &new_campaign_secret(),
+        max_campaign_no: MAX_CAMPAIGN_NO,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    let reply = text(NAME, reply)?;
+    let parts: Vec<&str> = reply.split(':').collect();
+    let bad = || Error::bad_reply(NAME, &reply);
+    let (no, starts_at_ms, secret, repeat) = match parts[..] {
+        ["created" | "repeat", no, starts, secret] => (
+            no.parse::<u64>().map_err(|_| bad())?,
+            starts.parse::<i64>().map_err(|_| bad())?,
+            secret.to_string(),
+            parts[0] == "repeat",
+        ),
+        ["reference_reused"] => return Ok(CreateOutcome::ReferenceReused),
+        ["ended", _] => return Ok(CreateOutcome::EndsInPast),
+        ["full"] => return Ok(CreateOutcome::NoNumberLeft),
+        _ => return Err(bad()),
+    };
+    let id = campaign_id(no);
+
+    let clashes = claim(store, &prefix, codes, &id).await?;
+    if !clashes.is_empty() {
+        return Ok(CreateOutcome::DuplicateCodes(clashes));
+    }
+
+    let total = req.codes_total();
+    let pools = pool_count(total);
+    let mut per_pool: Vec<Vec<&str>> = vec![Vec::new(); pools as usize];
+    for code in codes {
+        per_pool[pool_of_code(no, code, pools) as usize].push(code);
+    }
+    let (kind, secret) = match req.source {
+        CodeSource::Uploaded(_) => ("uploaded", ""),
+        CodeSource::Generated(_) => ("generated", secret.as_str()),
+    };
+    let generated = matches!(req.source, CodeSource::Generated(_));
+    let per_pool = &per_pool;
+    let (id_ref, fp, prefix_ref) = (&id, &fingerprint, prefix.as_str());
+    stream::iter(0..pools)
+        .map(|k| async move {
+            const POOL: &str = "coupon_create_pool";
+            let keys = PoolKeys::new(prefix_ref, id_ref, no, k, pools);
+            let (first_index, end_index) = if generated {
+                (pool_start(k, total, pools), pool_start(k + 1, total, pools))
+            } else {
+                (0, 0)
+            };
+            let mut conn = store.conn().await?;
+            let reply = CouponCreatePoolCall {
+                pool: &keys.pool,
+                codes: &keys.codes,
+                fingerprint: fp,
+                title: &req.title,
+                starts_at_ms,
+                ends_at_ms: req.ends_at_ms,
+                redeem_by_ms: req.redeem_by_ms,
+                per_user: req.per_user,
+                pools,
+                kind,
+                first_index,
+                end_index,
+                secret,
+                batch: &per_pool[k as usize],
+            }
+            .invocation()
+            .invoke_async(&mut conn)
+            .await?;
+            match text(POOL, reply)?.as_str() {
+                "created" | "repeat" => Ok(()),
+                other => Err(Error::bad_reply(
+                    POOL,
+                    format!("{other} for pool {k} of campaign {id_ref}"),
+                )),
+            }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(CreateOutcome::Created(Created {
+        campaign_id: id,
+        campaign_no: no,
+        starts_at_ms,
+        pools,
+        codes_total: total,
+        repeat,
+    }))
+}
+
+/// The codes of `codes` (at most 10) that the directory gives to a campaign other than
+/// `mine`.
+async fn owned_elsewhere(
+    store: &Store,
+    prefix: &str,
+    codes: &[String],
+    mine: Option<&str>,
+) -> Result<Vec<String>, Error> {
+    let owners: Vec<(String, Option<String>)> = stream::iter(codes)
+        .map(|code| async move {
+            let mut conn = store.conn().await?;
+            let owner: Option<String> = redis::cmd("HGET")
+                .arg(directory(prefix, code))
+                .arg(code)
+                .query_async(&mut conn)
+                .await?;
+            Ok::<_, Error>((code.clone(), owner))
+        })
+        .buffered(IN_FLIGHT)
+        .try_collect()
+        .await?;
+    Ok(owners
+        .into_iter()
+        .filter(|(_, owner)| owner.as_deref().is_some_and(|o| Some(o) != mine))
+        .map(|(code, _)| code)
+        .take(crate::domain::coupons::codes::MAX_LISTED_DUPLICATES)
+        .collect())
+}
+
+/// Claims every code of `codes` for campaign `id` in the directory (`HSETNX`; a code already
+/// claimed for `id` counts as claimed). Returns the codes another campaign holds (at most 10);
+/// when there are any, the codes this call claimed are released again (`HDEL` of the ones whose
+/// `HSETNX` answered 1: nothing else can have claimed them for `id`).
+async fn claim(
+    store: &Store,
+    prefix: &str,
+    codes: &[String],
+    id: &str,
+) -> Result<Vec<String>, Error> {
+    let results: Vec<(String, bool, Option<String>)> = stream::iter(codes)
+        .map(|code| async move {
+            let mut conn = store.conn().await?;
+            let key = directory(prefix, code);
+            let set: bool = redis::cmd("HSETNX")
+                .arg(&key)
+                .arg(code)
+                .arg(id)
+                .query_async(&mut conn)
+                .await?;
+            let owner = if set {
+                None
+            } else {
+                redis::cmd("HGET")
+                    .arg(&key)
+                    .arg(code)
+                    .query_async(&mut conn)
+                    .await?
+            };
+            Ok::<_, Error>((code.clone(), set, owner))
+        })
+        .buffered(IN_FLIGHT)
+        .try_collect()
+        .await?;
+    let clashes: Vec<String> = results
+        .iter()
+        .filter(|(_, set, owner)| !set && owner.as_deref() != Some(id))
+        .map(|(code, _, _)| code.clone())
+        .take(crate::domain::coupons::codes::MAX_LISTED_DUPLICATES)
+        .collect();
+    if !clashes.is_empty() {
+        let mine: Vec<&String> = results
+            .iter()
+            .filter(|(_, set, _)| *set)
+            .map(|(c, _, _)| c)
+            .collect();
+        stream::iter(mine)
+            .map(|code| async move {
+                let mut conn = store.conn().await?;
+                let _: i64 = redis::cmd("HDEL")
+                    .arg(directory(prefix, code))
+                    .arg(code)
+                    .query_async(&mut conn)
+                    .await?;
+                Ok::<_, Error>(())
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .try_collect::<Vec<()>>()
+            .await?;
+    }
+    Ok(clashes)
+}
