@@ -8,13 +8,18 @@
 --         redemption, see coupon_redeem.lua)
 -- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated
 -- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
+-- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
 -- ARGV[1] user_id: the caller
 -- ARGV[2] home: the home pool's number (0-based), written into the caller's items
 -- ARGV[3] rate_limit: visits allowed per window (0 = unlimited)
 -- ARGV[4] rate_window_ms: the window, ms
+-- ARGV[5] reservation: a fresh reservation id for this grab (16 hex digits), used when the
+--         home pool is empty and the campaign has other pools
 --
 -- An item names a code by its pool: "<pool>/<code>" for an uploaded code, "<pool>/<index>" for
--- a generated one (the function turns the index into the code with the campaign's secret).
+-- a generated one (the function turns the index into the code with the campaign's secret), or
+-- is an open reservation "?<reservation>" (a code being taken from another pool, see
+-- coupon_take.lua and coupon_settle.lua), which counts toward per_user like a code.
 --
 -- Returns one string, the outcome and its data joined by ':':
 --   'not_found'                          no such pool (campaign)
@@ -22,8 +27,11 @@
 --   'rate_limited:<retry_after_ms>'      a visit over the limit (see below); nothing changed
 --   'not_started:<starts_at_ms>:<now_ms>'
 --   'already_grabbed:<items>'            the caller holds per_user codes already
---   'empty:<items>'                      the home pool has no code left ('' items: none held);
---                                        the caller may take one from another pool
+--   'empty:<items>'                      the home pool has no code left and the campaign has
+--                                        no other pool ('' items: none held)
+--   'reserved:<reservation>'             the home pool has no code left: a reservation for
+--                                        one code of another pool is recorded (this call sent
+--                                        again answers the same)
 --   'grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>'
 -- A visit that is answered not_started or already_grabbed counts toward the caller's visit
 -- limit (seed 004's canAccess, made atomic): clicking before the start or after winning is
@@ -36,7 +44,7 @@
 --   win (uploaded)           HMGET, TIME, HGET, LPOP, HSET, HSET, HINCRBY
 --   win (generated)          HMGET, TIME, HGET, HSET (issued), HSET (holders), HINCRBY x2
 local meta = redis.call('HMGET', KEYS[1], 'ends_at', 'starts_at', 'per_user', 'kind', 'next',
-  'end', 'redeem_by')
+  'end', 'redeem_by', 'pools')
 if not meta[1] then
   return 'not_found'
 end
@@ -55,6 +63,10 @@ if now < tonumber(meta[2]) then
 end
 
 local mine = redis.call('HGET', KEYS[4], user)
+local reservation = ARGV[5]
+if mine and reservation ~= '' and string.find(' ' .. mine .. ' ', ' ?' .. reservation .. ' ', 1, true) then
+  return 'reserved:' .. reservation
+end
 local held = 0
 if mine then
   local _, spaces = string.gsub(mine, ' ', ' ')
@@ -79,6 +91,12 @@ else
   code = redis.call('LPOP', KEYS[2])
 end
 if not code then
+  if tonumber(meta[8]) > 1 and reservation ~= '' then
+    local stamp = string.format('%d', now)
+    redis.call('HSET', KEYS[4], user, mine and (mine .. ' ?' .. reservation) or ('?' .. reservation))
+    redis.call('HSET', KEYS[6], reservation, user .. '\n' .. stamp)
+    return 'reserved:' .. reservation
+  end
   return 'empty:' .. (mine or '')
 end
 

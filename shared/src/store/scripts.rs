@@ -48,7 +48,10 @@ mod packet_calls;
 mod site_calls;
 
 pub use call::{Call, Sink};
-pub use coupon_calls::{CouponCreateCall, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
+pub use coupon_calls::{
+    CouponCreateCall, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall, CouponSettleCall,
+    CouponTakeCall,
+};
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
     JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
@@ -152,7 +155,7 @@ macro_rules! script {
 /// lost redemption would let a coupon be redeemed twice). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 12] = [
+pub(crate) const ACKNOWLEDGED: [&str; 14] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
@@ -165,6 +168,8 @@ pub(crate) const ACKNOWLEDGED: [&str; 12] = [
     "coupon_create_pool.lua",
     "coupon_grab.lua",
     "coupon_redeem.lua",
+    "coupon_take.lua",
+    "coupon_settle.lua",
 ];
 
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
@@ -278,13 +283,19 @@ script!(
 script!(
     /// `lua/coupon_redeem.lua`: redeem an issued coupon at most once.
     COUPON_REDEEM, "coupon_redeem.lua");
+script!(
+    /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
+    COUPON_TAKE, "coupon_take.lua");
+script!(
+    /// `lua/coupon_settle.lua`: close a reservation in the user's home pool.
+    COUPON_SETTLE, "coupon_settle.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 22] {
+pub fn all() -> [(&'static str, &'static Script); 24] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 22] {
+fn all_lua() -> [(&'static str, &'static Lua); 24] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -308,6 +319,8 @@ fn all_lua() -> [(&'static str, &'static Lua); 22] {
         ("coupon_create_pool.lua", &COUPON_CREATE_POOL),
         ("coupon_grab.lua", &COUPON_GRAB),
         ("coupon_redeem.lua", &COUPON_REDEEM),
+        ("coupon_take.lua", &COUPON_TAKE),
+        ("coupon_settle.lua", &COUPON_SETTLE),
     ]
 }
 

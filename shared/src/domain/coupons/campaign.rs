@@ -170,6 +170,17 @@ impl NewCampaign {
     }
 }
 
+/// Seed 004's visit limit (`canAccess`), made atomic: the grabs of one user in one campaign
+/// that are answered `not_started` or `already_grabbed`, per window of `window_ms`. A win is
+/// not counted, nor an answer about an ended or sold-out campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VisitLimit {
+    /// Counted visits allowed per window; 0 turns the limit off.
+    pub per_window: u32,
+    /// The window, ms (at least 1).
+    pub window_ms: u64,
+}
+
 /// What a campaign shows (`GET /campaigns/{id}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

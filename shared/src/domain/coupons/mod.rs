@@ -12,6 +12,6 @@ pub mod codes;
 pub mod generated;
 pub mod pools;
 
-pub use campaign::{is_reference, CodeSource, NewCampaign, Status};
+pub use campaign::{is_reference, CodeSource, NewCampaign, Status, VisitLimit};
 pub use generated::{campaign_id, campaign_no, parse, CodeKey, ParsedCode};
 pub use pools::{home_pool, pool_count, pool_of_code, pool_of_index, pool_start};

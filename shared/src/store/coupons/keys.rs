@@ -10,6 +10,8 @@
 //! | `hb:{t_k}:coupon:<id>:<k>:codes` | list | the pool's un-issued uploaded codes |
 //! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>`, then `\n<order_reference>\n<redeemed_at_ms>` once redeemed |
 //! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated), for the users whose home pool is `k` |
+//! | `hb:{t_k}:coupon:<id>:<k>:pending` | hash | reservation id -> `<user>\n<at_ms>`: the open reservations of users whose home pool this is (`lua/coupon_grab.lua` when the pool is empty, closed by `lua/coupon_settle.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:loans` | hash | reservation id -> `<code or index>:<at_ms>`: this pool's codes taken for other pools' reservations (`lua/coupon_take.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:visits:<user>` | string | the user's counted visits in the open window (`lua/rate_limit.lua`); TTL = the rest of the window |
 //! | `hb:{coupon}:refs` | hash | merchant reference -> `<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>` (`lua/coupon_create.lua`) |
 //! | `hb:{coupon}:seq` | string | the last campaign number given |
@@ -85,6 +87,10 @@ pub struct PoolKeys {
     pub issued: String,
     /// The users whose home pool this is, and their items (hash).
     pub holders: String,
+    /// The open reservations of users whose home pool this is (hash).
+    pub pending: String,
+    /// This pool's codes taken for other pools' reservations (hash).
+    pub loans: String,
 }
 
 impl PoolKeys {
@@ -99,6 +105,8 @@ impl PoolKeys {
             codes: format!("{base}:codes"),
             issued: format!("{base}:issued"),
             holders: format!("{base}:holders"),
+            pending: format!("{base}:pending"),
+            loans: format!("{base}:loans"),
             pool: base,
         }
     }

@@ -7,7 +7,9 @@
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
 pub mod create;
+pub mod grab;
 pub mod keys;
 
 pub use create::{create, CreateOutcome, Created};
+pub use grab::{grab, GrabOutcome};
 pub use keys::{pool_tag, PoolKeys};

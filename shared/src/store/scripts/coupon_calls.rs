@@ -1,7 +1,9 @@
 //! The calls of the coupon-drop scripts (see [`super::Call`]). Every key of a call is on one
 //! pool's hash tag.
 
-use super::{COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM};
+use super::{
+    COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM, COUPON_SETTLE, COUPON_TAKE,
+};
 
 script_call! {
     /// `lua/coupon_create.lua`: record a new campaign under its merchant reference, once, and
@@ -83,6 +85,8 @@ script_call! {
             holders: &'a str,
             /// The caller's visit counter in the campaign.
             rate: &'a str,
+            /// The home pool's open reservations (hash).
+            pending: &'a str,
         }
         ARGV {
             /// The caller.
@@ -93,6 +97,8 @@ script_call! {
             rate_limit: u32,
             /// The visit window, ms.
             rate_window_ms: u64,
+            /// A fresh reservation id (16 hex digits), used if the home pool is empty.
+            reservation: &'a str,
         }
     }
 }
@@ -113,6 +119,50 @@ script_call! {
             user_id: &'a str,
             /// The order redeeming the coupon.
             order_reference: &'a str,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
+    pub struct CouponTakeCall<'a> for COUPON_TAKE {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The pool's issued codes (hash).
+            issued: &'a str,
+            /// The pool's codes taken for reservations (hash).
+            loans: &'a str,
+        }
+        ARGV {
+            /// The user the reservation is for.
+            user_id: &'a str,
+            /// The reservation id.
+            reservation: &'a str,
+            /// The pool's number.
+            pool_no: u32,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_settle.lua`: close a reservation in the user's home pool.
+    pub struct CouponSettleCall<'a> for COUPON_SETTLE {
+        KEYS {
+            /// The home pool's users and their items (hash).
+            holders: &'a str,
+            /// The home pool's open reservations (hash).
+            pending: &'a str,
+        }
+        ARGV {
+            /// The user the reservation is for.
+            user_id: &'a str,
+            /// The reservation id.
+            reservation: &'a str,
+            /// The item taken for it, or empty when no pool had a code left.
+            item: &'a str,
         }
     }
 }

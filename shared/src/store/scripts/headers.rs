@@ -205,6 +205,8 @@ fn every_script_header_matches_its_call() {
         check::<CouponCreatePoolCall>(),
         check::<CouponGrabCall>(),
         check::<CouponRedeemCall>(),
+        check::<CouponTakeCall>(),
+        check::<CouponSettleCall>(),
     ];
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
