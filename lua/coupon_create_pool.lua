@@ -17,11 +17,13 @@
 -- ARGV[9] first_index: generated: the pool's first index; uploaded: 0
 -- ARGV[10] end_index: generated: the pool's end index (exclusive); uploaded: 0
 -- ARGV[11] secret: generated: the campaign's code secret (32 hex digits); uploaded: ''
--- ARGV[12..] batch: uploaded: the pool's codes (none for generated)
+-- ARGV[12] campaign_total: the campaign's codes at its creation (all pools)
+-- ARGV[13..] batch: uploaded: the pool's codes (none for generated)
 --
 -- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
 -- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it
--- redeemed), and for generated codes next (the next index to issue), end and secret.
+-- redeemed), campaign_total, and for generated codes next (the next index to issue), end and
+-- secret.
 --
 -- Returns:
 --   'created'   the pool is written
@@ -41,10 +43,10 @@ if ARGV[8] == 'generated' then
   total = tonumber(ARGV[10]) - tonumber(ARGV[9])
   redis.call('HSET', KEYS[1], 'next', ARGV[9], 'end', ARGV[10], 'secret', ARGV[11])
 else
-  total = #ARGV - 11
+  total = #ARGV - 12
   -- RPUSH in slices of 4,000: Lua's unpack takes at most about 8,000 values at once.
   local slice = {}
-  for i = 12, #ARGV do
+  for i = 13, #ARGV do
     slice[#slice + 1] = ARGV[i]
     if #slice == 4000 or i == #ARGV then
       redis.call('RPUSH', KEYS[2], unpack(slice))
@@ -54,5 +56,6 @@ else
 end
 redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'title', ARGV[2], 'starts_at', ARGV[3],
   'ends_at', ARGV[4], 'redeem_by', ARGV[5], 'per_user', ARGV[6], 'pools', ARGV[7],
-  'kind', ARGV[8], 'total', string.format('%d', total), 'issued', '0', 'redeemed', '0')
+  'kind', ARGV[8], 'total', string.format('%d', total), 'issued', '0', 'redeemed', '0',
+  'campaign_total', ARGV[12])
 return 'created'

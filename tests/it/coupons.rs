@@ -10,7 +10,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{
     campaign_id, home_pool, parse, CodeKey, CodeSource, NewCampaign, VisitLimit,
 };
-use hongbao::store::coupons::{self, CreateOutcome, Created, GrabOutcome, PoolKeys};
+use hongbao::store::coupons::{self, CreateOutcome, Created, GrabOutcome, PoolKeys, RedeemOutcome};
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
 use hongbao::Store;
 
@@ -57,6 +57,7 @@ async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
         first_index: first,
         end_index: end,
         secret: if p.generated.is_some() { SECRET } else { "" },
+        campaign_total: p.generated.map_or(p.codes.len() as u64, |(a, b)| b - a),
         batch: p.codes,
     }
     .invocation()
@@ -590,6 +591,7 @@ async fn create_pool_of_three(store: &Store, no: u64, k: u32, codes: &[&str], no
         first_index: 0,
         end_index: 0,
         secret: "",
+        campaign_total: 15,
         batch: codes,
     }
     .invocation()
@@ -696,5 +698,92 @@ async fn empty_home_pools_borrow_from_the_others() {
             coupons::grab(&store, &id, &stranded, visits).await.unwrap(),
             again
         );
+    }
+}
+
+/// Test: through the store, a coupon grabbed from an uploaded and from a generated campaign is
+/// redeemed by its code alone (a generated code also in lower case with dashes); a typo, an
+/// unknown code and another user's code are `NotFound` alike; the same order repeats, another
+/// is refused with the order that redeemed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redeem_by_code_alone() {
+    let visits = VisitLimit {
+        per_window: 0,
+        window_ms: 1_000,
+    };
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let mut grabbed = Vec::new();
+        for (reference, source) in [
+            (
+                "up",
+                CodeSource::Uploaded(vec!["WELCOME-1".into(), "WELCOME-2".into()]),
+            ),
+            ("gen", CodeSource::Generated(2)),
+        ] {
+            let Ok(CreateOutcome::Created(c)) =
+                coupons::create(&store, &campaign(now, reference, source)).await
+            else {
+                panic!("{backend}: not created")
+            };
+            let Ok(GrabOutcome::Grabbed { code, .. }) =
+                coupons::grab(&store, &c.campaign_id, "alice", visits).await
+            else {
+                panic!("{backend}: no code")
+            };
+            grabbed.push((c.campaign_id, code));
+        }
+        for (id, code) in &grabbed {
+            let spelled = if code.len() == 18 {
+                format!("{}-{}", &code[..9], &code[9..]).to_lowercase()
+            } else {
+                code.clone()
+            };
+            assert_eq!(
+                coupons::redeem(&store, code, "bob", "o-1").await.unwrap(),
+                RedeemOutcome::NotFound,
+                "{backend}: someone else's code"
+            );
+            let RedeemOutcome::Redeemed {
+                campaign_id,
+                repeat: false,
+                redeemed_at_ms,
+            } = coupons::redeem(&store, &spelled, "alice", "o-1")
+                .await
+                .unwrap()
+            else {
+                panic!("{backend}: {code} not redeemed")
+            };
+            assert_eq!(&campaign_id, id);
+            assert_eq!(
+                coupons::redeem(&store, code, "alice", "o-1").await.unwrap(),
+                RedeemOutcome::Redeemed {
+                    campaign_id: id.clone(),
+                    redeemed_at_ms,
+                    repeat: true
+                }
+            );
+            assert_eq!(
+                coupons::redeem(&store, code, "alice", "o-2").await.unwrap(),
+                RedeemOutcome::AlreadyRedeemed {
+                    order_reference: "o-1".into(),
+                    redeemed_at_ms
+                }
+            );
+        }
+        let generated = &grabbed[1].1;
+        let mut typo = generated.clone().into_bytes();
+        typo[7] = if typo[7] == b'A' { b'B' } else { b'A' };
+        let typo = String::from_utf8(typo).unwrap();
+        let never_issued = CodeKey::new(SECRET).unwrap().code(2, 1);
+        for code in [typo.as_str(), "NO-SUCH-CODE", never_issued.as_str()] {
+            assert_eq!(
+                coupons::redeem(&store, code, "alice", "o-3").await.unwrap(),
+                RedeemOutcome::NotFound,
+                "{backend}: {code}"
+            );
+        }
     }
 }

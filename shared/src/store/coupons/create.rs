@@ -173,6 +173,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
                 first_index,
                 end_index,
                 secret,
+                campaign_total: total,
                 batch: &per_pool[k as usize],
             }
             .invocation()

@@ -19,13 +19,12 @@
 //! with one `HGET` of the caller's items (both states are final: codes are added only before
 //! the start).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use rand::Rng;
 use redis::Value;
 
 use crate::domain::coupons::{campaign_no, home_pool, CodeKey, VisitLimit};
+
+use super::shape::{remember_gone, shape, Gone, Shape};
 use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call, CouponGrabCall, CouponSettleCall, CouponTakeCall};
 use crate::store::{Error, Store};
@@ -65,85 +64,6 @@ pub enum GrabOutcome {
     },
     /// No such campaign.
     NotFound,
-}
-
-/// What this sandbox keeps of a campaign: fixed once it is created.
-#[derive(Debug, Clone)]
-struct Shape {
-    pools: u32,
-    key: Option<CodeKey>,
-    redeem_by_ms: i64,
-    /// Sold out or ended, as this sandbox saw it (final states).
-    gone: Option<Gone>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Gone {
-    SoldOut,
-    Ended,
-}
-
-/// Campaign shapes by (Redis URL, campaign id).
-static SHAPES: Mutex<Option<HashMap<(String, String), Shape>>> = Mutex::new(None);
-
-/// How many campaign shapes a sandbox keeps.
-const KEPT_SHAPES: usize = 256;
-
-fn shape_of(url: &str, id: &str) -> Option<Shape> {
-    let shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
-    shapes
-        .as_ref()?
-        .get(&(url.to_string(), id.to_string()))
-        .cloned()
-}
-
-fn keep_shape(url: &str, id: &str, shape: Shape) {
-    let mut shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
-    let map = shapes.get_or_insert_with(HashMap::new);
-    if map.len() >= KEPT_SHAPES {
-        map.clear();
-    }
-    map.insert((url.to_string(), id.to_string()), shape);
-}
-
-fn remember_gone(url: &str, id: &str, gone: Gone) {
-    if let Some(mut shape) = shape_of(url, id) {
-        shape.gone = Some(gone);
-        keep_shape(url, id, shape);
-    }
-}
-
-/// The shape of campaign `id` (number `no`): from this sandbox's memory, else pool 0's hash
-/// (pool 0's hash tag does not depend on the number of pools). `None`: no such campaign.
-async fn shape(store: &Store, conn: &mut Conn, id: &str, no: u64) -> Result<Option<Shape>, Error> {
-    let url = &store.config().redis_url;
-    if let Some(shape) = shape_of(url, id) {
-        return Ok(Some(shape));
-    }
-    let keys = PoolKeys::new(&store.config().key_prefix, id, no, 0, 1);
-    let (pools, secret, redeem_by): (Option<u32>, Option<String>, Option<i64>) =
-        redis::cmd("HMGET")
-            .arg(&keys.pool)
-            .arg("pools")
-            .arg("secret")
-            .arg("redeem_by")
-            .query_async(conn)
-            .await?;
-    let (Some(pools), Some(redeem_by_ms)) = (pools, redeem_by) else {
-        return Ok(None);
-    };
-    let key = match secret {
-        Some(s) => Some(CodeKey::new(&s)?),
-        None => None,
-    };
-    let shape = Shape {
-        pools,
-        key,
-        redeem_by_ms,
-        gone: None,
-    };
-    keep_shape(url, id, shape.clone());
-    Ok(Some(shape))
 }
 
 /// The code an item names (`<pool>/<code or index>`); `None` for a reservation or a malformed

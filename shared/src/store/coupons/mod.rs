@@ -9,7 +9,10 @@
 pub mod create;
 pub mod grab;
 pub mod keys;
+pub mod redeem;
+mod shape;
 
 pub use create::{create, CreateOutcome, Created};
 pub use grab::{grab, GrabOutcome};
 pub use keys::{pool_tag, PoolKeys};
+pub use redeem::{redeem, RedeemOutcome};

@@ -65,6 +65,8 @@ script_call! {
             end_index: u64,
             /// Generated: the campaign's code secret, 32 hex digits (empty for uploaded).
             secret: &'a str,
+            /// The campaign's codes at its creation (all pools).
+            campaign_total: u64,
             /// Uploaded: the pool's codes (none for generated).
             batch: &'a [&'a str],
         }

@@ -1,0 +1,104 @@
+//! What a sandbox keeps of a campaign (its pools, code key, redeem-by and size: fixed once it
+//! is created), and whether it has seen it sold out or ended.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::domain::coupons::CodeKey;
+use crate::store::conn::Conn;
+use crate::store::{Error, Store};
+
+use super::keys::PoolKeys;
+
+/// What this sandbox keeps of a campaign: fixed once it is created.
+#[derive(Debug, Clone)]
+pub(super) struct Shape {
+    /// The campaign's pools.
+    pub pools: u32,
+    /// Its code key (generated codes).
+    pub key: Option<CodeKey>,
+    /// Until when its coupons may be redeemed, Unix ms.
+    pub redeem_by_ms: i64,
+    /// Its codes at creation (generated: every index is below).
+    pub campaign_total: u64,
+    /// Sold out or ended, as this sandbox saw it (final states).
+    pub gone: Option<Gone>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Gone {
+    /// Every pool was empty.
+    SoldOut,
+    /// Redis `TIME` passed `ends_at`.
+    Ended,
+}
+
+/// Campaign shapes by (Redis URL, campaign id).
+static SHAPES: Mutex<Option<HashMap<(String, String), Shape>>> = Mutex::new(None);
+
+/// How many campaign shapes a sandbox keeps.
+const KEPT_SHAPES: usize = 256;
+
+fn shape_of(url: &str, id: &str) -> Option<Shape> {
+    let shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
+    shapes
+        .as_ref()?
+        .get(&(url.to_string(), id.to_string()))
+        .cloned()
+}
+
+fn keep_shape(url: &str, id: &str, shape: Shape) {
+    let mut shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
+    let map = shapes.get_or_insert_with(HashMap::new);
+    if map.len() >= KEPT_SHAPES {
+        map.clear();
+    }
+    map.insert((url.to_string(), id.to_string()), shape);
+}
+
+pub(super) fn remember_gone(url: &str, id: &str, gone: Gone) {
+    if let Some(mut shape) = shape_of(url, id) {
+        shape.gone = Some(gone);
+        keep_shape(url, id, shape);
+    }
+}
+
+/// The shape of campaign `id` (number `no`): from this sandbox's memory, else pool 0's hash
+/// (pool 0's hash tag does not depend on the number of pools). `None`: no such campaign.
+pub(super) async fn shape(
+    store: &Store,
+    conn: &mut Conn,
+    id: &str,
+    no: u64,
+) -> Result<Option<Shape>, Error> {
+    let url = &store.config().redis_url;
+    if let Some(shape) = shape_of(url, id) {
+        return Ok(Some(shape));
+    }
+    let keys = PoolKeys::new(&store.config().key_prefix, id, no, 0, 1);
+    type Fields = (Option<u32>, Option<String>, Option<i64>, Option<u64>);
+    let (pools, secret, redeem_by, total): Fields = redis::cmd("HMGET")
+        .arg(&keys.pool)
+        .arg("pools")
+        .arg("secret")
+        .arg("redeem_by")
+        .arg("campaign_total")
+        .query_async(conn)
+        .await?;
+    let (Some(pools), Some(redeem_by_ms), Some(campaign_total)) = (pools, redeem_by, total) else {
+        return Ok(None);
+    };
+    let key = match secret {
+        Some(s) => Some(CodeKey::new(&s)?),
+        None => None,
+    };
+    let shape = Shape {
+        pools,
+        key,
+        redeem_by_ms,
+        campaign_total,
+        gone: None,
+    };
+    keep_shape(url, id, shape.clone());
+    Ok(Some(shape))
+}
