@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{
-    campaign_id, home_pool, parse, CodeKey, CodeSource, NewCampaign, VisitLimit,
+    campaign_id, home_pool, parse, CodeKey, CodeSource, NewCampaign, Status, VisitLimit,
 };
 use hongbao::store::coupons::{self, CreateOutcome, Created, GrabOutcome, PoolKeys, RedeemOutcome};
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
@@ -572,6 +572,20 @@ async fn a_large_campaign_spreads_over_every_master() {
         secrets.insert(secret);
     }
     assert_eq!((total, secrets.len()), (200_000, 1));
+    let view = coupons::campaign(&store, &c.campaign_id, "nobody")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            view.codes_total,
+            view.codes_left,
+            view.codes_issued,
+            view.status,
+            view.mine.len()
+        ),
+        (200_000, 200_000, 0, Status::Open, 0)
+    );
 }
 
 /// Writes pool `k` of a 3-pool uploaded campaign number `no` with `codes`.
@@ -697,6 +711,20 @@ async fn empty_home_pools_borrow_from_the_others() {
         assert_eq!(
             coupons::grab(&store, &id, &stranded, visits).await.unwrap(),
             again
+        );
+        let view = coupons::campaign(&store, &id, "user-0")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (
+                view.codes_total,
+                view.codes_left,
+                view.codes_issued,
+                view.status
+            ),
+            (15, 0, 15, Status::SoldOut),
+            "{backend}"
         );
     }
 }

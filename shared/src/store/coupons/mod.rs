@@ -6,12 +6,14 @@
 //! (`lua/coupon_create.lua`).
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
+pub mod campaign;
 pub mod create;
 pub mod grab;
 pub mod keys;
 pub mod redeem;
 mod shape;
 
+pub use campaign::{campaign, CampaignView};
 pub use create::{create, CreateOutcome, Created};
 pub use grab::{grab, GrabOutcome};
 pub use keys::{pool_tag, PoolKeys};

@@ -1,0 +1,160 @@
+//! `GET /campaigns/{id}`: a campaign as its pools hold it: rules, status, exact counts and the
+//! caller's coupons.
+
+use crate::domain::coupons::{campaign_no, home_pool, Status};
+use crate::store::{Error, Store};
+
+use super::keys::PoolKeys;
+use super::shape::shape;
+
+/// A campaign's view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CampaignView {
+    /// The campaign's id.
+    pub campaign_id: String,
+    /// Its title.
+    pub title: String,
+    /// Its status at Redis `TIME`.
+    pub status: Status,
+    /// Codes given to the campaign.
+    pub codes_total: u64,
+    /// Codes not issued yet (exact: each pool's count is read in one step; codes only move
+    /// from left to issued).
+    pub codes_left: u64,
+    /// Coupons issued.
+    pub codes_issued: u64,
+    /// Coupons redeemed.
+    pub codes_redeemed: u64,
+    /// When grabbing opens, Unix ms.
+    pub starts_at_ms: i64,
+    /// When grabbing ends (exclusive), Unix ms.
+    pub ends_at_ms: i64,
+    /// Until when coupons may be redeemed (exclusive), Unix ms.
+    pub redeem_by_ms: i64,
+    /// Codes one user may grab.
+    pub per_user: u32,
+    /// The caller's codes in the campaign, in the order issued.
+    pub mine: Vec<String>,
+}
+
+/// The campaign `campaign_id` as `user_id` sees it; `None`: no such campaign.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a pool hash of
+/// the wrong shape.
+pub async fn campaign(
+    store: &Store,
+    campaign_id: &str,
+    user_id: &str,
+) -> Result<Option<CampaignView>, Error> {
+    let Some(no) = campaign_no(campaign_id) else {
+        return Ok(None);
+    };
+    let prefix = &store.config().key_prefix;
+    let mut conn = store.conn().await?;
+    let Some(s) = shape(store, &mut conn, campaign_id, no).await? else {
+        return Ok(None);
+    };
+    let bad = |what: &str| Error::Internal(format!("coupon campaign {campaign_id}: {what}"));
+    let mut view: Option<CampaignView> = None;
+    let (mut total, mut left, mut issued, mut redeemed) = (0u64, 0u64, 0u64, 0u64);
+    for k in 0..s.pools {
+        let keys = PoolKeys::new(prefix, campaign_id, no, k, s.pools);
+        type Meta = (
+            Option<String>,
+            Option<i64>,
+            Option<i64>,
+            Option<u32>,
+            Option<String>,
+            Option<u64>,
+            Option<u64>,
+            Option<u64>,
+            Option<u64>,
+            Option<u64>,
+        );
+        let ((title, starts, ends, per_user, kind, t, i, r, next, end), listed): (Meta, u64) =
+            redis::pipe()
+                .atomic()
+                .cmd("HMGET")
+                .arg(&keys.pool)
+                .arg(&[
+                    "title",
+                    "starts_at",
+                    "ends_at",
+                    "per_user",
+                    "kind",
+                    "total",
+                    "issued",
+                    "redeemed",
+                    "next",
+                    "end",
+                ])
+                .cmd("LLEN")
+                .arg(&keys.codes)
+                .query_async(&mut conn)
+                .await?;
+        let (Some(title), Some(starts), Some(ends), Some(per_user), Some(kind)) =
+            (title, starts, ends, per_user, kind)
+        else {
+            // A pool not written yet: the creation is still running (or was cut short).
+            continue;
+        };
+        total += t.ok_or_else(|| bad("a pool without total"))?;
+        issued += i.unwrap_or(0);
+        redeemed += r.unwrap_or(0);
+        left += if kind == "generated" {
+            end.unwrap_or(0).saturating_sub(next.unwrap_or(0))
+        } else {
+            listed
+        };
+        view.get_or_insert(CampaignView {
+            campaign_id: campaign_id.to_string(),
+            title,
+            status: Status::Open,
+            codes_total: 0,
+            codes_left: 0,
+            codes_issued: 0,
+            codes_redeemed: 0,
+            starts_at_ms: starts,
+            ends_at_ms: ends,
+            redeem_by_ms: s.redeem_by_ms,
+            per_user,
+            mine: Vec::new(),
+        });
+    }
+    let Some(mut view) = view else {
+        return Ok(None);
+    };
+    let home = PoolKeys::new(
+        prefix,
+        campaign_id,
+        no,
+        home_pool(no, user_id, s.pools),
+        s.pools,
+    );
+    let (items, (secs, micros)): (Option<String>, (i64, i64)) = redis::pipe()
+        .cmd("HGET")
+        .arg(&home.holders)
+        .arg(user_id)
+        .cmd("TIME")
+        .query_async(&mut conn)
+        .await?;
+    let now_ms = secs * 1000 + micros / 1000;
+    view.mine = items
+        .unwrap_or_default()
+        .split(' ')
+        .filter_map(|item| {
+            let (_, code) = item.split_once('/')?;
+            Some(match &s.key {
+                Some(key) => key.code(no, code.parse().ok()?),
+                None => code.to_string(),
+            })
+        })
+        .collect();
+    view.codes_total = total;
+    view.codes_left = left;
+    view.codes_issued = issued;
+    view.codes_redeemed = redeemed;
+    view.status = Status::at(now_ms, view.starts_at_ms, view.ends_at_ms, left);
+    Ok(Some(view))
+}
