@@ -10,11 +10,13 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{
     campaign_id, home_pool, parse, CodeKey, CodeSource, NewCampaign, Status, VisitLimit,
 };
-use hongbao::store::coupons::{self, CreateOutcome, Created, GrabOutcome, PoolKeys, RedeemOutcome};
+use hongbao::store::coupons::{
+    self, AddCodesOutcome, CreateOutcome, Created, GrabOutcome, PoolKeys, RedeemOutcome,
+};
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
 use hongbao::Store;
 
-use crate::common;
+use crate::common::{self, sleep_until_redis_ms};
 
 const SECRET: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
@@ -813,5 +815,151 @@ async fn redeem_by_code_alone() {
                 "{backend}: {code}"
             );
         }
+    }
+}
+
+/// Test: batches of uploaded codes join a campaign before its start, once per reference: a
+/// repeat adds nothing, another batch under the reference, a code of another campaign, a
+/// repeated code, a generated campaign and a started one are refused, writing nothing; after
+/// the start the codes of every batch are grabbed, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_join_before_the_start() {
+    let visits = VisitLimit {
+        per_window: 0,
+        window_ms: 1_000,
+    };
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let codes = |from: usize, n: usize| -> Vec<String> {
+            (from..from + n).map(|i| format!("BATCH-{i:04}")).collect()
+        };
+        let later = NewCampaign {
+            starts_at_ms: Some(now + 2_000),
+            ..campaign(now, "later", CodeSource::Uploaded(codes(0, 10)))
+        };
+        let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &later).await else {
+            panic!("{backend}: not created")
+        };
+        let Ok(CreateOutcome::Created(other)) = coupons::create(
+            &store,
+            &campaign(now, "open", CodeSource::Uploaded(vec!["TAKEN-1".into()])),
+        )
+        .await
+        else {
+            panic!("{backend}: not created")
+        };
+        let Ok(CreateOutcome::Created(generated)) =
+            coupons::create(&store, &campaign(now, "gen", CodeSource::Generated(5))).await
+        else {
+            panic!("{backend}: not created")
+        };
+        let id = &c.campaign_id;
+        assert_eq!(
+            coupons::add_codes(&store, id, "b1", &codes(10, 20))
+                .await
+                .unwrap(),
+            AddCodesOutcome::Added {
+                codes_total: 30,
+                repeat: false
+            }
+        );
+        assert_eq!(
+            coupons::add_codes(&store, id, "b1", &codes(10, 20))
+                .await
+                .unwrap(),
+            AddCodesOutcome::Added {
+                codes_total: 30,
+                repeat: true
+            }
+        );
+        let before = dump_all(&redis, &store).await;
+        let mut with_taken = codes(40, 3);
+        with_taken.push("TAKEN-1".into());
+        let repeated = vec!["X-0001".to_string(), "X-0001".to_string()];
+        for (campaign_id, reference, batch, expected) in [
+            (id, "b1", codes(10, 21), AddCodesOutcome::ReferenceReused),
+            (
+                id,
+                "b2",
+                with_taken,
+                AddCodesOutcome::DuplicateCodes(vec!["TAKEN-1".into()]),
+            ),
+            (
+                id,
+                "b3",
+                codes(5, 1),
+                AddCodesOutcome::DuplicateCodes(codes(5, 1)),
+            ),
+            (
+                id,
+                "b4",
+                repeated,
+                AddCodesOutcome::DuplicateCodes(vec!["X-0001".into()]),
+            ),
+            (
+                &generated.campaign_id,
+                "b5",
+                codes(60, 1),
+                AddCodesOutcome::Generated,
+            ),
+            (
+                &other.campaign_id,
+                "b6",
+                codes(70, 1),
+                AddCodesOutcome::Started,
+            ),
+            (
+                &"ZZZZZ".to_string(),
+                "b7",
+                codes(80, 1),
+                AddCodesOutcome::NotFound,
+            ),
+        ] {
+            assert_eq!(
+                coupons::add_codes(&store, campaign_id, reference, &batch)
+                    .await
+                    .unwrap(),
+                expected,
+                "{backend}: {reference}"
+            );
+        }
+        assert_eq!(
+            dump_all(&redis, &store).await,
+            before,
+            "{backend}: a refusal wrote"
+        );
+
+        sleep_until_redis_ms(&store, now + 2_000).await;
+        assert_eq!(
+            coupons::add_codes(&store, id, "b8", &codes(90, 1))
+                .await
+                .unwrap(),
+            AddCodesOutcome::Started
+        );
+        let mut got = HashSet::new();
+        let mut holders = Vec::new();
+        for u in 0..31 {
+            let user = format!("user-{u}");
+            match coupons::grab(&store, id, &user, visits).await.unwrap() {
+                GrabOutcome::Grabbed { code, .. } => {
+                    assert!(got.insert(code.clone()), "{backend}");
+                    holders.push((user, code));
+                }
+                GrabOutcome::SoldOut => assert_eq!(u, 30, "{backend}"),
+                other => panic!("{backend}: {other:?}"),
+            }
+        }
+        assert_eq!(got, codes(0, 30).into_iter().collect(), "{backend}");
+        // A code of an added batch is redeemed by its code alone, like one of the creation.
+        let (user, code) = holders
+            .iter()
+            .find(|(_, c)| c.as_str() >= "BATCH-0010")
+            .unwrap();
+        assert!(matches!(
+            coupons::redeem(&store, code, user, "o-1").await.unwrap(),
+            RedeemOutcome::Redeemed { repeat: false, .. }
+        ));
     }
 }

@@ -49,8 +49,8 @@ mod site_calls;
 
 pub use call::{Call, Sink};
 pub use coupon_calls::{
-    CouponCreateCall, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall, CouponSettleCall,
-    CouponTakeCall,
+    CouponAddCodesCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall,
+    CouponSettleCall, CouponTakeCall,
 };
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
@@ -155,7 +155,7 @@ macro_rules! script {
 /// lost redemption would let a coupon be redeemed twice). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 14] = [
+pub(crate) const ACKNOWLEDGED: [&str; 15] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
@@ -170,6 +170,7 @@ pub(crate) const ACKNOWLEDGED: [&str; 14] = [
     "coupon_redeem.lua",
     "coupon_take.lua",
     "coupon_settle.lua",
+    "coupon_add_codes.lua",
 ];
 
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
@@ -289,13 +290,16 @@ script!(
 script!(
     /// `lua/coupon_settle.lua`: close a reservation in the user's home pool.
     COUPON_SETTLE, "coupon_settle.lua");
+script!(
+    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once.
+    COUPON_ADD_CODES, "coupon_add_codes.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 24] {
+pub fn all() -> [(&'static str, &'static Script); 25] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 24] {
+fn all_lua() -> [(&'static str, &'static Lua); 25] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -321,6 +325,7 @@ fn all_lua() -> [(&'static str, &'static Lua); 24] {
         ("coupon_redeem.lua", &COUPON_REDEEM),
         ("coupon_take.lua", &COUPON_TAKE),
         ("coupon_settle.lua", &COUPON_SETTLE),
+        ("coupon_add_codes.lua", &COUPON_ADD_CODES),
     ]
 }
 

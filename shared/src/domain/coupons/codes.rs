@@ -71,6 +71,23 @@ pub fn duplicates_within(codes: &[String]) -> Vec<String> {
     dups
 }
 
+/// A batch's fingerprint, stored with its reference so a retry of the same batch is told from
+/// another batch under the same reference: `v1:` and the SHA-256 hex of the codes as
+/// netstrings (`<byte length>:<bytes>,`), in order.
+pub fn batch_fingerprint(codes: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let mut hasher = Sha256::new();
+    for code in codes {
+        hasher.update(format!("{}:{code},", code.len()).as_bytes());
+    }
+    let mut out = String::from("v1:");
+    for b in hasher.finalize() {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +122,15 @@ mod tests {
         assert!(check_batch(&vec!["abcd".to_string(); 10_001]).is_err());
         let err = check_batch(&v(&["abcd", "no way"])).unwrap_err();
         assert!(err.0.starts_with("codes[1] (\"no way\")"), "{err}");
+    }
+
+    #[test]
+    fn batch_fingerprints() {
+        let a = batch_fingerprint(&v(&["abcd", "efgh"]));
+        assert_eq!(a, batch_fingerprint(&v(&["abcd", "efgh"])));
+        assert_ne!(a, batch_fingerprint(&v(&["efgh", "abcd"])));
+        assert_ne!(a, batch_fingerprint(&v(&["abcde", "fgh"])));
+        assert!(a.starts_with("v1:") && a.len() == 67);
     }
 
     #[test]

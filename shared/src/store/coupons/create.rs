@@ -26,9 +26,10 @@ use crate::domain::coupons::{
 use crate::store::scripts::{text, Call, CouponCreateCall, CouponCreatePoolCall};
 use crate::store::{Error, Store};
 
-use super::keys::{directory, refs, seq, PoolKeys};
+use super::directory::{claim, owned_elsewhere};
+use super::keys::{refs, seq, PoolKeys};
 
-/// Directory commands in flight at once.
+/// Pool writes in flight at once.
 const IN_FLIGHT: usize = 64;
 
 /// A campaign as created (or found again under its reference).
@@ -198,96 +199,4 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         codes_total: total,
         repeat,
     }))
-}
-
-/// The codes of `codes` (at most 10) that the directory gives to a campaign other than
-/// `mine`.
-async fn owned_elsewhere(
-    store: &Store,
-    prefix: &str,
-    codes: &[String],
-    mine: Option<&str>,
-) -> Result<Vec<String>, Error> {
-    let owners: Vec<(String, Option<String>)> = stream::iter(codes)
-        .map(|code| async move {
-            let mut conn = store.conn().await?;
-            let owner: Option<String> = redis::cmd("HGET")
-                .arg(directory(prefix, code))
-                .arg(code)
-                .query_async(&mut conn)
-                .await?;
-            Ok::<_, Error>((code.clone(), owner))
-        })
-        .buffered(IN_FLIGHT)
-        .try_collect()
-        .await?;
-    Ok(owners
-        .into_iter()
-        .filter(|(_, owner)| owner.as_deref().is_some_and(|o| Some(o) != mine))
-        .map(|(code, _)| code)
-        .take(crate::domain::coupons::codes::MAX_LISTED_DUPLICATES)
-        .collect())
-}
-
-/// Claims every code of `codes` for campaign `id` in the directory (`HSETNX`; a code already
-/// claimed for `id` counts as claimed). Returns the codes another campaign holds (at most 10);
-/// when there are any, the codes this call claimed are released again (`HDEL` of the ones whose
-/// `HSETNX` answered 1: nothing else can have claimed them for `id`).
-async fn claim(
-    store: &Store,
-    prefix: &str,
-    codes: &[String],
-    id: &str,
-) -> Result<Vec<String>, Error> {
-    let results: Vec<(String, bool, Option<String>)> = stream::iter(codes)
-        .map(|code| async move {
-            let mut conn = store.conn().await?;
-            let key = directory(prefix, code);
-            let set: bool = redis::cmd("HSETNX")
-                .arg(&key)
-                .arg(code)
-                .arg(id)
-                .query_async(&mut conn)
-                .await?;
-            let owner = if set {
-                None
-            } else {
-                redis::cmd("HGET")
-                    .arg(&key)
-                    .arg(code)
-                    .query_async(&mut conn)
-                    .await?
-            };
-            Ok::<_, Error>((code.clone(), set, owner))
-        })
-        .buffered(IN_FLIGHT)
-        .try_collect()
-        .await?;
-    let clashes: Vec<String> = results
-        .iter()
-        .filter(|(_, set, owner)| !set && owner.as_deref() != Some(id))
-        .map(|(code, _, _)| code.clone())
-        .take(crate::domain::coupons::codes::MAX_LISTED_DUPLICATES)
-        .collect();
-    if !clashes.is_empty() {
-        let mine: Vec<&String> = results
-            .iter()
-            .filter(|(_, set, _)| *set)
-            .map(|(c, _, _)| c)
-            .collect();
-        stream::iter(mine)
-            .map(|code| async move {
-                let mut conn = store.conn().await?;
-                let _: i64 = redis::cmd("HDEL")
-                    .arg(directory(prefix, code))
-                    .arg(code)
-                    .query_async(&mut conn)
-                    .await?;
-                Ok::<_, Error>(())
-            })
-            .buffer_unordered(IN_FLIGHT)
-            .try_collect::<Vec<()>>()
-            .await?;
-    }
-    Ok(clashes)
 }

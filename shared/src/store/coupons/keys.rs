@@ -12,10 +12,11 @@
 //! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated), for the users whose home pool is `k` |
 //! | `hb:{t_k}:coupon:<id>:<k>:pending` | hash | reservation id -> `<user>\n<at_ms>`: the open reservations of users whose home pool this is (`lua/coupon_grab.lua` when the pool is empty, closed by `lua/coupon_settle.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:loans` | hash | reservation id -> `<code or index>:<at_ms>`: this pool's codes taken for other pools' reservations (`lua/coupon_take.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:batches` | hash | batch reference -> fingerprint: the batches of uploaded codes added after the creation (`lua/coupon_add_codes.lua`, every pool records every batch) |
 //! | `hb:{t_k}:coupon:<id>:<k>:visits:<user>` | string | the user's counted visits in the open window (`lua/rate_limit.lua`); TTL = the rest of the window |
 //! | `hb:{coupon}:refs` | hash | merchant reference -> `<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>` (`lua/coupon_create.lua`) |
 //! | `hb:{coupon}:seq` | string | the last campaign number given |
-//! | `hb:{c}:coupon-codes` | hash | uploaded code -> its campaign id, `c` the first 4 hex digits of SHA-1 of the code: the directory a redeem finds a code's campaign in; a code belongs to one campaign at a time |
+//! | `hb:{c}:coupon-codes` | hash | uploaded code -> its campaign id (a code of the creation) or `<campaign id>/<batch reference>` (of an added batch), `c` the first 4 hex digits of SHA-1 of the code: the directory a redeem finds a code's campaign in; a code belongs to one campaign at a time |
 //!
 //! The tags are chosen so the pools' hash slots are evenly spaced over the 16,384 slots
 //! ([`pool_tag`]): a cluster whose masters own equal contiguous slot ranges (what ElastiCache
@@ -91,6 +92,8 @@ pub struct PoolKeys {
     pub pending: String,
     /// This pool's codes taken for other pools' reservations (hash).
     pub loans: String,
+    /// The batches of uploaded codes added to this pool, by reference (hash).
+    pub batches: String,
 }
 
 impl PoolKeys {
@@ -107,6 +110,7 @@ impl PoolKeys {
             holders: format!("{base}:holders"),
             pending: format!("{base}:pending"),
             loans: format!("{base}:loans"),
+            batches: format!("{base}:batches"),
             pool: base,
         }
     }

@@ -6,13 +6,16 @@
 //! (`lua/coupon_create.lua`).
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
+pub mod add_codes;
 pub mod campaign;
 pub mod create;
+mod directory;
 pub mod grab;
 pub mod keys;
 pub mod redeem;
 mod shape;
 
+pub use add_codes::{add_codes, AddCodesOutcome};
 pub use campaign::{campaign, CampaignView};
 pub use create::{create, CreateOutcome, Created};
 pub use grab::{grab, GrabOutcome};

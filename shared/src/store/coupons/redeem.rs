@@ -67,7 +67,9 @@ async fn locate(store: &Store, conn: &mut Conn, code: &str) -> Result<Option<Loc
         .arg(code)
         .query_async(conn)
         .await?;
-    let Some((id, no)) = owner.and_then(|id| campaign_no(&id).map(|no| (id, no))) else {
+    // The owner is the campaign id, or `<campaign id>/<batch reference>` for an added batch.
+    let id = owner.map(|o| o.split('/').next().unwrap_or_default().to_string());
+    let Some((id, no)) = id.and_then(|id| campaign_no(&id).map(|no| (id, no))) else {
         return Ok(None);
     };
     let Some(s) = shape(store, conn, &id, no).await? else {

@@ -2,7 +2,8 @@
 //! pool's hash tag.
 
 use super::{
-    COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM, COUPON_SETTLE, COUPON_TAKE,
+    COUPON_ADD_CODES, COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM, COUPON_SETTLE,
+    COUPON_TAKE,
 };
 
 script_call! {
@@ -165,6 +166,29 @@ script_call! {
             reservation: &'a str,
             /// The item taken for it, or empty when no pool had a code left.
             item: &'a str,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once per
+    /// batch reference.
+    pub struct CouponAddCodesCall<'a> for COUPON_ADD_CODES {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The pool's batches (hash).
+            batches: &'a str,
+        }
+        ARGV {
+            /// The batch's reference.
+            reference: &'a str,
+            /// The batch's fingerprint.
+            fingerprint: &'a str,
+            /// The pool's codes of the batch.
+            batch: &'a [&'a str],
         }
     }
 }

@@ -207,6 +207,7 @@ fn every_script_header_matches_its_call() {
         check::<CouponRedeemCall>(),
         check::<CouponTakeCall>(),
         check::<CouponSettleCall>(),
+        check::<CouponAddCodesCall>(),
     ];
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
