@@ -109,17 +109,62 @@ async fn redeem(store: &Store, no: u64, code: &str, user: &str, order: &str) -> 
     text("coupon_redeem", reply).unwrap()
 }
 
-/// Every key and its `DUMP`, to show that a refused step wrote nothing.
-async fn dump_all(redis: &TestRedis, store: &Store) -> BTreeMap<String, Vec<u8>> {
+/// Every key with its type, contents (a hash's fields sorted) and whether it has a TTL, to
+/// show that a refused step wrote nothing. Not `DUMP`: a hash with a field value over 64 bytes
+/// (a fingerprint) is a hashtable, whose serialized order moves with incremental rehashing,
+/// which a read (`HGET`) can advance.
+async fn dump_all(
+    redis: &TestRedis,
+    store: &Store,
+) -> BTreeMap<String, (String, Vec<String>, bool)> {
     let mut conn = store.conn().await.unwrap();
     let mut out = BTreeMap::new();
     for key in redis.all_keys().await {
-        let d: Vec<u8> = redis::cmd("DUMP")
+        let kind: String = redis::cmd("TYPE")
             .arg(&key)
             .query_async(&mut conn)
             .await
             .unwrap();
-        out.insert(key, d);
+        let mut items: Vec<String> = match kind.as_str() {
+            "string" => vec![redis::cmd("GET")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .unwrap()],
+            "hash" => {
+                let fields: BTreeMap<String, String> = redis::cmd("HGETALL")
+                    .arg(&key)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                fields
+                    .into_iter()
+                    .map(|(f, v)| format!("{f}={v}"))
+                    .collect()
+            }
+            "list" => redis::cmd("LRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await
+                .unwrap(),
+            "set" => redis::cmd("SMEMBERS")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .unwrap(),
+            other => panic!("{key}: unexpected type {other}"),
+        };
+        if kind == "set" {
+            items.sort();
+        }
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        out.insert(key, (kind, items, ttl > 0));
     }
     out
 }
