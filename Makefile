@@ -4,7 +4,7 @@
 
 CARGO    ?= cargo
 PY       := .venv/bin/python
-BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote
+BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote -p coupon
 # The examples (make serve, the template's settings check) are built with the features the tests
 # turn on (`ops`), so they reuse the debug build of `hongbao` that `make unit` made.
 EXAMPLES := -p hongbao --features ops
@@ -149,7 +149,10 @@ openapi:
 ##        100,000-entry money journal exported through moto, and an idle export pass on the
 ##        3-master cluster (ledger_export); the server's main-thread CPU per request of a
 ##        recorded grab and vote storm replayed saturated, beside the seed's grab and chapter
-##        1's vote (storm_replay); figures also in target/bench/*.json
+##        1's vote (storm_replay); coupon drops: server CPU per grab of a 100,000-user storm
+##        beside seed 004's GET/INCR/EXPIRE/SPOP, each master's share on the 3-master cluster,
+##        bytes per code, grabs/s beside redis-benchmark, a pool's bytes and slot-move time at
+##        10,000 / 50,000 / 200,000 codes (coupon_drop); figures also in target/bench/*.json
 bench: deps
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
 	$(CARGO) bench -p hongbao-tests --bench order_codes
@@ -160,6 +163,7 @@ bench: deps
 	$(CARGO) bench -p hongbao-tests --bench storm
 	$(CARGO) bench -p hongbao-tests --bench ledger_export
 	$(CARGO) bench -p hongbao-tests --bench storm_replay
+	$(CARGO) bench -p hongbao-tests --bench coupon_drop
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:

@@ -5,6 +5,8 @@
 -- KEYS[1] refs: the campaigns by reference (hash): reference ->
 --         "<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>"; no TTL
 -- KEYS[2] seq: the last campaign number given (string)
+-- KEYS[3] ends: the campaigns to close, by end (sorted set: campaign number, score ends_at_ms),
+--         which reclaim-cron closes (coupon_close.lua)
 -- ARGV[1] reference: the merchant's reference of the creation (printable ASCII, no spaces)
 -- ARGV[2] fingerprint: the request's fingerprint ('v1:' + SHA-256 hex)
 -- ARGV[3] starts_at_ms: when grabbing opens, Unix ms; '' = now (Redis TIME)
@@ -12,6 +14,8 @@
 -- ARGV[5] secret: a fresh code secret (32 hex digits), stored if the campaign is new: every
 --         pool of a generated campaign, and every retry of its creation, uses the stored one
 -- ARGV[6] max_campaign_no: the largest campaign number (32^5 - 1: five characters)
+-- ARGV[7] max_campaign_ms: the longest campaign, ms: ends_at - start at most this (the start
+--         given or, without one, Redis TIME)
 --
 -- Returns:
 --   'created:<campaign_no>:<starts_at_ms>:<secret>'  recorded now
@@ -19,6 +23,7 @@
 --                          (a retry, or this call sent again); nothing written
 --   'reference_reused'     the reference names another request; nothing written
 --   'ended:<now_ms>'       ends_at is not after Redis TIME (nor after starts_at); nothing written
+--   'too_long:<now_ms>'    ends_at is more than max_campaign_ms after the start; nothing written
 --   'full'                 every campaign number is taken; nothing written
 local record = redis.call('HGET', KEYS[1], ARGV[1])
 if record then
@@ -41,6 +46,9 @@ end
 if tonumber(ARGV[4]) <= now or tonumber(ARGV[4]) <= tonumber(starts) then
   return 'ended:' .. now
 end
+if tonumber(ARGV[4]) - tonumber(starts) > tonumber(ARGV[7]) then
+  return 'too_long:' .. now
+end
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 if last >= tonumber(ARGV[6]) then
   return 'full'
@@ -49,4 +57,5 @@ end
 local no = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], ARGV[1],
   string.format('%d', no) .. '\n' .. ARGV[2] .. '\n' .. starts .. '\n' .. ARGV[5])
+redis.call('ZADD', KEYS[3], ARGV[4], no)
 return 'created:' .. no .. ':' .. starts .. ':' .. ARGV[5]

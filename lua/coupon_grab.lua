@@ -1,20 +1,24 @@
 -- coupon_grab.lua: give the caller a coupon code of a campaign from their home pool, at most
--- the campaign's per_user codes per user, in one round trip. (lua/rate_limit.lua is prepended:
--- rl_take.)
+-- the campaign's per_user codes per user, in one round trip. (lua/rate_limit.lua, records.lua
+-- and journal.lua are prepended: rl_take, int, journal_add.)
 --
 -- KEYS[1] pool: the home pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the home pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: the home pool's issued codes: item -> "<user>\n<grabbed_at_ms>" (+ the
 --         redemption, see coupon_redeem.lua)
--- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated
+-- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated;
+--         and "<user>\n" (a user id holds no newline) -> the caller's last win,
+--         "<call id> <item> <grabbed_at_ms>", so that this call sent again answers the same
 -- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
+-- KEYS[7] journal: the home pool's tag's journal (journal.lua): a win appends coupon_issued
 -- ARGV[1] user_id: the caller
 -- ARGV[2] home: the home pool's number (0-based), written into the caller's items
 -- ARGV[3] rate_limit: visits allowed per window (0 = unlimited)
 -- ARGV[4] rate_window_ms: the window, ms
--- ARGV[5] reservation: a fresh reservation id for this grab (16 hex digits), used when the
---         home pool is empty and the campaign has other pools
+-- ARGV[5] reservation: a fresh id of this call (16 hex digits): the reservation's id when the
+--         home pool is empty and the campaign has other pools, and the call id of a win
+-- ARGV[6] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
 --
 -- An item names a code by its pool: "<pool>/<code>" for an uploaded code, "<pool>/<index>" for
 -- a generated one (the function turns the index into the code with the campaign's secret), or
@@ -32,7 +36,7 @@
 --   'reserved:<reservation>'             the home pool has no code left: a reservation for
 --                                        one code of another pool is recorded (this call sent
 --                                        again answers the same)
---   'grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>'
+--   'grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>'   won now, or by this call's earlier run
 -- A visit that is answered not_started or already_grabbed counts toward the caller's visit
 -- limit (seed 004's canAccess, made atomic): clicking before the start or after winning is
 -- what the limit is for. A win is not counted (a user wins at most per_user times), and an
@@ -40,20 +44,28 @@
 -- seen it answers without this script).
 --
 -- Redis commands per path:
---   repeat (limit reached)   HMGET, TIME, HGET, INCR (+ PEXPIRE opening a window)
---   win (uploaded)           HMGET, TIME, HGET, LPOP, HSET, HSET, HINCRBY
---   win (generated)          HMGET, TIME, HGET, HSET (issued), HSET (holders), HINCRBY x2
+--   repeat (limit reached)   HMGET, HMGET, TIME, INCR (+ PEXPIRE opening a window)
+--   win (uploaded)           HMGET, HMGET, TIME, LPOP, HSET, HSET, HINCRBY, XADD
+--   win (generated)          HMGET, HMGET, TIME, HSET (issued), HSET (holders), HINCRBY x2,
+--                            XADD
 local meta = redis.call('HMGET', KEYS[1], 'ends_at', 'starts_at', 'per_user', 'kind', 'next',
   'end', 'redeem_by', 'pools')
 if not meta[1] then
   return 'not_found'
+end
+local user = ARGV[1]
+local reservation = ARGV[5]
+local held_by = redis.call('HMGET', KEYS[4], user, user .. '\n')
+local mine, last = held_by[1], held_by[2]
+if last and reservation ~= '' and string.sub(last, 1, #reservation + 1) == reservation .. ' ' then
+  local item, at = string.match(last, '^%S+ (%S+) (%d+)$')
+  return 'grabbed:' .. item .. ':' .. at .. ':' .. meta[7]
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now >= tonumber(meta[1]) then
   return 'ended:' .. meta[1]
 end
-local user = ARGV[1]
 if now < tonumber(meta[2]) then
   local wait = rl_take(KEYS[5], tonumber(ARGV[3]), ARGV[4])
   if wait > 0 then
@@ -62,8 +74,6 @@ if now < tonumber(meta[2]) then
   return 'not_started:' .. meta[2] .. ':' .. now
 end
 
-local mine = redis.call('HGET', KEYS[4], user)
-local reservation = ARGV[5]
 if mine and reservation ~= '' and string.find(' ' .. mine .. ' ', ' ?' .. reservation .. ' ', 1, true) then
   return 'reserved:' .. reservation
 end
@@ -103,6 +113,8 @@ end
 local item = ARGV[2] .. '/' .. code
 local stamp = string.format('%d', now)
 redis.call('HSET', KEYS[3], code, user .. '\n' .. stamp)
-redis.call('HSET', KEYS[4], user, mine and (mine .. ' ' .. item) or item)
+redis.call('HSET', KEYS[4], user, mine and (mine .. ' ' .. item) or item,
+  user .. '\n', reservation .. ' ' .. item .. ' ' .. stamp)
 redis.call('HINCRBY', KEYS[1], 'issued', 1)
+journal_add(KEYS[7], 'coupon_issued', user, 0, ARGV[6] .. '/' .. code, now, 0, '')
 return 'grabbed:' .. item .. ':' .. stamp .. ':' .. meta[7]

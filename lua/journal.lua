@@ -1,6 +1,8 @@
 -- journal.lua: the money journal, prepended (after records.lua: int) to every script that
 -- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
--- withdraw.lua (withdrawal) and settle.lua (refund credit, packet settled).
+-- withdraw.lua (withdrawal) and settle.lua (refund credit, packet settled); and to the coupon
+-- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
+-- coupon_redeem.lua (coupon redeemed).
 --
 -- Each movement appends one entry to the journal of the hash tag its script runs on
 -- (`<prefix>:{<tag>}:journal`, a stream), in the same atomic step as the balance change, so
@@ -15,12 +17,16 @@
 --             and a reference or packet id no control character, so distinct movements have
 --             distinct ids
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
+--             | coupon_issued | coupon_redeemed | campaign_ended (coupon entries move no money:
+--             amount and balance 0)
 --   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled)
 --   amount    signed cents (debits negative; 0 for packet_settled)
---   ref       the deposit or withdrawal reference, or the packet id
+--   ref       the deposit or withdrawal reference, or the packet id; for a coupon
+--             "<campaign_id>/<code or generated index>", for campaign_ended the campaign id
 --   at        Redis TIME, Unix ms
 --   balance   the wallet's balance after the movement, cents
---   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>"
+--   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>"; for coupon_redeemed
+--             the order reference; for campaign_ended "<issued>|<redeemed>|<never_issued>"
 
 local function journal_add(key, kind, user, amount, ref, at, balance, extra)
   local id = redis.sha1hex(kind .. '\n' .. user .. '\n' .. ref .. '\n' .. int(at))

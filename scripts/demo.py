@@ -9,10 +9,13 @@ sandboxes), then, only through Lambda invocations with API Gateway v2 / EventBri
   fixed packet of 10 x 1.00 -> 1,000 people grab concurrently (some also grab the fixed one) ->
   the winners claim, except about a fifth -> the packets expire -> reclaim-cron refunds ->
   alice's sent history and a winner's received history and yearly summaries ->
+  a coupon drop: a merchant's campaign of 100 codes, the same 1,000 people racing for them (some
+  pressing twice), a few coupons redeemed at checkout, the campaign closed by reclaim-cron after
+  its end ->
 
 and prints a report: winners and losers, a histogram of the amounts, best luck, claimed and
-refunded totals per packet, every wallet touched, and the money-conservation check. Exits 1 if
-any invariant fails. `make demo` builds the binaries and runs this.
+refunded totals per packet, every wallet touched, the money-conservation check, and the drop's
+counts. Exits 1 if any invariant fails. `make demo` builds the binaries and runs this.
 
     .venv/bin/python scripts/demo.py [--grabbers 1000] [--sandboxes 8] [--keep-redis]
 """
@@ -43,6 +46,8 @@ DEPOSIT_CENTS = 20_000
 LUCKY_TOTAL, LUCKY_COUNT = 10_000, 100
 FIXED_TOTAL, FIXED_COUNT = 1_000, 10
 GREETING = "恭喜发财，红包拿来"
+DROP_CODES = 100
+DROP_REDEEMED = 5
 
 
 def main() -> int:
@@ -65,6 +70,10 @@ def main() -> int:
     ap.add_argument(
         "--no-claim", type=float, default=0.2, help="fraction of winners who never claim (0.2)"
     )
+    ap.add_argument(
+        "--drop-secs", type=float, default=10, help="seconds the coupon drop stays open (10)"
+    )
+    ap.add_argument("--coupon-sandboxes", type=int, default=4, help="coupon sandboxes (4)")
     ap.add_argument("--seed", type=int, help="seed of the choice of grabbers/non-claimers")
     ap.add_argument(
         "--keep-redis",
@@ -78,7 +87,7 @@ def main() -> int:
     if args.grabbers < 1 or args.sandboxes < 1 or args.claim_sandboxes < 1:
         ap.error("--grabbers, --sandboxes and --claim-sandboxes must be >= 1")
     install_signal_handlers()
-    missing = missing_binaries((*PACKET_FUNCTIONS, LEDGER_EXPORT))
+    missing = missing_binaries((*PACKET_FUNCTIONS, "coupon", LEDGER_EXPORT))
     if missing:
         print("missing release binaries: " + ", ".join(map(str, missing)), file=sys.stderr)
         print(f"build them first: cd {ROOT} && {BUILD_COMMAND}   (or: make demo)", file=sys.stderr)
@@ -90,7 +99,13 @@ def main() -> int:
     inv = Checks(print_passes=False)
     ph = Phases()
     stack = LocalStack(
-        pools={"grab": args.sandboxes, "claim": args.claim_sandboxes}, log_dir=args.log_dir
+        pools={
+            "grab": args.sandboxes,
+            "claim": args.claim_sandboxes,
+            "coupon": args.coupon_sandboxes,
+        },
+        functions=(*PACKET_FUNCTIONS, "coupon"),
+        log_dir=args.log_dir,
     )
     try:
         ph.run(
@@ -412,6 +427,11 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
         "history: the sender's and a winner's lists and yearly summary",
         lambda: history(stack, inv, packets, views, claimed, walls),
     )
+    dropped = ph.run(
+        f"coupon drop: {DROP_CODES} codes, {len(users)} people racing",
+        lambda: drop(stack, args, rng, inv, users),
+        lambda d: f"campaign {d['campaign_id']}: {d['outcomes']}",
+    )
     errors = sum(sb.error_lines for sb in stack.all_sandboxes())
     inv.check("no ERROR log line in any sandbox", errors == 0, f"{errors} lines")
     inv.check("every sandbox still running", all(sb.alive() for sb in stack.all_sandboxes()))
@@ -440,8 +460,143 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
         too_late,
     )
     report_history(hist)
+    report_drop(dropped)
     report_ledger(feed)
     return 0
+
+
+def rfc3339(t: float) -> str:
+    """Unix seconds as the API's RFC 3339 UTC time with milliseconds."""
+    from datetime import UTC
+
+    return (
+        datetime.fromtimestamp(t, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
+
+
+def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[str]) -> dict:
+    """A coupon drop through the coupon function: the merchant (AWS_IAM) creates a campaign of
+    DROP_CODES uploaded codes open for --drop-secs; every demo user grabs once and a tenth of
+    them twice, all at once; a few winners redeem at checkout (one order each, sent twice,
+    and another order refused); once the campaign has ended reclaim-cron closes it."""
+    pool = stack["coupon"]
+    codes = [f"SAVE20-{i:03d}" for i in range(DROP_CODES)]
+    ends = time.time() + args.drop_secs
+    body = {
+        "title": "20 off 100",
+        "codes": codes,
+        "ends_at": rfc3339(ends),
+        "redeem_by": rfc3339(ends + 3600),
+        "reference": "demo-drop-1",
+    }
+    r = stack.invoke("coupon", events.create_campaign_event(body))
+    if not inv.check(
+        "the merchant creates a campaign of 100 codes -> 201", r.status == 201, str(r["body"])
+    ):
+        raise SystemExit(1)
+    cid = r["body"]["campaign_id"]
+    again = stack.invoke("coupon", events.create_campaign_event(body))
+    inv.check(
+        "the same creation sent again -> 200, the same campaign",
+        again.status == 200 and again["body"]["campaign_id"] == cid,
+        str(again["body"]),
+    )
+    twice = set(rng.sample(users, max(1, len(users) // 10)))
+    jobs = users + sorted(twice)
+    rng.shuffle(jobs)
+    results = pool.map([events.coupon_grab_event(cid, u) for u in jobs], threads=args.threads)
+    won: dict[str, str] = {}
+    outcomes: Counter = Counter()
+    doubles = []
+    for u, r in zip(jobs, results, strict=True):
+        key = r.status if r.status == 200 else f"{r.status} {r['body'].get('error')}"
+        outcomes[key] += 1
+        if r.status == 200:
+            if u in won:
+                inv.check(f"{u} wins one code only", False, r["body"]["code"])
+            won.setdefault(u, r["body"]["code"])
+        elif r.status == 409:
+            doubles.append((u, r["body"].get("coupons")))
+    inv.check(
+        f"exactly {DROP_CODES} winners, {DROP_CODES} distinct codes, all from the upload",
+        len(won) == DROP_CODES
+        and len(set(won.values())) == DROP_CODES
+        and set(won.values()) <= set(codes),
+        str(dict(outcomes)),
+    )
+    inv.check(
+        "everyone else is told 410 sold_out, a winner pressing again 409 with their code",
+        outcomes[200] + outcomes["409 already_grabbed"] + outcomes["410 sold_out"] == len(jobs)
+        and all(c == [won.get(u)] for u, c in doubles),
+        str(dict(outcomes)),
+    )
+    redeemers = sorted(won)[:DROP_REDEEMED]
+    for u in redeemers:
+        order = f"order-{u}"
+        first = stack.invoke("coupon", events.redeem_event(won[u], u, order))
+        repeat = stack.invoke("coupon", events.redeem_event(won[u], u, order))
+        other = stack.invoke("coupon", events.redeem_event(won[u], u, order + "-b"))
+        inv.check(
+            f"{u}'s coupon redeemed once (the same order again: repeat; another: 409)",
+            first.status == 200
+            and first["body"]["repeat"] is False
+            and repeat.status == 200
+            and repeat["body"]["repeat"] is True
+            and other.status == 409
+            and other["body"].get("order_reference") == order,
+            f"{first['body']} {repeat['body']} {other['body']}",
+        )
+    loser = next(u for u in users if u not in won)
+    stranger = stack.invoke("coupon", events.redeem_event(won[redeemers[0]], loser, "order-x"))
+    inv.check("someone else's code -> 404", stranger.status == 404, str(stranger["body"]))
+    view = stack.invoke("coupon", events.campaign_event(cid, redeemers[0]))["body"]
+    inv.check(
+        "the campaign shows sold_out, 0 of 100 left, and the caller's code",
+        view.get("status") == "sold_out"
+        and view.get("codes_left") == 0
+        and view.get("coupons") == [won[redeemers[0]]],
+        str(view),
+    )
+    mine = stack.invoke("coupon", events.coupons_event(redeemers[0]))["body"]
+    inv.check(
+        "GET /coupons lists the redeemed coupon",
+        [(i["code"], i["state"]) for i in mine.get("items", [])]
+        == [(won[redeemers[0]], "redeemed")],
+        str(mine),
+    )
+    time.sleep(max(0.0, ends - time.time()) + 0.2)
+    late = stack.invoke("coupon", events.coupon_grab_event(cid, loser))
+    inv.check(
+        "a grab after ends_at -> 410 ended",
+        late.status == 410 and late["body"].get("error") == "ended",
+        str(late["body"]),
+    )
+    closed = dict(stack.invoke("reclaim-cron", events.scheduled_event()))
+    inv.check(
+        "reclaim-cron closes the ended campaign",
+        closed.get("campaigns_closed") == 1 and closed.get("campaigns_failed") == 0,
+        str(closed),
+    )
+    ended = stack.invoke("coupon", events.campaign_event(cid, loser))["body"]
+    inv.check("the campaign shows ended", ended.get("status") == "ended", str(ended))
+    return {
+        "campaign_id": cid,
+        "outcomes": dict(outcomes),
+        "winners": len(won),
+        "redeemed": len(redeemers),
+        "never_issued": DROP_CODES - len(won),
+        "closed": closed,
+    }
+
+
+def report_drop(d: dict) -> None:
+    print("\n== coupon drop")
+    print(f"  campaign {d['campaign_id']}: {DROP_CODES} uploaded codes")
+    print("  grabs: " + ", ".join(f"{k}: {n}" for k, n in sorted(d["outcomes"].items(), key=str)))
+    print(
+        f"  issued {d['winners']}, redeemed {d['redeemed']}, never issued {d['never_issued']}; "
+        f"closed by reclaim-cron: {d['closed'].get('campaigns_closed')} campaign"
+    )
 
 
 def ledger(stack: LocalStack, inv: Checks) -> dict:

@@ -4,8 +4,8 @@
 Starts a private `redis-server` on a free port (unless REDIS_URL is set) and the `serve` example
 (`cargo build -p hongbao --example serve`, which `make serve` runs first): every function's axum
 router merged as template.yaml routes them, identity from the `x-user-id` header
-(HONGBAO_AUTH_MODE=header, local only) and deposits allowed for the local IAM principal the
-example stamps on every request. Ctrl-C stops both.
+(HONGBAO_AUTH_MODE=header, local only) and deposits, withdrawals and the coupon merchant routes
+allowed for the local IAM principal the example stamps on every request. Ctrl-C stops both.
 
     .venv/bin/python scripts/serve.py            # serve until Ctrl-C (HONGBAO_SERVE_ADDR moves it)
     .venv/bin/python scripts/serve.py --check    # on a free port: play the README's curl session
@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hongbao_tools.paths import ROOT
@@ -108,6 +109,65 @@ def check(base: str) -> int:
         body={"title": "hongbao", "link": "https://example.com/"},
     )
     expect("post an article -> 201", s == 201 and b.get("votes") == 1, (s, b))
+    # A coupon drop: the merchant (the local IAM principal, in HONGBAO_COUPON_PRINCIPALS) creates
+    # a campaign of two uploaded codes, open now, ending in a day; bob and carol grab one each;
+    # the checkout redeems bob's.
+    codes = ["LOCAL-0001", "LOCAL-0002"]
+    ends = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    s, camp, _ = request(
+        base,
+        "POST",
+        "/campaigns",
+        body={"title": "20 off 100", "codes": codes, "ends_at": ends, "reference": "local-drop-1"},
+    )
+    expect(
+        "the merchant creates a campaign of 2 codes -> 201, open",
+        s == 201 and camp.get("status") == "open" and camp.get("codes_left") == 2,
+        (s, camp),
+    )
+    campaign = camp.get("campaign_id", "")
+    s, bobs, _ = request(base, "POST", f"/campaigns/{campaign}/grab", user="bob")
+    expect("bob grabs a coupon -> 200", s == 200 and bobs.get("code") in codes, (s, bobs))
+    s, carols, _ = request(base, "POST", f"/campaigns/{campaign}/grab", user="carol")
+    expect(
+        "carol grabs the other one -> 200",
+        s == 200 and sorted([bobs.get("code"), carols.get("code")]) == codes,
+        (s, carols),
+    )
+    s, b, _ = request(base, "POST", f"/campaigns/{campaign}/grab", user="dave")
+    expect("dave is too late -> 410 sold_out", s == 410 and b.get("error") == "sold_out", (s, b))
+    s, v, _ = request(base, "GET", f"/campaigns/{campaign}", user="bob")
+    expect(
+        "the campaign is sold out and shows bob his coupon",
+        s == 200
+        and v.get("status") == "sold_out"
+        and v.get("codes_left") == 0
+        and v.get("coupons") == [bobs.get("code")],
+        (s, v),
+    )
+    redeem = {"code": bobs.get("code"), "user_id": "bob", "order_reference": "local-order-1"}
+    s, b, _ = request(base, "POST", "/coupons/redeem", body=redeem)
+    expect(
+        "the checkout redeems bob's coupon -> 200",
+        s == 200 and b.get("campaign_id") == campaign and b.get("repeat") is False,
+        (s, b),
+    )
+    s, b, _ = request(
+        base, "POST", "/coupons/redeem", body={**redeem, "order_reference": "local-order-2"}
+    )
+    expect(
+        "another order redeems it -> 409 already_redeemed",
+        s == 409 and b.get("error") == "already_redeemed",
+        (s, b),
+    )
+    s, b, _ = request(base, "GET", "/coupons", user="bob")
+    expect(
+        "bob's coupons: the one he grabbed, redeemed",
+        s == 200
+        and [(i.get("code"), i.get("state")) for i in b.get("items", [])]
+        == [(bobs.get("code"), "redeemed")],
+        (s, b),
+    )
     # The contract's error answers, over the wire.
     s, b, _ = request(base, "GET", "/wallet")
     expect(

@@ -415,6 +415,7 @@ FUNCTIONS = {
     "NextOrderCodeFunction": "next-order-code",
     "VoteFunction": "vote",
     "LedgerExportFunction": "ledger-export",
+    "CouponFunction": "coupon",
 }
 
 
@@ -957,6 +958,10 @@ PATTERN_SAMPLES = {
     "WithdrawalPrincipals": [
         "arn:aws:iam::123456789012:role/payouts",
         "arn:aws:sts::123456789012:assumed-role/payouts/*",
+    ],
+    "CouponPrincipals": [
+        "arn:aws:iam::123456789012:role/merchant",
+        "arn:aws:sts::123456789012:assumed-role/merchant/*,arn:aws:iam::123456789012:user/ops",
     ],
     "ReclaimReservedConcurrency": ["", "1", "5"],
     "LedgerExportReservedConcurrency": ["", "1", "5"],

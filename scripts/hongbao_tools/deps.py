@@ -18,7 +18,7 @@ from .procs import log
 # The red-packet functions (the default stack: what demo.py plays) ...
 PACKET_FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
 # ... and every HTTP or reclaim function of the project (e2e_rie.py runs them all) ...
-FUNCTIONS = (*PACKET_FUNCTIONS, "next-order-code", "vote")
+FUNCTIONS = (*PACKET_FUNCTIONS, "next-order-code", "vote", "coupon")
 # ... and ledger-export (the demo's event feed), built on its own as `make release` does: its
 # `eventbridge` feature would otherwise unify into every other bootstrap.
 LEDGER_EXPORT = "ledger-export"

@@ -19,6 +19,7 @@ _event_cache: dict[str, dict] = {}
 _request_seq = 0
 _request_lock = threading.Lock()
 NO_SUCH_PACKET = "0" * 24  # a well-formed packet id that no packet has
+NO_SUCH_CAMPAIGN = "ZZZZZ"  # a well-formed campaign id that no campaign of a test run has
 
 
 def load_event(name: str) -> dict:
@@ -57,21 +58,27 @@ def http_event(
     *,
     packet_id: str | None = None,
     article_id: str | None = None,
+    campaign_id: str | None = None,
     sub: str | None = None,
+    user_arn: str | None = None,
     body: Any = None,
     headers: dict[str, str] | None = None,
     query: dict[str, str] | None = None,
     auth: bool = True,
 ) -> dict:
-    """An API Gateway v2 event from `events/<fixture>.json`: `packet_id` / `article_id`
-    replace the `PACKET_ID` / `ARTICLE_ID` placeholders (path and pathParameters), `sub` the
-    JWT claim `sub`, `body` (a dict is JSON-encoded) the body, `query` the query string (an
-    empty dict removes it), `headers` are added; `auth=False` drops the authorizer."""
+    """An API Gateway v2 event from `events/<fixture>.json`: `packet_id` / `article_id` /
+    `campaign_id` replace the `PACKET_ID` / `ARTICLE_ID` / `CAMPAIGN_ID` placeholders (path and
+    pathParameters), `sub` the JWT claim `sub`, `user_arn` the IAM authorizer's `userArn` (a
+    fixture signed with AWS_IAM), `body` (a dict is JSON-encoded) the body, `query` the query
+    string (an empty dict removes it), `headers` are added; `auth=False` drops the
+    authorizer."""
     ev = load_event(fixture)
     if packet_id is not None:
         _replace_in_path(ev, "PACKET_ID", packet_id)
     if article_id is not None:
         _replace_in_path(ev, "ARTICLE_ID", article_id)
+    if campaign_id is not None:
+        _replace_in_path(ev, "CAMPAIGN_ID", campaign_id)
     if query is not None:
         ev["rawQueryString"] = urlencode(query)
         if query:
@@ -81,7 +88,9 @@ def http_event(
     rc = ev["requestContext"]
     if not auth:
         rc.pop("authorizer", None)
-    elif sub is not None:
+    elif user_arn is not None:
+        rc["authorizer"]["iam"]["userArn"] = user_arn
+    if auth and sub is not None:
         claims = (
             rc.setdefault("authorizer", {})
             .setdefault("jwt", {"scopes": None})
@@ -195,6 +204,58 @@ def group_articles_event(
     _replace_in_path(ev, "/groups/programming/", f"/groups/{group}/")
     ev["pathParameters"] = {"group": group}
     return ev
+
+
+def create_campaign_event(body: dict, *, user_arn: str | None = None) -> dict:
+    """`POST /campaigns` from events/coupon-create-campaign.json (AWS_IAM, the merchant
+    fixtures' role unless `user_arn`) with this body."""
+    return http_event("coupon-create-campaign", body=body, user_arn=user_arn)
+
+
+def add_codes_event(
+    campaign_id: str,
+    codes: list[str] | None = None,
+    reference: str | None = None,
+    *,
+    user_arn: str | None = None,
+) -> dict:
+    """`POST /campaigns/{id}/codes` from events/coupon-add-codes.json (AWS_IAM); `codes` and
+    `reference` replace the fixture's batch when given."""
+    body = None
+    if codes is not None or reference is not None:
+        body = json.loads(load_event("coupon-add-codes")["body"])
+        if codes is not None:
+            body["codes"] = codes
+        if reference is not None:
+            body["reference"] = reference
+    return http_event("coupon-add-codes", campaign_id=campaign_id, body=body, user_arn=user_arn)
+
+
+def campaign_event(campaign_id: str, sub: str = "viewer") -> dict:
+    """`GET /campaigns/{id}` from events/coupon-view.json as `sub`."""
+    return http_event("coupon-view", campaign_id=campaign_id, sub=sub)
+
+
+def coupons_event(sub: str, query: dict[str, str] | None = None) -> dict:
+    """`GET /coupons` (the caller's coupons) from events/coupon-list.json as `sub`; `query`
+    gives `limit` / `cursor` (the fixture's `limit=20` otherwise)."""
+    return http_event("coupon-list", sub=sub, query=query)
+
+
+def coupon_grab_event(campaign_id: str, sub: str) -> dict:
+    """`POST /campaigns/{id}/grab` from events/coupon-grab.json as `sub`."""
+    return http_event("coupon-grab", campaign_id=campaign_id, sub=sub)
+
+
+def redeem_event(
+    code: str, user_id: str, order_reference: str, *, user_arn: str | None = None
+) -> dict:
+    """`POST /coupons/redeem` from events/coupon-redeem.json (AWS_IAM) with this body."""
+    return http_event(
+        "coupon-redeem",
+        body={"code": code, "user_id": user_id, "order_reference": order_reference},
+        user_arn=user_arn,
+    )
 
 
 def scheduled_event() -> dict:

@@ -33,8 +33,10 @@ from .deps import BUILD_COMMAND, PACKET_FUNCTIONS, binary_path, find_rie, requir
 from .procs import free_port, install_signal_handlers, kill_tree, spawn, wait_for_port
 from .redis_server import RedisServer
 
-# The IAM role of the deposit fixtures (events/wallet-deposit.json).
+# The IAM role of the deposit fixtures (events/wallet-deposit.json) and of the coupon merchant
+# fixtures (events/coupon-create-campaign.json, coupon-add-codes.json, coupon-redeem.json).
 DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
+COUPON_PRINCIPALS = DEPOSIT_PRINCIPALS
 # As in template.yaml: MemorySize 256, Timeout 5 (reclaim-cron and ledger-export 60).
 MEMORY_MB = 256
 TIMEOUT_SECS = {"reclaim-cron": 60, "ledger-export": 60}
@@ -139,6 +141,8 @@ class Sandbox:
             # The IAM role of the deposit fixtures (events/wallet-deposit.json).
             "HONGBAO_DEPOSIT_PRINCIPALS": DEPOSIT_PRINCIPALS,
             "HONGBAO_WITHDRAWAL_PRINCIPALS": DEPOSIT_PRINCIPALS,
+            # The coupon merchant fixtures' role (the same one).
+            "HONGBAO_COUPON_PRINCIPALS": COUPON_PRINCIPALS,
             "RUST_LOG": "info",
             "LOG_LEVEL": "info",  # RIE's own log level (its INIT REPORT line is at info)
         }

@@ -13,16 +13,17 @@ import urllib.request
 from .deps import require_example
 from .procs import spawn, wait_for_port
 
-# The IAM principal the example stamps on every request, allowed to deposit and withdraw by
-# default.
+# The IAM principal the example stamps on every request, allowed to deposit, withdraw and call
+# the coupon merchant routes (create campaigns, add codes, redeem) by default.
 LOCAL_PRINCIPAL = "arn:aws:iam::000000000000:user/hongbao-local"
 
 
 def start_api(redis_url: str, addr: str) -> subprocess.Popen:
     """Starts the `serve` example on `addr` (`host:port`) against `redis_url` and returns once
     it listens (killed on exit, or with `procs.kill_tree`). Identity from `x-user-id`
-    (HONGBAO_AUTH_MODE=header); deposits and withdrawals allowed for LOCAL_PRINCIPAL unless
-    HONGBAO_DEPOSIT_PRINCIPALS / HONGBAO_WITHDRAWAL_PRINCIPALS say otherwise."""
+    (HONGBAO_AUTH_MODE=header); deposits, withdrawals and the coupon merchant routes allowed for
+    LOCAL_PRINCIPAL unless HONGBAO_DEPOSIT_PRINCIPALS / HONGBAO_WITHDRAWAL_PRINCIPALS /
+    HONGBAO_COUPON_PRINCIPALS say otherwise."""
     env = dict(os.environ)
     env.update(
         {
@@ -32,6 +33,7 @@ def start_api(redis_url: str, addr: str) -> subprocess.Popen:
             "HONGBAO_WITHDRAWAL_PRINCIPALS": env.get(
                 "HONGBAO_WITHDRAWAL_PRINCIPALS", LOCAL_PRINCIPAL
             ),
+            "HONGBAO_COUPON_PRINCIPALS": env.get("HONGBAO_COUPON_PRINCIPALS", LOCAL_PRINCIPAL),
             "HONGBAO_SERVE_ADDR": addr,
             "RUST_LOG": env.get("RUST_LOG", "warn"),
         }

@@ -52,7 +52,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let lookup = Lookup::new(&env);
     api::lambda::init_tracing(&lookup)?;
     use Feature::*;
-    let config = Config::load(&lookup, &[Packets, Reclaim, Wallet, OrderCodes, Voting])?;
+    let config = Config::load(
+        &lookup,
+        &[Packets, Reclaim, Wallet, OrderCodes, Voting, Coupons],
+    )?;
     let auth = AuthMode::from_lookup(&lookup)?;
     if auth != AuthMode::Header {
         return Err("make serve needs HONGBAO_AUTH_MODE=header (identity from x-user-id)".into());

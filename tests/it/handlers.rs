@@ -171,7 +171,7 @@ async fn fixtures_through_the_handlers() {
             serde_json::from_value(event("reclaim-cron-scheduled")).unwrap();
         assert_eq!(sched.detail_type, "Scheduled Event");
         let summary = hongbao::api::reclaim::run(&store, None).await.unwrap();
-        assert_eq!(summary.settled, 0);
+        assert_eq!(summary.packets.settled, 0);
     }
 }
 

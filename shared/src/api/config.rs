@@ -82,10 +82,10 @@ impl AppState {
 }
 
 /// Every setting, grouped as the README's configuration table lists them: connection, API,
-/// red packets, history, reclaim, wallet, order codes, voting, ledger export, metrics and
-/// logging.
+/// red packets, history, reclaim, wallet, order codes, coupon drops, voting, ledger export,
+/// metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
-    use crate::domain::{history, journal, order_codes, packets, voting, wallet};
+    use crate::domain::{coupons, history, journal, order_codes, packets, voting, wallet};
     [
         crate::store::config::SETTINGS,
         &[AUTH_MODE],
@@ -94,6 +94,7 @@ pub fn all_settings() -> Vec<Setting> {
         packets::RECLAIM_SETTINGS,
         wallet::SETTINGS,
         order_codes::SETTINGS,
+        coupons::rules::SETTINGS,
         voting::SETTINGS,
         journal::SETTINGS,
         &super::metrics::SETTINGS,

@@ -83,11 +83,13 @@ pub enum Function {
     Vote,
     /// `ledger-export`: the EventBridge schedule's export of the money journal.
     LedgerExport,
+    /// `coupon`: the coupon-drop routes (campaigns, grabs, coupons, redeem).
+    Coupon,
 }
 
 impl Function {
     /// Every function, in `template.yaml`'s order.
-    pub const ALL: [Function; 8] = [
+    pub const ALL: [Function; 9] = [
         Function::CreatePacket,
         Function::Grab,
         Function::Claim,
@@ -96,6 +98,7 @@ impl Function {
         Function::NextOrderCode,
         Function::Vote,
         Function::LedgerExport,
+        Function::Coupon,
     ];
 
     /// The binary's name (`create-packet`, `grab`, ...).
@@ -109,6 +112,7 @@ impl Function {
             Function::NextOrderCode => "next-order-code",
             Function::Vote => "vote",
             Function::LedgerExport => "ledger-export",
+            Function::Coupon => "coupon",
         }
     }
 
@@ -127,6 +131,7 @@ impl Function {
             Function::NextOrderCode => &[Feature::OrderCodes],
             Function::Vote => &[Feature::Voting],
             Function::LedgerExport => &[Feature::LedgerExport],
+            Function::Coupon => &[Feature::Coupons],
         }
     }
 }
@@ -204,6 +209,14 @@ pub async fn init(function: Function) -> Result<AppState, InitError> {
                  caller (403)"
             );
         }
+    }
+    if function.features().contains(&Feature::Coupons)
+        && state.store.config().coupons.principals.is_empty()
+    {
+        tracing::info!(
+            "HONGBAO_COUPON_PRINCIPALS is unset: POST /campaigns, POST /campaigns/{{id}}/codes and \
+             POST /coupons/redeem refuse every caller (403)"
+        );
     }
     match state.store.connect_at_cold_start().await {
         Ok(()) => check_eviction(&state.store).await?,

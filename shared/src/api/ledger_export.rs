@@ -6,8 +6,12 @@
 //! `event_id`, which consumers use to drop duplicates.
 //!
 //! An event: `source` [`crate::domain::journal::EVENT_SOURCE`] (`hongbao`), `detail-type` per kind (`Deposit`,
-//! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`), `time` the
-//! movement's Redis time, and `detail` = [`EventDetail`].
+//! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`, and the coupon
+//! drops' `CouponIssued`, `CouponRedeemed`, `CampaignEnded`), `time` the movement's Redis time,
+//! and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
+//! codes (a generated code's entry holds its index) and each issued coupon is put in its
+//! user's coupon list (`GET /coupons`) again, which completes a grab whose function stopped
+//! before writing it ([`crate::store::coupons::feed`]).
 //!
 //! Runs never overlap (a lock, `<prefix>:{export}:lock`, `HONGBAO_EXPORT_LOCK_TTL_MS`); a run
 //! drains journal after journal until none holds entries or its time is up.
@@ -51,14 +55,15 @@ pub struct EventDetail {
     /// The movement's id (SHA-1 hex, fixed when the money moved): a duplicate delivery
     /// carries the same id.
     pub event_id: String,
-    /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal` or
-    /// `packet_settled`.
+    /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
+    /// `packet_settled`, `coupon_issued`, `coupon_redeemed` or `campaign_ended`.
     pub kind: &'static str,
     /// Whose wallet.
     pub user_id: String,
     /// Signed amount, cents (debits negative; 0 for `packet_settled`).
     pub amount_cents: i64,
-    /// The deposit or withdrawal reference, or the packet id.
+    /// The deposit or withdrawal reference, or the packet id; for a coupon event
+    /// `<campaign_id>/<code or generated index>`, for `campaign_ended` the campaign id.
     pub reference: String,
     /// When the money moved, Unix ms (Redis `TIME`).
     pub at_ms: i64,
@@ -72,6 +77,24 @@ pub struct EventDetail {
     /// `packet_settled` only: cents claimed by grabbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claimed_cents: Option<i64>,
+    /// Coupon events only: the campaign.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub campaign_id: Option<String>,
+    /// `coupon_issued` and `coupon_redeemed` only: the coupon code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// `coupon_redeemed` only: the order that redeemed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_reference: Option<String>,
+    /// `campaign_ended` only: codes issued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codes_issued: Option<u64>,
+    /// `campaign_ended` only: issued codes redeemed by the close.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codes_redeemed: Option<u64>,
+    /// `campaign_ended` only: codes never issued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codes_never_issued: Option<u64>,
 }
 
 impl From<&Entry> for EventDetail {
@@ -87,6 +110,12 @@ impl From<&Entry> for EventDetail {
             balance_cents: e.balance_cents,
             refunded_cents: e.refunded_cents,
             claimed_cents: e.claimed_cents,
+            campaign_id: e.coupon_parts().map(|(campaign, _)| campaign.to_string()),
+            code: e.code.clone(),
+            order_reference: e.order_reference.clone(),
+            codes_issued: e.campaign_counts.map(|c| c.issued),
+            codes_redeemed: e.campaign_counts.map(|c| c.redeemed),
+            codes_never_issued: e.campaign_counts.map(|c| c.never_issued),
         }
     }
 }
@@ -209,10 +238,11 @@ async fn drain(
 ) -> Result<(u64, u64), Error> {
     let (mut exported, mut failed) = (0, 0);
     while Instant::now() < stop_at {
-        let entries = journal::read(store, key, READ_BATCH).await?;
+        let mut entries = journal::read(store, key, READ_BATCH).await?;
         if entries.is_empty() {
             break;
         }
+        crate::store::coupons::feed::prepare(store, &mut entries).await?;
         let mut refused = 0;
         for batch in entries.chunks(PUT_EVENTS_MAX) {
             let accepted = publish(sink, batch).await;

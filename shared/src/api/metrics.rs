@@ -12,7 +12,8 @@
 //!
 //! | metric | unit | meaning |
 //! | --- | --- | --- |
-//! | `GrabWon`, `GrabSoldOut`, `GrabAlreadyGrabbed`, `GrabRateLimited`, `GrabExpired` | count | grab outcomes |
+//! | `GrabWon`, `GrabSoldOut`, `GrabAlreadyGrabbed`, `GrabRateLimited`, `GrabExpired` | count | grab outcomes (of red packets in the grab function, of coupons in the coupon function: `Function` tells them apart) |
+//! | `CouponRedeemed` | count | coupons redeemed now (a repeat is not counted) |
 //! | `Claimed` | count | claims that credited a wallet now (a repeat is not counted) |
 //! | `ClaimedCents` | count (cents) | cents those claims credited |
 //! | `RefundedCents` | count (cents) | cents a reclaim run refunded |
@@ -95,6 +96,8 @@ pub const GRAB_ALREADY_GRABBED: &str = "GrabAlreadyGrabbed";
 pub const GRAB_RATE_LIMITED: &str = "GrabRateLimited";
 /// A grab answered `expired`.
 pub const GRAB_EXPIRED: &str = "GrabExpired";
+/// A coupon redeemed now (a repeat of the same order is not counted).
+pub const COUPON_REDEEMED: &str = "CouponRedeemed";
 /// A claim that credited a wallet now.
 pub const CLAIMED: &str = "Claimed";
 /// Cents credited by claims.
@@ -144,6 +147,7 @@ pub(crate) fn describe() {
         GRAB_ALREADY_GRABBED,
         GRAB_RATE_LIMITED,
         GRAB_EXPIRED,
+        COUPON_REDEEMED,
         CLAIMED,
         CLAIMED_CENTS,
         REFUNDED_CENTS,

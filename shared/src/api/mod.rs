@@ -9,6 +9,7 @@
 //! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits`, `POST /wallet/withdrawals` |
 //! | next-order-code | [`order_codes::router`] | `POST /order-codes` |
 //! | vote | [`voting::router`] | `POST /articles`, `GET /articles`, `POST /articles/{id}/vote`, `PUT /articles/{id}/groups`, `GET /groups/{group}/articles` |
+//! | coupon | [`coupons::router`] | `POST /campaigns`, `GET /campaigns/{id}`, `POST /campaigns/{id}/codes`, `POST /campaigns/{id}/grab`, `GET /coupons`, `POST /coupons/redeem` |
 //! | reclaim-cron | [`reclaim::run`] (an EventBridge event, no router) | |
 //!
 //! Following the AWS Lambda Rust runtime's `http-axum` examples, a function's `main` builds its
@@ -19,6 +20,7 @@
 //! `Allow`), and axum's plain-text 413 into `payload_too_large`.
 
 pub mod config;
+pub mod coupons;
 pub mod error;
 pub mod extract;
 pub mod history;
@@ -54,6 +56,7 @@ pub fn app(state: AppState) -> Router {
             .merge(wallet::routes())
             .merge(order_codes::routes())
             .merge(voting::routes())
+            .merge(coupons::routes())
             .with_state(state),
     )
 }

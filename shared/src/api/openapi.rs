@@ -147,7 +147,7 @@ impl Modify for CommonAnswers {
 #[openapi(
     info(
         title = "hongbao",
-        description = "Red packets, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents; times are RFC 3339 UTC. Every error is `{\"error\", \"message\"}` plus, for some codes, typed extra fields (each operation lists its codes); 503 `unavailable` + `Retry-After` means Redis trouble (the body's `message` says what a retry does where that is not obvious). On every path: an unknown path is 404 `NotFoundError`, another method 405 `MethodNotAllowedError` (+ `Allow`).",
+        description = "Red packets, coupon drops, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents; times are RFC 3339 UTC. Every error is `{\"error\", \"message\"}` plus, for some codes, typed extra fields (each operation lists its codes); 503 `unavailable` + `Retry-After` means Redis trouble (the body's `message` says what a retry does where that is not obvious). On every path: an unknown path is 404 `NotFoundError`, another method 405 `MethodNotAllowedError` (+ `Allow`).",
         license(name = "MIT", identifier = "MIT")
     ),
     paths(
@@ -166,6 +166,12 @@ impl Modify for CommonAnswers {
         super::voting::vote,
         super::voting::set_groups,
         super::voting::group_articles,
+        super::coupons::create::create,
+        super::coupons::add_codes::add_codes,
+        super::coupons::campaign::campaign,
+        super::coupons::grab::grab,
+        super::coupons::list::list,
+        super::coupons::redeem::redeem,
     ),
     // What no annotation refers to: the answers every operation shares ([`CommonAnswers`]),
     // the answers to unknown paths and methods, and the query parameters' enums (utoipa
@@ -196,7 +202,8 @@ impl Modify for CommonAnswers {
         (name = "red packets", description = "Create, grab, claim and view red packets"),
         (name = "wallet", description = "Balances, ledgers and deposits"),
         (name = "order codes", description = "Daily unique order codes"),
-        (name = "voting", description = "Redis in Action chapter 1, atomic")
+        (name = "voting", description = "Redis in Action chapter 1, atomic"),
+        (name = "coupons", description = "Coupon drops: campaigns of codes grabbed first-come-first-served and redeemed once")
     )
 )]
 pub struct ApiDoc;
@@ -243,7 +250,7 @@ mod tests {
         );
         assert!(!text.contains("ErrorDoc"));
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 15);
+        assert_eq!(ops.len(), 21);
         for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
             let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
             let name = &rest[..rest.find('"').unwrap()];
@@ -323,6 +330,58 @@ mod tests {
             "#/components/schemas/CountBody"
         );
     }
+    /// No two documented types share a name: utoipa keeps one schema per name, so a second
+    /// `CodesBody` (the coupon batch's answer) silently replaced the order codes' answer in
+    /// the document, and the generated clients parsed `POST /order-codes` as a batch.
+    #[test]
+    fn schema_names_are_unique() {
+        fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    rust_files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        rust_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api"),
+            &mut files,
+        );
+        let mut seen = std::collections::BTreeMap::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let documented =
+                    line.contains("ToSchema") && line.trim_start().starts_with("#[derive");
+                if !documented {
+                    continue;
+                }
+                // The item the derive is on: the first line that declares a struct or enum.
+                let Some(decl) = lines[i + 1..].iter().find(|l| {
+                    let words: Vec<&str> = l.split_whitespace().collect();
+                    !l.trim_start().starts_with("//")
+                        && words.iter().take(2).any(|w| *w == "struct" || *w == "enum")
+                }) else {
+                    continue;
+                };
+                let name = decl
+                    .split_whitespace()
+                    .skip_while(|w| *w != "struct" && *w != "enum")
+                    .nth(1)
+                    .unwrap()
+                    .trim_end_matches(['{', '(', ';'])
+                    .to_string();
+                if let Some(other) = seen.insert(name.clone(), file.clone()) {
+                    panic!("{name} is documented twice: {other:?} and {file:?}");
+                }
+            }
+        }
+    }
+
     /// `openapi.json` is the generated document (run `make openapi` after changing the API).
     #[test]
     fn committed_openapi_json_is_current() {

@@ -1,22 +1,44 @@
-//! The reclaim-cron function's handler: an EventBridge scheduled event, no HTTP.
+//! The reclaim-cron function's handler: an EventBridge scheduled event, no HTTP. Each run
+//! refunds expired red packets, then closes ended coupon campaigns
+//! ([`crate::store::coupons::close`]).
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use serde::Serialize;
+
 use super::metrics;
-use crate::store::reclaim::{self, ReclaimSummary};
+use crate::store::coupons::close::{close_ended, ClosedCampaigns};
+use crate::store::reclaim::{self, ReclaimSummary, STOP_MARGIN};
 use crate::store::{Error, Store};
+
+/// What one reclaim-cron run did: the red packets' [`ReclaimSummary`] fields, and the coupon
+/// campaigns closed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CronSummary {
+    /// Red packets settled, refunds, re-drives.
+    #[serde(flatten)]
+    pub packets: ReclaimSummary,
+    /// Ended coupon campaigns closed (their end reported in the journal).
+    pub campaigns_closed: u64,
+    /// Reservations of ended campaigns completed before closing them.
+    pub campaign_reservations_redriven: u64,
+    /// Campaigns that could not be closed (the next run tries again).
+    pub campaigns_failed: u64,
+}
 
 /// Runs one [`reclaim::run_until`] that takes no new batch within [`reclaim::STOP_MARGIN`] of
 /// `deadline_ms` (the invocation's deadline, Unix ms, from the Lambda context; `None`: the
 /// lock's time only), logs its summary and returns it (as JSON: `{"settled",
 /// "refunded_cents", "redriven", "failed", "batches", "remaining_due", "skipped_locked"}`), and
 /// counts it ([`metrics`]: `ReclaimSettled`, `ReclaimFailed`, `RefundedCents`, and the gauge
-/// `ReclaimRemainingDue` on every run; a run that fails counts one `ReclaimFailed`).
+/// `ReclaimRemainingDue` on every run; a run that fails counts one `ReclaimFailed`); then
+/// closes the coupon campaigns that have ended, within the same deadline
+/// ([`close_ended`]; the summary's `campaigns_*` fields).
 ///
 /// # Errors
 /// [`Error`] when the reclaim index is unavailable (the invocation fails; the next scheduled
 /// run continues).
-pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<ReclaimSummary, Error> {
+pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<CronSummary, Error> {
     let deadline = deadline_ms.map(|ms| {
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -49,7 +71,34 @@ pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<ReclaimSumma
         skipped_locked = summary.skipped_locked,
         "reclaim run finished"
     );
-    Ok(summary)
+    let stop_at = deadline
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(30))
+        .checked_sub(STOP_MARGIN)
+        .unwrap_or_else(Instant::now);
+    let campaigns = match close_ended(store, stop_at).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "ended coupon campaigns not closed this run");
+            ClosedCampaigns {
+                failed: 1,
+                ..Default::default()
+            }
+        }
+    };
+    if campaigns != ClosedCampaigns::default() {
+        tracing::info!(
+            closed = campaigns.closed,
+            redriven = campaigns.redriven,
+            failed = campaigns.failed,
+            "coupon campaigns closed"
+        );
+    }
+    Ok(CronSummary {
+        packets: summary,
+        campaigns_closed: campaigns.closed,
+        campaign_reservations_redriven: campaigns.redriven,
+        campaigns_failed: campaigns.failed,
+    })
 }
 
 /// Serves the reclaim-cron function: every EventBridge scheduled event runs [`run`] until the

@@ -115,6 +115,40 @@ pub enum OrderDoc {
     Time,
 }
 
+/// An uploaded coupon code: 4 to 64 characters of `[A-Za-z0-9_-]` (case matters).
+#[derive(ToSchema)]
+#[schema(pattern = "^[A-Za-z0-9_-]{4,64}$")]
+#[allow(dead_code)]
+pub struct CouponCodeDoc(String);
+
+/// A coupon campaign's status, by the store's clock.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum CampaignStatusDoc {
+    /// Before `starts_at`: grabs answer `not_started`.
+    Scheduled,
+    /// Grabbing is open and codes are left.
+    Open,
+    /// Every code is issued (before `ends_at`).
+    SoldOut,
+    /// At or after `ends_at`.
+    Ended,
+}
+
+/// A coupon's state, by the store's clock.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum CouponStateDoc {
+    /// Issued, not redeemed, `redeem_by` ahead.
+    Issued,
+    /// Redeemed at checkout.
+    Redeemed,
+    /// Not redeemed before `redeem_by`.
+    Expired,
+}
+
 /// A history list's role.
 #[derive(ToSchema)]
 #[schema(rename_all = "lowercase")]

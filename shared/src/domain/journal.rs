@@ -32,17 +32,29 @@ pub enum Kind {
     /// what came back to the sender and what was claimed (the refund itself is its own
     /// [`Kind::RefundCredit`] entry when it is not 0).
     PacketSettled,
+    /// A coupon code issued to a user (a grab won it); moves no money (amount 0). The
+    /// reference is `<campaign_id>/<code or generated index>`.
+    CouponIssued,
+    /// A coupon redeemed at checkout; moves no money. [`Entry::order_reference`] names the
+    /// order.
+    CouponRedeemed,
+    /// A coupon campaign closed after its end; moves no money. The reference is the campaign
+    /// id, [`Entry::campaign_counts`] its final counts.
+    CampaignEnded,
 }
 
 impl Kind {
     /// Every kind, in the order above.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Deposit,
         Kind::PacketDebit,
         Kind::ClaimCredit,
         Kind::RefundCredit,
         Kind::Withdrawal,
         Kind::PacketSettled,
+        Kind::CouponIssued,
+        Kind::CouponRedeemed,
+        Kind::CampaignEnded,
     ];
 
     /// The journal's name of the kind (the ledger's kind where both have it).
@@ -54,6 +66,9 @@ impl Kind {
             Kind::RefundCredit => "refund_credit",
             Kind::Withdrawal => "withdrawal",
             Kind::PacketSettled => "packet_settled",
+            Kind::CouponIssued => "coupon_issued",
+            Kind::CouponRedeemed => "coupon_redeemed",
+            Kind::CampaignEnded => "campaign_ended",
         }
     }
 
@@ -66,7 +81,19 @@ impl Kind {
             Kind::RefundCredit => "RefundCredit",
             Kind::Withdrawal => "Withdrawal",
             Kind::PacketSettled => "PacketSettled",
+            Kind::CouponIssued => "CouponIssued",
+            Kind::CouponRedeemed => "CouponRedeemed",
+            Kind::CampaignEnded => "CampaignEnded",
         }
+    }
+
+    /// Whether the kind is a coupon drop's ([`Kind::CouponIssued`], [`Kind::CouponRedeemed`],
+    /// [`Kind::CampaignEnded`]): it moves no money.
+    pub fn is_coupon(self) -> bool {
+        matches!(
+            self,
+            Kind::CouponIssued | Kind::CouponRedeemed | Kind::CampaignEnded
+        )
     }
 
     /// The kind named `s` ([`Kind::as_str`]).
@@ -100,6 +127,40 @@ pub struct Entry {
     pub refunded_cents: Option<i64>,
     /// For [`Kind::PacketSettled`]: cents claimed by grabbers.
     pub claimed_cents: Option<i64>,
+    /// For [`Kind::CouponRedeemed`]: the order that redeemed the coupon.
+    pub order_reference: Option<String>,
+    /// For [`Kind::CampaignEnded`]: the campaign's final counts.
+    pub campaign_counts: Option<CampaignCounts>,
+    /// For [`Kind::CouponIssued`] and [`Kind::CouponRedeemed`]: the code as the user sees it,
+    /// filled in by the store before publishing (a generated code's entry holds its index,
+    /// which the campaign's key turns into the code); `None` as read.
+    pub code: Option<String>,
+}
+
+/// A closed campaign's final counts (the `campaign_ended` entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CampaignCounts {
+    /// Codes issued to users.
+    pub issued: u64,
+    /// Issued codes redeemed by the close.
+    pub redeemed: u64,
+    /// Codes never issued (their storage released).
+    pub never_issued: u64,
+}
+
+impl Entry {
+    /// For a coupon entry, the campaign and the item (`<campaign_id>/<code or index>`; the
+    /// item is empty for [`Kind::CampaignEnded`]); `None` for a money entry.
+    pub fn coupon_parts(&self) -> Option<(&str, &str)> {
+        if !self.kind.is_coupon() {
+            return None;
+        }
+        Some(
+            self.reference
+                .split_once('/')
+                .unwrap_or((self.reference.as_str(), "")),
+        )
+    }
 }
 
 impl Entry {
@@ -125,6 +186,24 @@ impl Entry {
                 .map_err(|_| bad(&format!("`{name}` is not an integer")))
         };
         let kind = Kind::parse(&text("kind")?).ok_or_else(|| bad("unknown kind"))?;
+        let extra = fields.get("extra").cloned().unwrap_or_default();
+        let order_reference = (kind == Kind::CouponRedeemed).then(|| extra.clone());
+        let campaign_counts = match kind {
+            Kind::CampaignEnded => {
+                let mut n = extra.split('|').map(str::parse::<u64>);
+                match (n.next(), n.next(), n.next(), n.next()) {
+                    (Some(Ok(issued)), Some(Ok(redeemed)), Some(Ok(never_issued)), None) => {
+                        Some(CampaignCounts {
+                            issued,
+                            redeemed,
+                            never_issued,
+                        })
+                    }
+                    _ => return Err(bad("`extra` is not `<issued>|<redeemed>|<never_issued>`")),
+                }
+            }
+            _ => None,
+        };
         let (refunded_cents, claimed_cents) = match kind {
             Kind::PacketSettled => {
                 let extra = text("extra")?;
@@ -147,6 +226,9 @@ impl Entry {
             balance_cents: int("balance")?,
             refunded_cents,
             claimed_cents,
+            order_reference,
+            campaign_counts,
+            code: None,
         })
     }
 }

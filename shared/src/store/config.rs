@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::domain::coupons::CouponRules;
 use crate::domain::history::HistoryRules;
 use crate::domain::journal::ExportRules;
 use crate::domain::order_codes::OrderCodeRules;
@@ -98,6 +99,8 @@ pub enum Feature {
     Voting,
     /// [`ExportRules`]: ledger-export.
     LedgerExport,
+    /// [`CouponRules`]: coupon.
+    Coupons,
 }
 
 /// Everything a [`Store`](super::Store) needs: how to connect, and the rules of the features
@@ -142,6 +145,8 @@ pub struct Config {
     pub voting: VotingRules,
     /// The event bus and the export lock ([`Feature::LedgerExport`]).
     pub ledger_export: ExportRules,
+    /// Coupon principals and the visit limit ([`Feature::Coupons`]).
+    pub coupons: CouponRules,
 }
 
 impl Default for Config {
@@ -171,7 +176,7 @@ impl Config {
         use Feature::*;
         Self::load(
             &Lookup::new(&lookup),
-            &[Packets, Reclaim, Wallet, OrderCodes, Voting],
+            &[Packets, Reclaim, Wallet, OrderCodes, Voting, Coupons],
         )
     }
 
@@ -282,6 +287,11 @@ impl Config {
                 ExportRules::from_lookup(lookup)?
             } else {
                 ExportRules::default()
+            },
+            coupons: if has(Feature::Coupons) {
+                CouponRules::from_lookup(lookup)?
+            } else {
+                CouponRules::default()
             },
         })
     }

@@ -49,8 +49,8 @@ mod site_calls;
 
 pub use call::{Call, Sink};
 pub use coupon_calls::{
-    CouponAddCodesCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall,
-    CouponSettleCall, CouponTakeCall,
+    CouponAddCodesCall, CouponCloseCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall,
+    CouponRedeemCall, CouponSettleCall, CouponTakeCall,
 };
 pub use packet_calls::{
     ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
@@ -152,10 +152,11 @@ macro_rules! script {
 /// The scripts whose writes must be on `REDIS_WAIT_REPLICAS` replicas before their answer is
 /// given: every script that moves money or records a step of a money movement, and the order
 /// codes and the coupon scripts (a lost counter or issue record would hand out a code twice, a
-/// lost redemption would let a coupon be redeemed twice). Grabs, views, rate limits, locks and
+/// lost redemption would let a coupon be redeemed twice, a lost close would leave a campaign
+/// its index of ends has let go). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 15] = [
+pub(crate) const ACKNOWLEDGED: [&str; 16] = [
     "create_packet.lua",
     "due_add.lua",
     "claim.lua",
@@ -171,6 +172,7 @@ pub(crate) const ACKNOWLEDGED: [&str; 15] = [
     "coupon_take.lua",
     "coupon_settle.lua",
     "coupon_add_codes.lua",
+    "coupon_close.lua",
 ];
 
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
@@ -278,28 +280,31 @@ script!(
     /// `lua/coupon_create_pool.lua`: write one pool of a new coupon campaign, once.
     COUPON_CREATE_POOL, "coupon_create_pool.lua");
 script!(
-    /// `lua/coupon_grab.lua` (with `lua/rate_limit.lua`): a code of the caller's home pool, at
+    /// `lua/coupon_grab.lua` (with `lua/rate_limit.lua`, `lua/journal.lua`): a code of the caller's home pool, at
     /// most `per_user` per user, visits rate-limited.
-    COUPON_GRAB, "coupon_grab.lua", ["rate_limit.lua"]);
+    COUPON_GRAB, "coupon_grab.lua", ["rate_limit.lua", "records.lua", "journal.lua"]);
 script!(
     /// `lua/coupon_redeem.lua`: redeem an issued coupon at most once.
-    COUPON_REDEEM, "coupon_redeem.lua");
+    COUPON_REDEEM, "coupon_redeem.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
-    COUPON_TAKE, "coupon_take.lua");
+    COUPON_TAKE, "coupon_take.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/coupon_settle.lua`: close a reservation in the user's home pool.
     COUPON_SETTLE, "coupon_settle.lua");
+script!(
+    /// `lua/coupon_close.lua`: close one pool of an ended campaign, once.
+    COUPON_CLOSE, "coupon_close.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once.
     COUPON_ADD_CODES, "coupon_add_codes.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 25] {
+pub fn all() -> [(&'static str, &'static Script); 26] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 25] {
+fn all_lua() -> [(&'static str, &'static Lua); 26] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("due_add.lua", &DUE_ADD),
@@ -326,6 +331,7 @@ fn all_lua() -> [(&'static str, &'static Lua); 25] {
         ("coupon_take.lua", &COUPON_TAKE),
         ("coupon_settle.lua", &COUPON_SETTLE),
         ("coupon_add_codes.lua", &COUPON_ADD_CODES),
+        ("coupon_close.lua", &COUPON_CLOSE),
     ]
 }
 

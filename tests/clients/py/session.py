@@ -36,6 +36,11 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "get_wallet": ("get_wallet",),  # GET /wallet
     "next_codes": ("next_order_codes", "next_codes"),  # POST /order-codes
     "post_article": ("post_article",),  # POST /articles
+    "create_campaign": ("create_campaign",),  # POST /campaigns
+    "grab_coupon": ("grab_coupon",),  # POST /campaigns/{id}/grab
+    "get_campaign": ("get_campaign",),  # GET /campaigns/{id}
+    "redeem_coupon": ("redeem_coupon",),  # POST /coupons/redeem
+    "list_coupons": ("list_coupons",),  # GET /coupons
 }
 # Response models (hongbao_client.models) by role, error answers by code; a tuple lists
 # accepted class names (the per-code error schemas, then the one shared `ErrorDoc`).
@@ -49,12 +54,18 @@ MODELS: dict[str, tuple[str, ...]] = {
     "history": ("HistoryBody",),
     "codes": ("CodesBody",),
     "article": ("ArticleBody",),
+    "campaign": ("CampaignBody",),
+    "coupon": ("CouponBody",),
+    "redeemed": ("RedeemBody",),
+    "coupons": ("CouponsBody",),
     "already_grabbed": ("AlreadyGrabbedError", "ErrorDoc"),
     "unauthorized": ("UnauthorizedError", "ErrorDoc"),
     "invalid_request": ("InvalidRequestError", "ErrorDoc"),
     "insufficient_funds": ("InsufficientFundsError", "ErrorDoc"),
     "not_found": ("NotFoundError", "ErrorDoc"),
     "no_share": ("ClaimNotFoundError", "ErrorDoc"),
+    "sold_out": ("CampaignGoneError", "ErrorDoc"),
+    "already_redeemed": ("AlreadyRedeemedError", "ErrorDoc"),
 }
 # (Request bodies are built with the model class the operation's `body` parameter is
 # annotated with, so their names are not needed here.)
@@ -195,10 +206,11 @@ def main() -> int:
         client = Client(base_url=base, raise_on_unexpected_status=True)
         return client.with_headers({"x-user-id": user}) if user is not None else client
 
-    alice, bob, carol, anonymous = (
+    alice, bob, carol, dave, anonymous = (
         as_user(alice_id),
         as_user(f"bob-{run}"),
         as_user(f"carol-{run}"),
+        as_user(f"dave-{run}"),
         as_user(None),
     )
 
@@ -298,6 +310,78 @@ def main() -> int:
         201,
         "article",
         lambda a: a.votes == 1 and a.title == "hongbao",
+    )
+    # A coupon drop: the merchant (the AWS_IAM routes; `make serve` signs every request as its
+    # local principal) creates a campaign of two codes, bob and carol grab one each, the
+    # checkout redeems bob's.
+    coupon_codes = [f"PY-{run}-1", f"PY-{run}-2"]
+    ends = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+    campaign = expect(
+        "the merchant creates a campaign of 2 codes -> 201, open",
+        call(
+            "create_campaign",
+            anonymous,
+            body={
+                "title": "20 off 100",
+                "codes": coupon_codes,
+                "ends_at": ends,
+                "reference": f"py-drop-{run}",
+            },
+        ),
+        201,
+        "campaign",
+        lambda c: code(c.status) == "open" and c.codes_left == 2,
+    )
+    campaign_id = getattr(campaign, "campaign_id", "missing")
+    bobs = expect(
+        "bob grabs a coupon -> 200",
+        call("grab_coupon", bob, id=campaign_id),
+        200,
+        "coupon",
+        lambda c: c.code in coupon_codes and c.campaign_id == campaign_id,
+    )
+    bobs_code = getattr(bobs, "code", "missing")
+    expect(
+        "carol grabs the other one -> 200",
+        call("grab_coupon", carol, id=campaign_id),
+        200,
+        "coupon",
+        lambda c: c.code in coupon_codes and c.code != bobs_code,
+    )
+    expect_error(
+        "dave is too late -> 410 sold_out",
+        call("grab_coupon", dave, id=campaign_id),
+        410,
+        "sold_out",
+    )
+    expect(
+        "the campaign is sold out and shows bob his coupon",
+        call("get_campaign", bob, id=campaign_id),
+        200,
+        "campaign",
+        lambda c: code(c.status) == "sold_out" and c.codes_left == 0 and c.coupons == [bobs_code],
+    )
+    redeem = {"code": bobs_code, "user_id": f"bob-{run}", "order_reference": f"py-order-{run}"}
+    expect(
+        "the checkout redeems bob's coupon -> 200",
+        call("redeem_coupon", anonymous, body=redeem),
+        200,
+        "redeemed",
+        lambda r: r.campaign_id == campaign_id and r.repeat is False,
+    )
+    expect_error(
+        "another order redeems it -> 409 already_redeemed",
+        call("redeem_coupon", anonymous, body={**redeem, "order_reference": f"py-order-2-{run}"}),
+        409,
+        "already_redeemed",
+        lambda e: e.order_reference == redeem["order_reference"],
+    )
+    expect(
+        "bob's coupons: the one he grabbed, redeemed",
+        call("list_coupons", bob),
+        200,
+        "coupons",
+        lambda c: [(i.code, code(i.state)) for i in c.items] == [(bobs_code, "redeemed")],
     )
     # Error answers, each parsed into the document's error model.
     expect_error(

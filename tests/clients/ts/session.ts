@@ -27,6 +27,7 @@ const as = (user?: string) =>
 const alice = as(aliceId);
 const bob = as(`bob-${run}`);
 const carol = as(`carol-${run}`);
+const dave = as(`dave-${run}`);
 const anonymous = as();
 
 const failed: string[] = [];
@@ -113,6 +114,70 @@ expect("bob grabs -> 200 with a share", grab.response.status === 200 && share > 
   });
   expect("post an article -> 201", response.status === 201 && data?.votes === 1
     && data.title === "hongbao", data ?? error);
+}
+// A coupon drop: the merchant (the AWS_IAM routes; `make serve` signs every request as its
+// local principal) creates a campaign of two codes, bob and carol grab one each, the checkout
+// redeems bob's.
+const couponCodes = [`TS-${run}-1`, `TS-${run}-2`];
+const campaign = await anonymous.POST("/campaigns", {
+  body: {
+    title: "20 off 100",
+    codes: couponCodes,
+    ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+    reference: `ts-drop-${run}`,
+  },
+});
+expect("the merchant creates a campaign of 2 codes -> 201, open", campaign.response.status === 201
+  && campaign.data?.status === "open" && campaign.data.codes_left === 2,
+  campaign.data ?? campaign.error);
+const campaignId: string = campaign.data?.campaign_id ?? "missing";
+const bobsCoupon = await bob.POST("/campaigns/{id}/grab", { params: { path: { id: campaignId } } });
+const bobsCode: string = bobsCoupon.data?.code ?? "missing";
+expect("bob grabs a coupon -> 200", bobsCoupon.response.status === 200
+  && couponCodes.includes(bobsCode) && bobsCoupon.data?.campaign_id === campaignId,
+  bobsCoupon.data ?? bobsCoupon.error);
+{
+  const { data, error, response } = await carol.POST("/campaigns/{id}/grab", {
+    params: { path: { id: campaignId } },
+  });
+  expect("carol grabs the other one -> 200", response.status === 200
+    && data !== undefined && couponCodes.includes(data.code) && data.code !== bobsCode,
+    data ?? error);
+}
+{
+  const { data, error, response } = await dave.POST("/campaigns/{id}/grab", {
+    params: { path: { id: campaignId } },
+  });
+  expect("dave is too late -> 410 sold_out", response.status === 410 && data === undefined
+    && error?.error === "sold_out", error);
+}
+{
+  const { data, error, response } = await bob.GET("/campaigns/{id}", {
+    params: { path: { id: campaignId } },
+  });
+  expect("the campaign is sold out and shows bob his coupon", response.status === 200
+    && data?.status === "sold_out" && data.codes_left === 0
+    && JSON.stringify(data.coupons) === JSON.stringify([bobsCode]), data ?? error);
+}
+const redeem = { code: bobsCode, user_id: `bob-${run}`, order_reference: `ts-order-${run}` };
+{
+  const { data, error, response } = await anonymous.POST("/coupons/redeem", { body: redeem });
+  expect("the checkout redeems bob's coupon -> 200", response.status === 200
+    && data?.campaign_id === campaignId && data.repeat === false, data ?? error);
+}
+{
+  const { error, response } = await anonymous.POST("/coupons/redeem", {
+    body: { ...redeem, order_reference: `ts-order-2-${run}` },
+  });
+  expect("another order redeems it -> 409 already_redeemed", response.status === 409
+    && error?.error === "already_redeemed" && error.order_reference === redeem.order_reference,
+    error);
+}
+{
+  const { data, error, response } = await bob.GET("/coupons");
+  expect("bob's coupons: the one he grabbed, redeemed", response.status === 200
+    && data?.items.length === 1 && data.items[0]?.code === bobsCode
+    && data.items[0].state === "redeemed", data ?? error);
 }
 // Error answers, each parsed into the document's error body.
 {

@@ -384,3 +384,157 @@ pub fn ids_in(violation: &str, users: &[String]) -> Vec<String> {
 pub fn code(b: &Value) -> &str {
     b["error"].as_str().unwrap_or("ok")
 }
+
+/// The coupon drops' history against the store and the feed: no code answered to two users, no
+/// user above the campaign's `per_user`, `codes_left` + issued = `codes_total`; the feed (by
+/// `event_id`) issues each code once, exactly as many as the campaign issued, every code a
+/// grab was answered among them for that user; no code redeemed by two orders, as many
+/// redemptions as the campaign counts; one `CampaignEnded` per campaign with its final counts.
+pub async fn check_coupons(
+    store: &Store,
+    campaigns: &[(String, u32)],
+    history: &[Record],
+    events: &[Value],
+) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut holder: BTreeMap<String, String> = BTreeMap::new();
+    let mut per_user: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut calls: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for r in history {
+        if let Op::CouponGrab { campaign, user } = &r.op {
+            *calls.entry((campaign.clone(), user.clone())).or_default() += r.attempts.len().max(1);
+        }
+        if let (Op::CouponGrab { campaign, user }, Some((200, b))) = (&r.op, &r.answer) {
+            let code = b["code"].as_str().unwrap_or_default().to_string();
+            if let Some(other) = holder.insert(code.clone(), user.clone()) {
+                if other != *user {
+                    v.push(format!("coupon {code} answered to {other} and to {user}"));
+                }
+            }
+            per_user
+                .entry((campaign.clone(), user.clone()))
+                .or_default()
+                .insert(code);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut issued: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut redeemed: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut ended: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for e in events {
+        let d = &e["detail"];
+        if !seen.insert(d["event_id"].as_str().unwrap_or_default().to_string()) {
+            continue;
+        }
+        let campaign = d["campaign_id"].as_str().unwrap_or_default().to_string();
+        let code = d["code"].as_str().unwrap_or_default().to_string();
+        let user = d["user_id"].as_str().unwrap_or_default().to_string();
+        match e["detail-type"].as_str() {
+            Some("CouponIssued") => {
+                if let Some(other) = issued
+                    .entry(campaign)
+                    .or_default()
+                    .insert(code.clone(), user)
+                {
+                    v.push(format!(
+                        "feed: coupon {code} issued twice (also to {other})"
+                    ));
+                }
+            }
+            Some("CouponRedeemed") => {
+                let order = d["order_reference"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                if let Some(other) = redeemed
+                    .entry(campaign)
+                    .or_default()
+                    .insert(code.clone(), order)
+                {
+                    v.push(format!(
+                        "feed: coupon {code} redeemed twice (also by {other})"
+                    ));
+                }
+            }
+            Some("CampaignEnded") => ended
+                .entry(d["reference"].as_str().unwrap_or_default().into())
+                .or_default()
+                .push(d.clone()),
+            _ => {}
+        }
+    }
+    for (id, limit) in campaigns {
+        for ((campaign, user), codes) in &per_user {
+            if campaign == id && codes.len() > *limit as usize {
+                v.push(format!(
+                    "{user} won {} coupons of {id} (per_user {limit})",
+                    codes.len()
+                ));
+            }
+        }
+        let view = match hongbao::store::coupons::campaign(store, id, None).await {
+            Ok(Some(view)) => view,
+            other => {
+                v.push(format!("campaign {id} unreadable: {other:?}"));
+                continue;
+            }
+        };
+        if view.codes_left + view.codes_issued != view.codes_total {
+            v.push(format!(
+                "campaign {id}: left {} + issued {} != total {}",
+                view.codes_left, view.codes_issued, view.codes_total
+            ));
+        }
+        let feed_issued = issued.get(id).cloned().unwrap_or_default();
+        if feed_issued.len() as u64 != view.codes_issued {
+            v.push(format!(
+                "campaign {id}: {} CouponIssued events, {} codes issued",
+                feed_issued.len(),
+                view.codes_issued
+            ));
+        }
+        for ((campaign, user), codes) in &per_user {
+            for code in codes.iter().filter(|_| campaign == id) {
+                if feed_issued.get(code) != Some(user) {
+                    v.push(format!(
+                        "{code} answered to {user}, the feed says {:?}",
+                        feed_issued.get(code)
+                    ));
+                }
+            }
+        }
+        // Per user, from the feed: at most per_user codes, and no more than the user's grab
+        // calls (a call sent again by the client library must not win a second code).
+        let mut feed_per_user: BTreeMap<&String, usize> = BTreeMap::new();
+        for user in feed_issued.values() {
+            *feed_per_user.entry(user).or_default() += 1;
+        }
+        for (user, n) in feed_per_user {
+            let made = calls.get(&(id.clone(), user.clone())).copied().unwrap_or(0);
+            if n > *limit as usize || n > made {
+                v.push(format!(
+                    "{user} was issued {n} coupons of {id} (per_user {limit}) in {made} grab calls"
+                ));
+            }
+        }
+        let feed_redeemed = redeemed.get(id).map_or(0, BTreeMap::len) as u64;
+        if feed_redeemed != view.codes_redeemed {
+            v.push(format!(
+                "campaign {id}: {feed_redeemed} CouponRedeemed events, {} redeemed",
+                view.codes_redeemed
+            ));
+        }
+        match ended.get(id).map(Vec::as_slice) {
+            Some([d]) => {
+                let counts = (d["codes_issued"].as_u64(), d["codes_redeemed"].as_u64());
+                if counts != (Some(view.codes_issued), Some(view.codes_redeemed)) {
+                    v.push(format!(
+                        "campaign {id} ended with {d}, the store says {view:?}"
+                    ));
+                }
+            }
+            other => v.push(format!("campaign {id}: CampaignEnded events {other:?}")),
+        }
+    }
+    v
+}

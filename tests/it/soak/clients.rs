@@ -59,6 +59,15 @@ pub enum Op {
     /// `POST /order-codes` for `count` codes (a retry takes new codes: order codes are not
     /// idempotent, only unique).
     OrderCodes { user: String, count: u32 },
+    /// `POST /campaigns/{id}/grab` (a retry over HTTP is a new press: with `per_user` 2 it may
+    /// win a second code, never a third).
+    CouponGrab { campaign: String, user: String },
+    /// `POST /coupons/redeem` (IAM) of `code` for `order`.
+    CouponRedeem {
+        code: String,
+        user: String,
+        order: String,
+    },
 }
 
 impl Op {
@@ -74,6 +83,8 @@ impl Op {
             Op::SlowClaim { .. } => "slow_claim",
             Op::Reclaim { .. } => "reclaim",
             Op::OrderCodes { .. } => "order_codes",
+            Op::CouponGrab { .. } => "coupon_grab",
+            Op::CouponRedeem { .. } => "coupon_redeem",
         }
     }
 }
@@ -116,6 +127,10 @@ pub struct World {
     pub wins: Mutex<Vec<(String, String)>>,
     pub history: Mutex<Vec<Record>>,
     pub started: Instant,
+    /// The coupon campaigns open during the run.
+    pub campaigns: Vec<String>,
+    /// Coupons won so far (code, user), from grab answers: what redeems mostly redeem.
+    pub coupons: Mutex<Vec<(String, String)>>,
 }
 
 impl World {
@@ -167,6 +182,31 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
         let p = world.packets.lock().unwrap();
         p.iter().rev().take(12).cloned().collect()
     };
+    if !world.campaigns.is_empty() && rng.random_bool(0.08) {
+        let won = {
+            let c = world.coupons.lock().unwrap();
+            c.iter()
+                .rev()
+                .take(20)
+                .collect::<Vec<_>>()
+                .choose(rng)
+                .map(|w| (*w).clone())
+        };
+        if let (true, Some((code, holder))) = (rng.random_bool(0.3), won) {
+            // Mostly the holder at checkout, now and then someone else (404).
+            let user = if rng.random_bool(0.9) { holder } else { user };
+            // Orders repeat now and then: a checkout retried, or a second order (409).
+            let order = format!("ord-{}", rng.random_range(0..3) + n % 7);
+            return vec![Op::CouponRedeem { code, user, order }];
+        }
+        let campaign = world.campaigns.choose(rng).unwrap().clone();
+        let grab = Op::CouponGrab { campaign, user };
+        let mut ops = vec![grab.clone()];
+        if rng.random_bool(0.3) {
+            ops.push(grab); // a double press
+        }
+        return ops;
+    }
     if rng.random_bool(0.04) {
         return vec![Op::OrderCodes {
             user,
@@ -317,6 +357,10 @@ async fn perform(
                         let id = body["packet_id"].as_str().unwrap_or_default().to_string();
                         world.packets.lock().unwrap().push((id, sender.clone()));
                     }
+                    if let (Op::CouponGrab { user, .. }, 200) = (&op, status) {
+                        let code = body["code"].as_str().unwrap_or_default().to_string();
+                        world.coupons.lock().unwrap().push((code, user.clone()));
+                    }
                     if let (Op::Grab { packet, user }, 200) = (&op, status) {
                         world
                             .wins
@@ -403,6 +447,19 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
                 user,
             );
             call(store, Function::NextOrderCode, &ev).await
+        }
+        Op::CouponGrab { campaign, user } => {
+            let mut ev = with_sub(event("coupon-grab"), user);
+            let path = format!("/campaigns/{campaign}/grab");
+            ev["rawPath"] = json!(path);
+            ev["requestContext"]["http"]["path"] = json!(path);
+            ev["pathParameters"]["id"] = json!(campaign);
+            call(store, Function::Coupon, &ev).await
+        }
+        Op::CouponRedeem { code, user, order } => {
+            let body = json!({"code": code, "user_id": user, "order_reference": order});
+            let ev = with_body(event("coupon-redeem"), &body.to_string());
+            call(store, Function::Coupon, &ev).await
         }
         Op::Reclaim { .. } => match reclaim::run(store).await {
             Ok(s) => (200, json!({"settled": s.settled, "failed": s.failed}), None),

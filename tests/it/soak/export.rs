@@ -181,6 +181,9 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
                 balance_cents: int("balance_cents")?,
                 refunded_cents: int("refunded_cents"),
                 claimed_cents: int("claimed_cents"),
+                order_reference: d["order_reference"].as_str().map(str::to_string),
+                campaign_counts: None,
+                code: d["code"].as_str().map(str::to_string),
             })
         })();
         match parsed {

@@ -50,6 +50,11 @@ pub struct NewCampaign {
     /// The merchant's idempotency key of the creation: the same reference again answers the
     /// same campaign, another request under it is refused.
     pub reference: String,
+    /// Uploaded codes only: how many codes the campaign will hold once every batch is added
+    /// (at least the codes of this request, at most [`MAX_GENERATED`]); it decides how many
+    /// pools the campaign is spread over ([`super::pool_count`]), since batches join the pools
+    /// made at creation. `None`: the codes of this request.
+    pub codes_planned: Option<u64>,
 }
 
 /// Whether `reference` is a valid merchant reference: 1 to [`MAX_REFERENCE_BYTES`] bytes of
@@ -84,6 +89,22 @@ impl NewCampaign {
                 )))
             }
             CodeSource::Generated(_) => {}
+        }
+        if let Some(planned) = self.codes_planned {
+            match &self.source {
+                CodeSource::Generated(_) => {
+                    return Err(Invalid::new(
+                        "codes_planned is for uploaded codes only (generate gives the size)",
+                    ))
+                }
+                CodeSource::Uploaded(codes) if planned < codes.len() as u64 || planned > MAX_GENERATED => {
+                    return Err(Invalid::new(format!(
+                        "codes_planned must be at least the codes given ({}) and at most {MAX_GENERATED}",
+                        codes.len()
+                    )))
+                }
+                CodeSource::Uploaded(_) => {}
+            }
         }
         if !PER_USER.contains(&self.per_user) {
             return Err(Invalid::new(format!(
@@ -132,6 +153,12 @@ impl NewCampaign {
         }
     }
 
+    /// The number of codes the campaign's pools are made for: `codes_planned`, else the
+    /// codes the request brings.
+    pub fn codes_sized_for(&self) -> u64 {
+        self.codes_planned.unwrap_or_else(|| self.codes_total())
+    }
+
     /// The request's fingerprint, stored with its `reference`: `v1:` and the SHA-256 hex of
     /// the fields as netstrings (`<byte length>:<bytes>,`) in a fixed order (title, source
     /// kind, each code or the count, start or empty, end, per-user, redeem-by), so no field can
@@ -162,6 +189,11 @@ impl NewCampaign {
         put(&self.ends_at_ms.to_string());
         put(&self.per_user.to_string());
         put(&self.redeem_by_ms.to_string());
+        // Only when given, so the fingerprints of requests without it are unchanged.
+        if let Some(planned) = self.codes_planned {
+            put("codes_planned");
+            put(&planned.to_string());
+        }
         let mut out = String::from("v1:");
         for b in Sha256::digest(canonical.as_bytes()) {
             let _ = write!(out, "{b:02x}");
@@ -233,6 +265,7 @@ mod tests {
             per_user: 1,
             redeem_by_ms: 3_000,
             reference: "drop-2026-11-25".into(),
+            codes_planned: None,
         }
     }
 
@@ -295,6 +328,21 @@ mod tests {
                 "codes[0]",
                 NewCampaign {
                     source: CodeSource::Uploaded(vec!["no".into()]),
+                    ..campaign()
+                },
+            ),
+            (
+                "codes_planned",
+                NewCampaign {
+                    codes_planned: Some(5),
+                    ..campaign()
+                },
+            ),
+            (
+                "codes_planned",
+                NewCampaign {
+                    source: CodeSource::Uploaded(vec!["ABCD".into(), "EFGH".into()]),
+                    codes_planned: Some(1),
                     ..campaign()
                 },
             ),

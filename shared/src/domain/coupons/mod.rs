@@ -10,8 +10,13 @@
 pub mod campaign;
 pub mod codes;
 pub mod generated;
+pub mod list;
 pub mod pools;
+pub mod rules;
 
+pub use crate::domain::journal::CampaignCounts;
 pub use campaign::{is_reference, CodeSource, NewCampaign, Status, VisitLimit};
 pub use generated::{campaign_id, campaign_no, parse, CodeKey, ParsedCode};
+pub use list::{CouponState, ListCursor};
 pub use pools::{home_pool, pool_count, pool_of_code, pool_of_index, pool_start};
+pub use rules::CouponRules;

@@ -37,7 +37,8 @@ pub struct CampaignView {
     pub mine: Vec<String>,
 }
 
-/// The campaign `campaign_id` as `user_id` sees it; `None`: no such campaign.
+/// The campaign `campaign_id`, with `user_id`'s codes in it when a user is given (`mine`);
+/// `None`: no such campaign.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a pool hash of
@@ -45,7 +46,7 @@ pub struct CampaignView {
 pub async fn campaign(
     store: &Store,
     campaign_id: &str,
-    user_id: &str,
+    user_id: Option<&str>,
 ) -> Result<Option<CampaignView>, Error> {
     let Some(no) = campaign_no(campaign_id) else {
         return Ok(None);
@@ -71,28 +72,32 @@ pub async fn campaign(
             Option<u64>,
             Option<u64>,
             Option<u64>,
+            Option<u64>,
         );
-        let ((title, starts, ends, per_user, kind, t, i, r, next, end), listed): (Meta, u64) =
-            redis::pipe()
-                .atomic()
-                .cmd("HMGET")
-                .arg(&keys.pool)
-                .arg(&[
-                    "title",
-                    "starts_at",
-                    "ends_at",
-                    "per_user",
-                    "kind",
-                    "total",
-                    "issued",
-                    "redeemed",
-                    "next",
-                    "end",
-                ])
-                .cmd("LLEN")
-                .arg(&keys.codes)
-                .query_async(&mut conn)
-                .await?;
+        let ((title, starts, ends, per_user, kind, t, i, r, next, end, released), listed): (
+            Meta,
+            u64,
+        ) = redis::pipe()
+            .atomic()
+            .cmd("HMGET")
+            .arg(&keys.pool)
+            .arg(&[
+                "title",
+                "starts_at",
+                "ends_at",
+                "per_user",
+                "kind",
+                "total",
+                "issued",
+                "redeemed",
+                "next",
+                "end",
+                "never_issued",
+            ])
+            .cmd("LLEN")
+            .arg(&keys.codes)
+            .query_async(&mut conn)
+            .await?;
         let (Some(title), Some(starts), Some(ends), Some(per_user), Some(kind)) =
             (title, starts, ends, per_user, kind)
         else {
@@ -105,7 +110,8 @@ pub async fn campaign(
         left += if kind == "generated" {
             end.unwrap_or(0).saturating_sub(next.unwrap_or(0))
         } else {
-            listed
+            // A closed pool's un-issued codes were released (`never_issued`).
+            listed + released.unwrap_or(0)
         };
         view.get_or_insert(CampaignView {
             campaign_id: campaign_id.to_string(),
@@ -125,20 +131,25 @@ pub async fn campaign(
     let Some(mut view) = view else {
         return Ok(None);
     };
-    let home = PoolKeys::new(
-        prefix,
-        campaign_id,
-        no,
-        home_pool(no, user_id, s.pools),
-        s.pools,
-    );
-    let (items, (secs, micros)): (Option<String>, (i64, i64)) = redis::pipe()
-        .cmd("HGET")
-        .arg(&home.holders)
-        .arg(user_id)
-        .cmd("TIME")
-        .query_async(&mut conn)
-        .await?;
+    let (items, (secs, micros)): (Option<String>, (i64, i64)) = match user_id {
+        Some(user_id) => {
+            let home = PoolKeys::new(
+                prefix,
+                campaign_id,
+                no,
+                home_pool(no, user_id, s.pools),
+                s.pools,
+            );
+            redis::pipe()
+                .cmd("HGET")
+                .arg(&home.holders)
+                .arg(user_id)
+                .cmd("TIME")
+                .query_async(&mut conn)
+                .await?
+        }
+        None => (None, redis::cmd("TIME").query_async(&mut conn).await?),
+    };
     let now_ms = secs * 1000 + micros / 1000;
     view.mine = items
         .unwrap_or_default()

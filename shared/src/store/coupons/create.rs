@@ -19,6 +19,7 @@
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
+use crate::domain::coupons::campaign::MAX_CAMPAIGN_MS;
 use crate::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
 use crate::domain::coupons::{
     campaign_id, pool_count, pool_of_code, pool_start, CodeSource, NewCampaign,
@@ -27,7 +28,7 @@ use crate::store::scripts::{text, Call, CouponCreateCall, CouponCreatePoolCall};
 use crate::store::{Error, Store};
 
 use super::directory::{claim, owned_elsewhere};
-use super::keys::{refs, seq, PoolKeys};
+use super::keys::{ends, refs, seq, PoolKeys};
 
 /// Pool writes in flight at once.
 const IN_FLIGHT: usize = 64;
@@ -62,6 +63,9 @@ pub enum CreateOutcome {
     DuplicateCodes(Vec<String>),
     /// `ends_at` is not ahead of Redis `TIME` (400); nothing written.
     EndsInPast,
+    /// No `starts_at` was given and `ends_at` is more than
+    /// [`MAX_CAMPAIGN_MS`] after Redis `TIME` (400); nothing written.
+    TooLong,
     /// Every campaign number is taken (500).
     NoNumberLeft,
 }
@@ -105,12 +109,14 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     let reply = CouponCreateCall {
         refs: &refs(&prefix),
         seq: &seq(&prefix),
+        ends: &ends(&prefix),
         reference: &req.reference,
         fingerprint: &fingerprint,
         starts_at_ms: &starts,
         ends_at_ms: req.ends_at_ms,
         secret: &new_campaign_secret(),
         max_campaign_no: MAX_CAMPAIGN_NO,
+        max_campaign_ms: MAX_CAMPAIGN_MS,
     }
     .invocation()
     .invoke_async(&mut conn)
@@ -127,6 +133,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         ),
         ["reference_reused"] => return Ok(CreateOutcome::ReferenceReused),
         ["ended", _] => return Ok(CreateOutcome::EndsInPast),
+        ["too_long", _] => return Ok(CreateOutcome::TooLong),
         ["full"] => return Ok(CreateOutcome::NoNumberLeft),
         _ => return Err(bad()),
     };
@@ -138,7 +145,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     }
 
     let total = req.codes_total();
-    let pools = pool_count(total);
+    let pools = pool_count(req.codes_sized_for());
     let mut per_pool: Vec<Vec<&str>> = vec![Vec::new(); pools as usize];
     for code in codes {
         per_pool[pool_of_code(no, code, pools) as usize].push(code);

@@ -22,8 +22,11 @@ pub(super) async fn owned_elsewhere(
     codes: &[String],
     mine: Option<&str>,
 ) -> Result<Vec<String>, Error> {
-    let owners: Vec<(String, Option<String>)> = stream::iter(codes)
-        .map(|code| async move {
+    // Over indices, not `&String`s: a closure over borrowed items makes the future
+    // higher-ranked, which an axum handler's `Send` bound cannot prove.
+    let owners: Vec<(String, Option<String>)> = stream::iter(0..codes.len())
+        .map(|i| async move {
+            let code = &codes[i];
             let mut conn = store.conn().await?;
             let owner: Option<String> = redis::cmd("HGET")
                 .arg(directory(prefix, code))
@@ -54,8 +57,9 @@ pub(super) async fn claim(
     codes: &[String],
     owner: &str,
 ) -> Result<Vec<String>, Error> {
-    let results: Vec<(String, bool, Option<String>)> = stream::iter(codes)
-        .map(|code| async move {
+    let results: Vec<(String, bool, Option<String>)> = stream::iter(0..codes.len())
+        .map(|i| async move {
+            let code = &codes[i];
             let mut conn = store.conn().await?;
             let key = directory(prefix, code);
             let set: bool = redis::cmd("HSETNX")
@@ -90,8 +94,10 @@ pub(super) async fn claim(
             .filter(|(_, set, _)| *set)
             .map(|(c, _, _)| c)
             .collect();
-        stream::iter(mine)
-            .map(|code| async move {
+        let mine = &mine;
+        stream::iter(0..mine.len())
+            .map(|i| async move {
+                let code = mine[i];
                 let mut conn = store.conn().await?;
                 let _: i64 = redis::cmd("HDEL")
                     .arg(directory(prefix, code))

@@ -22,7 +22,9 @@
 use rand::Rng;
 use redis::Value;
 
-use crate::domain::coupons::{campaign_no, home_pool, CodeKey, VisitLimit};
+use crate::domain::coupons::{campaign_no, home_pool, parse, CodeKey, VisitLimit};
+
+use super::list::remember;
 
 use super::shape::{remember_gone, shape, Gone, Shape};
 use crate::store::conn::Conn;
@@ -106,6 +108,15 @@ pub async fn grab(
             .collect()
     };
     if let Some(gone) = shape.gone {
+        // As the script: the end is answered first. A sandbox that saw the campaign sold out
+        // tells the two final answers apart by its own clock: both are 410, final, and write
+        // nothing; every deadline that decides a write is the script's Redis `TIME`.
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        if gone == Gone::Ended || now_ms >= shape.ends_at_ms {
+            return Ok(GrabOutcome::Ended);
+        }
         let mine: Option<String> = redis::cmd("HGET")
             .arg(&keys.holders)
             .arg(user_id)
@@ -118,8 +129,7 @@ pub async fn grab(
             Some(_) => {
                 redrive_all(store, &mut conn, campaign_id, no, &shape, home, user_id).await?
             }
-            None if gone == Gone::SoldOut => GrabOutcome::SoldOut,
-            None => GrabOutcome::Ended,
+            None => GrabOutcome::SoldOut,
         });
     }
 
@@ -132,11 +142,13 @@ pub async fn grab(
         holders: &keys.holders,
         rate: &keys.visits(user_id),
         pending: &keys.pending,
+        journal: &keys.journal,
         user_id,
         home,
         rate_limit: visits.per_window,
         rate_window_ms: visits.window_ms,
         reservation: &reservation,
+        campaign_id,
     }
     .invocation()
     .invoke_async(&mut conn)
@@ -144,7 +156,7 @@ pub async fn grab(
     let reply = text(NAME, reply)?;
     let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
     let bad = || Error::bad_reply(NAME, &reply);
-    Ok(match outcome {
+    let outcome = match outcome {
         "grabbed" => {
             let mut parts = data.rsplitn(3, ':');
             let (redeem_by, at, item) = (parts.next(), parts.next(), parts.next());
@@ -203,13 +215,40 @@ pub async fn grab(
         },
         "not_found" => GrabOutcome::NotFound,
         _ => return Err(bad()),
-    })
+    };
+    if let GrabOutcome::Grabbed {
+        code,
+        grabbed_at_ms,
+        redeem_by_ms,
+    } = &outcome
+    {
+        // The user's coupon list is a view: a failure here leaves the win standing (the
+        // journal's coupon_issued entry puts it in the list when ledger-export publishes it).
+        let item = match (&shape.key, parse(code)) {
+            (Some(key), Some(parsed)) => key.unpermute(parsed.value).to_string(),
+            _ => code.clone(),
+        };
+        let member = format!("{campaign_id}/{item}");
+        if let Err(e) = remember(
+            store,
+            &mut conn,
+            user_id,
+            &member,
+            *grabbed_at_ms,
+            *redeem_by_ms,
+        )
+        .await
+        {
+            tracing::warn!(error = %e, campaign_id, "coupon won, its user's list not written yet");
+        }
+    }
+    Ok(outcome)
 }
 
 /// Steps 2 and 3 for reservation `reservation` of `user_id` (home pool `home`): a code from
 /// the first other pool that has one, recorded in the home pool; `SoldOut` when none has.
 #[allow(clippy::too_many_arguments)]
-async fn borrow(
+pub(super) async fn borrow(
     store: &Store,
     conn: &mut Conn,
     campaign_id: &str,
@@ -231,9 +270,11 @@ async fn borrow(
             codes: &keys.codes,
             issued: &keys.issued,
             loans: &keys.loans,
+            journal: &keys.journal,
             user_id,
             reservation,
             pool_no: j,
+            campaign_id,
         }
         .invocation()
         .invoke_async(conn)
@@ -253,12 +294,17 @@ async fn borrow(
     }
     let home_keys = PoolKeys::new(prefix, campaign_id, no, home, shape.pools);
     let item = taken.as_ref().map_or("", |(item, _)| item.as_str());
+    let at = taken
+        .as_ref()
+        .map(|(_, at)| at.to_string())
+        .unwrap_or_default();
     let reply = CouponSettleCall {
         holders: &home_keys.holders,
         pending: &home_keys.pending,
         user_id,
         reservation,
         item,
+        grabbed_at_ms: &at,
     }
     .invocation()
     .invoke_async(conn)

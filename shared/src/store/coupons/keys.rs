@@ -61,6 +61,12 @@ pub fn pool_tag(campaign_no: u64, k: u32, pools: u32) -> String {
     format!("{tag:04x}")
 }
 
+/// The campaigns to close, by end (sorted set, tag `{coupon}`: campaign number, score
+/// `ends_at` in Unix ms).
+pub fn ends(prefix: &str) -> String {
+    format!("{prefix}:{{coupon}}:ends")
+}
+
 /// The campaigns by merchant reference (hash, tag `{coupon}`).
 pub fn refs(prefix: &str) -> String {
     format!("{prefix}:{{coupon}}:refs")
@@ -75,6 +81,17 @@ pub fn seq(prefix: &str) -> String {
 /// code's digest (the digest [`user_tag`] takes of a user id).
 pub fn directory(prefix: &str, code: &str) -> String {
     format!("{prefix}:{{{}}}:coupon-codes", user_tag(code))
+}
+
+/// A user's coupons, newest first (`GET /coupons`): a sorted set on the user's wallet tag,
+/// member `<campaign_id>/<code or generated index>`, score the grab's Redis time (ms). A view:
+/// the issuing pool's records decide every grab and redemption.
+pub fn user_coupons(prefix: &str, user_id: &str) -> String {
+    format!(
+        "{prefix}:{{{}}}:coupons:{}",
+        user_tag(user_id),
+        user_key_part(user_id)
+    )
 }
 
 /// The keys of one pool of a campaign (see the module documentation).
@@ -94,16 +111,18 @@ pub struct PoolKeys {
     pub loans: String,
     /// The batches of uploaded codes added to this pool, by reference (hash).
     pub batches: String,
+    /// The money journal of the pool's tag (`<prefix>:{<tag>}:journal`, shared with wallets on
+    /// the same tag): the pool's `coupon_issued` and `coupon_redeemed` entries, which
+    /// ledger-export publishes.
+    pub journal: String,
 }
 
 impl PoolKeys {
     /// The keys of pool `k` of the `pools` pools of campaign `campaign_id` (number
     /// `campaign_no`) under key prefix `prefix`.
     pub fn new(prefix: &str, campaign_id: &str, campaign_no: u64, k: u32, pools: u32) -> Self {
-        let base = format!(
-            "{prefix}:{{{}}}:coupon:{campaign_id}:{k}",
-            pool_tag(campaign_no, k, pools)
-        );
+        let tag = pool_tag(campaign_no, k, pools);
+        let base = format!("{prefix}:{{{tag}}}:coupon:{campaign_id}:{k}");
         PoolKeys {
             codes: format!("{base}:codes"),
             issued: format!("{base}:issued"),
@@ -111,6 +130,7 @@ impl PoolKeys {
             pending: format!("{base}:pending"),
             loans: format!("{base}:loans"),
             batches: format!("{base}:batches"),
+            journal: format!("{prefix}:{{{tag}}}:journal"),
             pool: base,
         }
     }

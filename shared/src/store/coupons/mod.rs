@@ -8,10 +8,13 @@
 
 pub mod add_codes;
 pub mod campaign;
+pub mod close;
 pub mod create;
 mod directory;
+pub mod feed;
 pub mod grab;
 pub mod keys;
+pub mod list;
 pub mod redeem;
 mod shape;
 
@@ -20,4 +23,5 @@ pub use campaign::{campaign, CampaignView};
 pub use create::{create, CreateOutcome, Created};
 pub use grab::{grab, GrabOutcome};
 pub use keys::{pool_tag, PoolKeys};
+pub use list::{page, CouponPage, ListedCoupon};
 pub use redeem::{redeem, RedeemOutcome};

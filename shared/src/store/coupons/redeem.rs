@@ -102,9 +102,11 @@ pub async fn redeem(
     let reply: Value = CouponRedeemCall {
         pool: &keys.pool,
         issued: &keys.issued,
+        journal: &keys.journal,
         code: &keyed,
         user_id,
         order_reference,
+        campaign_id: &id,
     }
     .invocation()
     .invoke_async(&mut conn)

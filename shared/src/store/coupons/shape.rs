@@ -21,6 +21,10 @@ pub(super) struct Shape {
     pub redeem_by_ms: i64,
     /// Its codes at creation (generated: every index is below).
     pub campaign_total: u64,
+    /// Its title.
+    pub title: String,
+    /// When grabbing ends (exclusive), Unix ms.
+    pub ends_at_ms: i64,
     /// Sold out or ended, as this sandbox saw it (final states).
     pub gone: Option<Gone>,
 }
@@ -76,16 +80,27 @@ pub(super) async fn shape(
         return Ok(Some(shape));
     }
     let keys = PoolKeys::new(&store.config().key_prefix, id, no, 0, 1);
-    type Fields = (Option<u32>, Option<String>, Option<i64>, Option<u64>);
-    let (pools, secret, redeem_by, total): Fields = redis::cmd("HMGET")
+    type Fields = (
+        Option<u32>,
+        Option<String>,
+        Option<i64>,
+        Option<u64>,
+        Option<String>,
+        Option<i64>,
+    );
+    let (pools, secret, redeem_by, total, title, ends): Fields = redis::cmd("HMGET")
         .arg(&keys.pool)
         .arg("pools")
         .arg("secret")
         .arg("redeem_by")
         .arg("campaign_total")
+        .arg("title")
+        .arg("ends_at")
         .query_async(conn)
         .await?;
-    let (Some(pools), Some(redeem_by_ms), Some(campaign_total)) = (pools, redeem_by, total) else {
+    let (Some(pools), Some(redeem_by_ms), Some(campaign_total), Some(title), Some(ends_at_ms)) =
+        (pools, redeem_by, total, title, ends)
+    else {
         return Ok(None);
     };
     let key = match secret {
@@ -97,6 +112,8 @@ pub(super) async fn shape(
         key,
         redeem_by_ms,
         campaign_total,
+        title,
+        ends_at_ms,
         gone: None,
     };
     keep_shape(url, id, shape.clone());

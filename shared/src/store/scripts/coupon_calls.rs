@@ -2,8 +2,8 @@
 //! pool's hash tag.
 
 use super::{
-    COUPON_ADD_CODES, COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM, COUPON_SETTLE,
-    COUPON_TAKE,
+    COUPON_ADD_CODES, COUPON_CLOSE, COUPON_CREATE, COUPON_CREATE_POOL, COUPON_GRAB, COUPON_REDEEM,
+    COUPON_SETTLE, COUPON_TAKE,
 };
 
 script_call! {
@@ -15,6 +15,8 @@ script_call! {
             refs: &'a str,
             /// The last campaign number.
             seq: &'a str,
+            /// The campaigns to close, by end (sorted set).
+            ends: &'a str,
         }
         ARGV {
             /// The merchant's reference of the creation.
@@ -30,6 +32,9 @@ script_call! {
             secret: &'a str,
             /// The largest campaign number.
             max_campaign_no: u64,
+            /// The longest campaign, ms: `ends_at` is at most this after the start (the
+            /// creation's Redis `TIME` when no start is given).
+            max_campaign_ms: i64,
         }
     }
 }
@@ -90,6 +95,8 @@ script_call! {
             rate: &'a str,
             /// The home pool's open reservations (hash).
             pending: &'a str,
+            /// The home pool's tag's journal (stream).
+            journal: &'a str,
         }
         ARGV {
             /// The caller.
@@ -100,8 +107,11 @@ script_call! {
             rate_limit: u32,
             /// The visit window, ms.
             rate_window_ms: u64,
-            /// A fresh reservation id (16 hex digits), used if the home pool is empty.
+            /// A fresh id of this call (16 hex digits): the reservation's if the home pool is
+            /// empty, and the call id a win is recorded under (a re-run answers the same win).
             reservation: &'a str,
+            /// The campaign (journal entries name it).
+            campaign_id: &'a str,
         }
     }
 }
@@ -114,6 +124,8 @@ script_call! {
             pool: &'a str,
             /// The issuing pool's issued codes (hash).
             issued: &'a str,
+            /// The issuing pool's tag's journal (stream).
+            journal: &'a str,
         }
         ARGV {
             /// The code as the pool keys it: the uploaded code, or the generated index.
@@ -122,6 +134,8 @@ script_call! {
             user_id: &'a str,
             /// The order redeeming the coupon.
             order_reference: &'a str,
+            /// The campaign (journal entries name it).
+            campaign_id: &'a str,
         }
     }
 }
@@ -138,6 +152,8 @@ script_call! {
             issued: &'a str,
             /// The pool's codes taken for reservations (hash).
             loans: &'a str,
+            /// The pool's tag's journal (stream).
+            journal: &'a str,
         }
         ARGV {
             /// The user the reservation is for.
@@ -146,6 +162,8 @@ script_call! {
             reservation: &'a str,
             /// The pool's number.
             pool_no: u32,
+            /// The campaign (journal entries name it).
+            campaign_id: &'a str,
         }
     }
 }
@@ -166,6 +184,8 @@ script_call! {
             reservation: &'a str,
             /// The item taken for it, or empty when no pool had a code left.
             item: &'a str,
+            /// When the item was taken, Unix ms in decimal (empty with no item).
+            grabbed_at_ms: &'a str,
         }
     }
 }
@@ -189,6 +209,41 @@ script_call! {
             fingerprint: &'a str,
             /// The pool's codes of the batch.
             batch: &'a [&'a str],
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_close.lua`: close one pool of an ended campaign once (pool 0, last, also
+    /// reports the campaign's end in the journal).
+    pub struct CouponCloseCall<'a> for COUPON_CLOSE {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The pool's issued codes (hash).
+            issued: &'a str,
+            /// The pool's users and their items (hash).
+            holders: &'a str,
+            /// The pool's open reservations (hash).
+            pending: &'a str,
+            /// The pool's codes taken for reservations (hash).
+            loans: &'a str,
+            /// The pool's batches (hash).
+            batches: &'a str,
+            /// The pool's tag's journal (stream).
+            journal: &'a str,
+        }
+        ARGV {
+            /// When the pool's keys expire, Unix ms.
+            keep_until_ms: i64,
+            /// The campaign.
+            campaign_id: &'a str,
+            /// `1` on pool 0 (report the campaign's end), empty on the others.
+            report: &'a str,
+            /// Pool 0: the other pools' counts, `<issued>|<redeemed>|<never_issued>`.
+            others: &'a str,
         }
     }
 }

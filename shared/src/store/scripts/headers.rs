@@ -208,6 +208,7 @@ fn every_script_header_matches_its_call() {
         check::<CouponTakeCall>(),
         check::<CouponSettleCall>(),
         check::<CouponAddCodesCall>(),
+        check::<CouponCloseCall>(),
     ];
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
@@ -297,5 +298,25 @@ fn the_embedded_source_is_each_files_code_line_for_line() {
             0,
             "{name}: a comment line is sent to Redis"
         );
+    }
+}
+
+/// Every script that writes a journal entry (money moved, a coupon issued or redeemed, a
+/// campaign closed) is acknowledged by the replicas when `REDIS_WAIT_REPLICAS` is set: an
+/// entry lost in a failover would be a movement the feed never hears of.
+#[test]
+fn every_journaling_script_is_acknowledged() {
+    for (name, lua) in all_lua() {
+        let body = lua
+            .source()
+            .rsplit("local function journal_add")
+            .next()
+            .unwrap_or("");
+        if lua.source().contains("local function journal_add") && body.contains("journal_add(") {
+            assert!(
+                ACKNOWLEDGED.contains(&name),
+                "{name} journals but is not acknowledged"
+            );
+        }
     }
 }

@@ -3,6 +3,8 @@
 //! every test runs on a standalone server and on a 3-master cluster started by the harness.
 //! One pool here; campaigns of many pools build on these steps.
 
+mod api;
+
 use std::collections::{BTreeMap, HashSet};
 
 use futures::future::join_all;
@@ -17,6 +19,20 @@ use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall, 
 use hongbao::Store;
 
 use crate::common::{self, sleep_until_redis_ms};
+
+/// A store on `redis` for the coupon suites. Replies may take up to 10 s (production: 1 s): a
+/// storm here puts 1,600 scripts on one multiplexed connection at once, each reply queued
+/// behind the others, while the binary's other tests start clusters on the same 2 cores; a
+/// timeout there (seen once in CI) says nothing about coupons.
+pub(crate) fn coupon_store(
+    redis: &TestRedis,
+    tweak: impl FnOnce(&mut hongbao::store::Config),
+) -> std::sync::Arc<Store> {
+    common::store(redis, |c| {
+        c.response_timeout = std::time::Duration::from_secs(10);
+        tweak(c);
+    })
+}
 
 const SECRET: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
@@ -71,6 +87,19 @@ async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
 
 /// One grab of pool 0 of campaign `no` by `user` (visit limit `limit` per minute).
 async fn grab(store: &Store, no: u64, user: &str, limit: u32) -> String {
+    grab_call(
+        store,
+        no,
+        user,
+        limit,
+        &format!("{:016x}", rand::random::<u64>()),
+    )
+    .await
+}
+
+/// One grab call of `user` in pool 0 of campaign `no` with call id `call` (a resend of the
+/// same call carries the same id).
+async fn grab_call(store: &Store, no: u64, user: &str, limit: u32, call: &str) -> String {
     let keys = PoolKeys::new("hb", &campaign_id(no), no, 0, 1);
     let reply = CouponGrabCall {
         pool: &keys.pool,
@@ -79,11 +108,13 @@ async fn grab(store: &Store, no: u64, user: &str, limit: u32) -> String {
         holders: &keys.holders,
         rate: &keys.visits(user),
         pending: &keys.pending,
+        journal: &keys.journal,
         user_id: user,
         home: 0,
         rate_limit: limit,
         rate_window_ms: 60_000,
-        reservation: "00000000000000aa",
+        reservation: call,
+        campaign_id: &campaign_id(no),
     }
     .invocation()
     .invoke_async(&mut store.conn().await.unwrap())
@@ -98,9 +129,11 @@ async fn redeem(store: &Store, no: u64, code: &str, user: &str, order: &str) -> 
     let reply = CouponRedeemCall {
         pool: &keys.pool,
         issued: &keys.issued,
+        journal: &keys.journal,
         code,
         user_id: user,
         order_reference: order,
+        campaign_id: &campaign_id(no),
     }
     .invocation()
     .invoke_async(&mut store.conn().await.unwrap())
@@ -154,6 +187,33 @@ async fn dump_all(
                 .query_async(&mut conn)
                 .await
                 .unwrap(),
+            "zset" => {
+                let members: Vec<(String, i64)> = redis::cmd("ZRANGE")
+                    .arg(&key)
+                    .arg(0)
+                    .arg(-1)
+                    .arg("WITHSCORES")
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                members
+                    .into_iter()
+                    .map(|(m, score)| format!("{m}={score}"))
+                    .collect()
+            }
+            "stream" => {
+                let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg("-")
+                    .arg("+")
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                entries
+                    .into_iter()
+                    .map(|(id, fields)| format!("{id} {fields:?}"))
+                    .collect()
+            }
             other => panic!("{key}: unexpected type {other}"),
         };
         if kind == "set" {
@@ -176,7 +236,7 @@ async fn dump_all(
 async fn a_hundred_codes_for_three_hundred_users() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let upload: Vec<String> = (0..100).map(|i| format!("SAVE20-{i:03}")).collect();
         let refs: Vec<&str> = upload.iter().map(String::as_str).collect();
@@ -268,6 +328,45 @@ async fn a_hundred_codes_for_three_hundred_users() {
     }
 }
 
+/// Test: a grab call sent twice (the cluster client re-sends a command whose reply was lost)
+/// answers its win again and takes no second code, also when the user may hold three; a new
+/// call takes the next code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grab_sent_again_answers_the_same_win() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let pool = Pool {
+            starts_at_ms: now - 1_000,
+            ends_at_ms: now + 600_000,
+            per_user: 3,
+            generated: Some((0, 10)),
+            codes: &[],
+            fingerprint: "v1:r",
+        };
+        assert_eq!(create(&store, 5, &pool).await, "created");
+        let first = grab_call(&store, 5, "alice", 0, "00000000000000c1").await;
+        assert!(first.starts_with("grabbed:0/"), "{first}");
+        let again = grab_call(&store, 5, "alice", 0, "00000000000000c1").await;
+        assert_eq!(again, first, "{backend}: the re-run took another code");
+        let keys = PoolKeys::new("hb", &campaign_id(5), 5, 0, 1);
+        let mut conn = store.conn().await.unwrap();
+        let issued: u64 = redis::cmd("HGET")
+            .arg(&keys.pool)
+            .arg("issued")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(issued, 1, "{backend}");
+        let second = grab_call(&store, 5, "alice", 0, "00000000000000c2").await;
+        assert!(
+            second.starts_with("grabbed:0/") && second != first,
+            "{second}"
+        );
+    }
+}
+
 /// Test: generated codes: 2,000 indices, 3 per user, 400 users pressing 4 times each, all at
 /// once: every user gets exactly 3 (the limit binds before the pool runs out), no index is
 /// issued twice, and the codes made from the indices are distinct, parse back to the campaign
@@ -276,7 +375,7 @@ async fn a_hundred_codes_for_three_hundred_users() {
 async fn generated_codes_three_per_user() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let pool = Pool {
             starts_at_ms: now - 1_000,
@@ -327,7 +426,7 @@ async fn generated_codes_three_per_user() {
 async fn times_visits_and_one_redemption() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let later = Pool {
             starts_at_ms: now + 600_000,
@@ -476,6 +575,7 @@ fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
         per_user: 1,
         redeem_by_ms: now + 1_200_000,
         reference: reference.into(),
+        codes_planned: None,
     }
 }
 
@@ -487,7 +587,7 @@ fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
 async fn creating_a_campaign_once() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let codes = |from: usize, n: usize| -> Vec<String> {
             (from..from + n).map(|i| format!("DROP-{i:04}")).collect()
@@ -584,7 +684,7 @@ async fn creating_a_campaign_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_campaign_spreads_over_every_master() {
     let redis = TestRedis::start(Backend::Cluster);
-    let store = common::store(&redis, |_| {});
+    let store = coupon_store(&redis, |_| {});
     let now = redis_ms(&store).await;
     let req = campaign(now, "big-drop", CodeSource::Generated(200_000));
     let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
@@ -619,7 +719,7 @@ async fn a_large_campaign_spreads_over_every_master() {
         secrets.insert(secret);
     }
     assert_eq!((total, secrets.len()), (200_000, 1));
-    let view = coupons::campaign(&store, &c.campaign_id, "nobody")
+    let view = coupons::campaign(&store, &c.campaign_id, Some("nobody"))
         .await
         .unwrap()
         .unwrap();
@@ -674,7 +774,7 @@ async fn empty_home_pools_borrow_from_the_others() {
     };
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let pool0: Vec<String> = (0..5).map(|i| format!("P0-{i:03}")).collect();
         let pool2: Vec<String> = (0..10).map(|i| format!("P2-{i:03}")).collect();
@@ -700,11 +800,13 @@ async fn empty_home_pools_borrow_from_the_others() {
             holders: &keys1.holders,
             rate: &keys1.visits(&stranded),
             pending: &keys1.pending,
+            journal: &keys1.journal,
             user_id: &stranded,
             home: 1,
             rate_limit: 0,
             rate_window_ms: 1_000,
             reservation: "00000000000000r1",
+            campaign_id: &id,
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())
@@ -759,7 +861,7 @@ async fn empty_home_pools_borrow_from_the_others() {
             coupons::grab(&store, &id, &stranded, visits).await.unwrap(),
             again
         );
-        let view = coupons::campaign(&store, &id, "user-0")
+        let view = coupons::campaign(&store, &id, Some("user-0"))
             .await
             .unwrap()
             .unwrap();
@@ -788,7 +890,7 @@ async fn redeem_by_code_alone() {
     };
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let mut grabbed = Vec::new();
         for (reference, source) in [
@@ -875,7 +977,7 @@ async fn batches_join_before_the_start() {
     };
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
         let codes = |from: usize, n: usize| -> Vec<String> {
             (from..from + n).map(|i| format!("BATCH-{i:04}")).collect()

@@ -1,0 +1,15 @@
+//! The `coupon` Lambda function: coupon drops (POST /campaigns, POST /campaigns/{id}/codes,
+//! GET /campaigns/{id}, POST /campaigns/{id}/grab, GET /coupons, POST /coupons/redeem).
+//!
+//! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
+//! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
+//! event with it.
+
+use hongbao::api;
+use hongbao::api::lambda::{self, Function};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    let state = lambda::init(Function::Coupon).await?;
+    lambda::serve(api::coupons::router(state)).await
+}

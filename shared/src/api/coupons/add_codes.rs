@@ -1,0 +1,129 @@
+//! `POST /campaigns/{id}/codes`: a merchant adds a batch of uploaded codes to a campaign that
+//! has not started (`crate::store::coupons::add_codes`, `lua/coupon_add_codes.lua`).
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::{duplicate_codes, merchant};
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{shown, IamPrincipal, JsonBody};
+use crate::domain::coupons::codes::check_batch;
+use crate::domain::coupons::is_reference;
+use crate::store::coupons::{self, AddCodesOutcome};
+
+/// The body of `POST /campaigns/{id}/codes`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"codes": ["SUMMER-0001", "SUMMER-0002"], "reference": "batch-2"}))]
+pub struct CodesRequest {
+    /// 1 to 10,000 distinct codes of 4 to 64 characters of `[A-Za-z0-9_-]`, none held by this
+    /// or another campaign.
+    #[schema(min_items = 1, max_items = 10_000, value_type = Vec<crate::api::schemas::CouponCodeDoc>)]
+    pub codes: Vec<String>,
+    /// The batch's idempotency key within the campaign: 1 to 128 bytes of printable ASCII
+    /// without spaces. The same batch again answers `repeat: true`; another batch under it is
+    /// 409 `reference_reused`.
+    #[schema(pattern = "^[!-~]{1,128}$")]
+    pub reference: String,
+}
+
+/// The answer to a batch.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CampaignCodesBody {
+    /// The campaign.
+    pub campaign_id: String,
+    /// The campaign's codes, every batch included.
+    pub codes_total: u64,
+    /// The batch's reference.
+    pub reference: String,
+    /// `true` when this reference added the same batch before (nothing added now).
+    pub repeat: bool,
+}
+
+crate::api::schemas::error_doc! {
+    /// 409: the campaign generates its codes (`codes_generated`), has started
+    /// (`campaign_started`), or the reference added another batch (`reference_reused`);
+    /// nothing written.
+    AddCodesConflictError, AddCodesConflictCode [CodesGenerated, CampaignStarted, ReferenceReused]
+}
+
+/// `POST /campaigns/{id}/codes` (AWS_IAM): 201 [`CampaignCodesBody`] (200 with `repeat: true` for the
+/// same batch again); 400 `invalid_request` / `duplicate_codes`, 403, 404, 409. Nothing is
+/// written on a 4xx.
+#[utoipa::path(
+    post, path = "/campaigns/{id}/codes", tag = "coupons", operation_id = "add_campaign_codes",
+    summary = "Add codes to a campaign (AWS_IAM)",
+    description = "Adds a batch of up to 10,000 uploaded codes to a campaign of uploaded codes before it starts, once per batch `reference`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
+    params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
+    request_body = CodesRequest,
+    security(("sigv4" = [])),
+    responses(
+        (status = 201, description = "the batch added", body = CampaignCodesBody),
+        (status = 200, description = "the same batch was added before under this reference (`repeat: true`)", body = CampaignCodesBody),
+        (status = 400, description = "`invalid_request` or `duplicate_codes` (`duplicates`): nothing written", body = super::create::CreateCampaignInvalidError),
+        (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
+        (status = 409, description = "`codes_generated`, `campaign_started` or `reference_reused`: nothing written", body = AddCodesConflictError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
+    )
+)]
+pub(crate) async fn add_codes(
+    State(state): State<AppState>,
+    IamPrincipal(arn): IamPrincipal,
+    Path(id): Path<String>,
+    body: Result<JsonBody<CodesRequest>, ApiError>,
+) -> Result<(StatusCode, Json<CampaignCodesBody>), ApiError> {
+    merchant(&state, arn)?;
+    let JsonBody(b) = body?;
+    check_batch(&b.codes)?;
+    if !is_reference(&b.reference) {
+        return Err(ApiError::invalid(
+            "reference must be 1 to 128 bytes of printable ASCII without spaces",
+        ));
+    }
+    let outcome = coupons::add_codes(&state.store, &id, &b.reference, &b.codes)
+        .await
+        .map_err(|e| {
+            ApiError::from(e).on_unavailable(
+                "the batch may have been added in part; the same batch under the same reference \
+                 completes it",
+            )
+        })?;
+    match outcome {
+        AddCodesOutcome::Added {
+            codes_total,
+            repeat,
+        } => Ok((
+            if repeat {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            },
+            Json(CampaignCodesBody {
+                campaign_id: id,
+                codes_total,
+                reference: b.reference,
+                repeat,
+            }),
+        )),
+        AddCodesOutcome::NotFound => {
+            Err(ApiError::not_found(format!("no campaign {}", shown(&id))))
+        }
+        AddCodesOutcome::Generated => Err(ApiError::conflict(
+            "codes_generated",
+            "this campaign generates its codes; nothing was written",
+        )),
+        AddCodesOutcome::Started => Err(ApiError::conflict(
+            "campaign_started",
+            "codes are added only before the campaign starts; nothing was written",
+        )),
+        AddCodesOutcome::ReferenceReused => Err(ApiError::conflict(
+            "reference_reused",
+            "this reference added another batch to the campaign; nothing was written",
+        )),
+        AddCodesOutcome::DuplicateCodes(codes) => Err(duplicate_codes(codes)),
+    }
+}

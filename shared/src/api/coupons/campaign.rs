@@ -1,0 +1,33 @@
+//! `GET /campaigns/{id}`: a campaign as a user sees it, with their coupons in it
+//! (`crate::store::coupons::campaign`).
+
+use axum::extract::{Path, State};
+use axum::Json;
+
+use super::CampaignBody;
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{shown, Caller};
+use crate::store::coupons;
+
+/// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; 401, 404.
+#[utoipa::path(
+    get, path = "/campaigns/{id}", tag = "coupons", operation_id = "get_campaign",
+    summary = "A coupon campaign and the caller's coupons in it",
+    description = "The campaign's status (`scheduled`, `open`, `sold_out`, `ended`, by the store's clock), its exact `codes_left` of `codes_total`, its times, and the codes the caller grabbed from it.",
+    params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
+    responses(
+        (status = 200, description = "the campaign", body = CampaignBody),
+        (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
+    )
+)]
+pub(crate) async fn campaign(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<CampaignBody>, ApiError> {
+    match coupons::campaign(&state.store, &id, Some(&user)).await? {
+        Some(view) => Ok(Json(CampaignBody::new(view, true))),
+        None => Err(ApiError::not_found(format!("no campaign {}", shown(&id)))),
+    }
+}

@@ -1,0 +1,121 @@
+//! `POST /campaigns/{id}/grab`: a user grabs a coupon code, first come first served, at most
+//! the campaign's `per_user` (`crate::store::coupons::grab`, `lua/coupon_grab.lua`).
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Serialize;
+
+use crate::api::config::AppState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::{shown, Caller};
+use crate::api::metrics;
+use crate::store::coupons::{self, GrabOutcome};
+
+/// A coupon won.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(example = json!({
+    "campaign_id": "0001C",
+    "code": "0001C7K2M9QX4TZ8WD",
+    "redeem_by": "2026-12-31T16:00:00.000Z",
+    "grabbed_at": "2026-11-25T20:00:00.123Z"
+}))]
+pub struct CouponBody {
+    /// The campaign.
+    pub campaign_id: String,
+    /// The coupon code, shown to the user and given at checkout.
+    pub code: String,
+    /// RFC 3339: redeem before this.
+    #[schema(format = DateTime)]
+    pub redeem_by: String,
+    /// RFC 3339, by the store's clock.
+    #[schema(format = DateTime)]
+    pub grabbed_at: String,
+}
+
+crate::api::schemas::error_doc! {
+    /// 409: the caller holds the campaign's `per_user` codes (`coupons` are theirs).
+    AlreadyGrabbedCouponError, AlreadyGrabbedCouponCode [AlreadyGrabbed],
+    /// The caller's codes in this campaign.
+    coupons: Vec<String>,
+}
+
+crate::api::schemas::error_doc! {
+    /// 410: every code of the campaign is issued (`sold_out`), or the campaign ended
+    /// (`ended`).
+    CampaignGoneError, CampaignGoneCode [SoldOut, Ended]
+}
+
+crate::api::schemas::error_doc! {
+    /// 425: the campaign opens at `starts_at`; retry after `Retry-After` seconds.
+    NotStartedError, NotStartedCode [NotStarted],
+}
+
+/// `POST /campaigns/{id}/grab`: 200 [`CouponBody`]; 401, 404, 409 `already_grabbed`
+/// (+`coupons`), 410 `sold_out` / `ended`, 425 `not_started` + `Retry-After`, 429
+/// `rate_limited` + `Retry-After`.
+#[utoipa::path(
+    post, path = "/campaigns/{id}/grab", tag = "coupons", operation_id = "grab_coupon",
+    summary = "Grab a coupon of a campaign",
+    description = "Issues the caller one of the campaign's codes, first come first served, at most the campaign's `per_user` codes per user (a retry or a second press answers 409 with the codes held). `sold_out` is answered only when no code is left anywhere in the campaign. Seed 004's visit limit: answers `not_started` and `already_grabbed` count, and past `HONGBAO_COUPON_VISIT_LIMIT` per window the answer is 429.",
+    params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
+    responses(
+        (status = 200, description = "a coupon won", body = CouponBody),
+        (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
+        (status = 409, description = "`already_grabbed`: the caller holds `per_user` codes (`coupons`)", body = AlreadyGrabbedCouponError),
+        (status = 410, description = "`sold_out` or `ended`", body = CampaignGoneError),
+        (status = 425, description = "`not_started`: retry after `Retry-After` seconds (until `starts_at`)", body = NotStartedError, headers(("Retry-After" = u32, description = "seconds until the campaign opens"))),
+        (status = 429, description = "`rate_limited`: the visit limit is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+    )
+)]
+pub(crate) async fn grab(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<CouponBody>, ApiError> {
+    let visits = state.store.config().coupons.visits;
+    let outcome = coupons::grab(&state.store, &id, &user, visits).await?;
+    let counted = match outcome {
+        GrabOutcome::Grabbed { .. } => Some(metrics::GRAB_WON),
+        GrabOutcome::AlreadyGrabbed { .. } => Some(metrics::GRAB_ALREADY_GRABBED),
+        GrabOutcome::RateLimited { .. } => Some(metrics::GRAB_RATE_LIMITED),
+        GrabOutcome::SoldOut => Some(metrics::GRAB_SOLD_OUT),
+        GrabOutcome::Ended | GrabOutcome::NotStarted { .. } | GrabOutcome::NotFound => None,
+    };
+    if let Some(name) = counted {
+        metrics::count(name, 1);
+    }
+    match outcome {
+        GrabOutcome::Grabbed {
+            code,
+            grabbed_at_ms,
+            redeem_by_ms,
+        } => Ok(Json(CouponBody {
+            campaign_id: id,
+            code,
+            redeem_by: rfc3339(redeem_by_ms),
+            grabbed_at: rfc3339(grabbed_at_ms),
+        })),
+        GrabOutcome::AlreadyGrabbed { codes } => Err(ApiError::conflict(
+            "already_grabbed",
+            "you hold as many coupons of this campaign as one user may",
+        )
+        .with("coupons", codes)),
+        GrabOutcome::SoldOut => Err(ApiError::gone(
+            "sold_out",
+            "every code of this campaign has been issued",
+        )),
+        GrabOutcome::Ended => Err(ApiError::gone("ended", "this campaign has ended")),
+        GrabOutcome::NotStarted { retry_after_ms } => Err(ApiError::new(
+            StatusCode::TOO_EARLY,
+            "not_started",
+            "this campaign has not started; retry after Retry-After seconds",
+        )
+        .retry_after(retry_after_ms.max(1).div_ceil(1000))),
+        GrabOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
+            "too many grab attempts; slow down",
+            retry_after_ms as i64,
+        )),
+        GrabOutcome::NotFound => Err(ApiError::not_found(format!("no campaign {}", shown(&id)))),
+    }
+}

@@ -1,0 +1,94 @@
+//! The coupon function's settings: who may create campaigns, add codes and redeem
+//! (`HONGBAO_COUPON_PRINCIPALS`), and seed 004's per-user visit limit.
+
+use super::campaign::VisitLimit;
+use crate::domain::settings::{Setting, NO_DEFAULT};
+use crate::domain::wallet::IamPrincipals;
+use crate::domain::{ConfigError, Lookup};
+
+/// `HONGBAO_COUPON_PRINCIPALS`.
+pub const COUPON_PRINCIPALS: Setting = Setting {
+    name: "HONGBAO_COUPON_PRINCIPALS",
+    default: NO_DEFAULT,
+    meaning: "comma-separated IAM `userArn`s allowed to create campaigns, add codes and redeem coupons (`POST /campaigns`, `POST /campaigns/{id}/codes`, `POST /coupons/redeem`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: all three are 403 (logged at cold start)",
+};
+
+/// `HONGBAO_COUPON_VISIT_LIMIT`.
+pub const COUPON_VISIT_LIMIT: Setting = Setting {
+    name: "HONGBAO_COUPON_VISIT_LIMIT",
+    default: "10",
+    meaning: "grabs of one user in one campaign per window answered `not_started` or `already_grabbed` (seed 004's `canAccess`, counted atomically); past it 429 + `Retry-After`, nothing else written; `0` disables",
+};
+
+/// `HONGBAO_COUPON_VISIT_WINDOW_MS`.
+pub const COUPON_VISIT_WINDOW_MS: Setting = Setting {
+    name: "HONGBAO_COUPON_VISIT_WINDOW_MS",
+    default: "10000",
+    meaning: "the visit limit's window, ms (≥ 1; a fixed window opened by the first counted visit, its deadline from Redis `TIME`)",
+};
+
+/// The coupon settings, in README order.
+pub const SETTINGS: &[Setting] = &[
+    COUPON_PRINCIPALS,
+    COUPON_VISIT_LIMIT,
+    COUPON_VISIT_WINDOW_MS,
+];
+
+/// The configured rules of the coupon function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CouponRules {
+    /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to create campaigns,
+    /// add codes and redeem (`HONGBAO_COUPON_PRINCIPALS`); empty: nobody.
+    pub principals: IamPrincipals,
+    /// Seed 004's visit limit per user per campaign.
+    pub visits: VisitLimit,
+}
+
+impl Default for CouponRules {
+    fn default() -> Self {
+        Self::from_lookup(&crate::domain::settings::defaults()).expect("the defaults are valid")
+    }
+}
+
+impl CouponRules {
+    /// Reads [`SETTINGS`].
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable that does not parse or breaks a bound.
+    pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
+        Ok(CouponRules {
+            principals: IamPrincipals::from_lookup(lookup, &COUPON_PRINCIPALS)?,
+            visits: VisitLimit {
+                per_window: lookup.get(&COUPON_VISIT_LIMIT)?,
+                window_ms: lookup.at_least(&COUPON_VISIT_WINDOW_MS, 1)?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_bounds() {
+        let r = CouponRules::default();
+        assert!(r.principals.is_empty());
+        assert_eq!(
+            r.visits,
+            VisitLimit {
+                per_window: 10,
+                window_ms: 10_000
+            }
+        );
+        for (name, value) in [
+            ("HONGBAO_COUPON_VISIT_WINDOW_MS", "0"),
+            ("HONGBAO_COUPON_VISIT_LIMIT", "-1"),
+            ("HONGBAO_COUPON_PRINCIPALS", "*"),
+        ] {
+            let env = move |n: &str| (n == name).then(|| value.to_string());
+            let err = CouponRules::from_lookup(&Lookup::new(&env)).unwrap_err();
+            assert_eq!(err.name, name);
+        }
+    }
+}

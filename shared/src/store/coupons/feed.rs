@@ -1,0 +1,65 @@
+//! Coupon entries of the journal on their way to the feed: ledger-export calls [`prepare`] on
+//! every batch it reads, before publishing it.
+
+use std::collections::HashMap;
+
+use crate::domain::coupons::campaign_no;
+use crate::domain::journal::{Entry, Kind};
+use crate::store::{Error, Store};
+
+use super::list::remember;
+use super::shape::{shape, Shape};
+
+/// Gives each coupon entry of `entries` its code (a generated code's entry holds its index,
+/// which the campaign's key turns into the code) and puts each issued coupon in its user's
+/// coupon list again ([`remember`], idempotent): the list is complete once the entry is
+/// exported, also when the grab's function stopped before writing it. Money entries are left
+/// as they are.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the batch is then not published; the
+/// next run prepares it again).
+pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> {
+    if !entries.iter().any(|e| e.kind.is_coupon()) {
+        return Ok(());
+    }
+    let mut conn = store.conn().await?;
+    let mut shapes: HashMap<String, Option<Shape>> = HashMap::new();
+    for e in entries.iter_mut() {
+        if !matches!(e.kind, Kind::CouponIssued | Kind::CouponRedeemed) {
+            continue;
+        }
+        let Some((campaign_id, item)) = e.coupon_parts() else {
+            continue;
+        };
+        let (campaign_id, item) = (campaign_id.to_string(), item.to_string());
+        let Some(no) = campaign_no(&campaign_id) else {
+            continue;
+        };
+        if !shapes.contains_key(&campaign_id) {
+            let s = shape(store, &mut conn, &campaign_id, no).await?;
+            shapes.insert(campaign_id.clone(), s);
+        }
+        let Some(s) = &shapes[&campaign_id] else {
+            // The campaign's keys are gone: the index is all the entry can say.
+            e.code = Some(item);
+            continue;
+        };
+        e.code = Some(match (&s.key, item.parse::<u64>()) {
+            (Some(key), Ok(index)) => key.code(no, index),
+            _ => item.clone(),
+        });
+        if e.kind == Kind::CouponIssued {
+            remember(
+                store,
+                &mut conn,
+                &e.user_id,
+                &e.reference,
+                e.at_ms,
+                s.redeem_by_ms,
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
