@@ -25,7 +25,7 @@
 -- ARGV[5] mode: 'lucky' or 'fixed'
 -- ARGV[6] split: 'double_mean' or 'line_cut' for a lucky packet, '' for a fixed one
 -- ARGV[7] greeting: the greeting, '' for none
--- ARGV[8] expires_in_secs: the packet expires this many seconds after Redis TIME
+-- ARGV[8] expires_in_secs: the packet expires this many seconds after its opening
 -- ARGV[9] fingerprint: request fingerprint (idempotency): "v2:<sha256 hex>", then, when the
 --         request's v1 fingerprint is unambiguous, a space and it (records written before v2
 --         hold v1)
@@ -44,7 +44,14 @@
 --          ARGV[19] (a late delivery: reclaim-cron may drop an entry whose packet does not
 --          exist a minute after its due time, so a packet created later would never be refunded)
 -- ARGV[19] delivery_window_ms: the delivery window, ms (store::reclaim::CREATE_WINDOW_MS)
--- ARGV[20..19+count] share_amounts: the share amounts (cents), count of them
+-- ARGV[20] opens_in_secs: grabs open this many seconds after Redis TIME (0: at once); the
+--          money is debited now
+-- ARGV[21] cover: the cover id, '' for none
+-- ARGV[22] salt: the fairness receipt's salt (64 hex digits; secret while the packet is open)
+-- ARGV[23] commitment: SHA-256 hex of "hongbao-shares-v1:<salt>:<c1>,...,<cn>" over the share
+--          amounts below, in order (domain::packets::receipt)
+-- ARGV[24..23+count] share_amounts: the share amounts (cents), count of them, in share-id
+--          order (grabs pop them from the left)
 --
 -- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy
 -- delivers it late): a run that finds the packet packet_id already made by this sender with
@@ -103,11 +110,11 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 19 ~= count then
+if #ARGV - 23 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 20, #ARGV do
+for i = 24, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -133,7 +140,9 @@ local year = history_year(now, ARGV[17])
 if not year or now >= 1e13 then
   return redis.error_reply('ERR hongbao: create_packet: Redis TIME is outside the business-year bounds')
 end
-local expires_at = now + tonumber(ARGV[8]) * 1000
+local opens_in = tonumber(ARGV[20])
+local opens_at = now + opens_in * 1000
+local expires_at = opens_at + tonumber(ARGV[8]) * 1000
 
 local after = redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
 redis.call('LPUSH', KEYS[2], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1])
@@ -144,7 +153,15 @@ redis.call('HSET', KEYS[5],
   'packet_id', ARGV[1], 'sender_id', ARGV[2], 'total_cents', int(total), 'count', int(count),
   'mode', ARGV[5], 'split', ARGV[6], 'greeting', ARGV[7],
   'created_at', int(now), 'expires_at', int(expires_at), 'status', 'open',
-  'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0, 'refunded_cents', 0)
+  'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0, 'refunded_cents', 0,
+  'salt', ARGV[22], 'commitment', ARGV[23])
+-- Written only when set: a plain packet opens at creation and has no cover.
+if opens_in > 0 then
+  redis.call('HSET', KEYS[5], 'opens_at', int(opens_at))
+end
+if ARGV[21] ~= '' then
+  redis.call('HSET', KEYS[5], 'cover', ARGV[21])
+end
 
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
 if #recipients > 0 then
@@ -152,7 +169,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 20
+local i = 24
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
@@ -163,8 +180,13 @@ if record_id ~= '' then
   redis.call('HSET', KEYS[3], record_id, fingerprint .. '\n' .. ARGV[1])
   redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[11])), record_id)
 end
+-- The mode field carries ';<opens_at>;<cover>;' when either is set (domain::history::entries).
+local mode_field = ARGV[5]
+if opens_in > 0 or ARGV[21] ~= '' then
+  mode_field = mode_field .. ';' .. (opens_in > 0 and int(opens_at) or '') .. ';' .. ARGV[21] .. ';'
+end
 history_add(KEYS[10], KEYS[12], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..
-  int(total) .. '|' .. int(count) .. '|' .. ARGV[5] .. '|' .. int(expires_at) .. '||' .. ARGV[7])
+  int(total) .. '|' .. int(count) .. '|' .. mode_field .. '|' .. int(expires_at) .. '||' .. ARGV[7])
 local cutoff = now - tonumber(ARGV[16])
 history_prune(KEYS[10], KEYS[12], 'sent', cutoff)
 history_prune(KEYS[11], KEYS[12], 'received', cutoff)

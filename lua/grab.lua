@@ -20,6 +20,8 @@
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
 --   'expired[:<expires_at_ms>]'   Redis TIME is at or past expires_at, or the packet is settled
 --   'sold_out[:<expires_at_ms>:<now_ms>]'   every share is grabbed (now_ms: Redis TIME)
+--   'not_open_yet:<opens_at_ms>:<now_ms>'   a scheduled packet before its opening (Redis
+--                                           TIME); nothing written, not counted
 --   'grabbed:<record>:<expires_at_ms>'
 -- expired and sold_out carry their data only for an untargeted packet: the sandbox may then
 -- remember the answer and give it to later callers with one HGET of KEYS[3] instead of this
@@ -48,7 +50,7 @@ if mine then
 end
 
 local meta = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'grabbed_count', 'count',
-  'grabbed_cents', 'recipients')
+  'grabbed_cents', 'recipients', 'opens_at')
 local status = meta[1]
 if not status then
   return 'not_found'
@@ -63,6 +65,10 @@ local expires_at = tonumber(meta[2])
 local open = not meta[6]
 if status == 'settled' or now >= expires_at then
   return open and ('expired:' .. meta[2]) or 'expired'
+end
+-- A scheduled packet: nothing is answered for it from memory, and nothing is written.
+if meta[7] and now < tonumber(meta[7]) then
+  return 'not_open_yet:' .. meta[7] .. ':' .. string.format('%d', now)
 end
 local grabbed = tonumber(meta[3])
 if grabbed >= tonumber(meta[4]) then

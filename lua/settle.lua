@@ -87,7 +87,7 @@ if status ~= 'settled' then
     sent = redis.call('ZRANGEBYLEX', KEYS[9], '[' .. prefix .. ':', '(' .. prefix .. ';',
       'LIMIT', 0, 1)[1]
     if sent then
-      sent_head, sent_tail = string.match(sent, '^(%d+:%x+:%d+|%d+|%d+|%a+|%d+|)%d*(|.*)$')
+      sent_head, sent_tail = string.match(sent, '^(%d+:%x+:%d+|%d+|%d+|[^|]+|%d+|)%d*(|.*)$')
       if not sent_head then
         return redis.error_reply('ERR hongbao: settle: bad sent history entry')
       end
@@ -104,7 +104,8 @@ if status ~= 'settled' then
     int(refund) .. '|' .. int(claimed))
   redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(refund),
     'settled_at', int(now))
-  redis.call('DEL', KEYS[2])
+  -- The share list is kept (it expires with the other keys): the fairness receipt's reveal
+  -- reads the un-grabbed shares from it.
   if sent then
     redis.call('ZREM', KEYS[9], sent)
     redis.call('ZADD', KEYS[9], 0, sent_head .. int(refund) .. sent_tail)

@@ -963,6 +963,7 @@ PATTERN_SAMPLES = {
         "arn:aws:iam::123456789012:role/merchant",
         "arn:aws:sts::123456789012:assumed-role/merchant/*,arn:aws:iam::123456789012:user/ops",
     ],
+    "Covers": ["", "gold", "red-2027, lantern_2.v1,x"],
     "ReclaimReservedConcurrency": ["", "1", "5"],
     "LedgerExportReservedConcurrency": ["", "1", "5"],
     "LedgerExportScheduleExpression": ["rate(1 minute)", "rate(2 minutes)", "rate(5 minutes)"],

@@ -70,7 +70,8 @@ def http_event(
     `campaign_id` replace the `PACKET_ID` / `ARTICLE_ID` / `CAMPAIGN_ID` placeholders (path and
     pathParameters), `sub` the JWT claim `sub`, `user_arn` the IAM authorizer's `userArn` (a
     fixture signed with AWS_IAM), `body` (a dict is JSON-encoded) the body, `query` the query
-    string (an empty dict removes it), `headers` are added; `auth=False` drops the
+    string (an empty dict removes it), `headers` are added (a body brings `content-type:
+    application/json` unless `headers` says otherwise); `auth=False` drops the
     authorizer."""
     ev = load_event(fixture)
     if packet_id is not None:
@@ -101,6 +102,8 @@ def http_event(
     if body is not None:
         ev["body"] = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
         ev["isBase64Encoded"] = False
+        # A body is declared JSON, as every client of the API must (415 otherwise).
+        ev.setdefault("headers", {}).setdefault("content-type", "application/json")
     if headers:
         ev.setdefault("headers", {}).update({k.lower(): v for k, v in headers.items()})
     _stamp(ev)

@@ -52,12 +52,16 @@ def request(
     body: dict | None = None,
     headers: dict | None = None,
 ) -> tuple[int, dict, dict]:
-    """One HTTP call to `base` + `path` as `user` (`x-user-id`); returns (status, JSON body,
-    headers), error answers included."""
+    """One HTTP call to `base` + `path` as `user` (`x-user-id`), a `body` sent as
+    `application/json` (`headers` may override it); returns (status, JSON body, headers),
+    error answers included."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(base + path, data=data, method=method)
     if user:
         req.add_header("x-user-id", user)
+    if data is not None:
+        # urllib would send application/x-www-form-urlencoded, which the API refuses (415).
+        req.add_header("Content-Type", "application/json")
     for k, v in (headers or {}).items():
         req.add_header(k, v)
     try:

@@ -253,6 +253,8 @@ impl Bench {
             expires_in_secs: 3600,
             greeting: None,
             recipients: Vec::new(),
+            opens_in_secs: 0,
+            cover: None,
         };
         self.rt.block_on(async {
             let reference = format!("bench-{}", rand::random::<u64>());

@@ -66,6 +66,8 @@ async fn hongbao_packet(
         expires_in_secs: 3600,
         greeting: Some("恭喜发财".into()),
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     };
     let CreateOutcome::Created(p) = packets::create(store, "mem-sender", &new, None)
         .await
@@ -112,6 +114,8 @@ async fn history_bytes(
         expires_in_secs: 3600,
         greeting: Some("恭喜发财".into()),
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     };
     for _ in 0..n {
         let CreateOutcome::Created(p) = packets::create(store, &sender, &new, None)

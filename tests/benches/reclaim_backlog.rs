@@ -63,6 +63,8 @@ fn main() {
             expires_in_secs: 1,
             greeting: None,
             recipients: Vec::new(),
+            opens_in_secs: 0,
+            cover: None,
         };
         let started = Instant::now();
         let made: Vec<(String, i64)> = futures::stream::iter(0..n)

@@ -221,6 +221,8 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         expires_in_secs: 3600,
         greeting: None,
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     };
     let CreateOutcome::Created(p) = packets::create(store, "bench-sender", &new, None)
         .await

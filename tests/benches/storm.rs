@@ -97,7 +97,9 @@ fn path(result: &Result<GrabOutcome, Error>) -> usize {
         Ok(GrabOutcome::SoldOut) => 2,
         Ok(GrabOutcome::RateLimited { .. }) => 3,
         Ok(GrabOutcome::Expired) => 4,
-        Ok(GrabOutcome::NotFound | GrabOutcome::NotARecipient) => 5,
+        Ok(GrabOutcome::NotFound | GrabOutcome::NotARecipient | GrabOutcome::NotOpenYet { .. }) => {
+            5
+        }
         Err(_) => 6,
     }
 }
@@ -328,6 +330,8 @@ async fn new_packet(store: &Store, sender: &str, shares: u32) -> String {
         expires_in_secs: 3600,
         greeting: None,
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     };
     match packets::create(store, sender, &req, None)
         .await

@@ -764,6 +764,7 @@ fn grab_path(result: &Result<GrabOutcome, Error>) -> &'static str {
         Ok(GrabOutcome::Expired) => "expired",
         Ok(GrabOutcome::NotFound) => "not found",
         Ok(GrabOutcome::NotARecipient) => "not a recipient",
+        Ok(GrabOutcome::NotOpenYet { .. }) => "not open yet",
         Err(_) => "error",
     }
 }
@@ -783,6 +784,8 @@ async fn grab_storm(proxy: &Proxy, s: Settings) -> StormOut {
         expires_in_secs: 3600,
         greeting: None,
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     };
     let id: Arc<str> = match packets::create(&admin, "storm-sender", &req, None)
         .await

@@ -66,6 +66,8 @@ pub fn lucky(total_cents: i64, count: u32, expires_in_secs: u64) -> NewPacket {
         expires_in_secs,
         greeting: Some("恭喜发财".into()),
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     }
 }
 

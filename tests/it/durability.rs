@@ -234,6 +234,8 @@ async fn volatile_eviction_never_pays_twice() {
         expires_in_secs: 600,
         greeting: None,
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     };
     let CreateOutcome::Created(p) = packets::create(&store, "alice", &req, Some("k-1"))
         .await
@@ -389,6 +391,8 @@ async fn exact_integers_and_the_balance_limit() {
             expires_in_secs: 1,
             greeting: None,
             recipients: Vec::new(),
+            opens_in_secs: 0,
+            cover: None,
         };
         let p = create(&open, "whale2", &req).await;
         let w = wallet::get(&open, "whale2").await.unwrap();

@@ -178,6 +178,8 @@ fn fixed(total_cents: i64, count: u32) -> NewPacket {
         expires_in_secs: 600,
         greeting: None,
         recipients: Vec::new(),
+        opens_in_secs: 0,
+        cover: None,
     }
 }
 

@@ -36,6 +36,7 @@
 
 mod common;
 
+mod chat_packets;
 mod connect;
 mod coupons;
 mod discovery;
@@ -50,6 +51,7 @@ mod iam_token;
 mod journal;
 mod order_codes;
 mod red_packets;
+mod request_contract;
 mod resend;
 mod soak;
 mod voting;

@@ -37,6 +37,7 @@ async fn create_call(
     let record_id = key.map(|k| format!("create:{k}")).unwrap_or_default();
     let bounds = YearBounds::around(&cfg.history.tz, indexed_at_ms).arg();
     let shares = [total / 2, total - total / 2];
+    let salt = "5a".repeat(32);
     let call = CreatePacketCall {
         wallet: &wk.wallet,
         ledger: &wk.ledger,
@@ -70,6 +71,10 @@ async fn create_call(
         year_bounds: &bounds,
         indexed_at_ms,
         delivery_window_ms: CREATE_WINDOW_MS,
+        opens_in_secs: 0,
+        cover: "",
+        salt: &salt,
+        commitment: &hongbao::domain::packets::receipt::commitment(&salt, &shares),
         share_amounts: &shares,
     };
     let mut conn = store.conn().await.unwrap();

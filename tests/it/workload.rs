@@ -179,6 +179,8 @@ fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) 
                     expires_in_secs: rng.random_range(1..=3),
                     greeting: None,
                     recipients: Vec::new(),
+                    opens_in_secs: 0,
+                    cover: None,
                 },
                 key: rng.random_bool(0.5).then(|| format!("idem-{step}")),
             }

@@ -1,10 +1,17 @@
 //! Extractors that keep the HTTP contract: the caller's identity ([`Caller`], 401), the IAM
-//! principal of a signed call ([`IamPrincipal`]), and bodies ([`RawBody`], [`JsonBody`]: 400
-//! `invalid_request` saying what is wrong, 413 `payload_too_large` over 2 MiB).
+//! principal of a signed call ([`IamPrincipal`]), path parameters ([`Path`]: 400
+//! `invalid_request` for text that is not percent-encoded UTF-8), and bodies ([`RawBody`],
+//! [`JsonBody`], [`OptionalJsonBody`]: 400 `invalid_request` saying what is wrong, 413
+//! `payload_too_large` over 2 MiB, 415 `unsupported_media_type` for a body that is not
+//! declared `application/json`).
 
 use axum::body::Bytes;
+use axum::extract::path::ErrorKind;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
 use lambda_http::request::RequestContext;
 use lambda_http::RequestExt;
 use serde::de::DeserializeOwned;
@@ -85,13 +92,14 @@ impl<S: Send + Sync> FromRequestParts<S> for IamPrincipal {
     }
 }
 
-/// A JSON body parsed into `T` (declare `T` with `#[serde(deny_unknown_fields)]`). Unlike
-/// `axum::Json` it needs no `Content-Type` (API Gateway clients often send none) and answers
-/// in the contract's shape.
+/// A JSON object body parsed into `T` (declare `T` with `#[serde(deny_unknown_fields)]`),
+/// answering in the contract's shape.
 ///
-/// Rejection: 400 `invalid_request` for an empty or malformed body, wrong types, fractional
-/// amounts and unknown fields; the message says which (serde's text names the field); 413
-/// `payload_too_large` as [`RawBody`].
+/// Rejection: 400 `invalid_request` for an empty or malformed body, a top-level value that is
+/// not an object (serde would bind an array to a struct's fields by position), wrong types,
+/// fractional amounts and unknown fields; the message says which (serde's text names the
+/// field); 415 `unsupported_media_type` unless the body is declared `application/json`
+/// ([`check_json_content_type`]); 413 `payload_too_large` as [`RawBody`].
 #[derive(Debug, Clone)]
 pub struct JsonBody<T>(pub T);
 
@@ -99,8 +107,98 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req.headers().get(CONTENT_TYPE).cloned();
         let RawBody(bytes) = RawBody::from_request(req, state).await?;
+        if is_blank(&bytes) {
+            return Err(ApiError::invalid("a JSON body is required"));
+        }
+        check_json_content_type(content_type.as_ref())?;
         parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// An optional JSON object body: `None` for an empty (or all-whitespace) body, which needs no
+/// `Content-Type`, else parsed and refused as [`JsonBody`].
+#[derive(Debug, Clone)]
+pub struct OptionalJsonBody<T>(pub Option<T>);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for OptionalJsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req.headers().get(CONTENT_TYPE).cloned();
+        let RawBody(bytes) = RawBody::from_request(req, state).await?;
+        if is_blank(&bytes) {
+            return Ok(OptionalJsonBody(None));
+        }
+        check_json_content_type(content_type.as_ref())?;
+        parse_json(&bytes).map(|b| OptionalJsonBody(Some(b)))
+    }
+}
+
+/// Whether a body is empty or only JSON whitespace.
+pub(crate) fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Checks the declared type of a request body: `Content-Type: application/json`, with no
+/// parameter other than `charset=utf-8` (any case, quoted or not). RFC 8259 §8.1: JSON
+/// exchanged between systems is UTF-8, so `charset=utf-16` is refused rather than misread;
+/// a form, `text/plain` or multipart body is refused rather than parsed as JSON by accident
+/// (a browser sends those cross-origin without a preflight).
+///
+/// # Errors
+/// 415 `unsupported_media_type` naming what was sent (or that nothing was).
+pub(crate) fn check_json_content_type(value: Option<&HeaderValue>) -> Result<(), ApiError> {
+    let refuse = |sent: &str| {
+        ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!("the body must be sent as Content-Type: application/json (sent: {sent})"),
+        )
+    };
+    let Some(value) = value else {
+        return Err(refuse("no Content-Type"));
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| refuse("a header that is not text"))?;
+    let parsed: mime::Mime = text.parse().map_err(|_| refuse(&shown(text)))?;
+    let json = parsed.type_() == mime::APPLICATION
+        && parsed.subtype() == mime::JSON
+        && parsed.suffix().is_none();
+    let params_ok = parsed
+        .params()
+        .all(|(name, value)| name == mime::CHARSET && value.as_str().eq_ignore_ascii_case("utf-8"));
+    if json && params_ok {
+        Ok(())
+    } else {
+        Err(refuse(&shown(text)))
+    }
+}
+
+/// A path parameter, like `axum::extract::Path` but answering in the contract's shape.
+///
+/// Rejection: 400 `invalid_request` when the parameter is not percent-encoded UTF-8
+/// (`/packets/%ff`) or does not parse as `T`; axum's own answer is `text/plain`.
+#[derive(Debug, Clone)]
+pub struct Path<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(v)| Path(v))
+            .map_err(|e| match e {
+                PathRejection::FailedToDeserializePathParams(e)
+                    if matches!(e.kind(), ErrorKind::InvalidUtf8InPathParam { .. }) =>
+                {
+                    ApiError::invalid("a path parameter is not percent-encoded UTF-8 text")
+                }
+                e => ApiError::invalid(format!("bad path parameter: {}", shown(&e.body_text()))),
+            })
     }
 }
 
@@ -129,13 +227,18 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 /// Parses a JSON body into `T`.
 ///
 /// # Errors
-/// 400 `invalid_request`: "a JSON body is required" for an empty body, else "invalid JSON
+/// 400 `invalid_request`: "a JSON body is required" for an empty body, "the body must be a
+/// JSON object" for an array, a string, a number, `true`/`false` or `null`, else "invalid JSON
 /// body: ..." with serde's explanation.
 pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    if is_blank(bytes) {
         return Err(ApiError::invalid("a JSON body is required"));
     }
     no_duplicate_keys(bytes)?;
+    // The document is valid JSON now: its first non-whitespace byte says what it is.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::invalid("the body must be a JSON object"));
+    }
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("invalid JSON body: {e}")))
 }
 

@@ -48,6 +48,12 @@ pub struct SentItemBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refunded_cents: Option<i64>,
+    /// RFC 3339: when grabs open (`created_at` unless scheduled).
+    #[schema(format = DateTime)]
+    pub opens_at: String,
+    /// The cover id, or `null`.
+    #[schema(required = true)]
+    pub cover: Option<String>,
 }
 
 /// A share the caller claimed (money that reached their wallet; an item of `role=received`).
@@ -95,6 +101,8 @@ impl From<Entry> for HistoryItemBody {
                 created_at_ms,
                 expires_at_ms,
                 refunded_cents,
+                opens_at_ms,
+                cover,
             }) => HistoryItemBody::Sent(SentItemBody {
                 packet_id,
                 total_cents,
@@ -104,6 +112,8 @@ impl From<Entry> for HistoryItemBody {
                 created_at: rfc3339(created_at_ms),
                 expires_at: rfc3339(expires_at_ms),
                 refunded_cents,
+                opens_at: rfc3339(opens_at_ms),
+                cover,
             }),
             Entry::Received(ReceivedEntry {
                 packet_id,

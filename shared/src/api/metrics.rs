@@ -90,6 +90,8 @@ impl MetricsSettings {
 pub const GRAB_WON: &str = "GrabWon";
 /// A grab answered `sold_out`.
 pub const GRAB_SOLD_OUT: &str = "GrabSoldOut";
+/// A grab answered `not_open_yet` (a scheduled packet before its opening).
+pub const GRAB_NOT_OPEN_YET: &str = "GrabNotOpenYet";
 /// A grab answered `already_grabbed`.
 pub const GRAB_ALREADY_GRABBED: &str = "GrabAlreadyGrabbed";
 /// A grab answered `rate_limited`.
@@ -144,6 +146,7 @@ pub(crate) fn describe() {
     for name in [
         GRAB_WON,
         GRAB_SOLD_OUT,
+        GRAB_NOT_OPEN_YET,
         GRAB_ALREADY_GRABBED,
         GRAB_RATE_LIMITED,
         GRAB_EXPIRED,

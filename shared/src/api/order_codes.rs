@@ -5,11 +5,10 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::config::AppState;
 use super::error::ApiError;
-use super::extract::{Caller, RawBody};
+use super::extract::{Caller, OptionalJsonBody};
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
 
@@ -26,7 +25,7 @@ pub fn router(state: AppState) -> Router {
 /// The body of `POST /order-codes`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CountBody {
+pub(crate) struct CountBody {
     /// Codes to take, `1..=100` (default 1).
     #[serde(default = "one_code")]
     #[schema(minimum = 1, maximum = 100, default = 1)]
@@ -37,25 +36,16 @@ fn one_code() -> i64 {
     1
 }
 
-/// The number of codes a `POST /order-codes` body asks for: an empty body means 1, otherwise
-/// a JSON object `{"count": N}` with an integer `N` in `1..=100` (`count` may be left out).
+/// The number of codes a `POST /order-codes` body asks for: no body means 1, otherwise
+/// `{"count": N}` with an integer `N` in `1..=100` (`count` may be left out). The body's JSON
+/// shape is checked by [`OptionalJsonBody`].
 ///
 /// # Errors
-/// 400 `invalid_request` for malformed JSON, a repeated key, a non-object, unknown fields, a
-/// non-integer or out-of-range `count`.
-pub(crate) fn order_code_count(body: &[u8]) -> Result<u32, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
+/// 400 `invalid_request` for an out-of-range `count`.
+pub(crate) fn order_code_count(body: Option<CountBody>) -> Result<u32, ApiError> {
+    let Some(b) = body else {
         return Ok(1);
-    }
-    super::extract::no_duplicate_keys(body)?;
-    let invalid = |e: serde_json::Error| ApiError::invalid(format!("invalid JSON body: {e}"));
-    let v: Value = serde_json::from_slice(body).map_err(invalid)?;
-    if !v.is_object() {
-        return Err(ApiError::invalid(
-            "the body must be a JSON object like {\"count\": 10}",
-        ));
-    }
-    let b: CountBody = serde_json::from_value(v).map_err(invalid)?;
+    };
     match u32::try_from(b.count) {
         Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(n),
         _ => Err(ApiError::invalid(format!(
@@ -91,6 +81,7 @@ pub struct CodesBody {
         (status = 201, description = "the codes, all or none", body = CodesBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = super::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
         (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (the body's `message` says what a retry does where that is not obvious)", body = super::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
@@ -98,9 +89,9 @@ pub struct CodesBody {
 pub(crate) async fn next_codes(
     State(state): State<AppState>,
     Caller(user): Caller,
-    RawBody(body): RawBody,
+    OptionalJsonBody(body): OptionalJsonBody<CountBody>,
 ) -> Result<(StatusCode, Json<CodesBody>), ApiError> {
-    let count = order_code_count(&body)?;
+    let count = order_code_count(body)?;
     match order_codes::next_codes(&state.store, &user, count).await? {
         Outcome::Issued { date, codes } => Ok((
             StatusCode::CREATED,

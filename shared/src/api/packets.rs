@@ -1,7 +1,7 @@
 //! Red packets over HTTP: the create-packet, grab and claim functions' routers, handlers and
 //! response bodies.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::config::AppState;
 use super::error::{rfc3339, ApiError};
-use super::extract::{shown, Caller, JsonBody};
+use super::extract::{shown, Caller, JsonBody, Path};
 use super::metrics;
 use crate::domain::is_reference;
 use crate::domain::packets::{
@@ -78,6 +78,19 @@ pub struct PacketBody {
     /// RFC 3339: the deadline for grabs and claims.
     #[schema(format = DateTime)]
     pub expires_at: String,
+    /// RFC 3339: when grabs open (`created_at` unless the packet was scheduled with
+    /// `opens_in_secs`).
+    #[schema(format = DateTime)]
+    pub opens_at: String,
+    /// The cover id the sender chose, or `null`.
+    #[schema(required = true)]
+    pub cover: Option<String>,
+    /// The fairness receipt: lowercase hex SHA-256 of
+    /// `hongbao-shares-v1:<salt hex>:<c1>,...,<cn>` (the shares in cents, share-id order),
+    /// fixed at creation; `reveal` proves it once the packet is no longer open. `null` only
+    /// for packets created before receipts.
+    #[schema(required = true, pattern = "^[0-9a-f]{64}$")]
+    pub commitment: Option<String>,
 }
 
 impl From<&Packet> for PacketBody {
@@ -92,6 +105,9 @@ impl From<&Packet> for PacketBody {
             greeting: p.greeting.clone(),
             created_at: rfc3339(p.created_at_ms),
             expires_at: rfc3339(p.expires_at_ms),
+            opens_at: rfc3339(p.opens_at_ms),
+            cover: p.cover.clone(),
+            commitment: p.commitment.clone(),
         }
     }
 }
@@ -111,6 +127,7 @@ impl From<&Packet> for PacketBody {
         (status = 402, description = "`insufficient_funds`: the balance is below `total_cents` (`balance_cents`); nothing written", body = super::schemas::InsufficientFundsError),
         (status = 409, description = "`idempotency_key_reused`: the key was used with a different request", body = super::schemas::IdempotencyKeyReusedError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
@@ -173,7 +190,7 @@ pub struct PacketViewBody {
     /// The packet's fields.
     #[serde(flatten)]
     pub packet: PacketBody,
-    /// `open`, `sold_out`, `expired` or `settled`.
+    /// `scheduled`, `open`, `sold_out`, `expired` or `settled`.
     #[schema(value_type = super::schemas::StatusDoc)]
     pub status: &'static str,
     /// Shares grabbed so far.
@@ -187,6 +204,23 @@ pub struct PacketViewBody {
     /// The largest share once every share is grabbed, else `null`.
     #[schema(required = true)]
     pub best_luck: Option<BestLuckBody>,
+    /// The fairness receipt's proof, once the packet is sold out, expired or settled (absent
+    /// while it is scheduled or open): check that SHA-256 of
+    /// `hongbao-shares-v1:<salt>:<shares_cents joined by ",">` is `commitment`, that the
+    /// shares sum to `total_cents`, and that your grab's `share_id` holds your amount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub reveal: Option<RevealBody>,
+}
+
+/// `reveal` of `PacketViewBody`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RevealBody {
+    /// The salt committed to, 64 lowercase hex digits (secret until now).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub salt: String,
+    /// Every share's amount, cents, in share-id order (share 1 first): `count` of them.
+    pub shares_cents: Vec<i64>,
 }
 
 /// One grab of a packet (`grabs` of `PacketViewBody`).
@@ -238,6 +272,10 @@ impl From<PacketView> for PacketViewBody {
                 user_id,
                 amount_cents,
             }),
+            reveal: v.reveal.map(|r| RevealBody {
+                salt: r.salt,
+                shares_cents: r.shares_cents,
+            }),
         }
     }
 }
@@ -260,7 +298,7 @@ pub(crate) async fn view(
     Path(id): Path<String>,
 ) -> Result<Json<PacketViewBody>, ApiError> {
     match packets::view_as(&state.store, &id, &viewer).await? {
-        packets::ViewAs::Found(v) => Ok(Json(v.into())),
+        packets::ViewAs::Found(v) => Ok(Json((*v).into())),
         packets::ViewAs::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
         packets::ViewAs::Forbidden => Err(ApiError::forbidden(
             "this red packet is shown only to its sender and recipients",
@@ -308,7 +346,8 @@ impl ShareBody {
 }
 
 /// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
-/// 410 `sold_out` / `expired`, 429 `rate_limited` + `Retry-After`.
+/// 410 `sold_out` / `expired`, 425 `not_open_yet` (+`opens_at`) + `Retry-After` (seconds,
+/// rounded up), 429 `rate_limited` + `Retry-After`.
 #[utoipa::path(
     post, path = "/packets/{id}/grab", tag = "red packets", operation_id = "grab_share",
     summary = "Grab a share of a red packet",
@@ -320,6 +359,7 @@ impl ShareBody {
         (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
         (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = AlreadyGrabbedError),
         (status = 410, description = "`sold_out` or `expired`", body = super::schemas::GrabGoneError),
+        (status = 425, description = "`not_open_yet`: a scheduled packet before `opens_at`; retry after `Retry-After` seconds; nothing written", body = super::schemas::NotOpenYetError, headers(("Retry-After" = u32, description = "seconds until the packet opens, rounded up"))),
         (status = 429, description = "`rate_limited`: too many grab attempts; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
@@ -335,6 +375,7 @@ pub(crate) async fn grab(
         GrabOutcome::RateLimited { .. } => Some(metrics::GRAB_RATE_LIMITED),
         GrabOutcome::Expired => Some(metrics::GRAB_EXPIRED),
         GrabOutcome::SoldOut => Some(metrics::GRAB_SOLD_OUT),
+        GrabOutcome::NotOpenYet { .. } => Some(metrics::GRAB_NOT_OPEN_YET),
         GrabOutcome::NotFound | GrabOutcome::NotARecipient => None,
     };
     if let Some(name) = counted {
@@ -361,6 +402,16 @@ pub(crate) async fn grab(
         )),
         GrabOutcome::Expired => Err(ApiError::gone("expired", "this packet has expired")),
         GrabOutcome::SoldOut => Err(ApiError::gone("sold_out", "every share has been grabbed")),
+        GrabOutcome::NotOpenYet {
+            opens_at_ms,
+            retry_after_ms,
+        } => Err(ApiError::new(
+            StatusCode::TOO_EARLY,
+            "not_open_yet",
+            "this red packet opens at opens_at; nothing was written",
+        )
+        .with("opens_at", rfc3339(opens_at_ms))
+        .retry_after((retry_after_ms.max(1) as u64).div_ceil(1000))),
     }
 }
 

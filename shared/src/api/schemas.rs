@@ -11,7 +11,8 @@ use utoipa::ToSchema;
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct PacketRequestDoc {
-    /// Total, cents (integer, `count..=HONGBAO_MAX_TOTAL_CENTS`).
+    /// Total, cents (integer, `count..=HONGBAO_MAX_TOTAL_CENTS`; for a `fixed` packet a
+    /// multiple of `count`, every share being the same).
     #[schema(minimum = 1)]
     total_cents: i64,
     /// Number of shares (`1..=HONGBAO_MAX_COUNT`).
@@ -24,13 +25,23 @@ pub struct PacketRequestDoc {
     /// Seconds until the packet expires (`1..=604800`, default 86400).
     #[schema(minimum = 1, maximum = 604_800)]
     expires_in_secs: Option<i64>,
-    /// At most 100 characters, no control or invisible format character.
+    /// At most 100 characters, no control, invisible format or filler character (default
+    /// ignorable code points are allowed only inside emoji sequences).
     #[schema(max_length = 100)]
     greeting: Option<String>,
     /// A targeted packet: the only users who may grab it or see it (besides the sender),
     /// 1 to 500 distinct user ids, at least `count` of them.
     #[schema(min_items = 1, max_items = 500)]
     recipients: Option<Vec<String>>,
+    /// Seconds from creation until grabs open (`0..=604800`, default 0: at once); a grab
+    /// before then is 425 `not_open_yet`. The total is debited at creation, and
+    /// `expires_in_secs` counts from the opening.
+    #[schema(minimum = 0, maximum = 604_800)]
+    opens_in_secs: Option<i64>,
+    /// A cover id the client maps to artwork: 1 to 64 characters of `[A-Za-z0-9_.-]` (one of
+    /// `HONGBAO_COVERS` when the deployment sets it).
+    #[schema(pattern = "^[A-Za-z0-9_.-]{1,64}$")]
+    cover: Option<String>,
 }
 
 /// A group name: 1 to 32 characters of `[a-z0-9-]`.
@@ -46,7 +57,7 @@ pub struct GroupNameDoc(String);
 pub enum ModeDoc {
     /// Random amounts (the split algorithm decides).
     Lucky,
-    /// Equal amounts (`total_cents` divisible by `count`).
+    /// Equal amounts: `total_cents` must be divisible by `count` (400 otherwise).
     Fixed,
 }
 
@@ -77,6 +88,8 @@ pub enum DirectionDoc {
 #[schema(rename_all = "snake_case")]
 #[allow(dead_code)]
 pub enum StatusDoc {
+    /// Scheduled: grabs open at `opens_at`.
+    Scheduled,
     /// Shares left and not expired.
     Open,
     /// Every share grabbed.
@@ -267,6 +280,15 @@ error_doc! {
 }
 
 error_doc! {
+    /// 425: a scheduled packet before its opening; retry after `Retry-After` seconds (the
+    /// time to `opens_at`, rounded up). Nothing written.
+    NotOpenYetError, NotOpenYetCode [NotOpenYet],
+    /// When grabs open, RFC 3339.
+    #[schema(format = DateTime)]
+    opens_at: String,
+}
+
+error_doc! {
     /// 410: the claim window of the packet has closed.
     ExpiredError, ExpiredCode [Expired]
 }
@@ -283,6 +305,12 @@ error_doc! {
 error_doc! {
     /// 413: the request body is larger than the 2 MiB limit; nothing was read or written.
     PayloadTooLargeError, PayloadTooLargeCode [PayloadTooLarge]
+}
+
+error_doc! {
+    /// 415: the request has a body that is not declared `Content-Type: application/json`
+    /// (`charset=utf-8` is the only parameter allowed); nothing was read or written.
+    UnsupportedMediaTypeError, UnsupportedMediaTypeCode [UnsupportedMediaType]
 }
 
 error_doc! {

@@ -11,7 +11,7 @@
 //! | `PUT /articles/{id}/groups` `{"add": [...], "remove": [...]}` | 200 [`GroupsBody`] (sorted) | 400, 403 `forbidden` (not the poster), 404 |
 //! | `GET /groups/{group}/articles?order=score\|time&page=N` | 200 [`PageBody`] with `group` (cached up to 60 s) | 400 |
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::AppState;
 use super::error::{rfc3339, ApiError};
-use super::extract::{shown, Caller, JsonBody};
+use super::extract::{shown, Caller, JsonBody, Path};
 use crate::domain::voting::{
     is_group_name, Article, Direction, GroupChange, GroupsOutcome, NewArticle, Order, PostOutcome,
     VoteOutcome, MAX_GROUP_NAME_CHARS, MAX_PAGE,
@@ -160,6 +160,7 @@ pub struct GroupsBody {
         (status = 201, description = "posted with the poster's own up-vote", body = ArticleBody),
         (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
@@ -230,6 +231,7 @@ pub(crate) async fn list(
         (status = 404, description = "`not_found`: no such article", body = super::schemas::NotFoundError),
         (status = 410, description = "`voting_closed`, with the final `votes` and `score`", body = super::schemas::VotingClosedError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: too many votes; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
@@ -280,6 +282,7 @@ pub(crate) async fn vote(
         (status = 404, description = "`not_found`: no such article", body = super::schemas::NotFoundError),
         (status = 409, description = "`too_many_groups`: the article would pass `limit` groups", body = super::schemas::TooManyGroupsError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn set_groups(

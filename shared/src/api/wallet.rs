@@ -127,6 +127,7 @@ pub struct DepositBody {
         (status = 403, description = "`forbidden`: not a signed call of a deposit principal", body = super::schemas::ForbiddenError),
         (status = 409, description = "`idempotency_key_reused` (the reference with another amount) or `balance_limit`", body = super::schemas::DepositConflictError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn deposit(
@@ -233,6 +234,7 @@ pub struct WithdrawalBody {
         (status = 403, description = "`forbidden`: not a signed call of a withdrawal principal", body = super::schemas::ForbiddenError),
         (status = 409, description = "`idempotency_key_reused`: the reference was paid out before with another amount; nothing written", body = super::schemas::IdempotencyKeyReusedError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn withdraw(

@@ -78,22 +78,60 @@ pub fn is_invisible_format(c: char) -> bool {
 }
 
 /// Checks text that other users will see (a greeting, a title): no control character (`Cc`:
-/// NUL, line breaks, ESC, DEL, U+0080–U+009F) and no invisible format character
-/// ([`is_invisible_format`]), so no stored text can reorder, hide or break what is displayed
-/// around it (a U+202E "right-to-left override" turns `gnp.exe` into `exe.png`).
+/// NUL, line breaks, ESC, DEL, U+0080–U+009F), no invisible format character
+/// ([`is_invisible_format`]) and no default-ignorable code point (Unicode's
+/// `Default_Ignorable_Code_Point`: the Hangul fillers U+3164, U+115F, U+1160 and U+FFA0, the
+/// combining grapheme joiner U+034F, variation selectors, U+180B–U+180F, ...) outside an emoji
+/// sequence ([`is_hidden_at`]), so no stored text can reorder, hide or break what is displayed
+/// around it (a U+202E "right-to-left override" turns `gnp.exe` into `exe.png`), and no text
+/// made only of characters that draw nothing passes as "not blank".
 ///
 /// # Errors
 /// [`Invalid`] naming `field` and the first offending character as `U+XXXX`.
 pub fn check_shown_text(field: &str, text: &str) -> Result<(), Invalid> {
-    match text
-        .chars()
-        .find(|&c| c.is_control() || is_invisible_format(c))
-    {
+    let chars: Vec<char> = text.chars().collect();
+    match (0..chars.len()).find(|&i| is_hidden_at(&chars, i)) {
         None => Ok(()),
-        Some(c) => Err(Invalid(format!(
-            "{field} must not contain control or invisible format characters (found U+{:04X})",
-            c as u32
+        Some(i) => Err(Invalid(format!(
+            "{field} must not contain control, invisible or filler characters (found U+{:04X})",
+            chars[i] as u32
         ))),
+    }
+}
+
+/// Whether `chars[i]` is a character that shown text must not carry ([`check_shown_text`]):
+/// a control, an invisible format character, or a default-ignorable code point, except where
+/// an emoji sequence needs one (Unicode UTS #51): the zero-width joiner U+200D between two
+/// emoji (after an `Extended_Pictographic` character, an `Emoji_Modifier` or U+FE0F, and
+/// before an `Extended_Pictographic` one: 👨‍👩‍👧, 🏳️‍🌈) and the variation selectors U+FE0E /
+/// U+FE0F right after an `Emoji` character (❤️, 1️⃣). Tag characters (U+E0020–U+E007F) are
+/// refused everywhere: they carry invisible ASCII ("ASCII smuggling"), so the three
+/// subdivision flags are refused with them. Properties from ICU4X's baked Unicode data.
+pub fn is_hidden_at(chars: &[char], i: usize) -> bool {
+    use icu_properties::props::{
+        DefaultIgnorableCodePoint, Emoji, EmojiModifier, ExtendedPictographic,
+    };
+    use icu_properties::CodePointSetData;
+    let c = chars[i];
+    let prev = i.checked_sub(1).map(|p| chars[p]);
+    let next = chars.get(i + 1).copied();
+    let pictographic = |c: char| CodePointSetData::new::<ExtendedPictographic>().contains(c);
+    match c {
+        '\u{200D}' => {
+            !(prev.is_some_and(|p| {
+                pictographic(p)
+                    || p == '\u{FE0F}'
+                    || CodePointSetData::new::<EmojiModifier>().contains(p)
+            }) && next.is_some_and(pictographic))
+        }
+        '\u{FE0E}' | '\u{FE0F}' => {
+            !prev.is_some_and(|p| CodePointSetData::new::<Emoji>().contains(p))
+        }
+        c => {
+            c.is_control()
+                || is_invisible_format(c)
+                || CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        }
     }
 }
 
@@ -129,7 +167,15 @@ mod tests {
         }
         assert!(!is_user_id(&"a".repeat(MAX_USER_ID_CHARS + 1)));
         assert!(is_reference("order-42/x"));
-        assert!(check_shown_text("greeting", "恭喜发财 👨\u{200D}👩\u{200D}👧 🎉").is_ok());
+        for ok in [
+            "恭喜发财 👨\u{200D}👩\u{200D}👧 🎉",
+            "🏳\u{FE0F}\u{200D}🌈",
+            "👩\u{1F3FD}\u{200D}💻",
+            "I \u{2764}\u{FE0F} you 1\u{FE0F}\u{20E3}",
+            "한국어 제목",
+        ] {
+            assert!(check_shown_text("greeting", ok).is_ok(), "{ok:?}");
+        }
         for bad in [
             "\u{202E}gnp.exe",
             "a\u{0007}",
@@ -142,6 +188,20 @@ mod tests {
             "sep\u{2028}",
             "c1\u{0085}",
             "nul\0",
+            // Hangul fillers, the combining grapheme joiner, a bare zero-width joiner, a lone
+            // variation selector: text that draws nothing.
+            "\u{3164}",
+            "\u{115F}",
+            "\u{1160}x",
+            "\u{FFA0}",
+            "\u{034F}",
+            "\u{200D}",
+            "a\u{200D}b",
+            "\u{FE0F}",
+            "x\u{FE0F}",
+            "\u{180E}",
+            "\u{FE00}",
+            "\u{E0100}",
         ] {
             let err = check_shown_text("greeting", bad).unwrap_err();
             assert!(

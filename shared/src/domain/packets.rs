@@ -12,6 +12,7 @@ use super::BadRecord;
 
 mod fingerprint;
 pub mod gone;
+pub mod receipt;
 mod rules;
 
 pub use super::reclaim::{
@@ -20,11 +21,11 @@ pub use super::reclaim::{
 };
 pub use fingerprint::FINGERPRINT_V2;
 pub use rules::{
-    NewPacket, PacketRequest, PacketRules, DEFAULT_EXPIRES_IN_SECS, GRAB_RATE_LIMIT,
-    GRAB_RATE_WINDOW_MS, IDEMPOTENCY_TTL_SECS, LAMBDA_MAX_TIMEOUT_SECS, MAX_COUNT,
-    MAX_EXPIRES_IN_SECS, MAX_GREETING_CHARS, MAX_RECIPIENTS, MAX_TOTAL_CENTS,
-    MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_PER_MINUTE, PACKETS_WINDOW_MS,
-    RETENTION_SECS, SETTINGS,
+    is_cover_id, NewPacket, PacketRequest, PacketRules, COVERS, DEFAULT_EXPIRES_IN_SECS,
+    GRAB_RATE_LIMIT, GRAB_RATE_WINDOW_MS, IDEMPOTENCY_TTL_SECS, LAMBDA_MAX_TIMEOUT_SECS, MAX_COUNT,
+    MAX_COVER_CHARS, MAX_EXPIRES_IN_SECS, MAX_GREETING_CHARS, MAX_OPENS_IN_SECS, MAX_RECIPIENTS,
+    MAX_TOTAL_CENTS, MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_PER_MINUTE,
+    PACKETS_WINDOW_MS, RETENTION_SECS, SETTINGS,
 };
 
 /// One grabbed share.
@@ -92,6 +93,16 @@ pub struct Packet {
     pub refunded_cents: i64,
     /// A targeted packet's number of recipients; 0: anyone may grab.
     pub recipient_count: u32,
+    /// When grabs open, Unix ms (Redis `TIME`): `created_at_ms` unless scheduled.
+    pub opens_at_ms: i64,
+    /// The cover id, if any.
+    pub cover: Option<String>,
+    /// The fairness receipt's commitment ([`receipt`]), 64 hex digits; `None` for packets
+    /// created before receipts.
+    pub commitment: Option<String>,
+    /// The receipt's salt, 64 hex digits: secret while the packet is open (never in an
+    /// answer before [`Status::reveals`]).
+    pub salt: Option<String>,
 }
 
 impl Packet {
@@ -144,13 +155,33 @@ impl Packet {
                 None => 0,
                 Some(_) => n("recipients")? as u32,
             },
+            opens_at_ms: match fields.get("opens_at") {
+                None => n("created_at")?,
+                Some(_) => n("opens_at")?,
+            },
+            cover: fields.get("cover").cloned(),
+            commitment: digest(fields, "commitment")?,
+            salt: digest(fields, "salt")?,
         })
+    }
+}
+
+/// The stored receipt field `name` (64 lowercase hex digits), or `None` when absent.
+fn digest(fields: &HashMap<String, String>, name: &str) -> Result<Option<String>, BadRecord> {
+    match fields.get(name) {
+        None => Ok(None),
+        Some(v) if receipt::is_digest_hex(v) => Ok(Some(v.clone())),
+        Some(_) => Err(BadRecord(format!(
+            "packet field {name} is not 64 hex digits"
+        ))),
     }
 }
 
 /// What a packet looks like to `GET /packets/{id}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Scheduled: grabs open at `opens_at`.
+    Scheduled,
     /// Shares left and not expired.
     Open,
     /// Every share grabbed, not expired yet.
@@ -167,6 +198,8 @@ impl Status {
     pub fn at(packet: &Packet, now_ms: i64) -> Self {
         if packet.settled {
             Status::Settled
+        } else if now_ms < packet.opens_at_ms {
+            Status::Scheduled
         } else if now_ms >= packet.expires_at_ms {
             Status::Expired
         } else if packet.grabbed_count >= packet.count {
@@ -176,9 +209,16 @@ impl Status {
         }
     }
 
-    /// The JSON name: `open`, `sold_out`, `expired`, `settled`.
+    /// Whether the fairness receipt is revealed in this status: once no grab can change
+    /// which share goes to whom (sold out, expired, settled), never while scheduled or open.
+    pub fn reveals(self) -> bool {
+        matches!(self, Status::SoldOut | Status::Expired | Status::Settled)
+    }
+
+    /// The JSON name: `scheduled`, `open`, `sold_out`, `expired`, `settled`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Status::Scheduled => "scheduled",
             Status::Open => "open",
             Status::SoldOut => "sold_out",
             Status::Expired => "expired",
@@ -209,6 +249,17 @@ pub struct PacketView {
     pub grabs: Vec<Grab>,
     /// The largest share once every share is grabbed (ties: the earlier grab), else `None`.
     pub best_luck: Option<(String, i64)>,
+    /// The fairness receipt's reveal once [`Status::reveals`] (and the packet has a receipt).
+    pub reveal: Option<Reveal>,
+}
+
+/// The reveal of a packet's fairness receipt ([`receipt`]): the salt and every share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reveal {
+    /// The salt, 64 hex digits.
+    pub salt: String,
+    /// Every share's amount, cents, in share-id order (share 1 first).
+    pub shares_cents: Vec<i64>,
 }
 
 /// The outcome of [`crate::store::packets::create`].
@@ -269,6 +320,13 @@ pub enum GrabOutcome {
     SoldOut,
     /// A targeted packet and the caller is not one of its recipients; nothing written.
     NotARecipient,
+    /// A scheduled packet before its opening (Redis `TIME`); nothing written.
+    NotOpenYet {
+        /// When grabs open, Unix ms.
+        opens_at_ms: i64,
+        /// Milliseconds until then (≥ 1).
+        retry_after_ms: i64,
+    },
 }
 
 /// The outcome of [`crate::store::packets::claim`].

@@ -12,9 +12,9 @@ use crate::domain::history::{year_of, ReceivedEntry, YearBounds};
 use crate::domain::packets::gone::{SoldOutSeen, Verdict};
 pub use crate::domain::packets::{
     best_luck, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet, PacketView,
-    Share, Status,
+    Reveal, Share, Status,
 };
-use crate::domain::packets::{parse_claim_state, PACKETS_WINDOW_MS};
+use crate::domain::packets::{parse_claim_state, receipt, PACKETS_WINDOW_MS};
 use crate::domain::split;
 
 use super::keys::{is_packet_id, new_packet_id, Keys};
@@ -60,6 +60,9 @@ pub async fn create(
         &mut rand::rng(),
     )
     .map_err(|e| Error::Internal(format!("split of a validated request failed: {e}")))?;
+    // The fairness receipt: the shares are committed to before the first grab can see any.
+    let salt = receipt::new_salt(&mut rand::rng());
+    let commitment = receipt::commitment(&salt, &amounts);
     let mut conn = store.conn().await?;
     let wk = keys.wallet(sender_id);
     let record_id = idempotency_key.map(|k| format!("create:{k}"));
@@ -80,7 +83,7 @@ pub async fn create(
         let (indexed, indexed_at_ms): (i64, i64) = DueAddCall {
             due: &due,
             packet_id: &packet_id,
-            expires_in_secs: req.expires_in_secs,
+            expires_in_secs: req.lifetime_secs(),
         }
         .invocation()
         .invoke_async(&mut conn)
@@ -119,6 +122,10 @@ pub async fn create(
             year_bounds: &year_bounds,
             indexed_at_ms,
             delivery_window_ms: CREATE_WINDOW_MS,
+            opens_in_secs: req.opens_in_secs,
+            cover: req.cover.as_deref().unwrap_or(""),
+            salt: &salt,
+            commitment: &commitment,
             share_amounts: &amounts,
         };
         let reply = texts(
@@ -200,8 +207,8 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
 /// What `viewer` may see of a packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ViewAs {
-    /// The snapshot.
-    Found(PacketView),
+    /// The snapshot (boxed: a packet view is a few hundred bytes, the other answers none).
+    Found(Box<PacketView>),
     /// No such packet.
     NotFound,
     /// A targeted packet, and `viewer` is neither its sender nor one of its recipients.
@@ -218,7 +225,7 @@ pub async fn view_as(store: &Store, packet_id: &str, viewer: &str) -> Result<Vie
         None => ViewAs::NotFound,
         Some((v, recipient)) => {
             if v.packet.recipient_count == 0 || recipient || v.packet.sender_id == viewer {
-                ViewAs::Found(v)
+                ViewAs::Found(Box::new(v))
             } else {
                 ViewAs::Forbidden
             }
@@ -242,6 +249,7 @@ async fn snapshot(
         grabs: &keys.grabs,
         claims: &keys.claims,
         recipients: &keys.recipients,
+        shares: &keys.shares,
         viewer,
     }
     .invocation()
@@ -274,6 +282,7 @@ async fn snapshot(
         .parse()
         .map_err(|_| Error::bad_reply("packet_view", "time"))?;
     let recipient = int("packet_view", Some(&text("packet_view", next()?)?))? == 1;
+    let ungrabbed = texts("packet_view", next()?)?;
     let packet = Packet::from_fields(&meta)?;
     // Share ids count from 1 in grab order: they are the grab order.
     let mut list = Vec::with_capacity(grabs.len());
@@ -297,15 +306,49 @@ async fn snapshot(
     } else {
         None
     };
+    let reveal = match (&packet.salt, status.reveals()) {
+        (Some(salt), true) => reveal(packet_id, &packet, salt, &list, &ungrabbed),
+        _ => None,
+    };
     Ok(Some((
         PacketView {
             packet,
             status,
             grabs: list,
             best_luck,
+            reveal,
         },
         recipient,
     )))
+}
+
+/// The fairness receipt's reveal of a packet that no grab can change any more: the grabbed
+/// shares in share-id order, then the un-grabbed ones in list order (the order they would have
+/// been grabbed in), `count` in all. `None`, logged, when the records do not add up to `count`
+/// shares (a packet settled by a release that deleted the share list at settlement): the view
+/// still answers, without a reveal.
+fn reveal(
+    packet_id: &str,
+    packet: &Packet,
+    salt: &str,
+    grabs: &[Grab],
+    ungrabbed: &[String],
+) -> Option<Reveal> {
+    let mut shares_cents: Vec<i64> = grabs.iter().map(|g| g.share.amount_cents).collect();
+    shares_cents.extend(ungrabbed.iter().filter_map(|a| a.parse::<i64>().ok()));
+    if shares_cents.len() != packet.count as usize {
+        tracing::warn!(
+            packet_id,
+            recorded = shares_cents.len(),
+            count = packet.count,
+            "the packet's shares do not add up to its count: no reveal"
+        );
+        return None;
+    }
+    Some(Reveal {
+        salt: salt.to_string(),
+        shares_cents,
+    })
 }
 
 /// Grabs at most one share of `packet_id` for `user_id`, in one round trip: one EVALSHA of
@@ -397,6 +440,15 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
             GrabOutcome::SoldOut
         }
         "not_a_recipient" => GrabOutcome::NotARecipient,
+        "not_open_yet" => {
+            let (opens_at, now) = data.split_once(':').ok_or_else(bad)?;
+            let opens_at_ms: i64 = opens_at.parse().map_err(|_| bad())?;
+            let now_ms: i64 = now.parse().map_err(|_| bad())?;
+            GrabOutcome::NotOpenYet {
+                opens_at_ms,
+                retry_after_ms: (opens_at_ms - now_ms).max(1),
+            }
+        }
         _ => return Err(bad()),
     })
 }

@@ -1,7 +1,7 @@
 //! `POST /campaigns/{id}/codes`: a merchant adds a batch of uploaded codes to a campaign that
 //! has not started (`crate::store::coupons::add_codes`, `lua/coupon_add_codes.lua`).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{duplicate_codes, merchant};
 use crate::api::config::AppState;
 use crate::api::error::ApiError;
-use crate::api::extract::{shown, IamPrincipal, JsonBody};
+use crate::api::extract::{shown, IamPrincipal, JsonBody, Path};
 use crate::domain::coupons::codes::check_batch;
 use crate::domain::coupons::is_reference;
 use crate::store::coupons::{self, AddCodesOutcome};
@@ -68,6 +68,7 @@ crate::api::schemas::error_doc! {
         (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
         (status = 409, description = "`codes_generated`, `campaign_started` or `reference_reused`: nothing written", body = AddCodesConflictError),
         (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn add_codes(

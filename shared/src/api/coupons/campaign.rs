@@ -1,13 +1,13 @@
 //! `GET /campaigns/{id}`: a campaign as a user sees it, with their coupons in it
 //! (`crate::store::coupons::campaign`).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 
 use super::CampaignBody;
 use crate::api::config::AppState;
 use crate::api::error::ApiError;
-use crate::api::extract::{shown, Caller};
+use crate::api::extract::{shown, Caller, Path};
 use crate::store::coupons;
 
 /// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; 401, 404.

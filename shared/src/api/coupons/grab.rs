@@ -1,14 +1,14 @@
 //! `POST /campaigns/{id}/grab`: a user grabs a coupon code, first come first served, at most
 //! the campaign's `per_user` (`crate::store::coupons::grab`, `lua/coupon_grab.lua`).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
 use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
-use crate::api::extract::{shown, Caller};
+use crate::api::extract::{shown, Caller, Path};
 use crate::api::metrics;
 use crate::store::coupons::{self, GrabOutcome};
 

@@ -8,9 +8,12 @@
 //!
 //! | list | member |
 //! | --- | --- |
-//! | sent | `<created_at>:<packet_id>:<year>\|<total_cents>\|<count>\|<mode>\|<expires_at>\|<refunded_cents or empty>\|<greeting>` |
+//! | sent | `<created_at>:<packet_id>:<year>\|<total_cents>\|<count>\|<mode>[;<opens_at>;<cover>;]\|<expires_at>\|<refunded_cents or empty>\|<greeting>` |
 //! | received | `<claimed_at>:<packet_id>:<year>\|<amount_cents>\|<share_id>\|<sender_id>` |
 //!
+//! The mode field carries `;<opens_at or empty>;<cover or empty>;<flags>` after the mode when
+//! the packet was scheduled or has a cover (entries written before those hold the mode alone;
+//! flags are lowercase letters, none written yet).
 //! `year` is the business year of the entry's time (in the business zone,
 //! `HONGBAO_BUSINESS_TZ`), kept so that a pruned entry can be taken out of its year's totals.
 //! The greeting and the sender id come last because they may hold `|` or `:`. A user sends a packet once and claims a share of it once,
@@ -140,6 +143,10 @@ pub struct SentEntry {
     pub expires_at_ms: i64,
     /// Refunded to the sender at settlement, cents; `None` until the packet is settled.
     pub refunded_cents: Option<i64>,
+    /// When grabs open, Unix ms: `created_at_ms` unless the packet was scheduled.
+    pub opens_at_ms: i64,
+    /// The cover id, if any.
+    pub cover: Option<String>,
 }
 
 /// One entry of a user's received list: a claimed share.
@@ -185,7 +192,33 @@ impl Entry {
                 let _year = num(f.next())?;
                 let total_cents = num(f.next())?;
                 let count = num(f.next())?;
-                let mode: Mode = f.next().and_then(|m| m.parse().ok()).ok_or_else(bad)?;
+                let field = f.next().ok_or_else(bad)?;
+                let (mode, extras) = match field.split_once(';') {
+                    None => (field, None),
+                    Some((m, rest)) => (m, Some(rest)),
+                };
+                let mode: Mode = mode.parse().map_err(|_| bad())?;
+                let (opens_at_ms, cover) = match extras {
+                    None => (at_ms, None),
+                    Some(rest) => {
+                        let mut x = rest.split(';');
+                        let opens = x.next().ok_or_else(bad)?;
+                        let cover = x.next().ok_or_else(bad)?;
+                        // Flags, one lowercase letter each (none written yet).
+                        let flags = x.next().ok_or_else(bad)?;
+                        if !flags.bytes().all(|b| b.is_ascii_lowercase()) || x.next().is_some() {
+                            return Err(bad());
+                        }
+                        (
+                            if opens.is_empty() {
+                                at_ms
+                            } else {
+                                num(Some(opens))?
+                            },
+                            (!cover.is_empty()).then(|| cover.to_string()),
+                        )
+                    }
+                };
                 let expires_at_ms = num(f.next())?;
                 let refunded = f.next().ok_or_else(bad)?;
                 let greeting = f.next().ok_or_else(bad)?;
@@ -202,6 +235,8 @@ impl Entry {
                     } else {
                         Some(num(Some(refunded))?)
                     },
+                    opens_at_ms,
+                    cover,
                 })
             }
             Role::Received => {
@@ -278,6 +313,33 @@ mod tests {
             panic!()
         };
         assert_eq!(e.refunded_cents, Some(7));
+        assert_eq!(
+            (e.opens_at_ms, e.cover.as_deref()),
+            (1_763_850_000_000, None)
+        );
+        // A scheduled packet with a cover; a cover alone.
+        let scheduled = sent.replace("|lucky|", "|lucky;1763860000000;gold-2026;|");
+        let Entry::Sent(e) = Entry::parse(Role::Sent, &scheduled).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (e.mode, e.opens_at_ms, e.cover.as_deref()),
+            (Mode::Lucky, 1_763_860_000_000, Some("gold-2026"))
+        );
+        let covered = sent.replace("|lucky|", "|fixed;;c.1;|");
+        let Entry::Sent(e) = Entry::parse(Role::Sent, &covered).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (e.mode, e.opens_at_ms, e.cover.as_deref()),
+            (Mode::Fixed, 1_763_850_000_000, Some("c.1"))
+        );
+        for bad in ["|lucky;x;;|", "|lucky;;|", "|lucky;;a;B|", "|lucky;;a;b;|"] {
+            assert!(
+                Entry::parse(Role::Sent, &sent.replace("|lucky|", bad)).is_err(),
+                "{bad}"
+            );
+        }
 
         let r = ReceivedEntry {
             packet_id: ID.into(),

@@ -13,7 +13,9 @@ impl NewPacket {
     /// a canonical encoding that is injective by construction. Every field is a netstring
     /// (`<byte length>:<bytes>,`, D. J. Bernstein's netstrings), in a fixed order: total,
     /// count, mode, split (empty for fixed), expiry, the greeting after a presence tag (`0`, or
-    /// `1` and the greeting), the number of recipients and each recipient (sorted, distinct).
+    /// `1` and the greeting), the number of recipients and each recipient (sorted, distinct),
+    /// then each later field that is not at its default as a tag and a value
+    /// (`opens_in_secs`, `cover`).
     /// A field's length says where it ends, so no greeting or user id can pass for another
     /// field, whatever characters it holds (in v1, a greeting `hi|alice` and a greeting `hi`
     /// for recipient `alice` had the same fingerprint).
@@ -40,6 +42,17 @@ impl NewPacket {
         for recipient in &self.recipients {
             put(recipient);
         }
+        // Fields added later follow as tagged pairs, only when they differ from their
+        // default, so a request without them keeps the fingerprint earlier releases stored
+        // (a create retried across the upgrade still finds its packet).
+        if self.opens_in_secs != 0 {
+            put("opens_in_secs");
+            put(&self.opens_in_secs.to_string());
+        }
+        if let Some(cover) = &self.cover {
+            put("cover");
+            put(cover);
+        }
         let mut out = String::from(FINGERPRINT_V2);
         for b in Sha256::digest(canonical.as_bytes()) {
             let _ = write!(out, "{b:02x}");
@@ -50,14 +63,17 @@ impl NewPacket {
     /// The fingerprint releases before v2 stored (the fields joined with `|`, the recipients
     /// with a newline after them, SHA-1 hex), so that a create retried across the upgrade,
     /// within `HONGBAO_IDEMPOTENCY_TTL_SECS`, still finds its packet: `Some` only when that
-    /// old text is unambiguous for this request, i.e. the request has no recipients and its
-    /// greeting no `|`. Its old text then has exactly five `|` (numbers and names hold none),
+    /// old text is unambiguous for this request, i.e. the request has no recipients, no field
+    /// v1 did not know (`opens_in_secs`, `cover`) and its greeting no `|`. Its old text then has exactly five `|` (numbers and names hold none),
     /// which fix all six fields, while a targeted request's text has at least six; and a
     /// greeting cannot hold the "\u{0}" that stood for none (control characters are
     /// refused). Any other request compares in the v2 form only: an old record then answers
     /// 409, never another request's packet.
     pub fn legacy_fingerprint(&self) -> Option<String> {
-        if !self.recipients.is_empty() || self.greeting.as_deref().is_some_and(|g| g.contains('|'))
+        if !self.recipients.is_empty()
+            || self.greeting.as_deref().is_some_and(|g| g.contains('|'))
+            || self.opens_in_secs != 0
+            || self.cover.is_some()
         {
             return None;
         }
@@ -95,6 +111,8 @@ mod tests {
             expires_in_secs: 60,
             greeting: None,
             recipients: Vec::new(),
+            opens_in_secs: 0,
+            cover: None,
         };
         let mut b = a.clone();
         b.greeting = Some(String::new());
@@ -104,6 +122,27 @@ mod tests {
         assert_ne!(a.fingerprint(), c.fingerprint());
         assert_eq!(a.fingerprint(), a.clone().fingerprint());
         assert!(a.fingerprint().starts_with(FINGERPRINT_V2));
+        // A request without the later fields keeps the v2 fingerprint releases before them
+        // stored: SHA-256 of "3:100,1:2,5:lucky,11:double_mean,2:60,1:0,1:0," (Python's
+        // hashlib).
+        assert_eq!(
+            a.fingerprint(),
+            "v2:139ff707d95a2bcb7a215400ed487e77625fafb8399f0880472eb56b463e36cc"
+        );
+        let mut d = a.clone();
+        d.opens_in_secs = 60;
+        let mut e = a.clone();
+        e.cover = Some("60".into());
+        let mut f = a.clone();
+        f.expires_in_secs = 120;
+        let all = [&a, &b, &c, &d, &e, &f].map(NewPacket::fingerprint);
+        for (i, x) in all.iter().enumerate() {
+            for y in &all[i + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+        assert_eq!(d.legacy_fingerprint(), None);
+        assert_eq!(e.legacy_fingerprint(), None);
     }
 
     /// The v1 collision: a greeting holding the separator of the v1 text, against a
@@ -118,6 +157,8 @@ mod tests {
             expires_in_secs: 86_400,
             greeting: Some("hi|alice".into()),
             recipients: Vec::new(),
+            opens_in_secs: 0,
+            cover: None,
         };
         let targeted = NewPacket {
             greeting: Some("hi".into()),

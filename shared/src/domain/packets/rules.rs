@@ -13,6 +13,13 @@ use crate::domain::{
 /// The longest a packet may stay open: 7 days, in seconds (the API's `expires_in_secs` bound).
 pub const MAX_EXPIRES_IN_SECS: u64 = 604_800;
 
+/// The latest a packet may open: 7 days after its creation, in seconds (the API's
+/// `opens_in_secs` bound).
+pub const MAX_OPENS_IN_SECS: u64 = 604_800;
+
+/// The longest cover id, characters.
+pub const MAX_COVER_CHARS: usize = 64;
+
 /// Default `expires_in_secs`: one day.
 pub const DEFAULT_EXPIRES_IN_SECS: u64 = 86_400;
 
@@ -33,6 +40,12 @@ pub const MAX_TOTAL_CENTS: Setting = Setting {
     name: "HONGBAO_MAX_TOTAL_CENTS",
     default: "20000",
     meaning: "largest packet total, cents",
+};
+/// `HONGBAO_COVERS`.
+pub const COVERS: Setting = Setting {
+    name: "HONGBAO_COVERS",
+    default: settings::NO_DEFAULT,
+    meaning: "the cover ids a packet may name, comma-separated (each 1–64 of `[A-Za-z0-9_.-]`); unset: any well-formed id",
 };
 /// `HONGBAO_GRAB_RATE_LIMIT`.
 pub const GRAB_RATE_LIMIT: Setting = Setting {
@@ -93,6 +106,7 @@ pub const SETTINGS: &[Setting] = &[
     PACKETS_PER_MINUTE,
     RETENTION_SECS,
     IDEMPOTENCY_TTL_SECS,
+    COVERS,
 ];
 
 /// The configured limits of red packets (create-packet, grab, claim and reclaim-cron read them).
@@ -114,6 +128,37 @@ pub struct PacketRules {
     /// Seconds a create-packet `Idempotency-Key` is remembered, and a done claim's credit
     /// record (≥ 1).
     pub idempotency_ttl_secs: u64,
+    /// The cover ids a packet may name (`HONGBAO_COVERS`, each [`is_cover_id`]); empty: any
+    /// well-formed id.
+    pub covers: Vec<String>,
+}
+
+/// Whether `id` is a well-formed cover id: 1 to [`MAX_COVER_CHARS`] characters of
+/// `[A-Za-z0-9_.-]`, an opaque name the client maps to artwork.
+pub fn is_cover_id(id: &str) -> bool {
+    (1..=MAX_COVER_CHARS).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// `HONGBAO_COVERS`: a comma-separated list of cover ids (blanks around entries ignored).
+fn covers(lookup: &Lookup<'_>) -> Result<Vec<String>, ConfigError> {
+    let Some(raw) = lookup.raw(&COVERS) else {
+        return Ok(Vec::new());
+    };
+    let mut ids = Vec::new();
+    for id in raw.split(',').map(str::trim).filter(|id| !id.is_empty()) {
+        if !is_cover_id(id) {
+            return Err(ConfigError::new(
+                &COVERS,
+                &raw,
+                format!("{id:?} is not a cover id (1 to {MAX_COVER_CHARS} of [A-Za-z0-9_.-])"),
+            ));
+        }
+        ids.push(id.to_string());
+    }
+    Ok(ids)
 }
 
 impl Default for PacketRules {
@@ -155,6 +200,7 @@ impl PacketRules {
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: idempotency_ttl_secs(lookup)?,
+            covers: covers(lookup)?,
         };
         // Two bounds that follow from others are applied, not refused, so that every
         // combination template.yaml accepts boots (CloudFormation Rules cannot compare
@@ -239,6 +285,24 @@ impl PacketRules {
                 sorted
             }
         };
+        let opens = req.opens_in_secs.unwrap_or(0);
+        if !(0..=MAX_OPENS_IN_SECS as i64).contains(&opens) {
+            return Err(Invalid(format!(
+                "opens_in_secs must be 0..={MAX_OPENS_IN_SECS}"
+            )));
+        }
+        if let Some(cover) = &req.cover {
+            if !is_cover_id(cover) {
+                return Err(Invalid(format!(
+                    "cover must be 1 to {MAX_COVER_CHARS} characters of [A-Za-z0-9_.-]"
+                )));
+            }
+            if !self.covers.is_empty() && !self.covers.contains(cover) {
+                return Err(Invalid::new(
+                    "cover is not one of this deployment's covers (HONGBAO_COVERS)",
+                ));
+            }
+        }
         if let Some(g) = &req.greeting {
             if g.chars().count() > MAX_GREETING_CHARS {
                 return Err(Invalid(format!(
@@ -255,6 +319,8 @@ impl PacketRules {
             expires_in_secs: expires as u64,
             greeting: req.greeting.filter(|g| !g.is_empty()),
             recipients,
+            opens_in_secs: opens as u64,
+            cover: req.cover,
         })
     }
 }
@@ -284,6 +350,12 @@ pub struct PacketRequest {
     /// distinct user ids; the sender may be one of them.
     #[serde(default)]
     pub recipients: Option<Vec<String>>,
+    /// Seconds from creation until grabs open (`0..=604800`, default 0: at once).
+    #[serde(default)]
+    pub opens_in_secs: Option<i64>,
+    /// Optional cover id ([`is_cover_id`]) the client maps to artwork.
+    #[serde(default)]
+    pub cover: Option<String>,
 }
 
 /// A validated request to create a red packet.
@@ -297,7 +369,8 @@ pub struct NewPacket {
     pub mode: Mode,
     /// The lucky split algorithm; ignored (and reported as `None`) for fixed packets.
     pub split: LuckySplit,
-    /// Seconds until the packet expires (`1..=604800`).
+    /// Seconds the packet stays open for grabs and claims, counted from its opening
+    /// (`1..=604800`).
     pub expires_in_secs: u64,
     /// Optional greeting, at most 100 characters, none of them control or invisible format
     /// characters ([`check_shown_text`]).
@@ -305,9 +378,20 @@ pub struct NewPacket {
     /// A targeted packet's recipients, sorted and distinct (at least `count` of them); empty:
     /// anyone may grab. Enforced inside `lua/grab.lua`.
     pub recipients: Vec<String>,
+    /// Seconds from creation until grabs open (`0..=604800`): a grab before `opens_at` is
+    /// refused by `lua/grab.lua` with nothing written. The money is debited at creation.
+    pub opens_in_secs: u64,
+    /// The cover id, if any ([`is_cover_id`], and one of `HONGBAO_COVERS` when that is set).
+    pub cover: Option<String>,
 }
 
 impl NewPacket {
+    /// Seconds from creation until the packet expires: its opening, then `expires_in_secs`.
+    /// The reclaim index's due time.
+    pub fn lifetime_secs(&self) -> u64 {
+        self.opens_in_secs + self.expires_in_secs
+    }
+
     /// The split name stored for this packet: `None` for fixed packets.
     pub fn split_name(&self) -> Option<&'static str> {
         match self.mode {

@@ -55,7 +55,7 @@ script_call! {
             split: &'a str,
             /// The greeting, empty for none.
             greeting: &'a str,
-            /// The packet expires this many seconds after Redis `TIME`.
+            /// The packet expires this many seconds after its opening.
             expires_in_secs: u64,
             /// The request fingerprint: `v2:<sha256 hex>`, then a space and the v1 fingerprint
             /// when that one is unambiguous.
@@ -83,7 +83,16 @@ script_call! {
             /// The delivery window, ms: past it the call creates nothing
             /// (`domain::packets::CREATE_WINDOW_MS`).
             delivery_window_ms: i64,
-            /// The share amounts, cents: `count` of them.
+            /// Grabs open this many seconds after Redis `TIME` (0: at once).
+            opens_in_secs: u64,
+            /// The cover id, empty for none.
+            cover: &'a str,
+            /// The fairness receipt's salt, 64 hex digits (secret while the packet is open).
+            salt: &'a str,
+            /// The commitment to `share_amounts` under `salt`
+            /// (`domain::packets::receipt::commitment`).
+            commitment: &'a str,
+            /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
     }
@@ -329,6 +338,8 @@ script_call! {
             claims: &'a str,
             /// The packet's recipients set.
             recipients: &'a str,
+            /// The packet's share list (read once the packet is expired or settled).
+            shares: &'a str,
         }
         ARGV {
             /// The viewer's user id, empty for none.
