@@ -50,7 +50,9 @@
 -- ARGV[22] salt: the fairness receipt's salt (64 hex digits; secret while the packet is open)
 -- ARGV[23] commitment: SHA-256 hex of "hongbao-shares-v1:<salt>:<c1>,...,<cn>" over the share
 --          amounts below, in order (domain::packets::receipt)
--- ARGV[24..23+count] share_amounts: the share amounts (cents), count of them, in share-id
+-- ARGV[24] password: a password packet's verifier (HMAC-SHA256 hex,
+--          domain::packets::password), '' for none; never returned
+-- ARGV[25..24+count] share_amounts: the share amounts (cents), count of them, in share-id
 --          order (grabs pop them from the left)
 --
 -- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy
@@ -110,11 +112,11 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 23 ~= count then
+if #ARGV - 24 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 local sum = 0
-for i = 24, #ARGV do
+for i = 25, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -162,6 +164,9 @@ end
 if ARGV[21] ~= '' then
   redis.call('HSET', KEYS[5], 'cover', ARGV[21])
 end
+if ARGV[24] ~= '' then
+  redis.call('HSET', KEYS[5], 'password', ARGV[24])
+end
 
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
 if #recipients > 0 then
@@ -169,7 +174,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 24
+local i = 25
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
@@ -180,10 +185,12 @@ if record_id ~= '' then
   redis.call('HSET', KEYS[3], record_id, fingerprint .. '\n' .. ARGV[1])
   redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[11])), record_id)
 end
--- The mode field carries ';<opens_at>;<cover>;' when either is set (domain::history::entries).
+-- The mode field carries ';<opens_at>;<cover>;<flags>' when one is set
+-- (domain::history::entries; flag 'p': a password packet).
 local mode_field = ARGV[5]
-if opens_in > 0 or ARGV[21] ~= '' then
-  mode_field = mode_field .. ';' .. (opens_in > 0 and int(opens_at) or '') .. ';' .. ARGV[21] .. ';'
+if opens_in > 0 or ARGV[21] ~= '' or ARGV[24] ~= '' then
+  mode_field = mode_field .. ';' .. (opens_in > 0 and int(opens_at) or '') .. ';' .. ARGV[21] ..
+    ';' .. (ARGV[24] ~= '' and 'p' or '')
 end
 history_add(KEYS[10], KEYS[12], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..
   int(total) .. '|' .. int(count) .. '|' .. mode_field .. '|' .. int(expires_at) .. '||' .. ARGV[7])

@@ -9,12 +9,19 @@
 -- ARGV[1] user_id: the caller
 -- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
 -- ARGV[3] rate_window_ms: the window, ms
+-- ARGV[4] password: the verifier of the password the grabber sent for this packet
+--         (domain::packets::password), '' for none
 --
 -- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>"; share ids count from 1 in
 -- grab order (so the order needs no list of its own: GET /packets/{id} sorts by share id).
 -- Returns one string, the outcome and its data joined by ':' (a flat string, not a table:
 -- converting a Lua table reply costs the server about 1 us, a sixth of a repeat's time):
 --   'not_found'
+--   'wrong_password'              a password packet, and ARGV[4] is not its verifier: only the
+--                                 attempt is written (counted by the rate limit), so guessing
+--                                 costs attempts
+--   'cancelled'                   the sender cancelled the packet (its un-grabbed shares are
+--                                 refunded); nothing written
 --   'not_a_recipient'             a targeted packet, and the caller is not one of its recipients
 --   'rate_limited:<retry_after_ms>'
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
@@ -50,7 +57,7 @@ if mine then
 end
 
 local meta = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'grabbed_count', 'count',
-  'grabbed_cents', 'recipients', 'opens_at')
+  'grabbed_cents', 'recipients', 'opens_at', 'password')
 local status = meta[1]
 if not status then
   return 'not_found'
@@ -58,6 +65,10 @@ end
 -- A targeted packet: one SISMEMBER, and only for those; nothing written.
 if meta[6] and redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 0 then
   return 'not_a_recipient'
+end
+-- Cancelled by its sender (cancel.lua): no more grabs; nothing written.
+if status == 'cancelled' then
+  return 'cancelled'
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -73,6 +84,16 @@ end
 local grabbed = tonumber(meta[3])
 if grabbed >= tonumber(meta[4]) then
   return open and string.format('sold_out:%s:%d', meta[2], now) or 'sold_out'
+end
+
+-- A password packet: a missing or wrong password costs an attempt of the rate limit (the
+-- only write), so 200 guesses are stopped like 200 repeats.
+if meta[8] and meta[8] ~= ARGV[4] then
+  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
+  if wait > 0 then
+    return 'rate_limited:' .. wait
+  end
+  return 'wrong_password'
 end
 
 local amount = redis.call('LPOP', KEYS[2])

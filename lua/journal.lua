@@ -1,6 +1,7 @@
 -- journal.lua: the money journal, prepended (after records.lua: int) to every script that
 -- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
--- withdraw.lua (withdrawal) and settle.lua (refund credit, packet settled); and to the coupon
+-- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled) and cancel.lua (refund
+-- credit, packet cancelled); and to the coupon
 -- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
 -- coupon_redeem.lua (coupon redeemed).
 --
@@ -17,15 +18,18 @@
 --             and a reference or packet id no control character, so distinct movements have
 --             distinct ids
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
---             | coupon_issued | coupon_redeemed | campaign_ended (coupon entries move no money:
+--             | packet_cancelled | coupon_issued | coupon_redeemed | campaign_ended (coupon entries move no money:
 --             amount and balance 0)
---   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled)
---   amount    signed cents (debits negative; 0 for packet_settled)
+--   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled,
+--             packet_cancelled)
+--   amount    signed cents (debits negative; 0 for packet_settled and packet_cancelled)
 --   ref       the deposit or withdrawal reference, or the packet id; for a coupon
 --             "<campaign_id>/<code or generated index>", for campaign_ended the campaign id
 --   at        Redis TIME, Unix ms
 --   balance   the wallet's balance after the movement, cents
---   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>"; for coupon_redeemed
+--   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>" (refunded over the
+--             packet's life); for packet_cancelled "<refunded_cents>" (at the cancel); for
+--             coupon_redeemed
 --             the order reference; for campaign_ended "<issued>|<redeemed>|<never_issued>"
 
 local function journal_add(key, kind, user, amount, ref, at, balance, extra)

@@ -9,7 +9,7 @@
 --   {meta (flat HGETALL), grabs (flat HGETALL), claims (flat HGETALL), now_ms, recipient,
 --    ungrabbed}
 -- where recipient is 1 when the packet is targeted and the viewer is one of its recipients,
--- and ungrabbed is the share list (LRANGE) once the packet is expired or settled (the fairness
+-- and ungrabbed is the share list (LRANGE) once the packet is cancelled, expired or settled (the fairness
 -- receipt's reveal: grabbed shares from grabs, the rest from here), else {} (an open packet's
 -- list is secret, and reading thousands of shares on every view would cost every view).
 -- (the grab order is the order of share ids, which count from 1 in grab order)
@@ -29,7 +29,7 @@ for i = 1, #meta, 2 do
   if meta[i] == 'status' then status = meta[i + 1] end
   if meta[i] == 'expires_at' then expires_at = tonumber(meta[i + 1]) end
 end
-if status == 'settled' or (expires_at and now >= expires_at) then
+if status == 'settled' or status == 'cancelled' or (expires_at and now >= expires_at) then
   ungrabbed = redis.call('LRANGE', KEYS[5], 0, -1)
 end
 return {meta, redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), now, recipient,

@@ -18,13 +18,17 @@
 -- ARGV[2] retention_secs: retention after settlement, seconds
 -- ARGV[3] ledger_cap: ledger length cap (entries)
 --
--- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones.
+-- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones,
+-- less what cancel.lua refunded already (a cancelled packet's un-grabbed shares); the packet's
+-- refunded_cents (and the packet_settled entry's) is then everything refunded to the sender.
 -- Every read and check (including the pending claims' share records) runs before the first
 -- write: a script that fails half-way is not rolled back by Redis.
 -- Returns one of:
 --   {'missing'}                       no such packet (a phantom index entry, or long gone)
 --   {'not_due', expires_at_ms}        Redis TIME is before expires_at: nothing changed
---   {'settled', refund_cents, settled_now}   settled (settled_now = 1 if by this call, else 0);
+--   {'settled', refund_cents, settled_now}   settled (settled_now = 1 if by this call, else 0;
+--                                            refund_cents: this call's refund when settled now,
+--                                            else everything refunded to the sender);
 --                                            keys now expire after ARGV[2] s
 --   {'pending', refund_cents, settled_now, user1, share1, claim_state1, user2, ...}
 --        (a share record `share_id:amount_cents:grabbed_at_ms`, a state `pending:<claimed_at_ms>`)
@@ -66,7 +70,9 @@ if status ~= 'settled' then
   if now < expires_at then
     return {'not_due', expires_at}
   end
-  refund = total - claimed
+  -- A cancelled packet: its un-grabbed shares were refunded at the cancel.
+  local already = status == 'cancelled' and tonumber(meta[2]) or 0
+  refund = total - claimed - already
   if refund < 0 then
     return redis.error_reply('ERR hongbao: settle: claimed more than the total')
   end
@@ -101,14 +107,14 @@ if status ~= 'settled' then
     journal_add(KEYS[10], 'refund_credit', sender, refund, ARGV[1], now, balance)
   end
   journal_add(KEYS[10], 'packet_settled', sender, 0, ARGV[1], now, balance,
-    int(refund) .. '|' .. int(claimed))
-  redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(refund),
+    int(already + refund) .. '|' .. int(claimed))
+  redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(already + refund),
     'settled_at', int(now))
   -- The share list is kept (it expires with the other keys): the fairness receipt's reveal
   -- reads the un-grabbed shares from it.
   if sent then
     redis.call('ZREM', KEYS[9], sent)
-    redis.call('ZADD', KEYS[9], 0, sent_head .. int(refund) .. sent_tail)
+    redis.call('ZADD', KEYS[9], 0, sent_head .. int(already + refund) .. sent_tail)
   end
   settled_now = 1
 end

@@ -129,10 +129,16 @@ def create_event(
     expires_in_secs: int | None = None,
     greeting: str | None = None,
     idempotency_key: str | None = None,
+    opens_in_secs: int | None = None,
+    cover: str | None = None,
+    password: str | None = None,
 ) -> dict:
     """`POST /packets` from events/create-packet-lucky.json as `sub`, with this body (the
     optional fields only when given) and an `Idempotency-Key` header when given."""
     body: dict[str, Any] = {"total_cents": total_cents, "count": count, "mode": mode}
+    for name, value in (("opens_in_secs", opens_in_secs), ("cover", cover), ("password", password)):
+        if value is not None:
+            body[name] = value
     if split is not None:
         body["split"] = split
     if expires_in_secs is not None:
@@ -143,9 +149,17 @@ def create_event(
     return http_event("create-packet-lucky", sub=sub, body=body, headers=headers)
 
 
-def grab_event(packet_id: str, sub: str) -> dict:
-    """`POST /packets/{id}/grab` from events/grab-grab.json as `sub`."""
-    return http_event("grab-grab", packet_id=packet_id, sub=sub)
+def grab_event(packet_id: str, sub: str, password: str | None = None) -> dict:
+    """`POST /packets/{id}/grab` from events/grab-grab.json as `sub`; with `password`, the body
+    `{"password": ...}` (a password packet)."""
+    body = {"password": password} if password is not None else None
+    return http_event("grab-grab", packet_id=packet_id, sub=sub, body=body)
+
+
+def cancel_event(packet_id: str, sub: str) -> dict:
+    """`POST /packets/{id}/cancel` from events/create-packet-cancel.json as `sub` (the
+    create-packet function serves it: the sender's routes)."""
+    return http_event("create-packet-cancel", packet_id=packet_id, sub=sub)
 
 
 def view_event(packet_id: str, sub: str = "viewer") -> dict:

@@ -255,6 +255,7 @@ impl Bench {
             recipients: Vec::new(),
             opens_in_secs: 0,
             cover: None,
+            password: None,
         };
         self.rt.block_on(async {
             let reference = format!("bench-{}", rand::random::<u64>());
@@ -367,6 +368,7 @@ impl Bench {
             user_id: "user:__rand_int__",
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
+            password: "",
         }
         .evalsha_words();
         self.reset_stats();

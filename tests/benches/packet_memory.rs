@@ -68,6 +68,7 @@ async fn hongbao_packet(
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     };
     let CreateOutcome::Created(p) = packets::create(store, "mem-sender", &new, None)
         .await
@@ -116,6 +117,7 @@ async fn history_bytes(
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     };
     for _ in 0..n {
         let CreateOutcome::Created(p) = packets::create(store, &sender, &new, None)

@@ -65,6 +65,7 @@ fn main() {
             recipients: Vec::new(),
             opens_in_secs: 0,
             cover: None,
+            password: None,
         };
         let started = Instant::now();
         let made: Vec<(String, i64)> = futures::stream::iter(0..n)

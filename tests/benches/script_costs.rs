@@ -210,7 +210,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let n = b.calls;
     let cfg = store.config();
     let keys = Keys::new(&cfg.key_prefix);
-    wallet::deposit(store, "bench-sender", n as i64 * 2, "bench-fund")
+    wallet::deposit(store, "bench-sender", n as i64 * 3, "bench-fund")
         .await
         .expect("deposit");
     let new = NewPacket {
@@ -223,6 +223,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     };
     let CreateOutcome::Created(p) = packets::create(store, "bench-sender", &new, None)
         .await
@@ -245,6 +246,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             user_id: &user,
             rate_limit: limit,
             rate_window_ms: hour,
+            password: "",
         }
         .texts()
     };
@@ -318,6 +320,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             user_id: &user,
             rate_limit: limit,
             rate_window_ms: hour,
+            password: "",
         }
         .texts()
     };
@@ -332,6 +335,55 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             &scripts::GRAB,
             &outsiders,
             "not_a_recipient",
+        )
+        .await;
+
+    // A password packet: wins with the right password's verifier, then guesses refused (each
+    // counted by the rate limit, hence a high limit here: the refusal, not the limiter).
+    let secret = serde_json::from_value::<hongbao::domain::packets::password::PasswordText>(json!(
+        "open sesame"
+    ))
+    .expect("password")
+    .check()
+    .expect("password");
+    let locked = NewPacket {
+        password: Some(secret.clone()),
+        ..new.clone()
+    };
+    let CreateOutcome::Created(pp) = packets::create(store, "bench-sender", &locked, None)
+        .await
+        .expect("create password packet")
+    else {
+        panic!("password create failed")
+    };
+    let ppk = keys.packet(&pp.packet_id);
+    let right = secret.verifier(&pp.packet_id);
+    let wrong = "0".repeat(64);
+    let pgrab = |user: String, verifier: &str| {
+        GrabCall {
+            meta: &ppk.meta,
+            shares: &ppk.shares,
+            grabs: &ppk.grabs,
+            rate: &keys.grab_rate(&pp.packet_id, &user),
+            recipients: &ppk.recipients,
+            user_id: &user,
+            rate_limit: u32::MAX,
+            rate_window_ms: hour,
+            password: verifier,
+        }
+        .texts()
+    };
+    let unlocked: Vec<_> = (0..n).map(|i| pgrab(format!("p{i}"), &right)).collect();
+    let password_win = b
+        .phase("grab win, password", &scripts::GRAB, &unlocked, "grabbed")
+        .await;
+    let guesses: Vec<_> = (0..n).map(|i| pgrab(format!("g{i}"), &wrong)).collect();
+    let wrong_password = b
+        .phase(
+            "grab wrong password",
+            &scripts::GRAB,
+            &guesses,
+            "wrong_password",
         )
         .await;
 
@@ -415,6 +467,24 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                 targeted_win,
                 "seed 000 grab: win",
                 seed_win,
+            )
+        },
+        Row {
+            goal: f64::INFINITY,
+            ..row(
+                "grab: win, password packet",
+                password_win,
+                "seed 000 grab: win",
+                seed_win,
+            )
+        },
+        Row {
+            goal: f64::INFINITY,
+            ..row(
+                "grab: wrong password (refused, counted)",
+                wrong_password,
+                "seed 000 grab: sold out",
+                seed_sold,
             )
         },
         Row {

@@ -97,9 +97,13 @@ fn path(result: &Result<GrabOutcome, Error>) -> usize {
         Ok(GrabOutcome::SoldOut) => 2,
         Ok(GrabOutcome::RateLimited { .. }) => 3,
         Ok(GrabOutcome::Expired) => 4,
-        Ok(GrabOutcome::NotFound | GrabOutcome::NotARecipient | GrabOutcome::NotOpenYet { .. }) => {
-            5
-        }
+        Ok(
+            GrabOutcome::NotFound
+            | GrabOutcome::NotARecipient
+            | GrabOutcome::NotOpenYet { .. }
+            | GrabOutcome::Cancelled
+            | GrabOutcome::WrongPassword,
+        ) => 5,
         Err(_) => 6,
     }
 }
@@ -332,6 +336,7 @@ async fn new_packet(store: &Store, sender: &str, shares: u32) -> String {
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     };
     match packets::create(store, sender, &req, None)
         .await

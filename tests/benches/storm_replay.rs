@@ -765,6 +765,8 @@ fn grab_path(result: &Result<GrabOutcome, Error>) -> &'static str {
         Ok(GrabOutcome::NotFound) => "not found",
         Ok(GrabOutcome::NotARecipient) => "not a recipient",
         Ok(GrabOutcome::NotOpenYet { .. }) => "not open yet",
+        Ok(GrabOutcome::Cancelled) => "cancelled",
+        Ok(GrabOutcome::WrongPassword) => "wrong password",
         Err(_) => "error",
     }
 }
@@ -786,6 +788,7 @@ async fn grab_storm(proxy: &Proxy, s: Settings) -> StormOut {
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     };
     let id: Arc<str> = match packets::create(&admin, "storm-sender", &req, None)
         .await

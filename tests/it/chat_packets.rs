@@ -330,3 +330,424 @@ async fn check_reveals(store: &Arc<Store>, backend: Backend, packets: &[Made]) {
         }
     }
 }
+
+/// `POST /packets/{id}/cancel` by `user`: (status, answer).
+async fn cancel(store: &Arc<Store>, id: &str, user: &str) -> (u16, Value) {
+    let ev = with_sub(with_packet(event("create-packet-lucky"), id), user);
+    let path = format!("/packets/{id}/cancel");
+    let mut ev = ev;
+    ev["rawPath"] = json!(path);
+    ev["requestContext"]["http"]["path"] = json!(path);
+    ev["routeKey"] = json!(format!("POST {path}"));
+    ev["body"] = Value::Null;
+    let (s, b, _) = call(store, Function::CreatePacket, &ev).await;
+    (s, b)
+}
+
+/// `POST /packets/{id}/claim` by `user`: the status.
+async fn claim(store: &Arc<Store>, id: &str, user: &str) -> u16 {
+    let (s, b, _) = call(
+        store,
+        Function::Claim,
+        &with_sub(with_packet(event("claim-claim"), id), user),
+    )
+    .await;
+    assert!(s == 200 || s == 410, "{b}");
+    s
+}
+
+/// A wallet's balance, cents.
+async fn balance(store: &Arc<Store>, user: &str) -> i64 {
+    hongbao::store::wallet::balance(store, user).await.unwrap()
+}
+
+/// Test: the sender cancels a packet while 200 grabbers race for it: every share is either
+/// grabbed (and claimable until `expires_at`) or refunded at the cancel, never both and never
+/// neither; the cancel's refund is exactly the un-grabbed shares of the reveal; a repeat
+/// answers the same figures and moves nothing; anyone else is refused; later grabs are 410
+/// `cancelled`; claims after the cancel succeed; at expiry reclaim-cron refunds the unclaimed
+/// grabbed shares, so the two refunds add up to what nobody claimed, money is conserved, and
+/// the journal holds one `packet_cancelled` entry. A sold-out, expired or settled packet is
+/// not cancellable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_races_grabs() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "alice", 100_000).await;
+        let (s, p) = create(
+            &store,
+            "alice",
+            &json!({"total_cents": 20_000, "count": 300, "expires_in_secs": 5}),
+        )
+        .await;
+        assert_eq!(s, 201, "{p}");
+        let id = p["packet_id"].as_str().unwrap().to_string();
+        let grabs = (0..200).map(|g| {
+            let (store, id) = (store.clone(), id.clone());
+            tokio::spawn(async move {
+                if g == 100 {
+                    let (s, b) = cancel(&store, &id, "alice").await;
+                    assert_eq!(s, 200, "{b}");
+                    return (g, 0, Some(b));
+                }
+                let (s, b, _) = grab(&store, &id, &format!("g{g}")).await;
+                match (s, b["error"].as_str()) {
+                    (200, None) => (g, b["amount_cents"].as_i64().unwrap(), None),
+                    (410, Some("cancelled")) => (g, 0, None),
+                    other => panic!("{other:?} {b}"),
+                }
+            })
+        });
+        let mut won = Vec::new();
+        let mut cancelled = None;
+        for r in join_all(grabs).await {
+            let (g, cents, answer) = r.unwrap();
+            if let Some(a) = answer {
+                cancelled = Some(a);
+            } else if cents > 0 {
+                won.push((g, cents));
+            }
+        }
+        let answer = cancelled.unwrap();
+        let refunded = answer["refunded_cents"].as_i64().unwrap();
+        assert_eq!(answer["status"], "cancelled");
+        let grabbed: i64 = won.iter().map(|(_, c)| c).sum();
+        assert_eq!(
+            grabbed + refunded,
+            20_000,
+            "{backend:?}: a share both or neither"
+        );
+        assert_eq!(balance(&store, "alice").await, 80_000 + refunded);
+        let v = view(&store, &id, "alice").await;
+        assert_eq!(
+            (v["status"].as_str(), v["grabbed_count"].as_u64()),
+            (Some("cancelled"), Some(won.len() as u64)),
+            "{v}"
+        );
+        let shares: Vec<i64> = v["reveal"]["shares_cents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_i64().unwrap())
+            .collect();
+        assert_eq!(shares[won.len()..].iter().sum::<i64>(), refunded);
+        assert!(receipt_holds(
+            p["commitment"].as_str().unwrap(),
+            v["reveal"]["salt"].as_str().unwrap(),
+            &shares,
+            20_000
+        ));
+
+        // A repeat: the same figures, nothing moved; nobody else may cancel; no more grabs.
+        assert_eq!(cancel(&store, &id, "alice").await, (200, answer.clone()));
+        assert_eq!(balance(&store, "alice").await, 80_000 + refunded);
+        // Another user, and one whose wallet shares alice's hash tag (the script tells them
+        // apart by id).
+        let tag = hongbao::store::keys::user_tag("alice");
+        let twin = (0..)
+            .map(|i| format!("twin-{i}"))
+            .find(|u| hongbao::store::keys::user_tag(u) == tag)
+            .unwrap();
+        for other in ["g1", twin.as_str()] {
+            let (s, b) = cancel(&store, &id, other).await;
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (403, Some("forbidden")),
+                "{other}: {b}"
+            );
+        }
+        let (s, b, _) = grab(&store, &id, "late").await;
+        assert_eq!((s, b["error"].as_str()), (410, Some("cancelled")), "{b}");
+
+        // Half the winners claim after the cancel.
+        let mut claimed = 0;
+        for (g, cents) in won.iter().step_by(2) {
+            assert_eq!(claim(&store, &id, &format!("g{g}")).await, 200);
+            claimed += cents;
+        }
+        common::sleep_until_redis_ms(&store, ms(&p["expires_at"])).await;
+        let summary = hongbao::store::reclaim::run(&store).await.unwrap();
+        assert_eq!(summary.refunded_cents, grabbed - claimed, "{summary:?}");
+        let v = view(&store, &id, "alice").await;
+        assert_eq!(
+            (v["status"].as_str(), v["refunded_cents"].as_i64()),
+            (Some("settled"), Some(20_000 - claimed)),
+            "{v}"
+        );
+        assert_eq!(balance(&store, "alice").await, 100_000 - claimed);
+        let mut wallets = balance(&store, "alice").await;
+        for (g, _) in &won {
+            wallets += balance(&store, &format!("g{g}")).await;
+        }
+        assert_eq!(wallets, 100_000, "{backend:?}: money not conserved");
+        // The repeat after settlement still answers the cancel's figures.
+        assert_eq!(cancel(&store, &id, "alice").await, (200, answer));
+
+        let journal = hongbao::store::keys::Keys::new(&store.config().key_prefix)
+            .wallet("alice")
+            .journal;
+        let mut conn = store.conn().await.unwrap();
+        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+            .arg(&journal)
+            .arg("-")
+            .arg("+")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let kinds: Vec<String> = entries
+            .iter()
+            .filter_map(|(_, f)| f.iter().find(|(k, _)| k == "kind").map(|(_, v)| v.clone()))
+            .collect();
+        assert_eq!(
+            kinds.iter().filter(|k| *k == "packet_cancelled").count(),
+            1,
+            "{kinds:?}"
+        );
+
+        // Not cancellable: sold out, expired, settled.
+        let (_, sold) = create(&store, "alice", &json!({"total_cents": 100, "count": 1})).await;
+        let sold = sold["packet_id"].as_str().unwrap().to_string();
+        assert_eq!(grab(&store, &sold, "bob").await.0, 200);
+        let (_, gone) = create(
+            &store,
+            "alice",
+            &json!({"total_cents": 100, "count": 2, "expires_in_secs": 1}),
+        )
+        .await;
+        let gone_id = gone["packet_id"].as_str().unwrap().to_string();
+        common::sleep_until_redis_ms(&store, ms(&gone["expires_at"])).await;
+        let before = snapshot(&redis).await;
+        for (packet, status) in [(&sold, "sold_out"), (&gone_id, "expired")] {
+            let (s, b) = cancel(&store, packet, "alice").await;
+            assert_eq!(
+                (s, b["error"].as_str(), b["status"].as_str()),
+                (409, Some("not_cancellable"), Some(status)),
+                "{b}"
+            );
+        }
+        assert_eq!(
+            snapshot(&redis).await,
+            before,
+            "{backend:?}: a refused cancel wrote"
+        );
+        hongbao::store::reclaim::run(&store).await.unwrap();
+        let (s, b) = cancel(&store, &gone_id, "alice").await;
+        assert_eq!((s, b["status"].as_str()), (409, Some("settled")), "{b}");
+        let (s, b) = cancel(&store, "ffffffffffffffffffffffff", "alice").await;
+        assert_eq!((s, b["error"].as_str()), (404, Some("not_found")), "{b}");
+    }
+}
+
+/// The bytes a test's tracing subscriber wrote.
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `POST /packets/{id}/grab` by `user` with `body` (a JSON object's text).
+async fn grab_with(store: &Arc<Store>, id: &str, user: &str, body: &str) -> (u16, Value) {
+    let ev = with_body(with_sub(with_packet(event("grab-grab"), id), user), body);
+    let (s, b, _) = call(store, Function::Grab, &ev).await;
+    (s, b)
+}
+
+/// Test: a password packet (口令红包) answers a grab without its password or with a wrong one
+/// 403 `wrong_password` and writes nothing but the attempt the grab rate limit counts; the
+/// right password (in another Unicode normal form) wins a share; 200 guesses by one user are
+/// stopped by the rate limit; a password packet may be targeted too (both must hold); a
+/// create repeated with the same `Idempotency-Key` and another password is 409. The password
+/// and its verifier appear in no answer, no log line (at trace level) and no journal entry,
+/// and the password in no key.
+#[tokio::test(flavor = "current_thread")]
+async fn password_packets() {
+    use tracing_subscriber::fmt::format::FmtSpan;
+    const PASSWORD: &str = "恭喜发财 café";
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_span_events(FmtSpan::FULL)
+        .with_writer(move || writer.clone())
+        .finish();
+    // This thread's default only: the test runs on one thread (current_thread), and no test
+    // installs a global subscriber.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // Proves the capture works: every line hongbao writes while this test runs (at any level)
+    // lands beside this one.
+    tracing::info!("password_packets: capture on");
+    let mut answers = String::new();
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "alice", 10_000).await;
+        let body = json!({"total_cents": 500, "count": 5, "password": PASSWORD});
+        let ev = crate::common::with_header(
+            with_sub(
+                with_body(event("create-packet-lucky"), &body.to_string()),
+                "alice",
+            ),
+            "idempotency-key",
+            "pw-1",
+        );
+        let (s, p, _) = call(&store, Function::CreatePacket, &ev).await;
+        assert_eq!(
+            (s, p["password_protected"].as_bool()),
+            (201, Some(true)),
+            "{p}"
+        );
+        answers.push_str(&p.to_string());
+        let id = p["packet_id"].as_str().unwrap().to_string();
+        let verifier = serde_json::from_value::<hongbao::domain::packets::password::PasswordText>(
+            json!(PASSWORD),
+        )
+        .unwrap()
+        .normalised()
+        .verifier(&id);
+        // The same key: the same password repeats, another one is a different request.
+        let (s, again, _) = call(&store, Function::CreatePacket, &ev).await;
+        assert_eq!((s, &again["packet_id"]), (201, &p["packet_id"]), "{again}");
+        let other = json!({"total_cents": 500, "count": 5, "password": "something else"});
+        let ev2 = crate::common::with_header(
+            with_sub(
+                with_body(event("create-packet-lucky"), &other.to_string()),
+                "alice",
+            ),
+            "idempotency-key",
+            "pw-1",
+        );
+        let (s, b, _) = call(&store, Function::CreatePacket, &ev2).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("idempotency_key_reused")),
+            "{b}"
+        );
+
+        let rate_key =
+            hongbao::store::keys::Keys::new(&store.config().key_prefix).grab_rate(&id, "bob");
+        let without_attempts = |mut all: Vec<(String, Option<Vec<u8>>)>| {
+            all.retain(|(k, _)| *k != rate_key);
+            all
+        };
+        let before = without_attempts(snapshot(&redis).await);
+        for body in [
+            "",
+            "{}",
+            r#"{"password": "恭喜发财 cafe"}"#,
+            r#"{"password": "恭喜发财 CAFÉ"}"#,
+        ] {
+            let (s, b) = grab_with(&store, &id, "bob", body).await;
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (403, Some("wrong_password")),
+                "{body}: {b}"
+            );
+            answers.push_str(&b.to_string());
+        }
+        assert_eq!(
+            without_attempts(snapshot(&redis).await),
+            before,
+            "{backend:?}: a wrong password wrote more than the attempt"
+        );
+        // NFD of the same text: "e" + U+0301.
+        let nfd = json!({"password": "恭喜发财 cafe\u{301}"}).to_string();
+        let (s, b) = grab_with(&store, &id, "carol", &nfd).await;
+        assert_eq!(s, 200, "{b}");
+        answers.push_str(&b.to_string());
+        let v = view(&store, &id, "carol").await;
+        assert_eq!(v["password_protected"], true);
+        answers.push_str(&v.to_string());
+
+        // 200 guesses by one user: the rate limit stops them.
+        let started = std::time::Instant::now();
+        let (mut refused, mut limited) = (0u64, 0u64);
+        for i in 0..200 {
+            let (s, b) = grab_with(
+                &store,
+                &id,
+                "mallory",
+                &json!({"password": format!("guess {i}")}).to_string(),
+            )
+            .await;
+            match (s, b["error"].as_str()) {
+                (403, Some("wrong_password")) => refused += 1,
+                (429, Some("rate_limited")) => limited += 1,
+                other => panic!("{other:?} {b}"),
+            }
+        }
+        let windows = started.elapsed().as_millis() as u64 / 1_000 + 2;
+        assert!(
+            limited > 0 && refused <= 10 * windows,
+            "{refused} refused, {limited} limited in {windows} windows"
+        );
+
+        // Targeted and password-protected: both must hold.
+        let body = json!({"total_cents": 200, "count": 2, "password": "pw", "recipients": ["dave", "erin"]});
+        let (s, t) = create(&store, "alice", &body).await;
+        assert_eq!(s, 201, "{t}");
+        let tid = t["packet_id"].as_str().unwrap();
+        let (s, b) = grab_with(&store, tid, "mallory", r#"{"password": "pw"}"#).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (403, Some("not_a_recipient")),
+            "{b}"
+        );
+        let (s, b) = grab_with(&store, tid, "dave", r#"{"password": "PW"}"#).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (403, Some("wrong_password")),
+            "{b}"
+        );
+        assert_eq!(
+            grab_with(&store, tid, "dave", r#"{"password": "pw"}"#)
+                .await
+                .0,
+            200
+        );
+
+        // The journal and every key.
+        let all = snapshot(&redis).await;
+        let journal = hongbao::store::keys::Keys::new(&store.config().key_prefix)
+            .wallet("alice")
+            .journal;
+        let mut conn = store.conn().await.unwrap();
+        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+            .arg(&journal)
+            .arg("-")
+            .arg("+")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let journal_text = format!("{entries:?}");
+        assert!(!journal_text.contains(&verifier) && !journal_text.contains("café"));
+        for (key, dump) in &all {
+            let bytes = dump.as_deref().unwrap_or_default();
+            assert!(
+                !bytes
+                    .windows(PASSWORD.len())
+                    .any(|w| w == PASSWORD.as_bytes()),
+                "{backend:?}: the password is in {key}"
+            );
+        }
+        let logs = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+        assert!(logs.contains("capture on"), "the capture does not work");
+        for secret in [PASSWORD, "café", verifier.as_str()] {
+            assert!(
+                !logs.contains(secret),
+                "{backend:?}: a log line holds {secret:?}"
+            );
+            assert!(
+                !answers.contains(secret),
+                "{backend:?}: an answer holds {secret:?}"
+            );
+        }
+    }
+}

@@ -68,6 +68,7 @@ pub fn lucky(total_cents: i64, count: u32, expires_in_secs: u64) -> NewPacket {
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     }
 }
 

@@ -236,6 +236,7 @@ async fn volatile_eviction_never_pays_twice() {
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     };
     let CreateOutcome::Created(p) = packets::create(&store, "alice", &req, Some("k-1"))
         .await
@@ -393,6 +394,7 @@ async fn exact_integers_and_the_balance_limit() {
             recipients: Vec::new(),
             opens_in_secs: 0,
             cover: None,
+            password: None,
         };
         let p = create(&open, "whale2", &req).await;
         let w = wallet::get(&open, "whale2").await.unwrap();

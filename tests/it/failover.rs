@@ -180,6 +180,7 @@ fn fixed(total_cents: i64, count: u32) -> NewPacket {
         recipients: Vec::new(),
         opens_in_secs: 0,
         cover: None,
+        password: None,
     }
 }
 

@@ -166,6 +166,43 @@ async fn fixtures_through_the_handlers() {
         assert_eq!(kinds, ["packet_debit", "packet_debit", "deposit"]);
         assert_eq!(w["balance_cents"], 20_000 - 10_000 - 1_000);
 
+        // The chat-packet fixtures: a password packet alice creates, bob grabs with its
+        // password, and alice cancels (its two un-grabbed shares come back).
+        let (s, pw, _) = call(
+            &store,
+            Function::CreatePacket,
+            &event("create-packet-password"),
+        )
+        .await;
+        assert_eq!(
+            (s, pw["password_protected"].as_bool()),
+            (201, Some(true)),
+            "{pw}"
+        );
+        let pw_id = pw["packet_id"].as_str().unwrap();
+        let (s, g, _) = call(
+            &store,
+            Function::Grab,
+            &with_packet(event("grab-grab-password"), pw_id),
+        )
+        .await;
+        assert_eq!(s, 200, "{g}");
+        let (s, c, _) = call(
+            &store,
+            Function::CreatePacket,
+            &with_packet(event("create-packet-cancel"), pw_id),
+        )
+        .await;
+        assert_eq!(
+            (s, c["status"].as_str(), c["refunded_cents"].as_i64()),
+            (
+                200,
+                Some("cancelled"),
+                Some(600 - g["amount_cents"].as_i64().unwrap())
+            ),
+            "{c}"
+        );
+
         // The scheduled-event fixture is a valid EventBridge event for reclaim-cron.
         let sched: aws_lambda_events::eventbridge::EventBridgeEvent<Value> =
             serde_json::from_value(event("reclaim-cron-scheduled")).unwrap();

@@ -42,6 +42,18 @@ fn body_routes() -> Vec<(&'static str, Function, Value)> {
             Function::CreatePacket,
             event("create-packet-lucky"),
         ),
+        (
+            "grab",
+            Function::Grab,
+            with_body(
+                event("grab-grab")
+                    .to_string()
+                    .replace("PACKET_ID", "0a1b2c3d4e5f60718293a4b5")
+                    .parse()
+                    .unwrap(),
+                r#"{"password": "pw"}"#,
+            ),
+        ),
         ("deposit", Function::Wallet, event("wallet-deposit")),
         ("withdrawal", Function::Wallet, event("wallet-withdrawal")),
         (
@@ -65,8 +77,9 @@ fn body_routes() -> Vec<(&'static str, Function, Value)> {
 fn cases() -> Vec<Case> {
     let mut cases: Vec<Case> = Vec::new();
     // Arrays and other JSON values in place of the object: `[100,2]` was a 201 and a debit.
-    let arrays: [(&str, &str); 10] = [
+    let arrays: [(&str, &str); 11] = [
         ("create packet", "[100,2]"),
+        ("grab", r#"["pw"]"#),
         ("deposit", r#"["u",500,"r"]"#),
         ("withdrawal", r#"["alice",500,"w"]"#),
         ("order codes", "[5]"),

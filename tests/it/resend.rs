@@ -75,6 +75,7 @@ async fn create_call(
         cover: "",
         salt: &salt,
         commitment: &hongbao::domain::packets::receipt::commitment(&salt, &shares),
+        password: "",
         share_amounts: &shares,
     };
     let mut conn = store.conn().await.unwrap();

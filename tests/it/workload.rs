@@ -181,6 +181,7 @@ fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) 
                     recipients: Vec::new(),
                     opens_in_secs: 0,
                     cover: None,
+                    password: None,
                 },
                 key: rng.random_bool(0.5).then(|| format!("idem-{step}")),
             }

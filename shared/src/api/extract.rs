@@ -149,7 +149,7 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
 ///
 /// # Errors
 /// 415 `unsupported_media_type` naming what was sent (or that nothing was).
-pub(crate) fn check_json_content_type(value: Option<&HeaderValue>) -> Result<(), ApiError> {
+pub fn check_json_content_type(value: Option<&HeaderValue>) -> Result<(), ApiError> {
     let refuse = |sent: &str| {
         ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

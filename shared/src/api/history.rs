@@ -44,7 +44,8 @@ pub struct SentItemBody {
     /// RFC 3339: the deadline for grabs and claims.
     #[schema(format = DateTime)]
     pub expires_at: String,
-    /// Refunded to the caller at settlement, cents; absent until the packet is settled.
+    /// Refunded to the caller, cents: at the cancel, then everything at settlement; absent
+    /// until either.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub refunded_cents: Option<i64>,
@@ -54,6 +55,11 @@ pub struct SentItemBody {
     /// The cover id, or `null`.
     #[schema(required = true)]
     pub cover: Option<String>,
+    /// Whether the caller cancelled it (`refunded_cents` is then the cancel's refund until
+    /// settlement, everything refunded after).
+    pub cancelled: bool,
+    /// Whether grabbing it needs its password.
+    pub password_protected: bool,
 }
 
 /// A share the caller claimed (money that reached their wallet; an item of `role=received`).
@@ -103,6 +109,8 @@ impl From<Entry> for HistoryItemBody {
                 refunded_cents,
                 opens_at_ms,
                 cover,
+                cancelled,
+                password_protected,
             }) => HistoryItemBody::Sent(SentItemBody {
                 packet_id,
                 total_cents,
@@ -114,6 +122,8 @@ impl From<Entry> for HistoryItemBody {
                 refunded_cents,
                 opens_at: rfc3339(opens_at_ms),
                 cover,
+                cancelled,
+                password_protected,
             }),
             Entry::Received(ReceivedEntry {
                 packet_id,

@@ -6,7 +6,7 @@
 //! `event_id`, which consumers use to drop duplicates.
 //!
 //! An event: `source` [`crate::domain::journal::EVENT_SOURCE`] (`hongbao`), `detail-type` per kind (`Deposit`,
-//! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`, and the coupon
+//! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`, `PacketCancelled`, and the coupon
 //! drops' `CouponIssued`, `CouponRedeemed`, `CampaignEnded`), `time` the movement's Redis time,
 //! and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
 //! codes (a generated code's entry holds its index) and each issued coupon is put in its
@@ -56,11 +56,12 @@ pub struct EventDetail {
     /// carries the same id.
     pub event_id: String,
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
-    /// `packet_settled`, `coupon_issued`, `coupon_redeemed` or `campaign_ended`.
+    /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed` or
+    /// `campaign_ended`.
     pub kind: &'static str,
     /// Whose wallet.
     pub user_id: String,
-    /// Signed amount, cents (debits negative; 0 for `packet_settled`).
+    /// Signed amount, cents (debits negative; 0 for `packet_settled` and `packet_cancelled`).
     pub amount_cents: i64,
     /// The deposit or withdrawal reference, or the packet id; for a coupon event
     /// `<campaign_id>/<code or generated index>`, for `campaign_ended` the campaign id.
@@ -71,7 +72,8 @@ pub struct EventDetail {
     pub at: String,
     /// The wallet's balance after the movement, cents.
     pub balance_cents: i64,
-    /// `packet_settled` only: cents refunded to the sender.
+    /// `packet_settled`: cents refunded to the sender over the packet's life;
+    /// `packet_cancelled`: cents refunded at the cancel.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refunded_cents: Option<i64>,
     /// `packet_settled` only: cents claimed by grabbers.

@@ -92,6 +92,8 @@ pub const GRAB_WON: &str = "GrabWon";
 pub const GRAB_SOLD_OUT: &str = "GrabSoldOut";
 /// A grab answered `not_open_yet` (a scheduled packet before its opening).
 pub const GRAB_NOT_OPEN_YET: &str = "GrabNotOpenYet";
+/// A grab answered `wrong_password` (a password packet).
+pub const GRAB_WRONG_PASSWORD: &str = "GrabWrongPassword";
 /// A grab answered `already_grabbed`.
 pub const GRAB_ALREADY_GRABBED: &str = "GrabAlreadyGrabbed";
 /// A grab answered `rate_limited`.
@@ -147,6 +149,7 @@ pub(crate) fn describe() {
         GRAB_WON,
         GRAB_SOLD_OUT,
         GRAB_NOT_OPEN_YET,
+        GRAB_WRONG_PASSWORD,
         GRAB_ALREADY_GRABBED,
         GRAB_RATE_LIMITED,
         GRAB_EXPIRED,

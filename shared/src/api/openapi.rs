@@ -39,21 +39,24 @@ impl Modify for Security {
     }
 }
 
-/// Marks the body of `POST /order-codes` optional: the request may have no body (one code) or
-/// a `CountBody` object. utoipa would say so only with an `Option` content type, which also
-/// makes the body nullable, and a JSON `null` body is answered 400.
+/// Marks the bodies of `POST /order-codes` and `POST /packets/{id}/grab` optional: the request
+/// may have no body (one code; a packet without a password) or its object. utoipa would say so
+/// only with an `Option` content type, which also makes the body nullable, and a JSON `null`
+/// body is answered 400.
 struct OptionalBodies;
 
 impl Modify for OptionalBodies {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let body = openapi
-            .paths
-            .paths
-            .get_mut("/order-codes")
-            .and_then(|item| item.post.as_mut())
-            .and_then(|op| op.request_body.as_mut());
-        if let Some(utoipa::openapi::RefOr::T(body)) = body {
-            body.required = Some(utoipa::openapi::Required::False);
+        for path in ["/order-codes", "/packets/{id}/grab"] {
+            let body = openapi
+                .paths
+                .paths
+                .get_mut(path)
+                .and_then(|item| item.post.as_mut())
+                .and_then(|op| op.request_body.as_mut());
+            if let Some(utoipa::openapi::RefOr::T(body)) = body {
+                body.required = Some(utoipa::openapi::Required::False);
+            }
         }
     }
 }
@@ -152,6 +155,7 @@ impl Modify for CommonAnswers {
     ),
     paths(
         super::packets::create,
+        super::packets::cancel::cancel,
         super::packets::view,
         super::packets::grab,
         super::packets::claim,
@@ -238,7 +242,7 @@ mod tests {
 
     /// Operation ids are unique (`list` was both `GET /articles` and `GET /packets`),
     /// summaries one line with the detail in `description`, no Rust intra-doc link in any text,
-    /// every error answer typed by its codes (no catch-all error schema), 413 on every
+    /// every error answer typed by its codes (no catch-all error schema), 413 and 415 on every
     /// operation with a body, `Retry-After` on every 429 and 503, no nullable header.
     #[test]
     fn operations_are_specific() {
@@ -250,7 +254,7 @@ mod tests {
         );
         assert!(!text.contains("ErrorDoc"));
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 21);
+        assert_eq!(ops.len(), 22);
         for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
             let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
             let name = &rest[..rest.find('"').unwrap()];
@@ -276,6 +280,7 @@ mod tests {
             let responses = op["responses"].as_object().unwrap();
             if op.get("requestBody").is_some() {
                 assert!(responses.contains_key("413"), "{at}: no 413");
+                assert!(responses.contains_key("415"), "{at}: no 415");
             }
             for (status, r) in responses {
                 if status.starts_with('4') || status.starts_with('5') {

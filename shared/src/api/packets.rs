@@ -9,17 +9,23 @@ use serde::Serialize;
 
 use super::config::AppState;
 use super::error::{rfc3339, ApiError};
-use super::extract::{shown, Caller, JsonBody, Path};
+use super::extract::{shown, Caller, JsonBody, OptionalJsonBody, Path};
 use super::metrics;
 use crate::domain::is_reference;
+use crate::domain::packets::password::PasswordText;
 use crate::domain::packets::{
     ClaimOutcome, CreateOutcome, GrabOutcome, Packet, PacketRequest, PacketView, Share,
 };
 use crate::store::packets;
 
-/// The routes of the create-packet function: `POST /packets`.
+pub(crate) mod cancel;
+
+/// The routes of the create-packet function, the sender's: `POST /packets`,
+/// `POST /packets/{id}/cancel`.
 pub(crate) fn create_routes() -> Router<AppState> {
-    Router::new().route("/packets", post(create))
+    Router::new()
+        .route("/packets", post(create))
+        .route("/packets/{id}/cancel", post(cancel::cancel))
 }
 
 /// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`, and the
@@ -91,6 +97,8 @@ pub struct PacketBody {
     /// for packets created before receipts.
     #[schema(required = true, pattern = "^[0-9a-f]{64}$")]
     pub commitment: Option<String>,
+    /// Whether grabbing it needs its password (the password itself is never shown).
+    pub password_protected: bool,
 }
 
 impl From<&Packet> for PacketBody {
@@ -108,6 +116,7 @@ impl From<&Packet> for PacketBody {
             opens_at: rfc3339(p.opens_at_ms),
             cover: p.cover.clone(),
             commitment: p.commitment.clone(),
+            password_protected: p.password_verifier.is_some(),
         }
     }
 }
@@ -190,7 +199,7 @@ pub struct PacketViewBody {
     /// The packet's fields.
     #[serde(flatten)]
     pub packet: PacketBody,
-    /// `scheduled`, `open`, `sold_out`, `expired` or `settled`.
+    /// `scheduled`, `open`, `sold_out`, `cancelled`, `expired` or `settled`.
     #[schema(value_type = super::schemas::StatusDoc)]
     pub status: &'static str,
     /// Shares grabbed so far.
@@ -306,6 +315,17 @@ pub(crate) async fn view(
     }
 }
 
+/// The optional body of `POST /packets/{id}/grab`.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrabRequest {
+    /// A password packet's password, as the sender set it (NFC-normalised before it is
+    /// compared, case-sensitive).
+    #[schema(value_type = Option<String>, max_length = 32)]
+    #[serde(default)]
+    pub password: Option<PasswordText>,
+}
+
 /// A share: `{packet_id, share_id, amount_cents, grabbed_at, claim_by}` (`claim_by` only in the
 /// answer of the grab that got it).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -346,19 +366,22 @@ impl ShareBody {
 }
 
 /// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
-/// 410 `sold_out` / `expired`, 425 `not_open_yet` (+`opens_at`) + `Retry-After` (seconds,
+/// 410 `sold_out` / `expired` / `cancelled`, 425 `not_open_yet` (+`opens_at`) + `Retry-After` (seconds,
 /// rounded up), 429 `rate_limited` + `Retry-After`.
 #[utoipa::path(
     post, path = "/packets/{id}/grab", tag = "red packets", operation_id = "grab_share",
     summary = "Grab a share of a red packet",
-    description = "Takes the next share of the packet for the caller, at most one per user; claim it before `claim_by` (`POST /packets/{id}/claim`).",
+    description = "Takes the next share of the packet for the caller, at most one per user; claim it before `claim_by` (`POST /packets/{id}/claim`). A password packet needs the body `{\"password\": \"...\"}`; any other packet takes no body (or an empty object).",
+    request_body = GrabRequest,
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "a share won", body = ShareBody),
-        (status = 403, description = "`not_a_recipient`: a targeted packet, and the caller is not one of its recipients; nothing written", body = super::schemas::NotARecipientError),
+        (status = 403, description = "`not_a_recipient` (a targeted packet, and the caller is not one of its recipients) or `wrong_password` (a password packet, and the body's `password` is missing or wrong: the attempt counts toward the grab rate limit); nothing else written", body = super::schemas::GrabForbiddenError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
         (status = 404, description = "`not_found`: no such packet", body = super::schemas::NotFoundError),
         (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = AlreadyGrabbedError),
-        (status = 410, description = "`sold_out` or `expired`", body = super::schemas::GrabGoneError),
+        (status = 410, description = "`sold_out`, `expired` or `cancelled` (by its sender); nothing written", body = super::schemas::GrabGoneError),
         (status = 425, description = "`not_open_yet`: a scheduled packet before `opens_at`; retry after `Retry-After` seconds; nothing written", body = super::schemas::NotOpenYetError, headers(("Retry-After" = u32, description = "seconds until the packet opens, rounded up"))),
         (status = 429, description = "`rate_limited`: too many grab attempts; retry after `Retry-After` seconds; nothing written", body = super::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
@@ -367,8 +390,10 @@ pub(crate) async fn grab(
     State(state): State<AppState>,
     Caller(user): Caller,
     Path(id): Path<String>,
+    OptionalJsonBody(body): OptionalJsonBody<GrabRequest>,
 ) -> Result<Json<ShareBody>, ApiError> {
-    let outcome = packets::grab(&state.store, &id, &user).await?;
+    let password = body.and_then(|b| b.password).map(|p| p.normalised());
+    let outcome = packets::grab_with_password(&state.store, &id, &user, password.as_ref()).await?;
     let counted = match outcome {
         GrabOutcome::Grabbed { .. } => Some(metrics::GRAB_WON),
         GrabOutcome::AlreadyGrabbed(_) => Some(metrics::GRAB_ALREADY_GRABBED),
@@ -376,7 +401,8 @@ pub(crate) async fn grab(
         GrabOutcome::Expired => Some(metrics::GRAB_EXPIRED),
         GrabOutcome::SoldOut => Some(metrics::GRAB_SOLD_OUT),
         GrabOutcome::NotOpenYet { .. } => Some(metrics::GRAB_NOT_OPEN_YET),
-        GrabOutcome::NotFound | GrabOutcome::NotARecipient => None,
+        GrabOutcome::WrongPassword => Some(metrics::GRAB_WRONG_PASSWORD),
+        GrabOutcome::NotFound | GrabOutcome::NotARecipient | GrabOutcome::Cancelled => None,
     };
     if let Some(name) = counted {
         metrics::count(name, 1);
@@ -402,6 +428,15 @@ pub(crate) async fn grab(
         )),
         GrabOutcome::Expired => Err(ApiError::gone("expired", "this packet has expired")),
         GrabOutcome::SoldOut => Err(ApiError::gone("sold_out", "every share has been grabbed")),
+        GrabOutcome::WrongPassword => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "wrong_password",
+            "this red packet needs its password (body {\"password\": \"...\"}); a missing or wrong one counts toward the grab rate limit and writes nothing else",
+        )),
+        GrabOutcome::Cancelled => Err(ApiError::gone(
+            "cancelled",
+            "the sender cancelled this packet; nothing was written",
+        )),
         GrabOutcome::NotOpenYet {
             opens_at_ms,
             retry_after_ms,

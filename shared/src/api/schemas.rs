@@ -42,6 +42,11 @@ pub struct PacketRequestDoc {
     /// `HONGBAO_COVERS` when the deployment sets it).
     #[schema(pattern = "^[A-Za-z0-9_.-]{1,64}$")]
     cover: Option<String>,
+    /// A password packet (口令红包): grabbers must send this phrase in the grab's body. 1 to
+    /// 32 characters after NFC normalisation, compared case-sensitively, no control,
+    /// invisible or filler character. Stored only as an HMAC verifier; never returned.
+    #[schema(min_length = 1, max_length = 32)]
+    password: Option<String>,
 }
 
 /// A group name: 1 to 32 characters of `[a-z0-9-]`.
@@ -98,6 +103,9 @@ pub enum StatusDoc {
     Expired,
     /// Expired and the unclaimed rest refunded.
     Settled,
+    /// Cancelled by its sender: no more grabs, the un-grabbed shares refunded; grabbed shares
+    /// stay claimable until `expires_at`.
+    Cancelled,
 }
 
 /// A ledger entry's kind.
@@ -233,8 +241,11 @@ error_doc! {
 }
 
 error_doc! {
-    /// 403: a targeted packet, and the caller is not one of its recipients; nothing written.
-    NotARecipientError, NotARecipientCode [NotARecipient]
+    /// 403: a targeted packet, and the caller is not one of its recipients
+    /// (`not_a_recipient`; nothing written), or a password packet, and the grab's password is
+    /// missing or wrong (`wrong_password`; only the attempt is counted, by the grab rate
+    /// limit).
+    GrabForbiddenError, GrabForbiddenCode [NotARecipient, WrongPassword]
 }
 
 error_doc! {
@@ -267,6 +278,15 @@ error_doc! {
 }
 
 error_doc! {
+    /// 409: the packet is sold out, expired or settled: nothing is left to cancel. Nothing
+    /// written.
+    NotCancellableError, NotCancellableCode [NotCancellable],
+    /// The packet's status: `sold_out`, `expired` or `settled`.
+    #[schema(value_type = StatusDoc)]
+    status: String,
+}
+
+error_doc! {
     /// 409: the change would put the article in more groups than allowed.
     TooManyGroupsError, TooManyGroupsCode [TooManyGroups],
     /// The most groups an article may be in (`HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`).
@@ -275,8 +295,9 @@ error_doc! {
 }
 
 error_doc! {
-    /// 410: every share has been grabbed (`sold_out`) or the packet expired (`expired`).
-    GrabGoneError, GrabGoneCode [SoldOut, Expired]
+    /// 410: every share has been grabbed (`sold_out`), the packet expired (`expired`) or its
+    /// sender cancelled it (`cancelled`). Nothing written.
+    GrabGoneError, GrabGoneCode [SoldOut, Expired, Cancelled]
 }
 
 error_doc! {

@@ -32,6 +32,10 @@ pub enum Kind {
     /// what came back to the sender and what was claimed (the refund itself is its own
     /// [`Kind::RefundCredit`] entry when it is not 0).
     PacketSettled,
+    /// A packet cancelled by its sender: amount 0; [`Entry::refunded_cents`] says what came
+    /// back at once (the un-grabbed shares; the refund itself is its own
+    /// [`Kind::RefundCredit`] entry).
+    PacketCancelled,
     /// A coupon code issued to a user (a grab won it); moves no money (amount 0). The
     /// reference is `<campaign_id>/<code or generated index>`.
     CouponIssued,
@@ -45,13 +49,14 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order above.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Deposit,
         Kind::PacketDebit,
         Kind::ClaimCredit,
         Kind::RefundCredit,
         Kind::Withdrawal,
         Kind::PacketSettled,
+        Kind::PacketCancelled,
         Kind::CouponIssued,
         Kind::CouponRedeemed,
         Kind::CampaignEnded,
@@ -66,6 +71,7 @@ impl Kind {
             Kind::RefundCredit => "refund_credit",
             Kind::Withdrawal => "withdrawal",
             Kind::PacketSettled => "packet_settled",
+            Kind::PacketCancelled => "packet_cancelled",
             Kind::CouponIssued => "coupon_issued",
             Kind::CouponRedeemed => "coupon_redeemed",
             Kind::CampaignEnded => "campaign_ended",
@@ -81,6 +87,7 @@ impl Kind {
             Kind::RefundCredit => "RefundCredit",
             Kind::Withdrawal => "Withdrawal",
             Kind::PacketSettled => "PacketSettled",
+            Kind::PacketCancelled => "PacketCancelled",
             Kind::CouponIssued => "CouponIssued",
             Kind::CouponRedeemed => "CouponRedeemed",
             Kind::CampaignEnded => "CampaignEnded",
@@ -123,7 +130,8 @@ pub struct Entry {
     pub at_ms: i64,
     /// The wallet's balance after the movement, cents.
     pub balance_cents: i64,
-    /// For [`Kind::PacketSettled`]: cents refunded to the sender.
+    /// For [`Kind::PacketSettled`]: cents refunded to the sender over the packet's life; for
+    /// [`Kind::PacketCancelled`]: cents refunded at the cancel.
     pub refunded_cents: Option<i64>,
     /// For [`Kind::PacketSettled`]: cents claimed by grabbers.
     pub claimed_cents: Option<i64>,
@@ -212,6 +220,12 @@ impl Entry {
                     .and_then(|(r, c)| Some((r.parse().ok()?, c.parse().ok()?)))
                     .ok_or_else(|| bad("`extra` is not `<refunded>|<claimed>`"))?;
                 (Some(r), Some(c))
+            }
+            Kind::PacketCancelled => {
+                let r = text("extra")?
+                    .parse()
+                    .map_err(|_| bad("`extra` is not `<refunded>`"))?;
+                (Some(r), None)
             }
             _ => (None, None),
         };

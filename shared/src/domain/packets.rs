@@ -12,6 +12,7 @@ use super::BadRecord;
 
 mod fingerprint;
 pub mod gone;
+pub mod password;
 pub mod receipt;
 mod rules;
 
@@ -83,6 +84,9 @@ pub struct Packet {
     pub expires_at_ms: i64,
     /// Whether reclaim-cron has refunded it.
     pub settled: bool,
+    /// When its sender cancelled it (its un-grabbed shares refunded then), Unix ms (Redis
+    /// `TIME`); `None` if never.
+    pub cancelled_at_ms: Option<i64>,
     /// Shares grabbed so far.
     pub grabbed_count: u32,
     /// Sum of grabbed shares, cents.
@@ -103,6 +107,9 @@ pub struct Packet {
     /// The receipt's salt, 64 hex digits: secret while the packet is open (never in an
     /// answer before [`Status::reveals`]).
     pub salt: Option<String>,
+    /// A password packet's verifier ([`password::Password::verifier`]), 64 hex digits; never
+    /// in an answer, a log line or the journal. `None`: anyone (allowed) may grab.
+    pub password_verifier: Option<String>,
 }
 
 impl Packet {
@@ -147,6 +154,10 @@ impl Packet {
             created_at_ms: n("created_at")?,
             expires_at_ms: n("expires_at")?,
             settled: s("status")? == "settled",
+            cancelled_at_ms: match fields.get("cancelled_at") {
+                None => None,
+                Some(_) => Some(n("cancelled_at")?),
+            },
             grabbed_count: n("grabbed_count")? as u32,
             grabbed_cents: n("grabbed_cents")?,
             claimed_cents: n("claimed_cents")?,
@@ -162,6 +173,7 @@ impl Packet {
             cover: fields.get("cover").cloned(),
             commitment: digest(fields, "commitment")?,
             salt: digest(fields, "salt")?,
+            password_verifier: digest(fields, "password")?,
         })
     }
 }
@@ -190,6 +202,9 @@ pub enum Status {
     Expired,
     /// Refunded by reclaim-cron.
     Settled,
+    /// Cancelled by its sender: no more grabs, the un-grabbed shares refunded; grabbed shares
+    /// stay claimable until `expires_at`.
+    Cancelled,
 }
 
 impl Status {
@@ -198,6 +213,8 @@ impl Status {
     pub fn at(packet: &Packet, now_ms: i64) -> Self {
         if packet.settled {
             Status::Settled
+        } else if packet.cancelled_at_ms.is_some() {
+            Status::Cancelled
         } else if now_ms < packet.opens_at_ms {
             Status::Scheduled
         } else if now_ms >= packet.expires_at_ms {
@@ -210,9 +227,13 @@ impl Status {
     }
 
     /// Whether the fairness receipt is revealed in this status: once no grab can change
-    /// which share goes to whom (sold out, expired, settled), never while scheduled or open.
+    /// which share goes to whom (sold out, cancelled, expired, settled), never while
+    /// scheduled or open.
     pub fn reveals(self) -> bool {
-        matches!(self, Status::SoldOut | Status::Expired | Status::Settled)
+        matches!(
+            self,
+            Status::SoldOut | Status::Expired | Status::Settled | Status::Cancelled
+        )
     }
 
     /// The JSON name: `scheduled`, `open`, `sold_out`, `expired`, `settled`.
@@ -223,6 +244,7 @@ impl Status {
             Status::SoldOut => "sold_out",
             Status::Expired => "expired",
             Status::Settled => "settled",
+            Status::Cancelled => "cancelled",
         }
     }
 }
@@ -320,6 +342,11 @@ pub enum GrabOutcome {
     SoldOut,
     /// A targeted packet and the caller is not one of its recipients; nothing written.
     NotARecipient,
+    /// The sender cancelled the packet; nothing written.
+    Cancelled,
+    /// A password packet, and the grab's password is missing or wrong; nothing written but
+    /// the attempt, counted by the grab rate limit.
+    WrongPassword,
     /// A scheduled packet before its opening (Redis `TIME`); nothing written.
     NotOpenYet {
         /// When grabs open, Unix ms.
@@ -327,6 +354,24 @@ pub enum GrabOutcome {
         /// Milliseconds until then (≥ 1).
         retry_after_ms: i64,
     },
+}
+
+/// The outcome of [`crate::store::packets::cancel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// Cancelled, now or by an earlier call (the same figures either way).
+    Cancelled {
+        /// The un-grabbed shares refunded to the sender at the cancel, cents.
+        refunded_cents: i64,
+        /// When it was cancelled, Unix ms (Redis `TIME`).
+        cancelled_at_ms: i64,
+    },
+    /// No such packet.
+    NotFound,
+    /// The caller is not the packet's sender; nothing written.
+    Forbidden,
+    /// Sold out, expired or settled: nothing left to cancel; nothing written.
+    NotCancellable(Status),
 }
 
 /// The outcome of [`crate::store::packets::claim`].

@@ -10,9 +10,10 @@ use redis::Value;
 
 use crate::domain::history::{year_of, ReceivedEntry, YearBounds};
 use crate::domain::packets::gone::{SoldOutSeen, Verdict};
+use crate::domain::packets::password::Password;
 pub use crate::domain::packets::{
-    best_luck, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet, PacketView,
-    Reveal, Share, Status,
+    best_luck, CancelOutcome, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet,
+    PacketView, Reveal, Share, Status,
 };
 use crate::domain::packets::{parse_claim_state, receipt, PACKETS_WINDOW_MS};
 use crate::domain::split;
@@ -26,7 +27,10 @@ use super::wallet::{self, Credit};
 use super::{Error, Store};
 use crate::domain::packets::CREATE_WINDOW_MS;
 
+mod cancel;
 pub(crate) mod gone;
+
+pub use cancel::cancel;
 
 /// Creates a red packet paid from `sender_id`'s wallet, and its entry in the sender's sent
 /// history (same script).
@@ -89,6 +93,11 @@ pub async fn create(
         .invoke_async(&mut conn)
         .await?;
         let pk = keys.packet(&packet_id);
+        let verifier = req
+            .password
+            .as_ref()
+            .map(|p| p.verifier(&packet_id))
+            .unwrap_or_default();
         let call = CreatePacketCall {
             wallet: &wk.wallet,
             ledger: &wk.ledger,
@@ -126,6 +135,7 @@ pub async fn create(
             cover: req.cover.as_deref().unwrap_or(""),
             salt: &salt,
             commitment: &commitment,
+            password: &verifier,
             share_amounts: &amounts,
         };
         let reply = texts(
@@ -157,7 +167,20 @@ pub async fn create(
             Some("created") => return Ok(CreateOutcome::Created(load(store, &packet_id).await?)),
             Some("repeat") => {
                 let id = reply.get(1).cloned().unwrap_or_default();
-                return Ok(CreateOutcome::Repeat(load(store, &id).await?));
+                let earlier = load(store, &id).await?;
+                // The fingerprint says only whether there is a password (the password is
+                // stored nowhere but as the packet's verifier): a repeat must also carry the
+                // same password, compared by its verifier under the earlier packet's salt.
+                let same_password = match (&req.password, &earlier.password_verifier) {
+                    (None, None) => true,
+                    (Some(p), Some(v)) => &p.verifier(&id) == v,
+                    _ => false,
+                };
+                return Ok(if same_password {
+                    CreateOutcome::Repeat(earlier)
+                } else {
+                    CreateOutcome::IdempotencyKeyReused
+                });
             }
             Some("insufficient_funds") => {
                 return Ok(CreateOutcome::InsufficientFunds {
@@ -366,6 +389,21 @@ fn reveal(
 /// [`Error::Unavailable`] when Redis cannot be reached: the grab may have happened; a retry
 /// answers [`GrabOutcome::AlreadyGrabbed`] with the same share.
 pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabOutcome, Error> {
+    grab_with_password(store, packet_id, user_id, None).await
+}
+
+/// [`grab`] with the password the grabber sent (a password packet refuses a grab without its
+/// password: [`GrabOutcome::WrongPassword`]). Only the password's verifier for this packet
+/// leaves this function.
+///
+/// # Errors
+/// As [`grab`].
+pub async fn grab_with_password(
+    store: &Store,
+    packet_id: &str,
+    user_id: &str,
+    password: Option<&Password>,
+) -> Result<GrabOutcome, Error> {
     if !is_packet_id(packet_id) {
         return Ok(GrabOutcome::NotFound);
     }
@@ -400,6 +438,7 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
         user_id,
         rate_limit: cfg.packets.grab_rate_limit,
         rate_window_ms: cfg.packets.grab_rate_window_ms,
+        password: &password.map(|p| p.verifier(packet_id)).unwrap_or_default(),
     }
     .invocation()
     .invoke_async(&mut conn)
@@ -440,6 +479,8 @@ pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabO
             GrabOutcome::SoldOut
         }
         "not_a_recipient" => GrabOutcome::NotARecipient,
+        "cancelled" => GrabOutcome::Cancelled,
+        "wrong_password" => GrabOutcome::WrongPassword,
         "not_open_yet" => {
             let (opens_at, now) = data.split_once(':').ok_or_else(bad)?;
             let opens_at_ms: i64 = opens_at.parse().map_err(|_| bad())?;

@@ -53,7 +53,7 @@ pub use coupon_calls::{
     CouponRedeemCall, CouponSettleCall, CouponTakeCall,
 };
 pub use packet_calls::{
-    ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
+    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
     JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
     WithdrawCall,
 };
@@ -156,8 +156,9 @@ macro_rules! script {
 /// its index of ends has let go). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 16] = [
+pub(crate) const ACKNOWLEDGED: [&str; 17] = [
     "create_packet.lua",
+    "cancel.lua",
     "due_add.lua",
     "claim.lua",
     "claim_done.lua",
@@ -216,6 +217,10 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
 script!(
     /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
     CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua", "journal.lua"]);
+script!(
+    /// `lua/cancel.lua`: the sender cancels an open packet; its un-grabbed shares are
+    /// refunded in the same step.
+    CANCEL, "cancel.lua", ["records.lua", "history.lua", "journal.lua"]);
 script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
@@ -300,13 +305,14 @@ script!(
     COUPON_ADD_CODES, "coupon_add_codes.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 26] {
+pub fn all() -> [(&'static str, &'static Script); 27] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 26] {
+fn all_lua() -> [(&'static str, &'static Lua); 27] {
     [
         ("create_packet.lua", &CREATE_PACKET),
+        ("cancel.lua", &CANCEL),
         ("due_add.lua", &DUE_ADD),
         ("grab.lua", &GRAB),
         ("claim.lua", &CLAIM),

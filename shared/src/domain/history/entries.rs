@@ -13,7 +13,7 @@
 //!
 //! The mode field carries `;<opens_at or empty>;<cover or empty>;<flags>` after the mode when
 //! the packet was scheduled or has a cover (entries written before those hold the mode alone;
-//! flags are lowercase letters, none written yet).
+//! flags are lowercase letters: `c` cancelled by the sender, `p` password-protected).
 //! `year` is the business year of the entry's time (in the business zone,
 //! `HONGBAO_BUSINESS_TZ`), kept so that a pruned entry can be taken out of its year's totals.
 //! The greeting and the sender id come last because they may hold `|` or `:`. A user sends a packet once and claims a share of it once,
@@ -147,6 +147,11 @@ pub struct SentEntry {
     pub opens_at_ms: i64,
     /// The cover id, if any.
     pub cover: Option<String>,
+    /// Whether its sender cancelled it (flag `c`; `refunded_cents` then holds the cancel's
+    /// refund until settlement).
+    pub cancelled: bool,
+    /// Whether grabbing it needs its password (flag `p`).
+    pub password_protected: bool,
 }
 
 /// One entry of a user's received list: a claimed share.
@@ -198,13 +203,13 @@ impl Entry {
                     Some((m, rest)) => (m, Some(rest)),
                 };
                 let mode: Mode = mode.parse().map_err(|_| bad())?;
-                let (opens_at_ms, cover) = match extras {
-                    None => (at_ms, None),
+                let (opens_at_ms, cover, flags) = match extras {
+                    None => (at_ms, None, ""),
                     Some(rest) => {
                         let mut x = rest.split(';');
                         let opens = x.next().ok_or_else(bad)?;
                         let cover = x.next().ok_or_else(bad)?;
-                        // Flags, one lowercase letter each (none written yet).
+                        // Flags, one lowercase letter each: `c` cancelled, `p` password.
                         let flags = x.next().ok_or_else(bad)?;
                         if !flags.bytes().all(|b| b.is_ascii_lowercase()) || x.next().is_some() {
                             return Err(bad());
@@ -216,6 +221,7 @@ impl Entry {
                                 num(Some(opens))?
                             },
                             (!cover.is_empty()).then(|| cover.to_string()),
+                            flags,
                         )
                     }
                 };
@@ -237,6 +243,8 @@ impl Entry {
                     },
                     opens_at_ms,
                     cover,
+                    cancelled: flags.contains('c'),
+                    password_protected: flags.contains('p'),
                 })
             }
             Role::Received => {
@@ -334,6 +342,11 @@ mod tests {
             (e.mode, e.opens_at_ms, e.cover.as_deref()),
             (Mode::Fixed, 1_763_850_000_000, Some("c.1"))
         );
+        let flagged = sent.replace("|lucky|", "|lucky;;;cp|");
+        let Entry::Sent(e) = Entry::parse(Role::Sent, &flagged).unwrap() else {
+            panic!()
+        };
+        assert!(e.cancelled && e.password_protected);
         for bad in ["|lucky;x;;|", "|lucky;;|", "|lucky;;a;B|", "|lucky;;a;b;|"] {
             assert!(
                 Entry::parse(Role::Sent, &sent.replace("|lucky|", bad)).is_err(),

@@ -53,6 +53,11 @@ impl NewPacket {
             put("cover");
             put(cover);
         }
+        // Only that there is a password: the password itself is stored nowhere but as the
+        // packet's verifier, and a repeat compares against that (`store::packets::create`).
+        if self.password.is_some() {
+            put("password");
+        }
         let mut out = String::from(FINGERPRINT_V2);
         for b in Sha256::digest(canonical.as_bytes()) {
             let _ = write!(out, "{b:02x}");
@@ -74,6 +79,7 @@ impl NewPacket {
             || self.greeting.as_deref().is_some_and(|g| g.contains('|'))
             || self.opens_in_secs != 0
             || self.cover.is_some()
+            || self.password.is_some()
         {
             return None;
         }
@@ -113,6 +119,7 @@ mod tests {
             recipients: Vec::new(),
             opens_in_secs: 0,
             cover: None,
+            password: None,
         };
         let mut b = a.clone();
         b.greeting = Some(String::new());
@@ -159,6 +166,7 @@ mod tests {
             recipients: Vec::new(),
             opens_in_secs: 0,
             cover: None,
+            password: None,
         };
         let targeted = NewPacket {
             greeting: Some("hi".into()),

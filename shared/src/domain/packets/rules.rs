@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+use crate::domain::packets::password::{Password, PasswordText};
 use crate::domain::settings::{self, Setting};
 use crate::domain::split::{LuckySplit, Mode};
 use crate::domain::{
@@ -303,6 +304,7 @@ impl PacketRules {
                 ));
             }
         }
+        let password = req.password.as_ref().map(PasswordText::check).transpose()?;
         if let Some(g) = &req.greeting {
             if g.chars().count() > MAX_GREETING_CHARS {
                 return Err(Invalid(format!(
@@ -321,6 +323,7 @@ impl PacketRules {
             recipients,
             opens_in_secs: opens as u64,
             cover: req.cover,
+            password,
         })
     }
 }
@@ -356,6 +359,9 @@ pub struct PacketRequest {
     /// Optional cover id ([`is_cover_id`]) the client maps to artwork.
     #[serde(default)]
     pub cover: Option<String>,
+    /// Optional password grabbers must send ([`PasswordText::check`]).
+    #[serde(default)]
+    pub password: Option<PasswordText>,
 }
 
 /// A validated request to create a red packet.
@@ -383,6 +389,9 @@ pub struct NewPacket {
     pub opens_in_secs: u64,
     /// The cover id, if any ([`is_cover_id`], and one of `HONGBAO_COVERS` when that is set).
     pub cover: Option<String>,
+    /// A password packet's password (NFC); grabs must send it. Enforced inside
+    /// `lua/grab.lua` by its verifier.
+    pub password: Option<Password>,
 }
 
 impl NewPacket {

@@ -4,8 +4,8 @@
 //! [`crate::store::keys::WalletKeys`] where they are those keys.
 
 use super::{
-    CLAIM, CLAIM_DONE, CREATE_PACKET, DUE_ADD, GRAB, HISTORY_PAGE, JOURNAL_ACK, PACKET_VIEW,
-    SETTLE, TRANSFER_RELEASE, UNLOCK, WALLET_CREDIT, WITHDRAW,
+    CANCEL, CLAIM, CLAIM_DONE, CREATE_PACKET, DUE_ADD, GRAB, HISTORY_PAGE, JOURNAL_ACK,
+    PACKET_VIEW, SETTLE, TRANSFER_RELEASE, UNLOCK, WALLET_CREDIT, WITHDRAW,
 };
 
 script_call! {
@@ -92,6 +92,8 @@ script_call! {
             /// The commitment to `share_amounts` under `salt`
             /// (`domain::packets::receipt::commitment`).
             commitment: &'a str,
+            /// A password packet's verifier (`domain::packets::password`), empty for none.
+            password: &'a str,
             /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
@@ -136,6 +138,8 @@ script_call! {
             rate_limit: u32,
             /// The rate-limit window, ms.
             rate_window_ms: u64,
+            /// The verifier of the password the grabber sent for this packet, empty for none.
+            password: &'a str,
         }
     }
 }
@@ -376,6 +380,33 @@ script_call! {
         ARGV {
             /// The owner's random token.
             token: &'a str,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/cancel.lua`: the sender cancels an open packet and gets its un-grabbed shares back,
+    /// atomically. Every key is on the sender's hash tag.
+    pub struct CancelCall<'a> for CANCEL {
+        KEYS {
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The sender's wallet hash.
+            wallet: &'a str,
+            /// The sender's ledger list.
+            ledger: &'a str,
+            /// The sender's sent history.
+            sent: &'a str,
+            /// The money journal of the sender's tag (`refund_credit`, `packet_cancelled`).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The packet's id.
+            packet_id: &'a str,
+            /// The caller (only the sender may cancel).
+            caller_id: &'a str,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
         }
     }
 }

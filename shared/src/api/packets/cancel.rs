@@ -1,0 +1,80 @@
+//! `POST /packets/{id}/cancel`: the sender cancels an open red packet and gets its un-grabbed
+//! shares back at once (`store::packets::cancel`, `lua/cancel.lua`).
+
+use axum::extract::State;
+use axum::Json;
+use serde::Serialize;
+
+use crate::api::config::AppState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::{shown, Caller, Path};
+use crate::domain::packets::CancelOutcome;
+use crate::store::packets;
+
+/// The answer of a cancel (the same for a repeat).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CancelBody {
+    /// 24 hex digits.
+    pub packet_id: String,
+    /// `cancelled`.
+    #[schema(value_type = super::super::schemas::StatusDoc)]
+    pub status: &'static str,
+    /// The un-grabbed shares refunded to the sender's wallet at the cancel, cents (grabbed
+    /// shares stay claimable until `expires_at`; reclaim-cron refunds the unclaimed ones then).
+    pub refunded_cents: i64,
+    /// RFC 3339: when it was cancelled.
+    #[schema(format = DateTime)]
+    pub cancelled_at: String,
+}
+
+/// `POST /packets/{id}/cancel`: 200 [`CancelBody`] (a repeat: the same figures); 401, 403
+/// `forbidden` (not the sender), 404 `not_found`, 409 `not_cancellable` (+`status`: sold out,
+/// expired or settled).
+#[utoipa::path(
+    post, path = "/packets/{id}/cancel", tag = "red packets", operation_id = "cancel_packet",
+    summary = "Cancel a red packet",
+    description = "The sender stops an open (or scheduled) packet: later grabs answer 410 `cancelled`, and the un-grabbed shares are refunded to the sender's wallet in the same step. Shares already grabbed stay claimable until `expires_at`; the unclaimed ones are refunded then. A repeat answers the same figures and moves nothing.",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    responses(
+        (status = 200, description = "cancelled (now or by an earlier call: the same figures)", body = CancelBody),
+        (status = 403, description = "`forbidden`: only the packet's sender may cancel it; nothing written", body = crate::api::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
+        (status = 409, description = "`not_cancellable`: sold out, expired or settled (`status`); nothing written", body = crate::api::schemas::NotCancellableError),
+    )
+)]
+pub(crate) async fn cancel(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<CancelBody>, ApiError> {
+    let outcome = packets::cancel(&state.store, &id, &caller)
+        .await
+        .map_err(|e| {
+            ApiError::from(e).on_unavailable(
+                "the packet may have been cancelled: a retry answers the same figures",
+            )
+        })?;
+    match outcome {
+        CancelOutcome::Cancelled {
+            refunded_cents,
+            cancelled_at_ms,
+        } => Ok(Json(CancelBody {
+            packet_id: id,
+            status: "cancelled",
+            refunded_cents,
+            cancelled_at: rfc3339(cancelled_at_ms),
+        })),
+        CancelOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+        CancelOutcome::Forbidden => Err(ApiError::forbidden(
+            "only the sender may cancel this red packet; nothing was written",
+        )),
+        CancelOutcome::NotCancellable(status) => Err(ApiError::conflict(
+            "not_cancellable",
+            format!(
+                "the packet is {}: nothing is left to cancel; nothing was written",
+                status.as_str()
+            ),
+        )
+        .with("status", status.as_str())),
+    }
+}

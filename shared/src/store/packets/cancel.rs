@@ -1,0 +1,85 @@
+//! `POST /packets/{id}/cancel`'s store step: one EVALSHA of `lua/cancel.lua` on the packet's
+//! hash slot, which is its sender's (the wallet the refund goes to), and its reply parsed into
+//! [`CancelOutcome`].
+
+use redis::Value;
+
+use crate::domain::packets::{CancelOutcome, Status};
+use crate::store::keys::{is_packet_id, user_tag, Keys};
+use crate::store::scripts::{int, texts, Call, CancelCall};
+use crate::store::{Error, Store};
+
+/// Cancels `packet_id` for `caller_id`, who must be its sender: it stops taking grabs and its
+/// un-grabbed shares are refunded to the sender's wallet in the same script (ledger entry
+/// `refund_credit`, journal entries `refund_credit` and `packet_cancelled`, the sent history's
+/// entry updated). Shares already grabbed stay claimable until `expires_at`; reclaim-cron
+/// refunds the unclaimed ones then. A repeat (a retry, a re-sent call) answers the first
+/// cancel's figures and moves nothing.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached: the packet may have been cancelled; a
+/// retry answers with the same figures.
+pub async fn cancel(
+    store: &Store,
+    packet_id: &str,
+    caller_id: &str,
+) -> Result<CancelOutcome, Error> {
+    if !is_packet_id(packet_id) {
+        return Ok(CancelOutcome::NotFound);
+    }
+    let cfg = store.config();
+    let keys = Keys::new(&cfg.key_prefix);
+    let pk = keys.packet(packet_id);
+    let mut conn = store.conn().await?;
+    // A packet id starts with its sender's hash tag. A caller of another tag is not the sender
+    // (and their wallet is on another hash slot, which one script cannot touch): one read
+    // tells not found from forbidden. A caller of the same tag may still not be the sender:
+    // the script compares the ids, and names the caller's wallet keys but writes none then.
+    if !packet_id.starts_with(&user_tag(caller_id)) {
+        let exists: bool = redis::cmd("EXISTS")
+            .arg(&pk.meta)
+            .query_async(&mut conn)
+            .await?;
+        return Ok(if exists {
+            CancelOutcome::Forbidden
+        } else {
+            CancelOutcome::NotFound
+        });
+    }
+    let wk = keys.wallet(caller_id);
+    let reply: Value = CancelCall {
+        meta: &pk.meta,
+        wallet: &wk.wallet,
+        ledger: &wk.ledger,
+        sent: &wk.sent,
+        journal: &wk.journal,
+        packet_id,
+        caller_id,
+        ledger_cap: crate::domain::wallet::LEDGER_CAP,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    parse(&texts("cancel", reply)?)
+}
+
+/// `cancel.lua`'s reply as a [`CancelOutcome`].
+fn parse(reply: &[String]) -> Result<CancelOutcome, Error> {
+    Ok(match reply.first().map(String::as_str) {
+        Some("cancelled") => CancelOutcome::Cancelled {
+            refunded_cents: int("cancel", reply.get(1))?,
+            cancelled_at_ms: int("cancel", reply.get(2))?,
+        },
+        Some("not_found") => CancelOutcome::NotFound,
+        Some("forbidden") => CancelOutcome::Forbidden,
+        Some("not_cancellable") => {
+            CancelOutcome::NotCancellable(match reply.get(1).map(String::as_str) {
+                Some("sold_out") => Status::SoldOut,
+                Some("expired") => Status::Expired,
+                Some("settled") => Status::Settled,
+                _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
+            })
+        }
+        _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
+    })
+}
