@@ -11,9 +11,15 @@
 -- ARGV[3] rate_window_ms: the window, ms
 -- ARGV[4] password: the verifier of the password the grabber sent for this packet
 --         (domain::packets::password), '' for none
+-- ARGV[5] call_id: this call's id (8 hex digits, drawn per call; a re-sent call carries the
+--         same), '' for none
 --
--- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>"; share ids count from 1 in
--- grab order (so the order needs no list of its own: GET /packets/{id} sorts by share id).
+-- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>[:<call_id>]"; share ids count
+-- from 1 in grab order (so the order needs no list of its own: GET /packets/{id} sorts by
+-- share id). Any call may run twice (a cluster client re-sends a command whose reply was
+-- lost): a run that finds the caller's share recorded with this call's id is that call run
+-- again and answers 'grabbed' as the first run did (HGET meta for its expires_at), not
+-- counted by the rate limit; another call of the same user is a repeat.
 -- Returns one string, the outcome and its data joined by ':' (a flat string, not a table:
 -- converting a Lua table reply costs the server about 1 us, a sixth of a repeat's time):
 --   'not_found'
@@ -48,6 +54,9 @@
 -- counting it would double the cost of the answer it limits (API Gateway's route throttle
 -- still bounds the rate).
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
+if mine and ARGV[5] ~= '' and string.sub(mine, -9) == ':' .. ARGV[5] then
+  return 'grabbed:' .. mine .. ':' .. redis.call('HGET', KEYS[1], 'expires_at')
+end
 if mine then
   local wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
   if wait > 0 then
@@ -107,5 +116,8 @@ local share_id = grabbed + 1
 redis.call('HSET', KEYS[1], 'grabbed_count', string.format('%d', share_id),
   'grabbed_cents', string.format('%d', tonumber(meta[5]) + tonumber(amount)))
 local record = string.format('%d:%s:%d', share_id, amount, now)
+if ARGV[5] ~= '' then
+  record = record .. ':' .. ARGV[5]
+end
 redis.call('HSET', KEYS[3], ARGV[1], record)
 return 'grabbed:' .. record .. ':' .. meta[2]

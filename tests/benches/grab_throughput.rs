@@ -369,6 +369,7 @@ impl Bench {
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
             password: "",
+            call_id: "",
         }
         .evalsha_words();
         self.reset_stats();

@@ -236,7 +236,9 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     // An hour-long window, so that no counter expires between the phases of a round: the
     // repeat phases then take the path they are named after.
     let hour = 3_600_000;
-    let grab = |user: String, limit: u32| {
+    // Every call carries a call id, as `packets::grab` sends: a win records it, a repeat (another
+    // call) compares it.
+    let grab = |user: String, limit: u32, call_id: &str| {
         GrabCall {
             meta: &pk.meta,
             shares: &pk.shares,
@@ -247,13 +249,19 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             rate_limit: limit,
             rate_window_ms: hour,
             password: "",
+            call_id,
         }
         .texts()
     };
-    let winners: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), limit)).collect();
+    let winners: Vec<_> = (0..n)
+        .map(|i| grab(format!("w{i}"), limit, &format!("{i:08x}")))
+        .collect();
     let win = b
         .phase("grab win", &scripts::GRAB, &winners, "grabbed")
         .await;
+    let winners: Vec<_> = (0..n)
+        .map(|i| grab(format!("w{i}"), limit, "ffffffff"))
+        .collect();
     // The first repeat finds no counter and opens the window the win began (TIME, SET ... PX);
     // later repeats are GET + INCR.
     let first_again = b
@@ -267,7 +275,9 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let again = b
         .phase("grab repeat", &scripts::GRAB, &winners, "already_grabbed")
         .await;
-    let unlimited: Vec<_> = (0..n).map(|i| grab(format!("w{i}"), 0)).collect();
+    let unlimited: Vec<_> = (0..n)
+        .map(|i| grab(format!("w{i}"), 0, "ffffffff"))
+        .collect();
     let again_unlimited = b
         .phase(
             "grab repeat, limit off",
@@ -276,7 +286,9 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             "already_grabbed",
         )
         .await;
-    let late: Vec<_> = (0..n).map(|i| grab(format!("l{i}"), limit)).collect();
+    let late: Vec<_> = (0..n)
+        .map(|i| grab(format!("l{i}"), limit, "ffffffff"))
+        .collect();
     let sold = b
         .phase("grab sold out", &scripts::GRAB, &late, "sold_out")
         .await;
@@ -285,11 +297,11 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let spammers = (n / 50).max(1);
     let allowance: Vec<_> = (0..spammers)
         .flat_map(|i| (0..cfg.packets.grab_rate_limit).map(move |_| i))
-        .map(|i| grab(format!("w{i}"), limit))
+        .map(|i| grab(format!("w{i}"), limit, "ffffffff"))
         .collect();
     let _ = b.run(&scripts::GRAB, &allowance).await;
     let over: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{}", i % spammers), limit))
+        .map(|i| grab(format!("w{}", i % spammers), limit, "ffffffff"))
         .collect();
     let limited = b
         .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
@@ -321,6 +333,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             rate_limit: limit,
             rate_window_ms: hour,
             password: "",
+            call_id: "0a0a0a0a",
         }
         .texts()
     };
@@ -370,6 +383,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             rate_limit: u32::MAX,
             rate_window_ms: hour,
             password: verifier,
+            call_id: "0a0a0a0a",
         }
         .texts()
     };

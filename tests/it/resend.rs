@@ -330,3 +330,51 @@ async fn an_article_post_run_twice_answers_as_its_first_run() {
         assert_eq!(ranked, 1, "{backend:?}");
     }
 }
+
+/// A grab run twice (the same call, as a cluster client re-sends it after a lost reply)
+/// answers `grabbed` with the same share both times and takes one share; another call of the
+/// same user is a repeat (`already_grabbed`), and so is a call without a call id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grab_run_twice_answers_as_its_first_run() {
+    use hongbao::store::scripts::{text, GrabCall};
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 1_000).await;
+        let p = crate::common::create(&store, "sender", &lucky(300, 3, 600)).await;
+        let keys = Keys::new(&store.config().key_prefix);
+        let pk = keys.packet(&p.packet_id);
+        let rate = keys.grab_rate(&p.packet_id, "bob");
+        let call = |call_id: &'static str| GrabCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            rate: &rate,
+            recipients: &pk.recipients,
+            user_id: "bob",
+            rate_limit: 10,
+            rate_window_ms: 1_000,
+            password: "",
+            call_id,
+        };
+        let mut conn = store.conn().await.unwrap();
+        let mut run = async |call_id| {
+            text(
+                "grab",
+                call(call_id)
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await
+                    .unwrap(),
+            )
+            .unwrap()
+        };
+        let first = run("0a1b2c3d").await;
+        assert!(first.starts_with("grabbed:1:"), "{backend:?}: {first}");
+        assert_eq!(run("0a1b2c3d").await, first, "{backend:?}: the re-run");
+        assert!(run("99999999").await.starts_with("already_grabbed:1:"));
+        assert!(run("").await.starts_with("already_grabbed:1:"));
+        let v = packets::view(&store, &p.packet_id).await.unwrap().unwrap();
+        assert_eq!(v.packet.grabbed_count, 1, "{backend:?}");
+    }
+}

@@ -332,6 +332,7 @@ async fn soak() {
                 Op::Grab {
                     packet: id.into(),
                     user: "u-live-2".into(),
+                    password: true,
                 },
                 Op::Claim {
                     packet: id.into(),

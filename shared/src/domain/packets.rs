@@ -41,14 +41,20 @@ pub struct Share {
 }
 
 impl Share {
-    /// Parses a share record `share_id:amount_cents:grabbed_at_ms`.
+    /// Parses a share record `share_id:amount_cents:grabbed_at_ms[:call_id]` (the call id of
+    /// the grab that won it, 8 hex digits, in records written since grabs carry one).
     ///
     /// # Errors
     /// [`BadRecord`] for any other shape.
     pub fn parse(record: &str) -> Result<Self, BadRecord> {
-        let mut it = record.splitn(3, ':');
+        let mut it = record.splitn(4, ':');
         let mut next = || it.next().and_then(|s| s.parse::<i64>().ok());
-        match (next(), next(), next()) {
+        let fields = (next(), next(), next());
+        let call_ok = it
+            .next()
+            .is_none_or(|c| c.len() == 8 && c.bytes().all(|b| b.is_ascii_hexdigit()));
+        match fields {
+            _ if !call_ok => Err(BadRecord(format!("bad share record {record:?}"))),
             (Some(id), Some(amount), Some(at)) if id > 0 && id <= i64::from(u32::MAX) => {
                 Ok(Share {
                     share_id: id as u32,
@@ -423,6 +429,8 @@ mod tests {
             (3, 125, 1_700_000_000_123)
         );
         assert!(Share::parse("x:1:2").is_err());
+        assert_eq!(Share::parse("3:125:1700000000123:0a1b2c3d").unwrap(), s);
+        assert!(Share::parse("3:125:1700000000123:xyz").is_err());
         assert!(Share::parse("0:1:2").is_err());
     }
 

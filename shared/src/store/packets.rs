@@ -439,6 +439,7 @@ pub async fn grab_with_password(
         rate_limit: cfg.packets.grab_rate_limit,
         rate_window_ms: cfg.packets.grab_rate_window_ms,
         password: &password.map(|p| p.verifier(packet_id)).unwrap_or_default(),
+        call_id: &format!("{:08x}", rand::random::<u32>()),
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -117,9 +117,19 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             .get(&(k, user.to_string(), reference.to_string()))
             .map_or(0, Vec::len)
     };
-    // Money moved once per movement: no journal entry twice.
+    // Money moved once per movement: no journal entry twice (a cancelled packet's sender gets
+    // two refunds: the un-grabbed shares at the cancel, the unclaimed grabbed ones at
+    // settlement).
     for ((k, user, reference), list) in &entries {
-        if list.len() > 1 {
+        let cancelled = entries
+            .get(&(Kind::PacketCancelled, user.clone(), reference.clone()))
+            .map_or(0, Vec::len);
+        let allowed = if *k == Kind::RefundCredit && cancelled == 1 {
+            2
+        } else {
+            1
+        };
+        if list.len() > allowed {
             v.push(format!(
                 "{k:?} of {user} for {reference} journaled {} times (paid twice)",
                 list.len()
@@ -301,7 +311,29 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
                     v.push(format!("acknowledged packet {id} does not exist"));
                 }
             }
-            (Op::Grab { packet, user }, Some((s @ (200 | 409), b))) => {
+            (Op::Cancel { packet, user }, Some((200, b))) => {
+                let cancels = entries
+                    .get(&(Kind::PacketCancelled, user.clone(), packet.clone()))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                match cancels {
+                    [e] if e.refunded_cents == b["refunded_cents"].as_i64() => {}
+                    _ => v.push(format!(
+                        "acknowledged cancel of {packet} by {user} (refunded {}) journaled as {cancels:?}",
+                        b["refunded_cents"]
+                    )),
+                }
+            }
+            (Op::Cancel { packet, user }, Some((s, _)))
+                if *s != 200
+                    && count(Kind::PacketCancelled, user, packet) > 0
+                    && !r.ambiguous() =>
+            {
+                v.push(format!(
+                    "cancel of {packet} by {user} answered {s} but cancelled it"
+                ));
+            }
+            (Op::Grab { packet, user, .. }, Some((s @ (200 | 409), b))) => {
                 let share = if *s == 200 { b } else { &b["share"] };
                 let Some(g) = f.grabs.get(packet).filter(|g| !g.is_empty()) else {
                     continue; // evicted after settlement (checked above)

@@ -20,6 +20,9 @@ use hongbao::store::scripts::Call;
 use super::Log;
 use crate::common::{call, event, with_body, with_header, with_sub, Function};
 
+/// The password of every password packet the soak creates.
+pub const SOAK_PASSWORD: &str = "芝麻开门";
+
 /// One operation a client sends.
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -42,8 +45,15 @@ pub enum Op {
         body: Value,
         key: Option<String>,
     },
-    /// `POST /packets/{id}/grab`.
-    Grab { packet: String, user: String },
+    /// `POST /packets/{id}/grab`, with the body `{"password": SOAK_PASSWORD}` when
+    /// `password` (every password packet of the soak has that one).
+    Grab {
+        packet: String,
+        user: String,
+        password: bool,
+    },
+    /// `POST /packets/{id}/cancel` by `user` (mostly the packet's sender).
+    Cancel { packet: String, user: String },
     /// `POST /packets/{id}/claim`.
     Claim { packet: String, user: String },
     /// A claim whose sandbox stalls between step 1 (the claim read pending) and the credit, as
@@ -79,6 +89,7 @@ impl Op {
             Op::Create { key: Some(_), .. } => "create_keyed",
             Op::Create { key: None, .. } => "create_unkeyed",
             Op::Grab { .. } => "grab",
+            Op::Cancel { .. } => "cancel",
             Op::Claim { .. } => "claim",
             Op::SlowClaim { .. } => "slow_claim",
             Op::Reclaim { .. } => "reclaim",
@@ -252,6 +263,9 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
                 body["recipients"] = json!(to);
             }
         }
+        if rng.random_bool(0.2) {
+            body["password"] = json!(SOAK_PASSWORD);
+        }
         if body["mode"] == "fixed" {
             body["total_cents"] = json!(i64::from(count) * (total / i64::from(count)));
         }
@@ -262,11 +276,18 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
             key,
         }];
     }
-    let (packet, _) = recent.choose(rng).unwrap().clone();
+    let (packet, sender) = recent.choose(rng).unwrap().clone();
+    if roll < 45 {
+        // The sender cancels, racing the grabs and claims of the packet (now and then someone
+        // else: 403).
+        let user = if rng.random_bool(0.9) { sender } else { user };
+        return vec![Op::Cancel { packet, user }];
+    }
     if roll < 70 {
         let grab = Op::Grab {
             packet: packet.clone(),
             user: user.clone(),
+            password: rng.random_bool(0.8),
         };
         let mut ops = vec![grab.clone()];
         if rng.random_bool(0.3) {
@@ -361,7 +382,7 @@ async fn perform(
                         let code = body["code"].as_str().unwrap_or_default().to_string();
                         world.coupons.lock().unwrap().push((code, user.clone()));
                     }
-                    if let (Op::Grab { packet, user }, 200) = (&op, status) {
+                    if let (Op::Grab { packet, user, .. }, 200) = (&op, status) {
                         world
                             .wins
                             .lock()
@@ -417,13 +438,21 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             }
             call(store, Function::CreatePacket, &ev).await
         }
-        Op::Grab { packet, user } => {
-            call(
-                store,
-                Function::Grab,
-                &with_sub(on_packet(event("grab-grab"), packet), user),
-            )
-            .await
+        Op::Grab {
+            packet,
+            user,
+            password,
+        } => {
+            let mut ev = with_sub(on_packet(event("grab-grab"), packet), user);
+            if *password {
+                ev = with_body(ev, &json!({ "password": SOAK_PASSWORD }).to_string());
+            }
+            call(store, Function::Grab, &ev).await
+        }
+        Op::Cancel { packet, user } => {
+            let mut ev = with_sub(on_packet(event("create-packet-cancel"), packet), user);
+            ev["body"] = Value::Null;
+            call(store, Function::CreatePacket, &ev).await
         }
         Op::Claim { packet, user } => {
             call(

@@ -140,6 +140,9 @@ script_call! {
             rate_window_ms: u64,
             /// The verifier of the password the grabber sent for this packet, empty for none.
             password: &'a str,
+            /// This call's id, 8 hex digits drawn per call (a re-sent call carries the same),
+            /// empty for none: a re-run of the winning call answers the win again.
+            call_id: &'a str,
         }
     }
 }
