@@ -210,7 +210,7 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let n = b.calls;
     let cfg = store.config();
     let keys = Keys::new(&cfg.key_prefix);
-    wallet::deposit(store, "bench-sender", n as i64 * 3, "bench-fund")
+    wallet::deposit(store, "bench-sender", n as i64 * 5, "bench-fund")
         .await
         .expect("deposit");
     let new = NewPacket {
@@ -359,7 +359,10 @@ async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     .expect("password")
     .check()
     .expect("password");
+    // Twice the shares the winners take, so that the guesses after them meet shares left.
     let locked = NewPacket {
+        total_cents: 2 * n as i64,
+        count: 2 * n as u32,
         password: Some(secret.clone()),
         ..new.clone()
     };

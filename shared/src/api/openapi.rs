@@ -68,6 +68,8 @@ impl Modify for OptionalBodies {
 ///   document's `jwt` security (no `security` of its own); `POST /wallet/deposits` and
 ///   `POST /wallet/withdrawals`, signed with SigV4 (`sigv4`), never answer 401 (a request
 ///   without a valid IAM caller is 403);
+/// * 400 [`InvalidRequestError`](super::schemas::InvalidRequestError) on every operation with
+///   a path parameter (one that is not percent-encoded UTF-8 is refused) or a request body;
 /// * 500 [`InternalError`](super::schemas::InternalError) on every operation;
 /// * 503 [`UnavailableError`](super::schemas::UnavailableError) + `Retry-After` on every
 ///   operation that declares no 503 of its own (`POST /order-codes` declares one that is also
@@ -90,6 +92,15 @@ impl CommonAnswers {
         Self::answer(
             "`unauthorized`: no valid caller identity",
             "UnauthorizedError",
+        )
+        .build()
+    }
+
+    /// 400 `invalid_request`.
+    fn invalid() -> Response {
+        Self::answer(
+            "`invalid_request`: a path parameter that is not percent-encoded UTF-8, or a body that breaks the contract; nothing written",
+            "InvalidRequestError",
         )
         .build()
     }
@@ -118,7 +129,8 @@ impl CommonAnswers {
 
 impl Modify for CommonAnswers {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        for item in openapi.paths.paths.values_mut() {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let has_parameter = path.contains('{');
             let operations = [
                 &mut item.get,
                 &mut item.put,
@@ -128,7 +140,13 @@ impl Modify for CommonAnswers {
             ];
             for op in operations.into_iter().flatten() {
                 let under_jwt = op.security.is_none();
+                let has_body = op.request_body.is_some();
                 let answers = &mut op.responses.responses;
+                if has_parameter || has_body {
+                    answers
+                        .entry("400".into())
+                        .or_insert_with(|| RefOr::T(Self::invalid()));
+                }
                 if under_jwt {
                     answers
                         .entry("401".into())
