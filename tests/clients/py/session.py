@@ -13,6 +13,7 @@ Exit status 1 when a check fails.
 from __future__ import annotations
 
 import enum
+import hashlib
 import importlib
 import inspect
 import os
@@ -41,6 +42,7 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "get_campaign": ("get_campaign",),  # GET /campaigns/{id}
     "redeem_coupon": ("redeem_coupon",),  # POST /coupons/redeem
     "list_coupons": ("list_coupons",),  # GET /coupons
+    "cancel": ("cancel_packet",),  # POST /packets/{id}/cancel
 }
 # Response models (hongbao_client.models) by role, error answers by code; a tuple lists
 # accepted class names (the per-code error schemas, then the one shared `ErrorDoc`).
@@ -66,6 +68,10 @@ MODELS: dict[str, tuple[str, ...]] = {
     "no_share": ("ClaimNotFoundError", "ErrorDoc"),
     "sold_out": ("CampaignGoneError", "ErrorDoc"),
     "already_redeemed": ("AlreadyRedeemedError", "ErrorDoc"),
+    "cancelled_packet": ("CancelBody",),
+    "wrong_password": ("GrabForbiddenError", "ErrorDoc"),
+    "cancelled": ("GrabGoneError", "ErrorDoc"),
+    "not_open_yet": ("NotOpenYetError", "ErrorDoc"),
 }
 # (Request bodies are built with the model class the operation's `body` parameter is
 # annotated with, so their names are not needed here.)
@@ -382,6 +388,72 @@ def main() -> int:
         200,
         "coupons",
         lambda c: [(i.code, code(i.state)) for i in c.items] == [(bobs_code, "redeemed")],
+    )
+    # Chat packets: a password packet with a cover, grabbed with its password, then cancelled
+    # by alice (its un-grabbed shares come back at once), its fairness receipt checked from the
+    # view alone; and a packet scheduled to open in a minute.
+    chat_body = {"total_cents": 300, "count": 3, "password": "芝麻开门", "cover": "lantern-2027"}
+    chat = expect(
+        "a password packet with a cover -> 201, password_protected",
+        call("create_packet", alice, body=chat_body),
+        201,
+        "packet",
+        lambda p: p.password_protected is True and p.cover == "lantern-2027",
+    )
+    chat_id = getattr(chat, "packet_id", "missing")
+    expect_error(
+        "dave grabs without the password -> 403 wrong_password",
+        call("grab", dave, id=chat_id),
+        403,
+        "wrong_password",
+    )
+    won = expect(
+        "dave types it -> 200",
+        call("grab", dave, id=chat_id, body={"password": "芝麻开门"}),
+        200,
+        "share",
+        lambda s: s.share_id == 1,
+    )
+    won_cents = getattr(won, "amount_cents", -1)
+    expect(
+        "alice cancels -> 200, the two un-grabbed shares refunded",
+        call("cancel", alice, id=chat_id),
+        200,
+        "cancelled_packet",
+        lambda c: code(c.status) == "cancelled" and c.refunded_cents == 300 - won_cents,
+    )
+    expect_error(
+        "carol grabs after the cancel -> 410 cancelled",
+        call("grab", carol, id=chat_id, body={"password": "芝麻开门"}),
+        410,
+        "cancelled",
+    )
+
+    def receipt_holds(v: Any) -> bool:
+        shares = v.reveal.shares_cents
+        text = f"hongbao-shares-v1:{v.reveal.salt}:{','.join(map(str, shares))}"
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return digest == v.commitment and sum(shares) == v.total_cents and shares[0] == won_cents
+
+    expect(
+        "the cancelled packet's receipt holds (commitment, sum, dave's share)",
+        call("view", dave, id=chat_id),
+        200,
+        "view",
+        lambda v: code(v.status) == "cancelled" and receipt_holds(v),
+    )
+    later = expect(
+        "a packet scheduled to open in a minute -> 201",
+        call("create_packet", alice, body={"total_cents": 100, "count": 1, "opens_in_secs": 60}),
+        201,
+        "packet",
+    )
+    expect_error(
+        "grab before it opens -> 425 not_open_yet",
+        call("grab", bob, id=getattr(later, "packet_id", "missing")),
+        425,
+        "not_open_yet",
+        lambda e: e.opens_at is not None,
     )
     # Error answers, each parsed into the document's error model.
     expect_error(
