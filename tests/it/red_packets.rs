@@ -531,8 +531,10 @@ async fn claims_racing_reclaim_at_the_deadline() {
                 offsets[i]
             );
             match out {
+                // `repeat: true` when reclaim-cron's settlement found the claim pending (step 1
+                // done) and re-drove its credit before the claim's own step 2: credited once,
+                // by the re-drive, so the claim request credits nothing itself.
                 ClaimOutcome::Claimed {
-                    repeat: false,
                     share,
                     claimed_at_ms,
                     ..
