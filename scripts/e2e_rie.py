@@ -8,7 +8,9 @@ sandbox, against a private redis-server on a free port. The script:
 1. invokes every events/ fixture and checks status codes and bodies against the contract
    (red packets, wallets, deposits and withdrawals; order codes: next-order-code-*.json;
    voting: vote-*.json; coupon drops: coupon-*.json, a campaign of uploaded codes from its
-   creation to its redemptions, one of generated codes, and the caller's coupons);
+   creation to its redemptions, one of generated codes, and the caller's coupons; chat
+   packets: create-packet-password.json, grab-grab-password.json, create-packet-cancel.json,
+   a scheduled packet);
    then checks that a function reads only its own settings (a broken HONGBAO_VOTE_SITE fails
    the vote function's Init, naming the variable, while grab answers; so does a broken
    HONGBAO_COUPON_VISIT_WINDOW_MS the coupon function's);
@@ -29,6 +31,7 @@ check; exit code 0 only if all pass.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -434,6 +437,81 @@ def fixtures(st: LocalStack, c: Checks, s: State) -> None:
         and r["remaining_due"] == 0,
         str(dict(r)),
     )
+
+
+def chat_packets(st: LocalStack, c: Checks, s: State) -> None:
+    """The chat-packet fixtures through the runtime: a password packet (create-packet-password,
+    grab-grab-password), cancelled by its sender (create-packet-cancel), and a scheduled one."""
+    c.section("chat packets: password, cancel, scheduled (events/ fixtures)")
+    inv = st.invoke
+    r = inv("create-packet", events.http_event("create-packet-password"))
+    b = r["body"]
+    if not c.status("create-packet-password.json", r, 201):
+        return
+    pid = b["packet_id"]
+    s.packets.append(pid)
+    c.check(
+        "password packet body: password_protected, cover, a commitment, no password",
+        b.get("password_protected") is True
+        and b.get("cover") == "lantern-2027"
+        and re.fullmatch(r"[0-9a-f]{64}", b.get("commitment", "")) is not None
+        and "芝麻开门" not in json.dumps(b, ensure_ascii=False),
+        str(b),
+    )
+    r = inv("grab", events.grab_event(pid, "bob"))
+    c.status("grab of a password packet without the password", r, 403, "wrong_password")
+    r = inv("grab", events.grab_event(pid, "bob", password="芝麻开"))
+    c.status("grab with a wrong password", r, 403, "wrong_password")
+    r = inv("grab", events.http_event("grab-grab-password", packet_id=pid))
+    won = r["body"].get("amount_cents", 0)
+    if c.status("grab-grab-password.json (bob)", r, 200):
+        c.check("bob's share is share 1", r["body"].get("share_id") == 1, str(r["body"]))
+    r = inv("create-packet", events.cancel_event(pid, "bob"))
+    c.status("create-packet-cancel.json as bob (not the sender)", r, 403, "forbidden")
+    r = inv("create-packet", events.http_event("create-packet-cancel", packet_id=pid))
+    if c.status("create-packet-cancel.json (alice)", r, 200):
+        c.check(
+            "cancel body: status cancelled, the two un-grabbed shares refunded",
+            {k: r["body"].get(k) for k in ("packet_id", "status", "refunded_cents")}
+            == {"packet_id": pid, "status": "cancelled", "refunded_cents": 600 - won}
+            and RFC3339.match(r["body"].get("cancelled_at", "")) is not None,
+            str(r["body"]),
+        )
+    r2 = inv("create-packet", events.http_event("create-packet-cancel", packet_id=pid))
+    c.check(
+        "create-packet-cancel.json again -> 200, the same figures",
+        r2.get("statusCode") == 200 and r2["body"] == r["body"],
+        str(r2["body"]),
+    )
+    r = inv("grab", events.grab_event(pid, "carol", password="芝麻开门"))
+    c.status("grab after the cancel", r, 410, "cancelled")
+    r = inv("claim", events.claim_event(pid, "bob"))
+    if c.status("bob claims his share of the cancelled packet", r, 200):
+        c.check("the claim credits his share", r["body"].get("amount_cents") == won, str(r["body"]))
+    r = inv("grab", events.view_event(pid, "bob"))
+    v = r["body"]
+    if c.status("view of the cancelled packet", r, 200):
+        reveal = v.get("reveal") or {}
+        shares = reveal.get("shares_cents", [])
+        text = f"hongbao-shares-v1:{reveal.get('salt')}:{','.join(map(str, shares))}"
+        c.check(
+            "its receipt holds: commitment, sum, bob's share 1",
+            v.get("status") == "cancelled"
+            and hashlib.sha256(text.encode()).hexdigest() == v.get("commitment")
+            and sum(shares) == v.get("total_cents")
+            and shares[:1] == [won],
+            str(v)[:500],
+        )
+    r = inv("create-packet", events.create_event("alice", 100, 1, opens_in_secs=3600))
+    if c.status("a packet scheduled to open in an hour", r, 201):
+        later = r["body"]["packet_id"]
+        s.packets.append(later)
+        r = inv("grab", events.grab_event(later, "bob"))
+        retry = int(r.get("headers", {}).get("retry-after", "0") or 0)
+        if c.status("grab before the opening", r, 425, "not_open_yet"):
+            c.check("Retry-After is the hour, rounded up", 3590 <= retry <= 3600, str(retry))
+        r = inv("create-packet", events.cancel_event(later, "alice"))
+        c.status("cancel of the scheduled packet (nothing grabbed)", r, 200)
 
 
 def business_dates() -> set[str]:
@@ -1413,6 +1491,7 @@ def main() -> int:
         for name, fn in (
             ("cold starts", lambda: cold_starts(stack, c, s)),
             ("fixtures", lambda: fixtures(stack, c, s)),
+            ("chat packets", lambda: chat_packets(stack, c, s)),
             ("order codes", lambda: order_codes(stack, c, s)),
             ("voting", lambda: voting(stack, c, s)),
             ("coupons", lambda: coupons(stack, c, s)),

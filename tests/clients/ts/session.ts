@@ -7,6 +7,7 @@
 //
 // scripts/contract.py generates the types, type-checks (tsc --strict), compiles and runs it
 // against a `make serve` on a free port. Exit status 1 when a check fails.
+import { createHash } from "node:crypto";
 import createClient from "openapi-fetch";
 import type { paths } from "../gen/ts/api.js";
 
@@ -178,6 +179,81 @@ const redeem = { code: bobsCode, user_id: `bob-${run}`, order_reference: `ts-ord
   expect("bob's coupons: the one he grabbed, redeemed", response.status === 200
     && data?.items.length === 1 && data.items[0]?.code === bobsCode
     && data.items[0].state === "redeemed", data ?? error);
+}
+// Chat packets: a password packet with a cover, grabbed with its password, then cancelled by
+// alice (its un-grabbed shares come back at once), its fairness receipt checked from the view
+// alone (the README's check); and a packet scheduled to open in a minute.
+const password = "芝麻开门";
+const chat = await alice.POST("/packets", {
+  body: { total_cents: 300, count: 3, password, cover: "lantern-2027" },
+});
+expect("a password packet with a cover -> 201, password_protected", chat.response.status === 201
+  && chat.data?.password_protected === true && chat.data.cover === "lantern-2027",
+  chat.data ?? chat.error);
+const chatId: string = chat.data?.packet_id ?? "missing";
+{
+  const { data, error, response } = await dave.POST("/packets/{id}/grab", {
+    params: { path: { id: chatId } },
+  });
+  expect("dave grabs without the password -> 403 wrong_password", response.status === 403
+    && data === undefined && error?.error === "wrong_password", error);
+}
+const chatGrab = await dave.POST("/packets/{id}/grab", {
+  params: { path: { id: chatId } },
+  body: { password },
+});
+const daveCents = chatGrab.data?.amount_cents ?? -1;
+expect("dave types it -> 200, share 1", chatGrab.response.status === 200
+  && chatGrab.data?.share_id === 1 && daveCents > 0, chatGrab.data ?? chatGrab.error);
+{
+  const { data, error, response } = await alice.POST("/packets/{id}/cancel", {
+    params: { path: { id: chatId } },
+  });
+  expect("alice cancels -> 200, the two un-grabbed shares refunded", response.status === 200
+    && data?.status === "cancelled" && data.refunded_cents === 300 - daveCents, data ?? error);
+}
+{
+  const { error, response } = await bob.POST("/packets/{id}/cancel", {
+    params: { path: { id: chatId } },
+  });
+  expect("bob cancels alice's packet -> 403", response.status === 403
+    && error?.error === "forbidden", error);
+}
+{
+  const { data, error, response } = await carol.POST("/packets/{id}/grab", {
+    params: { path: { id: chatId } },
+    body: { password },
+  });
+  expect("carol grabs after the cancel -> 410 cancelled", response.status === 410
+    && data === undefined && error?.error === "cancelled", error);
+}
+{
+  const { data, error, response } = await dave.GET("/packets/{id}", {
+    params: { path: { id: chatId } },
+  });
+  const reveal = data?.reveal;
+  const shares = reveal?.shares_cents ?? [];
+  const digest = createHash("sha256")
+    .update(`hongbao-shares-v1:${reveal?.salt ?? ""}:${shares.join(",")}`, "utf8")
+    .digest("hex");
+  expect("the cancelled packet's receipt holds (commitment, sum, dave's share)",
+    response.status === 200 && data?.status === "cancelled" && digest === data.commitment
+    && shares.reduce((sum, cents) => sum + cents, 0) === data.total_cents
+    && shares[0] === daveCents, data ?? error);
+}
+{
+  const later = await alice.POST("/packets", {
+    body: { total_cents: 100, count: 1, opens_in_secs: 60 },
+  });
+  expect("a packet scheduled to open in a minute -> 201", later.response.status === 201
+    && typeof later.data?.opens_at === "string", later.data ?? later.error);
+  const { data, error, response } = await bob.POST("/packets/{id}/grab", {
+    params: { path: { id: later.data?.packet_id ?? "missing" } },
+  });
+  const retryAfter = Number(response.headers.get("retry-after"));
+  expect("grab before it opens -> 425 not_open_yet, Retry-After <= 60", response.status === 425
+    && data === undefined && error?.error === "not_open_yet"
+    && typeof error.opens_at === "string" && retryAfter >= 1 && retryAfter <= 60, error);
 }
 // Error answers, each parsed into the document's error body.
 {
