@@ -12,7 +12,7 @@ EXAMPLES := -p hongbao --features ops
 SEED ?= 1
 SECS ?= 600
 
-.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract openapi sam-build clean
+.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract openapi sam-build sam-local clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -20,9 +20,10 @@ demo: deps release
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster; the
 ##       suites again on Valkey 8 and 9), clippy, template lint, the end-to-end tests under
-##       the Lambda emulator, schemathesis against `make serve` with openapi.json, and the
-##       contract's lints and generated clients (`make contract`)
-test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2e serve-check fuzz contract
+##       the Lambda emulator, schemathesis against `make serve` with openapi.json, the
+##       contract's lints and generated clients (`make contract`), and every function through
+##       the real template in Docker (`make sam-local`)
+test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2e serve-check fuzz contract sam-local
 
 deps:
 	scripts/install-deps.sh
@@ -169,6 +170,16 @@ bench: deps
 sam-build:
 	scripts/install-deps.sh --with-sam-build
 	PATH="$(CURDIR)/.venv/bin:$$PATH" sam build
+
+## sam-local: every events/ fixture through `sam local invoke` of the function template.yaml
+##            routes it to, in Docker (dockerd started if none answers, installed from Debian
+##            if missing; the Lambda base image built from Debian packages, cached by content),
+##            built by `sam build` for this machine's architecture into target/sam-local/build,
+##            on a standalone redis-server and a 3-master cluster, moto as EventBridge
+##            (scripts/sam_local.py; about 6 min the first time, 3 min cached)
+sam-local: deps
+	scripts/install-deps.sh --with-sam-build --with-docker
+	$(PY) scripts/sam_local.py
 
 clean:
 	$(CARGO) clean

@@ -15,19 +15,24 @@
 # scripts/requirements.txt changed since the last install: the file's sha256 is kept in
 # .venv/.requirements.sha256.
 #
-# Usage: scripts/install-deps.sh [--with-sam-build] [--redis-only]
-#   --with-sam-build  also cargo-lambda and ziglang (into the venv) and the rustup target
-#                     aarch64-unknown-linux-gnu, for `sam build`
+# Usage: scripts/install-deps.sh [--with-sam-build] [--with-docker] [--redis-only]
+#   --with-sam-build  also cargo-lambda and ziglang (pinned, into the venv) for `sam build`, and
+#                     the rustup target aarch64-unknown-linux-gnu when rustup can add it (an
+#                     x86_64 build, what `make sam-local` runs, needs no target)
+#   --with-docker     also Docker (Debian's docker.io: dockerd, containerd, runc, the client)
+#                     for `make sam-local`; scripts/hongbao_tools/docker.py starts the daemon
 #   --redis-only      only redis-server/redis-cli (what the Rust test harness needs, unless
 #                     HONGBAO_TEST_SERVER asks for a Valkey: then it runs this without options)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_sam_build=0
+with_docker=0
 redis_only=0
 for arg in "$@"; do
   case "$arg" in
     --with-sam-build) with_sam_build=1 ;;
+    --with-docker) with_docker=1 ;;
     --redis-only) redis_only=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option $arg (see --help)" >&2; exit 2 ;;
@@ -36,10 +41,10 @@ done
 
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo -n"; fi
+apt_get() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@"; }
 
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
   echo "installing redis-server (apt)"
-  apt_get() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@"; }
   apt_get install -y redis-server >/dev/null 2>&1 \
     || { apt_get update >/dev/null && apt_get install -y redis-server >/dev/null; } || true
   if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
@@ -167,16 +172,31 @@ for name, target in links.items():
 EOF
 
 if [ "$with_sam_build" = 1 ]; then
+  # cargo-lambda's wheel ships the `cargo-lambda` binary (cargo finds `cargo lambda` on PATH);
+  # ziglang is the linker it cross-compiles with.
   missing=""
-  for p in cargo-lambda ziglang; do
-    "$PY" -m pip show -q "$p" >/dev/null 2>&1 || missing="$missing $p"
+  for pin in cargo-lambda==1.9.2 ziglang==0.17.1; do
+    [ "$("$PY" -m pip show "${pin%%==*}" 2>/dev/null | sed -n 's/^Version: //p')" = "${pin##*==}" ] \
+      || missing="$missing $pin"
   done
   if [ -n "$missing" ]; then
     echo "installing into $VENV:$missing"
     "$PY" -m pip install -q --disable-pip-version-check $missing
   fi
-  if command -v rustup >/dev/null; then
-    rustup target list --installed | grep -q aarch64-unknown-linux-gnu \
-      || rustup target add aarch64-unknown-linux-gnu
+  if command -v rustup >/dev/null \
+    && ! rustup target list --installed | grep -q aarch64-unknown-linux-gnu; then
+    rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1 \
+      || echo "install-deps: rustup could not add aarch64-unknown-linux-gnu (an arm64" \
+        "\`sam build\` needs it; x86_64 does not)" >&2
+  fi
+fi
+
+if [ "$with_docker" = 1 ] && ! command -v dockerd >/dev/null; then
+  echo "installing docker.io (apt)"
+  apt_get install -y docker.io >/dev/null 2>&1 \
+    || { apt_get update >/dev/null && apt_get install -y docker.io >/dev/null; } || true
+  if ! command -v dockerd >/dev/null; then
+    echo "install-deps: dockerd still missing after \`apt-get install -y docker.io\`" >&2
+    exit 1
   fi
 fi

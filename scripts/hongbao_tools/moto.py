@@ -21,22 +21,25 @@ CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
 class MotoServer:
     """`python -m moto.server` on a free loopback port; a context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        """`host`: the address to listen on (another local address than loopback, such as the
+        Docker bridge's gateway, lets Lambda containers reach it)."""
+        self.host = host
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        """`http://127.0.0.1:<port>`."""
-        return f"http://127.0.0.1:{self.port}"
+        """`http://<host>:<port>`."""
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> MotoServer:
         self.proc = spawn(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for_port(self.port, self.proc, timeout=60)
+        wait_for_port(self.port, self.proc, timeout=60, host=self.host)
         return self
 
     def stop(self) -> None:

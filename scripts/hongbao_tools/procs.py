@@ -140,17 +140,22 @@ def free_port() -> int:
     raise RuntimeError("no free port found")
 
 
-def wait_for_port(port: int, proc: subprocess.Popen | None = None, timeout: float = 10.0) -> None:
-    """Returns once something listens on 127.0.0.1:`port`; raises when `proc` exits first or
+def wait_for_port(
+    port: int,
+    proc: subprocess.Popen | None = None,
+    timeout: float = 10.0,
+    host: str = "127.0.0.1",
+) -> None:
+    """Returns once something listens on `host`:`port`; raises when `proc` exits first or
     after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection((host, port), timeout=0.2):
                 return
         except OSError as e:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s") from e
+                raise TimeoutError(f"nothing listens on {host}:{port} after {timeout} s") from e
             time.sleep(0.02)

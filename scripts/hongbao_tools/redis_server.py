@@ -24,10 +24,25 @@ from .procs import forget, free_port, kill_tree, spawn, wait_for_port
 
 class RedisServer:
     """A private `redis-server` on a free loopback port, no persistence, in a temp dir; a
-    context manager (`start` / `stop`)."""
+    context manager (`start` / `stop`).
 
-    def __init__(self, port: int | None = None):
+    `also_bind`: more local addresses to listen on (the Docker bridge's gateway, for Lambda
+    containers; protected mode is then off, as it refuses every non-loopback client without a
+    password). `cluster`: a cluster-mode node (bus port free too) announcing `announce_ip`
+    (clients follow MOVED to it)."""
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        also_bind: tuple[str, ...] = (),
+        cluster: bool = False,
+        announce_ip: str | None = None,
+    ):
         self.port = port or free_port()
+        self.also_bind = also_bind
+        self.cluster = cluster
+        self.announce_ip = announce_ip
         self.dir: str | None = None
         self.proc: subprocess.Popen | None = None
         self.client: redis.Redis | None = None
@@ -44,10 +59,17 @@ class RedisServer:
         self.dir = tempfile.mkdtemp(prefix="hongbao-redis-")
         # fmt: off
         cmd = [
-            exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
+            exe, "--port", str(self.port), "--bind", " ".join(("127.0.0.1", *self.also_bind)),
+            "--save", "", "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
             "--logfile", os.path.join(self.dir, "redis.log"), "--maxclients", "10000",
         ]
+        if self.also_bind:
+            cmd += ["--protected-mode", "no"]
+        if self.cluster:
+            cmd += ["--cluster-enabled", "yes", "--cluster-port", str(free_port()),
+                    "--cluster-config-file", os.path.join(self.dir, "nodes.conf")]
+            if self.announce_ip:
+                cmd += ["--cluster-announce-ip", self.announce_ip]
         # fmt: on
         self.proc = spawn(
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -118,6 +140,65 @@ class RedisServer:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class RedisCluster:
+    """Three `RedisServer` masters in cluster mode (no replicas), slots spread by
+    `redis-cli --cluster create`; a context manager. `also_bind` and `announce_ip` as for
+    `RedisServer` (the nodes announce `announce_ip`, so a Lambda container reaches the node a
+    MOVED names)."""
+
+    def __init__(self, *, also_bind: tuple[str, ...] = (), announce_ip: str | None = None):
+        self.nodes = [
+            RedisServer(also_bind=also_bind, cluster=True, announce_ip=announce_ip)
+            for _ in range(3)
+        ]
+        self.announce_ip = announce_ip or "127.0.0.1"
+
+    def start(self) -> RedisCluster:
+        """Starts the nodes, creates the cluster and returns once every node says
+        `cluster_state:ok`."""
+        for node in self.nodes:
+            node.start()
+        cli = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+        addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
+        r = subprocess.run(
+            [cli, "--cluster", "create", *addrs, "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if r.returncode != 0:
+            raise RuntimeError(f"redis-cli --cluster create failed: {r.stdout}{r.stderr}")
+        deadline = time.monotonic() + 30
+        while not all("cluster_state:ok" in n.command("CLUSTER", "INFO") for n in self.nodes):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the cluster did not reach cluster_state:ok in 30 s")
+            time.sleep(0.1)
+        return self
+
+    def urls(self, host: str | None = None) -> list[str]:
+        """`redis://<host>:<port>` of every node (`host` defaults to the announced address)."""
+        return [f"redis://{host or self.announce_ip}:{n.port}" for n in self.nodes]
+
+    def wallet_total(self, prefix: str = "hb") -> tuple[int, int]:
+        """(the sum of every wallet's balance in cents, the number of wallets) over every
+        node."""
+        total = n = 0
+        for node in self.nodes:
+            t, k = node.wallet_total(prefix)
+            total, n = total + t, n + k
+        return total, n
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> RedisCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:
