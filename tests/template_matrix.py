@@ -13,7 +13,8 @@
    IAM statements, and decides whether the functions boot:
    (a) the cold-start settings check of every function (`hongbao::api::lambda::settings`, the
        code path Init runs, through `target/debug/examples/check_settings`) accepts its
-       environment;
+       environment, and its caller comes from the JWT authorizer (`HONGBAO_AUTH_MODE=jwt`, no
+       `AWS_SAM_LOCAL`: a header identity is for `sam local` only);
    (b) with IAM auth, the role may `<service>:Connect` exactly on the store and the user the
        functions sign tokens for (service, resource type, cache and user as the code derives
        them); without, on nothing;
@@ -535,6 +536,16 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 continue
         if not v["ok"]:
             why.append(f"{binary}: Init fails: {v['error']}")
+            continue
+        # (a') the caller comes from the JWT authorizer: a header identity is for `sam local`
+        # only (its containers set AWS_SAM_LOCAL=true; Init refuses `header` without it), so no
+        # parameter set may give a deployed function either.
+        if env.get("HONGBAO_AUTH_MODE", "jwt") != "jwt" or "AWS_SAM_LOCAL" in env:
+            why.append(
+                f"{binary}: HONGBAO_AUTH_MODE={env.get('HONGBAO_AUTH_MODE')!r}, "
+                f"AWS_SAM_LOCAL={env.get('AWS_SAM_LOCAL')!r}: a deployed function must take "
+                "its caller from the JWT authorizer"
+            )
             continue
         # (b) the connect policy
         connects = [

@@ -472,6 +472,19 @@ async fn bad_inputs_are_refused_and_change_nothing() {
                 "forbidden",
             ),
             (
+                // The x-iam-principal header stands for a signed principal only in header mode
+                // (`sam local`); a deployed function (JWT mode) ignores it.
+                "deposit without IAM, an allowed principal claimed in x-iam-principal",
+                Function::Wallet,
+                with_header(
+                    event("wallet-deposit-no-iam"),
+                    "x-iam-principal",
+                    "arn:aws:sts::123456789012:assumed-role/hongbao-payments/payments-backend",
+                ),
+                403,
+                "forbidden",
+            ),
+            (
                 "deposit zero",
                 Function::Wallet,
                 with_body(

@@ -13,7 +13,17 @@ use tracing_subscriber::filter::Targets;
 pub const AUTH_MODE: Setting = Setting {
     name: "HONGBAO_AUTH_MODE",
     default: "jwt",
-    meaning: "`jwt` (claim `sub`) or `header` (`x-user-id`; local development only)",
+    meaning: "`jwt` (claim `sub`) or `header` (`x-user-id` and `x-iam-principal`; local development only: a function's Init refuses it unless `AWS_SAM_LOCAL` is `true`)",
+};
+
+/// `AWS_SAM_LOCAL`: set to `true` by `sam local` in the containers it runs (never by Lambda,
+/// and the template never declares it), the one place where a Lambda function may take its
+/// caller from a header.
+pub const SAM_LOCAL: Setting = Setting {
+    name: "AWS_SAM_LOCAL",
+    default: "false",
+    meaning:
+        "set to `true` by `sam local`: only then may a function run with `HONGBAO_AUTH_MODE=header`",
 };
 
 /// `RUST_LOG`.
@@ -88,7 +98,7 @@ pub fn all_settings() -> Vec<Setting> {
     use crate::domain::{coupons, history, journal, order_codes, packets, voting, wallet};
     [
         crate::store::config::SETTINGS,
-        &[AUTH_MODE],
+        &[AUTH_MODE, SAM_LOCAL],
         packets::SETTINGS,
         history::SETTINGS,
         packets::RECLAIM_SETTINGS,
@@ -219,6 +229,30 @@ mod tests {
             (s.metrics.namespace.as_str(), s.metrics.function.as_str()),
             ("hongbao", "hb-grab")
         );
+    }
+
+    /// A function's Init takes its caller from a header only under `sam local`: anywhere else
+    /// (Lambda itself) anyone could send any `x-user-id`, so `header` stops Init there.
+    #[test]
+    fn header_identity_only_under_sam_local() {
+        use crate::api::lambda::{settings, Function, InitError};
+        let env = |sam_local: Option<&'static str>| {
+            move |n: &str| match n {
+                "HONGBAO_AUTH_MODE" => Some("header".to_string()),
+                "AWS_SAM_LOCAL" => sam_local.map(str::to_string),
+                _ => None,
+            }
+        };
+        for sam_local in [None, Some("false"), Some("TRUE "), Some("1")] {
+            let env = env(sam_local);
+            match settings(Function::Grab, &Lookup::new(&env)) {
+                Err(InitError::Config(e)) => assert_eq!(e.name, "HONGBAO_AUTH_MODE"),
+                other => panic!("AWS_SAM_LOCAL={sam_local:?}: {other:?}"),
+            }
+        }
+        let env = env(Some("true"));
+        let s = settings(Function::Grab, &Lookup::new(&env)).unwrap();
+        assert_eq!(s.auth, AuthMode::Header);
     }
 
     /// Every declared default parses (the `Default` of each rule set reads them).

@@ -71,14 +71,30 @@ pub fn caller(parts: &Parts, mode: AuthMode) -> Result<String, ApiError> {
 /// The IAM principal of a request authorized by API Gateway's `AWS_IAM` authorizer
 /// (`requestContext.authorizer.iam.userArn`, e.g.
 /// `arn:aws:sts::123456789012:assumed-role/payments/backend-1`), or `None` for any other
-/// request. Never rejects.
+/// request. When the state's [`AuthMode`] is [`AuthMode::Header`] (local runs only: `make
+/// serve`, `sam local start-api`, whose API Gateway emulation has no IAM authorizer), an
+/// `x-iam-principal` header stands for it. Never rejects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IamPrincipal(pub Option<String>);
 
-impl<S: Send + Sync> FromRequestParts<S> for IamPrincipal {
+impl FromRequestParts<AppState> for IamPrincipal {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        if state.auth == AuthMode::Header {
+            if let Some(arn) = parts
+                .headers
+                .get("x-iam-principal")
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|arn| !arn.is_empty())
+            {
+                return Ok(IamPrincipal(Some(arn.to_string())));
+            }
+        }
         let arn = match parts.request_context_ref() {
             Some(RequestContext::ApiGatewayV2(ctx)) => ctx
                 .authorizer

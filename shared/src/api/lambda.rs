@@ -15,7 +15,7 @@ use tower::Layer;
 
 use tracing_subscriber::filter::Targets;
 
-use super::config::{log_filter, AppState, AuthMode};
+use super::config::{log_filter, AppState, AuthMode, AUTH_MODE, SAM_LOCAL};
 use super::metrics::MetricsSettings;
 use crate::domain::{ConfigError, Lookup};
 use crate::store::{EvictionVerdict, Feature, Store};
@@ -163,6 +163,18 @@ pub fn settings(
 ) -> Result<Settings, InitError> {
     let log = log_filter(lookup)?;
     let auth = AuthMode::from_lookup(lookup)?;
+    // `sam local` sets AWS_SAM_LOCAL=true; Lambda never does, and the template never declares
+    // it, so a deployed function cannot trust a header for its caller.
+    let sam_local = lookup.raw(&SAM_LOCAL).is_some_and(|v| v == "true");
+    if auth == AuthMode::Header && !sam_local {
+        return Err(ConfigError::new(
+            &AUTH_MODE,
+            "header",
+            "the caller from x-user-id is for `sam local` only (AWS_SAM_LOCAL=true): anyone can \
+             send any header",
+        )
+        .into());
+    }
     let config = crate::store::Config::load(lookup, function.features())?;
     let metrics = MetricsSettings::from_lookup(lookup)?;
     Ok(Settings {
