@@ -79,7 +79,7 @@ valkey: deps
 	HONGBAO_TEST_SERVER=valkey8 $(SUITES_TEST) -- $(SUITES)
 	HONGBAO_TEST_SERVER=valkey9 $(SUITES_TEST) -- $(SUITES)
 
-## soak: the seeded multi-fault soak (tests/it/soak.rs): every money operation from 16 clients
+## soak: the seeded multi-fault soak (tests/it/soak/mod.rs): every money operation from 16 clients
 ##       on 4 sandboxes through the functions' routers, on a proxied 3-master + 3-replica
 ##       cluster (REDIS_WAIT_REPLICAS=1), while a nemesis overlaps primary kills + takeovers,
 ##       pauses, CLIENT KILL, SCRIPT FLUSH, delayed / dropped replies, cut connections, memory

@@ -23,7 +23,7 @@
 -- ARGV[5] voting_window_secs: voting window, seconds (604800)
 -- ARGV[6] vote_score: score per vote (432)
 -- ARGV[7] clock_offset_secs: clock offset (s) added to Redis TIME; 0 except in tests (see
---         shared/src/store/voting.rs)
+--         shared/src/store/voting/mod.rs)
 -- ARGV[8] quota: articles a poster may post per window (0: no quota)
 -- ARGV[9] quota_window_ms: the quota window, ms
 --

@@ -1,11 +1,11 @@
 -- history.lua: a user's red-packet history, prepended (by
--- shared/src/store/scripts.rs, after records.lua) to the scripts that write it:
+-- shared/src/store/scripts/mod.rs, after records.lua) to the scripts that write it:
 -- create_packet.lua (the sender's "sent" list) and wallet_credit.lua (the grabber's
 -- "received" list, with the claim's credit). Needs records.lua's int().
 --
 -- A list is a sorted set on the user's own slot, every member with score 0 so Redis orders
 -- members by their bytes: `<time: 13 digits, Unix ms>:<packet_id>:<year>|<cents>|...` (the
--- full layouts are in shared/src/domain/history.rs). Newest first is ZREVRANGEBYLEX, a cursor
+-- full layouts are in shared/src/domain/history/mod.rs). Newest first is ZREVRANGEBYLEX, a cursor
 -- is a lexicographic bound, and the year and cents sit at fixed places so a pruned entry can
 -- be taken out of its year's totals. The totals are one hash per user:
 -- `<year>:<role>:count` and `<year>:<role>:cents`, exact integers.

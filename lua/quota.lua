@@ -1,5 +1,5 @@
 -- quota.lua: per-user quotas of create_packet.lua, order_code.lua and article_post.lua
--- (prepended to each by shared/src/store/scripts.rs). The same fixed-window counter as
+-- (prepended to each by shared/src/store/scripts/mod.rs). The same fixed-window counter as
 -- rate_limit.lua, split in two so a script can check before its first write and count only
 -- once it succeeds. (A separate file from rate_limit.lua: every local function a script defines
 -- is a closure created on each call, about 0.5 us, and grab.lua and vote.lua need only rl_take.)

@@ -1,5 +1,5 @@
 -- rate_limit.lua: the per-user rate limit of grab.lua and vote.lua (prepended to both by
--- shared/src/store/scripts.rs).
+-- shared/src/store/scripts/mod.rs).
 --
 -- A fixed-window counter, the pattern of the Redis INCR documentation ("Pattern: Rate
 -- limiter"): `limit` accepted attempts per window of `window_ms`, the window opening at a

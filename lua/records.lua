@@ -1,4 +1,4 @@
--- records.lua: helpers prepended (by shared/src/store/scripts.rs) to the scripts that move
+-- records.lua: helpers prepended (by shared/src/store/scripts/mod.rs) to the scripts that move
 -- money: create_packet.lua, wallet_credit.lua, withdraw.lua, transfer_release.lua and settle.lua.
 --
 -- Exact integers: Lua 5.1 numbers are doubles and `..` formats them with "%.14g", so 10^14

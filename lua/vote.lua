@@ -23,7 +23,7 @@
 -- ARGV[6] voting_window_secs: voting window, seconds (604800 = one week)
 -- ARGV[7] vote_score: score per vote (432 = 86400 / 200)
 -- ARGV[8] clock_offset_secs: clock offset (s) added to Redis TIME; 0 except in tests (see
---         shared/src/store/voting.rs)
+--         shared/src/store/voting/mod.rs)
 -- ARGV[9] poster: the article's poster as the calling sandbox remembers it from an earlier
 --         reply, or '' (the sandbox sends '' whenever ARGV[8] is not 0)
 --
