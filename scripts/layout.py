@@ -104,8 +104,14 @@ def measure() -> dict:
 
 
 def breaks(m: dict) -> list[str]:
-    out = [f"test function {where}: {n} lines > {MAX_TEST_FN}" for n, where in m["tests"] if n > MAX_TEST_FN]
-    out += [f"{where}: {n} lines > {MAX_TEST_FILE}" for n, where in m["test_files"] if n > MAX_TEST_FILE]
+    out = [
+        f"test function {where}: {n} lines > {MAX_TEST_FN}"
+        for n, where in m["tests"]
+        if n > MAX_TEST_FN
+    ]
+    out += [
+        f"{where}: {n} lines > {MAX_TEST_FILE}" for n, where in m["test_files"] if n > MAX_TEST_FILE
+    ]
     out += [f"{where}: {n} lines > {MAX_PY_FILE}" for n, where in m["python"] if n > MAX_PY_FILE]
     if m["readme"] > MAX_README:
         out.append(f"README.md: {m['readme']} lines > {MAX_README}")

@@ -4,7 +4,9 @@ at the end) and the money-conservation check the demo and the end-to-end tests s
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -70,6 +72,27 @@ class Checks:
         """Lists the failed checks (`  FAILED: name`, with ` — detail` when `details`)."""
         for r in self.failed:
             print(f"  FAILED: {r.name}" + (f" — {r.detail}" if details and r.detail else ""))
+
+    def guard(self, name: str, fn: Callable[[], object]) -> None:
+        """Runs `fn()`; an exception it raises becomes the failed check `name`, with the
+        traceback as its detail (a crashed section fails, the run goes on)."""
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 — a crashed section is a failed check
+            self.check(
+                name,
+                False,
+                "".join(traceback.format_exception(e)).rstrip().replace("\n", "\n      "),
+            )
+
+    def summary(self, t0: float) -> int:
+        """Prints `N passed, M failed in S s` (seconds since `time.perf_counter()` was `t0`) and
+        the failed checks; returns the exit status: 0 only if every check passed."""
+        print(
+            f"\n{self.passed} passed, {len(self.failed)} failed in {time.perf_counter() - t0:.1f} s"
+        )
+        self.print_failed()
+        return 0 if not self.failed else 1
 
 
 def claimed_cents(view: dict) -> int:

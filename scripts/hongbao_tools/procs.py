@@ -12,6 +12,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import NoReturn
 
 _live: dict[int, subprocess.Popen] = {}
 _live_lock = threading.Lock()
@@ -21,6 +23,16 @@ _signals_installed = False
 def log(msg: str) -> None:
     """Prints `msg` to stderr at once (progress that must not mix into a report on stdout)."""
     print(msg, file=sys.stderr, flush=True)
+
+
+def run_main(main: Callable[[], int], interrupted: str) -> NoReturn:
+    """A script's entry point: exits with `main()`'s status; on Ctrl-C prints `interrupted` to
+    stderr and exits 130 (the signal handlers have stopped what the script started)."""
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        log("\n" + interrupted)
+        sys.exit(130)
 
 
 def spawn(cmd: list[str], **kw) -> subprocess.Popen:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -29,6 +29,12 @@ def percentile(values: list[float], p: float) -> float:
 def parse_rfc3339(s: str) -> float:
     """`2026-01-01T00:00:00.000Z` -> Unix seconds."""
     return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def rfc3339(t: float) -> str:
+    """Unix seconds as RFC 3339 UTC with milliseconds (what the API answers):
+    `1767225600.0` -> `2026-01-01T00:00:00.000Z`."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def histogram(amounts: list[int], rows: int = 12) -> list[str]:

@@ -1,0 +1,176 @@
+"""What the Lambda runtime path holds beyond a feature's answers: a function reads only its
+own settings, prints one EMF metric line per invocation and no credentials at trace level; at
+the end money is conserved, no sandbox logged an ERROR and every sandbox still runs."""
+
+from __future__ import annotations
+
+import json
+
+from .. import events
+from ..checks import Checks, check_conservation
+from ..rie import InvocationError, LocalStack, Sandbox
+from .common import State
+
+
+def settings_per_function(st: LocalStack, c: Checks, s: State) -> None:
+    """A function reads only its own feature's settings: broken voting, order-code and coupon
+    settings stop the vote and coupon functions at Init (naming the variable) and leave grab
+    running."""
+    c.section(
+        "settings per function (a broken HONGBAO_VOTE_SITE stops vote, a broken "
+        "HONGBAO_COUPON_VISIT_WINDOW_MS coupon, neither grab)"
+    )
+    env = {
+        "HONGBAO_VOTE_SITE": "Not A Site",
+        "HONGBAO_ORDER_CODE_DIGITS": "9",
+        "HONGBAO_COUPON_VISIT_WINDOW_MS": "0",
+    }
+    with Sandbox("grab", env, redis_url=st.redis.url, name="grab-bad-vote-env") as sb:
+        r = sb.invoke(events.view_event(events.NO_SUCH_PACKET, "settings"))
+        c.status("grab with broken vote/order-code/coupon settings answers", r, 404, "not_found")
+    with Sandbox("coupon", env, redis_url=st.redis.url, name="coupon-bad-env") as sb:
+        try:
+            sb.invoke(events.campaign_event(events.NO_SUCH_CAMPAIGN, "settings"))
+            c.check("coupon with HONGBAO_COUPON_VISIT_WINDOW_MS=0 fails Init", False, "it answered")
+        except InvocationError as e:
+            c.check(
+                "coupon with HONGBAO_COUPON_VISIT_WINDOW_MS=0 fails Init, naming the variable",
+                "HONGBAO_COUPON_VISIT_WINDOW_MS" in str(e) + sb.tail(),
+                str(e)[:300],
+            )
+    with Sandbox("vote", env, redis_url=st.redis.url, name="vote-bad-env") as sb:
+        try:
+            sb.invoke(events.list_articles_event(sub="settings"))
+            c.check("vote with HONGBAO_VOTE_SITE='Not A Site' fails Init", False, "it answered")
+        except InvocationError as e:
+            c.check(
+                "vote with HONGBAO_VOTE_SITE='Not A Site' fails Init, naming the variable",
+                "HONGBAO_VOTE_SITE" in str(e) + sb.tail(),
+                str(e)[:300],
+            )
+
+
+def emf_lines(lines) -> list[dict]:
+    """The CloudWatch Embedded Metric Format documents among a sandbox's output lines."""
+    docs = []
+    for line in lines:
+        if '"_aws"' not in line:
+            continue
+        try:
+            doc = json.loads(line[line.index("{") :])
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and "_aws" in doc:
+            docs.append(doc)
+    return docs
+
+
+def metrics(st: LocalStack, c: Checks, s: State) -> None:
+    """The functions print one EMF line per invocation (hongbao::api::metrics): a won, a
+    sold-out and a repeated grab in a fresh sandbox, and reclaim-cron's backlog gauge."""
+    c.section("CloudWatch Embedded Metric Format lines")
+    r = st.invoke("create-packet", events.create_event("alice", 100, 1))
+    if not c.status("create a 1-share packet", r, 201):
+        return
+    pid = r["body"]["packet_id"]
+    s.packets.append(pid)
+    env = {"HONGBAO_METRICS_NAMESPACE": "hb-e2e"}
+    with Sandbox("grab", env, redis_url=st.redis.url, name="grab-emf") as sb:
+        answers = [
+            sb.invoke(events.grab_event(pid, u))["statusCode"] for u in ("emf1", "emf2", "emf1")
+        ]
+        sb.wait_reports()
+        docs = emf_lines(sb.lines)
+    c.check(
+        "grabs answer 200, 410 sold_out, 409 already_grabbed",
+        answers == [200, 410, 409],
+        str(answers),
+    )
+    c.check("one EMF line per invocation", len(docs) == 3, f"{len(docs)} lines: {docs}")
+    if len(docs) != 3:
+        return
+    meta = [d["_aws"]["CloudWatchMetrics"][0] for d in docs]
+    c.check(
+        "namespace hb-e2e, dimension Function = the function name",
+        all(m["Namespace"] == "hb-e2e" and m["Dimensions"] == [["Function"]] for m in meta)
+        and all(d.get("Function") == "grab-emf" for d in docs),
+        str(meta[0]),
+    )
+    names = [{x["Name"] for x in m["Metrics"]} for m in meta]
+    c.check(
+        "GrabWon 1, then GrabSoldOut 1, then GrabAlreadyGrabbed 1",
+        [docs[0].get("GrabWon"), docs[1].get("GrabSoldOut"), docs[2].get("GrabAlreadyGrabbed")]
+        == [1, 1, 1]
+        and "GrabWon" not in names[1],
+        str(docs),
+    )
+    c.check(
+        "every line has LatencyMs (Milliseconds) and the Lambda RequestId",
+        all("LatencyMs" in n for n in names)
+        and all(d.get("RequestId") for d in docs)
+        and any(
+            x.get("Unit") == "Milliseconds" for x in meta[0]["Metrics"] if x["Name"] == "LatencyMs"
+        ),
+        str(meta[0]),
+    )
+    reclaim = [d for sb in st["reclaim-cron"].sandboxes for d in emf_lines(sb.lines)]
+    c.check(
+        "reclaim-cron prints ReclaimRemainingDue on every run (0 included)",
+        bool(reclaim) and all("ReclaimRemainingDue" in d for d in reclaim),
+        f"{len(reclaim)} lines: {reclaim[:2]}",
+    )
+
+
+def no_credentials_in_logs(st: LocalStack, c: Checks, s: State) -> None:
+    """At the most verbose level (RUST_LOG=trace, as the template's LogLevel=trace sets it) a
+    function's output carries no Authorization header, cookie or security token of the event:
+    lambda_runtime logs every raw event at trace, which hongbao's tracing caps away
+    (hongbao::api::lambda::init_tracing)."""
+    c.section("logs at trace level carry no credentials")
+    secrets = {
+        "authorization": "Bearer eyJhbGciOiJSUzI1NiJ9.TRACE-JWT-SECRET.sig",
+        "cookie": "session=TRACE-COOKIE-SECRET",
+        "x-amz-security-token": "IQoJb3JpZ2luX2VjTRACE-STS-SECRET",
+    }
+    env = {"RUST_LOG": "trace", "LOG_LEVEL": "debug"}
+    with Sandbox("grab", env, redis_url=st.redis.url, name="grab-trace") as sb:
+        ev = events.view_event(events.NO_SUCH_PACKET, "tracer")
+        ev.setdefault("headers", {}).update(secrets)
+        ev["cookies"] = [secrets["cookie"]]
+        r = sb.invoke(ev)
+        c.status("a view at RUST_LOG=trace answers", r, 404, "not_found")
+        sb.wait_reports()
+        out = "\n".join(sb.lines)
+        leaked = [
+            m for m in ("TRACE-JWT-SECRET", "TRACE-COOKIE-SECRET", "TRACE-STS-SECRET") if m in out
+        ]
+        c.check(
+            "the sandbox logged at debug or trace level (the check can see a leak)",
+            '"level":"DEBUG"' in out or '"level":"TRACE"' in out,
+            f"{len(sb.lines)} lines, none at debug/trace",
+        )
+        c.check(
+            "no Authorization, cookie or x-amz-security-token value in the output",
+            not leaked,
+            f"leaked: {leaked}",
+        )
+
+
+def conservation(st: LocalStack, c: Checks, s: State) -> None:
+    c.section(
+        "money conservation (every wallet in Redis + money held by packets"
+        " = deposits - withdrawals)"
+    )
+    audit = check_conservation(
+        st,
+        c,
+        "every wallet in Redis",
+        s.deposits - s.withdrawals,
+        {pid: pid for pid in s.packets},
+    )
+    for line in audit.lines():
+        print(f"      {line}")
+    errors = sum(sb.error_lines for sb in st.all_sandboxes())
+    c.check("no ERROR log line in any sandbox", errors == 0, f"{errors} ERROR lines")
+    dead = [sb.name for sb in st.all_sandboxes() if not sb.alive()]
+    c.check("every RIE sandbox is still running", not dead, str(dead))
