@@ -1,0 +1,142 @@
+"""The demo's coupon drop: a merchant's campaign of uploaded codes, the demo's people racing
+for them, redemptions at checkout, the campaign closed by reclaim-cron; its report."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+
+from .. import events
+from ..checks import Checks
+from ..report import rfc3339
+from ..rie import LocalStack
+from .common import (
+    DROP_CODES,
+    DROP_REDEEMED,
+)
+
+
+def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[str]) -> dict:
+    """A coupon drop through the coupon function: the merchant (AWS_IAM) creates a campaign of
+    DROP_CODES uploaded codes open for --drop-secs; every demo user grabs once and a tenth of
+    them twice, all at once; a few winners redeem at checkout (one order each, sent twice,
+    and another order refused); once the campaign has ended reclaim-cron closes it."""
+    pool = stack["coupon"]
+    codes = [f"SAVE20-{i:03d}" for i in range(DROP_CODES)]
+    ends = time.time() + args.drop_secs
+    body = {
+        "title": "20 off 100",
+        "codes": codes,
+        "ends_at": rfc3339(ends),
+        "redeem_by": rfc3339(ends + 3600),
+        "reference": "demo-drop-1",
+    }
+    r = stack.invoke("coupon", events.create_campaign_event(body))
+    if not inv.check(
+        "the merchant creates a campaign of 100 codes -> 201", r.status == 201, str(r["body"])
+    ):
+        raise SystemExit(1)
+    cid = r["body"]["campaign_id"]
+    again = stack.invoke("coupon", events.create_campaign_event(body))
+    inv.check(
+        "the same creation sent again -> 200, the same campaign",
+        again.status == 200 and again["body"]["campaign_id"] == cid,
+        str(again["body"]),
+    )
+    twice = set(rng.sample(users, max(1, len(users) // 10)))
+    jobs = users + sorted(twice)
+    rng.shuffle(jobs)
+    results = pool.map([events.coupon_grab_event(cid, u) for u in jobs], threads=args.threads)
+    won: dict[str, str] = {}
+    outcomes: Counter = Counter()
+    doubles = []
+    for u, r in zip(jobs, results, strict=True):
+        key = r.status if r.status == 200 else f"{r.status} {r['body'].get('error')}"
+        outcomes[key] += 1
+        if r.status == 200:
+            if u in won:
+                inv.check(f"{u} wins one code only", False, r["body"]["code"])
+            won.setdefault(u, r["body"]["code"])
+        elif r.status == 409:
+            doubles.append((u, r["body"].get("coupons")))
+    inv.check(
+        f"exactly {DROP_CODES} winners, {DROP_CODES} distinct codes, all from the upload",
+        len(won) == DROP_CODES
+        and len(set(won.values())) == DROP_CODES
+        and set(won.values()) <= set(codes),
+        str(dict(outcomes)),
+    )
+    inv.check(
+        "everyone else is told 410 sold_out, a winner pressing again 409 with their code",
+        outcomes[200] + outcomes["409 already_grabbed"] + outcomes["410 sold_out"] == len(jobs)
+        and all(c == [won.get(u)] for u, c in doubles),
+        str(dict(outcomes)),
+    )
+    redeemers = sorted(won)[:DROP_REDEEMED]
+    for u in redeemers:
+        order = f"order-{u}"
+        first = stack.invoke("coupon", events.redeem_event(won[u], u, order))
+        repeat = stack.invoke("coupon", events.redeem_event(won[u], u, order))
+        other = stack.invoke("coupon", events.redeem_event(won[u], u, order + "-b"))
+        inv.check(
+            f"{u}'s coupon redeemed once (the same order again: repeat; another: 409)",
+            first.status == 200
+            and first["body"]["repeat"] is False
+            and repeat.status == 200
+            and repeat["body"]["repeat"] is True
+            and other.status == 409
+            and other["body"].get("order_reference") == order,
+            f"{first['body']} {repeat['body']} {other['body']}",
+        )
+    loser = next(u for u in users if u not in won)
+    stranger = stack.invoke("coupon", events.redeem_event(won[redeemers[0]], loser, "order-x"))
+    inv.check("someone else's code -> 404", stranger.status == 404, str(stranger["body"]))
+    view = stack.invoke("coupon", events.campaign_event(cid, redeemers[0]))["body"]
+    inv.check(
+        "the campaign shows sold_out, 0 of 100 left, and the caller's code",
+        view.get("status") == "sold_out"
+        and view.get("codes_left") == 0
+        and view.get("coupons") == [won[redeemers[0]]],
+        str(view),
+    )
+    mine = stack.invoke("coupon", events.coupons_event(redeemers[0]))["body"]
+    inv.check(
+        "GET /coupons lists the redeemed coupon",
+        [(i["code"], i["state"]) for i in mine.get("items", [])]
+        == [(won[redeemers[0]], "redeemed")],
+        str(mine),
+    )
+    time.sleep(max(0.0, ends - time.time()) + 0.2)
+    late = stack.invoke("coupon", events.coupon_grab_event(cid, loser))
+    inv.check(
+        "a grab after ends_at -> 410 ended",
+        late.status == 410 and late["body"].get("error") == "ended",
+        str(late["body"]),
+    )
+    closed = dict(stack.invoke("reclaim-cron", events.scheduled_event()))
+    inv.check(
+        "reclaim-cron closes the ended campaign",
+        closed.get("campaigns_closed") == 1 and closed.get("campaigns_failed") == 0,
+        str(closed),
+    )
+    ended = stack.invoke("coupon", events.campaign_event(cid, loser))["body"]
+    inv.check("the campaign shows ended", ended.get("status") == "ended", str(ended))
+    return {
+        "campaign_id": cid,
+        "outcomes": dict(outcomes),
+        "winners": len(won),
+        "redeemed": len(redeemers),
+        "never_issued": DROP_CODES - len(won),
+        "closed": closed,
+    }
+
+
+def report_drop(d: dict) -> None:
+    print("\n== coupon drop")
+    print(f"  campaign {d['campaign_id']}: {DROP_CODES} uploaded codes")
+    print("  grabs: " + ", ".join(f"{k}: {n}" for k, n in sorted(d["outcomes"].items(), key=str)))
+    print(
+        f"  issued {d['winners']}, redeemed {d['redeemed']}, never issued {d['never_issued']}; "
+        f"closed by reclaim-cron: {d['closed'].get('campaigns_closed')} campaign"
+    )
