@@ -46,24 +46,16 @@ def check(base: str) -> int:
         body={"user_id": "alice", "amount_cents": 10000, "reference": "local-1"},
     )
     expect("deposit 100.00 to alice -> 201", s == 201 and b.get("balance_cents") == 10000, (s, b))
-    s, b, _ = request(
-        base,
-        "POST",
-        "/packets",
-        user="alice",
-        headers={"Idempotency-Key": "local-packet-1"},
-        body={"total_cents": 1000, "count": 3, "greeting": "恭喜发财"},
-    )
+    # The same create twice: the Idempotency-Key makes the second the first's answer.
+    create = {
+        "user": "alice",
+        "headers": {"Idempotency-Key": "local-packet-1"},
+        "body": {"total_cents": 1000, "count": 3, "greeting": "恭喜发财"},
+    }
+    s, b, _ = request(base, "POST", "/packets", **create)
     expect("alice creates a 3-share packet of 10.00 -> 201", s == 201 and "packet_id" in b, (s, b))
     packet = b.get("packet_id", "")
-    s, again, _ = request(
-        base,
-        "POST",
-        "/packets",
-        user="alice",
-        headers={"Idempotency-Key": "local-packet-1"},
-        body={"total_cents": 1000, "count": 3, "greeting": "恭喜发财"},
-    )
+    s, again, _ = request(base, "POST", "/packets", **create)
     expect(
         "the same Idempotency-Key again -> the same packet",
         s == 201 and again.get("packet_id") == packet,

@@ -36,6 +36,20 @@ def is_packet_body(b: dict) -> bool:
     )
 
 
+def answered(r: dict, status: int, **fields: object) -> bool:
+    """Whether the function answered `status` with a body whose `fields` have these values
+    (`True`, `False` and `None` compared by identity, as JSON decodes them)."""
+    body = r.get("body")
+    return (
+        r.get("statusCode") == status
+        and isinstance(body, dict)
+        and all(
+            body.get(k) is v if v is None or isinstance(v, bool) else body.get(k) == v
+            for k, v in fields.items()
+        )
+    )
+
+
 class State:
     """What the sections share."""
 

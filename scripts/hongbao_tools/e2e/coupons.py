@@ -12,7 +12,7 @@ from .. import events
 from ..checks import Checks
 from ..report import parse_rfc3339, rfc3339
 from ..rie import LocalStack
-from .common import OUTSIDER_ARN, RFC3339, State
+from .common import OUTSIDER_ARN, RFC3339, State, answered
 
 CAMPAIGN_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{5}$")
 GENERATED_CODE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{18}$")
@@ -123,9 +123,7 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     r = inv("coupon", events.add_codes_event(cid))
     c.check(
         "coupon-add-codes.json again -> 200, repeat true, nothing added",
-        r.get("statusCode") == 200
-        and r["body"].get("repeat") is True
-        and r["body"].get("codes_total") == total,
+        answered(r, 200, repeat=True, codes_total=total),
         str(r["body"]),
     )
     r = inv("coupon", events.add_codes_event(cid, user_arn=OUTSIDER_ARN))
@@ -146,9 +144,7 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     if c.status(f"coupon-view.json ({viewer}) before the start", r, 200):
         c.check(
             f"scheduled, {total} codes left, no coupons",
-            r["body"].get("status") == "scheduled"
-            and r["body"].get("codes_left") == total
-            and r["body"].get("coupons") == [],
+            answered(r, 200, status="scheduled", codes_left=total, coupons=[]),
             str(r["body"]),
         )
 
@@ -193,10 +189,7 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     if c.status(f"coupon-view.json ({viewer}) after the drop", r, 200):
         c.check(
             f"sold_out, 0 of {total} codes left, the caller's coupons",
-            r["body"].get("status") == "sold_out"
-            and r["body"].get("codes_total") == total
-            and r["body"].get("codes_left") == 0
-            and r["body"].get("coupons") == [mine],
+            answered(r, 200, status="sold_out", codes_total=total, codes_left=0, coupons=[mine]),
             str(r["body"]),
         )
     r = inv("coupon", events.add_codes_event(cid, ["E2E-LATE-0001"], "e2e-late"))
@@ -223,9 +216,7 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     r = inv("coupon", events.redeem_event(mine, viewer, order))
     c.check(
         "the same order again -> 200, repeat true, the first redeemed_at",
-        r.get("statusCode") == 200
-        and r["body"].get("repeat") is True
-        and r["body"].get("redeemed_at") == first,
+        answered(r, 200, repeat=True, redeemed_at=first),
         str(r["body"]),
     )
     r = inv("coupon", events.redeem_event(mine, viewer, "order-e2e-other"))

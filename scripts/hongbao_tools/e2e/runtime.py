@@ -28,26 +28,30 @@ def settings_per_function(st: LocalStack, c: Checks, s: State) -> None:
     with Sandbox("grab", env, redis_url=st.redis.url, name="grab-bad-vote-env") as sb:
         r = sb.invoke(events.view_event(events.NO_SUCH_PACKET, "settings"))
         c.status("grab with broken vote/order-code/coupon settings answers", r, 404, "not_found")
-    with Sandbox("coupon", env, redis_url=st.redis.url, name="coupon-bad-env") as sb:
-        try:
-            sb.invoke(events.campaign_event(events.NO_SUCH_CAMPAIGN, "settings"))
-            c.check("coupon with HONGBAO_COUPON_VISIT_WINDOW_MS=0 fails Init", False, "it answered")
-        except InvocationError as e:
-            c.check(
-                "coupon with HONGBAO_COUPON_VISIT_WINDOW_MS=0 fails Init, naming the variable",
-                "HONGBAO_COUPON_VISIT_WINDOW_MS" in str(e) + sb.tail(),
-                str(e)[:300],
-            )
-    with Sandbox("vote", env, redis_url=st.redis.url, name="vote-bad-env") as sb:
-        try:
-            sb.invoke(events.list_articles_event(sub="settings"))
-            c.check("vote with HONGBAO_VOTE_SITE='Not A Site' fails Init", False, "it answered")
-        except InvocationError as e:
-            c.check(
-                "vote with HONGBAO_VOTE_SITE='Not A Site' fails Init, naming the variable",
-                "HONGBAO_VOTE_SITE" in str(e) + sb.tail(),
-                str(e)[:300],
-            )
+    for fn, event, variable, broken in (
+        (
+            "coupon",
+            events.campaign_event(events.NO_SUCH_CAMPAIGN, "settings"),
+            "HONGBAO_COUPON_VISIT_WINDOW_MS",
+            "HONGBAO_COUPON_VISIT_WINDOW_MS=0",
+        ),
+        (
+            "vote",
+            events.list_articles_event(sub="settings"),
+            "HONGBAO_VOTE_SITE",
+            "HONGBAO_VOTE_SITE='Not A Site'",
+        ),
+    ):
+        with Sandbox(fn, env, redis_url=st.redis.url, name=f"{fn}-bad-env") as sb:
+            try:
+                sb.invoke(event)
+                c.check(f"{fn} with {broken} fails Init", False, "it answered")
+            except InvocationError as e:
+                c.check(
+                    f"{fn} with {broken} fails Init, naming the variable",
+                    variable in str(e) + sb.tail(),
+                    str(e)[:300],
+                )
 
 
 def emf_lines(lines) -> list[dict]:
