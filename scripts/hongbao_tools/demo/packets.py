@@ -348,7 +348,7 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
     )
 
     report_packets(args, deposits, packets, outcomes, shares, views, grab_pool, served)
-    report_settlement(views, claimed, held, summaries)
+    report_settlement(views, held, summaries)
     report_wallets(walls, shares, claimed, no_claim, too_late)
     report_conservation(deposits, walls, held, redis_n, colds)
     report_history(hist)
@@ -407,7 +407,7 @@ def report_packets(args, deposits, packets, outcomes, shares, views, grab_pool, 
         print("\nBest luck: none (the lucky packet was not sold out)")
 
 
-def report_settlement(views, claimed, held, summaries) -> None:
+def report_settlement(views, held, summaries) -> None:
     """Each packet after reclaim-cron: grabbed, claimed, refunded, still held."""
     print("\nPackets after reclaim-cron:")
     print(
