@@ -36,12 +36,12 @@ def is_packet_body(b: dict) -> bool:
     )
 
 
-def answered(r: dict, status: int, **fields: object) -> bool:
-    """Whether the function answered `status` with a body whose `fields` have these values
-    (`True`, `False` and `None` compared by identity, as JSON decodes them)."""
+def answered(r: dict, status_code: int, /, **fields: object) -> bool:
+    """Whether the function answered `status_code` with a body whose `fields` have these
+    values (`True`, `False` and `None` compared by identity, as JSON decodes them)."""
     body = r.get("body")
     return (
-        r.get("statusCode") == status
+        r.get("statusCode") == status_code
         and isinstance(body, dict)
         and all(
             body.get(k) is v if v is None or isinstance(v, bool) else body.get(k) == v
