@@ -65,7 +65,8 @@ FUNCTIONS = {
     "CouponFunction": "coupon",
 }
 # AWS::NoValue as rendered (cloud-radar's own is "", which would also drop empty strings) and
-# the Ref of a resource whose Condition is false (CloudFormation refuses such a template).
+# what a Ref or Fn::GetAtt of a resource whose Condition is false gives (through the resource's
+# cloud-radar metadata); `Stack` refuses a render holding it, as CloudFormation would.
 NO_VALUE = "<AWS::NoValue>"
 ABSENT = "<absent resource>:"
 
@@ -227,14 +228,13 @@ class _Secrets(dict):
 
 
 class Renderer(Template):
-    """cloud-radar's Template with four changes, each for a reason cloud-radar 0.17 has:
+    """cloud-radar's Template with three changes, each for a reason cloud-radar 0.17 has:
 
     - the template is kept as a dict and deep-copied for each render (cloud-radar dumps it to
-      YAML and parses it back with PyYAML's pure-Python loader: seconds per render);
+      YAML in __init__ and parses it back in render with PyYAML's pure-Python loader: seconds
+      per render, against a tenth of one for the evaluation itself);
     - Fn::If evaluates only the branch its condition picks (cloud-radar resolves both first, and
       the other branch may not resolve, e.g. Fn::Select of a port from an empty endpoint);
-    - Fn::GetAtt of a resource whose Condition is false is refused, as CloudFormation does (a
-      Ref of one gives ABSENT through its metadata, which `Stack` refuses);
     - AWS::NoValue is NO_VALUE, not "" (which would drop every empty string too)."""
 
     NoValue = NO_VALUE
@@ -248,10 +248,7 @@ class Renderer(Template):
         self.source = template
         self.template = template
         self.transforms = template.get("Transform")
-        self.allowed_functions = {
-            **self.load_allowed_functions(),
-            "Fn::GetAtt": self._get_att,
-        }
+        self.allowed_functions = self.load_allowed_functions()
 
     def render(self, params: dict) -> dict:
         self.template = copy.deepcopy(self.source)
@@ -268,12 +265,17 @@ class Renderer(Template):
             return self.resolve_values(yes if functions.condition(self, name) else no)
         return super().resolve_values(data)
 
-    def _get_att(self, template: Template, values):
-        logical = values[0]
-        meta = self.source["Resources"].get(logical, {}).get("Metadata", {})
-        if str(meta.get("Cloud-Radar", {}).get("ref", "")).startswith(ABSENT):
-            raise Refused(f"GetAtt of {logical}, whose condition is false")
-        return functions.get_att(template, values)
+
+def attributes_used(template: dict) -> dict[str, set[str]]:
+    """Per resource, the attributes a Fn::GetAtt or a `${Resource.Attribute}` of Fn::Sub reads
+    (what a resource whose Condition is false must not give)."""
+    text = json.dumps(template)
+    found = re.findall(r'"Fn::GetAtt": \["(\w+)", "([\w.]+)"\]', text)
+    found += re.findall(r"\$\{(\w+)\.([\w.]+)\}", text)
+    out: dict[str, set[str]] = {}
+    for logical, attr in found:
+        out.setdefault(logical, set()).add(attr)
+    return out
 
 
 def _plain(v, where: str):
@@ -284,7 +286,8 @@ def _plain(v, where: str):
     if isinstance(v, dict):
         return {k: _plain(x, where) for k, x in v.items() if x != NO_VALUE}
     if isinstance(v, str) and ABSENT in v:
-        raise Refused(f"{where}: Ref to {v.split(ABSENT, 1)[1]}, whose condition is false")
+        name = v.split(ABSENT, 1)[1].split()[0]
+        raise Refused(f"{where}: Ref or GetAtt of {name}, whose condition is false")
     return v if v is None or isinstance(v, bool) else str(v)
 
 
@@ -303,6 +306,7 @@ class Stack:
             raise
         self.conditions: dict[str, bool] = first.get("Conditions", {})
         self.types = {n: r["Type"] for n, r in self.source["Resources"].items()}
+        attributes = attributes_used(self.source)
         self.ids = {}
         for logical, rtype in self.types.items():
             meta = self.source["Resources"][logical].setdefault("Metadata", {})
@@ -311,7 +315,8 @@ class Stack:
                 self.ids[logical] = physical_ids(logical, rtype, props)
                 meta["Cloud-Radar"] = self.ids[logical]
             else:
-                meta["Cloud-Radar"] = {"ref": f"{ABSENT}{logical}"}
+                poison = {a: f"{ABSENT}{logical}.{a}" for a in attributes.get(logical, ())}
+                meta["Cloud-Radar"] = {"ref": f"{ABSENT}{logical}", "attribute-values": poison}
         rendered = Renderer(self.source).render(values)
         self.resources = {
             n: _plain(r, n).get("Properties", {}) for n, r in rendered["Resources"].items()
