@@ -97,8 +97,9 @@ clippy:
 
 ## lint: the repository's Python through ruff (ruff.toml: `ruff check`, `ruff format --check`),
 ##       template.yaml through sam validate --lint, cfn-lint and checkov (scripts/check-template.sh),
-##       then tests/template_matrix.py: every parameter combination rendered and booted (each
-##       function's Init settings check), Rules refusing exactly the ones that cannot boot, the
+##       then tests/template_matrix.py: every parameter combination rendered (samtranslator's SAM
+##       transform, then cloud-radar) and booted (each function's Init settings check; the
+##       checks in tests/template_checks/), Rules refusing exactly the ones that cannot boot, the
 ##       transformed template through cfn-lint, and the store users' access string on a real
 ##       redis-server
 lint:
