@@ -2,9 +2,10 @@
 
 1. The Rules (their assertions) decide first; CloudFormation evaluates nothing else when one
    fails. `rules()` is hand-written: cloud-radar does not read the Rules section at all, and
-   cfn-lint's condition solver models a Rule only as a constraint between condition scenarios
-   (Fn::Equals, And, Or, Not; Fn::Contains, Fn::EachMemberEquals and Fn::ValueOfAll count as
-   true) with no way to evaluate it for given values.
+   cfn-lint's condition solver (cfnlint.conditions) takes a Rule only as a constraint between
+   condition scenarios, built of Fn::Equals, And, Or and Not (a Rule with Fn::Contains,
+   Fn::EachMemberEquals or Fn::ValueOfAll is left out), with no way to evaluate it for given
+   parameter values.
 2. The SAM transform: samtranslator, the library `sam deploy` uses.
 3. Parameters (AllowedValues, AllowedPattern, MinValue, MaxValue, the AWS-specific types),
    Conditions and the intrinsic functions: cloud-radar (`cloud_radar.cf.unit.Template`), with
