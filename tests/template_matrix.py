@@ -11,7 +11,7 @@
    resource whose Condition is false fails the combination (CloudFormation would refuse it);
 3. takes each function's resolved Environment.Variables, VPC security groups and its role's
    IAM statements, and decides whether the functions boot:
-   (a) the cold-start settings check of every function (`hongbao::api::lambda::settings`, the
+   (a) the cold-start settings check of every function (`hongbao::lambda::settings`, the
        code path Init runs, through `target/debug/examples/check_settings`) accepts its
        environment, and its caller comes from the JWT authorizer (`HONGBAO_AUTH_MODE=jwt`, no
        `AWS_SAM_LOCAL`: a header identity is for `sam local` only);
@@ -1206,7 +1206,7 @@ def main() -> int:
             f"check_settings does not know {sorted(UNKNOWN_FUNCTIONS)}: the cold-start settings "
             "check (a) of that function did not run in any render (its other checks did). "
             "target/debug/examples/check_settings predates the function in "
-            "hongbao::api::lambda::Function; rebuild it with `cargo build --locked -p hongbao "
+            "hongbao::lambda::Function; rebuild it with `cargo build --locked -p hongbao "
             "--features ops --example check_settings` once the Rust side has it"
         )
     for f in failures:

@@ -1,8 +1,8 @@
 //! Business and health metrics in CloudWatch Embedded Metric Format (EMF).
 //!
 //! Handlers count through the [`metrics`] facade; in a Lambda sandbox
-//! [`crate::api::lambda::init`] installs `metrics_cloudwatch_embedded`'s recorder, and its
-//! service layer ([`crate::api::lambda::serve`]) prints one EMF JSON line per invocation on
+//! [`crate::lambda::init`] installs `metrics_cloudwatch_embedded`'s recorder, and its
+//! service layer ([`crate::lambda::serve`]) prints one EMF JSON line per invocation on
 //! stdout, which CloudWatch Logs turns into metrics (no API call, no extra latency). Without a
 //! recorder (tests, `make serve`) every call here is a no-op.
 //!

@@ -4,7 +4,7 @@
 //!
 //! The scripts that move money write the entries (`lua/journal.lua`, in the same atomic step
 //! as the balance change); [`crate::store::journal`] reads and deletes them; ledger-export
-//! ([`crate::api::ledger_export`]) publishes them.
+//! ([`crate::lambda::ledger_export`]) publishes them.
 
 use std::collections::BTreeMap;
 
