@@ -26,7 +26,6 @@
 //! own time per script call (`INFO commandstats`); the CPU columns are `redis-server`'s CPU
 //! (`INFO cpu`) and the client's (`getrusage`: this process, or `redis-benchmark`) per call.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,7 +39,7 @@ use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{evalsha_stats, rusage_cpu, server_cpu_secs};
+use support::{evalsha_stats, redis_benchmark, rusage_cpu, server_cpu_secs};
 
 /// Default number of calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: u64 = 50_000;
@@ -176,35 +175,9 @@ impl Bench {
     ) -> Row {
         self.reset();
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
-        let out = Command::new("redis-benchmark")
-            .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args([
-                "-c",
-                &clients.to_string(),
-                "-n",
-                &n.to_string(),
-                "-P",
-                &pipeline.to_string(),
-            ])
-            .arg("--csv")
-            .args(command)
-            .output()
-            .expect("run redis-benchmark");
+        let rps = redis_benchmark(self.server.port(), clients, n, pipeline, None, command);
         let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;
         let server_cpu = self.server_cpu() - server_cpu;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        // CSV: a header line, then `"<command>","<rps>","<avg_latency_ms>",...`.
-        let rps: f64 = stdout
-            .lines()
-            .nth(1)
-            .and_then(|l| l.split("\",\"").nth(1))
-            .and_then(|v| v.trim_matches('"').parse().ok())
-            .unwrap_or_else(|| {
-                panic!(
-                    "redis-benchmark failed: {stdout}{}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            });
         let (calls, evalsha_usec) = self.evalsha_stats();
         let codes = if count > 0 {
             assert_eq!(
