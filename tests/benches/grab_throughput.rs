@@ -48,8 +48,8 @@ use tokio::runtime::Runtime;
 #[path = "support/mod.rs"]
 mod support;
 use support::{
-    bench_config, create_packet, env_num, info_field, lucky_packet, median, redis_benchmark,
-    rusage_cpu, server_cpu_secs, Started,
+    bench_config, block_query, create_packet, env_num, info_field, load_script, lucky_packet,
+    median, redis_benchmark, rusage_cpu, server_cpu_secs, Started,
 };
 
 /// Default number of requests per phase (`BENCH_GRABS` overrides it).
@@ -223,15 +223,7 @@ impl Bench {
             .build()
             .expect("tokio runtime");
         let admin = Arc::new(Store::new(bench_config(server.url(), false)));
-        let sha = rt.block_on(async {
-            let mut conn = admin.conn().await.expect("connect");
-            scripts::GRAB
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await
-                .expect("SCRIPT LOAD")
-        });
-        assert_eq!(sha, scripts::GRAB.get_hash());
+        load_script(&rt, &admin, &scripts::GRAB);
         let keys = Keys::new(&admin.config().key_prefix);
         Bench {
             server,
@@ -258,14 +250,7 @@ impl Bench {
 
     /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
-        self.rt.block_on(async {
-            let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0])
-                .arg(&cmd[1..])
-                .query_async(&mut conn)
-                .await
-                .expect("admin query")
-        })
+        block_query(&self.rt, &self.admin, cmd)
     }
 
     /// Client (`RUSAGE_SELF` or `RUSAGE_CHILDREN`) and server counters now.

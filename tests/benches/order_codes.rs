@@ -39,7 +39,9 @@ use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{evalsha_stats, redis_benchmark, rusage_cpu, server_cpu_secs};
+use support::{
+    block_query, evalsha_stats, load_script, redis_benchmark, runtime, rusage_cpu, server_cpu_secs,
+};
 
 /// Default number of calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: u64 = 50_000;
@@ -101,24 +103,9 @@ struct Bench {
 impl Bench {
     fn start(digits: u32) -> Self {
         let server = RedisServer::start();
-        let mut rt = tokio::runtime::Builder::new_multi_thread();
-        if let Some(w) = std::env::var("BENCH_WORKERS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-        {
-            rt.worker_threads(w);
-        }
-        let rt = rt.enable_all().build().expect("runtime");
+        let rt = runtime();
         let admin = Arc::new(Store::new(config(&server, digits)));
-        let sha = rt.block_on(async {
-            let mut conn = admin.conn().await.expect("connect");
-            scripts::ORDER_CODE
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await
-                .expect("SCRIPT LOAD")
-        });
-        assert_eq!(sha, scripts::ORDER_CODE.get_hash());
+        load_script(&rt, &admin, &scripts::ORDER_CODE);
         Bench {
             server,
             rt,
@@ -127,15 +114,9 @@ impl Bench {
         }
     }
 
+    /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
-        self.rt.block_on(async {
-            let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0])
-                .arg(&cmd[1..])
-                .query_async(&mut conn)
-                .await
-                .expect("admin query")
-        })
+        block_query(&self.rt, &self.admin, cmd)
     }
 
     /// Empties the server and its statistics before a phase (the loaded script stays).

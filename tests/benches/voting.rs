@@ -37,7 +37,9 @@ use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{evalsha_stats, redis_benchmark, rusage_cpu, server_cpu_secs};
+use support::{
+    block_query, evalsha_stats, load_script, redis_benchmark, runtime, rusage_cpu, server_cpu_secs,
+};
 
 /// Default number of requests per phase (`BENCH_VOTES` overrides it).
 const DEFAULT_VOTES: u64 = 100_000;
@@ -92,24 +94,9 @@ impl Bench {
     /// Starts a fresh server, connects and loads the vote script (`SCRIPT LOAD`).
     fn start() -> Self {
         let server = RedisServer::start();
-        let mut rt = tokio::runtime::Builder::new_multi_thread();
-        if let Some(w) = std::env::var("BENCH_WORKERS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-        {
-            rt.worker_threads(w);
-        }
-        let rt = rt.enable_all().build().expect("runtime");
+        let rt = runtime();
         let admin = Arc::new(Store::new(config(&server)));
-        let sha = rt.block_on(async {
-            let mut conn = admin.conn().await.expect("connect");
-            scripts::VOTE
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await
-                .expect("SCRIPT LOAD")
-        });
-        assert_eq!(sha, scripts::VOTE.get_hash());
+        load_script(&rt, &admin, &scripts::VOTE);
         let keys = SiteKeys::of(admin.config());
         Bench {
             server,
@@ -138,14 +125,7 @@ impl Bench {
 
     /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
-        self.rt.block_on(async {
-            let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0])
-                .arg(&cmd[1..])
-                .query_async(&mut conn)
-                .await
-                .expect("admin query")
-        })
+        block_query(&self.rt, &self.admin, cmd)
     }
 
     /// `cmdstat_evalsha` of `INFO commandstats` as `(calls, usec_per_call)`.

@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each benchmark uses a subset
 #![allow(unused_imports)] // each benchmark uses a subset of the re-exports too
 
+mod admin;
 mod baselines;
 mod info;
 mod machine;
@@ -13,6 +14,7 @@ mod nodes;
 mod packets;
 mod redis_benchmark;
 
+pub use admin::{block_query, load_script, runtime};
 pub use baselines::{ch1_article, CH1_KEYS, CH1_VOTE, SEED_GRAB};
 pub use info::{
     commandstats_calls, evalsha_stats, info_field, server_cpu_secs, server_main_thread_cpu_secs,
