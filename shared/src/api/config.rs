@@ -1,6 +1,5 @@
-//! The API's own settings (where the caller's identity comes from, the log filter), the state
-//! every router shares, and the table of every setting of every layer (the README's
-//! configuration table is checked against it).
+//! The API's own settings (where the caller's identity comes from) and the state every router
+//! shares.
 
 use std::sync::Arc;
 

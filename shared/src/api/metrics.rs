@@ -42,7 +42,7 @@ pub const FUNCTION_NAME: Setting = Setting {
     meaning: "set by Lambda: the metrics' `Function` dimension",
 };
 
-/// The metrics' settings, in README order.
+/// The metrics' settings, in the order of docs/configuration.md.
 pub const SETTINGS: [Setting; 2] = [METRICS_NAMESPACE, FUNCTION_NAME];
 
 /// Where a sandbox's metrics go.

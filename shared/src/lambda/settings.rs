@@ -1,5 +1,5 @@
 //! What a function reads at Init ([`settings`]), and [`all_settings`]: the table of every
-//! setting of every layer (the README's configuration table is checked against it).
+//! setting of every layer (`docs/configuration.md`'s table is checked against it).
 
 use tracing_subscriber::filter::Targets;
 
@@ -75,7 +75,7 @@ pub fn settings(
     })
 }
 
-/// Every setting, grouped as the README's configuration table lists them: connection, API,
+/// Every setting, grouped as `docs/configuration.md`'s table lists them: connection, API,
 /// red packets, history, reclaim, wallet, order codes, coupon drops, voting, ledger export,
 /// metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
@@ -101,11 +101,12 @@ pub fn all_settings() -> Vec<Setting> {
 mod tests {
     use super::*;
 
-    /// The README's configuration table is exactly the declared settings, in order, with their
-    /// defaults and meanings: the table lives in the code, the README shows it.
+    /// The configuration table of `docs/configuration.md` (linked from the README) is exactly
+    /// the declared settings, in order, with their defaults and meanings: the table lives in the
+    /// code, the page shows it.
     #[test]
     fn readme_configuration_table_matches_the_code() {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../docs/configuration.md");
         let table: Vec<&str> = readme
             .lines()
             .skip_while(|l| !l.starts_with("| variable | default |"))
@@ -115,7 +116,7 @@ mod tests {
         let expected: Vec<String> = all_settings().iter().map(Setting::markdown_row).collect();
         if table != expected {
             panic!(
-                "README.md's configuration table differs from the settings declared in the code; \
+                "docs/configuration.md's table differs from the settings declared in the code; \
                  replace its rows with:\n{}",
                 expected.join("\n")
             );
