@@ -6,9 +6,10 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
+use super::no_packet;
 use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
-use crate::api::extract::{shown, Caller, Path};
+use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
 use crate::domain::packets::ClaimOutcome;
 use crate::store::packets;
@@ -70,7 +71,7 @@ pub(crate) async fn claim(
                 repeat,
             }
         })),
-        ClaimOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+        ClaimOutcome::NotFound => Err(no_packet(&id)),
         ClaimOutcome::NoShare => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "no_share",

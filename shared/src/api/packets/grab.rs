@@ -6,9 +6,10 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
+use super::no_packet;
 use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
-use crate::api::extract::{shown, Caller, OptionalJsonBody, Path};
+use crate::api::extract::{Caller, OptionalJsonBody, Path};
 use crate::api::metrics;
 use crate::domain::packets::password::PasswordText;
 use crate::domain::packets::{GrabOutcome, Share};
@@ -108,7 +109,7 @@ pub(crate) async fn grab(
         ),
         GrabOutcome::NotFound => (
             None,
-            Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+            Err(no_packet(&id)),
         ),
         GrabOutcome::NotARecipient => (
             None,

@@ -22,7 +22,8 @@ use axum::Router;
 use serde::Serialize;
 
 use super::config::AppState;
-use super::error::rfc3339;
+use super::error::{rfc3339, ApiError};
+use super::extract::shown;
 use crate::domain::packets::Packet;
 
 // utoipa's path items of the handlers, where `super::openapi` names them.
@@ -132,4 +133,9 @@ impl From<&Packet> for PacketBody {
             password_protected: p.password_verifier.is_some(),
         }
     }
+}
+
+/// 404 `not_found` for packet `id` (no such packet, or an id of another shape).
+fn no_packet(id: &str) -> ApiError {
+    ApiError::not_found(format!("no packet {}", shown(id)))
 }

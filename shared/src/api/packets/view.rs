@@ -5,10 +5,10 @@ use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 
-use super::PacketBody;
+use super::{no_packet, PacketBody};
 use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
-use crate::api::extract::{shown, Caller, Path};
+use crate::api::extract::{Caller, Path};
 use crate::domain::packets::PacketView;
 use crate::store::packets;
 
@@ -127,7 +127,7 @@ pub(crate) async fn view(
 ) -> Result<Json<PacketViewBody>, ApiError> {
     match packets::view_as(&state.store, &id, &viewer).await? {
         packets::ViewAs::Found(v) => Ok(Json((*v).into())),
-        packets::ViewAs::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+        packets::ViewAs::NotFound => Err(no_packet(&id)),
         packets::ViewAs::Forbidden => Err(ApiError::forbidden(
             "this red packet is shown only to its sender and recipients",
         )),
