@@ -15,9 +15,5 @@
 pub mod list;
 pub mod summary;
 
-// utoipa's path items of the handlers, where `super::openapi` names them (as
-// `super::history::list`).
-pub(crate) use list::__path_list;
 pub use list::{HistoryBody, HistoryItemBody, ReceivedItemBody, SentItemBody};
-pub(crate) use summary::__path_summary;
 pub use summary::{SummaryBody, TotalsBody};

@@ -26,13 +26,8 @@ use super::error::{rfc3339, ApiError};
 use super::extract::shown;
 use crate::domain::packets::Packet;
 
-// utoipa's path items of the handlers, where `super::openapi` names them.
-pub(crate) use claim::__path_claim;
 pub use claim::ClaimBody;
-pub(crate) use create::__path_create;
-pub(crate) use grab::__path_grab;
 pub use grab::{AlreadyGrabbedCode, AlreadyGrabbedError, GrabRequest, ShareBody};
-pub(crate) use view::__path_view;
 pub use view::{BestLuckBody, GrabBody, PacketViewBody, RevealBody};
 
 /// The routes of the create-packet function, the sender's: `POST /packets`,

@@ -22,12 +22,8 @@ use super::extract::JsonBody;
 use crate::domain::wallet::IamPrincipals;
 use crate::domain::{is_reference, is_user_id, MAX_USER_ID_CHARS};
 
-// utoipa's path items of the handlers, where `super::openapi` names them.
-pub(crate) use deposit::__path_deposit;
 pub use deposit::{DepositBody, DepositRequest};
-pub(crate) use get::__path_get_wallet;
 pub use get::{EntryBody, WalletBody};
-pub(crate) use withdraw::__path_withdraw;
 pub use withdraw::{WithdrawalBody, WithdrawalRequest};
 
 /// The routes of the wallet function.
