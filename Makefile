@@ -52,9 +52,11 @@ fmt:
 	$(CARGO) fmt --all --check
 
 ## layers: shared/src is api -> store -> domain without module cycles; the domain names no
-##         Redis, HTTP or Lambda crate (scripts/check-layers.py)
+##         Redis, HTTP or Lambda crate (scripts/check-layers.py); every repository path and
+##         relative link in README.md and docs/*.md exists (scripts/check-docs.py)
 layers:
 	python3 scripts/check-layers.py
+	python3 scripts/check-docs.py
 
 ## SUITES: the red-packet, history, order-code, coupon, vote, withdrawal, journal and workload suites, as module-path filters
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why

@@ -12,7 +12,7 @@
    finds the same for every combination at once);
 3. takes each function's resolved Environment.Variables, VPC security groups and its role's
    IAM statements, and decides whether the functions boot:
-   (a) the cold-start settings check of every function (`hongbao::api::lambda::settings`, the
+   (a) the cold-start settings check of every function (`hongbao::lambda::settings`, the
        code path Init runs, through `target/debug/examples/check_settings`) accepts its
        environment, and its caller comes from the JWT authorizer (`HONGBAO_AUTH_MODE=jwt`, no
        `AWS_SAM_LOCAL`: a header identity is for `sam local` only);
@@ -360,7 +360,7 @@ def main() -> int:
             f"check_settings does not know {sorted(UNKNOWN_FUNCTIONS)}: the cold-start settings "
             "check (a) of that function did not run in any render (its other checks did). "
             "target/debug/examples/check_settings predates the function in "
-            "hongbao::api::lambda::Function; rebuild it with `cargo build --locked -p hongbao "
+            "hongbao::lambda::Function; rebuild it with `cargo build --locked -p hongbao "
             "--features ops --example check_settings` once the Rust side has it"
         )
     for f in failures:

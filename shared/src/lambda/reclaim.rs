@@ -1,12 +1,12 @@
-//! The reclaim-cron function's handler: an EventBridge scheduled event, no HTTP. Each run
+//! The reclaim-cron function's job, run by an EventBridge schedule (no HTTP). Each run
 //! refunds expired red packets, then closes ended coupon campaigns
 //! ([`crate::store::coupons::close`]).
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::metrics;
+use crate::api::metrics;
 use crate::store::coupons::close::{close_ended, ClosedCampaigns};
 use crate::store::reclaim::{self, ReclaimSummary, STOP_MARGIN};
 use crate::store::{Error, Store};
@@ -39,13 +39,7 @@ pub struct CronSummary {
 /// [`Error`] when the reclaim index is unavailable (the invocation fails; the next scheduled
 /// run continues).
 pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<CronSummary, Error> {
-    let deadline = deadline_ms.map(|ms| {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64;
-        Instant::now() + Duration::from_millis(ms.saturating_sub(now_ms))
-    });
+    let deadline = super::scheduled::deadline(deadline_ms);
     let summary = match reclaim::run_until(store, deadline).await {
         Ok(summary) => summary,
         Err(e) => {
@@ -102,24 +96,14 @@ pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<CronSummary,
 }
 
 /// Serves the reclaim-cron function: every EventBridge scheduled event runs [`run`] until the
-/// invocation's deadline and returns the summary; the metrics are flushed as one EMF line after
-/// each invocation ([`super::lambda::init_metrics`]).
+/// invocation's deadline and returns the summary ([`super::scheduled::serve`]).
 ///
 /// # Errors
 /// The Lambda runtime's, when it cannot reach the Runtime API.
 pub async fn serve(store: std::sync::Arc<Store>) -> Result<(), lambda_runtime::Error> {
-    use aws_lambda_events::eventbridge::EventBridgeEvent;
-    use lambda_runtime::{service_fn, LambdaEvent};
-    let handler = service_fn(
-        move |event: LambdaEvent<EventBridgeEvent<serde_json::Value>>| {
-            let store = store.clone();
-            async move {
-                tracing::debug!(id = ?event.payload.id, "scheduled event");
-                let summary = run(&store, Some(event.context.deadline)).await;
-                super::lambda::flush_metrics(Some(&event.context.request_id));
-                Ok::<_, lambda_runtime::Error>(summary?)
-            }
-        },
-    );
-    lambda_runtime::run(handler).await
+    super::scheduled::serve(|deadline_ms| {
+        let store = store.clone();
+        async move { run(&store, Some(deadline_ms)).await }
+    })
+    .await
 }

@@ -28,21 +28,22 @@
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::domain::split::{LuckySplit, Mode};
-use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, CreateOutcome, NewPacket};
-use hongbao::store::scripts::{self, Call, GrabCall, VoteCall};
+use hongbao::store::order_codes;
+use hongbao::store::scripts::{self, Call, VoteCall};
 use hongbao::store::voting::{self, NewArticle, SiteKeys};
-use hongbao::store::{order_codes, wallet};
-use hongbao::{Config, Store};
+use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 use serde_json::json;
 
-#[path = "support/mod.rs"]
+#[path = "../support/mod.rs"]
 mod support;
+
+mod grab;
+use grab::grab_rows;
 use support::{
-    ch1_article, env_num, info_field, median, write_json, CH1_KEYS, CH1_VOTE, SEED_GRAB,
+    bench_config, ch1_article, env_num, info_field, median, write_json, CH1_KEYS, CH1_VOTE,
+    SEED_GRAB,
 };
 
 /// Default calls per phase (`BENCH_CALLS` overrides it).
@@ -66,6 +67,9 @@ if redis.call('HEXISTS', KEYS[1], KEYS[2]) ~= 0 then
 end
 return '0'
 "#;
+
+/// The expectation of a phase whose replies are JSON objects (the seed's wins).
+const JSON_OBJECT: &str = "{";
 
 /// One line of the table.
 struct Row {
@@ -155,7 +159,7 @@ impl Bench {
         self.reset_stats().await;
         let replies = self.run(script, invocations).await;
         let ok = |r: &String| match expect {
-            "{" => r.starts_with('{'),
+            JSON_OBJECT => r.starts_with(JSON_OBJECT),
             // Our scripts answer `<path>` or `<path>:<data>`.
             _ => r.split(':').next() == Some(expect),
         };
@@ -203,317 +207,6 @@ fn script_source(script: &Script) -> &'static str {
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
-}
-
-/// Grab paths of `lua/grab.lua` and the original red-packet blog post's design.
-async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
-    let n = b.calls;
-    let cfg = store.config();
-    let keys = Keys::new(&cfg.key_prefix);
-    wallet::deposit(store, "bench-sender", n as i64 * 5, "bench-fund")
-        .await
-        .expect("deposit");
-    let new = NewPacket {
-        total_cents: n as i64,
-        count: n as u32,
-        mode: Mode::Fixed,
-        split: LuckySplit::DoubleMean,
-        expires_in_secs: 3600,
-        greeting: None,
-        recipients: Vec::new(),
-        opens_in_secs: 0,
-        cover: None,
-        password: None,
-    };
-    let CreateOutcome::Created(p) = packets::create(store, "bench-sender", &new, None)
-        .await
-        .expect("create")
-    else {
-        panic!("create failed")
-    };
-    let pk = keys.packet(&p.packet_id);
-    let limit = cfg.packets.grab_rate_limit;
-    // An hour-long window, so that no counter expires between the phases of a round: the
-    // repeat phases then take the path they are named after.
-    let hour = 3_600_000;
-    // Every call carries a call id, as `packets::grab` sends: a win records it, a repeat (another
-    // call) compares it.
-    let grab = |user: String, limit: u32, call_id: &str| {
-        GrabCall {
-            meta: &pk.meta,
-            shares: &pk.shares,
-            grabs: &pk.grabs,
-            rate: &keys.grab_rate(&p.packet_id, &user),
-            recipients: &pk.recipients,
-            user_id: &user,
-            rate_limit: limit,
-            rate_window_ms: hour,
-            password: "",
-            call_id,
-        }
-        .texts()
-    };
-    let winners: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{i}"), limit, &format!("{i:08x}")))
-        .collect();
-    let win = b
-        .phase("grab win", &scripts::GRAB, &winners, "grabbed")
-        .await;
-    let winners: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{i}"), limit, "ffffffff"))
-        .collect();
-    // The first repeat finds no counter and opens the window the win began (TIME, SET ... PX);
-    // later repeats are GET + INCR.
-    let first_again = b
-        .phase(
-            "grab first repeat",
-            &scripts::GRAB,
-            &winners,
-            "already_grabbed",
-        )
-        .await;
-    let again = b
-        .phase("grab repeat", &scripts::GRAB, &winners, "already_grabbed")
-        .await;
-    let unlimited: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{i}"), 0, "ffffffff"))
-        .collect();
-    let again_unlimited = b
-        .phase(
-            "grab repeat, limit off",
-            &scripts::GRAB,
-            &unlimited,
-            "already_grabbed",
-        )
-        .await;
-    let late: Vec<_> = (0..n)
-        .map(|i| grab(format!("l{i}"), limit, "ffffffff"))
-        .collect();
-    let sold = b
-        .phase("grab sold out", &scripts::GRAB, &late, "sold_out")
-        .await;
-    // Rate limited: winners that used their whole allowance within the window (a sold-out
-    // packet's answer does not reach the limiter).
-    let spammers = (n / 50).max(1);
-    let allowance: Vec<_> = (0..spammers)
-        .flat_map(|i| (0..cfg.packets.grab_rate_limit).map(move |_| i))
-        .map(|i| grab(format!("w{i}"), limit, "ffffffff"))
-        .collect();
-    let _ = b.run(&scripts::GRAB, &allowance).await;
-    let over: Vec<_> = (0..n)
-        .map(|i| grab(format!("w{}", i % spammers), limit, "ffffffff"))
-        .collect();
-    let limited = b
-        .phase("grab rate limited", &scripts::GRAB, &over, "rate_limited")
-        .await;
-
-    // A targeted packet of 500 recipients: their wins, then outsiders refused.
-    let r = n.min(hongbao::domain::packets::MAX_RECIPIENTS);
-    let targeted = NewPacket {
-        total_cents: r as i64,
-        count: r as u32,
-        recipients: (0..r).map(|i| format!("t{i}")).collect(),
-        ..new.clone()
-    };
-    let CreateOutcome::Created(tp) = packets::create(store, "bench-sender", &targeted, None)
-        .await
-        .expect("create targeted")
-    else {
-        panic!("targeted create failed")
-    };
-    let tpk = keys.packet(&tp.packet_id);
-    let tgrab = |user: String| {
-        GrabCall {
-            meta: &tpk.meta,
-            shares: &tpk.shares,
-            grabs: &tpk.grabs,
-            rate: &keys.grab_rate(&tp.packet_id, &user),
-            recipients: &tpk.recipients,
-            user_id: &user,
-            rate_limit: limit,
-            rate_window_ms: hour,
-            password: "",
-            call_id: "0a0a0a0a",
-        }
-        .texts()
-    };
-    let recipients: Vec<_> = (0..r).map(|i| tgrab(format!("t{i}"))).collect();
-    let targeted_win = b
-        .phase("grab win, targeted", &scripts::GRAB, &recipients, "grabbed")
-        .await;
-    let outsiders: Vec<_> = (0..n).map(|i| tgrab(format!("o{i}"))).collect();
-    let outsider = b
-        .phase(
-            "grab not a recipient",
-            &scripts::GRAB,
-            &outsiders,
-            "not_a_recipient",
-        )
-        .await;
-
-    // A password packet: wins with the right password's verifier, then guesses refused (each
-    // counted by the rate limit, hence a high limit here: the refusal, not the limiter).
-    let secret = serde_json::from_value::<hongbao::domain::packets::password::PasswordText>(json!(
-        "open sesame"
-    ))
-    .expect("password")
-    .check()
-    .expect("password");
-    // Twice the shares the winners take, so that the guesses after them meet shares left.
-    let locked = NewPacket {
-        total_cents: 2 * n as i64,
-        count: 2 * n as u32,
-        password: Some(secret.clone()),
-        ..new.clone()
-    };
-    let CreateOutcome::Created(pp) = packets::create(store, "bench-sender", &locked, None)
-        .await
-        .expect("create password packet")
-    else {
-        panic!("password create failed")
-    };
-    let ppk = keys.packet(&pp.packet_id);
-    let right = secret.verifier(&pp.packet_id);
-    let wrong = "0".repeat(64);
-    let pgrab = |user: String, verifier: &str| {
-        GrabCall {
-            meta: &ppk.meta,
-            shares: &ppk.shares,
-            grabs: &ppk.grabs,
-            rate: &keys.grab_rate(&pp.packet_id, &user),
-            recipients: &ppk.recipients,
-            user_id: &user,
-            rate_limit: u32::MAX,
-            rate_window_ms: hour,
-            password: verifier,
-            call_id: "0a0a0a0a",
-        }
-        .texts()
-    };
-    let unlocked: Vec<_> = (0..n).map(|i| pgrab(format!("p{i}"), &right)).collect();
-    let password_win = b
-        .phase("grab win, password", &scripts::GRAB, &unlocked, "grabbed")
-        .await;
-    let guesses: Vec<_> = (0..n).map(|i| pgrab(format!("g{i}"), &wrong)).collect();
-    let wrong_password = b
-        .phase(
-            "grab wrong password",
-            &scripts::GRAB,
-            &guesses,
-            "wrong_password",
-        )
-        .await;
-
-    // The original red-packet blog post's design: a pool of JSON shares, a detail list, a hash
-    // of users.
-    let seed = Script::new(SEED_GRAB);
-    let (pool, detail, users) = ("seed:{p}:pool", "seed:{p}:detail", "seed:{p}:users");
-    for chunk in (0..n).collect::<Vec<_>>().chunks(1000) {
-        let mut pipe = redis::pipe();
-        for i in chunk {
-            pipe.cmd("LPUSH")
-                .arg(pool)
-                .arg(json!({"id": i, "money": 1}).to_string())
-                .ignore();
-        }
-        let _: () = pipe.query_async(&mut b.conn).await.expect("LPUSH");
-    }
-    let seed_call = |user: String| (strings(&[pool, detail, users, &user]), vec![]);
-    let seed_winners: Vec<_> = (0..n).map(|i| seed_call(format!("w{i}"))).collect();
-    let seed_win = b.phase("seed win", &seed, &seed_winners, "{").await;
-    let seed_again = b.phase("seed already", &seed, &seed_winners, "1").await;
-    let seed_late: Vec<_> = (0..n).map(|i| seed_call(format!("l{i}"))).collect();
-    let seed_sold = b.phase("seed sold out", &seed, &seed_late, "0").await;
-    let floor_calls: Vec<_> = (0..n)
-        .map(|i| {
-            let user = format!("w{i}");
-            let counter = format!("floor:{{p}}:{user}");
-            (strings(&[users, &user, &counter]), vec![])
-        })
-        .collect();
-    let floor = Script::new(LIMITED_REPEAT_FLOOR);
-    let floor_again = b
-        .phase("floor: limited repeat", &floor, &floor_calls, "1")
-        .await;
-    let row = |path, usec, baseline, baseline_usec| Row {
-        path,
-        usec,
-        baseline,
-        baseline_usec,
-        goal: 1.3,
-    };
-    let seed_again_name = "seed 000 grab: already grabbed";
-    vec![
-        row("grab: win", win, "seed 000 grab: win", seed_win),
-        row(
-            "grab: already grabbed (later repeats)",
-            again,
-            seed_again_name,
-            seed_again,
-        ),
-        row(
-            "grab: already grabbed (first repeat)",
-            first_again,
-            seed_again_name,
-            seed_again,
-        ),
-        Row {
-            goal: f64::INFINITY,
-            ..row(
-                "grab: already grabbed, rate limit off",
-                again_unlimited,
-                seed_again_name,
-                seed_again,
-            )
-        },
-        Row {
-            goal: f64::INFINITY,
-            ..row(
-                "floor: seed 000 repeat + a counter (HEXISTS, GET, INCR)",
-                floor_again,
-                seed_again_name,
-                seed_again,
-            )
-        },
-        row("grab: sold out", sold, "seed 000 grab: sold out", seed_sold),
-        row("grab: rate limited", limited, seed_again_name, seed_again),
-        Row {
-            goal: f64::INFINITY,
-            ..row(
-                "grab: win, targeted packet (500 recipients)",
-                targeted_win,
-                "seed 000 grab: win",
-                seed_win,
-            )
-        },
-        Row {
-            goal: f64::INFINITY,
-            ..row(
-                "grab: win, password packet",
-                password_win,
-                "seed 000 grab: win",
-                seed_win,
-            )
-        },
-        Row {
-            goal: f64::INFINITY,
-            ..row(
-                "grab: wrong password (refused, counted)",
-                wrong_password,
-                "seed 000 grab: sold out",
-                seed_sold,
-            )
-        },
-        Row {
-            goal: f64::INFINITY,
-            ..row(
-                "grab: not a recipient (refused)",
-                outsider,
-                "seed 000 grab: sold out",
-                seed_sold,
-            )
-        },
-    ]
 }
 
 /// Vote paths of `lua/vote.lua` and chapter 1's vote.
@@ -686,14 +379,8 @@ fn main() {
         .build()
         .expect("runtime");
     let (version, per_round) = rt.block_on(async {
-        let mut cfg = Config {
-            redis_url: server.url(),
-            ..Config::default()
-        };
-        cfg.packets.max_count = u32::MAX;
-        cfg.packets.max_total_cents = i64::MAX;
-        cfg.packets.packets_per_minute = 0; // benches create many packets per sender
-                                            // The order-code quota on (counted on every call, as in production), never reached.
+        let mut cfg = bench_config(server.url(), false);
+        // The order-code quota on (counted on every call, as in production), never reached.
         cfg.order_codes.per_user_per_day = u32::MAX;
         let store = Store::new(cfg);
         let client = redis::Client::open(server.url()).expect("client");

@@ -1,4 +1,4 @@
-//! The ledger-export function's handler: an EventBridge scheduled event, no HTTP. Each run
+//! The ledger-export function's job, run by an EventBridge schedule (no HTTP). Each run
 //! publishes the money journal's entries ([`crate::store::journal`]) as EventBridge events and
 //! deletes each entry only after `PutEvents` reported it accepted, so delivery is
 //! at-least-once: a run that stops between `PutEvents` and the delete (a crash, a timeout, a
@@ -18,13 +18,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
 use serde::Serialize;
 
-use super::error::rfc3339;
-use super::metrics;
+use crate::api::error::rfc3339;
+use crate::api::metrics;
 use crate::domain::journal::Entry;
 use crate::store::journal::{self, JournalIndex};
 use crate::store::keys::Keys;
@@ -319,13 +319,7 @@ pub async fn run(
     sink: &dyn EventSink,
     deadline_ms: Option<u64>,
 ) -> Result<ExportSummary, Error> {
-    let deadline = deadline_ms.map(|ms| {
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64;
-        Instant::now() + Duration::from_millis(ms.saturating_sub(now_ms))
-    });
+    let deadline = super::scheduled::deadline(deadline_ms);
     let summary = match run_until(store, index, sink, deadline).await {
         Ok(s) => s,
         Err(e) => {
@@ -351,8 +345,7 @@ pub async fn run(
 }
 
 /// Serves the ledger-export function: every EventBridge scheduled event runs [`run`] until
-/// the invocation's deadline and returns the summary; metrics are flushed as one EMF line
-/// after each invocation.
+/// the invocation's deadline and returns the summary ([`super::scheduled::serve`]).
 ///
 /// # Errors
 /// The Lambda runtime's, when it cannot reach the Runtime API.
@@ -360,21 +353,11 @@ pub async fn serve(
     store: std::sync::Arc<Store>,
     sink: std::sync::Arc<dyn EventSink>,
 ) -> Result<(), lambda_runtime::Error> {
-    use aws_lambda_events::eventbridge::EventBridgeEvent;
-    use lambda_runtime::{service_fn, LambdaEvent};
     // Once per sandbox: the 65,536 journal names, grouped on first use as the connection needs.
     let index = std::sync::Arc::new(JournalIndex::new(&store.config().key_prefix));
-    let handler = service_fn(
-        move |event: LambdaEvent<EventBridgeEvent<serde_json::Value>>| {
-            let (store, sink, index) = (store.clone(), sink.clone(), index.clone());
-            async move {
-                tracing::debug!(id = ?event.payload.id, "scheduled event");
-                let summary =
-                    run(&store, &index, sink.as_ref(), Some(event.context.deadline)).await;
-                super::lambda::flush_metrics(Some(&event.context.request_id));
-                Ok::<_, lambda_runtime::Error>(summary?)
-            }
-        },
-    );
-    lambda_runtime::run(handler).await
+    super::scheduled::serve(|deadline_ms| {
+        let (store, sink, index) = (store.clone(), sink.clone(), index.clone());
+        async move { run(&store, &index, sink.as_ref(), Some(deadline_ms)).await }
+    })
+    .await
 }

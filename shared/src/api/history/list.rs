@@ -1,22 +1,15 @@
-//! A user's red-packet history over HTTP, served by the grab function:
-//!
-//! | route | answer | errors |
-//! | --- | --- | --- |
-//! | `GET /packets?role=sent\|received&limit=1..100&cursor=` | 200 [`HistoryBody`], newest first | 400 (bad `role`, `limit`, `cursor`, unknown parameter) |
-//! | `GET /packets/summary?year=2026` | 200 [`SummaryBody`] | 400 (bad `year`) |
-//!
-//! Both read the caller's own history only (the caller is the JWT `sub`).
+//! `GET /packets`: a page of the caller's sent or received red packets, newest first
+//! (`store::history::page`, `lua/history_page.lua`).
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
-use super::config::AppState;
-use super::error::{rfc3339, ApiError};
-use super::extract::Caller;
+use crate::api::config::AppState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::{query_params, Caller};
 use crate::domain::history::{
-    self, parse_limit, parse_year, Cursor, Entry, ReceivedEntry, Role, SentEntry, Totals,
-    DEFAULT_LIMIT,
+    parse_limit, Cursor, Entry, ReceivedEntry, Role, SentEntry, DEFAULT_LIMIT,
 };
 use crate::store::history as store;
 
@@ -33,7 +26,7 @@ pub struct SentItemBody {
     /// Number of shares.
     pub count: u32,
     /// `lucky` or `fixed`.
-    #[schema(value_type = super::schemas::ModeDoc)]
+    #[schema(value_type = crate::api::schemas::ModeDoc)]
     pub mode: &'static str,
     /// Greeting or `null`.
     #[schema(required = true)]
@@ -159,13 +152,13 @@ pub struct HistoryBody {
     summary = "List the caller's sent or received red packets",
     description = "A page of the caller's sent packets (`role=sent`) or claimed shares (`role=received`), newest first. Paging is stable while new packets arrive: a cursor never repeats or skips an item.",
     params(
-        ("role" = super::schemas::RoleDoc, Query, description = "`sent` (packets the caller created) or `received` (shares the caller claimed)"),
+        ("role" = crate::api::schemas::RoleDoc, Query, description = "`sent` (packets the caller created) or `received` (shares the caller claimed)"),
         ("limit" = Option<u32>, Query, description = "items per page, 1..=100, default 20", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page of the same role (opaque)")
     ),
     responses(
         (status = 200, description = "a page of the caller's history", body = HistoryBody),
-        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
     )
 )]
 pub(crate) async fn list(
@@ -178,69 +171,6 @@ pub(crate) async fn list(
     Ok(Json(HistoryBody {
         items: page.entries.into_iter().map(Into::into).collect(),
         next_cursor: page.next_cursor.as_ref().map(Cursor::encode),
-    }))
-}
-
-/// Count and sum of one list (`sent` or `received` of `SummaryBody`).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct TotalsBody {
-    /// Items.
-    pub count: u64,
-    /// Sum of `total_cents` (sent) or `amount_cents` (received), cents.
-    pub total_cents: i64,
-}
-
-impl From<Totals> for TotalsBody {
-    fn from(t: Totals) -> Self {
-        TotalsBody {
-            count: t.count,
-            total_cents: t.total_cents,
-        }
-    }
-}
-
-/// The body of `GET /packets/summary`.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SummaryBody {
-    /// The business year (`HONGBAO_BUSINESS_TZ`).
-    pub year: i32,
-    /// Packets the caller sent that year.
-    pub sent: TotalsBody,
-    /// Shares the caller claimed that year.
-    pub received: TotalsBody,
-}
-
-/// `GET /packets/summary`: the caller's yearly totals, over the history entries kept
-/// (`HONGBAO_HISTORY_RETENTION_DAYS`).
-#[utoipa::path(
-    get, path = "/packets/summary", tag = "red packets", operation_id = "packet_summary",
-    summary = "The caller's yearly red-packet totals",
-    description = "Count and sum of the packets the caller sent and the shares they claimed in a business year, over the history entries kept (`HONGBAO_HISTORY_RETENTION_DAYS`).",
-    params(
-        ("year" = Option<i32>, Query, description = "business year in `HONGBAO_BUSINESS_TZ`, 1970..=9999; default: the current one", minimum = 1970, maximum = 9999)
-    ),
-    responses(
-        (status = 200, description = "the caller's totals of that year", body = SummaryBody),
-        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-    )
-)]
-pub(crate) async fn summary(
-    State(state): State<AppState>,
-    Caller(user): Caller,
-    RawQuery(query): RawQuery,
-) -> Result<Json<SummaryBody>, ApiError> {
-    let year = match parse_summary_query(query.as_deref())? {
-        Some(y) => y,
-        None => history::year_of(
-            &state.store.config().history.tz,
-            chrono::Utc::now().timestamp_millis(),
-        ),
-    };
-    let s = store::summary(&state.store, &user, year).await?;
-    Ok(Json(SummaryBody {
-        year: s.year,
-        sent: s.sent.into(),
-        received: s.received.into(),
     }))
 }
 
@@ -259,38 +189,24 @@ pub(crate) struct ListQuery {
 /// 400 `invalid_request` naming the parameter.
 pub(crate) fn parse_list_query(query: Option<&str>) -> Result<ListQuery, ApiError> {
     let (mut role, mut limit, mut cursor) = (None, None, None);
-    for (name, value) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        let twice = || ApiError::invalid(format!("{name} is given twice"));
-        match name.as_ref() {
-            "role" => {
-                if role.is_some() {
-                    return Err(twice());
+    query_params(
+        query,
+        &["role", "limit", "cursor"],
+        "role, limit and cursor",
+        |name, value| {
+            match name {
+                "role" => {
+                    role =
+                        Some(Role::parse(value).ok_or_else(|| {
+                            ApiError::invalid("role must be `sent` or `received`")
+                        })?)
                 }
-                role = Some(
-                    Role::parse(&value)
-                        .ok_or_else(|| ApiError::invalid("role must be `sent` or `received`"))?,
-                );
+                "limit" => limit = Some(parse_limit(value)?),
+                _ => cursor = Some(value.to_string()),
             }
-            "limit" => {
-                if limit.is_some() {
-                    return Err(twice());
-                }
-                limit = Some(parse_limit(&value)?);
-            }
-            "cursor" => {
-                if cursor.is_some() {
-                    return Err(twice());
-                }
-                cursor = Some(value.into_owned());
-            }
-            other => {
-                return Err(ApiError::invalid(format!(
-                    "unknown query parameter {:?} (only role, limit and cursor)",
-                    super::extract::shown(other)
-                )))
-            }
-        }
-    }
+            Ok(())
+        },
+    )?;
     let role = role.ok_or_else(|| ApiError::invalid("role is required: `sent` or `received`"))?;
     let cursor = cursor.map(|c| Cursor::parse(role, &c)).transpose()?;
     Ok(ListQuery {
@@ -298,27 +214,6 @@ pub(crate) fn parse_list_query(query: Option<&str>) -> Result<ListQuery, ApiErro
         limit: limit.unwrap_or(DEFAULT_LIMIT),
         cursor,
     })
-}
-
-/// Checks the query of `GET /packets/summary`: `year` at most once, nothing else.
-///
-/// # Errors
-/// 400 `invalid_request` naming the parameter.
-pub(crate) fn parse_summary_query(query: Option<&str>) -> Result<Option<i32>, ApiError> {
-    let mut year = None;
-    for (name, value) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
-        match name.as_ref() {
-            "year" if year.is_none() => year = Some(parse_year(&value)?),
-            "year" => return Err(ApiError::invalid("year is given twice")),
-            other => {
-                return Err(ApiError::invalid(format!(
-                    "unknown query parameter {:?} (only year)",
-                    super::extract::shown(other)
-                )))
-            }
-        }
-    }
-    Ok(year)
 }
 
 #[cfg(test)]
@@ -349,11 +244,6 @@ mod tests {
         ] {
             let err = parse_list_query(bad).unwrap_err();
             assert_eq!(err.code, "invalid_request", "{bad:?}");
-        }
-        assert_eq!(parse_summary_query(None).unwrap(), None);
-        assert_eq!(parse_summary_query(Some("year=2026")).unwrap(), Some(2026));
-        for bad in ["year=26", "year=2026&year=2026", "y=2026", "year="] {
-            assert!(parse_summary_query(Some(bad)).is_err(), "{bad}");
         }
     }
 }
