@@ -52,9 +52,11 @@ fmt:
 	$(CARGO) fmt --all --check
 
 ## layers: shared/src is api -> store -> domain without module cycles; the domain names no
-##         Redis, HTTP or Lambda crate (scripts/check-layers.py)
+##         Redis, HTTP or Lambda crate (scripts/check-layers.py); every repository path and
+##         relative link in README.md and docs/*.md exists (scripts/check-docs.py)
 layers:
 	python3 scripts/check-layers.py
+	python3 scripts/check-docs.py
 
 ## SUITES: the red-packet, history, order-code, coupon, vote, withdrawal, journal and workload suites, as module-path filters
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why
@@ -97,8 +99,9 @@ clippy:
 
 ## lint: the repository's Python through ruff (ruff.toml: `ruff check`, `ruff format --check`),
 ##       template.yaml through sam validate --lint, cfn-lint and checkov (scripts/check-template.sh),
-##       then tests/template_matrix.py: every parameter combination rendered and booted (each
-##       function's Init settings check), Rules refusing exactly the ones that cannot boot, the
+##       then tests/template_matrix.py: every parameter combination rendered (samtranslator's SAM
+##       transform, then cloud-radar) and booted (each function's Init settings check; the
+##       checks in tests/template_checks/), Rules refusing exactly the ones that cannot boot, the
 ##       transformed template through cfn-lint, and the store users' access string on a real
 ##       redis-server
 lint:

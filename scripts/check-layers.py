@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Checks the layering of the `hongbao` crate (shared/src): api -> store -> domain, no cycles.
+"""Checks the layering of the `hongbao` crate (shared/src): lambda -> api -> store -> domain, no
+cycles.
 
 * A file under `domain/` may not name `redis`, `lambda_http`, `lambda_runtime`,
   `aws_lambda_events`, `axum`, `tower`, `crate::store` or `crate::api`.
-* A file under `store/` may not name `crate::api`, `axum`, `tower`, `lambda_http`,
-  `lambda_runtime` or `aws_lambda_events`.
+* A file under `store/` may not name `crate::api`, `crate::lambda`, `axum`, `tower`,
+  `lambda_http`, `lambda_runtime` or `aws_lambda_events`.
+* A file under `api/` may not name `crate::lambda`, `lambda_runtime` or `aws_lambda_events`
+  (scheduled events and a sandbox's Init are the `lambda` layer's).
 * The modules (one per file) reference each other without a cycle: an edge a -> b for every
   `crate::x::y` path or `super::y` path in a's code (comments and doc comments ignored).
 
@@ -29,8 +32,18 @@ FORBIDDEN = {
         "tower",
         "crate::store",
         "crate::api",
+        "crate::lambda",
     ],
-    "store": ["crate::api", "axum", "tower", "lambda_http", "lambda_runtime", "aws_lambda_events"],
+    "store": [
+        "crate::api",
+        "crate::lambda",
+        "axum",
+        "tower",
+        "lambda_http",
+        "lambda_runtime",
+        "aws_lambda_events",
+    ],
+    "api": ["crate::lambda", "lambda_runtime", "aws_lambda_events"],
 }
 
 
@@ -136,7 +149,7 @@ def main() -> int:
         if m not in state:
             visit(m)
     # Layer direction: domain -> nothing above, store -> domain only.
-    rank = {"domain": 0, "store": 1, "api": 2}
+    rank = {"domain": 0, "store": 1, "api": 2, "lambda": 3}
     for a, targets in edges.items():
         for b in targets:
             la, lb = a.split("::", 1)[0], b.split("::", 1)[0]
@@ -147,7 +160,7 @@ def main() -> int:
     if not problems:
         print(
             f"layers: OK ({len(modules)} modules, {sum(map(len, edges.values()))} edges, "
-            "api -> store -> domain, no cycles)"
+            "lambda -> api -> store -> domain, no cycles)"
         )
     return 1 if problems else 0
 

@@ -1,4 +1,4 @@
-//! Runs each function's cold-start settings check ([`hongbao::api::lambda::settings`], the
+//! Runs each function's cold-start settings check ([`hongbao::lambda::settings`], the
 //! code path a sandbox's Init runs before it connects) on environments given as JSON, and
 //! prints what each function would start with. `tests/template_matrix.py` feeds it the
 //! environment `template.yaml` renders for every parameter combination.
@@ -14,8 +14,8 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use hongbao::api::lambda::{settings, Function};
 use hongbao::domain::Lookup;
+use hongbao::lambda::{settings, Function};
 use hongbao::store::redis_auth::AuthKind;
 use serde_json::{json, Value};
 

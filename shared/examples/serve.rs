@@ -50,7 +50,7 @@ async fn as_api_gateway(mut req: Request, next: Next) -> Response {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let env = |name: &str| std::env::var(name).ok();
     let lookup = Lookup::new(&env);
-    api::lambda::init_tracing(&lookup)?;
+    hongbao::lambda::init_tracing(&lookup)?;
     use Feature::*;
     let config = Config::load(
         &lookup,

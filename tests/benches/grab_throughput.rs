@@ -33,23 +33,24 @@
 //! phases alike. The table gives each phase's best round and median, and its ratio to
 //! `redis-benchmark` both best-to-best and as the median of per-round ratios.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::scripts::{self, Call, GrabCall};
 use hongbao::store::wallet;
-use hongbao::{Config, Store};
+use hongbao::Store;
 use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{env_num, info_field, median, rusage_cpu, server_cpu_secs};
+use support::{
+    bench_config, block_query, create_packet, env_num, info_field, load_script, lucky_packet,
+    median, redis_benchmark, rusage_cpu, server_cpu_secs, Started,
+};
 
 /// Default number of requests per phase (`BENCH_GRABS` overrides it).
 const DEFAULT_GRABS: u64 = 20_000;
@@ -221,16 +222,8 @@ impl Bench {
             .enable_all()
             .build()
             .expect("tokio runtime");
-        let admin = Arc::new(Store::new(config(&server)));
-        let sha = rt.block_on(async {
-            let mut conn = admin.conn().await.expect("connect");
-            scripts::GRAB
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await
-                .expect("SCRIPT LOAD")
-        });
-        assert_eq!(sha, scripts::GRAB.get_hash());
+        let admin = Arc::new(Store::new(bench_config(server.url(), false)));
+        load_script(&rt, &admin, &scripts::GRAB);
         let keys = Keys::new(&admin.config().key_prefix);
         Bench {
             server,
@@ -245,43 +238,19 @@ impl Bench {
     fn new_packet(&self, count: u64) -> String {
         let count = u32::try_from(count).expect("share count fits u32");
         let total = i64::from(count) * 5;
-        let req = NewPacket {
-            total_cents: total,
-            count,
-            mode: Mode::Lucky,
-            split: LuckySplit::DoubleMean,
-            expires_in_secs: 3600,
-            greeting: None,
-            recipients: Vec::new(),
-            opens_in_secs: 0,
-            cover: None,
-            password: None,
-        };
+        let req = lucky_packet(total, count);
         self.rt.block_on(async {
             let reference = format!("bench-{}", rand::random::<u64>());
             wallet::deposit(&self.admin, SENDER, total, &reference)
                 .await
                 .expect("deposit");
-            match packets::create(&self.admin, SENDER, &req, None)
-                .await
-                .expect("create")
-            {
-                CreateOutcome::Created(p) => p.packet_id,
-                other => panic!("create failed: {other:?}"),
-            }
+            create_packet(&self.admin, SENDER, &req).await
         })
     }
 
     /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
-        self.rt.block_on(async {
-            let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0])
-                .arg(&cmd[1..])
-                .query_async(&mut conn)
-                .await
-                .expect("admin query")
-        })
+        block_query(&self.rt, &self.admin, cmd)
     }
 
     /// Client (`RUSAGE_SELF` or `RUSAGE_CHILDREN`) and server counters now.
@@ -374,36 +343,15 @@ impl Bench {
         .evalsha_words();
         self.reset_stats();
         let before = self.counters(libc::RUSAGE_CHILDREN);
-        let out = Command::new("redis-benchmark")
-            .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args([
-                "-c",
-                &clients.to_string(),
-                "-n",
-                &n.to_string(),
-                "-P",
-                &pipeline.to_string(),
-            ])
-            .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args(&evalsha)
-            // The bench may run under an `LD_PRELOAD`ed allocator; measure the stock tool.
-            .env_remove("LD_PRELOAD")
-            .output()
-            .expect("run redis-benchmark");
+        let rps = redis_benchmark(
+            self.server.port(),
+            clients,
+            n,
+            pipeline,
+            Some(RAND_RANGE),
+            &evalsha,
+        );
         let after = self.counters(libc::RUSAGE_CHILDREN);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        // CSV: a header line, then `"<command>","<rps>",` and six latency fields.
-        let rps: f64 = stdout
-            .lines()
-            .nth(1)
-            .and_then(|l| l.rsplit("\",\"").nth(6))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                panic!(
-                    "redis-benchmark failed: {stdout}{}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            });
         self.finish(&id, n, n as f64 / rps, before, after)
     }
 
@@ -412,7 +360,7 @@ impl Bench {
     fn hongbao(&self, rt: &Runtime, n: u64, tasks: usize, conns: usize) -> Run {
         let id: Arc<str> = self.new_packet(n).into();
         let stores: Vec<Arc<Store>> = (0..conns)
-            .map(|_| Arc::new(Store::new(config(&self.server))))
+            .map(|_| Arc::new(Store::new(bench_config(self.server.url(), false))))
             .collect();
         rt.block_on(async {
             for s in &stores {
@@ -452,18 +400,6 @@ impl Bench {
         assert_eq!(run.grabs, n, "every hongbao call grabs a share");
         run
     }
-}
-
-/// The production default configuration on `server`, with room for benchmark-sized packets.
-fn config(server: &RedisServer) -> Config {
-    let mut cfg = Config {
-        redis_url: server.url(),
-        ..Config::default()
-    };
-    cfg.packets.max_count = u32::MAX;
-    cfg.packets.max_total_cents = i64::MAX;
-    cfg.packets.packets_per_minute = 0; // benches create many packets per sender
-    cfg
 }
 
 /// The run with the most grabs per second.
@@ -575,12 +511,6 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
     );
 }
 
-/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), to judge how quiet the machine was.
-fn loadavg() -> String {
-    let raw = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    raw.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-}
-
 /// Runs every phase `BENCH_ROUNDS` times, interleaved, and prints the table.
 fn main() {
     let n = env_num("BENCH_GRABS").unwrap_or(DEFAULT_GRABS).max(1);
@@ -609,8 +539,7 @@ fn main() {
         bench.server.port(),
         nice.unwrap_or(0)
     );
-    let load_before = loadavg();
-    let started = Instant::now();
+    let started = Started::now();
     let mut results: Vec<(Phase, Vec<Run>)> = Phase::ALL.iter().map(|p| (*p, Vec::new())).collect();
     for round in 1..=rounds {
         // Interleave the two kinds, and run every other round backwards, so that a drift in
@@ -632,9 +561,5 @@ fn main() {
         }
     }
     print_table(&results, cores);
-    println!(
-        "total {:.1} s; load average before {load_before}, after {}",
-        started.elapsed().as_secs_f64(),
-        loadavg()
-    );
+    started.print_total();
 }

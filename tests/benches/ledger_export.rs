@@ -8,7 +8,7 @@
 //!
 //! 1. **Backlog**: `BENCH_ENTRIES` (default 100,000) deposits into 10,000 wallets on a private
 //!    `redis-server` (one journal entry each, spread over the journals of their tags), then
-//!    ledger-export runs (`api::ledger_export::run_until`, the function's code path: lock,
+//!    ledger-export runs (`lambda::ledger_export::run_until`, the function's code path: lock,
 //!    passes, `PutEvents` of 10, deletes) through the real EventBridge client against moto in
 //!    server mode (a bus without rules), until the journals are empty. Prints entries/s. moto
 //!    is a Python server on the same 2 cores, so this is a floor: EventBridge itself accepts
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use harness::moto::MotoServer;
 use harness::{RedisCluster, RedisServer};
-use hongbao::api::ledger_export::{self, eventbridge::EventBridgeSink};
+use hongbao::lambda::ledger_export::{self, eventbridge::EventBridgeSink};
 use hongbao::store::journal::{self, JournalIndex};
 use hongbao::store::wallet;
 use hongbao::{Config, Store};

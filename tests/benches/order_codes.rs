@@ -26,7 +26,6 @@
 //! own time per script call (`INFO commandstats`); the CPU columns are `redis-server`'s CPU
 //! (`INFO cpu`) and the client's (`getrusage`: this process, or `redis-benchmark`) per call.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,7 +39,9 @@ use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{evalsha_stats, rusage_cpu, server_cpu_secs};
+use support::{
+    block_query, evalsha_stats, load_script, redis_benchmark, runtime, rusage_cpu, server_cpu_secs,
+};
 
 /// Default number of calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: u64 = 50_000;
@@ -102,24 +103,9 @@ struct Bench {
 impl Bench {
     fn start(digits: u32) -> Self {
         let server = RedisServer::start();
-        let mut rt = tokio::runtime::Builder::new_multi_thread();
-        if let Some(w) = std::env::var("BENCH_WORKERS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-        {
-            rt.worker_threads(w);
-        }
-        let rt = rt.enable_all().build().expect("runtime");
+        let rt = runtime();
         let admin = Arc::new(Store::new(config(&server, digits)));
-        let sha = rt.block_on(async {
-            let mut conn = admin.conn().await.expect("connect");
-            scripts::ORDER_CODE
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await
-                .expect("SCRIPT LOAD")
-        });
-        assert_eq!(sha, scripts::ORDER_CODE.get_hash());
+        load_script(&rt, &admin, &scripts::ORDER_CODE);
         Bench {
             server,
             rt,
@@ -128,15 +114,9 @@ impl Bench {
         }
     }
 
+    /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
-        self.rt.block_on(async {
-            let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0])
-                .arg(&cmd[1..])
-                .query_async(&mut conn)
-                .await
-                .expect("admin query")
-        })
+        block_query(&self.rt, &self.admin, cmd)
     }
 
     /// Empties the server and its statistics before a phase (the loaded script stays).
@@ -176,35 +156,9 @@ impl Bench {
     ) -> Row {
         self.reset();
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
-        let out = Command::new("redis-benchmark")
-            .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args([
-                "-c",
-                &clients.to_string(),
-                "-n",
-                &n.to_string(),
-                "-P",
-                &pipeline.to_string(),
-            ])
-            .arg("--csv")
-            .args(command)
-            .output()
-            .expect("run redis-benchmark");
+        let rps = redis_benchmark(self.server.port(), clients, n, pipeline, None, command);
         let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;
         let server_cpu = self.server_cpu() - server_cpu;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        // CSV: a header line, then `"<command>","<rps>","<avg_latency_ms>",...`.
-        let rps: f64 = stdout
-            .lines()
-            .nth(1)
-            .and_then(|l| l.split("\",\"").nth(1))
-            .and_then(|v| v.trim_matches('"').parse().ok())
-            .unwrap_or_else(|| {
-                panic!(
-                    "redis-benchmark failed: {stdout}{}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            });
         let (calls, evalsha_usec) = self.evalsha_stats();
         let codes = if count > 0 {
             assert_eq!(

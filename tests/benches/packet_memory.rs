@@ -19,17 +19,16 @@
 //! (Redis keeps a sorted set of up to 128 short members as a listpack) and 1,000 (a skiplist).
 
 use harness::RedisServer;
-use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::wallet;
-use hongbao::{Config, Store};
+use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 use serde_json::json;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::write_json;
+use support::{bench_config, lucky_packet, write_json};
 
 /// The grabber ids both layouts store: `user-<n>` (11 to 15 bytes).
 fn user(i: usize) -> String {
@@ -59,16 +58,8 @@ async fn hongbao_packet(
         .await
         .expect("deposit");
     let new = NewPacket {
-        total_cents: total,
-        count: count as u32,
-        mode: Mode::Lucky,
-        split: LuckySplit::DoubleMean,
-        expires_in_secs: 3600,
         greeting: Some("恭喜发财".into()),
-        recipients: Vec::new(),
-        opens_in_secs: 0,
-        cover: None,
-        password: None,
+        ..lucky_packet(total, count as u32)
     };
     let CreateOutcome::Created(p) = packets::create(store, "mem-sender", &new, None)
         .await
@@ -108,16 +99,8 @@ async fn history_bytes(
         .await
         .expect("deposit");
     let new = NewPacket {
-        total_cents: 100,
-        count: 1,
-        mode: Mode::Lucky,
-        split: LuckySplit::DoubleMean,
-        expires_in_secs: 3600,
         greeting: Some("恭喜发财".into()),
-        recipients: Vec::new(),
-        opens_in_secs: 0,
-        cover: None,
-        password: None,
+        ..lucky_packet(100, 1)
     };
     for _ in 0..n {
         let CreateOutcome::Created(p) = packets::create(store, &sender, &new, None)
@@ -189,14 +172,7 @@ fn main() {
         .build()
         .expect("runtime");
     let rows = rt.block_on(async {
-        let mut cfg = Config {
-            redis_url: server.url(),
-            ..Config::default()
-        };
-        cfg.packets.max_count = u32::MAX;
-        cfg.packets.max_total_cents = i64::MAX;
-        cfg.packets.packets_per_minute = 0; // benches create many packets per sender
-        let store = Store::new(cfg);
+        let store = Store::new(bench_config(server.url(), false));
         let client = redis::Client::open(server.url()).expect("client");
         let mut conn = client
             .get_multiplexed_async_connection()

@@ -48,18 +48,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::{RedisCluster, RedisServer, RESPONSE_TIMEOUT};
-use hongbao::domain::split::{LuckySplit, Mode};
+use harness::{RedisCluster, RedisServer};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::{scripts, wallet};
-use hongbao::{Config, Error, Store};
-use redis::aio::MultiplexedConnection;
+use hongbao::{Error, Store};
 use serde_json::{json, Value};
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{env_num, info_field, write_json};
+use support::{
+    bench_config, create_packet, env_num, info_field, lucky_packet, node_conn, nodes, pct, query,
+    write_json, Started,
+};
 
 /// Default number of distinct grabbers per backend (`BENCH_GRABBERS` overrides it).
 const DEFAULT_GRABBERS: u64 = 100_000;
@@ -173,18 +174,6 @@ struct TaskOut {
     last_win: Duration,
 }
 
-/// One node (master) of the deployment under test.
-struct Node {
-    /// `host:port`.
-    addr: String,
-    /// The hash slots it serves (`all` for a standalone server).
-    slots: String,
-    /// Its slot ranges, inclusive (empty for a standalone server).
-    ranges: Vec<(u16, u16)>,
-    /// A plain connection to it, for statistics.
-    conn: MultiplexedConnection,
-}
-
 /// One master's line of the table.
 #[derive(Debug, Clone)]
 struct Master {
@@ -249,76 +238,6 @@ impl Storm {
     }
 }
 
-/// The production default configuration on `url`, with room for benchmark-sized packets.
-fn config(url: String, cluster: bool) -> Config {
-    let mut cfg = Config {
-        redis_url: url,
-        redis_cluster: cluster,
-        ..Config::default()
-    };
-    cfg.packets.max_count = u32::MAX;
-    cfg.packets.max_total_cents = i64::MAX;
-    cfg.packets.packets_per_minute = 0; // benches create many packets per sender
-    cfg
-}
-
-/// A plain connection to the node at `url`, with the harness's response timeout.
-async fn node_conn(url: &str) -> MultiplexedConnection {
-    let cfg = redis::AsyncConnectionConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
-    redis::Client::open(url)
-        .expect("node url")
-        .get_multiplexed_async_connection_with_config(&cfg)
-        .await
-        .unwrap_or_else(|e| panic!("connect to {url}: {e}"))
-}
-
-/// Runs `args` (a Redis command as its words) on `conn`.
-async fn query<T: redis::FromRedisValue>(conn: &mut MultiplexedConnection, args: &[&str]) -> T {
-    redis::cmd(args[0])
-        .arg(&args[1..])
-        .query_async(conn)
-        .await
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-/// Connects to every node at `urls`; for a cluster, reads each node's slots from
-/// `CLUSTER NODES`.
-async fn nodes(urls: &[String], cluster: bool) -> Vec<Node> {
-    let mut nodes = Vec::with_capacity(urls.len());
-    for url in urls {
-        nodes.push(Node {
-            addr: url.trim_start_matches("redis://").to_string(),
-            slots: "all".into(),
-            ranges: Vec::new(),
-            conn: node_conn(url).await,
-        });
-    }
-    if cluster {
-        let map: String = query(&mut nodes[0].conn, &["CLUSTER", "NODES"]).await;
-        for line in map.lines() {
-            // <id> <ip:port@bus-port[,hostname]> <flags> <master> <ping> <pong> <epoch> <link>
-            // <slot or range>...
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let Some(addr) = fields.get(1).and_then(|a| a.split('@').next()) else {
-                continue;
-            };
-            let Some(node) = nodes.iter_mut().find(|n| n.addr == addr) else {
-                continue;
-            };
-            for slot in fields.iter().skip(8).filter(|s| !s.starts_with('[')) {
-                let (lo, hi) = slot.split_once('-').unwrap_or((slot, slot));
-                node.ranges
-                    .push((lo.parse().expect("slot"), hi.parse().expect("slot")));
-            }
-            node.slots = fields.get(8..).unwrap_or_default().join(" ");
-        }
-        for n in &nodes {
-            assert!(!n.ranges.is_empty(), "{} serves no slots:\n{map}", n.addr);
-        }
-    }
-    nodes
-}
-
 /// Funds `sender` and creates a lucky packet of `shares` shares; returns its id.
 async fn new_packet(store: &Store, sender: &str, shares: u32) -> String {
     let total = i64::from(shares) * CENTS_PER_SHARE;
@@ -326,25 +245,7 @@ async fn new_packet(store: &Store, sender: &str, shares: u32) -> String {
     wallet::deposit(store, sender, total, &reference)
         .await
         .expect("deposit");
-    let req = NewPacket {
-        total_cents: total,
-        count: shares,
-        mode: Mode::Lucky,
-        split: LuckySplit::DoubleMean,
-        expires_in_secs: 3600,
-        greeting: None,
-        recipients: Vec::new(),
-        opens_in_secs: 0,
-        cover: None,
-        password: None,
-    };
-    match packets::create(store, sender, &req, None)
-        .await
-        .expect("create")
-    {
-        CreateOutcome::Created(p) => p.packet_id,
-        other => panic!("create failed: {other:?}"),
-    }
+    create_packet(store, sender, &lucky_packet(total, shares)).await
 }
 
 /// One task of the storm: takes grabbers from `next` until `s.grabbers` are taken; each grabs
@@ -457,7 +358,7 @@ async fn storm(
     packet_count: usize,
     s: Settings,
 ) -> Storm {
-    let store = Arc::new(Store::new(config(urls[0].clone(), cluster)));
+    let store = Arc::new(Store::new(bench_config(urls[0].clone(), cluster)));
     let mut nodes = nodes(urls, cluster).await;
     let keys = Keys::new(&store.config().key_prefix);
 
@@ -576,15 +477,6 @@ async fn storm(
         mix,
         masters,
         problems,
-    }
-}
-
-/// `part` as a percentage of `whole`.
-fn pct(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 {
-        100.0 * part / whole
-    } else {
-        0.0
     }
 }
 
@@ -715,12 +607,6 @@ fn to_json(storms: &[Storm], s: Settings, version: &str, cores: usize) -> Value 
     })
 }
 
-/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), to judge how quiet the machine was.
-fn loadavg() -> String {
-    let raw = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    raw.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-}
-
 /// Storms a standalone server, then the 3-master cluster; prints the tables, writes the JSON,
 /// and fails if a check did not hold.
 fn main() {
@@ -730,8 +616,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let load_before = loadavg();
-    let started = Instant::now();
+    let started = Started::now();
 
     let server = RedisServer::start();
     let version = rt.block_on(async {
@@ -775,11 +660,7 @@ fn main() {
     print_tables(&storms, s);
     let path = write_json("storm", &to_json(&storms, s, &version, cores));
     println!("figures: {}", path.display());
-    println!(
-        "total {:.1} s; load average before {load_before}, after {}",
-        started.elapsed().as_secs_f64(),
-        loadavg()
-    );
+    started.print_total();
     let failed: usize = storms.iter().map(|r| r.problems.len()).sum();
     assert_eq!(failed, 0, "{failed} checks failed (see above)");
 }

@@ -23,7 +23,6 @@
 //! connections, then `-P 16`, the pipelined ceiling), then `hongbao` with K concurrent tasks over
 //! one `Store` (one multiplexed connection, as in a Lambda sandbox) and over several `Store`s.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,7 +37,9 @@ use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{evalsha_stats, rusage_cpu, server_cpu_secs};
+use support::{
+    block_query, evalsha_stats, load_script, redis_benchmark, runtime, rusage_cpu, server_cpu_secs,
+};
 
 /// Default number of requests per phase (`BENCH_VOTES` overrides it).
 const DEFAULT_VOTES: u64 = 100_000;
@@ -93,24 +94,9 @@ impl Bench {
     /// Starts a fresh server, connects and loads the vote script (`SCRIPT LOAD`).
     fn start() -> Self {
         let server = RedisServer::start();
-        let mut rt = tokio::runtime::Builder::new_multi_thread();
-        if let Some(w) = std::env::var("BENCH_WORKERS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-        {
-            rt.worker_threads(w);
-        }
-        let rt = rt.enable_all().build().expect("runtime");
+        let rt = runtime();
         let admin = Arc::new(Store::new(config(&server)));
-        let sha = rt.block_on(async {
-            let mut conn = admin.conn().await.expect("connect");
-            scripts::VOTE
-                .prepare_invoke()
-                .load_async(&mut conn)
-                .await
-                .expect("SCRIPT LOAD")
-        });
-        assert_eq!(sha, scripts::VOTE.get_hash());
+        load_script(&rt, &admin, &scripts::VOTE);
         let keys = SiteKeys::of(admin.config());
         Bench {
             server,
@@ -139,14 +125,7 @@ impl Bench {
 
     /// Runs `cmd` (a Redis command as its words) on the admin connection.
     fn query<T: redis::FromRedisValue>(&self, cmd: &[&str]) -> T {
-        self.rt.block_on(async {
-            let mut conn = self.admin.conn().await.expect("connect");
-            redis::cmd(cmd[0])
-                .arg(&cmd[1..])
-                .query_async(&mut conn)
-                .await
-                .expect("admin query")
-        })
+        block_query(&self.rt, &self.admin, cmd)
     }
 
     /// `cmdstat_evalsha` of `INFO commandstats` as `(calls, usec_per_call)`.
@@ -216,35 +195,16 @@ impl Bench {
         .evalsha_words();
         let _: () = self.query(&["CONFIG", "RESETSTAT"]);
         let (client_cpu, server_cpu) = (rusage_cpu(libc::RUSAGE_CHILDREN), self.server_cpu());
-        let out = Command::new("redis-benchmark")
-            .args(["-h", "127.0.0.1", "-p", &self.server.port().to_string()])
-            .args([
-                "-c",
-                &clients.to_string(),
-                "-n",
-                &n.to_string(),
-                "-P",
-                &pipeline.to_string(),
-            ])
-            .args(["-r", &RAND_RANGE.to_string(), "--csv"])
-            .args(&evalsha)
-            .output()
-            .expect("run redis-benchmark");
+        let rps = redis_benchmark(
+            self.server.port(),
+            clients,
+            n,
+            pipeline,
+            Some(RAND_RANGE),
+            &evalsha,
+        );
         let client_cpu = rusage_cpu(libc::RUSAGE_CHILDREN) - client_cpu;
         let server_cpu = self.server_cpu() - server_cpu;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        // CSV: a header line, then `"<command>","<rps>",...`.
-        let rps: f64 = stdout
-            .lines()
-            .nth(1)
-            .and_then(|l| l.rsplit("\",\"").nth(6))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                panic!(
-                    "redis-benchmark failed: {stdout}{}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            });
         let (calls, usec_per_call) = self.evalsha_stats();
         assert_eq!(
             calls, n,

@@ -209,7 +209,7 @@ impl Function {
             Function::Vote => api::voting::router(state),
             Function::Coupon => api::coupons::router(state),
         };
-        api::lambda::for_api_gateway(router)
+        hongbao::lambda::for_api_gateway(router)
     }
 }
 
@@ -269,13 +269,13 @@ pub async fn snapshot(redis: &harness::TestRedis) -> Vec<(String, Option<Vec<u8>
 /// `PutEvents` answered, a run using this sink deletes no entry, releases no lock and never
 /// ends once it published anything, however late it is stopped.
 pub struct KilledAfterPublish {
-    inner: hongbao::api::ledger_export::eventbridge::EventBridgeSink,
+    inner: hongbao::lambda::ledger_export::eventbridge::EventBridgeSink,
     published: tokio::sync::Notify,
 }
 
 impl KilledAfterPublish {
     /// A sink over `inner`.
-    pub fn new(inner: hongbao::api::ledger_export::eventbridge::EventBridgeSink) -> Self {
+    pub fn new(inner: hongbao::lambda::ledger_export::eventbridge::EventBridgeSink) -> Self {
         KilledAfterPublish {
             inner,
             published: tokio::sync::Notify::new(),
@@ -288,11 +288,11 @@ impl KilledAfterPublish {
     }
 }
 
-impl hongbao::api::ledger_export::EventSink for KilledAfterPublish {
+impl hongbao::lambda::ledger_export::EventSink for KilledAfterPublish {
     fn publish<'a>(
         &'a self,
         entries: &'a [hongbao::domain::journal::Entry],
-    ) -> hongbao::api::ledger_export::SinkFuture<'a> {
+    ) -> hongbao::lambda::ledger_export::SinkFuture<'a> {
         Box::pin(async move {
             self.inner.publish(entries).await?;
             // A permit is stored when nobody waits yet: the signal is never lost.
@@ -311,7 +311,7 @@ impl hongbao::api::ledger_export::EventSink for KilledAfterPublish {
 pub async fn export_killed_after_publish(
     store: &Store,
     redis: &TestRedis,
-    inner: hongbao::api::ledger_export::eventbridge::EventBridgeSink,
+    inner: hongbao::lambda::ledger_export::eventbridge::EventBridgeSink,
 ) {
     let sink = KilledAfterPublish::new(inner);
     let index = hongbao::store::journal::JournalIndex::new("hb");
@@ -320,7 +320,7 @@ pub async fn export_killed_after_publish(
         tokio::select! {
             // The run is dropped here, in this task: it cannot go on meanwhile elsewhere.
             () = sink.published() => break,
-            r = hongbao::api::ledger_export::run_until(store, &index, &sink, None) => {
+            r = hongbao::lambda::ledger_export::run_until(store, &index, &sink, None) => {
                 attempts.push(r);
                 assert!(attempts.len() < 10, "no run published anything: {attempts:?}");
             }

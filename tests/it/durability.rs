@@ -328,7 +328,7 @@ async fn allkeys_eviction_refuses_cold_start() {
                         .clone(),
                 )
                 .await;
-            let verdict = hongbao::api::lambda::check_eviction(&store).await;
+            let verdict = hongbao::lambda::check_eviction(&store).await;
             assert_eq!(verdict.is_err(), refused, "{backend:?} {policy}");
             if let Err(e) = verdict {
                 let text = e.to_string();

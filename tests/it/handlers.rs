@@ -207,7 +207,7 @@ async fn fixtures_through_the_handlers() {
         let sched: aws_lambda_events::eventbridge::EventBridgeEvent<Value> =
             serde_json::from_value(event("reclaim-cron-scheduled")).unwrap();
         assert_eq!(sched.detail_type, "Scheduled Event");
-        let summary = hongbao::api::reclaim::run(&store, None).await.unwrap();
+        let summary = hongbao::lambda::reclaim::run(&store, None).await.unwrap();
         assert_eq!(summary.packets.settled, 0);
     }
 }
@@ -1219,7 +1219,7 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         );
         assert_eq!(retry.as_deref(), Some("1"));
     }
-    assert!(hongbao::api::reclaim::run(&store, None).await.is_err());
+    assert!(hongbao::lambda::reclaim::run(&store, None).await.is_err());
 
     server.restart();
     // The same client reconnects; state is as it was: u1 keeps its share, u2 can still claim.

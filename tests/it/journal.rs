@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use harness::moto::{LedgerFeed, MotoServer};
 use harness::{Backend, TestRedis};
-use hongbao::api::ledger_export;
-use hongbao::api::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::domain::journal::{Entry, Kind};
 use hongbao::domain::packets::ClaimOutcome;
+use hongbao::lambda::ledger_export;
+use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::store::audit::{self, ExportedMovement};
 use hongbao::store::journal::{self, JournalIndex};
 use hongbao::store::wallet::WithdrawalOutcome;

@@ -3,13 +3,13 @@
 //! (`HONGBAO_EVENT_BUS_NAME`) and deletes each once `PutEvents` accepted it.
 //!
 //! Thin by design: build the settings, the Redis store and the EventBridge client once per
-//! sandbox, then every scheduled event runs [`hongbao::api::ledger_export::run`] until its
-//! deadline ([`hongbao::api::ledger_export::serve`]).
+//! sandbox, then every scheduled event runs [`hongbao::lambda::ledger_export::run`] until its
+//! deadline ([`hongbao::lambda::ledger_export::serve`]).
 
 use std::sync::Arc;
 
-use hongbao::api::lambda::{self, Function};
-use hongbao::api::ledger_export::{self, eventbridge::EventBridgeSink};
+use hongbao::lambda::ledger_export::{self, eventbridge::EventBridgeSink};
+use hongbao::lambda::{self, Function};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -2,11 +2,11 @@
 //! refunds expired red packets to their senders and returns the run's summary.
 //!
 //! Thin by design: build the settings and the Redis store once per sandbox, then every
-//! scheduled event runs [`hongbao::api::reclaim::run`] until its deadline
-//! ([`hongbao::api::reclaim::serve`]).
+//! scheduled event runs [`hongbao::lambda::reclaim::run`] until its deadline
+//! ([`hongbao::lambda::reclaim::serve`]).
 
-use hongbao::api::lambda::{self, Function};
-use hongbao::api::reclaim;
+use hongbao::lambda::reclaim;
+use hongbao::lambda::{self, Function};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -5,7 +5,7 @@
 //! event with it.
 
 use hongbao::api;
-use hongbao::api::lambda::{self, Function};
+use hongbao::lambda::{self, Function};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {

@@ -141,7 +141,7 @@ def no_credentials_in_logs(st: LocalStack, c: Checks, s: State) -> None:
     """At the most verbose level (RUST_LOG=trace, as the template's LogLevel=trace sets it) a
     function's output carries no Authorization header, cookie or security token of the event:
     lambda_runtime logs every raw event at trace, which hongbao's tracing caps away
-    (hongbao::api::lambda::init_tracing)."""
+    (hongbao::lambda::init_tracing)."""
     c.section("logs at trace level carry no credentials")
     secrets = {
         "authorization": "Bearer eyJhbGciOiJSUzI1NiJ9.TRACE-JWT-SECRET.sig",

@@ -3,7 +3,8 @@
 //! `invalid_request` for text that is not percent-encoded UTF-8), and bodies ([`RawBody`],
 //! [`JsonBody`], [`OptionalJsonBody`]: 400 `invalid_request` saying what is wrong, 413
 //! `payload_too_large` over 2 MiB, 415 `unsupported_media_type` for a body that is not
-//! declared `application/json`).
+//! declared `application/json`), and query strings ([`query_params`]: each known parameter at
+//! most once, no other).
 
 use axum::body::Bytes;
 use axum::extract::path::ErrorKind;
@@ -329,6 +330,37 @@ impl<'de> serde::de::Visitor<'de> for UniqueKeys {
         }
         Ok(())
     }
+}
+
+/// Walks a query string (`role=sent&limit=5`, percent-decoded, `None` for none): hands each
+/// parameter to `take` as `(name, value)`, in order, after checking that its name is one of
+/// `known` and was not given before. `only` names the known parameters for the refusal
+/// (`role, limit and cursor`). `take` checks the value.
+///
+/// # Errors
+/// 400 `invalid_request`: `unknown query parameter "<name>" (only <only>)` (the name cut by
+/// [`shown`]), `<name> is given twice`, or `take`'s error.
+pub fn query_params(
+    query: Option<&str>,
+    known: &[&str],
+    only: &str,
+    mut take: impl FnMut(&str, &str) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
+    let mut seen = Vec::with_capacity(known.len());
+    for (name, value) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if !known.contains(&name.as_ref()) {
+            return Err(ApiError::invalid(format!(
+                "unknown query parameter {:?} (only {only})",
+                shown(&name)
+            )));
+        }
+        if seen.contains(&name) {
+            return Err(ApiError::invalid(format!("{name} is given twice")));
+        }
+        take(&name, &value)?;
+        seen.push(name);
+    }
+    Ok(())
 }
 
 /// The longest text, in characters, that an error message echoes back (a path id, a key).

@@ -1,8 +1,8 @@
 //! Business and health metrics in CloudWatch Embedded Metric Format (EMF).
 //!
 //! Handlers count through the [`metrics`] facade; in a Lambda sandbox
-//! [`crate::api::lambda::init`] installs `metrics_cloudwatch_embedded`'s recorder, and its
-//! service layer ([`crate::api::lambda::serve`]) prints one EMF JSON line per invocation on
+//! [`crate::lambda::init`] installs `metrics_cloudwatch_embedded`'s recorder, and its
+//! service layer ([`crate::lambda::serve`]) prints one EMF JSON line per invocation on
 //! stdout, which CloudWatch Logs turns into metrics (no API call, no extra latency). Without a
 //! recorder (tests, `make serve`) every call here is a no-op.
 //!
@@ -42,7 +42,7 @@ pub const FUNCTION_NAME: Setting = Setting {
     meaning: "set by Lambda: the metrics' `Function` dimension",
 };
 
-/// The metrics' settings, in README order.
+/// The metrics' settings, in the order of docs/configuration.md.
 pub const SETTINGS: [Setting; 2] = [METRICS_NAMESPACE, FUNCTION_NAME];
 
 /// Where a sandbox's metrics go.

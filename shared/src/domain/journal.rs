@@ -4,7 +4,7 @@
 //!
 //! The scripts that move money write the entries (`lua/journal.lua`, in the same atomic step
 //! as the balance change); [`crate::store::journal`] reads and deletes them; ledger-export
-//! ([`crate::api::ledger_export`]) publishes them.
+//! ([`crate::lambda::ledger_export`]) publishes them.
 
 use std::collections::BTreeMap;
 
@@ -261,7 +261,7 @@ pub const EXPORT_LOCK_TTL_MS: Setting = Setting {
         "ledger-export lock lifetime, ms (≥ 1000): runs never overlap; a run stops 5 s before it",
 };
 
-/// ledger-export's settings, in README order.
+/// ledger-export's settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[EVENT_BUS_NAME, EXPORT_LOCK_TTL_MS];
 
 /// How ledger-export publishes the journal (ledger-export reads it).

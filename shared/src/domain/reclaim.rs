@@ -30,7 +30,7 @@ pub const PHANTOM_GRACE_MS: i64 = 60_000;
 /// clocks.
 pub const CREATE_WINDOW_MS: i64 = PHANTOM_GRACE_MS / 2;
 
-/// The reclaim settings, in README order.
+/// The reclaim settings, in the order of docs/configuration.md.
 pub const RECLAIM_SETTINGS: &[Setting] = &[RECLAIM_BATCH, RECLAIM_LOCK_TTL_MS];
 
 /// How reclaim-cron works through expired packets (reclaim-cron reads it).

@@ -3,16 +3,17 @@
 //!
 //! A function reads only the settings of the features it serves (see
 //! [`crate::api::config`]), so an invalid `HONGBAO_VOTE_SITE` stops the vote function and
-//! nothing else. The defaults are parsed from the same [`Setting::default`] text the README's
-//! table shows, and a test checks that the README table is exactly the declared settings.
+//! nothing else. The defaults are parsed from the same [`Setting::default`] text the
+//! configuration table of `docs/configuration.md` shows, and a test checks that the table is
+//! exactly the declared settings.
 //! A [`Lookup`] answers only for a [`Setting`] (there is no read by a bare name), and a test
 //! runs every function's settings check through a recording lookup to show that each variable
 //! read is declared.
 
 use std::str::FromStr;
 
-/// One environment variable: its name, its default (as the README shows it; `(none)` for a
-/// variable without one) and what it means (README wording, units included).
+/// One environment variable: its name, its default (as `docs/configuration.md` shows it; `(none)`
+/// for a variable without one) and what it means (that page's wording, units included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
     /// The variable's name, e.g. `HONGBAO_MAX_COUNT`.
@@ -24,7 +25,7 @@ pub struct Setting {
 }
 
 impl Setting {
-    /// The README table row: `` | `NAME` | `default` | meaning | ``.
+    /// The configuration table's row: `` | `NAME` | `default` | meaning | ``.
     pub fn markdown_row(&self) -> String {
         let default = if self.default == NO_DEFAULT {
             NO_DEFAULT.to_string()

@@ -51,7 +51,7 @@ pub const WITHDRAWAL_PRINCIPALS: Setting = Setting {
     meaning: "comma-separated IAM `userArn`s allowed to withdraw (`POST /wallet/withdrawals`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: every withdrawal is 403 (logged at cold start)",
 };
 
-/// The wallet settings, in README order.
+/// The wallet settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[
     DEPOSIT_DEDUP_SECS,
     MAX_BALANCE_CENTS,

@@ -4,8 +4,8 @@
 //! [`Config::load`] reads the connection settings and only the listed [`Feature`]s' settings;
 //! the other features keep their defaults and are never read, so a function is never stopped
 //! by a setting it does not use. Every variable is declared once, as a
-//! [`Setting`], next to the code that reads it; the README's
-//! configuration table is checked against them (`crate::api::config::all_settings`).
+//! [`Setting`], next to the code that reads it; the configuration
+//! table of `docs/configuration.md` is checked against them (`crate::api::config::all_settings`).
 
 use std::time::Duration;
 
@@ -65,7 +65,7 @@ pub const KEY_PREFIX: Setting = Setting {
     meaning: "first segment of every key (no braces)",
 };
 
-/// The connection settings, in README order (every function reads them).
+/// The connection settings, in the order of docs/configuration.md (every function reads them).
 pub const SETTINGS: &[Setting] = &[
     REDIS_URL,
     REDIS_CLUSTER,

@@ -20,7 +20,7 @@ use redis::Value;
 
 use super::error::Error;
 use super::keys::Keys;
-use super::scripts::{Call, JournalAckCall};
+use super::scripts::{script_call, Call, JOURNAL_ACK};
 use super::Store;
 pub use crate::domain::journal::{Entry, Kind};
 
@@ -178,6 +178,20 @@ fn parse_range(reply: Value) -> Result<Vec<Entry>, Error> {
             Ok(Entry::from_fields(&id, &fields)?)
         })
         .collect()
+}
+
+script_call! {
+    /// `lua/journal_ack.lua`: delete exported entries of one journal.
+    pub struct JournalAckCall<'a> for JOURNAL_ACK {
+        KEYS {
+            /// The journal stream.
+            journal: &'a str,
+        }
+        ARGV {
+            /// The stream ids of the exported entries.
+            stream_ids: &'a [String],
+        }
+    }
 }
 
 /// Marks entries of journal `key` exported: deletes them (`XDEL`), and the journal once it is

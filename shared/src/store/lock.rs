@@ -10,8 +10,22 @@
 use rand::RngCore;
 
 use super::error::Error;
-use super::scripts::{Call, UnlockCall};
+use super::scripts::{script_call, Call, UNLOCK};
 use super::Store;
+
+script_call! {
+    /// `lua/unlock.lua`: compare-and-delete lock release.
+    pub struct UnlockCall<'a> for UNLOCK {
+        KEYS {
+            /// The lock key.
+            lock: &'a str,
+        }
+        ARGV {
+            /// The owner's random token.
+            token: &'a str,
+        }
+    }
+}
 
 /// A held lock. Release it with [`Lock::release`]; if dropped, it expires after its TTL.
 #[derive(Debug)]

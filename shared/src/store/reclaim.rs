@@ -34,7 +34,7 @@ use super::error::Error;
 use super::keys::{is_packet_id, Keys};
 use super::lock::Lock;
 use super::packets::{self, Share};
-use super::scripts::{int, texts, Call, SettleCall};
+use super::scripts::{int, script_call, texts, Call, SETTLE};
 use super::Store;
 use crate::domain::packets::parse_claim_state;
 
@@ -215,6 +215,125 @@ async fn forget_entry(conn: &mut super::Conn, keys: &Keys, packet_id: &str) -> R
     Ok(())
 }
 
+script_call! {
+    /// `lua/settle.lua`: refund an expired packet to its sender, once. Every key is on the
+    /// sender's hash tag.
+    pub struct SettleCall<'a> for SETTLE {
+        KEYS {
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The packet's share list.
+            shares: &'a str,
+            /// The packet's grabs hash.
+            grabs: &'a str,
+            /// The packet's legacy grab order list (only expired).
+            legacy_order: &'a str,
+            /// The packet's claims hash.
+            claims: &'a str,
+            /// The sender's wallet hash.
+            wallet: &'a str,
+            /// The sender's ledger list.
+            ledger: &'a str,
+            /// The packet's recipients set.
+            recipients: &'a str,
+            /// The sender's sent history.
+            sent: &'a str,
+            /// The money journal of the sender's tag (`refund_credit`, `packet_settled`).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The packet's id.
+            packet_id: &'a str,
+            /// How long the keys are kept after settlement, seconds.
+            retention_secs: u64,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
+        }
+    }
+}
+
+/// `settle.lua`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum SettleReply {
+    /// `missing`: the packet's keys are gone (retention passed).
+    Missing,
+    /// `not_due <expires_at>`: the packet expires at `expires_at_ms` (Unix ms).
+    NotDue {
+        /// The packet's `expires_at`, Unix ms.
+        expires_at_ms: i64,
+    },
+    /// `settled <refund> <settled_now>`: the packet is settled (now or before).
+    Settled(Settlement),
+    /// `pending <refund> <settled_now> (<user> <share record> <claim state>)*`: claims to
+    /// re-drive first.
+    Pending(Settlement, Vec<PendingClaim>),
+}
+
+/// The refund of a `settled` or `pending` reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Settlement {
+    /// Whether this call settled the packet.
+    settled_now: bool,
+    /// The refund this call made, cents (0 unless `settled_now`).
+    refunded_cents: i64,
+}
+
+/// A claim `settle.lua` found pending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PendingClaim {
+    /// The grabber.
+    user_id: String,
+    /// Their share.
+    share: Share,
+    /// When they claimed it, Unix ms.
+    claimed_at_ms: i64,
+}
+
+impl SettleCall<'_> {
+    /// `settle.lua`'s reply as a [`SettleReply`].
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    fn reply(reply: Value) -> Result<SettleReply, Error> {
+        let reply = texts("settle", reply)?;
+        let settlement = |reply: &[String]| -> Result<Settlement, Error> {
+            let settled_now = int("settle", reply.get(2))? == 1;
+            Ok(Settlement {
+                settled_now,
+                refunded_cents: if settled_now {
+                    int("settle", reply.get(1))?
+                } else {
+                    0
+                },
+            })
+        };
+        Ok(match reply.first().map(String::as_str) {
+            Some("missing") => SettleReply::Missing,
+            Some("not_due") => SettleReply::NotDue {
+                expires_at_ms: int("settle", reply.get(1))?,
+            },
+            Some("settled") => SettleReply::Settled(settlement(&reply)?),
+            Some("pending") => {
+                let settlement = settlement(&reply)?;
+                let mut claims = Vec::new();
+                for claim in reply[3..].chunks(3) {
+                    let [user, share, state] = claim else {
+                        return Err(Error::bad_reply("settle", "short pending claim"));
+                    };
+                    let (_, claimed_at_ms) = parse_claim_state(state)?;
+                    claims.push(PendingClaim {
+                        user_id: user.clone(),
+                        share: Share::parse(share)?,
+                        claimed_at_ms,
+                    });
+                }
+                SettleReply::Pending(settlement, claims)
+            }
+            _ => return Err(Error::bad_reply("settle", format!("{reply:?}"))),
+        })
+    }
+}
+
 async fn settle_one(
     store: &Store,
     keys: &Keys,
@@ -270,42 +389,41 @@ async fn settle_one(
         .invocation()
         .invoke_async(&mut conn)
         .await?;
-        let reply = texts("settle", reply)?;
-        match reply.first().map(String::as_str) {
-            Some("missing") => {
+        match SettleCall::reply(reply)? {
+            SettleReply::Missing => {
                 // Gone between the HGET and now (retention passed): nothing left to refund.
                 return forget_entry(&mut conn, keys, packet_id).await;
             }
-            Some("not_due") => {
+            SettleReply::NotDue { expires_at_ms } => {
                 // The index entry was written just before the packet; move it to the real deadline.
-                let expires_at = int("settle", reply.get(1))?;
                 let _: i64 = redis::cmd("ZADD")
                     .arg(&due_key)
                     .arg("XX")
-                    .arg(expires_at)
+                    .arg(expires_at_ms)
                     .arg(packet_id)
                     .query_async(&mut conn)
                     .await?;
                 return Ok(());
             }
-            Some("settled") => {
-                count_settlement(&reply, summary)?;
+            SettleReply::Settled(settlement) => {
+                count_settlement(settlement, summary);
                 return forget_entry(&mut conn, keys, packet_id).await;
             }
-            Some("pending") => {
-                count_settlement(&reply, summary)?;
-                for claim in reply[3..].chunks(3) {
-                    let [user, share, state] = claim else {
-                        return Err(Error::bad_reply("settle", "short pending claim"));
-                    };
-                    let share = Share::parse(share)?;
-                    let (_, claimed_at_ms) = parse_claim_state(state)?;
-                    packets::redrive_claim(store, packet_id, &sender, user, &share, claimed_at_ms)
-                        .await?;
+            SettleReply::Pending(settlement, claims) => {
+                count_settlement(settlement, summary);
+                for claim in claims {
+                    packets::redrive_claim(
+                        store,
+                        packet_id,
+                        &sender,
+                        &claim.user_id,
+                        &claim.share,
+                        claim.claimed_at_ms,
+                    )
+                    .await?;
                     summary.redriven += 1;
                 }
             }
-            _ => return Err(Error::bad_reply("settle", format!("{reply:?}"))),
         }
     }
     Err(Error::Internal(format!(
@@ -314,12 +432,11 @@ async fn settle_one(
 }
 
 /// Adds a `settled`/`pending` reply of `settle.lua` to the summary if this call settled it.
-fn count_settlement(reply: &[String], summary: &mut ReclaimSummary) -> Result<(), Error> {
-    if int("settle", reply.get(2))? == 1 {
+fn count_settlement(settlement: Settlement, summary: &mut ReclaimSummary) {
+    if settlement.settled_now {
         summary.settled += 1;
-        summary.refunded_cents += int("settle", reply.get(1))?;
+        summary.refunded_cents += settlement.refunded_cents;
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -488,8 +488,8 @@ async fn list(store: &Arc<Store>, user: &str, query: &str) -> (u16, Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_callers_coupons_and_the_feed() {
     use harness::moto::{LedgerFeed, MotoServer};
-    use hongbao::api::ledger_export;
-    use hongbao::api::ledger_export::eventbridge::EventBridgeSink;
+    use hongbao::lambda::ledger_export;
+    use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
     use hongbao::store::journal::JournalIndex;
 
     let moto = MotoServer::start();
@@ -653,19 +653,19 @@ async fn ended_campaigns_are_closed_once() {
         let (s, _) = redeem(&store, &up_won[0], "u1", "o-1").await;
         assert_eq!(s, 200);
 
-        let early = hongbao::api::reclaim::run(&store, None).await.unwrap();
+        let early = hongbao::lambda::reclaim::run(&store, None).await.unwrap();
         assert_eq!(
             early.campaigns_closed, 0,
             "{backend}: closed before the end"
         );
         common::sleep_until_redis_ms(&store, ends).await;
-        let run = hongbao::api::reclaim::run(&store, None).await.unwrap();
+        let run = hongbao::lambda::reclaim::run(&store, None).await.unwrap();
         assert_eq!(
             (run.campaigns_closed, run.campaigns_failed),
             (2, 0),
             "{backend}: {run:?}"
         );
-        let again = hongbao::api::reclaim::run(&store, None).await.unwrap();
+        let again = hongbao::lambda::reclaim::run(&store, None).await.unwrap();
         assert_eq!(again.campaigns_closed, 0, "{backend}: closed twice");
         // A close sent again (a run cut short after pool 0 reported, before the index let the
         // campaign go): the same counts, no second report.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hongbao::api::ledger_export::{self, eventbridge::EventBridgeSink};
 use hongbao::domain::journal::{Entry, Kind};
+use hongbao::lambda::ledger_export::{self, eventbridge::EventBridgeSink};
 use hongbao::store::journal::{self, JournalIndex};
 use hongbao::Store;
 use rand::rngs::StdRng;

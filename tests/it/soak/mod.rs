@@ -46,10 +46,10 @@ use std::time::{Duration, Instant};
 
 use harness::moto::{LedgerFeed, MotoServer};
 use harness::ReplicatedCluster;
-use hongbao::api::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::domain::packets::PacketRules;
 use hongbao::domain::settings::Lookup;
 use hongbao::domain::wallet::IamPrincipals;
+use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::store::reclaim;
 use hongbao::{Config, Store};
 

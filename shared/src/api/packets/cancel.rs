@@ -5,9 +5,10 @@ use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 
+use super::no_packet;
 use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
-use crate::api::extract::{shown, Caller, Path};
+use crate::api::extract::{Caller, Path};
 use crate::domain::packets::CancelOutcome;
 use crate::store::packets;
 
@@ -17,7 +18,7 @@ pub struct CancelBody {
     /// 24 hex digits.
     pub packet_id: String,
     /// `cancelled`.
-    #[schema(value_type = super::super::schemas::StatusDoc)]
+    #[schema(value_type = crate::api::schemas::StatusDoc)]
     pub status: &'static str,
     /// The un-grabbed shares refunded to the sender's wallet at the cancel, cents (grabbed
     /// shares stay claimable until `expires_at`; reclaim-cron refunds the unclaimed ones then).
@@ -64,7 +65,7 @@ pub(crate) async fn cancel(
             refunded_cents,
             cancelled_at: rfc3339(cancelled_at_ms),
         })),
-        CancelOutcome::NotFound => Err(ApiError::not_found(format!("no packet {}", shown(&id)))),
+        CancelOutcome::NotFound => Err(no_packet(&id)),
         CancelOutcome::Forbidden => Err(ApiError::forbidden(
             "only the sender may cancel this red packet; nothing was written",
         )),

@@ -10,7 +10,7 @@
 use sha1::{Digest, Sha1};
 
 /// Codes up to which a campaign keeps one pool (one hash tag, one master). Decided from
-/// `make bench` (`tests/benches/coupon_drop.rs`, part 5): a pool of 50,000 codes is 0.7 MB
+/// `make bench` (`tests/benches/coupon_drop/pools.rs`, part 5): a pool of 50,000 codes is 0.7 MB
 /// fresh and 12.4 MB sold out, and moving its hash slot blocks its master for about 0.2 s (the
 /// `MIGRATE` of its biggest key, a 3.8 MB `DUMP`); at 200,000 codes 49.5 MB and 1.0 s. Above
 /// it a campaign is spread, so no slot move pauses a master for much longer than 0.2 s.

@@ -27,7 +27,7 @@ pub const COUPON_VISIT_WINDOW_MS: Setting = Setting {
     meaning: "the visit limit's window, ms (≥ 1; a fixed window opened by the first counted visit, its deadline from Redis `TIME`)",
 };
 
-/// The coupon settings, in README order.
+/// The coupon settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[
     COUPON_PRINCIPALS,
     COUPON_VISIT_LIMIT,

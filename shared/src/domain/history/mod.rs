@@ -22,7 +22,7 @@ pub const HISTORY_RETENTION_DAYS: Setting = Setting {
     meaning: "days a user's sent and received red-packet history is kept (1..=36500); older entries are pruned by the scripts that write history, and the yearly summary counts the entries kept",
 };
 
-/// The history settings, in README order.
+/// The history settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[HISTORY_RETENTION_DAYS];
 
 /// The longest retention accepted, days (100 years).

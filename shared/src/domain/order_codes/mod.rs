@@ -33,9 +33,10 @@ pub const ORDER_CODES_PER_USER_PER_DAY: Setting = Setting {
     meaning: "order codes one user may take per business day (429 + `Retry-After` = seconds to the next business day beyond it, nothing taken; without it one user could take the day's 90,000 codes in a second); `0` disables",
 };
 
-/// The order-code settings, in README order: first the business zone and its earlier name
-/// ([`zone::BUSINESS_TZ`], [`zone::ORDER_CODE_TZ`]; the red-packet history reads them too,
-/// and they are listed where the order-code zone's row was), then the order codes' own.
+/// The order-code settings, in the order of docs/configuration.md: first the business zone
+/// and its earlier name ([`zone::BUSINESS_TZ`], [`zone::ORDER_CODE_TZ`]; the red-packet
+/// history reads them too, and they are listed where the order-code zone's row was), then the
+/// order codes' own.
 pub const SETTINGS: &[Setting] = &[
     zone::BUSINESS_TZ,
     zone::ORDER_CODE_TZ,

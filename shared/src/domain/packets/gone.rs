@@ -1,5 +1,5 @@
 //! When a sandbox may answer a grab of a packet it saw sold out or expired without running
-//! `grab.lua` (issue 24: the hottest packet's flash crowd, 99 % of which arrives after the last
+//! `grab.lua` (the hottest packet's flash crowd, 99 % of which arrives after the last
 //! share is gone).
 //!
 //! Both states are monotone for an untargeted packet: once every share is grabbed, the packet

@@ -98,7 +98,7 @@ pub const NODE_CLOCK_MARGIN_SECS: u64 = 60;
 /// covers the clocks.
 pub const MIN_IDEMPOTENCY_TTL_SECS: u64 = LAMBDA_MAX_TIMEOUT_SECS + NODE_CLOCK_MARGIN_SECS;
 
-/// The red-packet settings, in README order.
+/// The red-packet settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[
     MAX_COUNT,
     MAX_TOTAL_CENTS,

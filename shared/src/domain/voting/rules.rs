@@ -45,7 +45,7 @@ pub const VOTE_MAX_GROUPS_PER_ARTICLE: Setting = Setting {
     meaning: "groups one article may be in (a change that would pass it is 409 `too_many_groups`, nothing written), 1..=1000",
 };
 
-/// The voting settings, in README order.
+/// The voting settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[
     VOTE_SITE,
     VOTE_RATE_LIMIT,

@@ -6,8 +6,62 @@ use redis::Value;
 
 use crate::domain::packets::{CancelOutcome, Status};
 use crate::store::keys::{is_packet_id, user_tag, Keys};
-use crate::store::scripts::{int, texts, Call, CancelCall};
+use crate::store::scripts::{int, script_call, texts, Call, CANCEL};
 use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/cancel.lua`: the sender cancels an open packet and gets its un-grabbed shares back,
+    /// atomically. Every key is on the sender's hash tag.
+    pub struct CancelCall<'a> for CANCEL {
+        KEYS {
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The sender's wallet hash.
+            wallet: &'a str,
+            /// The sender's ledger list.
+            ledger: &'a str,
+            /// The sender's sent history.
+            sent: &'a str,
+            /// The money journal of the sender's tag (`refund_credit`, `packet_cancelled`).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The packet's id.
+            packet_id: &'a str,
+            /// The caller (only the sender may cancel).
+            caller_id: &'a str,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
+        }
+    }
+}
+
+impl CancelCall<'_> {
+    /// `cancel.lua`'s reply as a [`CancelOutcome`].
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    fn outcome(reply: Value) -> Result<CancelOutcome, Error> {
+        let reply = texts("cancel", reply)?;
+        Ok(match reply.first().map(String::as_str) {
+            Some("cancelled") => CancelOutcome::Cancelled {
+                refunded_cents: int("cancel", reply.get(1))?,
+                cancelled_at_ms: int("cancel", reply.get(2))?,
+            },
+            Some("not_found") => CancelOutcome::NotFound,
+            Some("forbidden") => CancelOutcome::Forbidden,
+            Some("not_cancellable") => {
+                CancelOutcome::NotCancellable(match reply.get(1).map(String::as_str) {
+                    Some("sold_out") => Status::SoldOut,
+                    Some("expired") => Status::Expired,
+                    Some("settled") => Status::Settled,
+                    _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
+                })
+            }
+            _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
+        })
+    }
+}
 
 /// Cancels `packet_id` for `caller_id`, who must be its sender: it stops taking grabs and its
 /// un-grabbed shares are refunded to the sender's wallet in the same script (ledger entry
@@ -60,26 +114,5 @@ pub async fn cancel(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    parse(&texts("cancel", reply)?)
-}
-
-/// `cancel.lua`'s reply as a [`CancelOutcome`].
-fn parse(reply: &[String]) -> Result<CancelOutcome, Error> {
-    Ok(match reply.first().map(String::as_str) {
-        Some("cancelled") => CancelOutcome::Cancelled {
-            refunded_cents: int("cancel", reply.get(1))?,
-            cancelled_at_ms: int("cancel", reply.get(2))?,
-        },
-        Some("not_found") => CancelOutcome::NotFound,
-        Some("forbidden") => CancelOutcome::Forbidden,
-        Some("not_cancellable") => {
-            CancelOutcome::NotCancellable(match reply.get(1).map(String::as_str) {
-                Some("sold_out") => Status::SoldOut,
-                Some("expired") => Status::Expired,
-                Some("settled") => Status::Settled,
-                _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
-            })
-        }
-        _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
-    })
+    CancelCall::outcome(reply)
 }

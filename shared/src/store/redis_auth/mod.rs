@@ -75,7 +75,7 @@ pub const AWS_REGION: Setting = Setting {
     meaning: "set by Lambda; with `iam`, the region the tokens are signed for (a connect without it: 503 and one error line)",
 };
 
-/// The authentication settings, in README order.
+/// The authentication settings, in the order of docs/configuration.md.
 pub const SETTINGS: [Setting; 8] = [
     REDIS_AUTH,
     REDIS_USERNAME,

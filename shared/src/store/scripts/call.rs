@@ -142,3 +142,7 @@ macro_rules! script_call {
         }
     };
 }
+
+/// Path-based use of the macro (`use crate::store::scripts::script_call;`) from the store file
+/// of the operation that runs a script.
+pub(crate) use script_call;

@@ -44,18 +44,21 @@ mod call;
 mod coupon_calls;
 #[cfg(test)]
 mod headers;
-mod packet_calls;
 mod site_calls;
 
+pub use super::history::HistoryPageCall;
+pub use super::journal::JournalAckCall;
+pub use super::lock::UnlockCall;
+pub use super::packets::{
+    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, PacketViewCall,
+};
+pub use super::reclaim::SettleCall;
+pub use super::wallet::{TransferReleaseCall, WalletCreditCall, WithdrawCall};
+pub(crate) use call::script_call;
 pub use call::{Call, Sink};
 pub use coupon_calls::{
     CouponAddCodesCall, CouponCloseCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall,
     CouponRedeemCall, CouponSettleCall, CouponTakeCall,
-};
-pub use packet_calls::{
-    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
-    JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
-    WithdrawCall,
 };
 pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCodeCall, VoteCall};
 

@@ -1,0 +1,85 @@
+//! `POST /packets/{id}/claim`: the grabber's share credited to their wallet, once
+//! (`store::packets::claim`, `lua/claim.lua` and the steps after it).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Serialize;
+
+use super::no_packet;
+use crate::api::config::AppState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::{Caller, Path};
+use crate::api::metrics;
+use crate::domain::packets::ClaimOutcome;
+use crate::store::packets;
+
+/// The body of a successful claim.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ClaimBody {
+    /// The packet.
+    pub packet_id: String,
+    /// The claimed share.
+    #[schema(minimum = 1)]
+    pub share_id: u32,
+    /// Cents.
+    pub amount_cents: i64,
+    /// The caller's balance after the credit, cents.
+    pub balance_cents: i64,
+    /// RFC 3339.
+    #[schema(format = DateTime)]
+    pub claimed_at: String,
+    /// `true` when an earlier call credited it (nothing credited now).
+    pub repeat: bool,
+}
+
+/// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; 401, 404 `not_found` / `no_share`,
+/// 410 `expired`.
+#[utoipa::path(
+    post, path = "/packets/{id}/claim", tag = "red packets", operation_id = "claim_share",
+    summary = "Claim a grabbed share",
+    description = "Credits the caller's grabbed share of the packet to their wallet, once: later calls answer the same with `repeat: true`.",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    responses(
+        (status = 200, description = "the share credited to the caller's wallet (once; `repeat` on later calls)", body = ClaimBody),
+        (status = 404, description = "`not_found` (no such packet) or `no_share` (the caller grabbed none)", body = crate::api::schemas::ClaimNotFoundError),
+        (status = 410, description = "`expired`: the claim window has closed", body = crate::api::schemas::ExpiredError),
+    )
+)]
+pub(crate) async fn claim(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<ClaimBody>, ApiError> {
+    match packets::claim(&state.store, &id, &user).await? {
+        ClaimOutcome::Claimed {
+            share,
+            balance_cents,
+            claimed_at_ms,
+            repeat,
+        } => Ok(Json({
+            if !repeat {
+                metrics::count(metrics::CLAIMED, 1);
+                metrics::count(metrics::CLAIMED_CENTS, share.amount_cents.max(0) as u64);
+            }
+            ClaimBody {
+                packet_id: id,
+                share_id: share.share_id,
+                amount_cents: share.amount_cents,
+                balance_cents,
+                claimed_at: rfc3339(claimed_at_ms),
+                repeat,
+            }
+        })),
+        ClaimOutcome::NotFound => Err(no_packet(&id)),
+        ClaimOutcome::NoShare => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_share",
+            "you grabbed no share of this packet",
+        )),
+        ClaimOutcome::Expired => Err(ApiError::gone(
+            "expired",
+            "the claim window of this packet has closed",
+        )),
+    }
+}

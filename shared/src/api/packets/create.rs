@@ -1,0 +1,86 @@
+//! `POST /packets`: the sender creates a red packet, debited from their wallet
+//! (`store::packets::create`, `lua/create_packet.lua`).
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+
+use super::PacketBody;
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{Caller, JsonBody};
+use crate::domain::is_reference;
+use crate::domain::packets::{CreateOutcome, PacketRequest};
+use crate::store::packets;
+
+/// `POST /packets`: 201 [`PacketBody`]; 400, 401, 402 `insufficient_funds` (+`balance_cents`),
+/// 409 `idempotency_key_reused`, 429 `rate_limited` + `Retry-After` (the sender's
+/// `HONGBAO_PACKETS_PER_MINUTE` is used up; nothing written).
+#[utoipa::path(
+    post, path = "/packets", tag = "red packets", operation_id = "create_packet",
+    summary = "Create a red packet",
+    description = "Debits the caller (the sender) the total and creates a lucky or fixed red packet of `count` shares, optionally targeted at `recipients`. With an `Idempotency-Key`, a repeat of the same request returns the same packet, debited once.",
+    request_body = crate::api::schemas::PacketRequestDoc,
+    params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "1 to 64 visible ASCII characters: a repeat with the same key and body returns the same packet, debited once", pattern = "^[!-~]{1,64}$")),
+    responses(
+        (status = 201, description = "created (or the earlier packet of this Idempotency-Key)", body = PacketBody),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+        (status = 402, description = "`insufficient_funds`: the balance is below `total_cents` (`balance_cents`); nothing written", body = crate::api::schemas::InsufficientFundsError),
+        (status = 409, description = "`idempotency_key_reused`: the key was used with a different request", body = crate::api::schemas::IdempotencyKeyReusedError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
+        (status = 429, description = "`rate_limited`: the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+    )
+)]
+pub(crate) async fn create(
+    State(state): State<AppState>,
+    Caller(sender): Caller,
+    headers: HeaderMap,
+    JsonBody(req): JsonBody<PacketRequest>,
+) -> Result<(StatusCode, Json<PacketBody>), ApiError> {
+    let idempotency_key = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => match v.to_str() {
+            Ok(k) if is_reference(k) => Some(k.to_string()),
+            _ => {
+                return Err(ApiError::invalid(
+                    "Idempotency-Key must be 1 to 64 visible ASCII characters",
+                ))
+            }
+        },
+    };
+    let new = state.store.config().packets.check(req)?;
+    let created = packets::create(&state.store, &sender, &new, idempotency_key.as_deref())
+        .await
+        .map_err(|e| {
+            ApiError::from(e).on_unavailable(match idempotency_key {
+                Some(_) => "the packet may have been created: a retry with the same Idempotency-Key and body returns it, debited once",
+                None => "the packet may have been created: a retry without an Idempotency-Key may create and debit a second packet (send an Idempotency-Key, or look at GET /packets?role=sent first)",
+            })
+        })?;
+    match created {
+        CreateOutcome::Created(p) | CreateOutcome::Repeat(p) => {
+            Ok((StatusCode::CREATED, Json(PacketBody::from(&p))))
+        }
+        CreateOutcome::InsufficientFunds { balance_cents } => Err(ApiError::new(
+            StatusCode::PAYMENT_REQUIRED,
+            "insufficient_funds",
+            format!(
+                "balance {balance_cents} cents is below total_cents {}",
+                new.total_cents
+            ),
+        )
+        .with("balance_cents", balance_cents)),
+        CreateOutcome::IdempotencyKeyReused => Err(ApiError::conflict(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different request",
+        )),
+        CreateOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
+            format!(
+                "at most {} red packets per minute per sender (HONGBAO_PACKETS_PER_MINUTE)",
+                state.store.config().packets.packets_per_minute
+            ),
+            retry_after_ms,
+        )),
+    }
+}

@@ -1,0 +1,135 @@
+//! `GET /packets/{id}`: a red packet, its grabs and, once no grab can change it, the fairness
+//! receipt's reveal (`store::packets::view_as`, `lua/packet_view.lua`).
+
+use axum::extract::State;
+use axum::Json;
+use serde::Serialize;
+
+use super::{no_packet, PacketBody};
+use crate::api::config::AppState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::{Caller, Path};
+use crate::domain::packets::PacketView;
+use crate::store::packets;
+
+/// The body of `GET /packets/{id}`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PacketViewBody {
+    /// The packet's fields.
+    #[serde(flatten)]
+    pub packet: PacketBody,
+    /// `scheduled`, `open`, `sold_out`, `cancelled`, `expired` or `settled`.
+    #[schema(value_type = crate::api::schemas::StatusDoc)]
+    pub status: &'static str,
+    /// Shares grabbed so far.
+    pub grabbed_count: u32,
+    /// Sum of grabbed shares, cents.
+    pub grabbed_cents: i64,
+    /// Refunded at settlement, cents.
+    pub refunded_cents: i64,
+    /// Grabs in grab order.
+    pub grabs: Vec<GrabBody>,
+    /// The largest share once every share is grabbed, else `null`.
+    #[schema(required = true)]
+    pub best_luck: Option<BestLuckBody>,
+    /// The fairness receipt's proof, once the packet is sold out, expired or settled (absent
+    /// while it is scheduled or open): check that SHA-256 of
+    /// `hongbao-shares-v1:<salt>:<shares_cents joined by ",">` is `commitment`, that the
+    /// shares sum to `total_cents`, and that your grab's `share_id` holds your amount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub reveal: Option<RevealBody>,
+}
+
+/// `reveal` of `PacketViewBody`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct RevealBody {
+    /// The salt committed to, 64 lowercase hex digits (secret until now).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub salt: String,
+    /// Every share's amount, cents, in share-id order (share 1 first): `count` of them.
+    pub shares_cents: Vec<i64>,
+}
+
+/// One grab of a packet (`grabs` of `PacketViewBody`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct GrabBody {
+    /// The grabber.
+    pub user_id: String,
+    /// 1 for the first share grabbed.
+    #[schema(minimum = 1)]
+    pub share_id: u32,
+    /// Cents.
+    pub amount_cents: i64,
+    /// RFC 3339.
+    #[schema(format = DateTime)]
+    pub grabbed_at: String,
+    /// Whether it was claimed.
+    pub claimed: bool,
+}
+
+/// `best_luck` of `PacketViewBody`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct BestLuckBody {
+    /// The luckiest grabber.
+    pub user_id: String,
+    /// Their share, cents.
+    pub amount_cents: i64,
+}
+
+impl From<PacketView> for PacketViewBody {
+    fn from(v: PacketView) -> Self {
+        PacketViewBody {
+            packet: PacketBody::from(&v.packet),
+            status: v.status.as_str(),
+            grabbed_count: v.packet.grabbed_count,
+            grabbed_cents: v.packet.grabbed_cents,
+            refunded_cents: v.packet.refunded_cents,
+            grabs: v
+                .grabs
+                .into_iter()
+                .map(|g| GrabBody {
+                    user_id: g.user_id,
+                    share_id: g.share.share_id,
+                    amount_cents: g.share.amount_cents,
+                    grabbed_at: rfc3339(g.share.grabbed_at_ms),
+                    claimed: g.claimed,
+                })
+                .collect(),
+            best_luck: v.best_luck.map(|(user_id, amount_cents)| BestLuckBody {
+                user_id,
+                amount_cents,
+            }),
+            reveal: v.reveal.map(|r| RevealBody {
+                salt: r.salt,
+                shares_cents: r.shares_cents,
+            }),
+        }
+    }
+}
+
+/// `GET /packets/{id}`: 200 [`PacketViewBody`]; 401, 404.
+#[utoipa::path(
+    get, path = "/packets/{id}", tag = "red packets", operation_id = "view_packet",
+    summary = "View a red packet",
+    description = "The packet, its status, its grabs in grab order and, once every share is grabbed, the best luck. A targeted packet is shown only to its sender and recipients.",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    responses(
+        (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
+        (status = 403, description = "`forbidden`: a targeted packet, shown only to its sender and recipients", body = crate::api::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
+    )
+)]
+pub(crate) async fn view(
+    State(state): State<AppState>,
+    Caller(viewer): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<PacketViewBody>, ApiError> {
+    match packets::view_as(&state.store, &id, &viewer).await? {
+        packets::ViewAs::Found(v) => Ok(Json((*v).into())),
+        packets::ViewAs::NotFound => Err(no_packet(&id)),
+        packets::ViewAs::Forbidden => Err(ApiError::forbidden(
+            "this red packet is shown only to its sender and recipients",
+        )),
+    }
+}

@@ -1,0 +1,118 @@
+//! `POST /wallet/deposits` (AWS_IAM): money credited to a wallet once per reference
+//! (`store::wallet::deposit`, `lua/wallet_credit.lua`).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::{movement, Movement, MovementRoute};
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
+use crate::store::wallet;
+
+/// The body of `POST /wallet/deposits`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DepositRequest {
+    /// Whose wallet: 1 to 255 printable characters.
+    #[schema(min_length = 1, max_length = 255)]
+    pub user_id: String,
+    /// Cents, `1..=10^11`.
+    #[schema(minimum = 1, maximum = 100_000_000_000_i64)]
+    pub amount_cents: i64,
+    /// 1 to 64 visible ASCII characters; the idempotency key of the deposit (per user).
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    pub reference: String,
+}
+
+/// The answer to a deposit.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DepositBody {
+    /// Whose wallet.
+    pub user_id: String,
+    /// Balance afterwards, cents.
+    pub balance_cents: i64,
+    /// The deposit's reference.
+    pub reference: String,
+    /// `true` when this reference was deposited before (nothing credited now).
+    pub repeat: bool,
+}
+
+/// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; 400, 403 `forbidden`, 409
+/// `idempotency_key_reused` / `balance_limit`.
+#[utoipa::path(
+    post, path = "/wallet/deposits", tag = "wallet", operation_id = "deposit",
+    summary = "Deposit into a wallet (AWS_IAM)",
+    description = "Credits `amount_cents` to `user_id`'s wallet, once per `reference` (a repeat answers `repeat: true`). Only AWS_IAM-signed calls of the principals in `HONGBAO_DEPOSIT_PRINCIPALS`.",
+    request_body = DepositRequest,
+    security(("sigv4" = [])),
+    responses(
+        (status = 201, description = "applied (or a repeat of the same reference)", body = DepositBody),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+        (status = 403, description = "`forbidden`: not a signed call of a deposit principal", body = crate::api::schemas::ForbiddenError),
+        (status = 409, description = "`idempotency_key_reused` (the reference with another amount) or `balance_limit`", body = crate::api::schemas::DepositConflictError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
+    )
+)]
+pub(crate) async fn deposit(
+    State(state): State<AppState>,
+    IamPrincipal(arn): IamPrincipal,
+    body: Result<JsonBody<DepositRequest>, ApiError>,
+) -> Result<(StatusCode, Json<DepositBody>), ApiError> {
+    let rules = &state.store.config().wallet;
+    let route = MovementRoute {
+        what: "deposits",
+        setting: "HONGBAO_DEPOSIT_PRINCIPALS",
+        principals: &rules.deposit_principals,
+        max_cents: MAX_DEPOSIT_CENTS,
+    };
+    let Movement {
+        user_id,
+        amount_cents,
+        reference,
+    } = movement(&route, arn, body)?;
+    let (balance_cents, repeat) =
+        match wallet::deposit(&state.store, &user_id, amount_cents, &reference).await? {
+            DepositOutcome::Applied { balance_cents } => (balance_cents, false),
+            DepositOutcome::Repeat { balance_cents } => (balance_cents, true),
+            DepositOutcome::ReferenceReused => {
+                return Err(ApiError::conflict(
+                    "idempotency_key_reused",
+                    "this reference was deposited before with a different amount",
+                ))
+            }
+            DepositOutcome::BalanceLimit { balance_cents } => {
+                return Err(ApiError::conflict(
+                    "balance_limit",
+                    format!(
+                        "the balance ({balance_cents} cents) plus this deposit would exceed \
+                         HONGBAO_MAX_BALANCE_CENTS ({} cents)",
+                        rules.max_balance_cents
+                    ),
+                ))
+            }
+        };
+    Ok((
+        StatusCode::CREATED,
+        Json(DepositBody {
+            user_id,
+            balance_cents,
+            reference,
+            repeat,
+        }),
+    ))
+}
+
+impl From<DepositRequest> for Movement {
+    fn from(r: DepositRequest) -> Self {
+        Movement {
+            user_id: r.user_id,
+            amount_cents: r.amount_cents,
+            reference: r.reference,
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `GET /wallet`: the caller's balance and newest ledger entries (`store::wallet::get`).
+
+use axum::extract::State;
+use axum::Json;
+use serde::Serialize;
+
+use crate::api::config::AppState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::Caller;
+use crate::store::wallet;
+
+/// The body of `GET /wallet`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WalletBody {
+    /// The caller.
+    pub user_id: String,
+    /// Balance, cents.
+    pub balance_cents: i64,
+    /// The newest entries (at most 50), newest first.
+    pub entries: Vec<EntryBody>,
+}
+
+/// One ledger entry (`entries` of `WalletBody`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EntryBody {
+    /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit` or `withdrawal`.
+    #[schema(value_type = crate::api::schemas::EntryKindDoc)]
+    pub kind: &'static str,
+    /// Signed amount, cents (debits are negative).
+    pub amount_cents: i64,
+    /// The deposit or withdrawal reference, or the packet id.
+    pub reference: String,
+    /// RFC 3339.
+    #[schema(format = DateTime)]
+    pub at: String,
+}
+
+/// `GET /wallet`: 200 [`WalletBody`]; 401.
+#[utoipa::path(
+    get, path = "/wallet", tag = "wallet", operation_id = "get_wallet",
+    summary = "The caller's wallet",
+    description = "The caller's balance and their newest ledger entries (at most 50), newest first.",
+    responses(
+        (status = 200, description = "balance and the newest ledger entries", body = WalletBody),
+    )
+)]
+pub(crate) async fn get_wallet(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+) -> Result<Json<WalletBody>, ApiError> {
+    let w = wallet::get(&state.store, &user).await?;
+    Ok(Json(WalletBody {
+        user_id: user,
+        balance_cents: w.balance_cents,
+        entries: w
+            .entries
+            .into_iter()
+            .map(|e| EntryBody {
+                kind: e.kind.as_str(),
+                amount_cents: e.amount_cents,
+                reference: e.reference,
+                at: rfc3339(e.at_ms),
+            })
+            .collect(),
+    }))
+}

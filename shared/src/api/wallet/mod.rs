@@ -1,0 +1,102 @@
+//! Wallets over HTTP: the wallet function's router, one handler per operation, named as the
+//! store's operations (`crate::store::wallet`) and the scripts.
+//!
+//! | route | auth | handler |
+//! | --- | --- | --- |
+//! | `GET /wallet` | JWT | [`get`](mod@get) |
+//! | `POST /wallet/deposits` | AWS_IAM, `HONGBAO_DEPOSIT_PRINCIPALS` | [`deposit`] |
+//! | `POST /wallet/withdrawals` | AWS_IAM, `HONGBAO_WITHDRAWAL_PRINCIPALS` | [`withdraw`] |
+//!
+//! The two money-moving IAM routes check their callers and bodies alike (`movement`).
+
+pub mod deposit;
+pub mod get;
+pub mod withdraw;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use super::config::AppState;
+use super::error::ApiError;
+use super::extract::JsonBody;
+use crate::domain::wallet::IamPrincipals;
+use crate::domain::{is_reference, is_user_id, MAX_USER_ID_CHARS};
+
+pub use deposit::{DepositBody, DepositRequest};
+pub use get::{EntryBody, WalletBody};
+pub use withdraw::{WithdrawalBody, WithdrawalRequest};
+
+/// The routes of the wallet function.
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/wallet", get(get::get_wallet))
+        .route("/wallet/deposits", post(deposit::deposit))
+        .route("/wallet/withdrawals", post(withdraw::withdraw))
+}
+
+/// The wallet function's router.
+pub fn router(state: AppState) -> Router {
+    super::contract(routes().with_state(state))
+}
+
+/// A money-moving IAM route (`POST /wallet/deposits`, `POST /wallet/withdrawals`): who may call
+/// it and the largest amount it moves.
+pub(crate) struct MovementRoute<'a> {
+    /// What the route moves, plural, as its refusal names it: `deposits`, `withdrawals`.
+    pub what: &'static str,
+    /// The setting that lists its principals, e.g. `HONGBAO_DEPOSIT_PRINCIPALS`.
+    pub setting: &'static str,
+    /// The AWS_IAM principals it accepts.
+    pub principals: &'a IamPrincipals,
+    /// The largest `amount_cents`, cents.
+    pub max_cents: i64,
+}
+
+/// The checked body of a money-moving IAM route.
+pub(crate) struct Movement {
+    /// Whose wallet: 1 to 255 printable characters.
+    pub user_id: String,
+    /// Cents, `1..=max_cents` of the route.
+    pub amount_cents: i64,
+    /// 1 to 64 visible ASCII characters: the movement's idempotency key (per user).
+    pub reference: String,
+}
+
+/// Checks a call of a money-moving IAM route, in this order: AWS_IAM-signed by one of the
+/// route's principals (`arn`), a JSON body of its shape, `user_id`, `amount_cents` in
+/// `1..=max_cents`, `reference`.
+///
+/// # Errors
+/// 403 `forbidden` naming the route's setting; the body's rejection (400, 413, 415); 400
+/// `invalid_request` naming the field.
+pub(crate) fn movement<T: Into<Movement>>(
+    route: &MovementRoute<'_>,
+    arn: Option<String>,
+    body: Result<JsonBody<T>, ApiError>,
+) -> Result<Movement, ApiError> {
+    if !arn.is_some_and(|arn| route.principals.allows(&arn)) {
+        return Err(ApiError::forbidden(format!(
+            "{} are accepted only from AWS_IAM-signed calls of the principals in {}",
+            route.what, route.setting
+        )));
+    }
+    let JsonBody(b) = body?;
+    let m: Movement = b.into();
+    if !is_user_id(&m.user_id) {
+        return Err(ApiError::invalid(format!(
+            "user_id must be 1 to {MAX_USER_ID_CHARS} printable characters"
+        )));
+    }
+    if !(1..=route.max_cents).contains(&m.amount_cents) {
+        return Err(ApiError::invalid(format!(
+            "amount_cents must be 1..={}",
+            route.max_cents
+        )));
+    }
+    if !is_reference(&m.reference) {
+        return Err(ApiError::invalid(
+            "reference must be 1 to 64 visible ASCII characters",
+        ));
+    }
+    Ok(m)
+}

@@ -1,0 +1,118 @@
+//! `POST /wallet/withdrawals` (AWS_IAM): money paid out of a wallet once per reference
+//! (`store::wallet::withdraw`, `lua/withdraw.lua`).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use super::{movement, Movement, MovementRoute};
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::domain::wallet::{WithdrawalOutcome, MAX_WITHDRAWAL_CENTS};
+use crate::store::wallet;
+
+/// The body of `POST /wallet/withdrawals`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithdrawalRequest {
+    /// Whose wallet: 1 to 255 printable characters.
+    #[schema(min_length = 1, max_length = 255)]
+    pub user_id: String,
+    /// Cents, `1..=10^11`.
+    #[schema(minimum = 1, maximum = 100_000_000_000_i64)]
+    pub amount_cents: i64,
+    /// 1 to 64 visible ASCII characters; the idempotency key of the withdrawal (per user).
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    pub reference: String,
+}
+
+/// The answer to a withdrawal.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WithdrawalBody {
+    /// Whose wallet.
+    pub user_id: String,
+    /// Balance afterwards, cents.
+    pub balance_cents: i64,
+    /// The withdrawal's reference.
+    pub reference: String,
+    /// `true` when this reference was paid out before (nothing paid now).
+    pub repeat: bool,
+}
+
+/// `POST /wallet/withdrawals` (AWS_IAM): 201 [`WithdrawalBody`]; 400, 402 `insufficient_funds`
+/// (+`balance_cents`), 403 `forbidden`, 409 `idempotency_key_reused`. Nothing is written but
+/// on 201.
+#[utoipa::path(
+    post, path = "/wallet/withdrawals", tag = "wallet", operation_id = "withdraw",
+    summary = "Withdraw from a wallet (AWS_IAM)",
+    description = "Pays `amount_cents` out of `user_id`'s wallet, once per `reference` (a repeat answers `repeat: true`), if the balance covers it. Only AWS_IAM-signed calls of the principals in `HONGBAO_WITHDRAWAL_PRINCIPALS`; the caller moves the money on (a bank transfer, the payment ledger).",
+    request_body = WithdrawalRequest,
+    security(("sigv4" = [])),
+    responses(
+        (status = 201, description = "paid out (or a repeat of the same reference)", body = WithdrawalBody),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+        (status = 402, description = "`insufficient_funds`: the balance is below `amount_cents` (`balance_cents`); nothing written", body = crate::api::schemas::InsufficientFundsError),
+        (status = 403, description = "`forbidden`: not a signed call of a withdrawal principal", body = crate::api::schemas::ForbiddenError),
+        (status = 409, description = "`idempotency_key_reused`: the reference was paid out before with another amount; nothing written", body = crate::api::schemas::IdempotencyKeyReusedError),
+        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
+    )
+)]
+pub(crate) async fn withdraw(
+    State(state): State<AppState>,
+    IamPrincipal(arn): IamPrincipal,
+    body: Result<JsonBody<WithdrawalRequest>, ApiError>,
+) -> Result<(StatusCode, Json<WithdrawalBody>), ApiError> {
+    let rules = &state.store.config().wallet;
+    let route = MovementRoute {
+        what: "withdrawals",
+        setting: "HONGBAO_WITHDRAWAL_PRINCIPALS",
+        principals: &rules.withdrawal_principals,
+        max_cents: MAX_WITHDRAWAL_CENTS,
+    };
+    let Movement {
+        user_id,
+        amount_cents,
+        reference,
+    } = movement(&route, arn, body)?;
+    let (balance_cents, repeat) =
+        match wallet::withdraw(&state.store, &user_id, amount_cents, &reference).await? {
+            WithdrawalOutcome::Applied { balance_cents } => (balance_cents, false),
+            WithdrawalOutcome::Repeat { balance_cents } => (balance_cents, true),
+            WithdrawalOutcome::ReferenceReused => {
+                return Err(ApiError::conflict(
+                    "idempotency_key_reused",
+                    "this reference was paid out before with a different amount",
+                ))
+            }
+            WithdrawalOutcome::InsufficientFunds { balance_cents } => {
+                return Err(ApiError::new(
+                    StatusCode::PAYMENT_REQUIRED,
+                    "insufficient_funds",
+                    format!("balance {balance_cents} cents is below amount_cents {amount_cents}"),
+                )
+                .with("balance_cents", balance_cents))
+            }
+        };
+    Ok((
+        StatusCode::CREATED,
+        Json(WithdrawalBody {
+            user_id,
+            balance_cents,
+            reference,
+            repeat,
+        }),
+    ))
+}
+
+impl From<WithdrawalRequest> for Movement {
+    fn from(r: WithdrawalRequest) -> Self {
+        Movement {
+            user_id: r.user_id,
+            amount_cents: r.amount_cents,
+            reference: r.reference,
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! A sandbox's Init: JSON tracing, the function's settings, the Redis store, a first
+//! connection and the eviction-policy check, once per sandbox before the first event (as the
+//! AWS Lambda Rust runtime's examples build everything expensive once).
+
+use tracing_subscriber::filter::Targets;
+
+use super::emf::init_metrics;
+use super::settings::{log_filter, settings, Settings};
+use super::Function;
+use crate::api::config::AppState;
+use crate::domain::{ConfigError, Lookup};
+use crate::store::{EvictionVerdict, Feature, Store};
+
+/// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), levels from
+/// `RUST_LOG` ([`log_filter`]; `info` when it does not parse, and then the error is returned
+/// so that Init can stop with it, logged), no ANSI colours, no timestamps (CloudWatch adds them), and other
+/// crates capped at `debug` so no raw event with its credentials is ever logged
+/// (`credential_safe_levels`). A second call changes nothing.
+///
+/// # Errors
+/// [`ConfigError`] naming `RUST_LOG` when it does not parse (tracing is set up at `info`).
+pub fn init_tracing(lookup: &Lookup<'_>) -> Result<(), ConfigError> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = log_filter(lookup);
+    let _ = tracing_subscriber::fmt()
+        // The builder's own ceiling is INFO: lift it, so `RUST_LOG` alone decides (before,
+        // `RUST_LOG=debug` printed nothing below INFO).
+        .with_max_level(tracing_subscriber::filter::LevelFilter::TRACE)
+        .json()
+        .with_current_span(false)
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .finish()
+        .with(filter.clone().unwrap_or_else(|_| {
+            Targets::new().with_default(tracing_subscriber::filter::LevelFilter::INFO)
+        }))
+        .with(credential_safe_levels())
+        .try_init();
+    filter.map(drop)
+}
+
+/// A second filter under `RUST_LOG`: only hongbao's own code may log at `trace`; every other
+/// crate stops at `debug`. `lambda_runtime` logs each raw invocation event at `trace`
+/// ("raw JSON event received from Lambda"): the caller's `Authorization` header, cookies, and
+/// the `x-amz-security-token` of a SigV4-signed call. Whatever `RUST_LOG` or the template's
+/// `LogLevel` says, those lines are never formatted.
+fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    Targets::new()
+        .with_default(LevelFilter::DEBUG)
+        .with_target("hongbao", LevelFilter::TRACE)
+}
+
+/// Initialises a sandbox for `function`: JSON tracing, its settings ([`settings`] over the
+/// process environment: the connection settings and only its features' settings), a
+/// [`Store`] that lives for the process, a first connection attempt (so a bad endpoint, CA or
+/// password is one clear log line at cold start; requests then answer 503 while the store
+/// keeps retrying), and the eviction-policy check ([`check_eviction`]).
+///
+/// # Errors
+/// [`InitError::Config`] when a setting the function reads is invalid, and
+/// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
+/// with that message instead of running misconfigured.
+pub async fn init(function: Function) -> Result<AppState, InitError> {
+    let env = |name: &str| std::env::var(name).ok();
+    let lookup = Lookup::new(&env);
+    // Tracing first, so that a bad setting stops Init with a logged message.
+    init_tracing(&lookup)?;
+    let Settings {
+        config,
+        auth,
+        metrics,
+        ..
+    } = settings(function, &lookup)?;
+    init_metrics(&metrics);
+    let state = AppState::new(Store::new(config), auth);
+    if function.features().contains(&Feature::Wallet) {
+        let rules = &state.store.config().wallet;
+        if rules.deposit_principals.is_empty() {
+            tracing::info!(
+                "HONGBAO_DEPOSIT_PRINCIPALS is unset: POST /wallet/deposits refuses every caller (403)"
+            );
+        }
+        if rules.withdrawal_principals.is_empty() {
+            tracing::info!(
+                "HONGBAO_WITHDRAWAL_PRINCIPALS is unset: POST /wallet/withdrawals refuses every \
+                 caller (403)"
+            );
+        }
+    }
+    if function.features().contains(&Feature::Coupons)
+        && state.store.config().coupons.principals.is_empty()
+    {
+        tracing::info!(
+            "HONGBAO_COUPON_PRINCIPALS is unset: POST /campaigns, POST /campaigns/{{id}}/codes and \
+             POST /coupons/redeem refuse every caller (403)"
+        );
+    }
+    match state.store.connect_at_cold_start().await {
+        Ok(()) => check_eviction(&state.store).await?,
+        Err(e) => {
+            tracing::error!(error = %e, "redis not ready at cold start; requests answer 503 until it is");
+        }
+    }
+    Ok(state)
+}
+
+/// Why a sandbox refuses to start.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// An environment variable is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The server's `maxmemory-policy` may evict a wallet or an idempotency record.
+    #[error("{0}")]
+    Eviction(String),
+}
+
+/// Checks the server's `maxmemory-policy` ([`Store::check_eviction_policy`]): `allkeys-*` is
+/// refused, `volatile-*` logs one warning, and a refused `INFO` logs that the policy could not
+/// be checked. A Redis error here is logged, not fatal (requests answer 503 meanwhile).
+///
+/// # Errors
+/// [`InitError::Eviction`] for an `allkeys-*` policy.
+pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
+    match store.check_eviction_policy().await {
+        Ok(EvictionVerdict::AllKeys(policy)) => Err(InitError::Eviction(format!(
+            "the Redis server's maxmemory-policy is {policy}: it may evict any key, a wallet \
+             balance or an idempotency record included, so money could be lost or paid twice. \
+             Set maxmemory-policy to noeviction (or volatile-*) in the cache's parameter group"
+        ))),
+        Ok(EvictionVerdict::Volatile(policy)) => {
+            tracing::warn!(
+                policy,
+                "maxmemory-policy evicts keys with a TTL: money records have none, but packet \
+                 records and rate limits may vanish early under memory pressure; prefer noeviction"
+            );
+            Ok(())
+        }
+        Ok(EvictionVerdict::Safe(policy)) => {
+            tracing::info!(policy, "maxmemory-policy checked");
+            Ok(())
+        }
+        Ok(EvictionVerdict::Unknown(why)) => {
+            tracing::warn!(reason = %why, "maxmemory-policy could not be checked (INFO not allowed)");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "maxmemory-policy could not be checked");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! `POST /packets`'s store step: the reclaim index entry (`lua/due_add.lua`), then the debit
+//! and the packet in one script (`lua/create_packet.lua`), and that script's reply parsed into
+//! [`CreateReply`].
+
+use redis::Value;
+
+use crate::domain::history::YearBounds;
+use crate::domain::packets::{
+    receipt, CreateOutcome, NewPacket, CREATE_WINDOW_MS, PACKETS_WINDOW_MS,
+};
+use crate::domain::split;
+use crate::store::keys::{new_packet_id, Keys};
+use crate::store::packets::view::load;
+use crate::store::scripts::{int, script_call, texts, Call, CREATE_PACKET, DUE_ADD};
+use crate::store::{Conn, Error, Store};
+
+script_call! {
+    /// `lua/create_packet.lua`: debit the sender and create the packet, atomically. Every key
+    /// is on the sender's hash tag.
+    pub struct CreatePacketCall<'a> for CREATE_PACKET {
+        KEYS {
+            /// The sender's wallet hash (field `balance`, cents).
+            wallet: &'a str,
+            /// The sender's ledger list.
+            ledger: &'a str,
+            /// The sender's idempotency records hash.
+            records: &'a str,
+            /// The sender's idempotency "forget after" sorted set (Unix ms).
+            records_forget: &'a str,
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The packet's share list (un-grabbed amounts, cents).
+            shares: &'a str,
+            /// The `Idempotency-Key`'s record in the layout before 0.2 (read only).
+            legacy_record: &'a str,
+            /// The sender's creates counter of the open quota window.
+            creates: &'a str,
+            /// The packet's recipients set (a targeted packet only).
+            recipients: &'a str,
+            /// The sender's sent history.
+            sent: &'a str,
+            /// The sender's received history (pruned here too).
+            received: &'a str,
+            /// The sender's history totals hash.
+            history_totals: &'a str,
+            /// The money journal of the sender's tag (one `packet_debit` entry).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The new packet's id.
+            packet_id: &'a str,
+            /// The sender's user id.
+            sender_id: &'a str,
+            /// The packet's total, cents.
+            total_cents: i64,
+            /// The number of shares.
+            count: u32,
+            /// `lucky` or `fixed`.
+            mode: &'a str,
+            /// `double_mean` or `line_cut` for a lucky packet, empty for a fixed one.
+            split: &'a str,
+            /// The greeting, empty for none.
+            greeting: &'a str,
+            /// The packet expires this many seconds after its opening.
+            expires_in_secs: u64,
+            /// The request fingerprint: `v2:<sha256 hex>`, then a space and the v1 fingerprint
+            /// when that one is unambiguous.
+            fingerprint: &'a str,
+            /// `create:<Idempotency-Key>`, empty for a request without the header.
+            record_id: &'a str,
+            /// How long the idempotency record is kept, ms (> 0).
+            record_keep_ms: u64,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
+            /// Packets a sender may create per window (0: no limit).
+            packets_per_window: u32,
+            /// The quota window, ms.
+            window_ms: u64,
+            /// A targeted packet's recipients joined by `\n`, empty for anyone.
+            recipient_ids: &'a str,
+            /// History retention, ms.
+            history_retention_ms: u64,
+            /// Business-year bounds (`YearBounds::arg`: `<first_year>:<s1>:<s2>:<s3>:<s4>`,
+            /// Unix ms).
+            year_bounds: &'a str,
+            /// Redis `TIME` of the reclaim index's node when [`DueAddCall`] indexed the
+            /// packet, Unix ms: the start of the call's delivery window.
+            indexed_at_ms: i64,
+            /// The delivery window, ms: past it the call creates nothing
+            /// (`domain::packets::CREATE_WINDOW_MS`).
+            delivery_window_ms: i64,
+            /// Grabs open this many seconds after Redis `TIME` (0: at once).
+            opens_in_secs: u64,
+            /// The cover id, empty for none.
+            cover: &'a str,
+            /// The fairness receipt's salt, 64 hex digits (secret while the packet is open).
+            salt: &'a str,
+            /// The commitment to `share_amounts` under `salt`
+            /// (`domain::packets::receipt::commitment`).
+            commitment: &'a str,
+            /// A password packet's verifier (`domain::packets::password`), empty for none.
+            password: &'a str,
+            /// The share amounts, cents: `count` of them, in share-id order.
+            share_amounts: &'a [i64],
+        }
+    }
+}
+
+script_call! {
+    /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
+    pub struct DueAddCall<'a> for DUE_ADD {
+        KEYS {
+            /// The reclaim index (`Keys::reclaim_due`).
+            due: &'a str,
+        }
+        ARGV {
+            /// The packet's id.
+            packet_id: &'a str,
+            /// The packet is due this many seconds after Redis `TIME`.
+            expires_in_secs: u64,
+        }
+    }
+}
+
+impl DueAddCall<'_> {
+    /// Runs the call: `(true, Redis TIME)` if this call indexed the id, `(false, _)` if the id
+    /// was already indexed (drawn twice, or this call re-sent after a lost reply).
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when Redis cannot be reached.
+    pub(crate) async fn run(&self, conn: &mut Conn) -> Result<(bool, i64), Error> {
+        let (indexed, indexed_at_ms): (i64, i64) = self.invocation().invoke_async(conn).await?;
+        Ok((indexed == 1, indexed_at_ms))
+    }
+}
+
+/// `create_packet.lua`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CreateReply {
+    /// `created`: the packet exists now, debited.
+    Created,
+    /// `repeat <packet_id>`: the `Idempotency-Key` made `packet_id` before.
+    Repeat {
+        /// The earlier packet.
+        packet_id: String,
+    },
+    /// `insufficient_funds <balance>`.
+    InsufficientFunds {
+        /// The sender's balance, cents.
+        balance_cents: i64,
+    },
+    /// `idempotency_key_reused`.
+    IdempotencyKeyReused,
+    /// `rate_limited <ms>`.
+    RateLimited {
+        /// Until the sender's quota window ends, ms.
+        retry_after_ms: i64,
+    },
+    /// `id_taken`: the drawn id belongs to another packet; draw another.
+    IdTaken,
+    /// `stale`: delivered after its window; nothing was created.
+    Stale,
+}
+
+impl CreatePacketCall<'_> {
+    /// `create_packet.lua`'s reply as a [`CreateReply`].
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    pub(crate) fn reply(reply: Value) -> Result<CreateReply, Error> {
+        let reply = texts("create_packet", reply)?;
+        Ok(match reply.first().map(String::as_str) {
+            Some("created") => CreateReply::Created,
+            Some("repeat") => CreateReply::Repeat {
+                packet_id: reply.get(1).cloned().unwrap_or_default(),
+            },
+            Some("insufficient_funds") => CreateReply::InsufficientFunds {
+                balance_cents: int("create_packet", reply.get(1))?,
+            },
+            Some("idempotency_key_reused") => CreateReply::IdempotencyKeyReused,
+            Some("rate_limited") => CreateReply::RateLimited {
+                retry_after_ms: int("create_packet", reply.get(1))?,
+            },
+            Some("id_taken") => CreateReply::IdTaken,
+            Some("stale") => CreateReply::Stale,
+            _ => return Err(Error::bad_reply("create_packet", format!("{reply:?}"))),
+        })
+    }
+}
+
+/// Creates a red packet paid from `sender_id`'s wallet, and its entry in the sender's sent
+/// history (same script).
+///
+/// The amounts are split here with the thread CSPRNG and stored; grabs pop them. The packet is
+/// first put into the reclaim index (a separate hash slot) and then created together with the
+/// debit in one script, so a crash between the two leaves only a phantom index entry (which
+/// reclaim-cron drops a minute after its due time). Each call draws a fresh packet id; a run of
+/// the script that finds that id made by this call answers as the first run did (a cluster
+/// client re-sends a command whose reply was lost), and the script creates nothing once it is
+/// delivered [`CREATE_WINDOW_MS`] after the index entry was written. When the script refuses
+/// (funds, idempotency, quota), the entry is not removed but brought forward, so reclaim-cron
+/// drops it soon: a late first run of the same call may still create the packet.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the packet may or may not exist:
+/// retry with the same `Idempotency-Key`).
+pub async fn create(
+    store: &Store,
+    sender_id: &str,
+    req: &NewPacket,
+    idempotency_key: Option<&str>,
+) -> Result<CreateOutcome, Error> {
+    let cfg = store.config();
+    let keys = Keys::new(&cfg.key_prefix);
+    let amounts = split::split(
+        req.total_cents,
+        req.count,
+        req.mode,
+        req.split,
+        &mut rand::rng(),
+    )
+    .map_err(|e| Error::Internal(format!("split of a validated request failed: {e}")))?;
+    // The fairness receipt: the shares are committed to before the first grab can see any.
+    let salt = receipt::new_salt(&mut rand::rng());
+    let commitment = receipt::commitment(&salt, &amounts);
+    let mut conn = store.conn().await?;
+    let wk = keys.wallet(sender_id);
+    let record_id = idempotency_key.map(|k| format!("create:{k}"));
+    // The script dates the sent history entry by its own Redis TIME; these bounds cover a
+    // year either side of this function's clock.
+    let year_bounds = YearBounds::around(&cfg.history.tz, now_ms()).arg();
+    let fingerprint = match req.legacy_fingerprint() {
+        Some(v1) => format!("{} {v1}", req.fingerprint()),
+        None => req.fingerprint(),
+    };
+    let recipient_ids = req.recipients.join("\n");
+    let legacy_record = keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-"));
+    let due = keys.reclaim_due();
+    for _ in 0..3 {
+        let packet_id = new_packet_id(sender_id);
+        let (indexed, indexed_at_ms) = DueAddCall {
+            due: &due,
+            packet_id: &packet_id,
+            expires_in_secs: req.lifetime_secs(),
+        }
+        .run(&mut conn)
+        .await?;
+        let pk = keys.packet(&packet_id);
+        let verifier = req
+            .password
+            .as_ref()
+            .map(|p| p.verifier(&packet_id))
+            .unwrap_or_default();
+        let call = CreatePacketCall {
+            wallet: &wk.wallet,
+            ledger: &wk.ledger,
+            records: &wk.records,
+            records_forget: &wk.records_forget,
+            meta: &pk.meta,
+            shares: &pk.shares,
+            legacy_record: &legacy_record,
+            creates: &wk.creates,
+            recipients: &pk.recipients,
+            sent: &wk.sent,
+            received: &wk.received,
+            history_totals: &wk.history_totals,
+            journal: &wk.journal,
+            packet_id: &packet_id,
+            sender_id,
+            total_cents: req.total_cents,
+            count: req.count,
+            mode: req.mode.as_str(),
+            split: req.split_name().unwrap_or(""),
+            greeting: req.greeting.as_deref().unwrap_or(""),
+            expires_in_secs: req.expires_in_secs,
+            fingerprint: &fingerprint,
+            record_id: record_id.as_deref().unwrap_or(""),
+            record_keep_ms: cfg.packets.idempotency_ttl_secs * 1000,
+            ledger_cap: crate::domain::wallet::LEDGER_CAP,
+            packets_per_window: cfg.packets.packets_per_minute,
+            window_ms: PACKETS_WINDOW_MS,
+            recipient_ids: &recipient_ids,
+            history_retention_ms: cfg.history.retention_ms,
+            year_bounds: &year_bounds,
+            indexed_at_ms,
+            delivery_window_ms: CREATE_WINDOW_MS,
+            opens_in_secs: req.opens_in_secs,
+            cover: req.cover.as_deref().unwrap_or(""),
+            salt: &salt,
+            commitment: &commitment,
+            password: &verifier,
+            share_amounts: &amounts,
+        };
+        let reply =
+            CreatePacketCall::reply(call.invocation().invoke_async::<Value>(&mut conn).await?);
+        // A refusal is never a reason to remove the index entry: the answer may come from a
+        // re-sent run while the first run of this call, delivered late, still creates the
+        // packet within its window. The entry is moved to `indexed_at_ms` instead, so
+        // reclaim-cron looks at the id soon: it drops the entry once it has been a phantom
+        // for PHANTOM_GRACE_MS (well after the window closed), and moves it to the packet's
+        // expiry if the packet exists. Never for an entry this call did not add (`indexed` 0)
+        // or an id that belongs to another packet (`id_taken`): that entry guards a refund.
+        if indexed && !matches!(reply, Ok(CreateReply::Created | CreateReply::IdTaken)) {
+            let moved: Result<i64, _> = redis::cmd("ZADD")
+                .arg(&due)
+                .arg("XX")
+                .arg("LT")
+                .arg(indexed_at_ms)
+                .arg(&packet_id)
+                .query_async(&mut conn)
+                .await;
+            if let Err(e) = moved {
+                tracing::warn!(%e, packet_id, "could not bring a refused create's reclaim index entry forward");
+            }
+        }
+        return Ok(match reply? {
+            CreateReply::Created => CreateOutcome::Created(load(store, &packet_id).await?),
+            CreateReply::Repeat { packet_id: id } => {
+                let earlier = load(store, &id).await?;
+                // The fingerprint says only whether there is a password (the password is
+                // stored nowhere but as the packet's verifier): a repeat must also carry the
+                // same password, compared by its verifier under the earlier packet's salt.
+                let same_password = match (&req.password, &earlier.password_verifier) {
+                    (None, None) => true,
+                    (Some(p), Some(v)) => &p.verifier(&id) == v,
+                    _ => false,
+                };
+                if same_password {
+                    CreateOutcome::Repeat(earlier)
+                } else {
+                    CreateOutcome::IdempotencyKeyReused
+                }
+            }
+            CreateReply::InsufficientFunds { balance_cents } => {
+                CreateOutcome::InsufficientFunds { balance_cents }
+            }
+            CreateReply::IdempotencyKeyReused => CreateOutcome::IdempotencyKeyReused,
+            CreateReply::RateLimited { retry_after_ms } => {
+                CreateOutcome::RateLimited { retry_after_ms }
+            }
+            CreateReply::IdTaken => continue,
+            // Delivered after its window (held up in the network): nothing was created; the
+            // caller's create did not happen and may be retried.
+            CreateReply::Stale => {
+                return Err(Error::Unavailable(
+                    "create_packet was delivered after its window; nothing was created".into(),
+                ))
+            }
+        });
+    }
+    Err(Error::Internal("could not draw an unused packet id".into()))
+}
+
+/// The function's clock, Unix ms (only to pick the business years a script may fall in; the
+/// scripts date everything by Redis `TIME`).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

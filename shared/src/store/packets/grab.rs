@@ -1,0 +1,198 @@
+//! `POST /packets/{id}/grab`'s store step: one EVALSHA of `lua/grab.lua`, its reply parsed
+//! into a [`GrabOutcome`] and what the sandbox may remember of the packet ([`Seen`]); or, for
+//! a packet this sandbox saw sold out or expired, one `HGET` of its grabs hash (`gone.rs`).
+
+use std::time::Instant;
+
+use redis::Value;
+
+use crate::domain::packets::gone::{SoldOutSeen, Verdict};
+use crate::domain::packets::password::Password;
+use crate::domain::packets::{GrabOutcome, Share};
+use crate::store::keys::{is_packet_id, Keys};
+use crate::store::scripts::{script_call, text, Call, GRAB};
+use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/grab.lua`: at most one share per user, rate-limited.
+    pub struct GrabCall<'a> for GRAB {
+        KEYS {
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The packet's share list.
+            shares: &'a str,
+            /// The packet's grabs hash (user -> share record).
+            grabs: &'a str,
+            /// The user's rate-limit counter on this packet (`Keys::grab_rate`).
+            rate: &'a str,
+            /// The packet's recipients set (read only for a targeted packet).
+            recipients: &'a str,
+        }
+        ARGV {
+            /// The grabbing user.
+            user_id: &'a str,
+            /// Attempts allowed per window (0 = unlimited).
+            rate_limit: u32,
+            /// The rate-limit window, ms.
+            rate_window_ms: u64,
+            /// The verifier of the password the grabber sent for this packet, empty for none.
+            password: &'a str,
+            /// This call's id, 8 hex digits drawn per call (a re-sent call carries the same),
+            /// empty for none: a re-run of the winning call answers the win again.
+            call_id: &'a str,
+        }
+    }
+}
+
+/// What a grab's reply lets this sandbox remember of the packet (`gone.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Nothing.
+    Nothing,
+    /// Sold out, with the packet's `expires_at` and Redis `TIME` as the script read them.
+    SoldOut(SoldOutSeen),
+    /// Expired for good (untargeted).
+    Expired,
+}
+
+impl GrabCall<'_> {
+    /// `grab.lua`'s reply: `<outcome>[:<data>]`, e.g. `grabbed:<share record>:<claim_by ms>`,
+    /// `sold_out:<expires_at ms>:<now ms>` (the two numbers only for a packet this sandbox may
+    /// remember), `not_open_yet:<opens_at ms>:<now ms>`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    fn outcome(reply: Value) -> Result<(GrabOutcome, Seen), Error> {
+        let reply = text("grab", reply)?;
+        let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
+        let bad = || Error::bad_reply("grab", &reply);
+        let mut seen = Seen::Nothing;
+        let outcome = match outcome {
+            "grabbed" => {
+                let (record, claim_by) = data.rsplit_once(':').ok_or_else(bad)?;
+                GrabOutcome::Grabbed {
+                    share: Share::parse(record)?,
+                    claim_by_ms: claim_by.parse().map_err(|_| bad())?,
+                }
+            }
+            "already_grabbed" => GrabOutcome::AlreadyGrabbed(Share::parse(data)?),
+            "not_found" => GrabOutcome::NotFound,
+            "rate_limited" => GrabOutcome::RateLimited {
+                retry_after_ms: data.parse().map_err(|_| bad())?,
+            },
+            "expired" => {
+                if !data.is_empty() {
+                    seen = Seen::Expired;
+                }
+                GrabOutcome::Expired
+            }
+            "sold_out" => {
+                if let Some((expires_at, now)) = data.split_once(':') {
+                    seen = Seen::SoldOut(SoldOutSeen {
+                        expires_at_ms: expires_at.parse().map_err(|_| bad())?,
+                        redis_now_ms: now.parse().map_err(|_| bad())?,
+                    });
+                }
+                GrabOutcome::SoldOut
+            }
+            "not_a_recipient" => GrabOutcome::NotARecipient,
+            "cancelled" => GrabOutcome::Cancelled,
+            "wrong_password" => GrabOutcome::WrongPassword,
+            "not_open_yet" => {
+                let (opens_at, now) = data.split_once(':').ok_or_else(bad)?;
+                let opens_at_ms: i64 = opens_at.parse().map_err(|_| bad())?;
+                let now_ms: i64 = now.parse().map_err(|_| bad())?;
+                GrabOutcome::NotOpenYet {
+                    opens_at_ms,
+                    retry_after_ms: (opens_at_ms - now_ms).max(1),
+                }
+            }
+            _ => return Err(bad()),
+        };
+        Ok((outcome, seen))
+    }
+}
+
+/// Grabs at most one share of `packet_id` for `user_id`, in one round trip: one EVALSHA of
+/// `grab.lua`, subject to the per-user, per-packet rate limit of the configuration; or, for a
+/// packet this sandbox saw sold out or expired, one `HGET` of its grabs hash (`store/packets/gone.rs`).
+///
+/// A remembered packet answers [`GrabOutcome::AlreadyGrabbed`] with the caller's share if the
+/// grabs hash holds one (not counted by the rate limit: the `HGET` costs Redis less than the
+/// limiter would), else [`GrabOutcome::SoldOut`], or [`GrabOutcome::Expired`] once Redis `TIME`
+/// has surely reached `expires_at` (the last moments before it go to the script). Once the
+/// packet's keys have expired after settlement, a sandbox that remembers it answers
+/// [`GrabOutcome::Expired`], never a share and never [`GrabOutcome::NotFound`].
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached: the grab may have happened; a retry
+/// answers [`GrabOutcome::AlreadyGrabbed`] with the same share.
+pub async fn grab(store: &Store, packet_id: &str, user_id: &str) -> Result<GrabOutcome, Error> {
+    grab_with_password(store, packet_id, user_id, None).await
+}
+
+/// [`grab`] with the password the grabber sent (a password packet refuses a grab without its
+/// password: [`GrabOutcome::WrongPassword`]). Only the password's verifier for this packet
+/// leaves this function.
+///
+/// # Errors
+/// As [`grab`].
+pub async fn grab_with_password(
+    store: &Store,
+    packet_id: &str,
+    user_id: &str,
+    password: Option<&Password>,
+) -> Result<GrabOutcome, Error> {
+    if !is_packet_id(packet_id) {
+        return Ok(GrabOutcome::NotFound);
+    }
+    let cfg = store.config();
+    let keys = Keys::new(&cfg.key_prefix);
+    let pk = keys.packet(packet_id);
+    let mut conn = store.conn().await?;
+    let gone = store.gone_packets();
+    let remembered = match gone.verdict(packet_id) {
+        Some(Verdict::SoldOut) => Some(GrabOutcome::SoldOut),
+        Some(Verdict::Expired) => Some(GrabOutcome::Expired),
+        Some(Verdict::AskTheScript) | None => None,
+    };
+    if let Some(otherwise) = remembered {
+        let mine: Option<String> = redis::cmd("HGET")
+            .arg(&pk.grabs)
+            .arg(user_id)
+            .query_async(&mut conn)
+            .await?;
+        return Ok(match mine {
+            Some(record) => GrabOutcome::AlreadyGrabbed(Share::parse(&record)?),
+            None => otherwise,
+        });
+    }
+    let sent = Instant::now();
+    let reply: Value = GrabCall {
+        meta: &pk.meta,
+        shares: &pk.shares,
+        grabs: &pk.grabs,
+        rate: &keys.grab_rate(packet_id, user_id),
+        recipients: &pk.recipients,
+        user_id,
+        rate_limit: cfg.packets.grab_rate_limit,
+        rate_window_ms: cfg.packets.grab_rate_window_ms,
+        password: &password.map(|p| p.verifier(packet_id)).unwrap_or_default(),
+        call_id: &format!("{:08x}", rand::random::<u32>()),
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    let answered = Instant::now();
+    let (outcome, seen) = GrabCall::outcome(reply)?;
+    match seen {
+        Seen::Nothing => {}
+        Seen::Expired => gone.expired(packet_id),
+        Seen::SoldOut(reading) => gone.sold_out(packet_id, reading, sent, answered),
+    }
+    Ok(match outcome {
+        // The packet existed when this sandbox saw it gone: its keys have expired since.
+        GrabOutcome::NotFound if gone.knows(packet_id) => GrabOutcome::Expired,
+        outcome => outcome,
+    })
+}

@@ -1,0 +1,50 @@
+//! Claim step 4 on the grabber's slot: the claim credit's record un-pinned
+//! (`lua/transfer_release.lua`).
+
+use crate::domain::wallet::claim_transfer_id;
+use crate::store::keys::Keys;
+use crate::store::scripts::{script_call, Call, TRANSFER_RELEASE};
+use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record.
+    pub struct TransferReleaseCall<'a> for TRANSFER_RELEASE {
+        KEYS {
+            /// The grabber's wallet hash.
+            wallet: &'a str,
+            /// The grabber's idempotency "forget after" sorted set.
+            records_forget: &'a str,
+        }
+        ARGV {
+            /// The credit's record id, `claim:<packet id>`.
+            record_id: &'a str,
+            /// Forget the record this many ms from now (> 0).
+            keep_ms: u64,
+        }
+    }
+}
+
+/// Claim step 4, on `user_id`'s slot: once the claim of `packet_id` is marked done, un-pin its
+/// credit record so it is forgotten after [`crate::domain::packets::PacketRules::claim_record_keep_ms`]
+/// (`lua/transfer_release.lua`; idempotent). Returns the balance, cents.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the record stays pinned: it costs a few
+/// bytes, never money; the next claim call for this packet un-pins it).
+pub(crate) async fn release_claim_record(
+    store: &Store,
+    user_id: &str,
+    packet_id: &str,
+) -> Result<i64, Error> {
+    let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let mut conn = store.conn().await?;
+    Ok(TransferReleaseCall {
+        wallet: &wk.wallet,
+        records_forget: &wk.records_forget,
+        record_id: &claim_transfer_id(packet_id),
+        keep_ms: store.config().packets.claim_record_keep_ms(),
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?)
+}
