@@ -32,7 +32,7 @@ def chat(stack: LocalStack, inv: Checks) -> dict:
     """Red packets as chat apps ship them, each step a Lambda invocation: a password packet
     (口令红包), a packet scheduled to open two seconds later, and one its sender cancels after
     two grabs. Every packet's fairness receipt is checked from its public view alone, with the
-    README's five lines (`receipt_holds`), for every grabber's share."""
+    five lines of docs/api.md (`receipt_holds`), for every grabber's share."""
     bal0 = stack.invoke("wallet", events.wallet_event(SENDER))["body"]["balance_cents"]
     word = "芝麻开门"
 
