@@ -451,3 +451,32 @@ pub async fn assert_refused(
         assert_eq!(state().await, before, "{label} {name} changed the data");
     }
 }
+
+/// Every member of the sorted set `key` with its score, lowest first (`ZRANGE key 0 -1
+/// WITHSCORES`).
+pub async fn zset_with_scores<S: redis::FromRedisValue>(
+    store: &Store,
+    key: &str,
+) -> Vec<(String, S)> {
+    let mut conn = store.conn().await.unwrap();
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query_async(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// Every item of the list `key`, first to last (`LRANGE key 0 -1`).
+pub async fn list_items(store: &Store, key: &str) -> Vec<String> {
+    let mut conn = store.conn().await.unwrap();
+    redis::cmd("LRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap()
+}

@@ -98,14 +98,7 @@ async fn summary(store: &Arc<Store>, user: &str, year: i32) -> Value {
 /// The whole ledger of `user` (at most 1,000 entries are kept; these tests stay below).
 async fn ledger(store: &Store, user: &str) -> Vec<LedgerEntry> {
     let wk = Keys::new(&store.config().key_prefix).wallet(user);
-    let mut conn = store.conn().await.unwrap();
-    let items: Vec<String> = redis::cmd("LRANGE")
-        .arg(&wk.ledger)
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let items: Vec<String> = crate::common::list_items(store, &wk.ledger).await;
     assert!(
         items.len() < 1000,
         "ledger cap reached: the comparison would be partial"

@@ -242,14 +242,11 @@ async fn pending_claims(store: &Store, packet_ids: &[String]) -> BTreeSet<(Strin
 /// Every ledger entry of `user` (the ledger is capped at 1,000 entries; this workload writes
 /// far fewer per user).
 async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
-    let mut conn = store.conn().await.unwrap();
-    let items: Vec<String> = redis::cmd("LRANGE")
-        .arg(hongbao::store::keys::Keys::new("hb").wallet(user).ledger)
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let items: Vec<String> = crate::common::list_items(
+        store,
+        &hongbao::store::keys::Keys::new("hb").wallet(user).ledger,
+    )
+    .await;
     assert!(
         items.len() < hongbao::domain::wallet::LEDGER_CAP as usize,
         "{user}"

@@ -5,7 +5,9 @@ use harness::{Backend, TestRedis};
 use hongbao::store::order_codes::{self, Outcome};
 use hongbao::Error;
 
-use super::{day_state, issued, order_store, secret, set_taken, suffix, take_at, taken, unix};
+use super::{
+    day_state, issued, order_store, replace_day, secret, set_taken, suffix, take_at, taken, unix,
+};
 
 /// Test: a zone with DST (Santiago, where the changes happen at local midnight): the offset
 /// comes from Redis `TIME`, not from the function's clock. 2026-04-04 ends at 24:00 -03 =
@@ -156,19 +158,7 @@ async fn stale_secret_guesses_are_corrected() {
         // secret is used and remembered.
         let other = order_codes::new_day_secret();
         let key = "hb:{oc}:day:20261124";
-        let mut conn = redis.raw_conn().await;
-        let _: () = redis::cmd("DEL")
-            .arg(key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let _: () = redis::cmd("HSET")
-            .arg(key)
-            .arg(&other)
-            .arg(10)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
+        replace_day(&redis, key, &other, 10).await;
         let codes = issued(take_at(&store, 2, at, 0, at).await, "2026-11-24");
         let perm = order_codes::permutation(5, &other);
         assert_eq!(
@@ -184,28 +174,11 @@ async fn stale_secret_guesses_are_corrected() {
         // exhausted, nothing taken, still one field.
         for guess_right in [false, true] {
             let fresh = order_codes::new_day_secret();
-            let _: () = redis::cmd("DEL")
-                .arg(key)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
-            let _: () = redis::cmd("HSET")
-                .arg(key)
-                .arg(&fresh)
-                .arg(89_999)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
+            replace_day(&redis, key, &fresh, 89_999).await;
             if guess_right {
                 issued(take_at(&store, 1, at, 0, at).await, "2026-11-24");
             } else {
-                let _: () = redis::cmd("HSET")
-                    .arg(key)
-                    .arg(&fresh)
-                    .arg(90_000)
-                    .query_async(&mut conn)
-                    .await
-                    .unwrap();
+                replace_day(&redis, key, &fresh, 90_000).await;
             }
             let out = take_at(&store, 1, at, 0, at).await.unwrap();
             assert!(

@@ -162,3 +162,21 @@ async fn redis_now(redis: &TestRedis) -> i64 {
     let (s, _us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
     s
 }
+
+/// Replaces the day hash `key` by one field: `secret` with `taken` positions taken (the day as
+/// another server behind the same URL left it).
+async fn replace_day(redis: &TestRedis, key: &str, secret: &str, taken: u64) {
+    let mut conn = redis.raw_conn().await;
+    let _: () = redis::cmd("DEL")
+        .arg(key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(key)
+        .arg(secret)
+        .arg(taken)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+}

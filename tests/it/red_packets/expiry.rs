@@ -275,14 +275,8 @@ async fn phantom_index_entries_are_dropped_after_the_grace_period() {
             (0, 0, 0, 0),
             "{s:?}"
         );
-        let left: Vec<(String, i64)> = redis::cmd("ZRANGE")
-            .arg(keys.reclaim_due())
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .query_async(&mut conn)
-            .await
-            .unwrap();
+        let left: Vec<(String, i64)> =
+            crate::common::zset_with_scores(&store, &keys.reclaim_due()).await;
         assert_eq!(
             left,
             vec![(recent, now - 1_000 + reclaim::PHANTOM_GRACE_MS)]
