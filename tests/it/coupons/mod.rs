@@ -52,6 +52,21 @@ struct Pool<'a> {
     fingerprint: &'a str,
 }
 
+impl Pool<'_> {
+    /// A pool of the generated indices `0..n`, `per_user` each, open from one second before
+    /// `now` for ten minutes.
+    fn generated(now: i64, per_user: u32, n: u64, fingerprint: &'static str) -> Pool<'static> {
+        Pool {
+            starts_at_ms: now - 1_000,
+            ends_at_ms: now + 600_000,
+            per_user,
+            generated: Some((0, n)),
+            codes: &[],
+            fingerprint,
+        }
+    }
+}
+
 /// Writes pool 0 of campaign number `no` (one pool); the script's answer.
 async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
     let keys = PoolKeys::new("hb", &campaign_id(no), no, 0, 1);
@@ -187,14 +202,8 @@ async fn dump_all(
                 .await
                 .unwrap(),
             "zset" => {
-                let members: Vec<(String, i64)> = redis::cmd("ZRANGE")
-                    .arg(&key)
-                    .arg(0)
-                    .arg(-1)
-                    .arg("WITHSCORES")
-                    .query_async(&mut conn)
-                    .await
-                    .unwrap();
+                let members: Vec<(String, i64)> =
+                    crate::common::zset_with_scores(store, &key).await;
                 members
                     .into_iter()
                     .map(|(m, score)| format!("{m}={score}"))

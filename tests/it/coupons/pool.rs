@@ -118,14 +118,7 @@ async fn a_grab_sent_again_answers_the_same_win() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
-        let pool = Pool {
-            starts_at_ms: now - 1_000,
-            ends_at_ms: now + 600_000,
-            per_user: 3,
-            generated: Some((0, 10)),
-            codes: &[],
-            fingerprint: "v1:r",
-        };
+        let pool = Pool::generated(now, 3, 10, "v1:r");
         assert_eq!(create(&store, 5, &pool).await, "created");
         let first = grab_call(&store, 5, "alice", 0, "00000000000000c1").await;
         assert!(first.starts_with("grabbed:0/"), "{first}");
@@ -158,14 +151,7 @@ async fn generated_codes_three_per_user() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
-        let pool = Pool {
-            starts_at_ms: now - 1_000,
-            ends_at_ms: now + 600_000,
-            per_user: 3,
-            generated: Some((0, 2_000)),
-            codes: &[],
-            fingerprint: "v1:g",
-        };
+        let pool = Pool::generated(now, 3, 2_000, "v1:g");
         assert_eq!(create(&store, 77, &pool).await, "created");
         let tasks = (0..1_600).map(|i| {
             let store = store.clone();
