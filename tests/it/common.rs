@@ -36,7 +36,7 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     cfg.wallet.withdrawal_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     cfg.coupons.principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     // The per-user quotas are off here: suites create hundreds of packets and take whole days
-    // of codes from one user. `handlers::abuse_quotas` runs them at their production defaults.
+    // of codes from one user. `handlers::quotas::abuse_quotas` runs them at their production defaults.
     cfg.packets.packets_per_minute = 0;
     cfg.order_codes.per_user_per_day = 0;
     cfg.voting.articles_per_day = 0;
@@ -357,4 +357,126 @@ pub async fn command_calls(redis: &TestRedis, command: &str) -> u64 {
             .sum::<u64>();
     }
     total
+}
+
+/// Replaces every `placeholder` in the event (`PACKET_ID`, `ARTICLE_ID`, `CAMPAIGN_ID`, as the
+/// fixtures spell them) with `value`.
+pub fn with_placeholder(v: Value, placeholder: &str, value: &str) -> Value {
+    serde_json::from_str(&v.to_string().replace(placeholder, value)).unwrap()
+}
+
+/// One row of a bad-inputs table: a request that must be refused with `status` and the error
+/// code `code` (and a non-empty `message`), writing nothing.
+pub struct Refusal {
+    /// What the row tries, for the failure message.
+    pub name: String,
+    /// The function whose router gets the event.
+    pub function: Function,
+    /// The API Gateway event.
+    pub event: Value,
+    /// The HTTP status expected.
+    pub status: u16,
+    /// The body's `error` expected.
+    pub code: &'static str,
+    /// The body's `allow` expected (a 405's methods), when the row checks it.
+    pub allow: Option<&'static str>,
+}
+
+impl Refusal {
+    /// A row refused with `status` and `code`.
+    pub fn new(
+        name: impl Into<String>,
+        function: Function,
+        event: Value,
+        status: u16,
+        code: &'static str,
+    ) -> Self {
+        Refusal {
+            name: name.into(),
+            function,
+            event,
+            status,
+            code,
+            allow: None,
+        }
+    }
+
+    /// A row refused with 400 `invalid_request`.
+    pub fn invalid(name: impl Into<String>, function: Function, event: Value) -> Self {
+        Refusal::new(name, function, event, 400, "invalid_request")
+    }
+
+    /// The same row, whose 405 must also name `allow` as the allowed methods.
+    pub fn allowing(self, allow: &'static str) -> Self {
+        Refusal {
+            allow: Some(allow),
+            ..self
+        }
+    }
+}
+
+/// Sends every row of a bad-inputs table through its function on `store`: each gets its status,
+/// error code and a message (and its `allow`), and after each the keys of `redis` that `kept`
+/// selects, with their values, are what they were before (and there were some). `label` (the
+/// backend) starts each failure message.
+pub async fn assert_refused(
+    store: &Arc<Store>,
+    redis: &TestRedis,
+    label: &str,
+    cases: Vec<Refusal>,
+    kept: fn(&str) -> bool,
+) {
+    let state = || async {
+        let mut all = snapshot(redis).await;
+        all.retain(|(key, _)| kept(key));
+        all
+    };
+    let before = state().await;
+    assert!(!before.is_empty());
+    for case in cases {
+        let name = &case.name;
+        let (s, body, _) = call(store, case.function, &case.event).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (case.status, Some(case.code)),
+            "{label} {name}: {body}"
+        );
+        assert!(
+            body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{name}"
+        );
+        if let Some(allow) = case.allow {
+            assert_eq!(body["allow"].as_str(), Some(allow), "{name}");
+        }
+        assert_eq!(state().await, before, "{label} {name} changed the data");
+    }
+}
+
+/// Every member of the sorted set `key` with its score, lowest first (`ZRANGE key 0 -1
+/// WITHSCORES`).
+pub async fn zset_with_scores<S: redis::FromRedisValue>(
+    store: &Store,
+    key: &str,
+) -> Vec<(String, S)> {
+    let mut conn = store.conn().await.unwrap();
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query_async(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// Every item of the list `key`, first to last (`LRANGE key 0 -1`).
+pub async fn list_items(store: &Store, key: &str) -> Vec<String> {
+    let mut conn = store.conn().await.unwrap();
+    redis::cmd("LRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap()
 }

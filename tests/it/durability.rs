@@ -25,14 +25,7 @@ const DAY_MS: f64 = 86_400_000.0;
 async fn age_records(store: &Store, user: &str, days: f64) {
     let forget = Keys::new("hb").wallet(user).records_forget;
     let mut conn = store.conn().await.unwrap();
-    let scores: Vec<(String, f64)> = redis::cmd("ZRANGE")
-        .arg(&forget)
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let scores: Vec<(String, f64)> = crate::common::zset_with_scores(store, &forget).await;
     for (member, score) in scores {
         if score.is_finite() {
             let _: i64 = redis::cmd("ZADD")

@@ -313,8 +313,30 @@ where
         window.begin_ms <= window.end_ms,
         "fault window {window:?} is backwards"
     );
-
     let results: Vec<_> = results.into_iter().map(Result::unwrap).collect();
+    let (tally, phases, winners) = tally_answers(results, window);
+    assert_eq!(
+        (tally.grabbed + tally.already + tally.sold_out) as usize,
+        USERS * packets.len(),
+        "every grabber has one answer"
+    );
+    every_share_won_once_and_claimed(clients.store(), packets, &winners).await;
+    Outcome {
+        tally,
+        phases,
+        window,
+    }
+}
+
+/// Each packet's winners: (user, share).
+type Winners = BTreeMap<String, Vec<(String, Share)>>;
+
+/// Every grabber was answered; the answers counted, and the shares placed before, during or
+/// after the fault `window`. Returns the tally, the phases and each packet's winners.
+fn tally_answers(
+    results: Vec<(String, String, Result<Answer, String>)>,
+    window: Window,
+) -> (Tally, Phases, Winners) {
     let unanswered: Vec<&String> = results
         .iter()
         .filter_map(|(_, _, answer)| answer.as_ref().err())
@@ -328,7 +350,7 @@ where
     );
     let mut tally = Tally::default();
     let mut phases = Phases::default();
-    let mut winners: BTreeMap<String, Vec<(String, Share)>> = BTreeMap::new();
+    let mut winners = Winners::new();
     for (id, user, answer) in results {
         let Answer {
             outcome,
@@ -375,12 +397,12 @@ where
         }
         winners.entry(id).or_default().push((user, share));
     }
-    assert_eq!(
-        (tally.grabbed + tally.already + tally.sold_out) as usize,
-        USERS * packets.len(),
-        "every grabber has one answer"
-    );
-    let store = clients.store();
+    (tally, phases, winners)
+}
+
+/// Each packet's shares went to exactly its `count` winners, once each, adding up to its
+/// total, as its view says; every winner claims their share.
+async fn every_share_won_once_and_claimed(store: &Store, packets: &[Packet], winners: &Winners) {
     for p in packets {
         let won = winners.get(&p.packet_id).cloned().unwrap_or_default();
         let ids: HashSet<u32> = won.iter().map(|(_, s)| s.share_id).collect();
@@ -410,11 +432,6 @@ where
                 other => panic!("claim of {user}: {other:?}"),
             }
         }
-    }
-    Outcome {
-        tally,
-        phases,
-        window,
     }
 }
 

@@ -98,14 +98,7 @@ async fn summary(store: &Arc<Store>, user: &str, year: i32) -> Value {
 /// The whole ledger of `user` (at most 1,000 entries are kept; these tests stay below).
 async fn ledger(store: &Store, user: &str) -> Vec<LedgerEntry> {
     let wk = Keys::new(&store.config().key_prefix).wallet(user);
-    let mut conn = store.conn().await.unwrap();
-    let items: Vec<String> = redis::cmd("LRANGE")
-        .arg(&wk.ledger)
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let items: Vec<String> = crate::common::list_items(store, &wk.ledger).await;
     assert!(
         items.len() < 1000,
         "ledger cap reached: the comparison would be partial"
@@ -160,161 +153,211 @@ async fn concurrent_history_pages_exactly_once() {
         for u in &users {
             fund(&store, u, 1_000_000).await;
         }
-        let created: Vec<(String, Packet)> = join_all((0..200).map(|i| {
-            let store = store.clone();
-            let sender = users[i % 10].clone();
-            async move {
-                let req = lucky(100 + i as i64 * 7, 2, 600);
-                (sender.clone(), create(&store, &sender, &req).await)
-            }
-        }))
-        .await;
-        // Packet i is grabbed by the users 1 and 3 places after its sender.
-        let claims: Vec<(String, String, i64)> =
-            join_all(created.iter().enumerate().flat_map(|(i, (_, p))| {
-                [1, 3].map(|k| {
-                    let store = store.clone();
-                    let user = users[(i + k) % 10].clone();
-                    let id = p.packet_id.clone();
-                    async move {
-                        let amount = grab_and_claim(&store, &id, &user).await;
-                        (user, id, amount)
-                    }
-                })
-            }))
-            .await;
+        let (created, claims) = packets_claimed_by_two_others(&store, &users).await;
         let year = this_year(&store);
-
         for u in &users {
-            // Sent, paged by 7 while the user sends a new packet after the first page: the new
-            // one is newer than the cursor, so it shifts nothing.
-            let st = store.clone();
-            let user = u.clone();
-            let sent = all_items(&store, u, "sent", 7, move |page| {
-                let (st, user) = (st.clone(), user.clone());
-                (page == 0).then(|| {
-                    Box::pin(async move {
-                        create(&st, &user, &lucky(5, 1, 600)).await;
-                    }) as futures::future::BoxFuture<'static, ()>
-                })
-            })
-            .await;
-            let mine: HashMap<&str, &Packet> = created
-                .iter()
-                .filter(|(s, _)| s == u)
-                .map(|(_, p)| (p.packet_id.as_str(), p))
-                .collect();
-            let ids: Vec<&str> = sent
-                .iter()
-                .map(|i| i["packet_id"].as_str().unwrap())
-                .collect();
-            let unique: HashSet<&str> = ids.iter().copied().collect();
-            assert_eq!(
-                unique.len(),
-                ids.len(),
-                "{backend:?} {u}: a sent item repeats"
-            );
-            assert_eq!(
-                unique,
-                mine.keys().copied().collect(),
-                "{backend:?} {u}: sent set"
-            );
-            for item in &sent {
-                let p = mine[item["packet_id"].as_str().unwrap()];
-                assert_eq!(item["total_cents"], p.total_cents, "{item}");
-                assert_eq!(item["count"], p.count);
-                assert_eq!(item["mode"], "lucky");
-                assert_eq!(item["greeting"], "恭喜发财");
-                assert!(item.get("refunded_cents").is_none(), "not settled: {item}");
-                assert_eq!(item["created_at"], rfc3339(p.created_at_ms));
-                assert_eq!(item["expires_at"], rfc3339(p.expires_at_ms));
-            }
-            let times: Vec<&str> = sent
-                .iter()
-                .map(|i| i["created_at"].as_str().unwrap())
-                .collect();
-            assert!(
-                times.windows(2).all(|w| w[0] >= w[1]),
-                "{backend:?} {u}: newest first"
-            );
-
-            let received = all_items(&store, u, "received", 7, |_| None).await;
-            let expected: HashMap<&str, i64> = claims
-                .iter()
-                .filter(|(who, _, _)| who == u)
-                .map(|(_, id, amount)| (id.as_str(), *amount))
-                .collect();
-            let got: HashMap<&str, i64> = received
-                .iter()
-                .map(|i| {
-                    (
-                        i["packet_id"].as_str().unwrap(),
-                        i["amount_cents"].as_i64().unwrap(),
-                    )
-                })
-                .collect();
-            assert_eq!(
-                got.len(),
-                received.len(),
-                "{backend:?} {u}: a received item repeats"
-            );
-            assert_eq!(got, expected, "{backend:?} {u}: received");
-            let senders: HashMap<&str, &str> = created
-                .iter()
-                .map(|(s, p)| (p.packet_id.as_str(), s.as_str()))
-                .collect();
-            for item in &received {
-                assert_eq!(
-                    item["sender_id"],
-                    senders[item["packet_id"].as_str().unwrap()]
-                );
-                assert!(
-                    (1..=2).contains(&item["share_id"].as_u64().unwrap()),
-                    "{item}"
-                );
-            }
-
-            // Totals: the items, the yearly summary and the ledger agree (the packet sent
-            // while paging is in the summary and the ledger, and in a fresh first page).
-            let extra = 5;
-            let sent_sum: i64 = sent
-                .iter()
-                .map(|i| i["total_cents"].as_i64().unwrap())
-                .sum();
-            let received_sum: i64 = got.values().sum();
-            let s = summary(&store, u, year).await;
-            assert_eq!(s["year"], year);
-            assert_eq!(
-                s["sent"],
-                json!({"count": sent.len() + 1, "total_cents": sent_sum + extra}),
-                "{backend:?} {u}"
-            );
-            assert_eq!(
-                s["received"],
-                json!({"count": received.len(), "total_cents": received_sum}),
-                "{backend:?} {u}"
-            );
-            let ledger = ledger(&store, u).await;
-            let debits: i64 = ledger
-                .iter()
-                .filter(|e| e.kind == EntryKind::PacketDebit)
-                .map(|e| -e.amount_cents)
-                .sum();
-            let credits: i64 = ledger
-                .iter()
-                .filter(|e| e.kind == EntryKind::ClaimCredit)
-                .map(|e| e.amount_cents)
-                .sum();
-            assert_eq!(
-                (debits, credits),
-                (sent_sum + extra, received_sum),
-                "{backend:?} {u}: ledger"
-            );
-            let again = all_items(&store, u, "sent", 100, |_| None).await;
-            assert_eq!(again.len(), sent.len() + 1);
-            assert_eq!(again[0]["total_cents"], extra, "the newest first");
+            let sent = sent_pages_once(&store, u, &created, backend).await;
+            let received = received_pages_once(&store, u, &created, &claims, backend).await;
+            totals_agree(&store, u, year, &sent, &received, backend).await;
         }
     }
+}
+
+/// A packet sent and what one user claimed of it: (user, packet id, cents).
+type Claimed = (String, String, i64);
+
+/// 200 packets, 20 from each user, created concurrently; packet i is grabbed and claimed by
+/// the users 1 and 3 places after its sender, concurrently. Returns (sender, packet) of each
+/// and the claims.
+async fn packets_claimed_by_two_others(
+    store: &Arc<Store>,
+    users: &[String],
+) -> (Vec<(String, Packet)>, Vec<Claimed>) {
+    let created: Vec<(String, Packet)> = join_all((0..200).map(|i| {
+        let store = store.clone();
+        let sender = users[i % 10].clone();
+        async move {
+            let req = lucky(100 + i as i64 * 7, 2, 600);
+            (sender.clone(), create(&store, &sender, &req).await)
+        }
+    }))
+    .await;
+    // Packet i is grabbed by the users 1 and 3 places after its sender.
+    let claims: Vec<(String, String, i64)> =
+        join_all(created.iter().enumerate().flat_map(|(i, (_, p))| {
+            [1, 3].map(|k| {
+                let store = store.clone();
+                let user = users[(i + k) % 10].clone();
+                let id = p.packet_id.clone();
+                async move {
+                    let amount = grab_and_claim(&store, &id, &user).await;
+                    (user, id, amount)
+                }
+            })
+        }))
+        .await;
+    (created, claims)
+}
+
+/// `u`'s sent list, paged by 7 while `u` sends a new packet after the first page: each of its
+/// packets once, with its fields, newest first. Returns the items.
+async fn sent_pages_once(
+    store: &Arc<Store>,
+    u: &String,
+    created: &[(String, Packet)],
+    backend: Backend,
+) -> Vec<Value> {
+    // Sent, paged by 7 while the user sends a new packet after the first page: the new
+    // one is newer than the cursor, so it shifts nothing.
+    let st = store.clone();
+    let user = u.clone();
+    let sent = all_items(store, u, "sent", 7, move |page| {
+        let (st, user) = (st.clone(), user.clone());
+        (page == 0).then(|| {
+            Box::pin(async move {
+                create(&st, &user, &lucky(5, 1, 600)).await;
+            }) as futures::future::BoxFuture<'static, ()>
+        })
+    })
+    .await;
+    let mine: HashMap<&str, &Packet> = created
+        .iter()
+        .filter(|(s, _)| s == u)
+        .map(|(_, p)| (p.packet_id.as_str(), p))
+        .collect();
+    let ids: Vec<&str> = sent
+        .iter()
+        .map(|i| i["packet_id"].as_str().unwrap())
+        .collect();
+    let unique: HashSet<&str> = ids.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        ids.len(),
+        "{backend:?} {u}: a sent item repeats"
+    );
+    assert_eq!(
+        unique,
+        mine.keys().copied().collect(),
+        "{backend:?} {u}: sent set"
+    );
+    for item in &sent {
+        let p = mine[item["packet_id"].as_str().unwrap()];
+        assert_eq!(item["total_cents"], p.total_cents, "{item}");
+        assert_eq!(item["count"], p.count);
+        assert_eq!(item["mode"], "lucky");
+        assert_eq!(item["greeting"], "恭喜发财");
+        assert!(item.get("refunded_cents").is_none(), "not settled: {item}");
+        assert_eq!(item["created_at"], rfc3339(p.created_at_ms));
+        assert_eq!(item["expires_at"], rfc3339(p.expires_at_ms));
+    }
+    let times: Vec<&str> = sent
+        .iter()
+        .map(|i| i["created_at"].as_str().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] >= w[1]),
+        "{backend:?} {u}: newest first"
+    );
+    sent
+}
+
+/// `u`'s received list, paged by 7: each of its claims once, with its sender and share.
+/// Returns the items.
+async fn received_pages_once(
+    store: &Arc<Store>,
+    u: &String,
+    created: &[(String, Packet)],
+    claims: &[Claimed],
+    backend: Backend,
+) -> Vec<Value> {
+    let received = all_items(store, u, "received", 7, |_| None).await;
+    let expected: HashMap<&str, i64> = claims
+        .iter()
+        .filter(|(who, _, _)| who == u)
+        .map(|(_, id, amount)| (id.as_str(), *amount))
+        .collect();
+    let got: HashMap<&str, i64> = received
+        .iter()
+        .map(|i| {
+            (
+                i["packet_id"].as_str().unwrap(),
+                i["amount_cents"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got.len(),
+        received.len(),
+        "{backend:?} {u}: a received item repeats"
+    );
+    assert_eq!(got, expected, "{backend:?} {u}: received");
+    let senders: HashMap<&str, &str> = created
+        .iter()
+        .map(|(s, p)| (p.packet_id.as_str(), s.as_str()))
+        .collect();
+    for item in &received {
+        assert_eq!(
+            item["sender_id"],
+            senders[item["packet_id"].as_str().unwrap()]
+        );
+        assert!(
+            (1..=2).contains(&item["share_id"].as_u64().unwrap()),
+            "{item}"
+        );
+    }
+    received
+}
+
+/// Totals: the items, the yearly summary and the ledger agree (the packet sent while paging
+/// is in the summary and the ledger, and in a fresh first page).
+async fn totals_agree(
+    store: &Arc<Store>,
+    u: &String,
+    year: i32,
+    sent: &[Value],
+    received: &[Value],
+    backend: Backend,
+) {
+    let extra = 5;
+    let sent_sum: i64 = sent
+        .iter()
+        .map(|i| i["total_cents"].as_i64().unwrap())
+        .sum();
+    let received_sum: i64 = received
+        .iter()
+        .map(|i| i["amount_cents"].as_i64().unwrap())
+        .sum();
+    let s = summary(store, u, year).await;
+    assert_eq!(s["year"], year);
+    assert_eq!(
+        s["sent"],
+        json!({"count": sent.len() + 1, "total_cents": sent_sum + extra}),
+        "{backend:?} {u}"
+    );
+    assert_eq!(
+        s["received"],
+        json!({"count": received.len(), "total_cents": received_sum}),
+        "{backend:?} {u}"
+    );
+    let ledger = ledger(store, u).await;
+    let debits: i64 = ledger
+        .iter()
+        .filter(|e| e.kind == EntryKind::PacketDebit)
+        .map(|e| -e.amount_cents)
+        .sum();
+    let credits: i64 = ledger
+        .iter()
+        .filter(|e| e.kind == EntryKind::ClaimCredit)
+        .map(|e| e.amount_cents)
+        .sum();
+    assert_eq!(
+        (debits, credits),
+        (sent_sum + extra, received_sum),
+        "{backend:?} {u}: ledger"
+    );
+    let again = all_items(store, u, "sent", 100, |_| None).await;
+    assert_eq!(again.len(), sent.len() + 1);
+    assert_eq!(again[0]["total_cents"], extra, "the newest first");
 }
 
 fn rfc3339(ms: i64) -> String {

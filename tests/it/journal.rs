@@ -62,184 +62,233 @@ async fn every_movement_is_journaled_once_and_exported_at_least_once() {
         });
         let index = JournalIndex::new("hb");
         assert!(journal::pending(&store, &index).await.unwrap().is_empty());
+        let (packet_id, claimed) = every_movement_sent_twice(&store).await;
+        let entries = all_entries(&store, &index).await;
+        one_entry_per_movement(&entries, &packet_id, &claimed, backend);
+        let ids: BTreeSet<&str> = entries.iter().map(|e| e.event_id.as_str()).collect();
+        assert_eq!(ids.len(), entries.len());
+        let events = export_killed_then_drained(&moto, &redis, &store, &index, &ids).await;
+        the_feed_holds_every_entry(&events, &ids, backend);
+        reconciled_per_user(&store, &entries, &events, ids.len(), &claimed, backend).await;
+    }
+}
 
-        // Deposits, each sent twice.
-        for (user, cents, reference) in [("alice", 10_000, "d-1"), ("bob", 500, "d-2")] {
-            for _ in 0..2 {
-                wallet::deposit(&store, user, cents, reference)
-                    .await
-                    .unwrap();
-            }
-        }
-        // A withdrawal, sent twice, and one refused.
+/// Deposits, each sent twice; a withdrawal, sent twice, and one refused; a packet of 3 shares:
+/// two grabbed and claimed (each claim sent twice), one left and refunded at expiry (reclaim
+/// run twice). Returns the packet's id and each claimer's cents.
+async fn every_movement_sent_twice(store: &Store) -> (String, BTreeMap<&'static str, i64>) {
+    // Deposits, each sent twice.
+    for (user, cents, reference) in [("alice", 10_000, "d-1"), ("bob", 500, "d-2")] {
         for _ in 0..2 {
-            wallet::withdraw(&store, "alice", 1_000, "wd-1")
+            wallet::deposit(store, user, cents, reference)
                 .await
                 .unwrap();
         }
-        let refused = wallet::withdraw(&store, "bob", 501, "wd-2").await.unwrap();
-        assert!(matches!(
-            refused,
-            WithdrawalOutcome::InsufficientFunds { .. }
-        ));
-        // A packet of 3 shares: two grabbed and claimed (each claim sent twice), one left.
-        let p = create(&store, "alice", &lucky(3_000, 3, 1)).await;
-        let mut claimed = BTreeMap::new();
-        for user in ["bob", "carol"] {
-            packets::grab(&store, &p.packet_id, user).await.unwrap();
-            for _ in 0..2 {
-                match packets::claim(&store, &p.packet_id, user).await.unwrap() {
-                    ClaimOutcome::Claimed { share, .. } => {
-                        claimed.insert(user, share.amount_cents);
-                    }
-                    other => panic!("{other:?}"),
+    }
+    // A withdrawal, sent twice, and one refused.
+    for _ in 0..2 {
+        wallet::withdraw(store, "alice", 1_000, "wd-1")
+            .await
+            .unwrap();
+    }
+    let refused = wallet::withdraw(store, "bob", 501, "wd-2").await.unwrap();
+    assert!(matches!(
+        refused,
+        WithdrawalOutcome::InsufficientFunds { .. }
+    ));
+    // A packet of 3 shares: two grabbed and claimed (each claim sent twice), one left.
+    let p = create(store, "alice", &lucky(3_000, 3, 1)).await;
+    let mut claimed = BTreeMap::new();
+    for user in ["bob", "carol"] {
+        packets::grab(store, &p.packet_id, user).await.unwrap();
+        for _ in 0..2 {
+            match packets::claim(store, &p.packet_id, user).await.unwrap() {
+                ClaimOutcome::Claimed { share, .. } => {
+                    claimed.insert(user, share.amount_cents);
                 }
+                other => panic!("{other:?}"),
             }
         }
-        sleep_until_redis_ms(&store, p.expires_at_ms).await;
-        reclaim::run(&store).await.unwrap();
-        reclaim::run(&store).await.unwrap();
-        let refund = 3_000 - claimed.values().sum::<i64>();
-
-        let entries = all_entries(&store, &index).await;
-        let id = &p.packet_id;
-        let mut want = vec![
-            (Kind::Deposit, "alice".into(), 10_000, "d-1".into()),
-            (Kind::Deposit, "bob".into(), 500, "d-2".into()),
-            (Kind::Withdrawal, "alice".into(), -1_000, "wd-1".into()),
-            (Kind::PacketDebit, "alice".into(), -3_000, id.clone()),
-            (Kind::ClaimCredit, "bob".into(), claimed["bob"], id.clone()),
-            (
-                Kind::ClaimCredit,
-                "carol".into(),
-                claimed["carol"],
-                id.clone(),
-            ),
-            (Kind::RefundCredit, "alice".into(), refund, id.clone()),
-            (Kind::PacketSettled, "alice".into(), 0, id.clone()),
-        ];
-        want.sort();
-        assert_eq!(
-            movements(&entries),
-            want,
-            "{backend}: one entry per movement"
-        );
-        let settled = entries
-            .iter()
-            .find(|e| e.kind == Kind::PacketSettled)
-            .unwrap();
-        assert_eq!(
-            (settled.refunded_cents, settled.claimed_cents),
-            (Some(refund), Some(3_000 - refund))
-        );
-        let ids: BTreeSet<&str> = entries.iter().map(|e| e.event_id.as_str()).collect();
-        assert_eq!(ids.len(), entries.len());
-
-        // Export: one run killed once it published (stuck after PutEvents, before any delete;
-        // common::KilledAfterPublish), then runs until drained.
-        let feed = LedgerFeed::create(&moto, &format!("hongbao-ledger-{backend}")).await;
-        let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
-        let sink = EventBridgeSink::new(client, feed.bus_name());
-        common::export_killed_after_publish(&store, &redis, sink.clone()).await;
-        // Published, not deleted: every entry is still in the journal.
-        let left: BTreeSet<String> = all_entries(&store, &index)
-            .await
-            .into_iter()
-            .map(|e| e.event_id)
-            .collect();
-        assert_eq!(
-            left,
-            ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>(),
-            "{backend}: the killed run deleted entries"
-        );
-        let run = ledger_export::run_until(&store, &index, &sink, None)
-            .await
-            .unwrap();
-        assert_eq!(
-            (run.exported, run.failed, run.lag_ms, run.skipped_locked),
-            (entries.len() as u64, 0, 0, false),
-            "{backend}: {run:?}"
-        );
-        assert!(journal::pending(&store, &index).await.unwrap().is_empty());
-        assert!(
-            redis
-                .all_keys()
-                .await
-                .iter()
-                .all(|k| !k.ends_with(":journal")),
-            "{backend}: an exported journal is deleted"
-        );
-        let idle = ledger_export::run_until(&store, &index, &sink, None)
-            .await
-            .unwrap();
-        assert_eq!(
-            (idle.exported, idle.passes, idle.lag_ms),
-            (0, 1, 0),
-            "{idle:?}"
-        );
-
-        // What reached the feed: every entry, some twice, never anything else.
-        let events = feed.drain().await;
-        let mut by_id: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-        for e in &events {
-            assert_eq!(e["source"], "hongbao", "{e}");
-            let detail = e["detail"].clone();
-            let kind = Kind::parse(detail["kind"].as_str().unwrap()).unwrap();
-            assert_eq!(e["detail-type"], kind.detail_type(), "{e}");
-            by_id
-                .entry(detail["event_id"].as_str().unwrap().to_string())
-                .or_default()
-                .push(detail);
-        }
-        let got: BTreeSet<&str> = by_id.keys().map(String::as_str).collect();
-        assert_eq!(
-            got, ids,
-            "{backend}: the events are exactly the journal's entries"
-        );
-        let repeated = by_id.values().filter(|d| d.len() > 1).count();
-        assert!(
-            repeated > 0 && events.len() > ids.len(),
-            "{backend}: the killed run's events were published again"
-        );
-        for details in by_id.values() {
-            assert!(details.iter().all(|d| d == &details[0]), "{details:?}");
-        }
-        // Reconciliation (store::audit::reconcile, the `reconcile` example's check): per
-        // user, the distinct events add up to the balance.
-        let exported: Vec<ExportedMovement> = events
-            .iter()
-            .map(|e| ExportedMovement {
-                event_id: e["detail"]["event_id"].as_str().unwrap().into(),
-                user_id: e["detail"]["user_id"].as_str().unwrap().into(),
-                amount_cents: e["detail"]["amount_cents"].as_i64().unwrap(),
-            })
-            .collect();
-        let r = audit::reconcile(&store, &exported).await.unwrap();
-        assert!(r.gaps().is_empty(), "{backend}: {r:?}");
-        assert_eq!(r.duplicates, events.len() - ids.len());
-        let sums: Vec<(&str, i64)> = r
-            .users
-            .iter()
-            .map(|u| (u.user_id.as_str(), u.events_cents))
-            .collect();
-        assert_eq!(sums.len(), 3, "{sums:?}");
-        // A movement the feed lost shows as that user's gap: drop bob's claim credit.
-        let lost_id = &entries
-            .iter()
-            .find(|e| e.kind == Kind::ClaimCredit && e.user_id == "bob")
-            .unwrap()
-            .event_id;
-        let without: Vec<ExportedMovement> = exported
-            .iter()
-            .filter(|m| &m.event_id != lost_id)
-            .cloned()
-            .collect();
-        let r = audit::reconcile(&store, &without).await.unwrap();
-        let gaps: Vec<(&str, i64)> = r
-            .gaps()
-            .iter()
-            .map(|u| (u.user_id.as_str(), u.gap_cents()))
-            .collect();
-        assert_eq!(gaps, [("bob", claimed["bob"])], "{backend}");
     }
+    sleep_until_redis_ms(store, p.expires_at_ms).await;
+    reclaim::run(store).await.unwrap();
+    reclaim::run(store).await.unwrap();
+    (p.packet_id, claimed)
+}
+
+/// The journal holds one entry per movement (a retried step adds none), the settled entry
+/// the refund and the claims.
+fn one_entry_per_movement(
+    entries: &[Entry],
+    id: &str,
+    claimed: &BTreeMap<&str, i64>,
+    backend: Backend,
+) {
+    let refund = 3_000 - claimed.values().sum::<i64>();
+    let mut want = vec![
+        (Kind::Deposit, "alice".into(), 10_000, "d-1".into()),
+        (Kind::Deposit, "bob".into(), 500, "d-2".into()),
+        (Kind::Withdrawal, "alice".into(), -1_000, "wd-1".into()),
+        (Kind::PacketDebit, "alice".into(), -3_000, id.to_string()),
+        (
+            Kind::ClaimCredit,
+            "bob".into(),
+            claimed["bob"],
+            id.to_string(),
+        ),
+        (
+            Kind::ClaimCredit,
+            "carol".into(),
+            claimed["carol"],
+            id.to_string(),
+        ),
+        (Kind::RefundCredit, "alice".into(), refund, id.to_string()),
+        (Kind::PacketSettled, "alice".into(), 0, id.to_string()),
+    ];
+    want.sort();
+    assert_eq!(
+        movements(entries),
+        want,
+        "{backend}: one entry per movement"
+    );
+    let settled = entries
+        .iter()
+        .find(|e| e.kind == Kind::PacketSettled)
+        .unwrap();
+    assert_eq!(
+        (settled.refunded_cents, settled.claimed_cents),
+        (Some(refund), Some(3_000 - refund))
+    );
+}
+
+/// Export: one run killed once it published (stuck after PutEvents, before any delete;
+/// common::KilledAfterPublish), then runs until drained, and an idle run; returns what reached
+/// the feed.
+async fn export_killed_then_drained(
+    moto: &MotoServer,
+    redis: &TestRedis,
+    store: &Store,
+    index: &JournalIndex,
+    ids: &BTreeSet<&str>,
+) -> Vec<Value> {
+    let backend = redis.backend();
+    let feed = LedgerFeed::create(moto, &format!("hongbao-ledger-{backend}")).await;
+    let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
+    let sink = EventBridgeSink::new(client, feed.bus_name());
+    common::export_killed_after_publish(store, redis, sink.clone()).await;
+    // Published, not deleted: every entry is still in the journal.
+    let left: BTreeSet<String> = all_entries(store, index)
+        .await
+        .into_iter()
+        .map(|e| e.event_id)
+        .collect();
+    assert_eq!(
+        left,
+        ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>(),
+        "{backend}: the killed run deleted entries"
+    );
+    let run = ledger_export::run_until(store, index, &sink, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (run.exported, run.failed, run.lag_ms, run.skipped_locked),
+        (ids.len() as u64, 0, 0, false),
+        "{backend}: {run:?}"
+    );
+    assert!(journal::pending(store, index).await.unwrap().is_empty());
+    assert!(
+        redis
+            .all_keys()
+            .await
+            .iter()
+            .all(|k| !k.ends_with(":journal")),
+        "{backend}: an exported journal is deleted"
+    );
+    let idle = ledger_export::run_until(store, index, &sink, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (idle.exported, idle.passes, idle.lag_ms),
+        (0, 1, 0),
+        "{idle:?}"
+    );
+
+    feed.drain().await
+}
+
+/// What reached the feed: every entry, some twice, never anything else.
+fn the_feed_holds_every_entry(events: &[Value], ids: &BTreeSet<&str>, backend: Backend) {
+    let mut by_id: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for e in events {
+        assert_eq!(e["source"], "hongbao", "{e}");
+        let detail = e["detail"].clone();
+        let kind = Kind::parse(detail["kind"].as_str().unwrap()).unwrap();
+        assert_eq!(e["detail-type"], kind.detail_type(), "{e}");
+        by_id
+            .entry(detail["event_id"].as_str().unwrap().to_string())
+            .or_default()
+            .push(detail);
+    }
+    let got: BTreeSet<&str> = by_id.keys().map(String::as_str).collect();
+    assert_eq!(
+        &got, ids,
+        "{backend}: the events are exactly the journal's entries"
+    );
+    let repeated = by_id.values().filter(|d| d.len() > 1).count();
+    assert!(
+        repeated > 0 && events.len() > ids.len(),
+        "{backend}: the killed run's events were published again"
+    );
+    for details in by_id.values() {
+        assert!(details.iter().all(|d| d == &details[0]), "{details:?}");
+    }
+}
+
+/// Reconciliation (store::audit::reconcile, the `reconcile` example's check): per user, the
+/// distinct events add up to the balance; a movement the feed lost shows as that user's gap.
+async fn reconciled_per_user(
+    store: &Store,
+    entries: &[Entry],
+    events: &[Value],
+    distinct: usize,
+    claimed: &BTreeMap<&str, i64>,
+    backend: Backend,
+) {
+    // Reconciliation (store::audit::reconcile, the `reconcile` example's check): per
+    // user, the distinct events add up to the balance.
+    let exported: Vec<ExportedMovement> = events
+        .iter()
+        .map(|e| ExportedMovement {
+            event_id: e["detail"]["event_id"].as_str().unwrap().into(),
+            user_id: e["detail"]["user_id"].as_str().unwrap().into(),
+            amount_cents: e["detail"]["amount_cents"].as_i64().unwrap(),
+        })
+        .collect();
+    let r = audit::reconcile(store, &exported).await.unwrap();
+    assert!(r.gaps().is_empty(), "{backend}: {r:?}");
+    assert_eq!(r.duplicates, events.len() - distinct);
+    let sums: Vec<(&str, i64)> = r
+        .users
+        .iter()
+        .map(|u| (u.user_id.as_str(), u.events_cents))
+        .collect();
+    assert_eq!(sums.len(), 3, "{sums:?}");
+    // A movement the feed lost shows as that user's gap: drop bob's claim credit.
+    let lost_id = &entries
+        .iter()
+        .find(|e| e.kind == Kind::ClaimCredit && e.user_id == "bob")
+        .unwrap()
+        .event_id;
+    let without: Vec<ExportedMovement> = exported
+        .iter()
+        .filter(|m| &m.event_id != lost_id)
+        .cloned()
+        .collect();
+    let r = audit::reconcile(store, &without).await.unwrap();
+    let gaps: Vec<(&str, i64)> = r
+        .gaps()
+        .iter()
+        .map(|u| (u.user_id.as_str(), u.gap_cents()))
+        .collect();
+    assert_eq!(gaps, [("bob", claimed["bob"])], "{backend}");
 }

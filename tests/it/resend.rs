@@ -188,14 +188,8 @@ async fn late_and_foreign_runs_create_nothing() {
             "{out:?}"
         );
         let mut conn = store.conn().await.unwrap();
-        let after: Vec<(String, f64)> = redis::cmd("ZRANGE")
-            .arg(keys.reclaim_due())
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .query_async(&mut conn)
-            .await
-            .unwrap();
+        let after: Vec<(String, f64)> =
+            crate::common::zset_with_scores(&store, &keys.reclaim_due()).await;
         let new: Vec<&(String, f64)> = after.iter().filter(|(m, _)| !before.contains(m)).collect();
         assert_eq!(
             new.len(),

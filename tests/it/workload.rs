@@ -11,6 +11,7 @@
 //! is compared with what the generated operations and the packets' final state imply.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use futures::future::join_all;
 use harness::moto::{LedgerFeed, MotoServer};
@@ -241,14 +242,11 @@ async fn pending_claims(store: &Store, packet_ids: &[String]) -> BTreeSet<(Strin
 /// Every ledger entry of `user` (the ledger is capped at 1,000 entries; this workload writes
 /// far fewer per user).
 async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
-    let mut conn = store.conn().await.unwrap();
-    let items: Vec<String> = redis::cmd("LRANGE")
-        .arg(hongbao::store::keys::Keys::new("hb").wallet(user).ledger)
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let items: Vec<String> = crate::common::list_items(
+        store,
+        &hongbao::store::keys::Keys::new("hb").wallet(user).ledger,
+    )
+    .await;
     assert!(
         items.len() < hongbao::domain::wallet::LEDGER_CAP as usize,
         "{user}"
@@ -347,6 +345,26 @@ async fn redis_now_ms(store: &Store) -> i64 {
     s * 1000 + us / 1000
 }
 
+/// What each ledger holds: (user, kind, reference) -> amounts, oldest first.
+type Ledgers = BTreeMap<(String, &'static str, String), Vec<i64>>;
+
+/// The workload's state: what it generated (the expectations) and what it saw.
+struct Workload {
+    rng: StdRng,
+    users: Vec<String>,
+    /// (user, reference) -> cents of every generated deposit: the expected money, whatever the
+    /// code answers.
+    generated_deposits: BTreeMap<(String, String), i64>,
+    /// (user, reference) -> deposit calls that answered Applied.
+    applied: BTreeMap<(String, String), usize>,
+    retried_deposits: usize,
+    interrupted: BTreeSet<(String, String)>,
+    /// Sum of the mid-run reclaim runs' summaries.
+    mid: ReclaimSummary,
+    packet_ids: Vec<String>,
+    step: usize,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn seeded_random_workload_conserves_money() {
     let moto = MotoServer::start();
@@ -363,28 +381,85 @@ async fn seeded_random_workload_conserves_money() {
             aws_sdk_eventbridge::Client::new(&moto.sdk_config()),
             feed.bus_name(),
         );
+        let mut w = Workload::new();
+        let mut exported = w.twelve_checkpoints(&store, &redis, &sink, backend).await;
+        w.every_reference_applied_once(backend);
+        // Nothing runs now: every claim still pending is one the workload interrupted.
+        let pending = pending_claims(&store, &w.packet_ids).await;
+        assert!(
+            pending.is_subset(&w.interrupted),
+            "{backend:?}: {pending:?} not in {:?}",
+            w.interrupted
+        );
+        let fin = reclaim_after_every_expiry(&store, &w.packet_ids).await;
+        w.every_packet_settled_once(&store, &pending, &fin, backend)
+            .await;
+        let want = w.expected_ledgers(&store, backend).await;
+        w.ledgers_are_the_expected(&store, &want, backend).await;
+        // Export what is left, then everything the feed received must be the movements.
+        exported += export_the_rest(&store, &sink).await;
+        let events = feed.drain().await;
+        assert!(
+            events.len() as u64 > exported,
+            "{backend:?}: the killed run's events were delivered again ({} events, {exported} \
+             exported by the runs that finished)",
+            events.len()
+        );
+        check_journal(&store, &w.users, &w.packet_ids, &want, &events).await;
+        eprintln!(
+            "{backend:?}: {} packets, {} deposits ({} retried) = {} cents, {} interrupted \
+             claims, {} pending at the end of the workload; mid-run reclaims {:?}; final \
+             reclaims {fin:?}",
+            w.packet_ids.len(),
+            w.generated_deposits.len(),
+            w.retried_deposits,
+            w.expected_deposits(),
+            w.interrupted.len(),
+            pending.len(),
+            w.mid,
+        );
+    }
+}
+
+impl Workload {
+    fn new() -> Self {
+        Workload {
+            rng: StdRng::seed_from_u64(0x4842_2026),
+            users: (0..12).map(|i| format!("w{i}")).collect(),
+            generated_deposits: BTreeMap::new(),
+            applied: BTreeMap::new(),
+            retried_deposits: 0,
+            interrupted: BTreeSet::new(),
+            mid: ReclaimSummary::default(),
+            packet_ids: Vec::new(),
+            step: 0,
+        }
+    }
+
+    /// The sum of the generated deposits, cents.
+    fn expected_deposits(&self) -> i64 {
+        self.generated_deposits.values().sum()
+    }
+
+    /// 12 checkpoints of 5 batches of 10 operations, money conserved and the mid-run reclaims'
+    /// reports true at each; ledger-export beside them. Returns the entries the finished
+    /// export runs exported.
+    async fn twelve_checkpoints(
+        &mut self,
+        store: &Arc<Store>,
+        redis: &TestRedis,
+        sink: &EventBridgeSink,
+        backend: Backend,
+    ) -> u64 {
         let mut exported = 0;
         let mut export: Option<
             tokio::task::JoinHandle<Result<ExportSummary, hongbao::store::Error>>,
         > = None;
-        let mut rng = StdRng::seed_from_u64(0x4842_2026);
-        let users: Vec<String> = (0..12).map(|i| format!("w{i}")).collect();
-        // (user, reference) -> cents of every generated deposit: the expected money, whatever
-        // the code answers.
-        let mut generated_deposits: BTreeMap<(String, String), i64> = BTreeMap::new();
-        // (user, reference) -> deposit calls that answered Applied.
-        let mut applied: BTreeMap<(String, String), usize> = BTreeMap::new();
-        let mut retried_deposits = 0;
-        let mut interrupted: BTreeSet<(String, String)> = BTreeSet::new();
-        // Sum of the mid-run reclaim runs' summaries.
-        let mut mid = ReclaimSummary::default();
-        let mut packet_ids: Vec<String> = Vec::new();
-        let mut step = 0;
         for checkpoint in 0..12 {
             // Pace the checkpoints so packets (1 to 3 s to live) expire while the workload runs
             // and its reclaim operations have something to settle and re-drive.
             if checkpoint > 0 {
-                sleep_until_redis_ms(&store, redis_now_ms(&store).await + PACE_MS).await;
+                sleep_until_redis_ms(store, redis_now_ms(store).await + PACE_MS).await;
             }
             // ledger-export beside the batches on odd checkpoints (awaited at the next one, so
             // it adds no time to the workload's pace); at checkpoint 5 a run is killed between
@@ -402,141 +477,145 @@ async fn seeded_random_workload_conserves_money() {
                 })
             });
             if checkpoint == 5 {
-                crate::common::export_killed_after_publish(&store, &redis, sink.clone()).await;
+                crate::common::export_killed_after_publish(store, redis, sink.clone()).await;
             }
             for _batch in 0..5 {
-                let ops: Vec<(Op, bool)> = (0..10)
-                    .map(|_| {
-                        step += 1;
-                        (
-                            random_op(&mut rng, &users, packet_ids.len(), step),
-                            rng.random_bool(0.2),
-                        )
-                    })
-                    .collect();
-                for (op, _) in &ops {
-                    if let Op::Deposit {
-                        user,
-                        cents,
-                        reference,
-                    } = op
-                    {
-                        let prev =
-                            generated_deposits.insert((user.clone(), reference.clone()), *cents);
-                        assert!(prev.is_none(), "references are unique per step");
-                    }
-                }
-                let ids = packet_ids.clone();
-                let results = join_all(ops.clone().into_iter().map(|(op, retry)| {
-                    let (store, ids) = (store.clone(), ids.clone());
-                    async move { run(&store, &ids, op, retry).await }
-                }))
-                .await;
-                for ((op, retry), done) in ops.into_iter().zip(results) {
-                    if let Op::Deposit {
-                        user, reference, ..
-                    } = &op
-                    {
-                        // The first call credits; a retry of the same reference is a repeat.
-                        assert_eq!(done.deposits.len(), if retry { 2 } else { 1 });
-                        assert!(
-                            matches!(done.deposits[0], DepositOutcome::Applied { .. }),
-                            "{backend:?} {op:?}: {:?}",
-                            done.deposits
-                        );
-                        assert!(
-                            done.deposits[1..]
-                                .iter()
-                                .all(|d| matches!(d, DepositOutcome::Repeat { .. })),
-                            "{backend:?} {op:?}: a retried deposit must answer Repeat: {:?}",
-                            done.deposits
-                        );
-                        retried_deposits += usize::from(retry);
-                        *applied
-                            .entry((user.clone(), reference.clone()))
-                            .or_default() += done
-                            .deposits
-                            .iter()
-                            .filter(|d| matches!(d, DepositOutcome::Applied { .. }))
-                            .count();
-                    }
-                    for s in &done.reclaims {
-                        add_summary(&mut mid, s);
-                    }
-                    interrupted.extend(done.interrupted);
-                    packet_ids.extend(done.created);
-                }
+                self.batch(store, backend).await;
             }
-            let expected: i64 = generated_deposits.values().sum();
-            assert_conserved(&store, &users, &packet_ids, expected).await;
+            assert_conserved(
+                store,
+                &self.users,
+                &self.packet_ids,
+                self.expected_deposits(),
+            )
+            .await;
             // What the mid-run reclaims reported is what the packets say happened.
             assert_eq!(
-                settlement_state(&store, &packet_ids).await,
-                (mid.settled, mid.refunded_cents),
-                "{backend:?}: mid-run reclaim summaries {mid:?}"
+                settlement_state(store, &self.packet_ids).await,
+                (self.mid.settled, self.mid.refunded_cents),
+                "{backend:?}: mid-run reclaim summaries {:?}",
+                self.mid
             );
         }
         if let Some(export) = export.take() {
             let s: ExportSummary = export.await.unwrap().unwrap();
             exported += s.exported;
         }
-        let expected_deposits: i64 = generated_deposits.values().sum();
+        exported
+    }
+
+    /// 10 random operations (a fifth of them retried) at once; a deposit's first call
+    /// credits, its retry is a repeat.
+    async fn batch(&mut self, store: &Arc<Store>, backend: Backend) {
+        let ops: Vec<(Op, bool)> = (0..10)
+            .map(|_| {
+                self.step += 1;
+                (
+                    random_op(&mut self.rng, &self.users, self.packet_ids.len(), self.step),
+                    self.rng.random_bool(0.2),
+                )
+            })
+            .collect();
+        for (op, _) in &ops {
+            if let Op::Deposit {
+                user,
+                cents,
+                reference,
+            } = op
+            {
+                let prev = self
+                    .generated_deposits
+                    .insert((user.clone(), reference.clone()), *cents);
+                assert!(prev.is_none(), "references are unique per step");
+            }
+        }
+        let ids = self.packet_ids.clone();
+        let results = join_all(ops.clone().into_iter().map(|(op, retry)| {
+            let (store, ids) = (store.clone(), ids.clone());
+            async move { run(&store, &ids, op, retry).await }
+        }))
+        .await;
+        for ((op, retry), done) in ops.into_iter().zip(results) {
+            if let Op::Deposit {
+                user, reference, ..
+            } = &op
+            {
+                // The first call credits; a retry of the same reference is a repeat.
+                assert_eq!(done.deposits.len(), if retry { 2 } else { 1 });
+                assert!(
+                    matches!(done.deposits[0], DepositOutcome::Applied { .. }),
+                    "{backend:?} {op:?}: {:?}",
+                    done.deposits
+                );
+                assert!(
+                    done.deposits[1..]
+                        .iter()
+                        .all(|d| matches!(d, DepositOutcome::Repeat { .. })),
+                    "{backend:?} {op:?}: a retried deposit must answer Repeat: {:?}",
+                    done.deposits
+                );
+                self.retried_deposits += usize::from(retry);
+                *self
+                    .applied
+                    .entry((user.clone(), reference.clone()))
+                    .or_default() += done
+                    .deposits
+                    .iter()
+                    .filter(|d| matches!(d, DepositOutcome::Applied { .. }))
+                    .count();
+            }
+            for s in &done.reclaims {
+                add_summary(&mut self.mid, s);
+            }
+            self.interrupted.extend(done.interrupted);
+            self.packet_ids.extend(done.created);
+        }
+    }
+
+    /// The run did what it should exercise (packets, retried deposits, mid-run settlements,
+    /// interrupted claims), and each generated reference was applied exactly once.
+    fn every_reference_applied_once(&self, backend: Backend) {
         assert!(
-            packet_ids.len() >= 20,
+            self.packet_ids.len() >= 20,
             "{backend:?}: only {} packets",
-            packet_ids.len()
+            self.packet_ids.len()
         );
-        assert!(expected_deposits > 0);
-        assert!(retried_deposits > 0, "{backend:?}: no deposit was retried");
+        assert!(self.expected_deposits() > 0);
+        assert!(
+            self.retried_deposits > 0,
+            "{backend:?}: no deposit was retried"
+        );
         assert_eq!(
-            applied.keys().collect::<Vec<_>>(),
-            generated_deposits.keys().collect::<Vec<_>>()
+            self.applied.keys().collect::<Vec<_>>(),
+            self.generated_deposits.keys().collect::<Vec<_>>()
         );
-        let not_once: Vec<_> = applied.iter().filter(|(_, n)| **n != 1).collect();
+        let not_once: Vec<_> = self.applied.iter().filter(|(_, n)| **n != 1).collect();
         assert!(
             not_once.is_empty(),
             "{backend:?}: each reference is applied exactly once: {not_once:?}"
         );
         // The mid-run reclaims did settle and refund expired packets.
+        let mid = &self.mid;
         assert!(
             mid.settled > 0 && mid.refunded_cents > 0,
             "{backend:?}: mid-run reclaims did nothing: {mid:?}"
         );
         assert!(
-            !interrupted.is_empty(),
+            !self.interrupted.is_empty(),
             "{backend:?}: no claim was interrupted"
         );
-        // Nothing runs now: every claim still pending is one the workload interrupted.
-        let pending = pending_claims(&store, &packet_ids).await;
-        assert!(
-            pending.is_subset(&interrupted),
-            "{backend:?}: {pending:?} not in {interrupted:?}"
-        );
-        // Let everything expire, then reclaim until nothing is due.
-        let mut last_expiry = 0;
-        for id in &packet_ids {
-            last_expiry = last_expiry.max(
-                packets::view(&store, id)
-                    .await
-                    .unwrap()
-                    .unwrap()
-                    .packet
-                    .expires_at_ms,
-            );
-        }
-        sleep_until_redis_ms(&store, last_expiry).await;
-        let mut fin = ReclaimSummary::default();
-        let mut rounds = 0;
-        loop {
-            let s = reclaim::run(&store).await.unwrap();
-            add_summary(&mut fin, &s);
-            rounds += 1;
-            if s.remaining_due == 0 || rounds > 10 {
-                break;
-            }
-        }
-        // The final runs re-drove exactly the claims left pending, and every packet was settled
-        // once over all runs, refunding what the packets say.
+    }
+
+    /// The final runs re-drove exactly the claims left `pending`, and every packet was settled
+    /// once over all runs, refunding what the packets say.
+    async fn every_packet_settled_once(
+        &self,
+        store: &Store,
+        pending: &BTreeSet<(String, String)>,
+        fin: &ReclaimSummary,
+        backend: Backend,
+    ) {
+        let mid = &self.mid;
         assert_eq!(
             fin.redriven,
             pending.len() as u64,
@@ -549,25 +628,29 @@ async fn seeded_random_workload_conserves_money() {
             mid.redriven + fin.redriven > 0,
             "{backend:?}: reclaim re-drove no interrupted claim: {mid:?} {fin:?}"
         );
-        assert!(pending_claims(&store, &packet_ids).await.is_empty());
+        assert!(pending_claims(store, &self.packet_ids).await.is_empty());
         assert_eq!(
-            settlement_state(&store, &packet_ids).await,
+            settlement_state(store, &self.packet_ids).await,
             (
                 mid.settled + fin.settled,
                 mid.refunded_cents + fin.refunded_cents
             ),
             "{backend:?}: {mid:?} {fin:?}"
         );
-        assert_eq!(mid.settled + fin.settled, packet_ids.len() as u64);
-        // What every ledger must hold, from the generated deposits and the packets' state.
-        let mut want: BTreeMap<(String, &'static str, String), Vec<i64>> = BTreeMap::new();
-        for ((user, reference), cents) in &generated_deposits {
+        assert_eq!(mid.settled + fin.settled, self.packet_ids.len() as u64);
+    }
+
+    /// What every ledger must hold, from the generated deposits and the packets' state; every
+    /// packet is settled and holds nothing, and every interrupted claim ended claimed.
+    async fn expected_ledgers(&self, store: &Store, backend: Backend) -> Ledgers {
+        let mut want = Ledgers::new();
+        for ((user, reference), cents) in &self.generated_deposits {
             want.entry((user.clone(), EntryKind::Deposit.as_str(), reference.clone()))
                 .or_default()
                 .push(*cents);
         }
-        for id in &packet_ids {
-            let v = packets::view(&store, id).await.unwrap().unwrap();
+        for id in &self.packet_ids {
+            let v = packets::view(store, id).await.unwrap().unwrap();
             assert_eq!(v.status, packets::Status::Settled, "{id}");
             assert_eq!(
                 v.packet.claimed_cents + v.packet.refunded_cents,
@@ -575,7 +658,7 @@ async fn seeded_random_workload_conserves_money() {
                 "{id}"
             );
             assert_eq!(
-                hongbao::store::audit::packet_holding(&store, id)
+                hongbao::store::audit::packet_holding(store, id)
                     .await
                     .unwrap(),
                 0,
@@ -605,19 +688,25 @@ async fn seeded_random_workload_conserves_money() {
             }
             assert_eq!(claimed, v.packet.claimed_cents, "{id}");
         }
-        // Every interrupted claim ended claimed (and so, by the ledger check below, credited
-        // exactly once).
-        for (id, user) in &interrupted {
+        // Every interrupted claim ended claimed (and so, by the ledger check, credited exactly
+        // once).
+        for (id, user) in &self.interrupted {
             assert!(
                 want.contains_key(&(user.clone(), EntryKind::ClaimCredit.as_str(), id.clone())),
                 "{backend:?}: interrupted claim {id} {user} never credited"
             );
         }
-        let mut got: BTreeMap<(String, &'static str, String), Vec<i64>> = BTreeMap::new();
+        want
+    }
+
+    /// Every wallet's full ledger adds up to its balance and is exactly `want`; after
+    /// settlement all money is in wallets.
+    async fn ledgers_are_the_expected(&self, store: &Store, want: &Ledgers, backend: Backend) {
+        let mut got = Ledgers::new();
         let mut total_balance = 0;
-        for u in &users {
-            let ledger = full_ledger(&store, u).await;
-            let balance = wallet::balance(&store, u).await.unwrap();
+        for u in &self.users {
+            let ledger = full_ledger(store, u).await;
+            let balance = wallet::balance(store, u).await.unwrap();
             assert_eq!(
                 ledger.iter().map(|e| e.amount_cents).sum::<i64>(),
                 balance,
@@ -643,40 +732,56 @@ async fn seeded_random_workload_conserves_money() {
             wrong.is_empty(),
             "{backend:?}: ledger entries ((user, kind, reference), got, want): {wrong:?}"
         );
-        assert_conserved(&store, &users, &packet_ids, expected_deposits).await;
+        let expected_deposits = self.expected_deposits();
+        assert_conserved(store, &self.users, &self.packet_ids, expected_deposits).await;
         assert_eq!(
             total_balance, expected_deposits,
             "{backend:?}: after settlement all money is in wallets"
         );
-        // Export what is left, then everything the feed received must be the movements.
-        let index = journal::JournalIndex::new("hb");
-        for _ in 0..20 {
-            if journal::pending(&store, &index).await.unwrap().is_empty() {
-                break;
-            }
-            let s = ledger_export::run_until(&store, &index, &sink, None)
+    }
+}
+
+/// Lets every packet expire, then reclaims until nothing is due (at most 11 runs); returns
+/// the final runs' summaries summed.
+async fn reclaim_after_every_expiry(store: &Store, packet_ids: &[String]) -> ReclaimSummary {
+    let mut last_expiry = 0;
+    for id in packet_ids {
+        last_expiry = last_expiry.max(
+            packets::view(store, id)
                 .await
-                .unwrap();
-            exported += s.exported;
-        }
-        assert!(journal::pending(&store, &index).await.unwrap().is_empty());
-        let events = feed.drain().await;
-        assert!(
-            events.len() as u64 > exported,
-            "{backend:?}: the killed run's events were delivered again ({} events, {exported} \
-             exported by the runs that finished)",
-            events.len()
-        );
-        check_journal(&store, &users, &packet_ids, &want, &events).await;
-        eprintln!(
-            "{backend:?}: {} packets, {} deposits ({} retried) = {expected_deposits} cents, \
-             {} interrupted claims, {} pending at the end of the workload; mid-run reclaims \
-             {mid:?}; final reclaims {fin:?}",
-            packet_ids.len(),
-            generated_deposits.len(),
-            retried_deposits,
-            interrupted.len(),
-            pending.len(),
+                .unwrap()
+                .unwrap()
+                .packet
+                .expires_at_ms,
         );
     }
+    sleep_until_redis_ms(store, last_expiry).await;
+    let mut fin = ReclaimSummary::default();
+    let mut rounds = 0;
+    loop {
+        let s = reclaim::run(store).await.unwrap();
+        add_summary(&mut fin, &s);
+        rounds += 1;
+        if s.remaining_due == 0 || rounds > 10 {
+            break;
+        }
+    }
+    fin
+}
+
+/// ledger-export runs until no journal is pending (at most 20); returns what they exported.
+async fn export_the_rest(store: &Store, sink: &EventBridgeSink) -> u64 {
+    let index = journal::JournalIndex::new("hb");
+    let mut exported = 0;
+    for _ in 0..20 {
+        if journal::pending(store, &index).await.unwrap().is_empty() {
+            break;
+        }
+        let s = ledger_export::run_until(store, &index, sink, None)
+            .await
+            .unwrap();
+        exported += s.exported;
+    }
+    assert!(journal::pending(store, &index).await.unwrap().is_empty());
+    exported
 }

@@ -99,7 +99,31 @@ pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
 /// naming the ids it is about.
 pub fn check(history: &[Record], f: &Final) -> Vec<String> {
     let mut v = Vec::new();
-    let mut entries: BTreeMap<(Kind, String, String), Vec<&Entry>> = BTreeMap::new();
+    let entries = journaled_once(f, &mut v);
+    let (deposited, withdrawn) = deposits_and_withdrawals(history, &entries, &mut v);
+    let wallets: i64 = f.balances.values().sum();
+    let held = packets_settled_and_claims_credited(f, &entries, &mut v);
+    if deposited - withdrawn != wallets + held {
+        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + held in packets {held} (off by {})", wallets + held - (deposited - withdrawn)));
+    }
+    acknowledged_are_durable(history, f, &entries, &mut v);
+    order_codes_once(history, &mut v);
+    v
+}
+
+/// The journal's entries by (kind, user, reference).
+type Entries<'a> = BTreeMap<(Kind, String, String), Vec<&'a Entry>>;
+
+/// How many entries of kind `k` the journal holds for `user` and `reference`.
+fn count(entries: &Entries, k: Kind, user: &str, reference: &str) -> usize {
+    entries
+        .get(&(k, user.to_string(), reference.to_string()))
+        .map_or(0, Vec::len)
+}
+
+/// Indexes the journal; no balance ever negative, and money moved once per movement.
+fn journaled_once<'a>(f: &'a Final, v: &mut Vec<String>) -> Entries<'a> {
+    let mut entries = Entries::new();
     for e in &f.journal {
         entries
             .entry((e.kind, e.user_id.clone(), e.reference.clone()))
@@ -112,11 +136,6 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             ));
         }
     }
-    let count = |k: Kind, user: &str, reference: &str| {
-        entries
-            .get(&(k, user.to_string(), reference.to_string()))
-            .map_or(0, Vec::len)
-    };
     // Money moved once per movement: no journal entry twice (a cancelled packet's sender gets
     // two refunds: the un-grabbed shares at the cancel, the unclaimed grabbed ones at
     // settlement).
@@ -136,9 +155,18 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             ));
         }
     }
+    entries
+}
 
-    // Deposits and withdrawals: the acknowledged ones moved money exactly once; the total
-    // expected comes from the acknowledged answers.
+/// Deposits and withdrawals: the acknowledged ones moved money exactly once; the total
+/// expected comes from the acknowledged answers, and for those whose every attempt was
+/// ambiguous from the journal. Returns (deposited, withdrawn), cents.
+fn deposits_and_withdrawals(
+    history: &[Record],
+    entries: &Entries,
+    v: &mut Vec<String>,
+) -> (i64, i64) {
+    let count = |k: Kind, user: &str, reference: &str| count(entries, k, user, reference);
     let (mut deposited, mut withdrawn) = (0i64, 0i64);
     for r in history {
         match (&r.op, &r.answer) {
@@ -210,7 +238,14 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             withdrawn += cents * count(Kind::Withdrawal, user, reference) as i64;
         }
     }
-    let wallets: i64 = f.balances.values().sum();
+    (deposited, withdrawn)
+}
+
+/// Every packet expired and settled, debited once, its shares one per user, every claim
+/// credited exactly once for its share, the rest refunded. Returns the cents packets still
+/// hold.
+fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec<String>) -> i64 {
+    let count = |k: Kind, user: &str, reference: &str| count(entries, k, user, reference);
     let mut held = 0i64;
     for (id, meta) in &f.packets {
         let n = |k: &str| meta.get(k).and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
@@ -292,11 +327,12 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             ));
         }
     }
-    if deposited - withdrawn != wallets + held {
-        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + held in packets {held} (off by {})", wallets + held - (deposited - withdrawn)));
-    }
+    held
+}
 
-    // Acknowledged creates, grabs and claims are durable and agree with the state.
+/// Acknowledged creates, cancels, grabs and claims are durable and agree with the state.
+fn acknowledged_are_durable(history: &[Record], f: &Final, entries: &Entries, v: &mut Vec<String>) {
+    let count = |k: Kind, user: &str, reference: &str| count(entries, k, user, reference);
     for r in history {
         match (&r.op, &r.answer) {
             (Op::Create { .. }, Some((201, b))) => {
@@ -360,8 +396,11 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             _ => {}
         }
     }
-    // Order codes: every code answered is 11 digits, `yyMMdd` of its business day, and no
-    // code was handed out twice, whatever was re-sent.
+}
+
+/// Order codes: every code answered is 11 digits, `yyMMdd` of its business day, and no code
+/// was handed out twice, whatever was re-sent.
+fn order_codes_once(history: &[Record], v: &mut Vec<String>) {
     let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
     for r in history {
         if let (Op::OrderCodes { count, .. }, Some((201, b))) = (&r.op, &r.answer) {
@@ -393,7 +432,6 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
             v.push(format!("order code {c} handed out {n} times"));
         }
     }
-    v
 }
 
 /// The ids a violation names (packet ids and user ids), to pick the log lines around it.

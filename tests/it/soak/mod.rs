@@ -39,8 +39,9 @@ mod checker;
 mod clients;
 mod export;
 mod nemesis;
+mod quiesce;
+mod report;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -50,11 +51,10 @@ use hongbao::domain::packets::PacketRules;
 use hongbao::domain::settings::Lookup;
 use hongbao::domain::wallet::IamPrincipals;
 use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
-use hongbao::store::reclaim;
 use hongbao::{Config, Store};
 
 use crate::common::DEPOSIT_PRINCIPALS;
-use clients::{Op, World};
+use clients::World;
 
 /// The run's event log: faults and killed requests, with their time since the start.
 #[derive(Clone)]
@@ -234,123 +234,14 @@ async fn soak() {
     let healed = Instant::now();
     let mut phases: Vec<(&str, Duration)> = Vec::new();
     let auditor = sandbox(&urls, ttl);
-    let mut resolved = BTreeMap::<&str, u64>::new();
     let history: Vec<clients::Record> = std::mem::take(&mut *world.history.lock().unwrap());
-    let mut final_history = Vec::with_capacity(history.len());
-    for mut r in history {
-        let retry = r.answer.is_none()
-            && !matches!(
-                r.op,
-                Op::Create { key: None, .. }
-                    | Op::Reclaim { .. }
-                    | Op::SlowClaim { .. }
-                    | Op::OrderCodes { .. }
-            );
-        if retry {
-            let (status, body) = until_answered(&r.op, &auditor).await;
-            *resolved.entry(r.op.kind()).or_default() += 1;
-            r.answer = Some((status, body));
-        }
-        final_history.push(r);
-    }
+    let (mut final_history, resolved) = quiesce::resend_ambiguous(history, &auditor).await;
     phases.push(("ambiguous operations sent again", healed.elapsed()));
-    let last_expiry = Instant::now() + Duration::from_secs(9);
-    tokio::time::sleep_until(last_expiry.into()).await;
-    // A killed reclaim run leaves its lock until the lock's TTL: runs are skipped until then.
-    let mut settled = 0;
-    for _ in 0..120 {
-        let s = reclaim::run(&auditor).await.expect("reclaim after healing");
-        settled += s.settled;
-        let stuck = hongbao::store::audit::stuck_packets(&auditor)
-            .await
-            .expect("stuck");
-        if !s.skipped_locked && s.remaining_due == 0 && stuck.is_empty() && s.failed == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-
+    let settled = quiesce::settle_every_packet(&auditor).await;
     phases.push(("every packet settled", healed.elapsed()));
-    // The campaigns have ended by now (3 s after the run): reclaim-cron's close, until both are.
-    let mut closed = 0;
-    for _ in 0..60 {
-        let stop = Instant::now() + Duration::from_secs(20);
-        match hongbao::store::coupons::close::close_ended(&auditor, stop).await {
-            Ok(c) => closed += c.closed,
-            Err(e) => println!("soak: closing campaigns: {e}"),
-        }
-        if closed >= campaigns.len() as u64 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    quiesce::close_campaigns(&auditor, campaigns.len()).await;
     phases.push(("every campaign closed", healed.elapsed()));
-    // Liveness: once healed, every kind of operation succeeds within 10 s. (The order codes it
-    // takes join the history: the checker finds any of them handed out before.)
-    let mut liveness = Vec::new();
-    let probe_user = "u-live".to_string();
-    for op in [
-        Op::OrderCodes {
-            user: probe_user.clone(),
-            count: 3,
-        },
-        Op::Deposit {
-            user: probe_user.clone(),
-            cents: 500,
-            reference: "live-dep".into(),
-        },
-        Op::Withdraw {
-            user: probe_user.clone(),
-            cents: 100,
-            reference: "live-wd".into(),
-        },
-        Op::Create {
-            sender: probe_user.clone(),
-            body: serde_json::json!({"total_cents": 100, "count": 1, "expires_in_secs": 60}),
-            key: Some("live-create".into()),
-        },
-    ] {
-        let t = Instant::now();
-        let (status, body) = until_answered(&op, &auditor).await;
-        if !(200..300).contains(&status) || t.elapsed() > Duration::from_secs(10) {
-            liveness.push(format!(
-                "liveness: {} answered {status} {body} after {:?}",
-                op.kind(),
-                t.elapsed()
-            ));
-        }
-        if let Op::OrderCodes { .. } = op {
-            final_history.push(clients::Record {
-                client: usize::MAX,
-                op: op.clone(),
-                attempts: Vec::new(),
-                answer: Some((status, body.clone())),
-            });
-        }
-        if let (Op::Create { .. }, Some(id)) = (&op, body["packet_id"].as_str()) {
-            for op in [
-                Op::Grab {
-                    packet: id.into(),
-                    user: "u-live-2".into(),
-                    password: true,
-                },
-                Op::Claim {
-                    packet: id.into(),
-                    user: "u-live-2".into(),
-                },
-            ] {
-                let t = Instant::now();
-                let (status, body) = until_answered(&op, &auditor).await;
-                if !(200..300).contains(&status) || t.elapsed() > Duration::from_secs(10) {
-                    liveness.push(format!(
-                        "liveness: {} answered {status} {body} after {:?}",
-                        op.kind(),
-                        t.elapsed()
-                    ));
-                }
-            }
-        }
-    }
+    let liveness = quiesce::liveness_probes(&auditor, &mut final_history).await;
 
     let masters: Vec<u16> = {
         let c = cluster.lock().unwrap_or_else(|e| e.into_inner());
@@ -369,11 +260,59 @@ async fn soak() {
     phases.push(("journals exported", healed.elapsed()));
     let events = feed.drain().await;
     phases.push(("feed read", healed.elapsed()));
-    let mut state = checker::gather(&auditor, &masters, &users_all).await;
+    let (state, mut violations) = judge(
+        &auditor,
+        &masters,
+        &users_all,
+        &final_history,
+        &events,
+        &campaigns,
+    )
+    .await;
+    violations.extend(liveness);
+    // A fault the harness could not carry out (a takeover or restart that did not settle in
+    // time) leaves a run that proves less than its seed promises: a failure too.
+    if let Some(n) = faults.get("harness_failures").filter(|n| **n > 0) {
+        violations.push(format!(
+            "the harness failed to carry out {n} faults (a panic in a nemesis step; see the log)"
+        ));
+    }
+    let report = report::Report {
+        seed,
+        secs,
+        healed,
+        phases: &phases,
+        faults: &faults,
+        exports: &exports,
+        history: &final_history,
+        resolved: &resolved,
+        settled,
+        packets: state.packets.len(),
+        events: events.len(),
+        journal: state.journal.len(),
+        violations: &violations,
+    };
+    report.print();
+    report.fail_on_a_violation(&users_all, &log);
+}
+
+/// The checker's verdict on the quiesced system: the state read through `auditor` and the
+/// `masters`, its journal replaced by the feed's `events` de-duplicated; the liveness probes'
+/// money (users `u-live`, `u-live-2`) checked apart and left out of the history's. Returns the
+/// state and the violations.
+async fn judge(
+    auditor: &Store,
+    masters: &[u16],
+    users_all: &[String],
+    final_history: &[clients::Record],
+    events: &[serde_json::Value],
+    campaigns: &[(String, u32)],
+) -> (checker::Final, Vec<String>) {
+    let mut state = checker::gather(auditor, masters, users_all).await;
     if !state.journal.is_empty() {
         panic!("journal entries left after the drain: {:?}", state.journal);
     }
-    let (from_feed, feed_violations) = export::entries(&events, &state.balances);
+    let (from_feed, feed_violations) = export::entries(events, &state.balances);
     state.journal = from_feed;
     // The liveness probes moved 500 in and 100 out; the rest is in u-live's wallet, its open
     // packet (60 s) or, once claimed, u-live-2's wallet. They are checked here and left out of
@@ -392,120 +331,12 @@ async fn soak() {
         !live
     });
     let mut violations = feed_violations;
-    violations.extend(checker::check(&final_history, &state));
-    violations.extend(checker::check_coupons(&auditor, &campaigns, &final_history, &events).await);
+    violations.extend(checker::check(final_history, &state));
+    violations.extend(checker::check_coupons(auditor, campaigns, final_history, events).await);
     if probes + live_held != 400 {
         violations.push(format!(
             "money not conserved by the liveness probes: wallets {probes} + held {live_held} != 400"
         ));
     }
-    violations.extend(liveness);
-    // A fault the harness could not carry out (a takeover or restart that did not settle in
-    // time) leaves a run that proves less than its seed promises: a failure too.
-    if let Some(n) = faults.get("harness_failures").filter(|n| **n > 0) {
-        violations.push(format!(
-            "the harness failed to carry out {n} faults (a panic in a nemesis step; see the log)"
-        ));
-    }
-
-    // The report.
-    let mut per_kind: BTreeMap<&str, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut ambiguous: BTreeMap<&str, u64> = BTreeMap::new();
-    for r in &final_history {
-        let outcome = match &r.answer {
-            Some((s, b)) => format!("{s} {}", checker::code(b)),
-            None => "unanswered".to_string(),
-        };
-        *per_kind
-            .entry(r.op.kind())
-            .or_default()
-            .entry(outcome)
-            .or_default() += 1;
-        if r.ambiguous() {
-            *ambiguous.entry(r.op.kind()).or_default() += 1;
-        }
-    }
-    println!(
-        "soak report: seed {seed}, {secs} s of faults, healed and quiesced in {:?}",
-        healed.elapsed()
-    );
-    println!("quiesce phases (ended at, since healed): {phases:?}");
-    println!("faults injected per kind: {faults:?}");
-    println!("ledger-export runs during the faults: {exports:?}");
-    println!("operations per kind and final answer: {per_kind:#?}");
-    println!("ambiguous operations (a 5xx or a killed sandbox on some attempt): {ambiguous:?}");
-    // Operations never answered below 500 until the deadline: the last error they got.
-    let mut unanswered: BTreeMap<(&str, String), u64> = BTreeMap::new();
-    for r in final_history.iter().filter(|r| r.answer.is_none()) {
-        let last = r.attempts.last().map_or_else(
-            || "no attempt".to_string(),
-            |a| match (&a.status, &a.error) {
-                (Some(s), Some((code, message))) => format!("{s} {code}: {message}"),
-                (Some(s), None) => s.to_string(),
-                (None, _) => "sandbox killed".to_string(),
-            },
-        );
-        *unanswered.entry((r.op.kind(), last)).or_default() += 1;
-    }
-    println!("unanswered operations by their last answer: {unanswered:#?}");
-    println!("resolved after healing by sending them again: {resolved:?}");
-    println!(
-        "packets: {}, settled by reclaim-cron after healing: {settled}",
-        state.packets.len()
-    );
-    println!(
-        "journal entries (the feed's {} events, de-duplicated): {}, violations: {}",
-        events.len(),
-        state.journal.len(),
-        violations.len()
-    );
-    if let Some(first) = violations.first() {
-        let ids = checker::ids_in(first, &users_all);
-        let lines = log.lines.lock().unwrap();
-        println!(
-            "FIRST VIOLATION (seed {seed}; replay: make soak SEED={seed} SECS={secs}): {first}"
-        );
-        for v in violations.iter().skip(1).take(20) {
-            println!("  also: {v}");
-        }
-        println!("faults and killed requests in the log ({} lines), the last 40 and those naming {ids:?}:", lines.len());
-        for (at, line) in lines.iter().rev().take(40).rev() {
-            println!("  {at:>7} ms  {line}");
-        }
-        for (at, line) in lines
-            .iter()
-            .filter(|(_, l)| ids.iter().any(|i| l.contains(i.as_str())))
-        {
-            println!("  {at:>7} ms  {line}");
-        }
-        for r in final_history
-            .iter()
-            .filter(|r| {
-                ids.iter()
-                    .any(|i| format!("{:?}", r.op).contains(i.as_str()))
-            })
-            .take(40)
-        {
-            println!(
-                "  client {} {:?} attempts {:?} answer {:?}",
-                r.client, r.op, r.attempts, r.answer
-            );
-        }
-        panic!(
-            "soak seed {seed}: {} violations; first: {first}",
-            violations.len()
-        );
-    }
-}
-
-/// Sends `op` through the healed system until it is answered below 500 (at most 30 s).
-async fn until_answered(op: &Op, store: &Arc<Store>) -> (u16, serde_json::Value) {
-    let t = Instant::now();
-    loop {
-        let (status, body, _) = clients::attempt(op, store).await;
-        if status < 500 || t.elapsed() > Duration::from_secs(30) {
-            return (status, body);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    (state, violations)
 }

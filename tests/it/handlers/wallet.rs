@@ -1,0 +1,133 @@
+//! The wallet routes' limits: who may deposit, the balance limit, the ledger page, the
+//! deposit cap, and the grab rate limit.
+
+use harness::{Backend, TestRedis};
+use serde_json::{json, Value};
+
+use super::{deposit, with_packet};
+use crate::common::{self, call, event, snapshot, with_body, with_sub, Function};
+
+/// Sets the IAM caller's `userArn`.
+fn with_user_arn(mut v: Value, arn: &str) -> Value {
+    v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
+    v
+}
+
+/// Deposits only from `HONGBAO_DEPOSIT_PRINCIPALS` (exact or `*` prefix; unset: nobody), and
+/// never over `HONGBAO_MAX_BALANCE_CENTS`: 201, or 403 / 409 with nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deposit_principals_and_balance_limit() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |c| c.wallet.max_balance_cents = 1_000);
+    let body = |cents: i64, r: &str| {
+        json!({"user_id": "alice", "amount_cents": cents, "reference": r}).to_string()
+    };
+    let dep = |arn: &str, cents: i64, r: &str| {
+        with_user_arn(with_body(event("wallet-deposit"), &body(cents, r)), arn)
+    };
+    let allowed = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/worker-7";
+    let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 600, "a")).await;
+    assert_eq!((s, b["balance_cents"].clone()), (201, json!(600)), "{b}");
+    let before = snapshot(&redis).await;
+    for arn in [
+        "arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x",
+        "arn:aws:sts::123456789012:assumed-role/other/x",
+        "arn:aws:iam::123456789012:user/hongbao-payments",
+        "",
+    ] {
+        let (s, b, _) = call(&store, Function::Wallet, &dep(arn, 1, "b")).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (403, Some("forbidden")),
+            "{arn}: {b}"
+        );
+    }
+    let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 401, "c")).await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (409, Some("balance_limit")),
+        "{b}"
+    );
+    assert_eq!(
+        snapshot(&redis).await,
+        before,
+        "a refused deposit wrote something"
+    );
+    let (s, _, _) = call(&store, Function::Wallet, &dep(allowed, 400, "c")).await;
+    assert_eq!(s, 201, "up to the limit exactly");
+
+    // Unset: nobody may deposit.
+    let closed = common::store(&redis, |c| c.wallet.deposit_principals = Default::default());
+    let before = snapshot(&redis).await;
+    let (s, _, _) = call(&closed, Function::Wallet, &dep(allowed, 1, "d")).await;
+    assert_eq!(s, 403);
+    assert_eq!(snapshot(&redis).await, before);
+}
+
+/// README promises through the handlers: `GET /wallet` pages the newest 50 entries of a ledger
+/// capped at 1,000; one deposit is at most 10^11 cents; a grab storm by one user gets 429 +
+/// `Retry-After` on the 11th repeat within the window, and the limit lifts once it passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ledger_page_deposit_cap_and_grab_rate_limit() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    for i in 0..1_005 {
+        hongbao::store::wallet::deposit(&store, "alice", 1, &format!("d{i}"))
+            .await
+            .unwrap();
+    }
+    let (s, w, _) = call(
+        &store,
+        Function::Wallet,
+        &with_sub(event("wallet-get"), "alice"),
+    )
+    .await;
+    assert_eq!((s, w["balance_cents"].clone()), (200, json!(1_005)));
+    let refs: Vec<&str> = w["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reference"].as_str().unwrap())
+        .collect();
+    let newest: Vec<String> = (955..1_005).rev().map(|i| format!("d{i}")).collect();
+    assert_eq!(refs, newest, "the newest 50, newest first");
+    let mut conn = redis.raw_conn().await;
+    let kept: i64 = redis::cmd("LLEN")
+        .arg(hongbao::store::keys::Keys::new("hb").wallet("alice").ledger)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(kept, 1_000, "the ledger keeps 1,000 entries");
+
+    assert_eq!(deposit(&store, "bob", 100_000_000_001, "big").await.0, 400);
+    assert_eq!(deposit(&store, "bob", 100_000_000_000, "big").await.0, 201);
+
+    let body = r#"{"total_cents":1000,"count":2,"mode":"lucky","expires_in_secs":600}"#;
+    let (s, p, _) = call(
+        &store,
+        Function::CreatePacket,
+        &with_sub(with_body(event("create-packet-lucky"), body), "alice"),
+    )
+    .await;
+    assert_eq!(s, 201, "{p}");
+    let id = p["packet_id"].as_str().unwrap().to_string();
+    let grab = with_sub(with_packet(event("grab-grab"), &id), "storm");
+    let mut statuses = Vec::new();
+    let mut retry_after = None;
+    for _ in 0..12 {
+        let (s, _, retry) = call(&store, Function::Grab, &grab).await;
+        statuses.push(s);
+        retry_after = retry;
+    }
+    assert_eq!(statuses[0], 200);
+    assert!(statuses[1..11].iter().all(|s| *s == 409), "{statuses:?}");
+    assert_eq!(statuses[11], 429, "{statuses:?}");
+    let secs: u64 = retry_after.expect("Retry-After").parse().unwrap();
+    assert!(
+        (1..=1).contains(&secs),
+        "Retry-After {secs} for a 1 s window"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let (s, b, _) = call(&store, Function::Grab, &grab).await;
+    assert_eq!(s, 409, "the limit lifts after the window: {b}");
+}
