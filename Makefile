@@ -51,12 +51,15 @@ doc:
 fmt:
 	$(CARGO) fmt --all --check
 
-## layers: shared/src is api -> store -> domain without module cycles; the domain names no
-##         Redis, HTTP or Lambda crate (scripts/check-layers.py); every repository path and
-##         relative link in README.md and docs/*.md exists (scripts/check-docs.py)
+## layers: shared/src is lambda -> api -> store -> domain without module cycles; the domain names
+##         no Redis, HTTP or Lambda crate (scripts/check-layers.py); every repository path and
+##         relative link in README.md and docs/*.md exists (scripts/check-docs.py); no test
+##         function over 150 lines, no test file over 800, no Python tool over 600, README.md at
+##         most 300 lines (scripts/layout.py)
 layers:
 	python3 scripts/check-layers.py
 	python3 scripts/check-docs.py
+	python3 scripts/layout.py --check
 
 ## SUITES: the red-packet, history, order-code, coupon, vote, withdrawal, journal and workload suites, as module-path filters
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why

@@ -10,11 +10,6 @@ Rules (a newcomer reads a file or a test in one sitting):
 
 Without `--check` it prints the figures: the largest file of each folder, the longest test
 functions, README.md's lines, and what breaks a rule.
-
-A file or function still over its limit is listed, with its size, in `scripts/layout-debt.txt`
-(`<path>` or `<path>::<function>`, then its lines): the list may only shrink. `--check` fails
-on anything over a limit that the list does not name, on a listed item that grew, and on a
-listed item that is now within its limit (take its line out).
 """
 
 from __future__ import annotations
@@ -110,47 +105,15 @@ def measure() -> dict:
     }
 
 
-DEBT = ROOT / "scripts" / "layout-debt.txt"
-
-
-def over(m: dict) -> dict[str, tuple[int, int]]:
-    """Everything over its limit: name -> (lines, limit)."""
-    out = {}
-    for n, where in m["tests"]:
-        if n > MAX_TEST_FN:
-            path, rest = where.split(":", 1)
-            out[f"{path}::{rest.split(' ', 1)[1]}"] = (n, MAX_TEST_FN)
-    out.update({w: (n, MAX_TEST_FILE) for n, w in m["test_files"] if n > MAX_TEST_FILE})
-    out.update({w: (n, MAX_PY_FILE) for n, w in m["python"] if n > MAX_PY_FILE})
-    if m["readme"] > MAX_README:
-        out["README.md"] = (m["readme"], MAX_README)
-    return out
-
-
-def debt() -> dict[str, int]:
-    """`scripts/layout-debt.txt`: name -> lines when listed."""
-    if not DEBT.exists():
-        return {}
-    out = {}
-    for line in DEBT.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, n = line.rsplit(None, 1)
-            out[name] = int(n)
-    return out
-
-
 def breaks(m: dict) -> list[str]:
-    now, owed = over(m), debt()
+    """Every rule broken, one line each."""
     out = [
-        f"{name}: {n} lines > {limit}" + (f" (listed at {owed[name]})" if name in owed else "")
-        for name, (n, limit) in now.items()
-        if name not in owed or n > owed[name]
+        f"test function {w}: {n} lines > {MAX_TEST_FN}" for n, w in m["tests"] if n > MAX_TEST_FN
     ]
-    out += [
-        f"{name}: within its limit now; take it out of {DEBT.name}"
-        for name in owed
-        if name not in now
-    ]
+    out += [f"{w}: {n} lines > {MAX_TEST_FILE}" for n, w in m["test_files"] if n > MAX_TEST_FILE]
+    out += [f"{w}: {n} lines > {MAX_PY_FILE}" for n, w in m["python"] if n > MAX_PY_FILE]
+    if m["readme"] > MAX_README:
+        out.append(f"README.md: {m['readme']} lines > {MAX_README}")
     return out
 
 
@@ -171,7 +134,6 @@ def main() -> int:
     for n, where in m["tests"][:10]:
         print(f"  {n:5} {where}")
     print(f"README.md: {m['readme']} lines")
-    print(f"over a limit: {len(over(m))} ({len(debt())} listed in {DEBT.name})")
     print(f"rules broken: {len(broken)}")
     for b in broken:
         print(f"  {b}")
