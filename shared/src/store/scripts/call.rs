@@ -142,3 +142,7 @@ macro_rules! script_call {
         }
     };
 }
+
+/// Lets a store file declare its script's call next to the operation that runs it
+/// (`use crate::store::scripts::script_call;`).
+pub(crate) use script_call;

@@ -45,8 +45,10 @@ mod coupon_calls;
 #[cfg(test)]
 mod headers;
 mod packet_calls;
-mod site_calls;
 
+pub use super::order_codes::OrderCodeCall;
+pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
+pub(crate) use call::script_call;
 pub use call::{Call, Sink};
 pub use coupon_calls::{
     CouponAddCodesCall, CouponCloseCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall,
@@ -57,7 +59,6 @@ pub use packet_calls::{
     JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
     WithdrawCall,
 };
-pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCodeCall, VoteCall};
 
 /// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
 /// Dereferences to [`redis::Script`] (its hash, `SCRIPT LOAD`); a call of it is built by its
