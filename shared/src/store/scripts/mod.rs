@@ -41,19 +41,20 @@ use super::error::Error;
 
 #[macro_use]
 mod call;
-mod coupon_calls;
 #[cfg(test)]
 mod headers;
 mod packet_calls;
 
+pub use super::coupons::add_codes::CouponAddCodesCall;
+pub use super::coupons::borrow::{CouponSettleCall, CouponTakeCall};
+pub use super::coupons::close::CouponCloseCall;
+pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
+pub use super::coupons::grab::CouponGrabCall;
+pub use super::coupons::redeem::CouponRedeemCall;
 pub use super::order_codes::OrderCodeCall;
 pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
 pub(crate) use call::script_call;
 pub use call::{Call, Sink};
-pub use coupon_calls::{
-    CouponAddCodesCall, CouponCloseCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall,
-    CouponRedeemCall, CouponSettleCall, CouponTakeCall,
-};
 pub use packet_calls::{
     CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, HistoryPageCall,
     JournalAckCall, PacketViewCall, SettleCall, TransferReleaseCall, UnlockCall, WalletCreditCall,
