@@ -70,8 +70,6 @@ pub struct CodesBody {
     responses(
         (status = 201, description = "the codes, all or none", body = CodesBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = crate::api::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
         (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (the body's `message` says what a retry does where that is not obvious)", body = crate::api::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )

@@ -47,8 +47,6 @@ pub struct GroupsBody {
         (status = 403, description = "`forbidden`: only the poster may change its groups", body = crate::api::schemas::ForbiddenError),
         (status = 404, description = "`not_found`: no such article", body = crate::api::schemas::NotFoundError),
         (status = 409, description = "`too_many_groups`: the article would pass `limit` groups", body = crate::api::schemas::TooManyGroupsError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn set_groups(

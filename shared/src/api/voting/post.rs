@@ -34,8 +34,6 @@ pub struct PostRequest {
     responses(
         (status = 201, description = "posted with the poster's own up-vote", body = ArticleBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]

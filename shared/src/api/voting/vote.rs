@@ -48,8 +48,6 @@ pub struct VoteBody {
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
         (status = 404, description = "`not_found`: no such article", body = crate::api::schemas::NotFoundError),
         (status = 410, description = "`voting_closed`, with the final `votes` and `score`", body = crate::api::schemas::VotingClosedError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: too many votes; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
