@@ -100,24 +100,50 @@ impl CouponSettleCall<'_> {
     }
 }
 
-/// Steps 2 and 3 for reservation `reservation` of `user_id` (home pool `home`): a code from
-/// the first other pool that has one, recorded in the home pool; `SoldOut` when none has.
-#[allow(clippy::too_many_arguments)]
+/// A user of a campaign, as the reservation steps need them: the campaign (id, number,
+/// shape) and the user's home pool.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Holder<'a> {
+    /// The campaign's id.
+    pub campaign_id: &'a str,
+    /// The campaign's number.
+    pub no: u64,
+    /// The campaign's pools and code key.
+    pub shape: &'a Shape,
+    /// The user's home pool.
+    pub home: u32,
+    /// The user.
+    pub user_id: &'a str,
+}
+
+impl Holder<'_> {
+    /// The keys of the campaign's pool `k`.
+    fn pool_keys(&self, store: &Store, k: u32) -> PoolKeys {
+        let prefix = &store.config().key_prefix;
+        PoolKeys::new(prefix, self.campaign_id, self.no, k, self.shape.pools)
+    }
+}
+
+/// Steps 2 and 3 for reservation `reservation` of `holder.user_id` (home pool
+/// `holder.home`): a code from the first other pool that has one, recorded in the home pool;
+/// `SoldOut` when none has.
 pub(super) async fn borrow(
     store: &Store,
     conn: &mut Conn,
-    campaign_id: &str,
-    no: u64,
-    shape: &Shape,
-    home: u32,
-    user_id: &str,
+    holder: Holder<'_>,
     reservation: &str,
 ) -> Result<GrabOutcome, Error> {
-    let prefix = &store.config().key_prefix;
+    let Holder {
+        campaign_id,
+        no,
+        shape,
+        home,
+        user_id,
+    } = holder;
     let mut taken: Option<(String, i64)> = None;
     for step in 1..shape.pools {
         let j = (home + step) % shape.pools;
-        let keys = PoolKeys::new(prefix, campaign_id, no, j, shape.pools);
+        let keys = holder.pool_keys(store, j);
         let reply = CouponTakeCall {
             pool: &keys.pool,
             codes: &keys.codes,
@@ -137,7 +163,7 @@ pub(super) async fn borrow(
             break;
         }
     }
-    let home_keys = PoolKeys::new(prefix, campaign_id, no, home, shape.pools);
+    let home_keys = holder.pool_keys(store, home);
     let item = taken.as_ref().map_or("", |(item, _)| item.as_str());
     let at = taken
         .as_ref()
@@ -172,47 +198,27 @@ pub(super) async fn borrow(
 pub(super) async fn redrive_all(
     store: &Store,
     conn: &mut Conn,
-    campaign_id: &str,
-    no: u64,
-    shape: &Shape,
-    home: u32,
-    user_id: &str,
+    holder: Holder<'_>,
 ) -> Result<GrabOutcome, Error> {
-    let keys = PoolKeys::new(
-        &store.config().key_prefix,
-        campaign_id,
-        no,
-        home,
-        shape.pools,
-    );
+    let keys = holder.pool_keys(store, holder.home);
     let mine: Option<String> = redis::cmd("HGET")
         .arg(&keys.holders)
-        .arg(user_id)
+        .arg(holder.user_id)
         .query_async(conn)
         .await?;
     let items = mine.unwrap_or_default();
     for reservation in items.split(' ').filter_map(|i| i.strip_prefix('?')) {
-        borrow(
-            store,
-            conn,
-            campaign_id,
-            no,
-            shape,
-            home,
-            user_id,
-            reservation,
-        )
-        .await?;
+        borrow(store, conn, holder, reservation).await?;
     }
     let mine: Option<String> = redis::cmd("HGET")
         .arg(&keys.holders)
-        .arg(user_id)
+        .arg(holder.user_id)
         .query_async(conn)
         .await?;
     let codes: Vec<String> = mine
         .unwrap_or_default()
         .split(' ')
-        .filter_map(|i| code_of(i, no, shape.key.as_ref()))
+        .filter_map(|i| code_of(i, holder.no, holder.shape.key.as_ref()))
         .collect();
     Ok(if codes.is_empty() {
         GrabOutcome::SoldOut

@@ -16,7 +16,7 @@ use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::borrow::borrow;
+use super::borrow::{borrow, Holder};
 use super::keys::{ends, PoolKeys};
 use super::shape::shape;
 
@@ -168,7 +168,14 @@ pub async fn close(
             .await?;
         for (reservation, record) in open {
             let user = record.split('\n').next().unwrap_or_default().to_string();
-            borrow(store, conn, &id, no, &shape, k, &user, &reservation).await?;
+            let holder = Holder {
+                campaign_id: &id,
+                no,
+                shape: &shape,
+                home: k,
+                user_id: &user,
+            };
+            borrow(store, conn, holder, &reservation).await?;
             redriven += 1;
         }
     }

@@ -24,7 +24,7 @@ use redis::Value;
 
 use crate::domain::coupons::{campaign_no, home_pool, parse, VisitLimit};
 
-use super::borrow::{borrow, redrive_all};
+use super::borrow::{borrow, redrive_all, Holder};
 use super::list::remember;
 use super::GrabOutcome;
 
@@ -174,6 +174,13 @@ pub async fn grab(
     };
     let home = home_pool(no, user_id, shape.pools);
     let keys = PoolKeys::new(&cfg.key_prefix, campaign_id, no, home, shape.pools);
+    let holder = Holder {
+        campaign_id,
+        no,
+        shape: &shape,
+        home,
+        user_id,
+    };
     let codes_of = |items: &str| -> Vec<String> {
         items
             .split(' ')
@@ -199,9 +206,7 @@ pub async fn grab(
             Some(items) if !items.contains('?') => GrabOutcome::AlreadyGrabbed {
                 codes: codes_of(&items),
             },
-            Some(_) => {
-                redrive_all(store, &mut conn, campaign_id, no, &shape, home, user_id).await?
-            }
+            Some(_) => redrive_all(store, &mut conn, holder).await?,
             None => GrabOutcome::SoldOut,
         });
     }
@@ -237,23 +242,13 @@ pub async fn grab(
             redeem_by_ms,
         },
         GrabReply::AlreadyGrabbed { items } if items.contains('?') => {
-            redrive_all(store, &mut conn, campaign_id, no, &shape, home, user_id).await?
+            redrive_all(store, &mut conn, holder).await?
         }
         GrabReply::AlreadyGrabbed { items } => GrabOutcome::AlreadyGrabbed {
             codes: codes_of(&items),
         },
         GrabReply::Reserved { reservation } => {
-            let outcome = borrow(
-                store,
-                &mut conn,
-                campaign_id,
-                no,
-                &shape,
-                home,
-                user_id,
-                &reservation,
-            )
-            .await?;
+            let outcome = borrow(store, &mut conn, holder, &reservation).await?;
             if outcome == GrabOutcome::SoldOut {
                 remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
             }
