@@ -70,6 +70,9 @@ impl Modify for OptionalBodies {
 ///   without a valid IAM caller is 403);
 /// * 400 [`InvalidRequestError`](super::schemas::InvalidRequestError) on every operation with
 ///   a path parameter (one that is not percent-encoded UTF-8 is refused) or a request body;
+/// * 413 [`PayloadTooLargeError`](super::schemas::PayloadTooLargeError) and 415
+///   [`UnsupportedMediaTypeError`](super::schemas::UnsupportedMediaTypeError) on every
+///   operation with a request body (what the JSON body extractors refuse);
 /// * 500 [`InternalError`](super::schemas::InternalError) on every operation;
 /// * 503 [`UnavailableError`](super::schemas::UnavailableError) + `Retry-After` on every
 ///   operation that declares no 503 of its own (`POST /order-codes` declares one that is also
@@ -101,6 +104,24 @@ impl CommonAnswers {
         Self::answer(
             "`invalid_request`: a path parameter that is not percent-encoded UTF-8, or a body that breaks the contract; nothing written",
             "InvalidRequestError",
+        )
+        .build()
+    }
+
+    /// 413 `payload_too_large`.
+    fn payload_too_large() -> Response {
+        Self::answer(
+            "`payload_too_large`: the body is over 2 MiB; nothing written",
+            "PayloadTooLargeError",
+        )
+        .build()
+    }
+
+    /// 415 `unsupported_media_type`.
+    fn unsupported_media_type() -> Response {
+        Self::answer(
+            "`unsupported_media_type`: the body is not declared `application/json`; nothing written",
+            "UnsupportedMediaTypeError",
         )
         .build()
     }
@@ -147,6 +168,14 @@ impl Modify for CommonAnswers {
                         .entry("400".into())
                         .or_insert_with(|| RefOr::T(Self::invalid()));
                 }
+                if has_body {
+                    answers
+                        .entry("413".into())
+                        .or_insert_with(|| RefOr::T(Self::payload_too_large()));
+                    answers
+                        .entry("415".into())
+                        .or_insert_with(|| RefOr::T(Self::unsupported_media_type()));
+                }
                 if under_jwt {
                     answers
                         .entry("401".into())
@@ -182,12 +211,12 @@ impl Modify for CommonAnswers {
         super::wallet::get::get_wallet,
         super::wallet::deposit::deposit,
         super::wallet::withdraw::withdraw,
-        super::order_codes::next_codes,
-        super::voting::post_article,
-        super::voting::list,
-        super::voting::vote,
-        super::voting::set_groups,
-        super::voting::group_articles,
+        super::order_codes::next::next_codes,
+        super::voting::post::post_article,
+        super::voting::list::list,
+        super::voting::vote::vote,
+        super::voting::groups::set_groups,
+        super::voting::group_articles::group_articles,
         super::coupons::create::create,
         super::coupons::add_codes::add_codes,
         super::coupons::campaign::campaign,
@@ -202,6 +231,8 @@ impl Modify for CommonAnswers {
         super::schemas::UnauthorizedError,
         super::schemas::InternalError,
         super::schemas::UnavailableError,
+        super::schemas::PayloadTooLargeError,
+        super::schemas::UnsupportedMediaTypeError,
         super::schemas::NotFoundError,
         super::schemas::MethodNotAllowedError,
         super::schemas::RoleDoc,

@@ -67,8 +67,6 @@ crate::api::schemas::error_doc! {
         (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
         (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
         (status = 409, description = "`codes_generated`, `campaign_started` or `reference_reused`: nothing written", body = AddCodesConflictError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn add_codes(

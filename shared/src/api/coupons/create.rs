@@ -125,8 +125,6 @@ crate::api::schemas::error_doc! {
         (status = 400, description = "`invalid_request` or `duplicate_codes` (`duplicates`): nothing written", body = CreateCampaignInvalidError),
         (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
         (status = 409, description = "`reference_reused`: the reference created a campaign from another body; nothing written", body = ReferenceReusedError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn create(

@@ -75,47 +75,62 @@ pub(crate) async fn grab(
 ) -> Result<Json<CouponBody>, ApiError> {
     let visits = state.store.config().coupons.visits;
     let outcome = coupons::grab(&state.store, &id, &user, visits).await?;
-    let counted = match outcome {
-        GrabOutcome::Grabbed { .. } => Some(metrics::GRAB_WON),
-        GrabOutcome::AlreadyGrabbed { .. } => Some(metrics::GRAB_ALREADY_GRABBED),
-        GrabOutcome::RateLimited { .. } => Some(metrics::GRAB_RATE_LIMITED),
-        GrabOutcome::SoldOut => Some(metrics::GRAB_SOLD_OUT),
-        GrabOutcome::Ended | GrabOutcome::NotStarted { .. } | GrabOutcome::NotFound => None,
-    };
-    if let Some(name) = counted {
-        metrics::count(name, 1);
-    }
-    match outcome {
+    let (counted, answer) = match outcome {
         GrabOutcome::Grabbed {
             code,
             grabbed_at_ms,
             redeem_by_ms,
-        } => Ok(Json(CouponBody {
-            campaign_id: id,
-            code,
-            redeem_by: rfc3339(redeem_by_ms),
-            grabbed_at: rfc3339(grabbed_at_ms),
-        })),
-        GrabOutcome::AlreadyGrabbed { codes } => Err(ApiError::conflict(
-            "already_grabbed",
-            "you hold as many coupons of this campaign as one user may",
-        )
-        .with("coupons", codes)),
-        GrabOutcome::SoldOut => Err(ApiError::gone(
-            "sold_out",
-            "every code of this campaign has been issued",
-        )),
-        GrabOutcome::Ended => Err(ApiError::gone("ended", "this campaign has ended")),
-        GrabOutcome::NotStarted { retry_after_ms } => Err(ApiError::new(
-            StatusCode::TOO_EARLY,
-            "not_started",
-            "this campaign has not started; retry after Retry-After seconds",
-        )
-        .retry_after(retry_after_ms.max(1).div_ceil(1000))),
-        GrabOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
-            "too many grab attempts; slow down",
-            retry_after_ms as i64,
-        )),
-        GrabOutcome::NotFound => Err(ApiError::not_found(format!("no campaign {}", shown(&id)))),
+        } => (
+            Some(metrics::GRAB_WON),
+            Ok(Json(CouponBody {
+                campaign_id: id,
+                code,
+                redeem_by: rfc3339(redeem_by_ms),
+                grabbed_at: rfc3339(grabbed_at_ms),
+            })),
+        ),
+        GrabOutcome::AlreadyGrabbed { codes } => (
+            Some(metrics::GRAB_ALREADY_GRABBED),
+            Err(ApiError::conflict(
+                "already_grabbed",
+                "you hold as many coupons of this campaign as one user may",
+            )
+            .with("coupons", codes)),
+        ),
+        GrabOutcome::SoldOut => (
+            Some(metrics::GRAB_SOLD_OUT),
+            Err(ApiError::gone(
+                "sold_out",
+                "every code of this campaign has been issued",
+            )),
+        ),
+        GrabOutcome::Ended => (
+            None,
+            Err(ApiError::gone("ended", "this campaign has ended")),
+        ),
+        GrabOutcome::NotStarted { retry_after_ms } => (
+            None,
+            Err(ApiError::new(
+                StatusCode::TOO_EARLY,
+                "not_started",
+                "this campaign has not started; retry after Retry-After seconds",
+            )
+            .retry_after(retry_after_ms.max(1).div_ceil(1000))),
+        ),
+        GrabOutcome::RateLimited { retry_after_ms } => (
+            Some(metrics::GRAB_RATE_LIMITED),
+            Err(ApiError::rate_limited(
+                "too many grab attempts; slow down",
+                retry_after_ms as i64,
+            )),
+        ),
+        GrabOutcome::NotFound => (
+            None,
+            Err(ApiError::not_found(format!("no campaign {}", shown(&id)))),
+        ),
+    };
+    if let Some(name) = counted {
+        metrics::count(name, 1);
     }
+    answer
 }

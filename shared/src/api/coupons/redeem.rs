@@ -87,8 +87,6 @@ crate::api::schemas::error_doc! {
         (status = 404, description = "`not_found`: no such code issued to `user_id`", body = crate::api::schemas::NotFoundError),
         (status = 409, description = "`already_redeemed`: another order redeemed it", body = AlreadyRedeemedError),
         (status = 410, description = "`expired`: `redeem_by` has passed", body = CouponExpiredError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn redeem(

@@ -224,7 +224,7 @@ impl Article {
     }
 }
 
-/// The outcome of [`crate::store::voting::vote`].
+/// The outcome of [`crate::store::voting::vote()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VoteOutcome {
     /// The vote is recorded: `changed` is false for a repeat (nothing changed).

@@ -14,12 +14,55 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::codes::{batch_fingerprint, duplicates_within};
 use crate::domain::coupons::{campaign_no, pool_of_code};
-use crate::store::scripts::{text, Call, CouponAddCodesCall};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::directory::{claim, owned_elsewhere};
 use super::keys::PoolKeys;
 use super::shape::shape;
+
+use crate::store::scripts::{script_call, COUPON_ADD_CODES};
+
+script_call! {
+    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once per
+    /// batch reference.
+    pub struct CouponAddCodesCall<'a> for COUPON_ADD_CODES {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The pool's batches (hash).
+            batches: &'a str,
+        }
+        ARGV {
+            /// The batch's reference.
+            reference: &'a str,
+            /// The batch's fingerprint.
+            fingerprint: &'a str,
+            /// The pool's codes of the batch.
+            batch: &'a [&'a str],
+        }
+    }
+}
+
+impl CouponAddCodesCall<'_> {
+    /// Parses the script's reply on pool `k` of `campaign_id`: `added:<pool_total>` or
+    /// `repeat:<pool_total>` (the batch was added before), as (the pool's codes, repeat).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: redis::Value, k: u32, campaign_id: &str) -> Result<(u64, bool), Error> {
+        const NAME: &str = "coupon_add_codes";
+        let reply = text(NAME, reply)?;
+        let bad = || Error::bad_reply(NAME, format!("{reply} for pool {k} of {campaign_id}"));
+        match reply.split_once(':') {
+            Some(("added", total)) => Ok((total.parse().map_err(|_| bad())?, false)),
+            Some(("repeat", total)) => Ok((total.parse().map_err(|_| bad())?, true)),
+            _ => Err(bad()),
+        }
+    }
+}
 
 /// Pool writes in flight at once.
 const IN_FLIGHT: usize = 64;
@@ -58,7 +101,6 @@ pub async fn add_codes(
     reference: &str,
     codes: &[String],
 ) -> Result<AddCodesOutcome, Error> {
-    const NAME: &str = "coupon_add_codes";
     let dups = duplicates_within(codes);
     if !dups.is_empty() {
         return Ok(AddCodesOutcome::DuplicateCodes(dups));
@@ -128,13 +170,7 @@ pub async fn add_codes(
             .invocation()
             .invoke_async(&mut conn)
             .await?;
-            let reply = text(NAME, reply)?;
-            let bad = || Error::bad_reply(NAME, format!("{reply} for pool {k} of {campaign_id}"));
-            match reply.split_once(':') {
-                Some(("added", total)) => Ok((total.parse().map_err(|_| bad())?, false)),
-                Some(("repeat", total)) => Ok((total.parse().map_err(|_| bad())?, true)),
-                _ => Err(bad()),
-            }
+            CouponAddCodesCall::outcome(reply, k, campaign_id)
         })
         .buffered(IN_FLIGHT)
         .try_collect()

@@ -13,12 +13,70 @@ use std::time::Instant;
 use crate::domain::coupons::list::LIST_RETENTION_MS;
 use crate::domain::coupons::{campaign_id, CampaignCounts};
 use crate::store::conn::Conn;
-use crate::store::scripts::{text, Call, CouponCloseCall};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::grab::borrow;
+use super::borrow::{borrow, Holder};
 use super::keys::{ends, PoolKeys};
 use super::shape::shape;
+
+use crate::store::scripts::{script_call, COUPON_CLOSE};
+
+script_call! {
+    /// `lua/coupon_close.lua`: close one pool of an ended campaign once (pool 0, last, also
+    /// reports the campaign's end in the journal).
+    pub struct CouponCloseCall<'a> for COUPON_CLOSE {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The pool's issued codes (hash).
+            issued: &'a str,
+            /// The pool's users and their items (hash).
+            holders: &'a str,
+            /// The pool's open reservations (hash).
+            pending: &'a str,
+            /// The pool's codes taken for reservations (hash).
+            loans: &'a str,
+            /// The pool's batches (hash).
+            batches: &'a str,
+            /// The pool's tag's journal (stream).
+            journal: &'a str,
+        }
+        ARGV {
+            /// When the pool's keys expire, Unix ms.
+            keep_until_ms: i64,
+            /// The campaign.
+            campaign_id: &'a str,
+            /// `1` on pool 0 (report the campaign's end), empty on the others.
+            report: &'a str,
+            /// Pool 0: the other pools' counts, `<issued>|<redeemed>|<never_issued>`.
+            others: &'a str,
+        }
+    }
+}
+
+impl CouponCloseCall<'_> {
+    /// Parses the script's reply on pool `k` of campaign `id`:
+    /// `closed:<issued>:<redeemed>:<never_issued>`, the pool's counts.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: redis::Value, id: &str, k: u32) -> Result<[u64; 3], Error> {
+        const NAME: &str = "coupon_close";
+        let reply = text(NAME, reply)?;
+        let bad = || Error::bad_reply(NAME, format!("{reply} (campaign {id}, pool {k})"));
+        let counts: Vec<u64> = match reply.strip_prefix("closed:") {
+            Some(rest) => rest
+                .split(':')
+                .map(|n| n.parse().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?,
+            None => return Err(bad()),
+        };
+        <[u64; 3]>::try_from(counts).map_err(|_| bad())
+    }
+}
 
 /// Campaigns one run reads from the index of ends at a time.
 const BATCH: usize = 20;
@@ -90,7 +148,6 @@ pub async fn close(
     conn: &mut Conn,
     no: u64,
 ) -> Result<Option<(CampaignCounts, u64)>, Error> {
-    const NAME: &str = "coupon_close";
     let prefix = &store.config().key_prefix;
     let id = campaign_id(no);
     let Some(shape) = shape(store, conn, &id, no).await? else {
@@ -111,7 +168,14 @@ pub async fn close(
             .await?;
         for (reservation, record) in open {
             let user = record.split('\n').next().unwrap_or_default().to_string();
-            borrow(store, conn, &id, no, &shape, k, &user, &reservation).await?;
+            let holder = Holder {
+                campaign_id: &id,
+                no,
+                shape: &shape,
+                home: k,
+                user_id: &user,
+            };
+            borrow(store, conn, holder, &reservation).await?;
             redriven += 1;
         }
     }
@@ -144,18 +208,7 @@ pub async fn close(
         .invocation()
         .invoke_async(conn)
         .await?;
-        let reply = text(NAME, reply)?;
-        let bad = || Error::bad_reply(NAME, format!("{reply} (campaign {id}, pool {k})"));
-        let counts: Vec<u64> = match reply.strip_prefix("closed:") {
-            Some(rest) => rest
-                .split(':')
-                .map(|n| n.parse().map_err(|_| bad()))
-                .collect::<Result<_, _>>()?,
-            None => return Err(bad()),
-        };
-        let [issued, redeemed, never_issued] = counts[..] else {
-            return Err(bad());
-        };
+        let [issued, redeemed, never_issued] = CouponCloseCall::outcome(reply, &id, k)?;
         if k == 0 {
             let _: i64 = redis::cmd("ZREM")
                 .arg(ends(prefix))

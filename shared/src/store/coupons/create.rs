@@ -24,11 +24,145 @@ use crate::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
 use crate::domain::coupons::{
     campaign_id, pool_count, pool_of_code, pool_start, CodeSource, NewCampaign,
 };
-use crate::store::scripts::{text, Call, CouponCreateCall, CouponCreatePoolCall};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::directory::{claim, owned_elsewhere};
 use super::keys::{ends, refs, seq, PoolKeys};
+
+use crate::store::scripts::{script_call, COUPON_CREATE, COUPON_CREATE_POOL};
+use redis::Value;
+
+script_call! {
+    /// `lua/coupon_create.lua`: record a new campaign under its merchant reference, once, and
+    /// give it its number. Every key has the tag `{coupon}`.
+    pub struct CouponCreateCall<'a> for COUPON_CREATE {
+        KEYS {
+            /// The campaigns by merchant reference (hash).
+            refs: &'a str,
+            /// The last campaign number.
+            seq: &'a str,
+            /// The campaigns to close, by end (sorted set).
+            ends: &'a str,
+        }
+        ARGV {
+            /// The merchant's reference of the creation.
+            reference: &'a str,
+            /// The request's fingerprint.
+            fingerprint: &'a str,
+            /// When grabbing opens, Unix ms in decimal; empty: when the campaign is recorded
+            /// (Redis `TIME`).
+            starts_at_ms: &'a str,
+            /// When grabbing ends (exclusive), Unix ms.
+            ends_at_ms: i64,
+            /// A fresh code secret (32 hex digits), stored if the campaign is new.
+            secret: &'a str,
+            /// The largest campaign number.
+            max_campaign_no: u64,
+            /// The longest campaign, ms: `ends_at` is at most this after the start (the
+            /// creation's Redis `TIME` when no start is given).
+            max_campaign_ms: i64,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_create_pool.lua`: write one pool of a new campaign, once.
+    pub struct CouponCreatePoolCall<'a> for COUPON_CREATE_POOL {
+        KEYS {
+            /// The pool's hash.
+            pool: &'a str,
+            /// The pool's un-issued uploaded codes (list).
+            codes: &'a str,
+        }
+        ARGV {
+            /// The creating request's fingerprint.
+            fingerprint: &'a str,
+            /// The campaign's title.
+            title: &'a str,
+            /// When grabbing opens, Unix ms.
+            starts_at_ms: i64,
+            /// When grabbing ends (exclusive), Unix ms.
+            ends_at_ms: i64,
+            /// Until when an issued coupon may be redeemed (exclusive), Unix ms.
+            redeem_by_ms: i64,
+            /// Codes one user may grab from the campaign.
+            per_user: u32,
+            /// The campaign's number of pools.
+            pools: u32,
+            /// `uploaded` or `generated`.
+            kind: &'a str,
+            /// Generated: the pool's first index (0 for uploaded codes).
+            first_index: u64,
+            /// Generated: the pool's end index, exclusive (0 for uploaded codes).
+            end_index: u64,
+            /// Generated: the campaign's code secret, 32 hex digits (empty for uploaded).
+            secret: &'a str,
+            /// The campaign's codes at its creation (all pools).
+            campaign_total: u64,
+            /// Uploaded: the pool's codes (none for generated).
+            batch: &'a [&'a str],
+        }
+    }
+}
+
+/// What `lua/coupon_create.lua` answers.
+#[derive(Debug)]
+enum CreateReply {
+    /// `created:<no>:<starts_at_ms>:<secret>` or `repeat:...` (recorded before under the same
+    /// reference and fingerprint): the campaign's number, start and code secret.
+    Recorded {
+        no: u64,
+        starts_at_ms: i64,
+        secret: String,
+        repeat: bool,
+    },
+    /// `reference_reused`, `ended:..`, `too_long:..` or `full`: nothing written.
+    Refused(CreateOutcome),
+}
+
+impl CouponCreateCall<'_> {
+    /// Parses the script's reply (see [`CreateReply`]).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: Value) -> Result<CreateReply, Error> {
+        const NAME: &str = "coupon_create";
+        let reply = text(NAME, reply)?;
+        let parts: Vec<&str> = reply.split(':').collect();
+        let bad = || Error::bad_reply(NAME, &reply);
+        Ok(match parts[..] {
+            ["created" | "repeat", no, starts, secret] => CreateReply::Recorded {
+                no: no.parse::<u64>().map_err(|_| bad())?,
+                starts_at_ms: starts.parse::<i64>().map_err(|_| bad())?,
+                secret: secret.to_string(),
+                repeat: parts[0] == "repeat",
+            },
+            ["reference_reused"] => CreateReply::Refused(CreateOutcome::ReferenceReused),
+            ["ended", _] => CreateReply::Refused(CreateOutcome::EndsInPast),
+            ["too_long", _] => CreateReply::Refused(CreateOutcome::TooLong),
+            ["full"] => CreateReply::Refused(CreateOutcome::NoNumberLeft),
+            _ => return Err(bad()),
+        })
+    }
+}
+
+impl CouponCreatePoolCall<'_> {
+    /// Checks the script's reply on pool `k` of campaign `id`: `created` or `repeat`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: Value, k: u32, id: &str) -> Result<(), Error> {
+        const NAME: &str = "coupon_create_pool";
+        match text(NAME, reply)?.as_str() {
+            "created" | "repeat" => Ok(()),
+            other => Err(Error::bad_reply(
+                NAME,
+                format!("{other} for pool {k} of campaign {id}"),
+            )),
+        }
+    }
+}
 
 /// Pool writes in flight at once.
 const IN_FLIGHT: usize = 64;
@@ -104,7 +238,6 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         return Ok(CreateOutcome::DuplicateCodes(taken));
     }
 
-    const NAME: &str = "coupon_create";
     let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
     let reply = CouponCreateCall {
         refs: &refs(&prefix),
@@ -121,21 +254,14 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    let reply = text(NAME, reply)?;
-    let parts: Vec<&str> = reply.split(':').collect();
-    let bad = || Error::bad_reply(NAME, &reply);
-    let (no, starts_at_ms, secret, repeat) = match parts[..] {
-        ["created" | "repeat", no, starts, secret] => (
-            no.parse::<u64>().map_err(|_| bad())?,
-            starts.parse::<i64>().map_err(|_| bad())?,
-            secret.to_string(),
-            parts[0] == "repeat",
-        ),
-        ["reference_reused"] => return Ok(CreateOutcome::ReferenceReused),
-        ["ended", _] => return Ok(CreateOutcome::EndsInPast),
-        ["too_long", _] => return Ok(CreateOutcome::TooLong),
-        ["full"] => return Ok(CreateOutcome::NoNumberLeft),
-        _ => return Err(bad()),
+    let (no, starts_at_ms, secret, repeat) = match CouponCreateCall::outcome(reply)? {
+        CreateReply::Recorded {
+            no,
+            starts_at_ms,
+            secret,
+            repeat,
+        } => (no, starts_at_ms, secret, repeat),
+        CreateReply::Refused(outcome) => return Ok(outcome),
     };
     let id = campaign_id(no);
 
@@ -159,7 +285,6 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     let (id_ref, fp, prefix_ref) = (&id, &fingerprint, prefix.as_str());
     stream::iter(0..pools)
         .map(|k| async move {
-            const POOL: &str = "coupon_create_pool";
             let keys = PoolKeys::new(prefix_ref, id_ref, no, k, pools);
             let (first_index, end_index) = if generated {
                 (pool_start(k, total, pools), pool_start(k + 1, total, pools))
@@ -187,13 +312,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
             .invocation()
             .invoke_async(&mut conn)
             .await?;
-            match text(POOL, reply)?.as_str() {
-                "created" | "repeat" => Ok(()),
-                other => Err(Error::bad_reply(
-                    POOL,
-                    format!("{other} for pool {k} of campaign {id_ref}"),
-                )),
-            }
+            CouponCreatePoolCall::outcome(reply, k, id_ref)
         })
         .buffer_unordered(IN_FLIGHT)
         .try_collect::<Vec<()>>()

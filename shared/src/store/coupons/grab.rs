@@ -22,59 +22,132 @@
 use rand::Rng;
 use redis::Value;
 
-use crate::domain::coupons::{campaign_no, home_pool, parse, CodeKey, VisitLimit};
+use crate::domain::coupons::{campaign_no, home_pool, parse, VisitLimit};
 
+use super::borrow::{borrow, redrive_all, Holder};
 use super::list::remember;
+use super::GrabOutcome;
 
-use super::shape::{remember_gone, shape, Gone, Shape};
-use crate::store::conn::Conn;
-use crate::store::scripts::{text, Call, CouponGrabCall, CouponSettleCall, CouponTakeCall};
+use super::shape::{code_of, remember_gone, shape, Gone};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::keys::PoolKeys;
 
-/// The answer to a grab.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrabOutcome {
-    /// A code is the caller's now.
+use crate::store::scripts::{script_call, COUPON_GRAB};
+
+/// The script, as its errors name it.
+const NAME: &str = "coupon_grab";
+
+script_call! {
+    /// `lua/coupon_grab.lua`: a code of the caller's home pool, at most `per_user` per user.
+    pub struct CouponGrabCall<'a> for COUPON_GRAB {
+        KEYS {
+            /// The home pool's hash.
+            pool: &'a str,
+            /// The home pool's un-issued uploaded codes (list).
+            codes: &'a str,
+            /// The home pool's issued codes (hash).
+            issued: &'a str,
+            /// The home pool's users and their items (hash).
+            holders: &'a str,
+            /// The caller's visit counter in the campaign.
+            rate: &'a str,
+            /// The home pool's open reservations (hash).
+            pending: &'a str,
+            /// The home pool's tag's journal (stream).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The caller.
+            user_id: &'a str,
+            /// The home pool's number.
+            home: u32,
+            /// Visits allowed per window (0: unlimited).
+            rate_limit: u32,
+            /// The visit window, ms.
+            rate_window_ms: u64,
+            /// A fresh id of this call (16 hex digits): the reservation's if the home pool is
+            /// empty, and the call id a win is recorded under (a re-run answers the same win).
+            reservation: &'a str,
+            /// The campaign (journal entries name it).
+            campaign_id: &'a str,
+        }
+    }
+}
+
+/// What `lua/coupon_grab.lua` answers (one string, the outcome and its data joined by ':').
+#[derive(Debug, PartialEq, Eq)]
+enum GrabReply {
+    /// `grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>`: the item as the pool keys it.
     Grabbed {
-        /// The code (uploaded, or generated: 18 characters).
-        code: String,
-        /// When it was issued, Unix ms (Redis `TIME`).
+        item: String,
         grabbed_at_ms: i64,
-        /// Until when it may be redeemed (exclusive), Unix ms.
         redeem_by_ms: i64,
     },
-    /// The caller holds `per_user` codes already: these.
-    AlreadyGrabbed {
-        /// The caller's codes in the campaign, in the order issued.
-        codes: Vec<String>,
-    },
-    /// No code is left in the whole campaign.
-    SoldOut,
-    /// The campaign ended (Redis `TIME` at or past `ends_at`).
+    /// `already_grabbed:<items>`: the caller's items, space-separated (`?<id>`: an open
+    /// reservation).
+    AlreadyGrabbed { items: String },
+    /// `reserved:<reservation>`: the home pool is empty; the reservation is recorded.
+    Reserved { reservation: String },
+    /// `empty`: no code left and no other pool.
+    Empty,
+    /// `ended`.
     Ended,
-    /// The campaign has not started.
-    NotStarted {
-        /// Milliseconds until it starts (at least 1).
-        retry_after_ms: u64,
-    },
-    /// Over the visit limit.
-    RateLimited {
-        /// Milliseconds until the window closes (at least 1).
-        retry_after_ms: u64,
-    },
-    /// No such campaign.
+    /// `not_started:<starts_at_ms>:<now_ms>`: ms until the start (at least 1).
+    NotStarted { retry_after_ms: u64 },
+    /// `rate_limited:<ms>`.
+    RateLimited { retry_after_ms: u64 },
+    /// `not_found`.
     NotFound,
 }
 
-/// The code an item names (`<pool>/<code or index>`); `None` for a reservation or a malformed
-/// item.
-fn code_of(item: &str, no: u64, key: Option<&CodeKey>) -> Option<String> {
-    let (_, code) = item.split_once('/')?;
-    match key {
-        Some(key) => code.parse::<u64>().ok().map(|index| key.code(no, index)),
-        None => Some(code.to_string()),
+impl CouponGrabCall<'_> {
+    /// Parses the script's reply (see [`GrabReply`]).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: Value) -> Result<GrabReply, Error> {
+        let reply = text(NAME, reply)?;
+        let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
+        let bad = || Error::bad_reply(NAME, &reply);
+        Ok(match outcome {
+            "grabbed" => {
+                let mut parts = data.rsplitn(3, ':');
+                let (redeem_by, at, item) = (parts.next(), parts.next(), parts.next());
+                let (Some(redeem_by), Some(at), Some(item)) = (redeem_by, at, item) else {
+                    return Err(bad());
+                };
+                GrabReply::Grabbed {
+                    item: item.to_string(),
+                    grabbed_at_ms: at.parse().map_err(|_| bad())?,
+                    redeem_by_ms: redeem_by.parse().map_err(|_| bad())?,
+                }
+            }
+            "already_grabbed" => GrabReply::AlreadyGrabbed {
+                items: data.to_string(),
+            },
+            "reserved" => GrabReply::Reserved {
+                reservation: data.to_string(),
+            },
+            "empty" => GrabReply::Empty,
+            "ended" => GrabReply::Ended,
+            "not_started" => {
+                let (starts, now) = data.split_once(':').ok_or_else(bad)?;
+                let (starts, now): (i64, i64) = (
+                    starts.parse().map_err(|_| bad())?,
+                    now.parse().map_err(|_| bad())?,
+                );
+                GrabReply::NotStarted {
+                    retry_after_ms: (starts - now).max(1) as u64,
+                }
+            }
+            "rate_limited" => GrabReply::RateLimited {
+                retry_after_ms: data.parse().map_err(|_| bad())?,
+            },
+            "not_found" => GrabReply::NotFound,
+            _ => return Err(bad()),
+        })
     }
 }
 
@@ -101,6 +174,13 @@ pub async fn grab(
     };
     let home = home_pool(no, user_id, shape.pools);
     let keys = PoolKeys::new(&cfg.key_prefix, campaign_id, no, home, shape.pools);
+    let holder = Holder {
+        campaign_id,
+        no,
+        shape: &shape,
+        home,
+        user_id,
+    };
     let codes_of = |items: &str| -> Vec<String> {
         items
             .split(' ')
@@ -126,14 +206,11 @@ pub async fn grab(
             Some(items) if !items.contains('?') => GrabOutcome::AlreadyGrabbed {
                 codes: codes_of(&items),
             },
-            Some(_) => {
-                redrive_all(store, &mut conn, campaign_id, no, &shape, home, user_id).await?
-            }
+            Some(_) => redrive_all(store, &mut conn, holder).await?,
             None => GrabOutcome::SoldOut,
         });
     }
 
-    const NAME: &str = "coupon_grab";
     let reservation = format!("{:016x}", rand::rng().random::<u64>());
     let reply: Value = CouponGrabCall {
         pool: &keys.pool,
@@ -153,68 +230,41 @@ pub async fn grab(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    let reply = text(NAME, reply)?;
-    let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
-    let bad = || Error::bad_reply(NAME, &reply);
-    let outcome = match outcome {
-        "grabbed" => {
-            let mut parts = data.rsplitn(3, ':');
-            let (redeem_by, at, item) = (parts.next(), parts.next(), parts.next());
-            let (Some(redeem_by), Some(at), Some(item)) = (redeem_by, at, item) else {
-                return Err(bad());
-            };
-            GrabOutcome::Grabbed {
-                code: code_of(item, no, shape.key.as_ref()).ok_or_else(bad)?,
-                grabbed_at_ms: at.parse().map_err(|_| bad())?,
-                redeem_by_ms: redeem_by.parse().map_err(|_| bad())?,
-            }
-        }
-        "already_grabbed" if data.contains('?') => {
-            redrive_all(store, &mut conn, campaign_id, no, &shape, home, user_id).await?
-        }
-        "already_grabbed" => GrabOutcome::AlreadyGrabbed {
-            codes: codes_of(data),
+    let outcome = match CouponGrabCall::outcome(reply)? {
+        GrabReply::Grabbed {
+            item,
+            grabbed_at_ms,
+            redeem_by_ms,
+        } => GrabOutcome::Grabbed {
+            code: code_of(&item, no, shape.key.as_ref())
+                .ok_or_else(|| Error::bad_reply(NAME, format!("grabbed item {item}")))?,
+            grabbed_at_ms,
+            redeem_by_ms,
         },
-        "reserved" => {
-            let outcome = borrow(
-                store,
-                &mut conn,
-                campaign_id,
-                no,
-                &shape,
-                home,
-                user_id,
-                data,
-            )
-            .await?;
+        GrabReply::AlreadyGrabbed { items } if items.contains('?') => {
+            redrive_all(store, &mut conn, holder).await?
+        }
+        GrabReply::AlreadyGrabbed { items } => GrabOutcome::AlreadyGrabbed {
+            codes: codes_of(&items),
+        },
+        GrabReply::Reserved { reservation } => {
+            let outcome = borrow(store, &mut conn, holder, &reservation).await?;
             if outcome == GrabOutcome::SoldOut {
                 remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
             }
             outcome
         }
-        "empty" => {
+        GrabReply::Empty => {
             remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
             GrabOutcome::SoldOut
         }
-        "ended" => {
+        GrabReply::Ended => {
             remember_gone(&cfg.redis_url, campaign_id, Gone::Ended);
             GrabOutcome::Ended
         }
-        "not_started" => {
-            let (starts, now) = data.split_once(':').ok_or_else(bad)?;
-            let (starts, now): (i64, i64) = (
-                starts.parse().map_err(|_| bad())?,
-                now.parse().map_err(|_| bad())?,
-            );
-            GrabOutcome::NotStarted {
-                retry_after_ms: (starts - now).max(1) as u64,
-            }
-        }
-        "rate_limited" => GrabOutcome::RateLimited {
-            retry_after_ms: data.parse().map_err(|_| bad())?,
-        },
-        "not_found" => GrabOutcome::NotFound,
-        _ => return Err(bad()),
+        GrabReply::NotStarted { retry_after_ms } => GrabOutcome::NotStarted { retry_after_ms },
+        GrabReply::RateLimited { retry_after_ms } => GrabOutcome::RateLimited { retry_after_ms },
+        GrabReply::NotFound => GrabOutcome::NotFound,
     };
     if let GrabOutcome::Grabbed {
         code,
@@ -243,138 +293,4 @@ pub async fn grab(
         }
     }
     Ok(outcome)
-}
-
-/// Steps 2 and 3 for reservation `reservation` of `user_id` (home pool `home`): a code from
-/// the first other pool that has one, recorded in the home pool; `SoldOut` when none has.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn borrow(
-    store: &Store,
-    conn: &mut Conn,
-    campaign_id: &str,
-    no: u64,
-    shape: &Shape,
-    home: u32,
-    user_id: &str,
-    reservation: &str,
-) -> Result<GrabOutcome, Error> {
-    const TAKE: &str = "coupon_take";
-    const SETTLE: &str = "coupon_settle";
-    let prefix = &store.config().key_prefix;
-    let mut taken: Option<(String, i64)> = None;
-    for step in 1..shape.pools {
-        let j = (home + step) % shape.pools;
-        let keys = PoolKeys::new(prefix, campaign_id, no, j, shape.pools);
-        let reply = CouponTakeCall {
-            pool: &keys.pool,
-            codes: &keys.codes,
-            issued: &keys.issued,
-            loans: &keys.loans,
-            journal: &keys.journal,
-            user_id,
-            reservation,
-            pool_no: j,
-            campaign_id,
-        }
-        .invocation()
-        .invoke_async(conn)
-        .await?;
-        let reply = text(TAKE, reply)?;
-        if let Some(rest) = reply.strip_prefix("taken:") {
-            let (item, at) = rest
-                .rsplit_once(':')
-                .ok_or_else(|| Error::bad_reply(TAKE, &reply))?;
-            let at = at.parse().map_err(|_| Error::bad_reply(TAKE, &reply))?;
-            taken = Some((item.to_string(), at));
-            break;
-        }
-        if reply != "empty" && reply != "not_found" {
-            return Err(Error::bad_reply(TAKE, &reply));
-        }
-    }
-    let home_keys = PoolKeys::new(prefix, campaign_id, no, home, shape.pools);
-    let item = taken.as_ref().map_or("", |(item, _)| item.as_str());
-    let at = taken
-        .as_ref()
-        .map(|(_, at)| at.to_string())
-        .unwrap_or_default();
-    let reply = CouponSettleCall {
-        holders: &home_keys.holders,
-        pending: &home_keys.pending,
-        user_id,
-        reservation,
-        item,
-        grabbed_at_ms: &at,
-    }
-    .invocation()
-    .invoke_async(conn)
-    .await?;
-    let reply = text(SETTLE, reply)?;
-    if !reply.starts_with("settled:") {
-        return Err(Error::bad_reply(SETTLE, &reply));
-    }
-    Ok(match taken {
-        Some((item, at)) => GrabOutcome::Grabbed {
-            code: code_of(&item, no, shape.key.as_ref())
-                .ok_or_else(|| Error::bad_reply(TAKE, &item))?,
-            grabbed_at_ms: at,
-            redeem_by_ms: shape.redeem_by_ms,
-        },
-        None => GrabOutcome::SoldOut,
-    })
-}
-
-/// Completes every open reservation in `user_id`'s items (left by a sandbox that stopped
-/// between the steps), then answers their codes as `AlreadyGrabbed`, or as `Grabbed` for the
-/// one code a single completed reservation brought.
-async fn redrive_all(
-    store: &Store,
-    conn: &mut Conn,
-    campaign_id: &str,
-    no: u64,
-    shape: &Shape,
-    home: u32,
-    user_id: &str,
-) -> Result<GrabOutcome, Error> {
-    let keys = PoolKeys::new(
-        &store.config().key_prefix,
-        campaign_id,
-        no,
-        home,
-        shape.pools,
-    );
-    let mine: Option<String> = redis::cmd("HGET")
-        .arg(&keys.holders)
-        .arg(user_id)
-        .query_async(conn)
-        .await?;
-    let items = mine.unwrap_or_default();
-    for reservation in items.split(' ').filter_map(|i| i.strip_prefix('?')) {
-        borrow(
-            store,
-            conn,
-            campaign_id,
-            no,
-            shape,
-            home,
-            user_id,
-            reservation,
-        )
-        .await?;
-    }
-    let mine: Option<String> = redis::cmd("HGET")
-        .arg(&keys.holders)
-        .arg(user_id)
-        .query_async(conn)
-        .await?;
-    let codes: Vec<String> = mine
-        .unwrap_or_default()
-        .split(' ')
-        .filter_map(|i| code_of(i, no, shape.key.as_ref()))
-        .collect();
-    Ok(if codes.is_empty() {
-        GrabOutcome::SoldOut
-    } else {
-        GrabOutcome::AlreadyGrabbed { codes }
-    })
 }

@@ -1,12 +1,15 @@
 //! Coupon drops on Redis: a campaign's codes in pools on their own hash tags ([`keys`]), each
 //! step an atomic script on one pool (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_redeem.lua`, called through [`crate::store::scripts::CouponCreatePoolCall`],
-//! [`crate::store::scripts::CouponGrabCall`] and [`crate::store::scripts::CouponRedeemCall`]);
-//! a campaign is recorded under its merchant reference on the tag `{coupon}`
-//! (`lua/coupon_create.lua`).
+//! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_redeem.lua`,
+//! `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is recorded under its
+//! merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`). One operation per file,
+//! each with its scripts' call structs and the parsing of their replies: [`create`](mod@create),
+//! [`add_codes`](mod@add_codes), [`grab`](mod@grab) (with [`borrow`] for an empty home pool),
+//! [`redeem`](mod@redeem), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
 pub mod add_codes;
+pub mod borrow;
 pub mod campaign;
 pub mod close;
 pub mod create;
@@ -21,7 +24,42 @@ mod shape;
 pub use add_codes::{add_codes, AddCodesOutcome};
 pub use campaign::{campaign, CampaignView};
 pub use create::{create, CreateOutcome, Created};
-pub use grab::{grab, GrabOutcome};
+pub use grab::grab;
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};
 pub use redeem::{redeem, RedeemOutcome};
+
+/// The answer to a grab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrabOutcome {
+    /// A code is the caller's now.
+    Grabbed {
+        /// The code (uploaded, or generated: 18 characters).
+        code: String,
+        /// When it was issued, Unix ms (Redis `TIME`).
+        grabbed_at_ms: i64,
+        /// Until when it may be redeemed (exclusive), Unix ms.
+        redeem_by_ms: i64,
+    },
+    /// The caller holds `per_user` codes already: these.
+    AlreadyGrabbed {
+        /// The caller's codes in the campaign, in the order issued.
+        codes: Vec<String>,
+    },
+    /// No code is left in the whole campaign.
+    SoldOut,
+    /// The campaign ended (Redis `TIME` at or past `ends_at`).
+    Ended,
+    /// The campaign has not started.
+    NotStarted {
+        /// Milliseconds until it starts (at least 1).
+        retry_after_ms: u64,
+    },
+    /// Over the visit limit.
+    RateLimited {
+        /// Milliseconds until the window closes (at least 1).
+        retry_after_ms: u64,
+    },
+    /// No such campaign.
+    NotFound,
+}

@@ -10,11 +10,70 @@ use redis::Value;
 
 use crate::domain::coupons::{campaign_id, campaign_no, parse, pool_of_code, pool_of_index};
 use crate::store::conn::Conn;
-use crate::store::scripts::{text, Call, CouponRedeemCall};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::keys::{directory, PoolKeys};
 use super::shape::shape;
+
+use crate::store::scripts::{script_call, COUPON_REDEEM};
+
+/// The script, as its errors name it.
+const NAME: &str = "coupon_redeem";
+
+script_call! {
+    /// `lua/coupon_redeem.lua`: redeem an issued coupon once, on the pool that issued it.
+    pub struct CouponRedeemCall<'a> for COUPON_REDEEM {
+        KEYS {
+            /// The issuing pool's hash.
+            pool: &'a str,
+            /// The issuing pool's issued codes (hash).
+            issued: &'a str,
+            /// The issuing pool's tag's journal (stream).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The code as the pool keys it: the uploaded code, or the generated index.
+            code: &'a str,
+            /// The user the checkout names.
+            user_id: &'a str,
+            /// The order redeeming the coupon.
+            order_reference: &'a str,
+            /// The campaign (journal entries name it).
+            campaign_id: &'a str,
+        }
+    }
+}
+
+impl CouponRedeemCall<'_> {
+    /// Parses the script's reply: `redeemed:<at_ms>:<repeat 0|1>`,
+    /// `already_redeemed:<at_ms>:<order>`, `expired:<redeem_by_ms>` or `not_found`; a redemption
+    /// is of campaign `campaign_id`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: Value, campaign_id: String) -> Result<RedeemOutcome, Error> {
+        let reply = text(NAME, reply)?;
+        let bad = || Error::bad_reply(NAME, &reply);
+        let mut parts = reply.splitn(3, ':');
+        Ok(match (parts.next(), parts.next(), parts.next()) {
+            (Some("redeemed"), Some(at), Some(repeat)) => RedeemOutcome::Redeemed {
+                campaign_id,
+                redeemed_at_ms: at.parse().map_err(|_| bad())?,
+                repeat: repeat == "1",
+            },
+            (Some("already_redeemed"), Some(at), Some(order)) => RedeemOutcome::AlreadyRedeemed {
+                order_reference: order.to_string(),
+                redeemed_at_ms: at.parse().map_err(|_| bad())?,
+            },
+            (Some("expired"), Some(by), None) => RedeemOutcome::Expired {
+                redeem_by_ms: by.parse().map_err(|_| bad())?,
+            },
+            (Some("not_found"), None, None) => RedeemOutcome::NotFound,
+            _ => return Err(bad()),
+        })
+    }
+}
 
 /// The answer to a redeem.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +149,6 @@ pub async fn redeem(
     user_id: &str,
     order_reference: &str,
 ) -> Result<RedeemOutcome, Error> {
-    const NAME: &str = "coupon_redeem";
     let mut conn = store.conn().await?;
     let Some((id, no, pool, keyed)) = locate(store, &mut conn, code).await? else {
         return Ok(RedeemOutcome::NotFound);
@@ -111,23 +169,5 @@ pub async fn redeem(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    let reply = text(NAME, reply)?;
-    let bad = || Error::bad_reply(NAME, &reply);
-    let mut parts = reply.splitn(3, ':');
-    Ok(match (parts.next(), parts.next(), parts.next()) {
-        (Some("redeemed"), Some(at), Some(repeat)) => RedeemOutcome::Redeemed {
-            campaign_id: id,
-            redeemed_at_ms: at.parse().map_err(|_| bad())?,
-            repeat: repeat == "1",
-        },
-        (Some("already_redeemed"), Some(at), Some(order)) => RedeemOutcome::AlreadyRedeemed {
-            order_reference: order.to_string(),
-            redeemed_at_ms: at.parse().map_err(|_| bad())?,
-        },
-        (Some("expired"), Some(by), None) => RedeemOutcome::Expired {
-            redeem_by_ms: by.parse().map_err(|_| bad())?,
-        },
-        (Some("not_found"), None, None) => RedeemOutcome::NotFound,
-        _ => return Err(bad()),
-    })
+    CouponRedeemCall::outcome(reply, id)
 }

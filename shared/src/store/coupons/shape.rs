@@ -43,6 +43,16 @@ static SHAPES: Mutex<Option<HashMap<(String, String), Shape>>> = Mutex::new(None
 /// How many campaign shapes a sandbox keeps.
 const KEPT_SHAPES: usize = 256;
 
+/// The code an item names (`<pool>/<code or index>`); `None` for a reservation or a malformed
+/// item.
+pub(super) fn code_of(item: &str, no: u64, key: Option<&CodeKey>) -> Option<String> {
+    let (_, code) = item.split_once('/')?;
+    match key {
+        Some(key) => code.parse::<u64>().ok().map(|index| key.code(no, index)),
+        None => Some(code.to_string()),
+    }
+}
+
 fn shape_of(url: &str, id: &str) -> Option<Shape> {
     let shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
     shapes

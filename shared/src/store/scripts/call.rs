@@ -143,6 +143,6 @@ macro_rules! script_call {
     };
 }
 
-/// Path-based use of the macro (`use crate::store::scripts::script_call;`) from the store file
-/// of the operation that runs a script.
+/// Lets a store file declare its script's call next to the operation that runs it
+/// (`use crate::store::scripts::script_call;`).
 pub(crate) use script_call;

@@ -41,26 +41,27 @@ use super::error::Error;
 
 #[macro_use]
 mod call;
-mod coupon_calls;
 #[cfg(test)]
 mod headers;
-mod site_calls;
 
+pub use super::coupons::add_codes::CouponAddCodesCall;
+pub use super::coupons::borrow::{CouponSettleCall, CouponTakeCall};
+pub use super::coupons::close::CouponCloseCall;
+pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
+pub use super::coupons::grab::CouponGrabCall;
+pub use super::coupons::redeem::CouponRedeemCall;
 pub use super::history::HistoryPageCall;
 pub use super::journal::JournalAckCall;
 pub use super::lock::UnlockCall;
+pub use super::order_codes::OrderCodeCall;
 pub use super::packets::{
     CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, PacketViewCall,
 };
 pub use super::reclaim::SettleCall;
+pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
 pub use super::wallet::{TransferReleaseCall, WalletCreditCall, WithdrawCall};
 pub(crate) use call::script_call;
 pub use call::{Call, Sink};
-pub use coupon_calls::{
-    CouponAddCodesCall, CouponCloseCall, CouponCreateCall, CouponCreatePoolCall, CouponGrabCall,
-    CouponRedeemCall, CouponSettleCall, CouponTakeCall,
-};
-pub use site_calls::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, OrderCodeCall, VoteCall};
 
 /// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
 /// Dereferences to [`redis::Script`] (its hash, `SCRIPT LOAD`); a call of it is built by its

@@ -60,7 +60,7 @@
 //! integration tests, to act "604,801 s later" or "61 s later") moves it. With 0 the scripts see
 //! the Redis clock unchanged. Key expiry (`PEXPIREAT`, `EXPIRE`) always runs on the real
 //! clock, so with a positive offset a record or cache only lives longer than the logical clock
-//! says, and the scripts' own checks still decide: with an offset, [`vote`] never sends the
+//! says, and the scripts' own checks still decide: with an offset, [`vote()`] never sends the
 //! poster, so the script always reads the article and `TIME`.
 //!
 //! | key (prefix `hb`, tag `{vote:<site>}`) | type | contents | TTL |
@@ -78,8 +78,10 @@
 //! | `hb:{vote:S}:posts:<user>` | string | articles the user posted in the open quota window (`HONGBAO_VOTE_ARTICLES_PER_DAY`) | the rest of the 24 h window |
 //!
 //! `<m>` is the article member (id zero-padded to 12 digits), `<order>` is `score` or `time`.
-
-use redis::Value;
+//!
+//! One operation per file, each with its script's call struct and the parsing of its reply:
+//! [`post`](mod@post) (`lua/article_post.lua`), [`vote`](mod@vote) (`lua/vote.lua`),
+//! [`groups`] (`lua/article_groups.lua`), [`pages`] (`ZRANGE`, `lua/group_page.lua`).
 
 pub use crate::domain::voting::{
     is_group_name, page_range, Article, ArticleId, Direction, GroupChange, GroupsOutcome,
@@ -88,12 +90,17 @@ pub use crate::domain::voting::{
 };
 
 use super::config::Config;
-use super::scripts::{int, text, texts, ArticleGroupsCall, ArticlePostCall, Call, VoteCall};
-use super::{Error, Store};
 
-mod pages;
+pub mod groups;
+pub mod pages;
+pub mod post;
 pub(crate) mod posters;
-pub use pages::{articles, group_articles};
+pub mod vote;
+
+pub use groups::{set_groups, ArticleGroupsCall};
+pub use pages::{articles, group_articles, GroupPageCall};
+pub use post::{post, ArticlePostCall};
+pub use vote::{vote, VoteCall};
 
 /// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
 #[derive(Debug, Clone)]
@@ -177,257 +184,6 @@ impl SiteKeys {
     }
 }
 
-/// A score as the scripts return it: an integer, or a double with an integral value (Redis
-/// formats sorted-set scores as doubles).
-fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
-    let bad = || Error::bad_reply(script, format!("expected an integral score, got {item:?}"));
-    let text = item.ok_or_else(bad)?;
-    if let Ok(n) = text.parse::<i64>() {
-        return Ok(n);
-    }
-    let x: f64 = text.parse().map_err(|_| bad())?;
-    if x.fract() == 0.0 && x.abs() < 9.0e15 {
-        Ok(x as i64)
-    } else {
-        Err(bad())
-    }
-}
-
-/// Posts an article by `poster`: the article hash, its vote record holding the poster's up-vote
-/// (expiring when voting closes), and its score (`posted_at + 432`) and time entries — one
-/// script after an `INCR` of the site's id counter (a crash between the two only skips an id).
-///
-/// Source: the book's `post_article` (see the [module docs](self)).
-///
-/// [`PostOutcome::RateLimited`] when the poster's `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up
-/// (checked and counted in the script; nothing written).
-///
-/// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached (the article may or may not exist; a
-/// client's retry posts another one; a re-send of the same script call by the cluster client is
-/// answered with the article the first run posted). [`Error::Internal`] when the ids are exhausted or the counter keeps
-/// pointing at existing articles.
-pub async fn post(store: &Store, poster: &str, new: &NewArticle) -> Result<PostOutcome, Error> {
-    let cfg = store.config();
-    let keys = SiteKeys::of(cfg);
-    let quota = cfg.voting.articles_per_day;
-    let mut conn = store.conn().await?;
-    // The quota is decided in the script; this read first spares the id counter when it is
-    // already used up (only posts racing at the limit can skip an id).
-    if quota > 0 {
-        let (used, left): (Option<u64>, i64) = redis::pipe()
-            .get(keys.post_quota(poster))
-            .pttl(keys.post_quota(poster))
-            .query_async(&mut conn)
-            .await?;
-        if used.is_some_and(|u| u >= u64::from(quota)) && left > 0 {
-            return Ok(PostOutcome::RateLimited {
-                retry_after_ms: left,
-            });
-        }
-    }
-    for _ in 0..3 {
-        let n: u64 = redis::cmd("INCR")
-            .arg(keys.article_seq())
-            .query_async(&mut conn)
-            .await?;
-        let id = ArticleId::new(n)
-            .ok_or_else(|| Error::Internal(format!("article ids exhausted (counter at {n})")))?;
-        let reply: Value = ArticlePostCall {
-            article: &keys.article(id),
-            voters: &keys.voters(id),
-            score: &keys.ranking(Order::Score),
-            time: &keys.ranking(Order::Time),
-            post_quota: &keys.post_quota(poster),
-            member: &id.member(),
-            poster,
-            title: &new.title,
-            link: &new.link,
-            voting_window_secs: ONE_WEEK_IN_SECONDS,
-            vote_score: VOTE_SCORE,
-            clock_offset_secs: cfg.voting.clock_offset_secs,
-            quota,
-            quota_window_ms: ARTICLES_WINDOW_MS,
-        }
-        .invocation()
-        .invoke_async(&mut conn)
-        .await?;
-        let reply = texts("article_post", reply)?;
-        match reply.first().map(String::as_str) {
-            Some("posted") => {
-                return Ok(PostOutcome::Posted(Article {
-                    id,
-                    title: new.title.clone(),
-                    link: new.link.clone(),
-                    poster: poster.to_string(),
-                    posted_at: int("article_post", reply.get(1))?,
-                    votes: 1,
-                }))
-            }
-            Some("rate_limited") => {
-                return Ok(PostOutcome::RateLimited {
-                    retry_after_ms: int("article_post", reply.get(1))?,
-                })
-            }
-            Some("id_taken") => {
-                tracing::warn!(article_id = %id, "article id counter points at an existing article");
-                continue;
-            }
-            _ => return Err(Error::bad_reply("article_post", format!("{reply:?}"))),
-        }
-    }
-    Err(Error::Internal(
-        "could not draw an unused article id".into(),
-    ))
-}
-
-/// Records `user_id`'s vote in `direction` on article `article_id` (API form, e.g. `"42"`), in
-/// one round trip (one EVALSHA of `lua/vote.lua`): not found → closed → rate limit → repeat
-/// (nothing changes) / new vote (±1 vote, ±432) / switch (±2 votes, ±864).
-///
-/// Source: the book's `article_vote`, with the down-vote of the source blog post on Redis key
-/// design, made atomic and one-vote-per-user (see the [module docs](self)).
-///
-/// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached: the vote may have been recorded; a
-/// retry is safe (a repeat changes nothing). [`Error::Internal`] if the vote record of an open
-/// article is missing (deleted or evicted: the script refuses rather than let users vote twice).
-pub async fn vote(
-    store: &Store,
-    article_id: &str,
-    user_id: &str,
-    direction: Direction,
-) -> Result<VoteOutcome, Error> {
-    let Some(id) = ArticleId::parse(article_id) else {
-        return Ok(VoteOutcome::NotFound);
-    };
-    let cfg = store.config();
-    let keys = SiteKeys::of(cfg);
-    let mut conn = store.conn().await?;
-    // The remembered poster lets the script check the vote record alone (lua/vote.lua); never
-    // with the test clock, whose deadline the record's expiry does not follow.
-    let posters = store.article_posters();
-    let poster = match cfg.voting.clock_offset_secs {
-        0 => posters.get(id.get()),
-        _ => None,
-    };
-    let reply: Value = VoteCall {
-        article: &keys.article(id),
-        voters: &keys.voters(id),
-        score: &keys.ranking(Order::Score),
-        rate: &keys.vote_rate(user_id),
-        user_id,
-        direction: direction.value(),
-        member: &id.member(),
-        rate_limit: cfg.voting.rate_limit,
-        rate_window_ms: cfg.voting.rate_window_ms,
-        voting_window_secs: ONE_WEEK_IN_SECONDS,
-        vote_score: VOTE_SCORE,
-        clock_offset_secs: cfg.voting.clock_offset_secs,
-        poster: poster.as_deref().unwrap_or(""),
-    }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
-    let reply = text("vote", reply)?;
-    // `<outcome>:<votes>:<score>[:<poster>]`; a poster id may itself hold ':'.
-    let mut parts = reply.splitn(4, ':');
-    let outcome = parts.next().unwrap_or("");
-    let rest: Vec<String> = parts.map(str::to_string).collect();
-    if let (Some(poster), "changed" | "unchanged") = (rest.get(2), outcome) {
-        posters.remember(id.get(), poster);
-    }
-    let counts = || -> Result<(i64, i64), Error> {
-        Ok((
-            int("vote", rest.first())?,
-            parse_score("vote", rest.get(1))?,
-        ))
-    };
-    Ok(match outcome {
-        "changed" => {
-            let (votes, score) = counts()?;
-            VoteOutcome::Voted {
-                votes,
-                score,
-                changed: true,
-            }
-        }
-        "unchanged" => {
-            let (votes, score) = counts()?;
-            VoteOutcome::Voted {
-                votes,
-                score,
-                changed: false,
-            }
-        }
-        "not_found" => VoteOutcome::NotFound,
-        "closed" => {
-            let (votes, score) = counts()?;
-            VoteOutcome::Closed { votes, score }
-        }
-        "rate_limited" => VoteOutcome::RateLimited {
-            retry_after_ms: int("vote", rest.first())?,
-        },
-        _ => return Err(Error::bad_reply("vote", &reply)),
-    })
-}
-
-/// Adds article `article_id` (API form) to the groups of `change.add` and removes it from those
-/// of `change.remove`, if `user_id` posted it; one script.
-///
-/// Source: the book's `add_remove_groups`, restricted to the poster, plus the article's own set
-/// of groups for the answer.
-///
-/// # Errors
-/// [`Error::Unavailable`] when Redis cannot be reached (retrying is safe: the change is
-/// idempotent).
-pub async fn set_groups(
-    store: &Store,
-    article_id: &str,
-    user_id: &str,
-    change: &GroupChange,
-) -> Result<GroupsOutcome, Error> {
-    let Some(id) = ArticleId::parse(article_id) else {
-        return Ok(GroupsOutcome::NotFound);
-    };
-    let keys = SiteKeys::of(store.config());
-    let group_names: Vec<&str> = change
-        .add
-        .iter()
-        .chain(&change.remove)
-        .map(String::as_str)
-        .collect();
-    let group_sets: Vec<String> = group_names.iter().map(|name| keys.group(name)).collect();
-    let call = ArticleGroupsCall {
-        article: &keys.article(id),
-        article_groups: &keys.article_groups(id),
-        group_sets: &group_sets,
-        user_id,
-        member: &id.member(),
-        adds: change.add.len(),
-        group_names: &group_names,
-        max_groups: store.config().voting.max_groups_per_article,
-    };
-    let mut conn = store.conn().await?;
-    let mut reply = texts(
-        "article_groups",
-        call.invocation().invoke_async(&mut conn).await?,
-    )?;
-    match reply.first().map(String::as_str) {
-        Some("ok") => {
-            let mut groups = reply.split_off(1);
-            groups.sort();
-            Ok(GroupsOutcome::Updated(groups))
-        }
-        Some("not_found") => Ok(GroupsOutcome::NotFound),
-        Some("forbidden") => Ok(GroupsOutcome::Forbidden),
-        Some("too_many_groups") => Ok(GroupsOutcome::TooManyGroups {
-            current: int("article_groups", reply.get(1))?.max(0) as u64,
-        }),
-        _ => Err(Error::bad_reply("article_groups", format!("{reply:?}"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,19 +207,6 @@ mod tests {
             assert!(key.starts_with("hb:{vote:news}:"), "{key}");
         }
         assert_eq!(k.voters(id), "hb:{vote:news}:article:000000000007:voters");
-    }
-
-    #[test]
-    fn scores() {
-        assert_eq!(
-            parse_score("t", Some(&"1767226296".into())).unwrap(),
-            1_767_226_296
-        );
-        assert_eq!(
-            parse_score("t", Some(&"1767226296.0".into())).unwrap(),
-            1_767_226_296
-        );
-        assert!(parse_score("t", Some(&"1.5".into())).is_err());
     }
 
     #[test]

@@ -1,11 +1,48 @@
-//! The site's pages: by score or time, and a group's through its cached intersection (reads
-//! only, apart from the group cache).
+//! `GET /articles` and `GET /groups/{group}/articles`: the site's pages, by score or time, and a
+//! group's through its cached intersection (`lua/group_page.lua`; reads only, apart from the
+//! group cache).
 
 use redis::Value;
 
 use super::{is_group_name, page_range, Article, ArticleId, Order, SiteKeys};
-use crate::store::scripts::{texts, Call, GroupPageCall};
+use crate::store::scripts::{script_call, texts, Call, GROUP_PAGE};
 use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/group_page.lua`: one page of a group's articles through the cached intersection.
+    pub struct GroupPageCall<'a> for GROUP_PAGE {
+        KEYS {
+            /// The group set.
+            group: &'a str,
+            /// The score or time ranking.
+            ranking: &'a str,
+            /// The cached intersection.
+            cache: &'a str,
+            /// When the cache was built (Unix ms).
+            stamp: &'a str,
+        }
+        ARGV {
+            /// First rank, 0-based, highest score first.
+            first_rank: u64,
+            /// Last rank, inclusive.
+            last_rank: u64,
+            /// Cache lifetime, seconds.
+            cache_secs: u64,
+            /// Seconds added to Redis `TIME` (0 except in tests).
+            clock_offset_secs: i64,
+        }
+    }
+}
+
+impl GroupPageCall<'_> {
+    /// Parses the script's reply: the page's article members, highest first.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when the reply is not a flat array of members.
+    fn members(reply: Value) -> Result<Vec<String>, Error> {
+        texts("group_page", reply)
+    }
+}
 
 /// Loads the articles of `members` (ranking members, in order) with one pipeline of `HMGET`s.
 async fn load_articles(
@@ -118,6 +155,6 @@ pub async fn group_articles(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    let members = texts("group_page", reply)?;
+    let members = GroupPageCall::members(reply)?;
     load_articles(&mut conn, &keys, &members).await
 }

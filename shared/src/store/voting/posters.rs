@@ -1,6 +1,6 @@
 //! The posters of the articles a sandbox has voted on ([`ArticlePosters`], one per
 //! [`Store`](crate::store::Store)), so that `lua/vote.lua` can tell an open article from one
-//! HMGET of the vote record (issue 24: a vote storm's cost on the site's one hash slot).
+//! HMGET of the vote record (a vote storm's whole cost falls on the site's one hash slot).
 //!
 //! An article's poster never changes, so a remembered poster cannot go stale while the article
 //! exists. Should the site's data be replaced (an id reused by a new article), the record holds

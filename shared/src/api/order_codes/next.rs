@@ -1,26 +1,16 @@
-//! Order codes over HTTP: the next-order-code function's router (`POST /order-codes`).
+//! `POST /order-codes`: the next order codes of the business day
+//! ([`crate::store::order_codes::next_codes`], `lua/order_code.lua`).
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::config::AppState;
-use super::error::ApiError;
-use super::extract::{Caller, OptionalJsonBody};
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{Caller, OptionalJsonBody};
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
-
-/// The routes of the next-order-code function.
-pub(crate) fn routes() -> Router<AppState> {
-    Router::new().route("/order-codes", post(next_codes))
-}
-
-/// The next-order-code function's router.
-pub fn router(state: AppState) -> Router {
-    super::contract(routes().with_state(state))
-}
 
 /// The body of `POST /order-codes`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -79,11 +69,9 @@ pub struct CodesBody {
     request_body(content = CountBody, description = "optional; no body (or an empty one) means one code"),
     responses(
         (status = 201, description = "the codes, all or none", body = CodesBody),
-        (status = 400, description = "`invalid_request`: nothing written", body = super::schemas::InvalidRequestError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = super::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = super::schemas::UnsupportedMediaTypeError),
-        (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = super::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (the body's `message` says what a retry does where that is not obvious)", body = super::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+        (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = crate::api::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+        (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (the body's `message` says what a retry does where that is not obvious)", body = crate::api::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn next_codes(

@@ -1,0 +1,107 @@
+//! `PUT /articles/{id}/groups`: the poster adds the article to groups or removes it
+//! ([`crate::store::voting::set_groups`], `lua/article_groups.lua`).
+
+use axum::extract::State;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{shown, Caller, JsonBody, Path};
+use crate::domain::voting::{GroupChange, GroupsOutcome};
+use crate::store::voting;
+
+/// The body of `PUT /articles/{id}/groups`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupsRequest {
+    /// Groups to add the article to (at most 16).
+    #[serde(default)]
+    #[schema(value_type = Vec<crate::api::schemas::GroupNameDoc>, max_items = 16)]
+    pub add: Vec<String>,
+    /// Groups to remove it from (at most 16, none of them in `add`).
+    #[serde(default)]
+    #[schema(value_type = Vec<crate::api::schemas::GroupNameDoc>, max_items = 16)]
+    pub remove: Vec<String>,
+}
+
+/// The answer to a group change.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct GroupsBody {
+    /// The article.
+    pub article_id: String,
+    /// Its groups afterwards, sorted.
+    pub groups: Vec<String>,
+}
+
+/// `PUT /articles/{id}/groups`.
+#[utoipa::path(
+    put, path = "/articles/{id}/groups", tag = "voting", operation_id = "set_article_groups",
+    summary = "Change an article's groups",
+    description = "Adds the article to and removes it from groups; only its poster may.",
+    params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),
+    request_body = GroupsRequest,
+    responses(
+        (status = 200, description = "the article's groups afterwards", body = GroupsBody),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+        (status = 403, description = "`forbidden`: only the poster may change its groups", body = crate::api::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such article", body = crate::api::schemas::NotFoundError),
+        (status = 409, description = "`too_many_groups`: the article would pass `limit` groups", body = crate::api::schemas::TooManyGroupsError),
+    )
+)]
+pub(crate) async fn set_groups(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<GroupsRequest>,
+) -> Result<Json<GroupsBody>, ApiError> {
+    let change = GroupChange::new(b.add, b.remove).map_err(ApiError::invalid)?;
+    match voting::set_groups(&state.store, &id, &user, &change).await? {
+        GroupsOutcome::Updated(groups) => Ok(Json(GroupsBody {
+            article_id: id,
+            groups,
+        })),
+        GroupsOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
+        GroupsOutcome::Forbidden => Err(ApiError::forbidden(
+            "only the poster of an article may change its groups",
+        )),
+        GroupsOutcome::TooManyGroups { current } => {
+            let max = state.store.config().voting.max_groups_per_article;
+            Err(ApiError::conflict(
+                "too_many_groups",
+                format!(
+                    "an article may be in at most {max} groups (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); \
+                     it is in {current}"
+                ),
+            )
+            .with("limit", max))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_group_change(body: &[u8]) -> Result<GroupChange, ApiError> {
+        let b: GroupsRequest = crate::api::extract::parse_json(body)?;
+        GroupChange::new(b.add, b.remove).map_err(ApiError::invalid)
+    }
+
+    #[test]
+    fn bodies() {
+        let c = parse_group_change(br#"{"add":["b","a","b"]}"#).unwrap();
+        assert_eq!(
+            (c.add, c.remove),
+            (vec!["a".to_string(), "b".into()], vec![])
+        );
+        assert!(parse_group_change(br#"{"add":["a"],"remove":["a"]}"#).is_err());
+        assert!(parse_group_change(br#"{"add":["A"]}"#).is_err());
+        assert!(parse_group_change(br#"{"add":[""]}"#).is_err());
+        assert!(
+            parse_group_change(format!(r#"{{"add":["{}"]}}"#, "a".repeat(33)).as_bytes()).is_err()
+        );
+        assert!(parse_group_change(br#"{"add":"a"}"#).is_err());
+        assert_eq!(parse_group_change(b"{}").unwrap(), GroupChange::default());
+    }
+}

@@ -1,0 +1,104 @@
+//! `POST /articles/{id}/vote`: the caller's up- or down-vote
+//! ([`crate::store::voting::vote()`], `lua/vote.lua`).
+
+use axum::extract::State;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use crate::api::config::AppState;
+use crate::api::error::ApiError;
+use crate::api::extract::{shown, Caller, JsonBody, Path};
+use crate::domain::voting::{Direction, VoteOutcome};
+use crate::store::voting;
+
+/// The body of `POST /articles/{id}/vote`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VoteRequest {
+    /// `up` or `down`.
+    #[schema(value_type = crate::api::schemas::DirectionDoc)]
+    pub direction: Direction,
+}
+
+/// The answer to a vote.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct VoteBody {
+    /// The article.
+    pub article_id: String,
+    /// Votes after the call.
+    pub votes: i64,
+    /// Score after the call.
+    pub score: i64,
+    /// `up` or `down`.
+    #[schema(value_type = crate::api::schemas::DirectionDoc)]
+    pub direction: &'static str,
+    /// Whether this call changed the vote.
+    pub changed: bool,
+}
+
+/// `POST /articles/{id}/vote`.
+#[utoipa::path(
+    post, path = "/articles/{id}/vote", tag = "voting", operation_id = "vote_article",
+    summary = "Vote on an article",
+    description = "Records the caller's up or down vote (one per user, changeable) for one week after the article was posted.",
+    params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),
+    request_body = VoteRequest,
+    responses(
+        (status = 200, description = "the vote recorded (or unchanged)", body = VoteBody),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+        (status = 404, description = "`not_found`: no such article", body = crate::api::schemas::NotFoundError),
+        (status = 410, description = "`voting_closed`, with the final `votes` and `score`", body = crate::api::schemas::VotingClosedError),
+        (status = 429, description = "`rate_limited`: too many votes; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
+    )
+)]
+pub(crate) async fn vote(
+    State(state): State<AppState>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    JsonBody(b): JsonBody<VoteRequest>,
+) -> Result<Json<VoteBody>, ApiError> {
+    let direction = b.direction;
+    match voting::vote(&state.store, &id, &user, direction).await? {
+        VoteOutcome::Voted {
+            votes,
+            score,
+            changed,
+        } => Ok(Json(VoteBody {
+            article_id: id,
+            votes,
+            score,
+            direction: direction.as_str(),
+            changed,
+        })),
+        VoteOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
+        VoteOutcome::Closed { votes, score } => Err(ApiError::gone(
+            "voting_closed",
+            "voting on this article closed one week after it was posted",
+        )
+        .with("votes", votes)
+        .with("score", score)),
+        VoteOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
+            "too many votes; slow down",
+            retry_after_ms,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_vote(body: &[u8]) -> Result<Direction, ApiError> {
+        crate::api::extract::parse_json::<VoteRequest>(body).map(|b| b.direction)
+    }
+
+    #[test]
+    fn bodies() {
+        assert_eq!(
+            parse_vote(br#"{"direction":"down"}"#).unwrap(),
+            Direction::Down
+        );
+        assert!(parse_vote(br#"{"direction":"Up"}"#).is_err());
+        assert!(parse_vote(br#"{}"#).is_err());
+    }
+}

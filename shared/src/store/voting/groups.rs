@@ -1,0 +1,99 @@
+//! `PUT /articles/{id}/groups`: the poster adds an article to groups or removes it
+//! (`lua/article_groups.lua`).
+
+use redis::Value;
+
+use super::{ArticleId, GroupChange, GroupsOutcome, SiteKeys};
+use crate::store::scripts::{int, script_call, texts, Call, ARTICLE_GROUPS};
+use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/article_groups.lua`: the poster adds an article to groups or removes it.
+    pub struct ArticleGroupsCall<'a> for ARTICLE_GROUPS {
+        KEYS {
+            /// The article hash.
+            article: &'a str,
+            /// The article's set of group names.
+            article_groups: &'a str,
+            /// The group sets: first those to add the article to, then those to remove it from.
+            group_sets: &'a [String],
+        }
+        ARGV {
+            /// The caller.
+            user_id: &'a str,
+            /// The article member.
+            member: &'a str,
+            /// How many of `group_sets` (the first ones) are additions.
+            adds: usize,
+            /// The group names of `group_sets`, in the same order.
+            group_names: &'a [&'a str],
+            /// The most groups an article may be in.
+            max_groups: u32,
+        }
+    }
+}
+
+impl ArticleGroupsCall<'_> {
+    /// Parses the script's reply: `["ok", <group>...]` (the groups sorted here),
+    /// `["not_found"]`, `["forbidden"]` or `["too_many_groups", <current>]`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    fn outcome(reply: Value) -> Result<GroupsOutcome, Error> {
+        const NAME: &str = "article_groups";
+        let mut reply = texts(NAME, reply)?;
+        match reply.first().map(String::as_str) {
+            Some("ok") => {
+                let mut groups = reply.split_off(1);
+                groups.sort();
+                Ok(GroupsOutcome::Updated(groups))
+            }
+            Some("not_found") => Ok(GroupsOutcome::NotFound),
+            Some("forbidden") => Ok(GroupsOutcome::Forbidden),
+            Some("too_many_groups") => Ok(GroupsOutcome::TooManyGroups {
+                current: int(NAME, reply.get(1))?.max(0) as u64,
+            }),
+            _ => Err(Error::bad_reply(NAME, format!("{reply:?}"))),
+        }
+    }
+}
+
+/// Adds article `article_id` (API form) to the groups of `change.add` and removes it from those
+/// of `change.remove`, if `user_id` posted it; one script.
+///
+/// Source: the book's `add_remove_groups`, restricted to the poster, plus the article's own set
+/// of groups for the answer.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (retrying is safe: the change is
+/// idempotent).
+pub async fn set_groups(
+    store: &Store,
+    article_id: &str,
+    user_id: &str,
+    change: &GroupChange,
+) -> Result<GroupsOutcome, Error> {
+    let Some(id) = ArticleId::parse(article_id) else {
+        return Ok(GroupsOutcome::NotFound);
+    };
+    let keys = SiteKeys::of(store.config());
+    let group_names: Vec<&str> = change
+        .add
+        .iter()
+        .chain(&change.remove)
+        .map(String::as_str)
+        .collect();
+    let group_sets: Vec<String> = group_names.iter().map(|name| keys.group(name)).collect();
+    let call = ArticleGroupsCall {
+        article: &keys.article(id),
+        article_groups: &keys.article_groups(id),
+        group_sets: &group_sets,
+        user_id,
+        member: &id.member(),
+        adds: change.add.len(),
+        group_names: &group_names,
+        max_groups: store.config().voting.max_groups_per_article,
+    };
+    let mut conn = store.conn().await?;
+    ArticleGroupsCall::outcome(call.invocation().invoke_async(&mut conn).await?)
+}
