@@ -24,7 +24,7 @@
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use hongbao::api::{self, AppState, AuthMode};
+use hongbao::api::{self, ApiState, AuthMode};
 use hongbao::domain::Lookup;
 use hongbao::store::{Config, Feature, Store};
 use lambda_http::request::RequestContext;
@@ -60,7 +60,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if auth != AuthMode::Header {
         return Err("make serve needs HONGBAO_AUTH_MODE=header (identity from x-user-id)".into());
     }
-    let state = AppState::new(Store::new(config), auth);
+    let state = ApiState::new(Store::new(config), auth);
     if let Err(e) = state.store.connect_at_cold_start().await {
         tracing::warn!(error = %e, "redis not reachable yet; requests answer 503 until it is");
     }

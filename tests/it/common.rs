@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use harness::TestRedis;
-use hongbao::api::{self, AppState, AuthMode};
+use hongbao::api::{self, ApiState, AuthMode};
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::domain::wallet::IamPrincipals;
 use hongbao::store::packets::{self, CreateOutcome, NewPacket, Packet};
@@ -196,7 +196,7 @@ impl Function {
     /// The function's router over `store` (identity from the JWT claim `sub`), as API Gateway
     /// events reach it.
     pub fn router(self, store: &Arc<Store>) -> axum::Router {
-        let state = AppState {
+        let state = ApiState {
             store: store.clone(),
             auth: AuthMode::Jwt,
         };

@@ -17,8 +17,9 @@ use lambda_http::request::RequestContext;
 use lambda_http::RequestExt;
 use serde::de::DeserializeOwned;
 
-use super::config::{AppState, AuthMode};
+use super::auth::AuthMode;
 use super::error::ApiError;
+use super::state::ApiState;
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 
 /// The caller's user id: the JWT claim `sub` (verified by the HTTP API JWT authorizer), or,
@@ -29,10 +30,10 @@ use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller(pub String);
 
-impl FromRequestParts<AppState> for Caller {
+impl FromRequestParts<ApiState> for Caller {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Self, ApiError> {
         caller(parts, state.auth).map(Caller)
     }
 }
@@ -78,12 +79,12 @@ pub fn caller(parts: &Parts, mode: AuthMode) -> Result<String, ApiError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IamPrincipal(pub Option<String>);
 
-impl FromRequestParts<AppState> for IamPrincipal {
+impl FromRequestParts<ApiState> for IamPrincipal {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(
         parts: &mut Parts,
-        state: &AppState,
+        state: &ApiState,
     ) -> Result<Self, Self::Rejection> {
         if state.auth == AuthMode::Header {
             if let Some(arn) = parts

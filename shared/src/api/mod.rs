@@ -23,7 +23,7 @@
 //! [`contract()`] turns the router's own 404 and 405 into the contract's `not_found` and
 //! `method_not_allowed` (with `Allow`), and axum's plain-text 413 into `payload_too_large`.
 
-pub mod config;
+pub mod auth;
 mod contract;
 pub mod coupons;
 pub mod error;
@@ -34,18 +34,20 @@ pub mod openapi;
 pub mod order_codes;
 pub mod packets;
 pub mod schemas;
+pub mod state;
 pub mod voting;
 pub mod wallet;
 
 use axum::Router;
 
-pub use config::{AppState, AuthMode};
+pub use auth::AuthMode;
 pub use contract::contract;
 pub use error::ApiError;
+pub use state::ApiState;
 
 /// The whole HTTP API in one router: every function's routes, as the template routes them
 /// (what `make serve` runs).
-pub fn app(state: AppState) -> Router {
+pub fn app(state: ApiState) -> Router {
     contract(
         Router::new()
             .merge(packets::create_routes())
@@ -73,7 +75,7 @@ mod tests {
     /// here has none.
     #[tokio::test]
     async fn bodies_over_the_limit_are_413_json() {
-        let state = AppState::new(
+        let state = ApiState::new(
             crate::store::Store::new(crate::store::Config::default()),
             AuthMode::Header,
         );

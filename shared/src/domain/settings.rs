@@ -2,7 +2,7 @@
 //! next to the rules that read it, and parsed through a [`Lookup`].
 //!
 //! A function reads only the settings of the features it serves (see
-//! [`crate::api::config`]), so an invalid `HONGBAO_VOTE_SITE` stops the vote function and
+//! [`crate::lambda::Function::features`]), so an invalid `HONGBAO_VOTE_SITE` stops the vote function and
 //! nothing else. The defaults are parsed from the same [`Setting::default`] text the
 //! configuration table of `docs/configuration.md` shows, and a test checks that the table is
 //! exactly the declared settings.

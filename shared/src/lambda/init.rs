@@ -7,7 +7,7 @@ use tracing_subscriber::filter::Targets;
 use super::emf::init_metrics;
 use super::settings::{log_filter, settings, Settings};
 use super::Function;
-use crate::api::config::AppState;
+use crate::api::state::ApiState;
 use crate::domain::{ConfigError, Lookup};
 use crate::store::{EvictionVerdict, Feature, Store};
 
@@ -64,7 +64,7 @@ fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
 /// [`InitError::Config`] when a setting the function reads is invalid, and
 /// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
 /// with that message instead of running misconfigured.
-pub async fn init(function: Function) -> Result<AppState, InitError> {
+pub async fn init(function: Function) -> Result<ApiState, InitError> {
     let env = |name: &str| std::env::var(name).ok();
     let lookup = Lookup::new(&env);
     // Tracing first, so that a bad setting stops Init with a logged message.
@@ -76,7 +76,7 @@ pub async fn init(function: Function) -> Result<AppState, InitError> {
         ..
     } = settings(function, &lookup)?;
     init_metrics(&metrics);
-    let state = AppState::new(Store::new(config), auth);
+    let state = ApiState::new(Store::new(config), auth);
     if function.features().contains(&Feature::Wallet) {
         let rules = &state.store.config().wallet;
         if rules.deposit_principals.is_empty() {

@@ -4,7 +4,7 @@
 use tracing_subscriber::filter::Targets;
 
 use super::{Function, InitError};
-use crate::api::config::{AuthMode, AUTH_MODE, SAM_LOCAL};
+use crate::api::auth::{AuthMode, AUTH_MODE, SAM_LOCAL};
 use crate::api::metrics::MetricsSettings;
 use crate::domain::settings::Setting;
 use crate::domain::{ConfigError, Lookup};

@@ -5,7 +5,7 @@
 //! the other features keep their defaults and are never read, so a function is never stopped
 //! by a setting it does not use. Every variable is declared once, as a
 //! [`Setting`], next to the code that reads it; the configuration
-//! table of `docs/configuration.md` is checked against them (`crate::api::config::all_settings`).
+//! table of `docs/configuration.md` is checked against them (`crate::lambda::all_settings`).
 
 use std::time::Duration;
 

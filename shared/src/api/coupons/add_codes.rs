@@ -7,9 +7,9 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{duplicate_codes, merchant};
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, IamPrincipal, JsonBody, Path};
+use crate::api::state::ApiState;
 use crate::domain::coupons::codes::check_batch;
 use crate::domain::coupons::is_reference;
 use crate::store::coupons::{self, AddCodesOutcome};
@@ -70,7 +70,7 @@ crate::api::schemas::error_doc! {
     )
 )]
 pub(crate) async fn add_codes(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     Path(id): Path<String>,
     body: Result<JsonBody<CodesRequest>, ApiError>,

@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::Json;
 
 use super::CampaignBody;
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, Path};
+use crate::api::state::ApiState;
 use crate::store::coupons;
 
 /// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; 401, 404.
@@ -22,7 +22,7 @@ use crate::store::coupons;
     )
 )]
 pub(crate) async fn campaign(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<CampaignBody>, ApiError> {

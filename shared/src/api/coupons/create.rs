@@ -7,9 +7,9 @@ use axum::Json;
 use serde::Deserialize;
 
 use super::{duplicate_codes, instant, merchant, CampaignBody, DuplicateCodesError};
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::state::ApiState;
 use crate::domain::coupons::{CodeSource, NewCampaign};
 use crate::store::coupons::{self, CreateOutcome};
 use crate::store::Error;
@@ -128,7 +128,7 @@ crate::api::schemas::error_doc! {
     )
 )]
 pub(crate) async fn create(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<CampaignRequest>, ApiError>,
 ) -> Result<(StatusCode, Json<CampaignBody>), ApiError> {

@@ -6,10 +6,10 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, Caller, Path};
 use crate::api::metrics;
+use crate::api::state::ApiState;
 use crate::store::coupons::{self, GrabOutcome};
 
 /// A coupon won.
@@ -69,7 +69,7 @@ crate::api::schemas::error_doc! {
     )
 )]
 pub(crate) async fn grab(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<CouponBody>, ApiError> {

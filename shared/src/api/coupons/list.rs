@@ -5,9 +5,9 @@ use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, Caller};
+use crate::api::state::ApiState;
 use crate::domain::coupons::ListCursor;
 use crate::domain::history::{parse_limit, DEFAULT_LIMIT};
 use crate::store::coupons::{self, ListedCoupon};
@@ -75,7 +75,7 @@ pub struct CouponsBody {
     )
 )]
 pub(crate) async fn list(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Json<CouponsBody>, ApiError> {

@@ -21,12 +21,12 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::Serialize;
 
-use super::config::AppState;
 use super::error::{rfc3339, ApiError};
+use super::state::ApiState;
 use crate::store::coupons::CampaignView;
 
 /// The routes of the coupon function.
-pub(crate) fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<ApiState> {
     Router::new()
         .route("/campaigns", post(create::create))
         .route("/campaigns/{id}", get(campaign::campaign))
@@ -37,7 +37,7 @@ pub(crate) fn routes() -> Router<AppState> {
 }
 
 /// The coupon function's router.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: ApiState) -> Router {
     super::contract(routes().with_state(state))
 }
 
@@ -45,7 +45,7 @@ pub fn router(state: AppState) -> Router {
 ///
 /// # Errors
 /// 403 `forbidden` naming the setting.
-fn merchant(state: &AppState, arn: Option<String>) -> Result<(), ApiError> {
+fn merchant(state: &ApiState, arn: Option<String>) -> Result<(), ApiError> {
     let principals = &state.store.config().coupons.principals;
     if arn.is_some_and(|arn| principals.allows(&arn)) {
         Ok(())

@@ -7,10 +7,10 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::merchant;
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
+use crate::api::state::ApiState;
 use crate::domain::coupons::codes::is_code;
 use crate::domain::coupons::{is_reference, parse};
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
@@ -90,7 +90,7 @@ crate::api::schemas::error_doc! {
     )
 )]
 pub(crate) async fn redeem(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<RedeemRequest>, ApiError>,
 ) -> Result<Json<RedeemBody>, ApiError> {

@@ -5,9 +5,9 @@ use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{query_params, Caller};
+use crate::api::state::ApiState;
 use crate::domain::history::{
     parse_limit, Cursor, Entry, ReceivedEntry, Role, SentEntry, DEFAULT_LIMIT,
 };
@@ -162,7 +162,7 @@ pub struct HistoryBody {
     )
 )]
 pub(crate) async fn list(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Json<HistoryBody>, ApiError> {

@@ -4,9 +4,9 @@ use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{query_params, Caller};
+use crate::api::state::ApiState;
 use crate::domain::history::{self, parse_year, Totals};
 use crate::store::history as store;
 
@@ -54,7 +54,7 @@ pub struct SummaryBody {
     )
 )]
 pub(crate) async fn summary(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Json<SummaryBody>, ApiError> {

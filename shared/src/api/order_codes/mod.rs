@@ -6,14 +6,14 @@ pub mod next;
 use axum::routing::post;
 use axum::Router;
 
-use super::config::AppState;
+use super::state::ApiState;
 
 /// The routes of the next-order-code function.
-pub(crate) fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<ApiState> {
     Router::new().route("/order-codes", post(next::next_codes))
 }
 
 /// The next-order-code function's router.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: ApiState) -> Router {
     super::contract(routes().with_state(state))
 }

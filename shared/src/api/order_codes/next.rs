@@ -6,9 +6,9 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, OptionalJsonBody};
+use crate::api::state::ApiState;
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
 
@@ -75,7 +75,7 @@ pub struct CodesBody {
     )
 )]
 pub(crate) async fn next_codes(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     OptionalJsonBody(body): OptionalJsonBody<CountBody>,
 ) -> Result<(StatusCode, Json<CodesBody>), ApiError> {

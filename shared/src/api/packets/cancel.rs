@@ -6,9 +6,9 @@ use axum::Json;
 use serde::Serialize;
 
 use super::no_packet;
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
+use crate::api::state::ApiState;
 use crate::domain::packets::CancelOutcome;
 use crate::store::packets;
 
@@ -44,7 +44,7 @@ pub struct CancelBody {
     )
 )]
 pub(crate) async fn cancel(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(caller): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<CancelBody>, ApiError> {

@@ -7,10 +7,10 @@ use axum::Json;
 use serde::Serialize;
 
 use super::no_packet;
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
+use crate::api::state::ApiState;
 use crate::domain::packets::ClaimOutcome;
 use crate::store::packets;
 
@@ -47,7 +47,7 @@ pub struct ClaimBody {
     )
 )]
 pub(crate) async fn claim(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<ClaimBody>, ApiError> {

@@ -6,9 +6,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 
 use super::PacketBody;
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
+use crate::api::state::ApiState;
 use crate::domain::is_reference;
 use crate::domain::packets::{CreateOutcome, PacketRequest};
 use crate::store::packets;
@@ -27,13 +27,11 @@ use crate::store::packets;
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
         (status = 402, description = "`insufficient_funds`: the balance is below `total_cents` (`balance_cents`); nothing written", body = crate::api::schemas::InsufficientFundsError),
         (status = 409, description = "`idempotency_key_reused`: the key was used with a different request", body = crate::api::schemas::IdempotencyKeyReusedError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
         (status = 429, description = "`rate_limited`: the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn create(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(sender): Caller,
     headers: HeaderMap,
     JsonBody(req): JsonBody<PacketRequest>,

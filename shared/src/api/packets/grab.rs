@@ -7,10 +7,10 @@ use axum::Json;
 use serde::Serialize;
 
 use super::no_packet;
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, OptionalJsonBody, Path};
 use crate::api::metrics;
+use crate::api::state::ApiState;
 use crate::domain::packets::password::PasswordText;
 use crate::domain::packets::{GrabOutcome, Share};
 use crate::store::packets;
@@ -77,8 +77,6 @@ impl ShareBody {
     responses(
         (status = 200, description = "a share won", body = ShareBody),
         (status = 403, description = "`not_a_recipient` (a targeted packet, and the caller is not one of its recipients) or `wrong_password` (a password packet, and the body's `password` is missing or wrong: the attempt counts toward the grab rate limit); nothing else written", body = crate::api::schemas::GrabForbiddenError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
         (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
         (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = AlreadyGrabbedError),
         (status = 410, description = "`sold_out`, `expired` or `cancelled` (by its sender); nothing written", body = crate::api::schemas::GrabGoneError),
@@ -87,7 +85,7 @@ impl ShareBody {
     )
 )]
 pub(crate) async fn grab(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
     OptionalJsonBody(body): OptionalJsonBody<GrabRequest>,

@@ -21,9 +21,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::Serialize;
 
-use super::config::AppState;
 use super::error::{rfc3339, ApiError};
 use super::extract::shown;
+use super::state::ApiState;
 use crate::domain::packets::Packet;
 
 pub use claim::ClaimBody;
@@ -32,7 +32,7 @@ pub use view::{BestLuckBody, GrabBody, PacketViewBody, RevealBody};
 
 /// The routes of the create-packet function, the sender's: `POST /packets`,
 /// `POST /packets/{id}/cancel`.
-pub(crate) fn create_routes() -> Router<AppState> {
+pub(crate) fn create_routes() -> Router<ApiState> {
     Router::new()
         .route("/packets", post(create::create))
         .route("/packets/{id}/cancel", post(cancel::cancel))
@@ -40,7 +40,7 @@ pub(crate) fn create_routes() -> Router<AppState> {
 
 /// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`, and the
 /// caller's history, `GET /packets` and `GET /packets/summary` ([`super::history`]).
-pub(crate) fn grab_routes() -> Router<AppState> {
+pub(crate) fn grab_routes() -> Router<ApiState> {
     Router::new()
         .route("/packets", get(super::history::list::list))
         .route("/packets/summary", get(super::history::summary::summary))
@@ -49,21 +49,21 @@ pub(crate) fn grab_routes() -> Router<AppState> {
 }
 
 /// The routes of the claim function: `POST /packets/{id}/claim`.
-pub(crate) fn claim_routes() -> Router<AppState> {
+pub(crate) fn claim_routes() -> Router<ApiState> {
     Router::new().route("/packets/{id}/claim", post(claim::claim))
 }
 /// The create-packet function's router.
-pub fn create_router(state: AppState) -> Router {
+pub fn create_router(state: ApiState) -> Router {
     super::contract(create_routes().with_state(state))
 }
 
 /// The grab function's router.
-pub fn grab_router(state: AppState) -> Router {
+pub fn grab_router(state: ApiState) -> Router {
     super::contract(grab_routes().with_state(state))
 }
 
 /// The claim function's router.
-pub fn claim_router(state: AppState) -> Router {
+pub fn claim_router(state: ApiState) -> Router {
     super::contract(claim_routes().with_state(state))
 }
 

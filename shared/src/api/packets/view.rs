@@ -6,9 +6,9 @@ use axum::Json;
 use serde::Serialize;
 
 use super::{no_packet, PacketBody};
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
+use crate::api::state::ApiState;
 use crate::domain::packets::PacketView;
 use crate::store::packets;
 
@@ -121,7 +121,7 @@ impl From<PacketView> for PacketViewBody {
     )
 )]
 pub(crate) async fn view(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(viewer): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<PacketViewBody>, ApiError> {

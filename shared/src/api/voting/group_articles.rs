@@ -5,9 +5,9 @@ use axum::extract::{RawQuery, State};
 use axum::Json;
 
 use super::{parse_page_query, ArticleBody, PageBody};
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, Path};
+use crate::api::state::ApiState;
 use crate::domain::voting::{is_group_name, MAX_GROUP_NAME_CHARS};
 use crate::store::voting;
 
@@ -27,7 +27,7 @@ use crate::store::voting;
     )
 )]
 pub(crate) async fn group_articles(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(_): Caller,
     Path(group): Path<String>,
     RawQuery(query): RawQuery,

@@ -5,9 +5,9 @@ use axum::extract::{RawQuery, State};
 use axum::Json;
 
 use super::{parse_page_query, ArticleBody, PageBody};
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::Caller;
+use crate::api::state::ApiState;
 use crate::store::voting;
 
 /// `GET /articles`.
@@ -25,7 +25,7 @@ use crate::store::voting;
     )
 )]
 pub(crate) async fn list(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(_): Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Json<PageBody>, ApiError> {

@@ -24,12 +24,13 @@ use axum::routing::{get, post, put};
 use axum::Router;
 use serde::Serialize;
 
-use super::config::AppState;
 use super::error::{rfc3339, ApiError};
+use super::extract::query_params;
+use super::state::ApiState;
 use crate::domain::voting::{Article, Order, MAX_PAGE};
 
 /// The routes of the vote function.
-pub(crate) fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<ApiState> {
     Router::new()
         .route("/articles", get(list::list).post(post::post_article))
         .route("/articles/{id}/vote", post(vote::vote))
@@ -41,7 +42,7 @@ pub(crate) fn routes() -> Router<AppState> {
 }
 
 /// The vote function's router.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: ApiState) -> Router {
     super::contract(routes().with_state(state))
 }
 
@@ -102,16 +103,17 @@ pub struct PageBody {
 /// 400 `invalid_request` naming the parameter.
 pub(crate) fn parse_page_query(query: Option<&str>) -> Result<(Order, u32), ApiError> {
     let (mut order, mut page) = (None, None);
-    let pairs = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes());
-    for (name, value) in pairs {
-        match name.as_ref() {
-            "order" if order.is_none() => {
+    query_params(
+        query,
+        &["order", "page"],
+        "order and page",
+        |name, value| {
+            if name == "order" {
                 order = Some(
-                    Order::parse(&value)
+                    Order::parse(value)
                         .ok_or_else(|| ApiError::invalid("order must be `score` or `time`"))?,
                 );
-            }
-            "page" if page.is_none() => {
+            } else {
                 let n = (!value.is_empty()
                     && value.len() <= 6
                     && value.bytes().all(|b| b.is_ascii_digit()))
@@ -123,14 +125,9 @@ pub(crate) fn parse_page_query(query: Option<&str>) -> Result<(Order, u32), ApiE
                         ApiError::invalid(format!("page must be 1..={MAX_PAGE}"))
                     })?);
             }
-            "order" | "page" => return Err(ApiError::invalid(format!("{name} is given twice"))),
-            other => {
-                return Err(ApiError::invalid(format!(
-                    "unknown query parameter {other:?} (only order and page)"
-                )))
-            }
-        }
-    }
+            Ok(())
+        },
+    )?;
     Ok((order.unwrap_or(Order::Score), page.unwrap_or(1)))
 }
 

@@ -7,9 +7,9 @@ use axum::Json;
 use serde::Deserialize;
 
 use super::ArticleBody;
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
+use crate::api::state::ApiState;
 use crate::domain::voting::{NewArticle, PostOutcome};
 use crate::store::voting;
 
@@ -38,7 +38,7 @@ pub struct PostRequest {
     )
 )]
 pub(crate) async fn post_article(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     JsonBody(b): JsonBody<PostRequest>,
 ) -> Result<(StatusCode, Json<ArticleBody>), ApiError> {

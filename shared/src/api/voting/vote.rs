@@ -5,9 +5,9 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
+use crate::api::state::ApiState;
 use crate::domain::voting::{Direction, VoteOutcome};
 use crate::store::voting;
 
@@ -52,7 +52,7 @@ pub struct VoteBody {
     )
 )]
 pub(crate) async fn vote(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
     JsonBody(b): JsonBody<VoteRequest>,

@@ -7,9 +7,9 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{movement, Movement, MovementRoute};
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::state::ApiState;
 use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
 use crate::store::wallet;
 
@@ -54,12 +54,10 @@ pub struct DepositBody {
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
         (status = 403, description = "`forbidden`: not a signed call of a deposit principal", body = crate::api::schemas::ForbiddenError),
         (status = 409, description = "`idempotency_key_reused` (the reference with another amount) or `balance_limit`", body = crate::api::schemas::DepositConflictError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn deposit(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<DepositRequest>, ApiError>,
 ) -> Result<(StatusCode, Json<DepositBody>), ApiError> {

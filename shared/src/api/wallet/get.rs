@@ -4,9 +4,9 @@ use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 
-use crate::api::config::AppState;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::Caller;
+use crate::api::state::ApiState;
 use crate::store::wallet;
 
 /// The body of `GET /wallet`.
@@ -45,7 +45,7 @@ pub struct EntryBody {
     )
 )]
 pub(crate) async fn get_wallet(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     Caller(user): Caller,
 ) -> Result<Json<WalletBody>, ApiError> {
     let w = wallet::get(&state.store, &user).await?;

@@ -16,9 +16,9 @@ pub mod withdraw;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::config::AppState;
 use super::error::ApiError;
 use super::extract::JsonBody;
+use super::state::ApiState;
 use crate::domain::wallet::IamPrincipals;
 use crate::domain::{is_reference, is_user_id, MAX_USER_ID_CHARS};
 
@@ -27,7 +27,7 @@ pub use get::{EntryBody, WalletBody};
 pub use withdraw::{WithdrawalBody, WithdrawalRequest};
 
 /// The routes of the wallet function.
-pub(crate) fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<ApiState> {
     Router::new()
         .route("/wallet", get(get::get_wallet))
         .route("/wallet/deposits", post(deposit::deposit))
@@ -35,7 +35,7 @@ pub(crate) fn routes() -> Router<AppState> {
 }
 
 /// The wallet function's router.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: ApiState) -> Router {
     super::contract(routes().with_state(state))
 }
 

@@ -7,9 +7,9 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{movement, Movement, MovementRoute};
-use crate::api::config::AppState;
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::state::ApiState;
 use crate::domain::wallet::{WithdrawalOutcome, MAX_WITHDRAWAL_CENTS};
 use crate::store::wallet;
 
@@ -56,12 +56,10 @@ pub struct WithdrawalBody {
         (status = 402, description = "`insufficient_funds`: the balance is below `amount_cents` (`balance_cents`); nothing written", body = crate::api::schemas::InsufficientFundsError),
         (status = 403, description = "`forbidden`: not a signed call of a withdrawal principal", body = crate::api::schemas::ForbiddenError),
         (status = 409, description = "`idempotency_key_reused`: the reference was paid out before with another amount; nothing written", body = crate::api::schemas::IdempotencyKeyReusedError),
-        (status = 413, description = "`payload_too_large`: the body is over 2 MiB; nothing written", body = crate::api::schemas::PayloadTooLargeError),
-        (status = 415, description = "`unsupported_media_type`: the body is not declared `application/json`; nothing written", body = crate::api::schemas::UnsupportedMediaTypeError),
     )
 )]
 pub(crate) async fn withdraw(
-    State(state): State<AppState>,
+    State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<WithdrawalRequest>, ApiError>,
 ) -> Result<(StatusCode, Json<WithdrawalBody>), ApiError> {

@@ -1,11 +1,8 @@
-//! The API's own settings (where the caller's identity comes from) and the state every router
-//! shares.
-
-use std::sync::Arc;
+//! Where the caller's identity comes from ([`AuthMode`], `HONGBAO_AUTH_MODE`): the JWT claim
+//! `sub` behind API Gateway's authorizer, or, under `sam local` only, the `x-user-id` header.
 
 use crate::domain::settings::Setting;
 use crate::domain::{ConfigError, Lookup};
-use crate::store::Store;
 
 /// `HONGBAO_AUTH_MODE`.
 pub const AUTH_MODE: Setting = Setting {
@@ -48,26 +45,6 @@ impl AuthMode {
                 value,
                 "expected `jwt` or `header`",
             )),
-        }
-    }
-}
-
-/// What every handler gets: the store (connection and feature rules) and the identity mode.
-/// Cheap to clone.
-#[derive(Clone)]
-pub struct AppState {
-    /// The Redis store, built once per sandbox.
-    pub store: Arc<Store>,
-    /// Where the caller's identity comes from.
-    pub auth: AuthMode,
-}
-
-impl AppState {
-    /// A state over `store` with identity from `auth`.
-    pub fn new(store: Store, auth: AuthMode) -> Self {
-        AppState {
-            store: Arc::new(store),
-            auth,
         }
     }
 }
