@@ -21,9 +21,10 @@ LOCAL_PRINCIPAL = "arn:aws:iam::000000000000:user/hongbao-local"
 def start_api(redis_url: str, addr: str) -> subprocess.Popen:
     """Starts the `serve` example on `addr` (`host:port`) against `redis_url` and returns once
     it listens (killed on exit, or with `procs.kill_tree`). Identity from `x-user-id`
-    (HONGBAO_AUTH_MODE=header); deposits, withdrawals and the coupon merchant routes allowed for
-    LOCAL_PRINCIPAL unless HONGBAO_DEPOSIT_PRINCIPALS / HONGBAO_WITHDRAWAL_PRINCIPALS /
-    HONGBAO_COUPON_PRINCIPALS say otherwise."""
+    (HONGBAO_AUTH_MODE=header); deposits, withdrawals, the coupon merchant routes and the
+    support look-ups allowed for LOCAL_PRINCIPAL unless HONGBAO_DEPOSIT_PRINCIPALS /
+    HONGBAO_WITHDRAWAL_PRINCIPALS / HONGBAO_COUPON_PRINCIPALS / HONGBAO_SUPPORT_PRINCIPALS say
+    otherwise."""
     env = dict(os.environ)
     env.update(
         {
@@ -34,6 +35,7 @@ def start_api(redis_url: str, addr: str) -> subprocess.Popen:
                 "HONGBAO_WITHDRAWAL_PRINCIPALS", LOCAL_PRINCIPAL
             ),
             "HONGBAO_COUPON_PRINCIPALS": env.get("HONGBAO_COUPON_PRINCIPALS", LOCAL_PRINCIPAL),
+            "HONGBAO_SUPPORT_PRINCIPALS": env.get("HONGBAO_SUPPORT_PRINCIPALS", LOCAL_PRINCIPAL),
             "HONGBAO_SERVE_ADDR": addr,
             "RUST_LOG": env.get("RUST_LOG", "warn"),
         }
