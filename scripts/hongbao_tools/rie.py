@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .deps import BUILD_COMMAND, PACKET_FUNCTIONS, binary_path, find_rie, require_binaries
+from .emf import EmfTotals, parse_line
 from .procs import free_port, install_signal_handlers, kill_tree, spawn, wait_for_port
 from .redis_server import RedisServer
 
@@ -113,6 +114,7 @@ class Sandbox:
         self.invocations = 0
         self.client_ms: list[float] = []
         self.error_lines = 0
+        self.emf = EmfTotals()  # every EMF line it printed, added up (hongbao_tools.emf)
         self._cond = threading.Condition()
         self._conn: http.client.HTTPConnection | None = None
         self._busy = threading.Lock()
@@ -198,6 +200,9 @@ class Sandbox:
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
             m = REPORT_RE.search(line)
             mi = INIT_REPORT_RE.search(line) if m is None else None
+            doc = parse_line(line)
+            if doc is not None:
+                self.emf.add(doc, self.function)
             with self._cond:
                 self.lines.append(line)
                 if '"level":"ERROR"' in line:

@@ -25,7 +25,9 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
         with Sandbox(LEDGER_EXPORT, env, redis_url=r.url) as sb:
             run1 = dict(sb.invoke(events.scheduled_event()))
             run2 = dict(sb.invoke(events.scheduled_event()))
+            sb.wait_reports()
             errors = sb.error_lines
+            emf = sb.emf
         got = feed.drain()
     inv.check(
         f"ledger-export publishes all {entries} journal entries in one run, then finds none",
@@ -65,6 +67,7 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
         "users": len(sums),
         "gaps": gaps,
         "run": run1,
+        "emf": emf,
     }
 
 

@@ -11,6 +11,8 @@ from collections import Counter, defaultdict
 
 from .. import events
 from ..checks import Checks, MoneyAudit, check_conservation, claimed_cents
+from ..emf import EmfTotals
+from ..emf import report as report_dashboard
 from ..report import Phases, histogram, parse_rfc3339, percentile
 from ..report import cents as money
 from ..rie import LocalStack
@@ -355,7 +357,32 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
     report_drop(dropped)
     report_chat(chats)
     report_ledger(feed)
+    dashboard(stack, feed["emf"], inv)
     return 0
+
+
+def dashboard(stack: LocalStack, export: EmfTotals, inv: Checks) -> None:
+    """The run's EMF metrics as the stack's dashboard adds them up, checked against what the
+    demo itself counted: one `Requests` per HTTP invocation, one `ColdStart` per sandbox."""
+    totals = EmfTotals()
+    for sb in stack.all_sandboxes():
+        totals.merge(sb.emf)
+    totals.merge(export)
+    report_dashboard(totals)
+    for fn, pool in stack.pools.items():
+        invocations = sum(sb.invocations for sb in pool.sandboxes)
+        started = sum(1 for sb in pool.sandboxes if sb.invocations)
+        requests = sum(totals.samples.get((fn, "Requests"), []))
+        colds = sum(totals.samples.get((fn, "ColdStart"), []))
+        if fn != "reclaim-cron":  # scheduled: no HTTP requests
+            inv.check(
+                f"dashboard: {fn} Requests = its {invocations} invocations",
+                requests == invocations,
+                f"{requests}",
+            )
+        inv.check(
+            f"dashboard: {fn} ColdStart = its {started} sandboxes", colds == started, f"{colds}"
+        )
 
 
 def report_packets(args, deposits, packets, outcomes, shares, views, grab_pool, served) -> None:

@@ -4,11 +4,11 @@ the end money is conserved, no sandbox logged an ERROR and every sandbox still r
 
 from __future__ import annotations
 
-import json
 import time
 
 from .. import events
 from ..checks import Checks, check_conservation
+from ..emf import emf_lines
 from ..rie import InvocationError, LocalStack, Sandbox
 from .common import State
 
@@ -64,21 +64,6 @@ def settings_per_function(st: LocalStack, c: Checks, s: State) -> None:
                     variable in str(e) or logged(sb, variable),
                     str(e)[:300],
                 )
-
-
-def emf_lines(lines) -> list[dict]:
-    """The CloudWatch Embedded Metric Format documents among a sandbox's output lines."""
-    docs = []
-    for line in lines:
-        if '"_aws"' not in line:
-            continue
-        try:
-            doc = json.loads(line[line.index("{") :])
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and "_aws" in doc:
-            docs.append(doc)
-    return docs
 
 
 def metrics(st: LocalStack, c: Checks, s: State) -> None:
