@@ -291,6 +291,7 @@ def dashboard_and_runbook(template: dict, table: list) -> list[str]:
     doc_failures, found = runbook.check_document(template)
     failures += doc_failures
     titles: set[str] = set()
+    per_render: dict[str, list[str]] = {}  # failure -> the renders that have it
     checked = 0
     longest = runbook.longest_url(template)
     longest_seen = False
@@ -305,7 +306,11 @@ def dashboard_and_runbook(template: dict, table: list) -> list[str]:
         store = dashboard.store_kind(r["stack"])
         elsewhere = set().union(*(w for k, w in dashboard.STORE_WIDGETS.items() if k != store))
         fails += runbook.check(r["stack"], values, found, ts, elsewhere)
-        failures += [f"{kind} {label}: {f}" for f in fails]
+        for f in fails:
+            per_render.setdefault(f, []).append(f"{kind} {label}")
+    for f, where in per_render.items():
+        also = f" and {len(where) - 1} more renders" if len(where) > 1 else ""
+        failures.append(f"{where[0]}{also}: {f}")
     failures += runbook.dashboard_section(titles)
     if not longest_seen:
         failures.append(f"no render had the longest RunbookUrl ({len(longest)} characters)")

@@ -50,11 +50,10 @@ def emitted(src: Path = SHARED_SRC) -> tuple[dict[str, str], list[str]]:
     text = _code(metrics_rs)
     consts = dict(_CONST.findall(text))
     others = "\n".join(_code(p) for p in sorted(src.rglob("*.rs")) if p != metrics_rs)
-    starts = [(m.start(), m.group(1)) for m in _FN.finditer(text)]
-    bodies = {}
-    for k, (at, name) in enumerate(starts):
-        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
-        bodies[name] = text[at:end]
+    bodies = {}  # each top-level function: from `fn` to its closing `}` at column 0
+    for m in _FN.finditer(text):
+        end = text.find("\n}", m.start())
+        bodies[m.group(1)] = text[m.start() : len(text) if end < 0 else end]
     called = {n for n in bodies if n != "describe" and re.search(rf"\b{n}\s*\(", others)}
     out, unused = {}, []
     for const, name in consts.items():
