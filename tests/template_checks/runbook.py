@@ -7,7 +7,8 @@ AWS::CloudWatch::Alarm of template.yaml, none for an alarm that does not exist (
     **What it means.**  the rule behind the threshold
     **Look first at:**  a numbered list of exactly three things
     **Where:**          the dashboard widgets ("their title", in double quotes) or the support
-                        look-ups (`GET /support/...`) that show them: at least one
+                        look-ups (`GET /support/...`, AWS_IAM routes of template.yaml) that
+                        show them: at least one
     **Recover.**        how to recover (and what not to do)
 
 and a `## Dashboard` section that names every widget of every render.
@@ -28,9 +29,22 @@ from template_checks.stack import ROOT
 RUNBOOK = ROOT / "docs/operations.md"
 DESCRIPTION_MAX = 1024  # AWS::CloudWatch::Alarm AlarmDescription
 PARTS = ("**What it means.**", "**Look first at:**", "**Where:**", "**Recover.**")
-# The support look-ups of the wallet function (AWS_IAM routes; callers in
-# HONGBAO_SUPPORT_PRINCIPALS), as docs/api.md names them.
-LOOKUPS = ("GET /support/packets/{id}", "GET /support/wallets/{user_id}")
+
+
+def lookups(template: dict) -> set[str]:
+    """The support look-ups: the template's `GET /support/...` routes, each signed (AWS_IAM;
+    callers in HONGBAO_SUPPORT_PRINCIPALS)."""
+    out = set()
+    for r in template["Resources"].values():
+        if r.get("Type") != "AWS::Serverless::Function":
+            continue
+        for event in r["Properties"].get("Events", {}).values():
+            e = event.get("Properties", {})
+            route = f"{e.get('Method', '').upper()} {e.get('Path', '')}"
+            signed = e.get("Auth", {}).get("Authorizer") == "AWS_IAM"
+            if event.get("Type") == "HttpApi" and route.startswith("GET /support/") and signed:
+                out.add(route)
+    return out
 
 
 def anchor(heading: str) -> str:
@@ -77,6 +91,7 @@ def check_document(template: dict, text: str | None = None) -> tuple[list[str], 
         return [f"{RUNBOOK.name}: no '## Alarms' section"], {}
     found = sections(top["Alarms"], "### ")
     alarms = alarm_ids(template)
+    routes = lookups(template)
     for a in alarms:
         if a not in found:
             fail.append(f"{RUNBOOK.name}: no '### {a}' section under '## Alarms'")
@@ -99,11 +114,14 @@ def check_document(template: dict, text: str | None = None) -> tuple[list[str], 
         if items != ["1", "2", "3"]:
             fail.append(f"{RUNBOOK.name} {a}: 'Look first at' lists {len(items)} things, not 3")
         where = body[at[2] : at[3]]
-        lookups = re.findall(r"`(GET /support/[^`]*)`", where)
-        for lookup in lookups:
-            if lookup not in LOOKUPS:
-                fail.append(f"{RUNBOOK.name} {a}: `{lookup}` is not a support look-up {LOOKUPS}")
-        if not lookups and not where_widgets(body):
+        named = re.findall(r"`(GET /support/[^`]*)`", where)
+        for lookup in named:
+            if lookup not in routes:
+                fail.append(
+                    f"{RUNBOOK.name} {a}: `{lookup}` is not a support look-up of template.yaml "
+                    f"(AWS_IAM GET /support/ routes: {sorted(routes)})"
+                )
+        if not named and not where_widgets(body):
             fail.append(f"{RUNBOOK.name} {a}: 'Where' names no widget and no support look-up")
         if len(body[at[3] :].strip()) <= len(PARTS[3]):
             fail.append(f"{RUNBOOK.name} {a}: 'Recover' is empty")
