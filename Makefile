@@ -12,7 +12,7 @@ EXAMPLES := -p hongbao --features ops
 SEED ?= 1
 SECS ?= 600
 
-.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract openapi sam-build sam-local clean
+.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -21,9 +21,10 @@ demo: deps release
 ## test: unit, property and integration tests (real redis-server, standalone + cluster; the
 ##       suites again on Valkey 8 and 9), clippy, template lint, the end-to-end tests under
 ##       the Lambda emulator, schemathesis against `make serve` with openapi.json, the
-##       contract's lints and generated clients (`make contract`), and every function through
-##       the real template in Docker (`make sam-local`)
-test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2e serve-check fuzz contract sam-local
+##       contract's lints and generated clients (`make contract`), the API reference page in
+##       headless Chromium (`make docs-check`), and every function through the real template
+##       in Docker (`make sam-local`)
+test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2e serve-check fuzz contract docs-check sam-local
 
 deps:
 	scripts/install-deps.sh
@@ -119,7 +120,8 @@ e2e:
 	$(PY) scripts/e2e_rie.py
 
 ## serve: the whole HTTP API on http://127.0.0.1:3000 (every function's router, as the template
-##        routes them) on a redis-server it starts (or REDIS_URL); identity from x-user-id
+##        routes them) on a redis-server it starts (or REDIS_URL); identity from x-user-id;
+##        its reference page at /docs (Swagger UI from tests/clients/node_modules, offline)
 serve: deps
 	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py
@@ -143,6 +145,16 @@ fuzz:
 contract: deps
 	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/contract.py $(if $(SPEC),--spec $(SPEC))
+
+## docs-check: `make serve` on a free port, its /docs page in headless Chromium (Debian's
+##             chromium, installed when missing, driven by playwright-core): every operation of
+##             openapi.json listed and opened, no console error, page error or failed request;
+##             a full-page screenshot in target/docs/api-docs.png (scripts/serve.py --docs,
+##             tests/clients/docs/browser.mjs; SPEC=path for another document to expect)
+docs-check:
+	scripts/install-deps.sh --with-chromium
+	$(CARGO) build --locked $(EXAMPLES) --example serve
+	$(PY) scripts/serve.py --docs $(if $(SPEC),--spec $(SPEC))
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
 ##          committed file differs)

@@ -8,7 +8,8 @@
 -- KEYS[2] grabs: grabs hash (user -> share record)
 -- KEYS[3] claims: claims hash (user -> state)
 -- ARGV[1] user_id: the claiming grabber
--- A claim state is "pending:<claimed_at_ms>" or "done:<claimed_at_ms>".
+-- A claim state is "pending:<claimed_at_ms>", "done:<claimed_at_ms>" or, completed by
+-- reclaim-cron after the window closed, "done:<claimed_at_ms>:redriven".
 -- Returns one of:
 --   {'not_found'} | {'no_share'} | {'expired'}
 --   {'claimed', share_record, state, sender_id}   the state after this call (new or earlier

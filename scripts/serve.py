@@ -12,22 +12,37 @@ allowed for the local IAM principal the example stamps on every request. Ctrl-C 
                                                  # over real HTTP, check every answer, exit 0/1
     .venv/bin/python scripts/serve.py --fuzz     # on a free port: schemathesis against openapi.json
                                                  # (every operation, positive and negative cases)
+    .venv/bin/python scripts/serve.py --docs [--spec PATH]
+                                                 # on a free port: /docs in headless Chromium
+                                                 # (tests/clients/docs/browser.mjs): every
+                                                 # operation of openapi.json (or PATH) listed
+                                                 # and opened, no console error; a screenshot
+                                                 # in target/docs/api-docs.png
+
+The page at /docs is Swagger UI (tests/clients/node_modules/swagger-ui-dist, from
+scripts/install-deps.sh) rendering /openapi.json, the document the example generates.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from hongbao_tools.paths import ROOT
+from hongbao_tools.deps import find_chromium
+from hongbao_tools.paths import ROOT, TARGET_DIR
 from hongbao_tools.procs import free_port, install_signal_handlers, kill_tree
 from hongbao_tools.redis_server import RedisServer
 from hongbao_tools.serve_api import request, start_api
+
+BROWSER_CHECK = ROOT / "tests" / "clients" / "docs" / "browser.mjs"
+PLAYWRIGHT = ROOT / "tests" / "clients" / "node_modules" / "playwright-core"
+SCREENSHOT = TARGET_DIR / "docs" / "api-docs.png"
 
 
 def check(base: str) -> int:
@@ -225,6 +240,16 @@ def fuzz(base: str) -> int:
     return subprocess.run(cmd, cwd=ROOT, check=False).returncode
 
 
+def docs(base: str, spec: Path) -> int:
+    """Opens `base`/docs in headless Chromium (tests/clients/docs/browser.mjs, playwright-core
+    over Debian's chromium): every operation of `spec` listed and opened, no console error,
+    page error or failed request; a full-page screenshot in SCREENSHOT. Returns its exit code."""
+    cmd = ["node", str(BROWSER_CHECK), f"{base}/docs", str(spec), str(SCREENSHOT)]
+    print("$ " + " ".join(cmd), flush=True)
+    env = dict(os.environ, HONGBAO_CHROMIUM=str(find_chromium()))
+    return subprocess.run(cmd, cwd=ROOT, env=env, timeout=300, check=False).returncode
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -235,7 +260,21 @@ def main() -> int:
         action="store_true",
         help="run schemathesis with openapi.json on a free port and exit",
     )
+    ap.add_argument(
+        "--docs",
+        action="store_true",
+        help="check the /docs page in headless Chromium on a free port and exit",
+    )
+    ap.add_argument(
+        "--spec",
+        type=Path,
+        default=ROOT / "openapi.json",
+        help="the document --docs expects the page to list (default: openapi.json)",
+    )
     args = ap.parse_args()
+    if args.docs and (shutil.which("node") is None or not PLAYWRIGHT.is_dir()):
+        print(f"serve: node or {PLAYWRIGHT} missing; run scripts/install-deps.sh", file=sys.stderr)
+        return 2
     install_signal_handlers()
     redis = None
     api = None
@@ -246,7 +285,7 @@ def main() -> int:
             redis_url = redis.url
         addr = (
             f"127.0.0.1:{free_port()}"
-            if args.check or args.fuzz
+            if args.check or args.fuzz or args.docs
             else os.environ.get("HONGBAO_SERVE_ADDR", "127.0.0.1:3000")
         )
         api = start_api(redis_url, addr)
@@ -255,7 +294,10 @@ def main() -> int:
             return check(base)
         if args.fuzz:
             return fuzz(base)
+        if args.docs:
+            return docs(base, args.spec.resolve())
         print(f"hongbao API on {base} (Redis {redis_url}); identity: the x-user-id header.")
+        print(f"API reference: {base}/docs")
         print(
             f"Try: curl -s -X POST {base}/wallet/deposits "
             '-d \'{"user_id":"alice","amount_cents":10000,"reference":"r1"}\''

@@ -216,6 +216,11 @@ PATTERN_SAMPLES = {
         "arn:aws:iam::123456789012:role/merchant",
         "arn:aws:sts::123456789012:assumed-role/merchant/*,arn:aws:iam::123456789012:user/ops",
     ],
+    "SupportPrincipals": [
+        "",
+        "arn:aws:iam::123456789012:role/support",
+        "arn:aws:sts::123456789012:assumed-role/support/* , arn:aws:iam::123456789012:user/oncall",
+    ],
     "Covers": ["", "gold", "red-2027, lantern_2.v1,x"],
     "ReclaimReservedConcurrency": ["", "1", "5"],
     "LedgerExportReservedConcurrency": ["", "1", "5"],

@@ -1,7 +1,7 @@
-"""Finding what the scripts run: the Lambda Runtime Interface Emulator, `redis-server`, the
-release function binaries and the `hongbao` examples. What an install provides (RIE,
-`redis-server`) is installed by scripts/install-deps.sh when missing; what cargo builds is
-named with the command that builds it."""
+"""Finding what the scripts run: the Lambda Runtime Interface Emulator, `redis-server`,
+Chromium, the release function binaries and the `hongbao` examples. What an install provides
+(RIE, `redis-server`, Chromium) is installed by scripts/install-deps.sh when missing; what cargo
+builds is named with the command that builds it."""
 
 from __future__ import annotations
 
@@ -90,6 +90,23 @@ def find_redis_server(install: bool = True) -> str:
     if exe is None:
         raise FileNotFoundError("redis-server not found (run scripts/install-deps.sh)")
     return exe
+
+
+# Debian's chromium package (`scripts/install-deps.sh --with-chromium`), the browser of
+# `make docs-check`.
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def find_chromium(install: bool = True) -> Path:
+    """Debian's /usr/bin/chromium; runs `scripts/install-deps.sh --with-chromium` when it is
+    missing (and `install` is true)."""
+    if not os.access(CHROMIUM, os.X_OK) and install:
+        install_deps("--with-chromium")
+    if not os.access(CHROMIUM, os.X_OK):
+        raise FileNotFoundError(
+            f"{CHROMIUM} not found (run scripts/install-deps.sh --with-chromium)"
+        )
+    return CHROMIUM
 
 
 def binary_path(function: str) -> Path:

@@ -143,6 +143,8 @@ class Sandbox:
             "HONGBAO_WITHDRAWAL_PRINCIPALS": DEPOSIT_PRINCIPALS,
             # The coupon merchant fixtures' role (the same one).
             "HONGBAO_COUPON_PRINCIPALS": COUPON_PRINCIPALS,
+            # The support look-up fixtures' role (the same one).
+            "HONGBAO_SUPPORT_PRINCIPALS": DEPOSIT_PRINCIPALS,
             "RUST_LOG": "info",
             "LOG_LEVEL": "info",  # RIE's own log level (its INIT REPORT line is at info)
         }

@@ -11,8 +11,18 @@
 //!   `POST /wallet/withdrawals` work when `HONGBAO_DEPOSIT_PRINCIPALS` /
 //!   `HONGBAO_WITHDRAWAL_PRINCIPALS` name it (`scripts/serve.py` sets both).
 //!
+//! Beside the API, for reading it (not routes of the API: not in `openapi.json`, never
+//! deployed):
+//! * `GET /docs`: the API reference page, Swagger UI rendering `/openapi.json`;
+//! * `GET /openapi.json`: the document this build generates (the committed `openapi.json`: a
+//!   unit test keeps them equal);
+//! * `GET /docs/swagger-ui/*`: Swagger UI's scripts and styles, the files of the npm package
+//!   `swagger-ui-dist` in the directory `HONGBAO_SWAGGER_UI_DIR` names (`scripts/serve.py` sets
+//!   it to `tests/clients/node_modules/swagger-ui-dist`, installed by `scripts/install-deps.sh`),
+//!   so the page needs no network.
+//!
 //! Settings are the environment variables of the README (all features read), plus
-//! `HONGBAO_SERVE_ADDR` (default `127.0.0.1:3000`).
+//! `HONGBAO_SERVE_ADDR` (default `127.0.0.1:3000`) and `HONGBAO_SWAGGER_UI_DIR`.
 //!
 //! ```sh
 //! REDIS_URL=redis://127.0.0.1:6379 HONGBAO_AUTH_MODE=header \
@@ -22,12 +32,16 @@
 //! ```
 
 use axum::extract::Request;
+use axum::http::header;
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{Html, Response};
+use axum::routing::get;
+use axum::Router;
 use hongbao::api::{self, ApiState, AuthMode};
 use hongbao::domain::Lookup;
 use hongbao::store::{Config, Feature, Store};
 use lambda_http::request::RequestContext;
+use tower_http::services::ServeDir;
 
 /// The IAM `userArn` every local request carries, as if signed by this principal.
 const LOCAL_PRINCIPAL: &str = "arn:aws:iam::000000000000:user/hongbao-local";
@@ -44,6 +58,29 @@ async fn as_api_gateway(mut req: Request, next: Next) -> Response {
     req.extensions_mut()
         .insert(RequestContext::ApiGatewayV2(ctx));
     next.run(req).await
+}
+
+/// The `/docs` page (Swagger UI over `/openapi.json`), `/openapi.json`, and Swagger UI's files
+/// under `/docs/swagger-ui/` from `swagger_ui` (the `swagger-ui-dist` package's directory).
+fn docs_page(swagger_ui: Option<String>) -> Router {
+    // Generated once; the process keeps it to the end.
+    let openapi: &'static str = api::openapi::json().leak();
+    let router = Router::new()
+        .route(
+            "/docs",
+            get(|| async { Html(include_str!("serve_docs.html")) }),
+        )
+        .route(
+            "/openapi.json",
+            get(move || async move { ([(header::CONTENT_TYPE, "application/json")], openapi) }),
+        );
+    match swagger_ui {
+        Some(dir) => router.nest_service("/docs/swagger-ui", ServeDir::new(dir)),
+        None => {
+            tracing::warn!("HONGBAO_SWAGGER_UI_DIR is not set: /docs cannot load Swagger UI");
+            router
+        }
+    }
 }
 
 #[tokio::main]
@@ -64,11 +101,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Err(e) = state.store.connect_at_cold_start().await {
         tracing::warn!(error = %e, "redis not reachable yet; requests answer 503 until it is");
     }
-    let app = api::app(state).layer(middleware::from_fn(as_api_gateway));
+    let app = api::app(state)
+        .layer(middleware::from_fn(as_api_gateway))
+        .merge(docs_page(env("HONGBAO_SWAGGER_UI_DIR")));
     let addr = env("HONGBAO_SERVE_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(%addr, principal = LOCAL_PRINCIPAL, "hongbao API listening");
-    println!("hongbao API on http://{addr} (identity: x-user-id header)");
+    println!("hongbao API on http://{addr} (identity: x-user-id header; docs: /docs)");
     axum::serve(listener, app).await?;
     Ok(())
 }

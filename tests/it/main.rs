@@ -54,6 +54,7 @@ mod red_packets;
 mod request_contract;
 mod resend;
 mod soak;
+mod support;
 mod voting;
 mod withdrawals;
 mod workload;

@@ -83,7 +83,8 @@ def emf_lines(lines) -> list[dict]:
 
 def metrics(st: LocalStack, c: Checks, s: State) -> None:
     """The functions print one EMF line per invocation (hongbao::api::metrics): a won, a
-    sold-out and a repeated grab in a fresh sandbox, and reclaim-cron's backlog gauge."""
+    sold-out and a repeated grab in a fresh sandbox (the cold start counted on the first, every
+    request and its status class on each), and reclaim-cron's backlog gauge."""
     c.section("CloudWatch Embedded Metric Format lines")
     r = st.invoke("create-packet", events.create_event("alice", 100, 1))
     if not c.status("create a 1-share packet", r, 201):
@@ -118,6 +119,15 @@ def metrics(st: LocalStack, c: Checks, s: State) -> None:
         [docs[0].get("GrabWon"), docs[1].get("GrabSoldOut"), docs[2].get("GrabAlreadyGrabbed")]
         == [1, 1, 1]
         and "GrabWon" not in names[1],
+        str(docs),
+    )
+    c.check(
+        "ColdStart 1 on the sandbox's first line only; Requests 1 on each; Answered4xx on"
+        " the 410 and the 409, not on the 200; no Answered5xx",
+        [d.get("ColdStart") for d in docs] == [1, None, None]
+        and [d.get("Requests") for d in docs] == [1, 1, 1]
+        and [d.get("Answered4xx") for d in docs] == [None, 1, 1]
+        and not any("Answered5xx" in d for d in docs),
         str(docs),
     )
     c.check(

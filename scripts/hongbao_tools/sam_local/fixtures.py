@@ -38,6 +38,16 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     s.fixture("grab-grab", 200, packet_id=pid)
     s.fixture("grab-view", 200, packet_id=pid)
     s.fixture("claim-claim", 200, packet_id=pid)
+    # Support look-ups (AWS_IAM): the packet with bob's claim, and bob's wallet.
+    looked = s.fixture("wallet-support-packet", 200, packet_id=pid)
+    c.check(
+        f"[{s.label}] the support look-up shows bob's claim done",
+        looked is not None
+        and [(g.get("user_id"), g.get("claim")) for g in looked.get("grabs", [])]
+        == [("bob", "done")],
+        str(looked)[:300],
+    )
+    s.fixture("wallet-support-wallet", 200)
     s.fixture("grab-history", 200)
     s.fixture("grab-summary", 200)
     # Chat packets: a password packet, grabbed with it, then cancelled by its sender.

@@ -110,7 +110,7 @@ def sam_build(c: Checks, arch: str) -> float:
 def store_parameters(arch: str, endpoint: str, *, cluster: bool) -> dict[str, str]:
     """The template's parameters as a team sets them for an existing store without auth
     (`endpoint`: host:port, comma-separated for a cluster's nodes), the fixtures' IAM role
-    allowed to deposit, withdraw and run coupon campaigns."""
+    allowed to deposit, withdraw, run coupon campaigns and read the support look-ups."""
     return {
         "Architecture": arch,
         "ExistingCacheEndpoint": endpoint,
@@ -119,4 +119,5 @@ def store_parameters(arch: str, endpoint: str, *, cluster: bool) -> dict[str, st
         "DepositPrincipals": FIXTURE_ROLE,
         "WithdrawalPrincipals": FIXTURE_ROLE,
         "CouponPrincipals": FIXTURE_ROLE,
+        "SupportPrincipals": FIXTURE_ROLE,
     }

@@ -24,6 +24,17 @@
 //! | `Unavailable` | count | answers 503 `unavailable` (Redis trouble) |
 //! | `Internal` | count | answers 500 `internal` |
 //! | `LatencyMs` | milliseconds | handler time of each HTTP request |
+//! | `Requests` | count | HTTP requests answered (every status) |
+//! | `Answered4xx`, `Answered5xx` | count | HTTP answers of status 400-499 / 500-599 |
+//! | `ColdStart` | count | 1 at a sandbox's first invocation (every function, the scheduled ones too) |
+//! | `PacketCreated`, `PacketCreatedCents` | count, count (cents) | red packets created now and the cents debited for them (a repeat of the same `Idempotency-Key` is not counted) |
+//! | `PacketCancelled` | count | cancels answered (a re-sent cancel answers the same figures and counts again) |
+//! | `ClaimRedriven` | count | pending claims whose wallet credit a reclaim run completed |
+//! | `Deposited`, `DepositedCents` | count, count (cents) | deposits applied now and their cents (a repeat of the same reference is not counted) |
+//! | `Withdrawn`, `WithdrawnCents` | count, count (cents) | withdrawals applied now and their cents (a repeat is not counted) |
+//! | `OrderCodesTaken` | count | order codes handed out |
+//! | `Voted` | count | votes that changed an article's votes or direction (a repeat is not counted) |
+//! | `ArticlePosted` | count | articles posted |
 
 use crate::domain::settings::Setting;
 use crate::domain::{ConfigError, Lookup};
@@ -126,6 +137,76 @@ pub const UNAVAILABLE: &str = "Unavailable";
 pub const INTERNAL: &str = "Internal";
 /// Handler time of an HTTP request, ms.
 pub const LATENCY_MS: &str = "LatencyMs";
+/// HTTP requests answered, whatever the status.
+pub const REQUESTS: &str = "Requests";
+/// HTTP answers of status 400 to 499.
+pub const ANSWERED_4XX: &str = "Answered4xx";
+/// HTTP answers of status 500 to 599.
+pub const ANSWERED_5XX: &str = "Answered5xx";
+/// 1 at a sandbox's first invocation (counted at Init, printed with the first invocation).
+pub const COLD_START: &str = "ColdStart";
+/// A red packet created now (a repeat of the same `Idempotency-Key` is not counted).
+pub const PACKET_CREATED: &str = "PacketCreated";
+/// Cents debited from senders for the packets created now.
+pub const PACKET_CREATED_CENTS: &str = "PacketCreatedCents";
+/// A cancel answered 200 (a re-sent cancel answers the same figures and counts again).
+pub const PACKET_CANCELLED: &str = "PacketCancelled";
+/// Pending claims whose wallet credit a reclaim run completed (re-drove).
+pub const CLAIM_REDRIVEN: &str = "ClaimRedriven";
+/// A deposit applied now (a repeat of the same reference is not counted).
+pub const DEPOSITED: &str = "Deposited";
+/// Cents of the deposits applied now.
+pub const DEPOSITED_CENTS: &str = "DepositedCents";
+/// A withdrawal applied now (a repeat of the same reference is not counted).
+pub const WITHDRAWN: &str = "Withdrawn";
+/// Cents of the withdrawals applied now.
+pub const WITHDRAWN_CENTS: &str = "WithdrawnCents";
+/// Order codes handed out.
+pub const ORDER_CODES_TAKEN: &str = "OrderCodesTaken";
+/// A vote that changed an article (a new vote or a switch; a repeat is not counted).
+pub const VOTED: &str = "Voted";
+/// An article posted.
+pub const ARTICLE_POSTED: &str = "ArticlePosted";
+
+/// Every metric name above, in one list: the template's dashboard may name only these
+/// (`tests/template_checks/`), and [`describe`] declares each one's unit.
+pub const ALL: [&str; 35] = [
+    GRAB_WON,
+    GRAB_SOLD_OUT,
+    GRAB_NOT_OPEN_YET,
+    GRAB_WRONG_PASSWORD,
+    GRAB_ALREADY_GRABBED,
+    GRAB_RATE_LIMITED,
+    GRAB_EXPIRED,
+    COUPON_REDEEMED,
+    CLAIMED,
+    CLAIMED_CENTS,
+    REFUNDED_CENTS,
+    RECLAIM_SETTLED,
+    RECLAIM_FAILED,
+    RECLAIM_REMAINING_DUE,
+    LEDGER_EXPORTED,
+    LEDGER_EXPORT_FAILED,
+    LEDGER_EXPORT_LAG_MS,
+    UNAVAILABLE,
+    INTERNAL,
+    LATENCY_MS,
+    REQUESTS,
+    ANSWERED_4XX,
+    ANSWERED_5XX,
+    COLD_START,
+    PACKET_CREATED,
+    PACKET_CREATED_CENTS,
+    PACKET_CANCELLED,
+    CLAIM_REDRIVEN,
+    DEPOSITED,
+    DEPOSITED_CENTS,
+    WITHDRAWN,
+    WITHDRAWN_CENTS,
+    ORDER_CODES_TAKEN,
+    VOTED,
+    ARTICLE_POSTED,
+];
 
 /// Adds `n` to the counter `name`.
 pub(crate) fn count(name: &'static str, n: u64) {
@@ -142,28 +223,16 @@ pub(crate) fn latency_ms(ms: f64) {
     metrics::histogram!(LATENCY_MS).record(ms);
 }
 
-/// Declares the units (CloudWatch shows counters as `Count`, the latency as `Milliseconds`).
+/// Declares the units of [`ALL`]: `LatencyMs` and `LedgerExportLagMs` in milliseconds,
+/// the rest as counts (CloudWatch shows them so); the two backlog figures are gauges.
 pub(crate) fn describe() {
     use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
-    for name in [
-        GRAB_WON,
-        GRAB_SOLD_OUT,
-        GRAB_NOT_OPEN_YET,
-        GRAB_WRONG_PASSWORD,
-        GRAB_ALREADY_GRABBED,
-        GRAB_RATE_LIMITED,
-        GRAB_EXPIRED,
-        COUPON_REDEEMED,
-        CLAIMED,
-        CLAIMED_CENTS,
-        REFUNDED_CENTS,
-        RECLAIM_SETTLED,
-        RECLAIM_FAILED,
-        UNAVAILABLE,
-        INTERNAL,
-    ] {
-        describe_counter!(name, Unit::Count, name);
+    for name in ALL {
+        match name {
+            LATENCY_MS => describe_histogram!(name, Unit::Milliseconds, name),
+            LEDGER_EXPORT_LAG_MS => describe_gauge!(name, Unit::Milliseconds, name),
+            RECLAIM_REMAINING_DUE => describe_gauge!(name, Unit::Count, name),
+            _ => describe_counter!(name, Unit::Count, name),
+        }
     }
-    describe_gauge!(RECLAIM_REMAINING_DUE, Unit::Count, RECLAIM_REMAINING_DUE);
-    describe_histogram!(LATENCY_MS, Unit::Milliseconds, LATENCY_MS);
 }

@@ -6,7 +6,7 @@
 //! | create-packet | [`packets::create_router`] | `POST /packets` |
 //! | grab | [`packets::grab_router`] | `GET /packets/{id}`, `POST /packets/{id}/grab`, `GET /packets` and `GET /packets/summary` ([`history`]) |
 //! | claim | [`packets::claim_router`] | `POST /packets/{id}/claim` |
-//! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits`, `POST /wallet/withdrawals` |
+//! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits`, `POST /wallet/withdrawals`, `GET /support/packets/{id}` and `GET /support/wallets/{user_id}` ([`support`]) |
 //! | next-order-code | [`order_codes::router`] | `POST /order-codes` |
 //! | vote | [`voting::router`] | `POST /articles`, `GET /articles`, `POST /articles/{id}/vote`, `PUT /articles/{id}/groups`, `GET /groups/{group}/articles` |
 //! | coupon | [`coupons::router`] | `POST /campaigns`, `GET /campaigns/{id}`, `POST /campaigns/{id}/codes`, `POST /campaigns/{id}/grab`, `GET /coupons`, `POST /coupons/redeem` |
@@ -35,6 +35,7 @@ pub mod order_codes;
 pub mod packets;
 pub mod schemas;
 pub mod state;
+pub mod support;
 pub mod voting;
 pub mod wallet;
 
@@ -54,6 +55,7 @@ pub fn app(state: ApiState) -> Router {
             .merge(packets::grab_routes())
             .merge(packets::claim_routes())
             .merge(wallet::routes())
+            .merge(support::routes())
             .merge(order_codes::routes())
             .merge(voting::routes())
             .merge(coupons::routes())

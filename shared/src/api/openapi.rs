@@ -211,6 +211,8 @@ impl Modify for CommonAnswers {
         super::wallet::get::get_wallet,
         super::wallet::deposit::deposit,
         super::wallet::withdraw::withdraw,
+        super::support::packet::support_packet,
+        super::support::wallet::support_wallet,
         super::order_codes::next::next_codes,
         super::voting::post::post_article,
         super::voting::list::list,
@@ -256,7 +258,8 @@ impl Modify for CommonAnswers {
         (name = "wallet", description = "Balances, ledgers and deposits"),
         (name = "order codes", description = "Daily unique order codes"),
         (name = "voting", description = "Redis in Action chapter 1, atomic"),
-        (name = "coupons", description = "Coupon drops: campaigns of codes grabbed first-come-first-served and redeemed once")
+        (name = "coupons", description = "Coupon drops: campaigns of codes grabbed first-come-first-served and redeemed once"),
+        (name = "support", description = "Read-only look-ups for operators answering a ticket (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`)")
     )
 )]
 pub struct ApiDoc;
@@ -303,7 +306,7 @@ mod tests {
         );
         assert!(!text.contains("ErrorDoc"));
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 22);
+        assert_eq!(ops.len(), 24);
         for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
             let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
             let name = &rest[..rest.find('"').unwrap()];

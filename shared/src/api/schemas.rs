@@ -108,6 +108,49 @@ pub enum StatusDoc {
     Cancelled,
 }
 
+/// A grab's claim, as a support look-up shows it.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum ClaimStateDoc {
+    /// Not claimed.
+    Unclaimed,
+    /// Accepted; the wallet credit or the `done` mark is not recorded yet (the next claim
+    /// call or reclaim-cron finishes it).
+    Pending,
+    /// Credited and marked done by a claim call.
+    Done,
+    /// Left pending when the claim window closed, credited and marked done by reclaim-cron.
+    Redriven,
+}
+
+/// A journal entry's kind (the ledger's kinds, the packet events and the coupon events).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum JournalKindDoc {
+    /// A deposit.
+    Deposit,
+    /// A packet paid for by its sender.
+    PacketDebit,
+    /// A claimed share.
+    ClaimCredit,
+    /// A refund to a packet's sender.
+    RefundCredit,
+    /// Money paid out.
+    Withdrawal,
+    /// A packet settled (amount 0).
+    PacketSettled,
+    /// A packet cancelled (amount 0).
+    PacketCancelled,
+    /// A coupon issued (amount 0).
+    CouponIssued,
+    /// A coupon redeemed (amount 0).
+    CouponRedeemed,
+    /// A coupon campaign closed (amount 0).
+    CampaignEnded,
+}
+
 /// A ledger entry's kind.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]

@@ -51,12 +51,20 @@ pub const WITHDRAWAL_PRINCIPALS: Setting = Setting {
     meaning: "comma-separated IAM `userArn`s allowed to withdraw (`POST /wallet/withdrawals`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: every withdrawal is 403 (logged at cold start)",
 };
 
+/// `HONGBAO_SUPPORT_PRINCIPALS`.
+pub const SUPPORT_PRINCIPALS: Setting = Setting {
+    name: "HONGBAO_SUPPORT_PRINCIPALS",
+    default: super::settings::NO_DEFAULT,
+    meaning: "comma-separated IAM `userArn`s allowed to read the support look-ups (`GET /support/packets/{id}`, `GET /support/wallets/{user_id}`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: every look-up is 403",
+};
+
 /// The wallet settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[
     DEPOSIT_DEDUP_SECS,
     MAX_BALANCE_CENTS,
     DEPOSIT_PRINCIPALS,
     WITHDRAWAL_PRINCIPALS,
+    SUPPORT_PRINCIPALS,
 ];
 
 /// The configured rules of deposits and withdrawals (the wallet function reads them).
@@ -75,6 +83,9 @@ pub struct WalletRules {
     /// IAM principals allowed to call `POST /wallet/withdrawals`
     /// (`HONGBAO_WITHDRAWAL_PRINCIPALS`); see [`IamPrincipals`].
     pub withdrawal_principals: IamPrincipals,
+    /// IAM principals allowed to read the support look-ups (`GET /support/packets/{id}`,
+    /// `GET /support/wallets/{user_id}`; `HONGBAO_SUPPORT_PRINCIPALS`); see [`IamPrincipals`].
+    pub support_principals: IamPrincipals,
 }
 
 impl Default for WalletRules {
@@ -102,11 +113,12 @@ impl WalletRules {
             max_balance_cents,
             deposit_principals: IamPrincipals::from_lookup(lookup, &DEPOSIT_PRINCIPALS)?,
             withdrawal_principals: IamPrincipals::from_lookup(lookup, &WITHDRAWAL_PRINCIPALS)?,
+            support_principals: IamPrincipals::from_lookup(lookup, &SUPPORT_PRINCIPALS)?,
         })
     }
 }
 
-/// The IAM callers allowed to deposit or to withdraw: exact `userArn`s, or prefixes (entries
+/// The IAM callers allowed to deposit, to withdraw or to read the support look-ups: exact `userArn`s, or prefixes (entries
 /// that end in `*`, e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IamPrincipals {

@@ -11,7 +11,8 @@ static COLLECTOR: std::sync::OnceLock<&'static metrics_cloudwatch_embedded::Coll
 /// Installs the CloudWatch Embedded Metric Format recorder once per sandbox: the namespace
 /// and the dimension `Function` of `settings` (see [`crate::api::metrics`]). [`super::for_api_gateway`] and
 /// [`super::scheduled::serve`] flush it after every invocation, with the Lambda request id as
-/// the property `RequestId`. A second call, or a recorder already installed, is logged and
+/// the property `RequestId`, and counts `ColdStart` once (printed with the sandbox's first
+/// invocation). A second call, or a recorder already installed, is logged and
 /// ignored.
 pub fn init_metrics(settings: &MetricsSettings) {
     use metrics_cloudwatch_embedded::Builder;
@@ -25,6 +26,8 @@ pub fn init_metrics(settings: &MetricsSettings) {
     {
         Ok(collector) => {
             crate::api::metrics::describe();
+            // Init installs the recorder once per sandbox: its first invocation prints this.
+            crate::api::metrics::count(crate::api::metrics::COLD_START, 1);
             let _ = COLLECTOR.set(collector);
         }
         Err(e) => tracing::warn!(error = %e, "metrics recorder not installed"),

@@ -30,13 +30,22 @@ pub fn for_api_gateway(router: Router) -> Router {
     Router::new().fallback_service(middleware::from_fn(time_request).layer(staged))
 }
 
-/// Records the handler time of every request as `LatencyMs`, then flushes the invocation's
-/// metrics as one EMF line ([`crate::api::metrics`]).
+/// Records the handler time of every request as `LatencyMs` and counts it (`Requests`, and
+/// `Answered4xx` / `Answered5xx` by its status), then flushes the invocation's metrics as one
+/// EMF line ([`crate::api::metrics`]).
 async fn time_request(req: Request, next: Next) -> Response {
+    use crate::api::metrics;
     let request_id = req.lambda_context_ref().map(|c| c.request_id.clone());
     let started = std::time::Instant::now();
     let resp = next.run(req).await;
-    crate::api::metrics::latency_ms(started.elapsed().as_secs_f64() * 1000.0);
+    metrics::latency_ms(started.elapsed().as_secs_f64() * 1000.0);
+    metrics::count(metrics::REQUESTS, 1);
+    let status = resp.status();
+    if status.is_client_error() {
+        metrics::count(metrics::ANSWERED_4XX, 1);
+    } else if status.is_server_error() {
+        metrics::count(metrics::ANSWERED_5XX, 1);
+    }
     flush_metrics(request_id.as_deref());
     resp
 }

@@ -90,6 +90,12 @@ pub async fn init(function: Function) -> Result<ApiState, InitError> {
                  caller (403)"
             );
         }
+        if rules.support_principals.is_empty() {
+            tracing::info!(
+                "HONGBAO_SUPPORT_PRINCIPALS is unset: GET /support/packets/{{id}} and \
+                 GET /support/wallets/{{user_id}} refuse every caller (403)"
+            );
+        }
     }
     if function.features().contains(&Feature::Coupons)
         && state.store.config().coupons.principals.is_empty()

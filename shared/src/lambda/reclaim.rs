@@ -30,7 +30,7 @@ pub struct CronSummary {
 /// `deadline_ms` (the invocation's deadline, Unix ms, from the Lambda context; `None`: the
 /// lock's time only), logs its summary and returns it (as JSON: `{"settled",
 /// "refunded_cents", "redriven", "failed", "batches", "remaining_due", "skipped_locked"}`), and
-/// counts it ([`metrics`]: `ReclaimSettled`, `ReclaimFailed`, `RefundedCents`, and the gauge
+/// counts it ([`metrics`]: `ReclaimSettled`, `ReclaimFailed`, `ClaimRedriven`, `RefundedCents`, and the gauge
 /// `ReclaimRemainingDue` on every run; a run that fails counts one `ReclaimFailed`); then
 /// closes the coupon campaigns that have ended, within the same deadline
 /// ([`close_ended`]; the summary's `campaigns_*` fields).
@@ -49,6 +49,7 @@ pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<CronSummary,
     };
     metrics::count(metrics::RECLAIM_SETTLED, summary.settled);
     metrics::count(metrics::RECLAIM_FAILED, summary.failed);
+    metrics::count(metrics::CLAIM_REDRIVEN, summary.redriven);
     metrics::count(
         metrics::REFUNDED_CENTS,
         summary.refunded_cents.max(0) as u64,

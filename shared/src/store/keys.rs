@@ -38,7 +38,7 @@
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
 //! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written by older versions; settle expires it) |
 //! | `hb:{t}:packet:<id>:recipients` | set | a targeted packet's recipients (user ids); expires with the packet |
-//! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>` or `done:<ms>` |
+//! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>`, `done:<ms>` or `done:<ms>:redriven` (completed by reclaim-cron) |
 //! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |

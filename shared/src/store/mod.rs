@@ -35,6 +35,7 @@ pub mod redis_auth;
 #[cfg(feature = "ops")]
 mod scan;
 pub mod scripts;
+pub mod support;
 pub mod voting;
 pub mod wallet;
 

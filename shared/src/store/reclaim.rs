@@ -419,6 +419,7 @@ async fn settle_one(
                         &claim.user_id,
                         &claim.share,
                         claim.claimed_at_ms,
+                        true,
                     )
                     .await?;
                     summary.redriven += 1;

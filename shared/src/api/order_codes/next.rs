@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, OptionalJsonBody};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
@@ -81,13 +82,16 @@ pub(crate) async fn next_codes(
 ) -> Result<(StatusCode, Json<CodesBody>), ApiError> {
     let count = order_code_count(body)?;
     match order_codes::next_codes(&state.store, &user, count).await? {
-        Outcome::Issued { date, codes } => Ok((
-            StatusCode::CREATED,
-            Json(CodesBody {
-                date: date.to_string(),
-                codes,
-            }),
-        )),
+        Outcome::Issued { date, codes } => {
+            metrics::count(metrics::ORDER_CODES_TAKEN, codes.len() as u64);
+            Ok((
+                StatusCode::CREATED,
+                Json(CodesBody {
+                    date: date.to_string(),
+                    codes,
+                }),
+            ))
+        }
         Outcome::Exhausted {
             date,
             retry_after_secs,

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::no_packet;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::packets::CancelOutcome;
 use crate::store::packets;
@@ -59,12 +60,15 @@ pub(crate) async fn cancel(
         CancelOutcome::Cancelled {
             refunded_cents,
             cancelled_at_ms,
-        } => Ok(Json(CancelBody {
-            packet_id: id,
-            status: "cancelled",
-            refunded_cents,
-            cancelled_at: rfc3339(cancelled_at_ms),
-        })),
+        } => {
+            metrics::count(metrics::PACKET_CANCELLED, 1);
+            Ok(Json(CancelBody {
+                packet_id: id,
+                status: "cancelled",
+                refunded_cents,
+                cancelled_at: rfc3339(cancelled_at_ms),
+            }))
+        }
         CancelOutcome::NotFound => Err(no_packet(&id)),
         CancelOutcome::Forbidden => Err(ApiError::forbidden(
             "only the sender may cancel this red packet; nothing was written",

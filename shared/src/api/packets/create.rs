@@ -8,6 +8,7 @@ use axum::Json;
 use super::PacketBody;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::is_reference;
 use crate::domain::packets::{CreateOutcome, PacketRequest};
@@ -57,9 +58,12 @@ pub(crate) async fn create(
             })
         })?;
     match created {
-        CreateOutcome::Created(p) | CreateOutcome::Repeat(p) => {
+        CreateOutcome::Created(p) => {
+            metrics::count(metrics::PACKET_CREATED, 1);
+            metrics::count(metrics::PACKET_CREATED_CENTS, p.total_cents.max(0) as u64);
             Ok((StatusCode::CREATED, Json(PacketBody::from(&p))))
         }
+        CreateOutcome::Repeat(p) => Ok((StatusCode::CREATED, Json(PacketBody::from(&p)))),
         CreateOutcome::InsufficientFunds { balance_cents } => Err(ApiError::new(
             StatusCode::PAYMENT_REQUIRED,
             "insufficient_funds",

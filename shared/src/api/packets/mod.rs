@@ -131,6 +131,6 @@ impl From<&Packet> for PacketBody {
 }
 
 /// 404 `not_found` for packet `id` (no such packet, or an id of another shape).
-fn no_packet(id: &str) -> ApiError {
+pub(crate) fn no_packet(id: &str) -> ApiError {
     ApiError::not_found(format!("no packet {}", shown(id)))
 }

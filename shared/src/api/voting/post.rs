@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::ArticleBody;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::voting::{NewArticle, PostOutcome};
 use crate::store::voting;
@@ -50,6 +51,7 @@ pub(crate) async fn post_article(
     })?;
     match posted {
         PostOutcome::Posted(article) => {
+            metrics::count(metrics::ARTICLE_POSTED, 1);
             Ok((StatusCode::CREATED, Json(ArticleBody::from(&article))))
         }
         PostOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::voting::{Direction, VoteOutcome};
 use crate::store::voting;
@@ -63,13 +64,18 @@ pub(crate) async fn vote(
             votes,
             score,
             changed,
-        } => Ok(Json(VoteBody {
-            article_id: id,
-            votes,
-            score,
-            direction: direction.as_str(),
-            changed,
-        })),
+        } => {
+            if changed {
+                metrics::count(metrics::VOTED, 1);
+            }
+            Ok(Json(VoteBody {
+                article_id: id,
+                votes,
+                score,
+                direction: direction.as_str(),
+                changed,
+            }))
+        }
         VoteOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
         VoteOutcome::Closed { votes, score } => Err(ApiError::gone(
             "voting_closed",

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{movement, Movement, MovementRoute};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
 use crate::store::wallet;
@@ -75,7 +76,11 @@ pub(crate) async fn deposit(
     } = movement(&route, arn, body)?;
     let (balance_cents, repeat) =
         match wallet::deposit(&state.store, &user_id, amount_cents, &reference).await? {
-            DepositOutcome::Applied { balance_cents } => (balance_cents, false),
+            DepositOutcome::Applied { balance_cents } => {
+                metrics::count(metrics::DEPOSITED, 1);
+                metrics::count(metrics::DEPOSITED_CENTS, amount_cents.max(0) as u64);
+                (balance_cents, false)
+            }
             DepositOutcome::Repeat { balance_cents } => (balance_cents, true),
             DepositOutcome::ReferenceReused => {
                 return Err(ApiError::conflict(

@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::Caller;
 use crate::api::state::ApiState;
+use crate::domain::wallet::Entry;
 use crate::store::wallet;
 
 /// The body of `GET /wallet`.
@@ -52,15 +53,17 @@ pub(crate) async fn get_wallet(
     Ok(Json(WalletBody {
         user_id: user,
         balance_cents: w.balance_cents,
-        entries: w
-            .entries
-            .into_iter()
-            .map(|e| EntryBody {
-                kind: e.kind.as_str(),
-                amount_cents: e.amount_cents,
-                reference: e.reference,
-                at: rfc3339(e.at_ms),
-            })
-            .collect(),
+        entries: w.entries.into_iter().map(EntryBody::from).collect(),
     }))
+}
+
+impl From<Entry> for EntryBody {
+    fn from(e: Entry) -> Self {
+        EntryBody {
+            kind: e.kind.as_str(),
+            amount_cents: e.amount_cents,
+            reference: e.reference,
+            at: rfc3339(e.at_ms),
+        }
+    }
 }

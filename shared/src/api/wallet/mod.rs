@@ -7,6 +7,8 @@
 //! | `POST /wallet/deposits` | AWS_IAM, `HONGBAO_DEPOSIT_PRINCIPALS` | [`deposit`] |
 //! | `POST /wallet/withdrawals` | AWS_IAM, `HONGBAO_WITHDRAWAL_PRINCIPALS` | [`withdraw`] |
 //!
+//! The wallet function also serves the support look-ups ([`super::support`]).
+//!
 //! The two money-moving IAM routes check their callers and bodies alike (`movement`).
 
 pub mod deposit;
@@ -34,9 +36,10 @@ pub(crate) fn routes() -> Router<ApiState> {
         .route("/wallet/withdrawals", post(withdraw::withdraw))
 }
 
-/// The wallet function's router.
+/// The wallet function's router: its routes and the support look-ups
+/// ([`super::support`]), both AWS_IAM routes of trusted backends and operators.
 pub fn router(state: ApiState) -> Router {
-    super::contract(routes().with_state(state))
+    super::contract(routes().merge(super::support::routes()).with_state(state))
 }
 
 /// A money-moving IAM route (`POST /wallet/deposits`, `POST /wallet/withdrawals`): who may call

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{movement, Movement, MovementRoute};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::metrics;
 use crate::api::state::ApiState;
 use crate::domain::wallet::{WithdrawalOutcome, MAX_WITHDRAWAL_CENTS};
 use crate::store::wallet;
@@ -77,7 +78,11 @@ pub(crate) async fn withdraw(
     } = movement(&route, arn, body)?;
     let (balance_cents, repeat) =
         match wallet::withdraw(&state.store, &user_id, amount_cents, &reference).await? {
-            WithdrawalOutcome::Applied { balance_cents } => (balance_cents, false),
+            WithdrawalOutcome::Applied { balance_cents } => {
+                metrics::count(metrics::WITHDRAWN, 1);
+                metrics::count(metrics::WITHDRAWN_CENTS, amount_cents.max(0) as u64);
+                (balance_cents, false)
+            }
             WithdrawalOutcome::Repeat { balance_cents } => (balance_cents, true),
             WithdrawalOutcome::ReferenceReused => {
                 return Err(ApiError::conflict(

@@ -402,18 +402,90 @@ pub enum ClaimOutcome {
     Expired,
 }
 
-/// Parses a claim state `pending:<ms>` / `done:<ms>` into (pending, claimed_at_ms).
+/// A grab's claim, as the packet's claims hash records it (`lua/claim.lua` writes
+/// `pending:<claimed_at_ms>`, `lua/claim_done.lua` turns it into `done:<claimed_at_ms>`, or
+/// `done:<claimed_at_ms>:redriven` when reclaim-cron completed it after the claim window
+/// closed; no entry: never claimed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimState {
+    /// The grabber has not claimed the share.
+    Unclaimed,
+    /// Step 1 is done (the share is reserved for the grabber's wallet); the credit and the
+    /// `done` mark are not both recorded yet. The next claim call or reclaim-cron finishes it.
+    Pending {
+        /// When the claim was accepted, Unix ms (Redis `TIME`).
+        claimed_at_ms: i64,
+    },
+    /// Credited and marked done by a claim call.
+    Done {
+        /// When the claim was accepted, Unix ms (Redis `TIME`).
+        claimed_at_ms: i64,
+    },
+    /// Left pending when the claim window closed, then credited and marked done by
+    /// reclaim-cron's re-drive.
+    Redriven {
+        /// When the claim was accepted, Unix ms (Redis `TIME`).
+        claimed_at_ms: i64,
+    },
+}
+
+impl ClaimState {
+    /// The suffix `lua/claim_done.lua` adds to a claim reclaim-cron completed.
+    pub const REDRIVEN_MARK: &'static str = "redriven";
+
+    /// Parses a claims-hash value (`None`: no entry, [`ClaimState::Unclaimed`]).
+    ///
+    /// # Errors
+    /// [`BadRecord`] for any other shape.
+    pub fn parse(state: Option<&str>) -> Result<Self, BadRecord> {
+        let Some(state) = state else {
+            return Ok(ClaimState::Unclaimed);
+        };
+        let bad = || BadRecord(format!("bad claim state {state:?}"));
+        let mut parts = state.split(':');
+        let (kind, at, mark) = (parts.next(), parts.next(), parts.next());
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        let claimed_at_ms: i64 = at.and_then(|a| a.parse().ok()).ok_or_else(bad)?;
+        match (kind, mark) {
+            (Some("pending"), None) => Ok(ClaimState::Pending { claimed_at_ms }),
+            (Some("done"), None) => Ok(ClaimState::Done { claimed_at_ms }),
+            (Some("done"), Some(Self::REDRIVEN_MARK)) => Ok(ClaimState::Redriven { claimed_at_ms }),
+            _ => Err(bad()),
+        }
+    }
+
+    /// `unclaimed`, `pending`, `done` or `redriven`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimState::Unclaimed => "unclaimed",
+            ClaimState::Pending { .. } => "pending",
+            ClaimState::Done { .. } => "done",
+            ClaimState::Redriven { .. } => "redriven",
+        }
+    }
+
+    /// When the claim was accepted, Unix ms; `None` when unclaimed.
+    pub fn claimed_at_ms(self) -> Option<i64> {
+        match self {
+            ClaimState::Unclaimed => None,
+            ClaimState::Pending { claimed_at_ms }
+            | ClaimState::Done { claimed_at_ms }
+            | ClaimState::Redriven { claimed_at_ms } => Some(claimed_at_ms),
+        }
+    }
+}
+
+/// Parses a claim state (`pending:<ms>`, `done:<ms>`, `done:<ms>:redriven`) into (pending,
+/// claimed_at_ms).
 pub(crate) fn parse_claim_state(state: &str) -> Result<(bool, i64), BadRecord> {
-    let (kind, at) = state
-        .split_once(':')
-        .ok_or_else(|| BadRecord(format!("bad claim state {state:?}")))?;
-    let at = at
-        .parse()
-        .map_err(|_| BadRecord(format!("bad claim state {state:?}")))?;
-    match kind {
-        "pending" => Ok((true, at)),
-        "done" => Ok((false, at)),
-        _ => Err(BadRecord(format!("bad claim state {state:?}"))),
+    match ClaimState::parse(Some(state))? {
+        ClaimState::Pending { claimed_at_ms } => Ok((true, claimed_at_ms)),
+        ClaimState::Done { claimed_at_ms } | ClaimState::Redriven { claimed_at_ms } => {
+            Ok((false, claimed_at_ms))
+        }
+        ClaimState::Unclaimed => unreachable!("a state was given"),
     }
 }
 
@@ -456,6 +528,22 @@ mod tests {
     fn claim_states() {
         assert_eq!(parse_claim_state("pending:12").unwrap(), (true, 12));
         assert_eq!(parse_claim_state("done:13").unwrap(), (false, 13));
+        assert_eq!(parse_claim_state("done:13:redriven").unwrap(), (false, 13));
+        assert_eq!(
+            ClaimState::parse(Some("done:13:redriven")).unwrap(),
+            ClaimState::Redriven { claimed_at_ms: 13 }
+        );
+        assert_eq!(ClaimState::parse(None).unwrap(), ClaimState::Unclaimed);
+        for bad in [
+            "pending:13:redriven",
+            "done:13:other",
+            "done:x",
+            "done",
+            "done:13:redriven:1",
+            "closed:13",
+        ] {
+            assert!(ClaimState::parse(Some(bad)).is_err(), "{bad}");
+        }
         assert!(parse_claim_state("x").is_err());
     }
 }

@@ -114,8 +114,16 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
         ClaimReply::Refused(outcome) => return Ok(outcome),
     };
     let (balance_cents, repeat) = if pending {
-        let credited =
-            redrive_claim(store, packet_id, &sender_id, user_id, &share, claimed_at_ms).await?;
+        let credited = redrive_claim(
+            store,
+            packet_id,
+            &sender_id,
+            user_id,
+            &share,
+            claimed_at_ms,
+            false,
+        )
+        .await?;
         (credited.balance_cents, !credited.applied)
     } else {
         // Done before: step 4 again (idempotent) in case the earlier call stopped before it.

@@ -21,7 +21,7 @@ mod create;
 pub(crate) mod gone;
 mod grab;
 mod redrive;
-mod view;
+pub(crate) mod view;
 
 pub use crate::domain::packets::{
     best_luck, CancelOutcome, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet,

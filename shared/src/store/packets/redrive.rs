@@ -4,7 +4,7 @@
 //! `POST /packets/{id}/claim` and by reclaim-cron for the claims a settlement finds pending.
 
 use crate::domain::history::{year_of, ReceivedEntry};
-use crate::domain::packets::Share;
+use crate::domain::packets::{ClaimState, Share};
 use crate::store::keys::Keys;
 use crate::store::scripts::{script_call, Call, CLAIM_DONE};
 use crate::store::wallet::{self, Credit};
@@ -20,6 +20,8 @@ script_call! {
         ARGV {
             /// The claiming grabber.
             user_id: &'a str,
+            /// `""` for a claim call, [`ClaimState::REDRIVEN_MARK`] for reclaim-cron's re-drive.
+            mark: &'a str,
         }
     }
 }
@@ -50,8 +52,9 @@ pub fn claim_credit<'a>(
 
 /// Claim steps 2 to 4 for a pending claim of `share` of `packet_id` (sent by `sender_id`),
 /// claimed by `user_id` at `claimed_at_ms`: credit the grabber once (record pinned) together
-/// with their received history entry, mark the claim done, un-pin the record. Used by
-/// [`claim`](fn@super::claim) and by reclaim-cron.
+/// with their received history entry, mark the claim done (`redriven`: reclaim-cron completes a
+/// claim left pending when the window closed, and the state records it as re-driven), un-pin
+/// the record. Used by [`claim`](fn@super::claim) and by reclaim-cron.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
@@ -63,6 +66,7 @@ pub async fn redrive_claim(
     user_id: &str,
     share: &Share,
     claimed_at_ms: i64,
+    redriven: bool,
 ) -> Result<Credit, Error> {
     let cfg = store.config();
     let amount_cents = share.amount_cents;
@@ -92,6 +96,11 @@ pub async fn redrive_claim(
     let _: i64 = ClaimDoneCall {
         claims: &claims,
         user_id,
+        mark: if redriven {
+            ClaimState::REDRIVEN_MARK
+        } else {
+            ""
+        },
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -36,20 +36,20 @@ script_call! {
 /// `packet_view.lua`'s reply for a packet that exists: its hashes as maps, Redis `TIME`,
 /// whether the viewer is a recipient, and the un-grabbed share amounts.
 #[derive(Debug, Default)]
-struct ViewReply {
+pub(crate) struct ViewReply {
     /// The meta hash.
-    meta: HashMap<String, String>,
+    pub(crate) meta: HashMap<String, String>,
     /// The grabs hash: user -> share record.
-    grabs: HashMap<String, String>,
+    pub(crate) grabs: HashMap<String, String>,
     /// The claims hash: user -> claim state.
-    claims: HashMap<String, String>,
+    pub(crate) claims: HashMap<String, String>,
     /// Redis `TIME`, Unix ms.
-    now_ms: i64,
+    pub(crate) now_ms: i64,
     /// Whether the viewer is one of the packet's recipients.
-    recipient: bool,
+    pub(crate) recipient: bool,
     /// The un-grabbed share amounts, cents, in list order (only once the packet is expired or
     /// settled; else empty).
-    ungrabbed: Vec<String>,
+    pub(crate) ungrabbed: Vec<String>,
 }
 
 impl PacketViewCall<'_> {
@@ -57,7 +57,7 @@ impl PacketViewCall<'_> {
     ///
     /// # Errors
     /// [`Error::Internal`] for a reply of another shape.
-    fn reply(reply: Value) -> Result<Option<ViewReply>, Error> {
+    pub(crate) fn reply(reply: Value) -> Result<Option<ViewReply>, Error> {
         let Value::Array(parts) = reply else {
             return Err(Error::bad_reply("packet_view", format!("{reply:?}")));
         };
@@ -152,6 +152,22 @@ async fn snapshot(
     packet_id: &str,
     viewer: &str,
 ) -> Result<Option<(PacketView, bool)>, Error> {
+    let Some(read) = read(store, packet_id, viewer).await? else {
+        return Ok(None);
+    };
+    Ok(Some((build(packet_id, &read)?, read.recipient)))
+}
+
+/// `lua/packet_view.lua`'s snapshot of `packet_id` as `viewer` (`""`: nobody) asks for it, as
+/// the script answered it; `None` for no such packet (including ids of the wrong shape).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub(crate) async fn read(
+    store: &Store,
+    packet_id: &str,
+    viewer: &str,
+) -> Result<Option<ViewReply>, Error> {
     if !is_packet_id(packet_id) {
         return Ok(None);
     }
@@ -168,17 +184,24 @@ async fn snapshot(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    let Some(read) = PacketViewCall::reply(reply)? else {
-        return Ok(None);
-    };
+    PacketViewCall::reply(reply)
+}
+
+/// The [`PacketView`] of a snapshot [`read`]: the grabs in share-id order (checked to count
+/// 1, 2, ... without a gap), the status at the script's Redis `TIME`, the best luck once every
+/// share is grabbed, the reveal once no grab can change the packet.
+///
+/// # Errors
+/// [`Error::Internal`] when a record does not parse or the share ids skip or repeat.
+pub(crate) fn build(packet_id: &str, read: &ViewReply) -> Result<PacketView, Error> {
     let packet = Packet::from_fields(&read.meta)?;
     // Share ids count from 1 in grab order: they are the grab order.
     let mut list = Vec::with_capacity(read.grabs.len());
-    for (user, record) in read.grabs {
+    for (user, record) in &read.grabs {
         list.push(Grab {
-            share: Share::parse(&record)?,
-            claimed: read.claims.contains_key(&user),
-            user_id: user,
+            share: Share::parse(record)?,
+            claimed: read.claims.contains_key(user),
+            user_id: user.clone(),
         });
     }
     list.sort_unstable_by_key(|g| g.share.share_id);
@@ -198,16 +221,13 @@ async fn snapshot(
         (Some(salt), true) => reveal(packet_id, &packet, salt, &list, &read.ungrabbed),
         _ => None,
     };
-    Ok(Some((
-        PacketView {
-            packet,
-            status,
-            grabs: list,
-            best_luck,
-            reveal,
-        },
-        read.recipient,
-    )))
+    Ok(PacketView {
+        packet,
+        status,
+        grabs: list,
+        best_luck,
+        reveal,
+    })
 }
 
 /// The fairness receipt's reveal of a packet that no grab can change any more: the grabbed

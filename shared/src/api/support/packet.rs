@@ -1,0 +1,137 @@
+//! `GET /support/packets/{id}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): a red packet as its
+//! sender sees it, every grab with its claim state, the refund, and the unexported journal
+//! entries that mention it (`store::support::packet`).
+
+use axum::extract::State;
+use axum::Json;
+use serde::Serialize;
+
+use super::{check_caller, JournalEntryBody};
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::extract::{IamPrincipal, Path};
+use crate::api::packets::{no_packet, PacketViewBody};
+use crate::api::state::ApiState;
+use crate::store::support::{self, GrabLookup, PacketLookup};
+
+/// The body of `GET /support/packets/{id}`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SupportPacketBody {
+    /// The packet as its sender sees it (`GET /packets/{id}`).
+    pub packet: PacketViewBody,
+    /// Every grab in share-id order, with its claim state.
+    pub grabs: Vec<SupportGrabBody>,
+    /// What went back to the sender, and when.
+    pub refund: SupportRefundBody,
+    /// The unexported money-journal entries whose reference is the packet (the sender's
+    /// debit, refunds, settlement or cancel; the grabbers' claim credits), oldest first.
+    /// Exported entries are on the event bus and in its archive.
+    pub journal: Vec<JournalEntryBody>,
+    /// `false` when a journal held more entries than one look-up reads (5,000; the export is
+    /// behind), so entries of this packet may be missing from `journal`.
+    pub journal_complete: bool,
+}
+
+/// One grab (`grabs` of `SupportPacketBody`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SupportGrabBody {
+    /// The grabber.
+    pub user_id: String,
+    /// 1 for the first share grabbed.
+    #[schema(minimum = 1)]
+    pub share_id: u32,
+    /// Cents.
+    pub amount_cents: i64,
+    /// RFC 3339.
+    #[schema(format = DateTime)]
+    pub grabbed_at: String,
+    /// `unclaimed`; `pending` (accepted, the credit or its `done` mark not both recorded yet:
+    /// the next claim call or reclaim-cron finishes it); `done`; `redriven` (left pending when
+    /// the claim window closed, completed by reclaim-cron).
+    #[schema(value_type = crate::api::schemas::ClaimStateDoc)]
+    pub claim: &'static str,
+    /// RFC 3339: when the claim was accepted; `null` when unclaimed.
+    #[schema(format = DateTime, required = true)]
+    pub claimed_at: Option<String>,
+    /// Whether the share is in the grabber's wallet (for a `pending` claim: whether its
+    /// credit already landed).
+    pub credited: bool,
+}
+
+/// `refund` of `SupportPacketBody`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SupportRefundBody {
+    /// Cents refunded to the sender so far (at a cancel and at settlement).
+    pub refunded_cents: i64,
+    /// Of those, cents refunded at the sender's cancel.
+    pub cancel_refunded_cents: i64,
+    /// RFC 3339: when the sender cancelled it; `null` if never.
+    #[schema(format = DateTime, required = true)]
+    pub cancelled_at: Option<String>,
+    /// RFC 3339: when reclaim-cron settled it; `null` while unsettled.
+    #[schema(format = DateTime, required = true)]
+    pub settled_at: Option<String>,
+    /// RFC 3339: when reclaim-cron is due to settle it (its reclaim index entry); `null` once
+    /// settled.
+    #[schema(format = DateTime, required = true)]
+    pub due_at: Option<String>,
+    /// Settlement attempts that failed (reclaim-cron backs off and retries).
+    pub failed_attempts: u64,
+}
+
+impl From<PacketLookup> for SupportPacketBody {
+    fn from(l: PacketLookup) -> Self {
+        SupportPacketBody {
+            refund: SupportRefundBody {
+                refunded_cents: l.view.packet.refunded_cents,
+                cancel_refunded_cents: l.cancel_refunded_cents,
+                cancelled_at: l.cancelled_at_ms.map(rfc3339),
+                settled_at: l.settled_at_ms.map(rfc3339),
+                due_at: l.refund_due_at_ms.map(rfc3339),
+                failed_attempts: l.refund_failed_attempts,
+            },
+            packet: l.view.into(),
+            grabs: l.grabs.into_iter().map(SupportGrabBody::from).collect(),
+            journal: l.journal.into_iter().map(JournalEntryBody::from).collect(),
+            journal_complete: l.journal_complete,
+        }
+    }
+}
+
+impl From<GrabLookup> for SupportGrabBody {
+    fn from(g: GrabLookup) -> Self {
+        SupportGrabBody {
+            user_id: g.user_id,
+            share_id: g.share.share_id,
+            amount_cents: g.share.amount_cents,
+            grabbed_at: rfc3339(g.share.grabbed_at_ms),
+            claim: g.claim.as_str(),
+            claimed_at: g.claim.claimed_at_ms().map(rfc3339),
+            credited: g.credited,
+        }
+    }
+}
+
+/// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; 403, 404.
+#[utoipa::path(
+    get, path = "/support/packets/{id}", tag = "support", operation_id = "support_packet",
+    summary = "Look up a red packet for support (AWS_IAM)",
+    description = "The packet as its sender sees it, every grab with its claim state (`unclaimed`, `pending`, `done`, `redriven`) and whether its share is in the grabber's wallet, the refund, and the money-journal entries that mention it and are not exported yet. Read-only; no password or idempotency fingerprint is ever shown. Only AWS_IAM-signed calls of the principals in `HONGBAO_SUPPORT_PRINCIPALS`.",
+    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    security(("sigv4" = [])),
+    responses(
+        (status = 200, description = "the packet, its grabs and claims, its refund and journal entries", body = SupportPacketBody),
+        (status = 403, description = "`forbidden`: not a signed call of a support principal", body = crate::api::schemas::ForbiddenError),
+        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
+    )
+)]
+pub(crate) async fn support_packet(
+    State(state): State<ApiState>,
+    IamPrincipal(arn): IamPrincipal,
+    Path(id): Path<String>,
+) -> Result<Json<SupportPacketBody>, ApiError> {
+    check_caller(&state, arn.as_deref())?;
+    match support::packet(&state.store, &id).await? {
+        Some(lookup) => Ok(Json(lookup.into())),
+        None => Err(no_packet(&id)),
+    }
+}

@@ -1,0 +1,41 @@
+//! Support look-ups: what an operator needs to answer a ticket ("I grabbed 1.94 but never got
+//! it"), read-only, without `redis-cli` or the key layout. One operation per file:
+//!
+//! | file | operation | reads |
+//! | --- | --- | --- |
+//! | `packet.rs` | [`packet`] | `lua/packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
+//! | `wallet.rs` | [`wallet`] | the balance, a ledger page, the pinned claim records with their packets' claim states, the wallet's tag journal |
+//!
+//! Nothing here writes, and nothing here returns a secret: a packet's password verifier and
+//! the idempotency records' fingerprints stay in Redis (amounts come from the grab records).
+//! The journals hold only the entries not yet exported (ledger-export deletes an entry once
+//! EventBridge accepted it): exported movements are on the event bus and in its archive.
+
+pub mod packet;
+pub mod wallet;
+
+pub use packet::{packet, GrabLookup, PacketLookup};
+pub use wallet::{wallet, PendingTransfer, WalletLookup};
+
+use crate::domain::journal::Entry;
+use crate::store::{journal, Error, Store};
+
+/// Entries read from one journal at most (`XRANGE … COUNT`): ledger-export drains the
+/// journals every minute, so a journal holds more only while the export is failing.
+pub const JOURNAL_READ_LIMIT: usize = 5_000;
+
+/// Unexported entries of the journal `key` that `keep` selects, oldest first, and whether the
+/// whole journal was read (`false`: it held more than [`JOURNAL_READ_LIMIT`] entries, and only
+/// the oldest were searched).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub(crate) async fn unexported(
+    store: &Store,
+    key: &str,
+    keep: impl Fn(&Entry) -> bool,
+) -> Result<(Vec<Entry>, bool), Error> {
+    let entries = journal::read(store, key, JOURNAL_READ_LIMIT).await?;
+    let complete = entries.len() < JOURNAL_READ_LIMIT;
+    Ok((entries.into_iter().filter(|e| keep(e)).collect(), complete))
+}

@@ -1,0 +1,162 @@
+//! `GET /support/packets/{id}`'s store step: the packet as its sender sees it
+//! ([`super::super::packets::view`]'s snapshot, one `lua/packet_view.lua`), each grab with its
+//! claim state, whether each pending claim's credit already landed in the grabber's wallet,
+//! the refund's schedule in the reclaim index, and the unexported journal entries that
+//! mention the packet (its sender's journal: debit, refunds, settlement, cancel; its
+//! grabbers' journals: the claim credits).
+
+use std::collections::BTreeSet;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+
+use crate::domain::journal::Entry;
+use crate::domain::packets::{ClaimState, PacketView, Share};
+use crate::domain::wallet::claim_transfer_id;
+use crate::store::keys::{user_tag, Keys};
+use crate::store::packets::view::{build, read};
+use crate::store::{Error, Store};
+
+/// Grabbers' slots read at once.
+const IN_FLIGHT: usize = 16;
+
+/// What support sees of one red packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketLookup {
+    /// The packet as its sender sees it (`GET /packets/{id}`), the reveal included once the
+    /// packet is finished.
+    pub view: PacketView,
+    /// Every grab in share-id order with its claim state.
+    pub grabs: Vec<GrabLookup>,
+    /// When the sender cancelled it, Unix ms (Redis `TIME`); `None` if never.
+    pub cancelled_at_ms: Option<i64>,
+    /// Cents refunded to the sender at the cancel (0 if never cancelled).
+    pub cancel_refunded_cents: i64,
+    /// When reclaim-cron settled it (refunded what was not grabbed or claimed), Unix ms;
+    /// `None` while it is not settled.
+    pub settled_at_ms: Option<i64>,
+    /// Its entry in the reclaim index, Unix ms: when reclaim-cron settles it (`None` once
+    /// settled and forgotten).
+    pub refund_due_at_ms: Option<i64>,
+    /// Failed settlement attempts reclaim-cron recorded (backing off between them).
+    pub refund_failed_attempts: u64,
+    /// The unexported journal entries whose reference is the packet, oldest first.
+    pub journal: Vec<Entry>,
+    /// Whether every journal searched was read whole (`false`: one held more than
+    /// [`super::JOURNAL_READ_LIMIT`] entries, and entries of the packet may be missing).
+    pub journal_complete: bool,
+}
+
+/// One grab of a packet, as support sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrabLookup {
+    /// The grabber.
+    pub user_id: String,
+    /// The share grabbed.
+    pub share: Share,
+    /// Its claim.
+    pub claim: ClaimState,
+    /// Whether the grabber's wallet holds the claim's credit: always for a done or re-driven
+    /// claim, never for an unclaimed share; for a pending claim, whether step 2 (the credit)
+    /// landed before the claim was marked done.
+    pub credited: bool,
+}
+
+/// The support look-up of `packet_id`; `None` for no such packet (including ids of the wrong
+/// shape). Read-only.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record that
+/// does not parse.
+pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLookup>, Error> {
+    let Some(read) = read(store, packet_id, "").await? else {
+        return Ok(None);
+    };
+    let view = build(packet_id, &read)?;
+    let keys = Keys::new(&store.config().key_prefix);
+    let keys = &keys;
+    let mut parsed = Vec::with_capacity(view.grabs.len());
+    for g in &view.grabs {
+        let claim = ClaimState::parse(read.claims.get(&g.user_id).map(String::as_str))?;
+        parsed.push((g.user_id.clone(), g.share, claim));
+    }
+    let grabs: Vec<GrabLookup> = stream::iter(parsed.into_iter().map(
+        |(user_id, share, claim)| async move {
+            let credited = match claim {
+                ClaimState::Unclaimed => false,
+                ClaimState::Done { .. } | ClaimState::Redriven { .. } => true,
+                ClaimState::Pending { .. } => {
+                    credit_landed(store, keys, &user_id, packet_id).await?
+                }
+            };
+            Ok::<_, Error>(GrabLookup {
+                user_id,
+                share,
+                claim,
+                credited,
+            })
+        },
+    ))
+    .buffered(IN_FLIGHT)
+    .try_collect()
+    .await?;
+    let mut conn = store.conn().await?;
+    let (due, failed): (Option<i64>, Option<u64>) = redis::pipe()
+        .cmd("ZSCORE")
+        .arg(keys.reclaim_due())
+        .arg(packet_id)
+        .cmd("HGET")
+        .arg(keys.reclaim_retries())
+        .arg(packet_id)
+        .query_async(&mut conn)
+        .await?;
+    // The sender's journal, then every claimed grabber's (distinct tags).
+    let mut journals = BTreeSet::from([keys.packet_journal(packet_id)]);
+    journals.extend(
+        grabs
+            .iter()
+            .filter(|g| g.claim != ClaimState::Unclaimed)
+            .map(|g| keys.journal_of_tag(&user_tag(&g.user_id))),
+    );
+    let found: Vec<(Vec<Entry>, bool)> = stream::iter(journals.into_iter().map(|key| async move {
+        super::unexported(store, &key, |e: &Entry| e.reference == packet_id).await
+    }))
+    .buffered(IN_FLIGHT)
+    .try_collect()
+    .await?;
+    let journal_complete = found.iter().all(|(_, complete)| *complete);
+    let mut journal: Vec<Entry> = found.into_iter().flat_map(|(e, _)| e).collect();
+    journal.sort_by(|a, b| (a.at_ms, &a.stream_id).cmp(&(b.at_ms, &b.stream_id)));
+    let at = |field: &str| read.meta.get(field).and_then(|v| v.parse::<i64>().ok());
+    Ok(Some(PacketLookup {
+        grabs,
+        cancelled_at_ms: at("cancelled_at"),
+        cancel_refunded_cents: at("cancel_refunded_cents").unwrap_or(0),
+        settled_at_ms: at("settled_at"),
+        refund_due_at_ms: due,
+        refund_failed_attempts: failed.unwrap_or(0),
+        journal,
+        journal_complete,
+        view,
+    }))
+}
+
+/// Whether `user_id`'s wallet holds the credit of its claim on `packet_id` (its transfer
+/// record, or the record of the layout before 0.2): one round trip on the grabber's slot.
+async fn credit_landed(
+    store: &Store,
+    keys: &Keys,
+    user_id: &str,
+    packet_id: &str,
+) -> Result<bool, Error> {
+    let transfer_id = claim_transfer_id(packet_id);
+    let mut conn = store.conn().await?;
+    let (recorded, legacy): (bool, bool) = redis::pipe()
+        .cmd("HEXISTS")
+        .arg(keys.wallet(user_id).records)
+        .arg(&transfer_id)
+        .cmd("EXISTS")
+        .arg(keys.legacy_transfer(user_id, &transfer_id))
+        .query_async(&mut conn)
+        .await?;
+    Ok(recorded || legacy)
+}
