@@ -106,8 +106,9 @@ clippy:
 ##       then tests/template_matrix.py: every parameter combination rendered (samtranslator's SAM
 ##       transform, then cloud-radar) and booted (each function's Init settings check; the
 ##       checks in tests/template_checks/), Rules refusing exactly the ones that cannot boot, the
-##       transformed template through cfn-lint, and the store users' access string on a real
-##       redis-server
+##       transformed template through cfn-lint, the store users' access string on a real
+##       redis-server, and per render the dashboard (every metric one the code emits or an AWS
+##       metric of a resource of that render) and each alarm's runbook section and link
 lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .

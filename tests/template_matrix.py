@@ -43,6 +43,12 @@ A function the `check_settings` example does not know yet (the Rust side has not
 the run with one message naming it; its other checks still run, with the Init verdict of a
 function that has the same REDIS_* settings.
 
+Every render that creates a stack also goes through template_checks/dashboard.py (its
+dashboard: each metric one the code emits, or an AWS metric of a resource of that render; the
+widgets of its store) and template_checks/runbook.py (each alarm's description links its
+section of docs/operations.md within 1024 characters, for the longest RunbookUrl too; the
+widgets a section names exist), and docs/operations.md once (a section per alarm, four parts).
+
 It also boots every value of every parameter alone (AllowedValues, MinValue, MaxValue, sample
 strings of each AllowedPattern), lints the transformed template with cfn-lint, and runs the
 README's curl session (`scripts/serve.py --check`) on a real redis-server as a user with the
@@ -65,6 +71,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from template_checks import dashboard, runbook
 from template_checks.boots import boots
 from template_checks.live import access_string, live_access_string
 from template_checks.stack import (
@@ -226,6 +233,11 @@ PATTERN_SAMPLES = {
     "MemoryDbEngineVersion": ["7.2", "7.3"],
     "AlarmTopicArn": ["", "arn:aws:sns:us-east-1:123456789012:alerts"],
     "CorsAllowOrigins": ["", "https://app.example.com,https://admin.example.com"],
+    # and the longest the parameter allows (sweep(): runbook.longest_url)
+    "RunbookUrl": [
+        "docs/operations.md",
+        "https://github.com/example/hongbao/blob/v1.2.0/docs/operations.md",
+    ],
 }
 # Parameters whose values need another parameter to mean anything (covered by the matrix).
 SWEEP_SKIP = {
@@ -262,12 +274,57 @@ def sweep(template: dict) -> list[tuple[str, dict]]:
                 values.append(str(int(float(spec.get("Default", 1))) * 1000 + 7))
         elif name in PATTERN_SAMPLES:
             values = PATTERN_SAMPLES[name]
+            if name == "RunbookUrl":
+                values = values + [runbook.longest_url(template)]
         elif "AllowedPattern" in spec:
             raise SystemExit(
                 f"add sample values of {name} ({spec['AllowedPattern']}) to PATTERN_SAMPLES"
             )
         cases += [(f"{name}={v!r}", {name: v}) for v in values]
     return cases
+
+
+# ------------------------------------------------------------------- dashboard and runbook
+def dashboard_and_runbook(template: dict, table: list) -> list[str]:
+    """The dashboard of every render that creates a stack (template_checks/dashboard.py), the
+    runbook's sections and each render's alarm descriptions (template_checks/runbook.py)."""
+    names, unused = dashboard.emitted()
+    failures = [
+        f"shared/src/api/metrics.rs declares {c}, which no code emits (it does not count)"
+        for c in unused
+    ]
+    doc_failures, found = runbook.check_document(template)
+    failures += doc_failures
+    titles: set[str] = set()
+    per_render: dict[str, list[str]] = {}  # failure -> the renders that have it
+    checked = 0
+    longest = runbook.longest_url(template)
+    longest_seen = False
+    for kind, label, accepted, *_, r in table:
+        if not accepted or "stack" not in r or r.get("refused"):
+            continue
+        checked += 1
+        values = r["stack"].values
+        longest_seen |= values["RunbookUrl"] == longest
+        fails, ts = dashboard.check(r["stack"], values, names)
+        titles |= ts
+        store = dashboard.store_kind(r["stack"])
+        elsewhere = set().union(*(w for k, w in dashboard.STORE_WIDGETS.items() if k != store))
+        fails += runbook.check(r["stack"], values, found, ts, elsewhere)
+        for f in fails:
+            per_render.setdefault(f, []).append(f"{kind} {label}")
+    for f, where in per_render.items():
+        also = f" and {len(where) - 1} more renders" if len(where) > 1 else ""
+        failures.append(f"{where[0]}{also}: {f}")
+    failures += runbook.dashboard_section(titles)
+    swept = any(t[0] == "sweep" for t in table)  # --no-sweep renders defaults only
+    if swept and not longest_seen:
+        failures.append(f"no render had the longest RunbookUrl ({len(longest)} characters)")
+    print(
+        f"dashboard and runbook: {checked} renders, {len(names)} emitted metrics, "
+        f"{len(titles)} widget titles, {len(found)} alarm sections"
+    )
+    return failures
 
 
 # ------------------------------------------------------------------------------------ main
@@ -338,6 +395,7 @@ def main() -> int:
             env = r["functions"]["grab"]["env"]
             keys = [k for k in env if k.startswith("REDIS_")]
             print("           env:  " + " ".join(f"{k}={env[k]}" for k in keys))
+    failures += dashboard_and_runbook(template, table)
     sweeps = [t for t in table if t[0] == "sweep"]
     sweeps_ok = sum(1 for t in sweeps if t[4] == "ok")
     print(f"sweep: {sweeps_ok} of {len(sweeps)} single-parameter values boot")

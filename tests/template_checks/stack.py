@@ -210,6 +210,10 @@ def physical_ids(logical: str, rtype: str, props: dict) -> dict:
         attrs[f"{endpoint[0]}.Port"] = "6379"
     if rtype == "AWS::EC2::SecurityGroup":
         attrs["GroupId"] = ident
+    if rtype == "AWS::SQS::Queue":
+        # A queue CloudFormation names: <stack>-<logical id>-<suffix> (the dashboard's and
+        # the alarms' QueueName dimension).
+        attrs["QueueName"] = f"{STACK_NAME}-{logical}-1A2B3C4D5E6F"
     if rtype == "AWS::Events::EventBus":
         attrs = {"Name": ident, "Arn": f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{ident}"}
     return {"ref": ident, "attribute-values": attrs}
@@ -297,6 +301,7 @@ class Stack:
 
     def __init__(self, transformed: dict, values: dict[str, str]):
         self.source = copy.deepcopy(transformed)
+        self.values = values
         self.source.pop("Rules", None)  # decided by rules() before the transform
         renderer = Renderer(self.source)
         try:
