@@ -26,7 +26,10 @@ fn due_near_expiry(body: &serde_json::Value) -> bool {
             .map(|t| t.timestamp_millis())
             .ok()
     };
-    match (at(&body["refund"]["due_at"]), at(&body["packet"]["expires_at"])) {
+    match (
+        at(&body["refund"]["due_at"]),
+        at(&body["packet"]["expires_at"]),
+    ) {
         (Some(due), Some(expires)) => (expires - 1_000..=expires).contains(&due),
         _ => false,
     }
