@@ -8,7 +8,7 @@ use crate::common::{
     Function,
 };
 use harness::{Backend, TestRedis};
-use hongbao::domain::packets::GrabOutcome;
+use hongbao::domain::packets::{GrabOutcome, NewPacket};
 use hongbao::store::{packets, reclaim};
 
 fn s(v: &[(&str, &str, bool)]) -> Vec<(String, String, bool)> {
@@ -113,16 +113,32 @@ async fn open_packet_shows_every_claim_step() {
     }
 }
 
-/// Sold out (the reveal shown, as to the sender), cancelled (the cancel's refund and its
+/// Scheduled (no grab yet), sold out (the reveal shown, as to the sender), cancelled (the cancel's refund and its
 /// journal entries), then a packet that expires with one claim pending: before reclaim-cron
 /// the refund is due, after it the claim is `redriven`, the packet settled and the unclaimed
 /// share refunded, all in the journal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sold_out_cancelled_expired_and_settled_packets() {
+async fn scheduled_sold_out_cancelled_expired_and_settled_packets() {
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         fund(&store, "sender", 10_000).await;
+
+        let scheduled = create(
+            &store,
+            "sender",
+            &NewPacket {
+                opens_in_secs: 600,
+                ..lucky(100, 1, 600)
+            },
+        )
+        .await;
+        let (_, b) = look_up_packet(&store, &scheduled.packet_id, None).await;
+        assert_eq!(b["packet"]["status"], json!("scheduled"), "{backend}: {b}");
+        assert_eq!(
+            (&b["grabs"], &b["refund"]["refunded_cents"]),
+            (&json!([]), &json!(0))
+        );
 
         let sold = create(&store, "sender", &lucky(200, 2, 600)).await;
         grab_all(&store, &sold.packet_id, &["a", "b"]).await;
