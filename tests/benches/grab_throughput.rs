@@ -588,6 +588,9 @@ fn main() {
         }
     }
     let figures = print_table(&results, cores);
-    println!("figures: {}", write_json("grab_throughput", &figures).display());
+    println!(
+        "figures: {}",
+        write_json("grab_throughput", &figures).display()
+    );
     started.print_total();
 }

@@ -383,7 +383,13 @@ fn print_table(rows: &[Row]) -> serde_json::Value {
     let mut phases = Vec::new();
     for r in rows {
         // JSON has no NaN: a figure that does not apply is null.
-        let num = |x: f64| if x.is_finite() { serde_json::json!(x) } else { serde_json::Value::Null };
+        let num = |x: f64| {
+            if x.is_finite() {
+                serde_json::json!(x)
+            } else {
+                serde_json::Value::Null
+            }
+        };
         phases.push(serde_json::json!({
             "mode": r.mode,
             "call": r.what,

@@ -96,7 +96,9 @@ pub fn run_info() -> serde_json::Value {
         "finished_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         "commit": commit,
         "host": host,
-        "cpus": std::thread::available_parallelism().map_or(1, |c| c.get()),
+        // The machine's, not this process's: a bench pinned to one CPU (`pin`) still ran on all.
+        // SAFETY: `sysconf` only reads a system setting.
+        "cpus": unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) },
         "cpu_model": cpu_model,
         "loadavg": loadavg(),
     })
