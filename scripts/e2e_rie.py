@@ -26,7 +26,7 @@ sandbox, against a private redis-server on a free port. The script:
 
 With --grab-storm-only it runs step 2 alone (after cold-starting the create-packet, wallet and
 grab sandboxes and depositing the packet's money) and writes the same file: what `make bench`
-runs, in about 10 s.
+runs, in a few seconds.
 
 It builds nothing: run `cargo build --release -p create-packet -p grab -p claim -p reclaim-cron
 -p wallet -p next-order-code -p vote -p coupon` first (`make release` does). Prints PASS/FAIL per

@@ -51,14 +51,11 @@ def ratio(x: float) -> str:
 
 
 def num(x: float) -> str:
-    """A figure to three significant digits, thousands separated: `18629.3` -> `18,629`."""
+    """A figure to three significant digits, thousands separated: `18629.3` -> `18,629`,
+    `9.995` -> `10`, `0.8412` -> `0.841`."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
-    if abs(x) >= 100:
-        return f"{x:,.0f}"
-    if abs(x) >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
+    return f"{x:,.0f}" if abs(x) >= 999.5 else f"{x:.3g}"
 
 
 def to_svg(fig, caption: str) -> Figure:
