@@ -108,10 +108,14 @@ clippy:
 ##       checks in tests/template_checks/), Rules refusing exactly the ones that cannot boot, the
 ##       transformed template through cfn-lint, the store users' access string on a real
 ##       redis-server, and per render the dashboard (every metric one the code emits or an AWS
-##       metric of a resource of that render) and each alarm's runbook section and link
+##       metric of a resource of that render) and each alarm's runbook section and link; and
+##       `make bench`'s report drawn from the committed example (docs/bench/*.json): every
+##       section with its figures, the page as committed (docs/bench/report.html), every field a
+##       plot reads refused when renamed
 lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) scripts/bench_report.py --check
 	scripts/check-template.sh
 	$(CARGO) build --locked $(EXAMPLES) --example check_settings --example serve --example reconcile
 	$(PY) tests/template_matrix.py
@@ -172,8 +176,11 @@ openapi:
 ##        1's vote (storm_replay); coupon drops: server CPU per grab of a 100,000-user storm
 ##        beside seed 004's GET/INCR/EXPIRE/SPOP, each master's share on the 3-master cluster,
 ##        bytes per code, grabs/s beside redis-benchmark, a pool's bytes and slot-move time at
-##        10,000 / 50,000 / 200,000 codes (coupon_drop); figures also in target/bench/*.json
-bench: deps
+##        10,000 / 50,000 / 200,000 codes (coupon_drop); then 1,000 grabs over 8 sandboxes of
+##        the release grab bootstrap under the Lambda emulator (scripts/e2e_rie.py
+##        --grab-storm-only: every request's latency); figures in target/bench/*.json, drawn
+##        into target/bench/report.html, each beside its anchor (scripts/bench_report.py)
+bench: deps release
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
 	$(CARGO) bench -p hongbao-tests --bench order_codes
 	$(CARGO) bench -p hongbao-tests --bench voting
@@ -184,6 +191,8 @@ bench: deps
 	$(CARGO) bench -p hongbao-tests --bench ledger_export
 	$(CARGO) bench -p hongbao-tests --bench storm_replay
 	$(CARGO) bench -p hongbao-tests --bench coupon_drop
+	$(PY) scripts/e2e_rie.py --grab-storm-only
+	$(PY) scripts/bench_report.py
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
 sam-build:

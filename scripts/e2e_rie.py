@@ -19,7 +19,14 @@ sandbox, against a private redis-server on a free port. The script:
 3. lets a short-lived packet expire and checks reclaim-cron refunds total - claimed;
 4. checks money conservation over every wallet in Redis;
 5. prints cold start (RIE INIT REPORT) and warm latency (client side and RIE `Duration`)
-   per function.
+   per function;
+6. writes the grab storm of step 2 (every invocation's latency, client side and RIE
+   `Duration`) to target/bench/e2e_grabs.json, which `make bench` draws as a latency
+   distribution (scripts/bench_report.py).
+
+With --grab-storm-only it runs step 2 alone (after cold-starting the create-packet, wallet and
+grab sandboxes and depositing the packet's money) and writes the same file: what `make bench`
+runs, in a few seconds.
 
 It builds nothing: run `cargo build --release -p create-packet -p grab -p claim -p reclaim-cron
 -p wallet -p next-order-code -p vote -p coupon` first (`make release` does). Prints PASS/FAIL per
@@ -29,6 +36,7 @@ The sections live in scripts/hongbao_tools/e2e/, one module per feature (`packet
 `chat_packets`, `order_codes`, `voting`, `coupons`, `concurrency`, `expiry`, `runtime`, `latency`).
 
     .venv/bin/python scripts/e2e_rie.py [--grab-sandboxes 8] [--grabbers 1000] [--threads 32]
+                                        [--grab-storm-only]
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ import argparse
 import time
 from pathlib import Path
 
+from hongbao_tools import events
+from hongbao_tools.bench.run import write_json
 from hongbao_tools.checks import Checks
 from hongbao_tools.deps import BUILD_COMMAND, FUNCTIONS, find_rie, missing_binaries
 from hongbao_tools.e2e import (
@@ -55,6 +65,10 @@ from hongbao_tools.paths import ROOT
 from hongbao_tools.procs import install_signal_handlers, run_main
 from hongbao_tools.rie import LocalStack
 
+# What the grab storm alone needs: the packet's sender funded (wallet), the packet (create-packet)
+# and the grabs.
+STORM_FUNCTIONS = ("create-packet", "wallet", "grab")
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(
@@ -69,11 +83,17 @@ def main() -> int:
     ap.add_argument(
         "--log-dir", type=Path, help="write every sandbox's output to DIR/<sandbox>.log"
     )
+    ap.add_argument(
+        "--grab-storm-only",
+        action="store_true",
+        help="only the grab storm (step 2) and its target/bench/e2e_grabs.json (make bench)",
+    )
     args = ap.parse_args()
     install_signal_handlers()
     t0 = time.perf_counter()
     c = Checks()
-    missing = missing_binaries(FUNCTIONS)
+    functions = STORM_FUNCTIONS if args.grab_storm_only else FUNCTIONS
+    missing = missing_binaries(functions)
     if missing:
         c.check(
             "release binaries exist",
@@ -88,7 +108,7 @@ def main() -> int:
     s = State()
     stack = LocalStack(
         pools={"grab": args.grab_sandboxes, "claim": args.claim_sandboxes},
-        functions=FUNCTIONS,
+        functions=functions,
         log_dir=args.log_dir,
     )
     try:
@@ -97,7 +117,11 @@ def main() -> int:
             f"redis-server {stack.redis.url}; RIE {find_rie()}; sandboxes: "
             + ", ".join(f"{f} x{len(p)}" for f, p in stack.pools.items())
         )
-        for name, fn in (
+        storm = (
+            "concurrency",
+            lambda: concurrency.concurrency(stack, c, s, args.grabbers, args.shares, args.threads),
+        )
+        sections = (
             ("cold starts", lambda: latency.cold_starts(stack, c, s)),
             ("fixtures", lambda: packets.fixtures(stack, c, s)),
             ("chat packets", lambda: chat_packets.chat_packets(stack, c, s)),
@@ -106,22 +130,35 @@ def main() -> int:
             ("coupons", lambda: coupons.coupons(stack, c, s)),
             ("settings", lambda: runtime.settings_per_function(stack, c, s)),
             ("credentials", lambda: runtime.no_credentials_in_logs(stack, c, s)),
-            (
-                "concurrency",
-                lambda: concurrency.concurrency(
-                    stack, c, s, args.grabbers, args.shares, args.threads
-                ),
-            ),
+            storm,
             ("expiry", lambda: expiry.expiry(stack, c, s)),
             ("metrics", lambda: runtime.metrics(stack, c, s)),
             ("latency", lambda: latency.latency(stack, c, s, args.latency_invocations)),
             ("conservation", lambda: runtime.conservation(stack, c, s)),
-        ):
+        )
+        if args.grab_storm_only:
+            sections = (
+                ("cold starts", lambda: latency.cold_starts(stack, c, s)),
+                ("storm funds", lambda: fund_storm(stack, c, args.shares)),
+                storm,
+            )
+        for name, fn in sections:
             c.guard(f"{name} section ran without an exception", fn)
-        latency.print_table(stack, s, args.latency_invocations)
+        if not args.grab_storm_only:
+            latency.print_table(stack, s, args.latency_invocations)
     finally:
         stack.close()
+    if s.grab_storm is not None:
+        print(f"grab storm latencies: {write_json('e2e_grabs', s.grab_storm)}")
     return c.summary(t0)
+
+
+def fund_storm(stack: LocalStack, c: Checks, shares: int) -> None:
+    """Deposits the storm's packet (100 cents a share) into alice's wallet: the full run's
+    wallet fixtures do it before the storm otherwise."""
+    c.section("funds for the grab storm")
+    r = stack.invoke("wallet", events.deposit_event("alice", 100 * shares, "grab-storm"))
+    c.status(f"deposit of {100 * shares} cents for alice", r, 201)
 
 
 if __name__ == "__main__":

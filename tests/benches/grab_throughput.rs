@@ -31,7 +31,8 @@
 //! function) and with a single worker. A round runs every phase, the two kinds alternating
 //! and every other round backwards, so that load from other processes on the machine hits all
 //! phases alike. The table gives each phase's best round and median, and its ratio to
-//! `redis-benchmark` both best-to-best and as the median of per-round ratios.
+//! `redis-benchmark` both best-to-best and as the median of per-round ratios. Writes the figures
+//! to `target/bench/grab_throughput.json` too.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -43,13 +44,14 @@ use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::scripts::{self, Call, GrabCall};
 use hongbao::store::wallet;
 use hongbao::Store;
+use serde_json::{json, Value};
 use tokio::runtime::Runtime;
 
 #[path = "support/mod.rs"]
 mod support;
 use support::{
     bench_config, block_query, create_packet, env_num, info_field, load_script, lucky_packet,
-    median, redis_benchmark, rusage_cpu, server_cpu_secs, Started,
+    median, redis_benchmark, rusage_cpu, server_cpu_secs, write_json, Started,
 };
 
 /// Default number of requests per phase (`BENCH_GRABS` overrides it).
@@ -422,12 +424,12 @@ fn paired_pct(runs: &[Run], reference: &[f64]) -> f64 {
     )
 }
 
-/// Prints the table and the verdict on the goal. Throughput is each phase's best round and the
+/// Prints the table and the verdict on the goal, and returns the same figures as JSON. Throughput is each phase's best round and the
 /// median over rounds. Percentages are of the best `redis-benchmark` figure without pipelining
 /// (`-c 1` or `-c 50`: one request per round trip per connection) and of the pipelined one
 /// (`-P 16`), the most one Redis does with this script: best round against best round, then the
 /// median of per-round ratios.
-fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
+fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) -> Value {
     let reference = |pipelined: bool| -> Vec<f64> {
         let refs: Vec<&Vec<Run>> = results
             .iter()
@@ -454,9 +456,23 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
          | server CPU µs/req | client CPU µs/req | req/server read |"
     );
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut phases = Vec::new();
     for (phase, runs) in results {
         let r = best(runs);
         let b = r.grabs_per_sec();
+        phases.push(json!({
+            "mode": phase.mode(),
+            "concurrency": phase.concurrency(cores),
+            "requests": r.requests,
+            "grabs_per_sec_best": b,
+            "grabs_per_sec_median": median(runs.iter().map(Run::grabs_per_sec).collect()),
+            "grabs_per_sec_rounds": runs.iter().map(Run::grabs_per_sec).collect::<Vec<_>>(),
+            "pct_of_rb_p1_paired": paired_pct(runs, &p1),
+            "pct_of_rb_p16_paired": paired_pct(runs, &p16),
+            "evalsha_usec_per_call": r.usec_per_call,
+            "server_cpu_usec_per_request": r.per_request(r.server_cpu),
+            "client_cpu_usec_per_request": r.per_request(r.client_cpu),
+        }));
         println!(
             "| {} | {} | {} | {:.2} | {b:.0} | {:.0} | {:.0}% / {:.0}% | {:.0}% / {:.0}% | {:.1} | {:.1} \
              | {:.1} | {:.1} |",
@@ -509,6 +525,17 @@ fn print_table(results: &[(Phase, Vec<Run>)], cores: usize) {
         paired_pct(runs, &p1),
         if pct >= 90.0 { "met" } else { "not met" }
     );
+    json!({
+        "cores": cores,
+        "rounds": results[0].1.len(),
+        "phases": phases,
+        "goal": {
+            "phase": phase.concurrency(cores),
+            "pct_of_rb_p16_paired": pct,
+            "pct_of_rb_p1_paired": paired_pct(runs, &p1),
+            "met": pct >= 90.0,
+        },
+    })
 }
 
 /// Runs every phase `BENCH_ROUNDS` times, interleaved, and prints the table.
@@ -560,6 +587,10 @@ fn main() {
             runs.push(run);
         }
     }
-    print_table(&results, cores);
+    let figures = print_table(&results, cores);
+    println!(
+        "figures: {}",
+        write_json("grab_throughput", &figures).display()
+    );
     started.print_total();
 }

@@ -25,6 +25,7 @@
 //! through the same `redis-rs` connection (the same client stack); `EVALSHA µs` is the server's
 //! own time per script call (`INFO commandstats`); the CPU columns are `redis-server`'s CPU
 //! (`INFO cpu`) and the client's (`getrusage`: this process, or `redis-benchmark`) per call.
+//! Writes the table's figures to `target/bench/order_codes.json` too.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -41,6 +42,7 @@ use tokio::runtime::Runtime;
 mod support;
 use support::{
     block_query, evalsha_stats, load_script, redis_benchmark, runtime, rusage_cpu, server_cpu_secs,
+    write_json,
 };
 
 /// Default number of calls per phase (`BENCH_CALLS` overrides it).
@@ -365,7 +367,7 @@ fn config(server: &RedisServer, digits: u32) -> Config {
     cfg
 }
 
-fn print_table(rows: &[Row]) {
+fn print_table(rows: &[Row]) -> serde_json::Value {
     let rtt = |mode: &str| {
         rows.iter()
             .find(|r| r.mode == mode && r.what == "INCR" && r.single_client)
@@ -378,7 +380,33 @@ fn print_table(rows: &[Row]) {
          | x INCR (rb -c 1) | x redis-rs INCR (1 task) | EVALSHA µs | server CPU µs/call | client CPU µs/call |"
     );
     println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut phases = Vec::new();
     for r in rows {
+        // JSON has no NaN: a figure that does not apply is null.
+        let num = |x: f64| {
+            if x.is_finite() {
+                serde_json::json!(x)
+            } else {
+                serde_json::Value::Null
+            }
+        };
+        phases.push(serde_json::json!({
+            "mode": r.mode,
+            "call": r.what,
+            "concurrency": r.concurrency,
+            "single_client": r.single_client,
+            "calls": r.calls,
+            "codes": r.codes,
+            "seconds": r.seconds,
+            "calls_per_sec": r.calls_per_sec(),
+            "codes_per_sec": r.codes_per_sec(),
+            "usec_per_call": r.usec_per_call(),
+            "x_rb_incr": num(if r.single_client { r.usec_per_call() / rb } else { f64::NAN }),
+            "x_redis_rs_incr": num(if r.single_client { r.usec_per_call() / rs } else { f64::NAN }),
+            "evalsha_usec_per_call": num(r.evalsha_usec),
+            "server_cpu_usec_per_call": r.per_call(r.server_cpu),
+            "client_cpu_usec_per_call": r.per_call(r.client_cpu),
+        }));
         let ratio = |base: f64| {
             if r.single_client {
                 format!("{:.2}", r.usec_per_call() / base)
@@ -410,8 +438,10 @@ fn print_table(rows: &[Row]) {
         );
     }
     println!();
+    serde_json::json!({ "phases": phases })
 }
 
+/// Runs every phase, prints the table and writes its figures.
 fn main() {
     let n: u64 = std::env::var("BENCH_CALLS")
         .ok()
@@ -496,5 +526,6 @@ fn main() {
     run(bench.hongbao(n, 100, 1, 1));
     run(bench.hongbao(n, 100, 16, 1));
     run(bench.hongbao(n, 100, 64, 2));
-    print_table(&rows);
+    let figures = print_table(&rows);
+    println!("figures: {}", write_json("order_codes", &figures).display());
 }

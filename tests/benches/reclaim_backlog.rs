@@ -12,7 +12,8 @@
 //! expiry); one packet in 10 has a share grabbed and claimed, one in 100 a claim left pending
 //! after step 1 (reclaim re-drives it). Then one run with the default settings (batch 500,
 //! lock 55 s, so at most 50 s of batches) and a 60 s Lambda deadline; the goal is the whole
-//! backlog in that one run. Prints packets/s and checks that every cent came back.
+//! backlog in that one run. Prints packets/s and checks that every cent came back; writes the
+//! figures to `target/bench/reclaim_backlog.json` too.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,9 +26,16 @@ use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::scripts::{Call, ClaimCall};
 use hongbao::store::{reclaim, wallet};
 use hongbao::{Config, Store};
+use serde_json::json;
+
+#[path = "support/mod.rs"]
+mod support;
+use support::write_json;
 
 const DEFAULT_PACKETS: usize = 100_000;
 const SENDERS: usize = 1_000;
+/// The Lambda deadline of the one reclaim run (template.yaml: reclaim-cron's Timeout).
+const DEADLINE_SECS: u64 = 60;
 
 fn main() {
     let n: usize = std::env::var("BENCH_PACKETS")
@@ -122,7 +130,7 @@ fn main() {
         let claimed_total: i64 = (0..n).filter(|i| i % 10 == 0).count() as i64 * 50;
         let expected_refund = n as i64 * 100 - claimed_total;
 
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_secs(DEADLINE_SECS);
         let t0 = Instant::now();
         let summary = reclaim::run_until(&store, Some(deadline)).await.unwrap();
         let secs = t0.elapsed().as_secs_f64();
@@ -147,6 +155,25 @@ fn main() {
             "  goal (whole backlog in one 60 s run): {}",
             if drained { "met" } else { "NOT met" }
         );
+        let path = write_json(
+            "reclaim_backlog",
+            &json!({
+                "packets": n,
+                "senders": SENDERS,
+                "made_secs": made_secs,
+                "deadline_secs": DEADLINE_SECS,
+                "run_secs": secs,
+                "packets_per_sec": summary.settled as f64 / secs,
+                "settled": summary.settled,
+                "refunded_cents": summary.refunded_cents,
+                "redriven": summary.redriven,
+                "failed": summary.failed,
+                "batches": summary.batches,
+                "remaining_due": summary.remaining_due,
+                "drained_in_one_run": drained,
+            }),
+        );
+        println!("  figures:          {}", path.display());
         assert_eq!(summary.refunded_cents, expected_refund, "refunds");
         assert_eq!(summary.redriven as usize, (0..n).filter(|i| i % 100 == 0).count());
     });

@@ -22,6 +22,7 @@
 //! Phases run one after another on one server: `redis-benchmark` (`-P 1` with 1 and 50
 //! connections, then `-P 16`, the pipelined ceiling), then `hongbao` with K concurrent tasks over
 //! one `Store` (one multiplexed connection, as in a Lambda sandbox) and over several `Store`s.
+//! Writes the table's figures to `target/bench/voting.json` too.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -39,6 +40,7 @@ use tokio::runtime::Runtime;
 mod support;
 use support::{
     block_query, evalsha_stats, load_script, redis_benchmark, runtime, rusage_cpu, server_cpu_secs,
+    write_json,
 };
 
 /// Default number of requests per phase (`BENCH_VOTES` overrides it).
@@ -300,7 +302,7 @@ fn config(server: &RedisServer) -> Config {
 
 /// Prints the table; percentages are of the best `redis-benchmark` figure without pipelining
 /// (the comparable one: one request per round trip per connection) and of the pipelined ceiling.
-fn print_table(rows: &[Row]) {
+fn print_table(rows: &[Row]) -> serde_json::Value {
     let best = |pipelined: bool| {
         rows.iter()
             .filter(|r| r.mode == "redis-benchmark" && r.concurrency.ends_with("-P 1") != pipelined)
@@ -314,7 +316,21 @@ fn print_table(rows: &[Row]) {
          | EVALSHA µs/call | server CPU µs/req | client CPU µs/req |"
     );
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut phases = Vec::new();
     for r in rows {
+        phases.push(serde_json::json!({
+            "mode": r.mode,
+            "concurrency": r.concurrency,
+            "requests": r.requests,
+            "votes": r.votes,
+            "seconds": r.seconds,
+            "votes_per_sec": r.votes_per_sec(),
+            "pct_of_rb_p1": 100.0 * r.votes_per_sec() / unpipelined,
+            "pct_of_rb_p16": 100.0 * r.votes_per_sec() / pipelined,
+            "evalsha_usec_per_call": r.usec_per_call,
+            "server_cpu_usec_per_request": r.per_request(r.server_cpu),
+            "client_cpu_usec_per_request": r.per_request(r.client_cpu),
+        }));
         println!(
             "| {} | {} | {} | {} | {:.2} | {:.0} | {:.0}% | {:.0}% | {:.1} | {:.1} | {:.1} |",
             r.mode,
@@ -331,9 +347,10 @@ fn print_table(rows: &[Row]) {
         );
     }
     println!();
+    serde_json::json!({ "phases": phases })
 }
 
-/// Runs every phase and prints the table.
+/// Runs every phase, prints the table and writes its figures.
 fn main() {
     let n: u64 = std::env::var("BENCH_VOTES")
         .ok()
@@ -362,5 +379,6 @@ fn main() {
     run(bench.hongbao(n, 64, 1));
     run(bench.hongbao(n, 256, 1));
     run(bench.hongbao(n, 256, 4));
-    print_table(&rows);
+    let figures = print_table(&rows);
+    println!("figures: {}", write_json("voting", &figures).display());
 }

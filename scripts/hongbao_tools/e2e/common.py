@@ -65,3 +65,5 @@ class State:
         self.campaign_id: str | None = None
         self.cold: dict[str, list[tuple[float, float | None, float]]] = {}
         self.latency: dict[str, tuple[list[float], list[float]]] = {}
+        # The concurrency section's grab storm, as `make bench` draws it (e2e_grabs.json).
+        self.grab_storm: dict | None = None

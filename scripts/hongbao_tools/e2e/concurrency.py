@@ -1,5 +1,7 @@
 """One packet grabbed by many distinct users at once over a pool of grab sandboxes: exactly
-`shares` winners, the rest `sold_out`, the amounts summing to the total."""
+`shares` winners, the rest `sold_out`, the amounts summing to the total. The storm's latency
+samples (client side and RIE's REPORT `Duration`, one per invocation) are left in
+`State.grab_storm` for target/bench/e2e_grabs.json (`storm_figures`)."""
 
 from __future__ import annotations
 
@@ -34,6 +36,12 @@ def concurrency(
     results = pool.map(grabs, threads=threads)
     wall = time.perf_counter() - t0
     served = [a - b for a, b in zip(pool.invocations(), before, strict=True)]
+    pool.wait_reports()
+    durations = [
+        r.duration_ms
+        for sb, k in zip(pool.sandboxes, before, strict=True)
+        for r in sb.reports[k : sb.invocations]
+    ]
     statuses = Counter((r["statusCode"], (r["body"] or {}).get("error")) for r in results)
     winners = [
         (u, r["body"]) for u, r in zip(users, results, strict=True) if r["statusCode"] == 200
@@ -43,6 +51,9 @@ def concurrency(
         f"      {grabbers} invocations in {wall:.2f} s = {grabbers / wall:.0f}/s; client latency "
         f"p50 {percentile(lat, 50):.1f} ms, p99 {percentile(lat, 99):.1f} ms; "
         f"per sandbox {served}"
+    )
+    s.grab_storm = storm_figures(
+        results, durations, wall, served, threads, shares, s.cold.get("grab", [])
     )
     losers = grabbers - shares
     c.check(f"exactly {shares} winners (200)", statuses[(200, None)] == shares, str(statuses))
@@ -90,3 +101,35 @@ def concurrency(
             and r["body"].get("share", {}).get("share_id") == share["share_id"],
             str(r["body"]),
         )
+
+
+def storm_figures(
+    results: list,
+    durations: list[float],
+    wall: float,
+    served: list[int],
+    threads: int,
+    shares: int,
+    cold: list[tuple],
+) -> dict:
+    """The storm as target/bench/e2e_grabs.json holds it: every invocation's client-side
+    latency (`client_ms`, in request order) and RIE's REPORT `Duration` of each (`duration_ms`:
+    the handler's own time, so the rest of a client latency is the emulator, the queue for a
+    free sandbox and this process), the answers, the spread over sandboxes and the sandboxes'
+    cold init (RIE `INIT REPORT`, when the cold-start section ran first)."""
+    statuses = Counter(
+        f"{r['statusCode']} {(r['body'] or {}).get('error') or 'ok'}" for r in results
+    )
+    return {
+        "grabbers": len(results),
+        "shares": shares,
+        "threads": threads,
+        "sandboxes": len(served),
+        "per_sandbox": served,
+        "wall_secs": round(wall, 4),
+        "invocations_per_sec": round(len(results) / wall, 1),
+        "answers": dict(sorted(statuses.items())),
+        "client_ms": [round(r.client_ms, 3) for r in results],
+        "duration_ms": [round(d, 3) for d in durations],
+        "cold_init_ms": [round(x[0], 3) for x in cold if x[0] == x[0]],  # NaN: no INIT REPORT
+    }

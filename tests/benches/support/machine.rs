@@ -1,5 +1,5 @@
 //! This machine: CPU time of this process or its children, CPU pinning, load averages, a run's
-//! total time.
+//! total time, and what a figures file says about the run that made it.
 
 /// CPU time (user + system) used so far by this process (`RUSAGE_SELF`) or by its waited-for
 /// children (`RUSAGE_CHILDREN`, e.g. `redis-benchmark`), seconds.
@@ -62,4 +62,44 @@ impl Started {
             loadavg()
         );
     }
+}
+
+/// The run that made a figures file: when it finished (UTC), the commit it was built from (with
+/// `-dirty` when the work tree had changes), the host, its CPUs and load. Figures from this
+/// shared machine move between runs, so a reader needs to know which run and machine they are
+/// from (scripts/bench_report.py prints this beside each benchmark).
+pub fn run_info() -> serde_json::Value {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).map(|c| {
+        match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(s) if !s.is_empty() => format!("{c}-dirty"),
+            _ => c,
+        }
+    });
+    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|l| l.trim_start_matches([' ', '\t', ':']).to_string());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok();
+    serde_json::json!({
+        "finished_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "commit": commit,
+        "host": host,
+        // The machine's, not this process's: a bench pinned to one CPU (`pin`) still ran on all.
+        // SAFETY: `sysconf` only reads a system setting.
+        "cpus": unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) },
+        "cpu_model": cpu_model,
+        "loadavg": loadavg(),
+    })
 }

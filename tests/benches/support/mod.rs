@@ -19,7 +19,7 @@ pub use baselines::{ch1_article, CH1_KEYS, CH1_VOTE, SEED_GRAB};
 pub use info::{
     commandstats_calls, evalsha_stats, info_field, server_cpu_secs, server_main_thread_cpu_secs,
 };
-pub use machine::{loadavg, pin, rusage_cpu, Started};
+pub use machine::{loadavg, pin, run_info, rusage_cpu, Started};
 pub use nodes::{node_conn, nodes, owner_of, query, Node};
 pub use packets::{bench_config, create_packet, lucky_packet};
 pub use redis_benchmark::redis_benchmark;
@@ -66,14 +66,21 @@ pub fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Writes `value` to `<target dir>/bench/<name>.json` (the target dir is `CARGO_TARGET_DIR` or
-/// the workspace's `target/`), so that two runs can be compared; returns the path.
+/// the workspace's `target/`), so that two runs can be compared; returns the path. An object
+/// gets the bench's name (`bench`) and the run that made it (`run`, [`run_info`]) added;
+/// `make bench` draws every such file into target/bench/report.html (scripts/bench_report.py).
 pub fn write_json(name: &str, value: &serde_json::Value) -> std::path::PathBuf {
+    let mut value = value.clone();
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert("bench".into(), serde_json::json!(name));
+        fields.insert("run".into(), run_info());
+    }
     let dir = std::env::var("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
         .join("bench");
     std::fs::create_dir_all(&dir).expect("target/bench");
     let path = dir.join(format!("{name}.json"));
-    std::fs::write(&path, serde_json::to_string_pretty(value).unwrap()).expect("write JSON");
+    std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).expect("write JSON");
     path
 }
