@@ -7,9 +7,10 @@
 //! * identity comes from the `x-user-id` header (`HONGBAO_AUTH_MODE=header`): anyone can be
 //!   anyone;
 //! * every request arrives as API Gateway would deliver it after its `AWS_IAM` authorizer
-//!   accepted the local principal [`LOCAL_PRINCIPAL`], so `POST /wallet/deposits` and
-//!   `POST /wallet/withdrawals` work when `HONGBAO_DEPOSIT_PRINCIPALS` /
-//!   `HONGBAO_WITHDRAWAL_PRINCIPALS` name it (`scripts/serve.py` sets both).
+//!   accepted the local principal [`LOCAL_PRINCIPAL`], so the IAM routes (deposits,
+//!   withdrawals, the coupon merchant routes, the support look-ups) work when
+//!   `HONGBAO_DEPOSIT_PRINCIPALS`, `HONGBAO_WITHDRAWAL_PRINCIPALS`, `HONGBAO_COUPON_PRINCIPALS`
+//!   and `HONGBAO_SUPPORT_PRINCIPALS` name it (`scripts/serve.py` sets all four).
 //!
 //! Beside the API, for reading it (not routes of the API: not in `openapi.json`, never
 //! deployed):
