@@ -51,8 +51,10 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         response_timeout: std::time::Duration::from_millis(300),
         ..Default::default()
     };
-    cfg.wallet.deposit_principals =
+    let principals =
         hongbao::domain::wallet::IamPrincipals::parse(common::DEPOSIT_PRINCIPALS).unwrap();
+    cfg.wallet.deposit_principals = principals.clone();
+    cfg.wallet.support_principals = principals;
     let store = std::sync::Arc::new(Store::new(cfg));
     assert_eq!(deposit(&store, "alice", 20_000, "d1").await.0, 201);
     let (_, created, _) = call(
@@ -78,6 +80,11 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         (Function::CreatePacket, event("create-packet-fixed")),
         (Function::Wallet, event("wallet-get")),
         (Function::Wallet, event("wallet-deposit")),
+        (
+            Function::Wallet,
+            with_packet(event("wallet-support-packet"), &id),
+        ),
+        (Function::Wallet, event("wallet-support-wallet")),
     ];
     for (f, ev) in &down {
         let (s, body, retry) = call(&store, *f, ev).await;
