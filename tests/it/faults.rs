@@ -388,11 +388,14 @@ fn tally_answers(
         if first_call_ms < window.end_ms && share.grabbed_at_ms > window.begin_ms {
             phases.in_flight += 1;
         }
+        // The window's end is read once the fault is over, and the burst of grabbers released
+        // then can win shares within that same millisecond (Redis `TIME` is stamped in whole
+        // ms): a share stamped at `end_ms` was handed out once the fault was over, so after it.
         if share.grabbed_at_ms < window.begin_ms {
             phases.before += 1;
-        } else if share.grabbed_at_ms > window.end_ms {
+        } else if share.grabbed_at_ms >= window.end_ms {
             phases.after += 1;
-        } else if share.grabbed_at_ms > window.begin_ms && share.grabbed_at_ms < window.end_ms {
+        } else if share.grabbed_at_ms > window.begin_ms {
             phases.during += 1;
         }
         winners.entry(id).or_default().push((user, share));
