@@ -66,6 +66,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -239,6 +240,17 @@ PATTERN_SAMPLES = {
         "https://github.com/example/hongbao/blob/v1.2.0/docs/operations.md",
     ],
 }
+# Values each AllowedPattern must refuse because Init would refuse them (an IAM principal list
+# with an empty entry, a bare `*`, or a `*` inside an entry: IamPrincipals::parse).
+PATTERN_REFUSALS = {
+    name: ["a,,b", ",a", "a,", "*", "arn:aws:iam::1:role/a*b", " , "]
+    for name in (
+        "DepositPrincipals",
+        "WithdrawalPrincipals",
+        "CouponPrincipals",
+        "SupportPrincipals",
+    )
+}
 # Parameters whose values need another parameter to mean anything (covered by the matrix).
 SWEEP_SKIP = {
     "SubnetIds",
@@ -274,6 +286,9 @@ def sweep(template: dict) -> list[tuple[str, dict]]:
                 values.append(str(int(float(spec.get("Default", 1))) * 1000 + 7))
         elif name in PATTERN_SAMPLES:
             values = PATTERN_SAMPLES[name]
+            for bad in PATTERN_REFUSALS.get(name, []):
+                if re.fullmatch(spec.get("AllowedPattern", ".*"), bad):
+                    raise SystemExit(f"{name}'s AllowedPattern accepts {bad!r}, which Init refuses")
             if name == "RunbookUrl":
                 values = values + [runbook.longest_url(template)]
         elif "AllowedPattern" in spec:
