@@ -169,7 +169,7 @@ pub const VOTED: &str = "Voted";
 pub const ARTICLE_POSTED: &str = "ArticlePosted";
 
 /// Every metric name above, in one list: the template's dashboard may name only these
-/// (`tests/template_checks/`), and [`describe`] declares each one's unit.
+/// (`tests/template_checks/`), and the recorder declares each one's unit at Init.
 pub const ALL: [&str; 35] = [
     GRAB_WON,
     GRAB_SOLD_OUT,

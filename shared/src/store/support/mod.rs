@@ -3,8 +3,8 @@
 //!
 //! | file | operation | reads |
 //! | --- | --- | --- |
-//! | `packet.rs` | [`packet`] | `lua/packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
-//! | `wallet.rs` | [`wallet`] | the balance, a ledger page, the pinned claim records with their packets' claim states, the wallet's tag journal |
+//! | `packet.rs` | [`packet()`] | `lua/packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
+//! | `wallet.rs` | [`wallet()`] | the balance, a ledger page, the pinned claim records with their packets' claim states, the wallet's tag journal |
 //!
 //! Nothing here writes, and nothing here returns a secret: a packet's password verifier and
 //! the idempotency records' fingerprints stay in Redis (amounts come from the grab records).
