@@ -7,8 +7,10 @@
 -- KEYS[3] issued: the home pool's issued codes: item -> "<user>\n<grabbed_at_ms>" (+ the
 --         redemption, see coupon_redeem.lua)
 -- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated;
---         and "<user>\n" (a user id holds no newline) -> the caller's last win,
---         "<call id> <item> <grabbed_at_ms>", so that this call sent again answers the same
+--         and "\n<call id>" (a user id holds no newline, so no user is named so) -> the
+--         call's one outcome, "<item> <grabbed_at_ms>" (won here, or by the call's reservation
+--         settled with a code) or "-" (its reservation settled with none: sold out), so that
+--         the call sent again, even after later calls of the same user, answers the same
 -- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
 -- KEYS[7] journal: the home pool's tag's journal (journal.lua): a win appends coupon_issued
@@ -32,11 +34,13 @@
 --   'not_started:<starts_at_ms>:<now_ms>'
 --   'already_grabbed:<items>'            the caller holds per_user codes already
 --   'empty:<items>'                      the home pool has no code left and the campaign has
---                                        no other pool ('' items: none held)
+--                                        no other pool, or this call's reservation was
+--                                        settled with no code ('' items: none held)
 --   'reserved:<reservation>'             the home pool has no code left: a reservation for
 --                                        one code of another pool is recorded (this call sent
 --                                        again answers the same)
 --   'grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>'   won now, or by this call's earlier run
+--                                        (or its reservation, settled with a code)
 -- A visit that is answered not_started or already_grabbed counts toward the caller's visit
 -- limit (seed 004's canAccess, made atomic): clicking before the start or after winning is
 -- what the limit is for. A win is not counted (a user wins at most per_user times), and an
@@ -45,6 +49,7 @@
 --
 -- Redis commands per path:
 --   repeat (limit reached)   HMGET, HMGET, TIME, INCR (+ PEXPIRE opening a window)
+--   re-run of a decided call HMGET, HMGET
 --   win (uploaded)           HMGET, HMGET, TIME, LPOP, HSET, HSET, HINCRBY, XADD
 --   win (generated)          HMGET, HMGET, TIME, HSET (issued), HSET (holders), HINCRBY x2,
 --                            XADD
@@ -55,10 +60,13 @@ if not meta[1] then
 end
 local user = ARGV[1]
 local reservation = ARGV[5]
-local held_by = redis.call('HMGET', KEYS[4], user, user .. '\n')
-local mine, last = held_by[1], held_by[2]
-if last and reservation ~= '' and string.sub(last, 1, #reservation + 1) == reservation .. ' ' then
-  local item, at = string.match(last, '^%S+ (%S+) (%d+)$')
+local held_by = redis.call('HMGET', KEYS[4], user, '\n' .. reservation)
+local mine, decided = held_by[1], held_by[2]
+if decided and reservation ~= '' then
+  if decided == '-' then
+    return 'empty:' .. (mine or '')
+  end
+  local item, at = string.match(decided, '^(%S+) (%d+)$')
   return 'grabbed:' .. item .. ':' .. at .. ':' .. meta[7]
 end
 local t = redis.call('TIME')
@@ -114,7 +122,7 @@ local item = ARGV[2] .. '/' .. code
 local stamp = string.format('%d', now)
 redis.call('HSET', KEYS[3], code, user .. '\n' .. stamp)
 redis.call('HSET', KEYS[4], user, mine and (mine .. ' ' .. item) or item,
-  user .. '\n', reservation .. ' ' .. item .. ' ' .. stamp)
+  '\n' .. reservation, item .. ' ' .. stamp)
 redis.call('HINCRBY', KEYS[1], 'issued', 1)
 journal_add(KEYS[7], 'coupon_issued', user, 0, ARGV[6] .. '/' .. code, now, 0, '')
 return 'grabbed:' .. item .. ':' .. stamp .. ':' .. meta[7]

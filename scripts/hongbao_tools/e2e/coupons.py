@@ -110,13 +110,15 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     total = len(uploaded) + len(batch["codes"])
     if c.status(f"coupon-add-codes.json ({len(batch['codes'])} codes) before the start", r, 201):
         c.check(
-            f"batch body: codes_total {total}, the fixture's reference, repeat false",
+            f"batch body: codes_total {total}, the fixture's reference, repeat false, every code added",
             r["body"]
             == {
                 "campaign_id": cid,
                 "codes_total": total,
                 "reference": batch["reference"],
                 "repeat": False,
+                "codes_added": len(batch["codes"]),
+                "released": [],
             },
             str(r["body"]),
         )

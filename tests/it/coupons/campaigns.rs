@@ -213,7 +213,9 @@ async fn batches_join_before_the_start() {
                 .unwrap(),
             AddCodesOutcome::Added {
                 codes_total: 30,
-                repeat: false
+                repeat: false,
+                added: 20,
+                released: vec![],
             }
         );
         assert_eq!(
@@ -222,7 +224,9 @@ async fn batches_join_before_the_start() {
                 .unwrap(),
             AddCodesOutcome::Added {
                 codes_total: 30,
-                repeat: true
+                repeat: true,
+                added: 20,
+                released: vec![],
             }
         );
         let before = dump_all(&redis, &store).await;

@@ -6,8 +6,10 @@
 
 mod api;
 mod campaigns;
+mod paused;
 mod pool;
 mod pools;
+mod retries;
 
 use std::collections::BTreeMap;
 

@@ -41,6 +41,13 @@ pub struct CampaignCodesBody {
     pub reference: String,
     /// `true` when this reference added the same batch before (nothing added now).
     pub repeat: bool,
+    /// The batch's codes in the campaign.
+    pub codes_added: u64,
+    /// The batch's codes that reached no pool of the campaign before it started (a batch cut
+    /// short before the start and sent again after it): not in the campaign, and free for any
+    /// campaign again. Usually empty.
+    #[schema(max_items = 10_000)]
+    pub released: Vec<String>,
 }
 
 crate::api::schemas::error_doc! {
@@ -56,7 +63,7 @@ crate::api::schemas::error_doc! {
 #[utoipa::path(
     post, path = "/campaigns/{id}/codes", tag = "coupons", operation_id = "add_campaign_codes",
     summary = "Add codes to a campaign (AWS_IAM)",
-    description = "Adds a batch of up to 10,000 uploaded codes to a campaign of uploaded codes before it starts, once per batch `reference`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
+    description = "Adds a batch of up to 10,000 uploaded codes to a campaign of uploaded codes before it starts, once per batch `reference`: the same batch sent again completes it and answers the same. A batch cut short before the start and sent again after it keeps the codes that reached the campaign and lists the others in `released` (free for any campaign); none reached it: 409 `campaign_started`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
     request_body = CodesRequest,
     security(("sigv4" = [])),
@@ -95,6 +102,8 @@ pub(crate) async fn add_codes(
         AddCodesOutcome::Added {
             codes_total,
             repeat,
+            added,
+            released,
         } => Ok((
             if repeat {
                 StatusCode::OK
@@ -106,6 +115,8 @@ pub(crate) async fn add_codes(
                 codes_total,
                 reference: b.reference,
                 repeat,
+                codes_added: added,
+                released,
             }),
         )),
         AddCodesOutcome::NotFound => {
@@ -117,7 +128,8 @@ pub(crate) async fn add_codes(
         )),
         AddCodesOutcome::Started => Err(ApiError::conflict(
             "campaign_started",
-            "codes are added only before the campaign starts; nothing was written",
+            "codes are added only before the campaign starts; none of this batch's codes is \
+             in the campaign, and each is free for any campaign",
         )),
         AddCodesOutcome::ReferenceReused => Err(ApiError::conflict(
             "reference_reused",

@@ -16,9 +16,11 @@ use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::borrow::{borrow, Holder};
 use super::keys::{ends, PoolKeys};
+use super::settle::settle;
 use super::shape::shape;
+use super::take::take;
+use super::Holder;
 
 use crate::store::scripts::{script_call, COUPON_CLOSE};
 
@@ -170,12 +172,12 @@ pub async fn close(
             let user = record.split('\n').next().unwrap_or_default().to_string();
             let holder = Holder {
                 campaign_id: &id,
-                no,
                 shape: &shape,
                 home: k,
                 user_id: &user,
             };
-            borrow(store, conn, holder, &reservation).await?;
+            let taken = take(store, conn, &holder, &reservation).await?;
+            settle(store, conn, &holder, &reservation, taken.as_ref()).await?;
             redriven += 1;
         }
     }

@@ -9,10 +9,15 @@
 //! 2. `lua/coupon_create.lua` on `{coupon}`: the reference's record, with the campaign number,
 //!    the start (Redis `TIME` when none is given) and the code secret; a second run answers
 //!    `repeat` with the same number.
-//! 3. Uploaded codes: each code claimed in the directory for the campaign (`HSETNX`); a code
-//!    that another campaign claimed between steps 1 and 3 (a race of two creations) makes the
-//!    request a `duplicate_codes` after all, and this request's own claims are released.
-//! 4. `lua/coupon_create_pool.lua` on each pool, concurrently: the rules and the pool's codes.
+//! 3. Uploaded codes: each code claimed in the directory for the campaign
+//!    (`lua/coupon_claim.lua`, which answers the owner, so a re-sent claim is still this
+//!    run's), then the claims' one outcome recorded on `{coupon}` (`lua/coupon_claim.lua` on
+//!    the creations' outcomes, first writer wins): `claimed`, or `refused` when another
+//!    campaign claimed a code between steps 1 and 3 (a race of two creations). A refused
+//!    creation releases every claim of its codes that is the campaign's and answers
+//!    `duplicate_codes`, at every run: its reference stays used.
+//! 4. `lua/coupon_create_pool.lua` on each pool, concurrently, once the claims are `claimed`:
+//!    the rules and the pool's codes.
 //!    The campaign answers grabs once its pools exist; until step 4 ends, a user whose home
 //!    pool is not written yet gets `not_found`, so a campaign that opens at once may open on
 //!    some pools a few milliseconds before the others.
@@ -27,8 +32,8 @@ use crate::domain::coupons::{
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::directory::{claim, owned_elsewhere};
-use super::keys::{ends, refs, seq, PoolKeys};
+use super::directory::{claim, owners, release, CouponClaimCall};
+use super::keys::{claims, ends, refs, seq, PoolKeys};
 
 use crate::store::scripts::{script_call, COUPON_CREATE, COUPON_CREATE_POOL};
 use redis::Value;
@@ -233,9 +238,9 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         CodeSource::Uploaded(codes) => codes,
         CodeSource::Generated(_) => &[],
     };
-    let taken = owned_elsewhere(store, &prefix, codes, known_id.as_deref()).await?;
-    if !taken.is_empty() {
-        return Ok(CreateOutcome::DuplicateCodes(taken));
+    let seen = owners(store, &prefix, codes, known_id.as_deref()).await?;
+    if known_id.is_none() && !seen.elsewhere.is_empty() {
+        return Ok(CreateOutcome::DuplicateCodes(seen.elsewhere));
     }
 
     let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
@@ -265,9 +270,45 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     };
     let id = campaign_id(no);
 
-    let clashes = claim(store, &prefix, codes, &id).await?;
-    if !clashes.is_empty() {
-        return Ok(CreateOutcome::DuplicateCodes(clashes));
+    if !codes.is_empty() {
+        let decided: Option<String> = redis::cmd("HGET")
+            .arg(claims(&prefix))
+            .arg(&id)
+            .query_async(&mut conn)
+            .await?;
+        let decided = match decided {
+            Some(decided) => decided,
+            None => {
+                let clashes = if seen.elsewhere.is_empty() {
+                    claim(store, &prefix, codes, &id).await?
+                } else {
+                    seen.elsewhere
+                };
+                let proposed = if clashes.is_empty() {
+                    "claimed".to_string()
+                } else {
+                    format!("refused {}", clashes.join(" "))
+                };
+                let reply = CouponClaimCall {
+                    claims: &claims(&prefix),
+                    field: &id,
+                    value: &proposed,
+                }
+                .invocation()
+                .invoke_async(&mut conn)
+                .await?;
+                text("coupon_claim", reply)?
+            }
+        };
+        if let Some(clashes) = decided.strip_prefix("refused ") {
+            release(store, &prefix, codes, &id).await?;
+            return Ok(CreateOutcome::DuplicateCodes(
+                clashes.split(' ').map(str::to_string).collect(),
+            ));
+        }
+        if decided != "claimed" {
+            return Err(Error::bad_reply("coupon_claim", decided));
+        }
     }
 
     let total = req.codes_total();

@@ -1,30 +1,79 @@
 //! The directory of uploaded codes (code -> its *owner*, sharded by the code's digest): a
 //! redeem finds a code's campaign there, and a code belongs to one campaign at a time. The
 //! owner is the campaign id for the codes of its creation and `<campaign id>/<batch reference>`
-//! for an added batch's, so a retry of the same step finds its own claims, and a code the
-//! campaign holds already is a duplicate for any other batch. Creation and added batches check
-//! it before writing anything and claim their codes in it.
+//! for an added batch's. Creation and added batches read it before writing anything
+//! (`owners`), claim their codes in it (`claim`, `lua/coupon_claim.lua`: first writer wins,
+//! a re-sent claim answers the same owner), record the claims' one outcome, and release them
+//! only on that outcome: every code of a refused creation or batch, or the share of a pool a
+//! batch missed (`release`, `lua/coupon_unclaim.lua`: only the owner's claim).
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
+use crate::domain::coupons::codes::MAX_LISTED_DUPLICATES;
+use crate::store::scripts::{script_call, text, Call, COUPON_CLAIM, COUPON_UNCLAIM};
 use crate::store::{Error, Store};
 
 use super::keys::directory;
 
-/// Directory commands in flight at once.
+/// Directory calls in flight at once.
 const IN_FLIGHT: usize = 64;
 
-/// The codes of `codes` (at most 10) that the directory gives to a campaign other than
-/// `mine` (the owner this step claims as).
-pub(super) async fn owned_elsewhere(
+script_call! {
+    /// `lua/coupon_claim.lua`: claim a field for a value, first writer wins; answers the value
+    /// the field holds.
+    pub struct CouponClaimCall<'a> for COUPON_CLAIM {
+        KEYS {
+            /// The hash: the directory hash of the code's digest tag, or the creations'
+            /// outcomes.
+            claims: &'a str,
+        }
+        ARGV {
+            /// The code, or the campaign id.
+            field: &'a str,
+            /// This run's owner or outcome.
+            value: &'a str,
+        }
+    }
+}
+
+script_call! {
+    /// `lua/coupon_unclaim.lua`: release a code's directory claim if it is the owner's.
+    pub struct CouponUnclaimCall<'a> for COUPON_UNCLAIM {
+        KEYS {
+            /// The directory hash of the code's digest tag.
+            directory: &'a str,
+        }
+        ARGV {
+            /// The code.
+            code: &'a str,
+            /// The owner whose claim is released.
+            owner: &'a str,
+        }
+    }
+}
+
+/// What the directory says of a request's codes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Owners {
+    /// The codes another owner holds (at most 10).
+    pub elsewhere: Vec<String>,
+    /// Whether some code is `mine`'s already (an earlier run of the step claimed it).
+    pub any_mine: bool,
+}
+
+/// Reads the owners of `codes`, as seen by owner `mine` (the owner this step claims as).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub(super) async fn owners(
     store: &Store,
     prefix: &str,
     codes: &[String],
     mine: Option<&str>,
-) -> Result<Vec<String>, Error> {
+) -> Result<Owners, Error> {
     // Over indices, not `&String`s: a closure over borrowed items makes the future
     // higher-ranked, which an axum handler's `Send` bound cannot prove.
-    let owners: Vec<(String, Option<String>)> = stream::iter(0..codes.len())
+    let owners: Vec<Option<String>> = stream::iter(0..codes.len())
         .map(|i| async move {
             let code = &codes[i];
             let mut conn = store.conn().await?;
@@ -33,82 +82,92 @@ pub(super) async fn owned_elsewhere(
                 .arg(code)
                 .query_async(&mut conn)
                 .await?;
-            Ok::<_, Error>((code.clone(), owner))
+            Ok::<_, Error>(owner)
         })
         .buffered(IN_FLIGHT)
         .try_collect()
         .await?;
-    Ok(owners
-        .into_iter()
-        .filter(|(_, owner)| owner.as_deref().is_some_and(|o| Some(o) != mine))
-        .map(|(code, _)| code)
-        .take(crate::domain::coupons::codes::MAX_LISTED_DUPLICATES)
-        .collect())
+    let mut out = Owners::default();
+    for (code, owner) in codes.iter().zip(owners) {
+        match owner {
+            Some(o) if Some(o.as_str()) == mine => out.any_mine = true,
+            Some(_) if out.elsewhere.len() < MAX_LISTED_DUPLICATES => {
+                out.elsewhere.push(code.clone());
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
-/// Claims every code of `codes` for `owner` in the directory (`HSETNX`; a code already
-/// claimed for `owner`, by an earlier run of the same step, counts as claimed). Returns the
-/// codes someone else holds (at most 10); when there are any, the codes this call claimed are
-/// released again (`HDEL` of the ones whose `HSETNX` answered 1: nothing else can have claimed
-/// them for `owner`).
+/// Claims every code of `codes` for `owner` (`lua/coupon_claim.lua`). Returns the codes
+/// another owner holds (at most 10); releases nothing: the caller records the claims' outcome
+/// first, then releases on it ([`release`]).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the claims may be sent again: a code
+/// claimed for `owner` answers `owner`); [`Error::Internal`] for a reply of the wrong shape.
 pub(super) async fn claim(
     store: &Store,
     prefix: &str,
     codes: &[String],
     owner: &str,
 ) -> Result<Vec<String>, Error> {
-    let results: Vec<(String, bool, Option<String>)> = stream::iter(0..codes.len())
+    let held_by: Vec<String> = stream::iter(0..codes.len())
         .map(|i| async move {
             let code = &codes[i];
             let mut conn = store.conn().await?;
-            let key = directory(prefix, code);
-            let set: bool = redis::cmd("HSETNX")
-                .arg(&key)
-                .arg(code)
-                .arg(owner)
-                .query_async(&mut conn)
-                .await?;
-            let held_by: Option<String> = if set {
-                None
-            } else {
-                redis::cmd("HGET")
-                    .arg(&key)
-                    .arg(code)
-                    .query_async(&mut conn)
-                    .await?
-            };
-            Ok::<_, Error>((code.clone(), set, held_by))
+            let reply = CouponClaimCall {
+                claims: &directory(prefix, code),
+                field: code,
+                value: owner,
+            }
+            .invocation()
+            .invoke_async(&mut conn)
+            .await?;
+            text("coupon_claim", reply)
         })
         .buffered(IN_FLIGHT)
         .try_collect()
         .await?;
-    let clashes: Vec<String> = results
+    Ok(codes
         .iter()
-        .filter(|(_, set, held_by)| !set && held_by.as_deref() != Some(owner))
-        .map(|(code, _, _)| code.clone())
-        .take(crate::domain::coupons::codes::MAX_LISTED_DUPLICATES)
-        .collect();
-    if !clashes.is_empty() {
-        let mine: Vec<&String> = results
-            .iter()
-            .filter(|(_, set, _)| *set)
-            .map(|(c, _, _)| c)
-            .collect();
-        let mine = &mine;
-        stream::iter(0..mine.len())
-            .map(|i| async move {
-                let code = mine[i];
-                let mut conn = store.conn().await?;
-                let _: i64 = redis::cmd("HDEL")
-                    .arg(directory(prefix, code))
-                    .arg(code)
-                    .query_async(&mut conn)
-                    .await?;
-                Ok::<_, Error>(())
-            })
-            .buffer_unordered(IN_FLIGHT)
-            .try_collect::<Vec<()>>()
+        .zip(held_by)
+        .filter(|(_, held_by)| held_by != owner)
+        .map(|(code, _)| code.clone())
+        .take(MAX_LISTED_DUPLICATES)
+        .collect())
+}
+
+/// Releases the directory claims of `codes` that are `owner`'s (`lua/coupon_unclaim.lua`);
+/// another owner's claim stays. Call it only on a recorded outcome that says these codes will
+/// never be in a pool for `owner`.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the release may run again: it
+/// changes nothing the second time); [`Error::Internal`] for a reply of the wrong shape.
+pub(super) async fn release<S: AsRef<str> + Sync>(
+    store: &Store,
+    prefix: &str,
+    codes: &[S],
+    owner: &str,
+) -> Result<(), Error> {
+    stream::iter(0..codes.len())
+        .map(|i| async move {
+            let code = codes[i].as_ref();
+            let mut conn = store.conn().await?;
+            let reply = CouponUnclaimCall {
+                directory: &directory(prefix, code),
+                code,
+                owner,
+            }
+            .invocation()
+            .invoke_async(&mut conn)
             .await?;
-    }
-    Ok(clashes)
+            text("coupon_unclaim", reply).map(drop)
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
 }

@@ -1,34 +1,36 @@
 //! `POST /campaigns/{id}/grab`: a coupon code for the caller, at most the campaign's
-//! `per_user`, taken from their home pool, or from another pool once theirs is empty.
+//! `per_user`, taken from their home pool, or from another pool once theirs is empty. The
+//! steps, each visited once, in order:
 //!
-//! 1. `lua/coupon_grab.lua` on the caller's home pool
-//!    ([`home_pool`]): the checks and, when the pool has a
-//!    code, the win, in one round trip. When it has none and the campaign has other pools, the
-//!    same call records a *reservation* (a random id) in the caller's items, counted toward
-//!    `per_user` like a code.
-//! 2. `lua/coupon_take.lua` on the other pools, one after another from the next: the first that
-//!    has a code issues it to the caller under the reservation id (a second run of the same
-//!    call, or a re-drive, gets the same code; `empty` is answered only when nothing was
-//!    taken for the reservation).
-//! 3. `lua/coupon_settle.lua` on the home pool: the reservation becomes the code taken, or is
-//!    dropped when every pool was empty; only then is the campaign `sold_out`.
+//! 1. `lua/coupon_grab.lua` on the caller's home pool ([`home_pool`]): the checks and, when
+//!    the pool has a code, the win, in one round trip, recorded under the call's id (a fresh
+//!    random id: a re-sent call answers its own code, whatever the user won since). When the
+//!    pool has none and the campaign has other pools, the same call records a *reservation*
+//!    under that id in the caller's items, counted toward `per_user` like a code.
+//! 2. [`take`](mod@super::take): `lua/coupon_take.lua` on the other pools, from the next one
+//!    on; each records its outcome for the reservation, first run wins.
+//! 3. [`settle`](mod@super::settle): `lua/coupon_settle.lua` on the home pool records the
+//!    reservation's one outcome (the code taken, or none: `sold_out`), first run wins, and
+//!    the call's re-run (step 1) answers it.
 //!
 //! A reservation left open by a sandbox that died between the steps is completed by the
-//! caller's next grab (its items show it), which runs steps 2 and 3 again with the same id.
-//! Once this sandbox has seen a campaign sold out or ended it answers the rest of the storm
-//! with one `HGET` of the caller's items (both states are final: codes are added only before
-//! the start).
+//! caller's next grab (its items show it) or by reclaim-cron's close, which run steps 2 and 3
+//! again with the same id and reach the same outcome. Once this sandbox has seen a campaign
+//! sold out or ended it answers the rest of the storm with one `HGET` of the caller's items:
+//! both states are final, because codes enter a pool only before the start
+//! (`lua/coupon_add_codes.lua`), so after it every pool only shrinks.
 
 use rand::Rng;
 use redis::Value;
 
 use crate::domain::coupons::{campaign_no, home_pool, parse, VisitLimit};
 
-use super::borrow::{borrow, redrive_all, Holder};
 use super::list::remember;
-use super::GrabOutcome;
-
-use super::shape::{code_of, remember_gone, shape, Gone};
+use super::settle::settle;
+use super::shape::{remember_gone, shape, Gone};
+use super::take::take;
+use super::{GrabOutcome, Holder};
+use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
@@ -176,16 +178,9 @@ pub async fn grab(
     let keys = PoolKeys::new(&cfg.key_prefix, campaign_id, no, home, shape.pools);
     let holder = Holder {
         campaign_id,
-        no,
         shape: &shape,
         home,
         user_id,
-    };
-    let codes_of = |items: &str| -> Vec<String> {
-        items
-            .split(' ')
-            .filter_map(|i| code_of(i, no, shape.key.as_ref()))
-            .collect()
     };
     if let Some(gone) = shape.gone {
         // As the script: the end is answered first. A sandbox that saw the campaign sold out
@@ -202,16 +197,14 @@ pub async fn grab(
             .arg(user_id)
             .query_async(&mut conn)
             .await?;
-        return Ok(match mine {
-            Some(items) if !items.contains('?') => GrabOutcome::AlreadyGrabbed {
-                codes: codes_of(&items),
-            },
-            Some(_) => redrive_all(store, &mut conn, holder).await?,
-            None => GrabOutcome::SoldOut,
-        });
+        return match mine {
+            Some(items) => already_grabbed(store, &mut conn, &holder, &items).await,
+            None => Ok(GrabOutcome::SoldOut),
+        };
     }
 
-    let reservation = format!("{:016x}", rand::rng().random::<u64>());
+    // Step 1.
+    let call = format!("{:016x}", rand::rng().random::<u64>());
     let reply: Value = CouponGrabCall {
         pool: &keys.pool,
         codes: &keys.codes,
@@ -224,7 +217,7 @@ pub async fn grab(
         home,
         rate_limit: visits.per_window,
         rate_window_ms: visits.window_ms,
-        reservation: &reservation,
+        reservation: &call,
         campaign_id,
     }
     .invocation()
@@ -236,23 +229,32 @@ pub async fn grab(
             grabbed_at_ms,
             redeem_by_ms,
         } => GrabOutcome::Grabbed {
-            code: code_of(&item, no, shape.key.as_ref())
+            code: shape
+                .code_of(&item)
                 .ok_or_else(|| Error::bad_reply(NAME, format!("grabbed item {item}")))?,
             grabbed_at_ms,
             redeem_by_ms,
         },
-        GrabReply::AlreadyGrabbed { items } if items.contains('?') => {
-            redrive_all(store, &mut conn, holder).await?
+        GrabReply::AlreadyGrabbed { items } => {
+            already_grabbed(store, &mut conn, &holder, &items).await?
         }
-        GrabReply::AlreadyGrabbed { items } => GrabOutcome::AlreadyGrabbed {
-            codes: codes_of(&items),
-        },
         GrabReply::Reserved { reservation } => {
-            let outcome = borrow(store, &mut conn, holder, &reservation).await?;
-            if outcome == GrabOutcome::SoldOut {
-                remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
+            // Steps 2 and 3.
+            let taken = take(store, &mut conn, &holder, &reservation).await?;
+            let settled = settle(store, &mut conn, &holder, &reservation, taken.as_ref()).await?;
+            match settled.taken {
+                Some(taken) => GrabOutcome::Grabbed {
+                    code: shape
+                        .code_of(&taken.item)
+                        .ok_or_else(|| Error::bad_reply("coupon_settle", &taken.item))?,
+                    grabbed_at_ms: taken.at_ms,
+                    redeem_by_ms: shape.redeem_by_ms,
+                },
+                None => {
+                    remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
+                    GrabOutcome::SoldOut
+                }
             }
-            outcome
         }
         GrabReply::Empty => {
             remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
@@ -293,4 +295,36 @@ pub async fn grab(
         }
     }
     Ok(outcome)
+}
+
+/// The answer to a caller who holds `items` already (`per_user` of them, or any once the
+/// campaign is sold out): their codes, after steps 2 and 3 of every reservation still open
+/// among them (left by a sandbox that stopped between the steps); `SoldOut` when no code is
+/// left among them.
+async fn already_grabbed(
+    store: &Store,
+    conn: &mut Conn,
+    holder: &Holder<'_>,
+    items: &str,
+) -> Result<GrabOutcome, Error> {
+    let mut items: Vec<String> = items.split_whitespace().map(str::to_string).collect();
+    let open: Vec<String> = items
+        .iter()
+        .filter_map(|i| i.strip_prefix('?').map(str::to_string))
+        .collect();
+    for reservation in &open {
+        let taken = take(store, conn, holder, reservation).await?;
+        items = settle(store, conn, holder, reservation, taken.as_ref())
+            .await?
+            .items;
+    }
+    let codes: Vec<String> = items
+        .iter()
+        .filter_map(|i| holder.shape.code_of(i))
+        .collect();
+    Ok(if codes.is_empty() {
+        GrabOutcome::SoldOut
+    } else {
+        GrabOutcome::AlreadyGrabbed { codes }
+    })
 }

@@ -1,26 +1,35 @@
 //! Coupon drops on Redis: a campaign's codes in pools on their own hash tags ([`keys`]), each
 //! step an atomic script on one pool (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
 //! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_redeem.lua`,
-//! `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is recorded under its
-//! merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`). One operation per file,
-//! each with its scripts' call structs and the parsing of their replies: [`create`](mod@create),
-//! [`add_codes`](mod@add_codes), [`grab`](mod@grab) (with [`borrow`] for an empty home pool),
-//! [`redeem`](mod@redeem), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
+//! `lua/coupon_batch.lua`, `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is
+//! recorded under its merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`), and
+//! uploaded codes are claimed in a directory (`lua/coupon_claim.lua`,
+//! `lua/coupon_unclaim.lua`). One operation per file, each with its scripts' call structs and
+//! the parsing of their replies: [`create`](mod@create), [`add_codes`](mod@add_codes),
+//! [`grab`](mod@grab) (then [`take`](mod@take) and [`settle`](mod@settle) for an empty home
+//! pool), [`redeem`](mod@redeem), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
+//!
+//! Every protocol over several hash slots (a grab's reservation over the pools, a batch over
+//! its pools, the directory claims of a creation or a batch) records each step's one outcome
+//! where the next step and every re-run read it, first writer wins, so a re-run answers what
+//! the first run answered.
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
 pub mod add_codes;
-pub mod borrow;
 pub mod campaign;
 pub mod close;
 pub mod create;
-mod directory;
+pub mod directory;
 pub mod feed;
 pub mod grab;
 pub mod keys;
 pub mod list;
 pub mod redeem;
+pub mod settle;
 mod shape;
+pub mod take;
 
+use crate::store::Store;
 pub use add_codes::{add_codes, AddCodesOutcome};
 pub use campaign::{campaign, CampaignView};
 pub use create::{create, CreateOutcome, Created};
@@ -28,6 +37,30 @@ pub use grab::grab;
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};
 pub use redeem::{redeem, RedeemOutcome};
+
+use shape::Shape;
+
+/// A user of a campaign, as the steps of a reservation need them: the campaign (id and shape)
+/// and the user's home pool.
+#[derive(Debug, Clone, Copy)]
+struct Holder<'a> {
+    /// The campaign's id.
+    pub campaign_id: &'a str,
+    /// The campaign's pools and code key.
+    pub shape: &'a Shape,
+    /// The user's home pool.
+    pub home: u32,
+    /// The user.
+    pub user_id: &'a str,
+}
+
+impl Holder<'_> {
+    /// The keys of the campaign's pool `k`.
+    fn pool_keys(&self, store: &Store, k: u32) -> PoolKeys {
+        let prefix = &store.config().key_prefix;
+        PoolKeys::new(prefix, self.campaign_id, self.shape.no, k, self.shape.pools)
+    }
+}
 
 /// The answer to a grab.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,6 +13,8 @@ use super::keys::PoolKeys;
 /// What this sandbox keeps of a campaign: fixed once it is created.
 #[derive(Debug, Clone)]
 pub(super) struct Shape {
+    /// The campaign's number.
+    pub no: u64,
     /// The campaign's pools.
     pub pools: u32,
     /// Its code key (generated codes).
@@ -43,13 +45,18 @@ static SHAPES: Mutex<Option<HashMap<(String, String), Shape>>> = Mutex::new(None
 /// How many campaign shapes a sandbox keeps.
 const KEPT_SHAPES: usize = 256;
 
-/// The code an item names (`<pool>/<code or index>`); `None` for a reservation or a malformed
-/// item.
-pub(super) fn code_of(item: &str, no: u64, key: Option<&CodeKey>) -> Option<String> {
-    let (_, code) = item.split_once('/')?;
-    match key {
-        Some(key) => code.parse::<u64>().ok().map(|index| key.code(no, index)),
-        None => Some(code.to_string()),
+impl Shape {
+    /// The code an item of the campaign names (`<pool>/<code or index>`); `None` for a
+    /// reservation (`?<id>`) or a malformed item.
+    pub(super) fn code_of(&self, item: &str) -> Option<String> {
+        let (_, code) = item.split_once('/')?;
+        match &self.key {
+            Some(key) => code
+                .parse::<u64>()
+                .ok()
+                .map(|index| key.code(self.no, index)),
+            None => Some(code.to_string()),
+        }
     }
 }
 
@@ -118,6 +125,7 @@ pub(super) async fn shape(
         None => None,
     };
     let shape = Shape {
+        no,
         pools,
         key,
         redeem_by_ms,

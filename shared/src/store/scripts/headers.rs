@@ -209,6 +209,9 @@ fn every_script_header_matches_its_call() {
         check::<CouponTakeCall>(),
         check::<CouponSettleCall>(),
         check::<CouponAddCodesCall>(),
+        check::<CouponBatchCall>(),
+        check::<CouponClaimCall>(),
+        check::<CouponUnclaimCall>(),
         check::<CouponCloseCall>(),
     ];
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();

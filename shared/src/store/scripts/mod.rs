@@ -45,11 +45,14 @@ mod call;
 mod headers;
 
 pub use super::coupons::add_codes::CouponAddCodesCall;
-pub use super::coupons::borrow::{CouponSettleCall, CouponTakeCall};
+pub use super::coupons::add_codes::CouponBatchCall;
 pub use super::coupons::close::CouponCloseCall;
 pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
+pub use super::coupons::directory::{CouponClaimCall, CouponUnclaimCall};
 pub use super::coupons::grab::CouponGrabCall;
 pub use super::coupons::redeem::CouponRedeemCall;
+pub use super::coupons::settle::CouponSettleCall;
+pub use super::coupons::take::CouponTakeCall;
 pub use super::history::HistoryPageCall;
 pub use super::journal::JournalAckCall;
 pub use super::lock::UnlockCall;
@@ -160,7 +163,7 @@ macro_rules! script {
 /// its index of ends has let go). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 17] = [
+pub(crate) const ACKNOWLEDGED: [&str; 20] = [
     "create_packet.lua",
     "cancel.lua",
     "due_add.lua",
@@ -177,6 +180,9 @@ pub(crate) const ACKNOWLEDGED: [&str; 17] = [
     "coupon_take.lua",
     "coupon_settle.lua",
     "coupon_add_codes.lua",
+    "coupon_batch.lua",
+    "coupon_claim.lua",
+    "coupon_unclaim.lua",
     "coupon_close.lua",
 ];
 
@@ -305,15 +311,27 @@ script!(
     /// `lua/coupon_close.lua`: close one pool of an ended campaign, once.
     COUPON_CLOSE, "coupon_close.lua", ["records.lua", "journal.lua"]);
 script!(
-    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once.
+    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once, and
+    /// only before the start.
     COUPON_ADD_CODES, "coupon_add_codes.lua");
+script!(
+    /// `lua/coupon_batch.lua`: a batch's record on pool 0 and the one outcome of its
+    /// directory claims.
+    COUPON_BATCH, "coupon_batch.lua");
+script!(
+    /// `lua/coupon_claim.lua`: claim a field for a value, first writer wins (directory claims,
+    /// a creation's claims outcome).
+    COUPON_CLAIM, "coupon_claim.lua");
+script!(
+    /// `lua/coupon_unclaim.lua`: release a code's directory claim if it is the owner's.
+    COUPON_UNCLAIM, "coupon_unclaim.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 27] {
+pub fn all() -> [(&'static str, &'static Script); 30] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 27] {
+fn all_lua() -> [(&'static str, &'static Lua); 30] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("cancel.lua", &CANCEL),
@@ -341,6 +359,9 @@ fn all_lua() -> [(&'static str, &'static Lua); 27] {
         ("coupon_take.lua", &COUPON_TAKE),
         ("coupon_settle.lua", &COUPON_SETTLE),
         ("coupon_add_codes.lua", &COUPON_ADD_CODES),
+        ("coupon_batch.lua", &COUPON_BATCH),
+        ("coupon_claim.lua", &COUPON_CLAIM),
+        ("coupon_unclaim.lua", &COUPON_UNCLAIM),
         ("coupon_close.lua", &COUPON_CLOSE),
     ]
 }

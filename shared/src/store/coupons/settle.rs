@@ -1,0 +1,105 @@
+//! Step 3 of a grab whose home pool is empty: the reservation closed in the home pool
+//! (`lua/coupon_settle.lua`), its item the code step 2 took, or dropped when step 2 took none.
+//! The outcome is recorded under the reservation id, first run wins, and answered to every
+//! later run. See [`super::grab`](mod@super::grab).
+
+use redis::Value;
+
+use super::take::Taken;
+use super::Holder;
+use crate::store::conn::Conn;
+use crate::store::scripts::{script_call, text, Call, COUPON_SETTLE};
+use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/coupon_settle.lua`: close a reservation in the user's home pool, once.
+    pub struct CouponSettleCall<'a> for COUPON_SETTLE {
+        KEYS {
+            /// The home pool's users and their items (hash).
+            holders: &'a str,
+            /// The home pool's open reservations (hash).
+            pending: &'a str,
+        }
+        ARGV {
+            /// The user the reservation is for.
+            user_id: &'a str,
+            /// The reservation id.
+            reservation: &'a str,
+            /// The item taken for it, or empty when no pool had a code for it.
+            item: &'a str,
+            /// When the item was taken, Unix ms in decimal (empty with no item).
+            grabbed_at_ms: &'a str,
+        }
+    }
+}
+
+/// A reservation closed: its one outcome and the user's items afterwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Settled {
+    /// The code taken for it, or `None`: no pool had one for it (sold out).
+    pub taken: Option<Taken>,
+    /// The user's items in the campaign afterwards (`<pool>/<code or index>`, `?<id>` for a
+    /// reservation still open), in the order issued.
+    pub items: Vec<String>,
+}
+
+impl CouponSettleCall<'_> {
+    /// Parses the script's reply: `settled:<outcome>\n<items>` (outcome
+    /// `<item> <grabbed_at_ms>` or `-`).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for `unknown` (no such reservation: a step out of order) and for
+    /// any other reply.
+    fn outcome(reply: Value) -> Result<Settled, Error> {
+        const NAME: &str = "coupon_settle";
+        let reply = text(NAME, reply)?;
+        let bad = || Error::bad_reply(NAME, &reply);
+        let (outcome, items) = reply
+            .strip_prefix("settled:")
+            .and_then(|rest| rest.split_once('\n'))
+            .ok_or_else(bad)?;
+        let taken = match outcome {
+            "-" => None,
+            _ => {
+                let (item, at) = outcome.split_once(' ').ok_or_else(bad)?;
+                Some(Taken {
+                    item: item.to_string(),
+                    at_ms: at.parse().map_err(|_| bad())?,
+                })
+            }
+        };
+        Ok(Settled {
+            taken,
+            items: items.split_whitespace().map(str::to_string).collect(),
+        })
+    }
+}
+
+/// Step 3 for reservation `reservation` of `holder`, with what step 2 `taken`: the outcome
+/// recorded (this run's, or an earlier run's: the same).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the step may run again);
+/// [`Error::Internal`] for a reply of the wrong shape or an unknown reservation.
+pub(super) async fn settle(
+    store: &Store,
+    conn: &mut Conn,
+    holder: &Holder<'_>,
+    reservation: &str,
+    taken: Option<&Taken>,
+) -> Result<Settled, Error> {
+    let keys = holder.pool_keys(store, holder.home);
+    let at = taken.map(|t| t.at_ms.to_string()).unwrap_or_default();
+    let reply = CouponSettleCall {
+        holders: &keys.holders,
+        pending: &keys.pending,
+        user_id: holder.user_id,
+        reservation,
+        item: taken.map_or("", |t| t.item.as_str()),
+        grabbed_at_ms: &at,
+    }
+    .invocation()
+    .invoke_async(conn)
+    .await?;
+    CouponSettleCall::outcome(reply)
+}
