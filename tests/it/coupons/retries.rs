@@ -491,3 +491,68 @@ async fn a_grab_sent_again_answers_its_own_code() {
         assert_eq!((held.len(), &issued), (2, &held), "{backend}");
     }
 }
+
+/// Test: a creation refused because another campaign claimed one of its codes between its
+/// check and its claims leaves none of its codes claimed, also one an earlier run claimed
+/// (the claim's reply lost), and answers the same refusal when sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_creation_releases_every_claim_of_its_codes() {
+    use hongbao::domain::coupons::campaign::MAX_CAMPAIGN_MS;
+    use hongbao::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
+    use hongbao::store::coupons::keys::{ends, refs, seq};
+    use hongbao::store::scripts::CouponCreateCall;
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let mut conn = store.conn().await.unwrap();
+        let other = campaign(now, "other", CodeSource::Uploaded(vec!["CLASH-Z".into()]));
+        assert!(matches!(
+            coupons::create(&store, &other).await,
+            Ok(CreateOutcome::Created(_))
+        ));
+        let codes: Vec<String> = ["CLASH-A", "CLASH-B", "CLASH-Z"].map(String::from).into();
+        let req = campaign(now, "mine", CodeSource::Uploaded(codes.clone()));
+        // An earlier run: the campaign recorded (number 2), CLASH-A claimed, its reply lost.
+        let reply = CouponCreateCall {
+            refs: &refs("hb"),
+            seq: &seq("hb"),
+            ends: &ends("hb"),
+            reference: "mine",
+            fingerprint: &req.fingerprint(),
+            starts_at_ms: &req.starts_at_ms.unwrap().to_string(),
+            ends_at_ms: req.ends_at_ms,
+            secret: &new_campaign_secret(),
+            max_campaign_no: MAX_CAMPAIGN_NO,
+            max_campaign_ms: MAX_CAMPAIGN_MS,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await
+        .unwrap();
+        assert!(text("coupon_create", reply)
+            .unwrap()
+            .starts_with("created:2:"));
+        let _: bool = redis::cmd("HSETNX")
+            .arg(directory("hb", "CLASH-A"))
+            .arg("CLASH-A")
+            .arg(campaign_id(2))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+
+        let first = coupons::create(&store, &req).await.unwrap();
+        let again = coupons::create(&store, &req).await.unwrap();
+
+        let refused = CreateOutcome::DuplicateCodes(vec!["CLASH-Z".into()]);
+        assert_eq!((&first, &again), (&refused, &refused), "{backend}");
+        let c = Campaign::new(2, 1);
+        let owners: Vec<Option<String>> = c
+            .places(&store, &codes)
+            .await
+            .into_iter()
+            .map(|(_, _, o)| o)
+            .collect();
+        assert_eq!(owners, [None, None, Some(campaign_id(1))], "{backend}");
+    }
+}
