@@ -78,6 +78,13 @@ pub enum Op {
         user: String,
         order: String,
     },
+    /// `POST /campaigns/{id}/codes` (IAM): a batch of uploaded codes, retried with the same
+    /// reference.
+    CouponBatch {
+        campaign: String,
+        reference: String,
+        codes: Vec<String>,
+    },
 }
 
 impl Op {
@@ -96,6 +103,7 @@ impl Op {
             Op::OrderCodes { .. } => "order_codes",
             Op::CouponGrab { .. } => "coupon_grab",
             Op::CouponRedeem { .. } => "coupon_redeem",
+            Op::CouponBatch { .. } => "coupon_batch",
         }
     }
 }
@@ -142,6 +150,9 @@ pub struct World {
     pub campaigns: Vec<String>,
     /// Coupons won so far (code, user), from grab answers: what redeems mostly redeem.
     pub coupons: Mutex<Vec<(String, String)>>,
+    /// The campaign that takes batches of codes, and until when (ms since the run started)
+    /// clients send them.
+    pub batches: Option<(String, u64)>,
 }
 
 impl World {
@@ -193,6 +204,15 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
         let p = world.packets.lock().unwrap();
         p.iter().rev().take(12).cloned().collect()
     };
+    if let Some((campaign, until_ms)) = &world.batches {
+        if world.ms() < *until_ms && rng.random_bool(0.04) {
+            let batch = super::coupons::batch(campaign, id, n);
+            if rng.random_bool(0.3) {
+                return vec![batch.clone(), batch]; // the same batch sent twice at once
+            }
+            return vec![batch];
+        }
+    }
     if !world.campaigns.is_empty() && rng.random_bool(0.08) {
         let won = {
             let c = world.coupons.lock().unwrap();
@@ -490,6 +510,11 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             let ev = with_body(event("coupon-redeem"), &body.to_string());
             call(store, Function::Coupon, &ev).await
         }
+        Op::CouponBatch {
+            campaign,
+            reference,
+            codes,
+        } => super::coupons::send_batch(store, campaign, reference, codes).await,
         Op::Reclaim { .. } => match reclaim::run(store).await {
             Ok(s) => (200, json!({"settled": s.settled, "failed": s.failed}), None),
             Err(e) => (503, json!({"error": e.to_string()}), Some("1".into())),

@@ -1,5 +1,6 @@
 //! The soak: a seeded, randomized workload of every money operation, of order codes and of coupon
-//! grabs and redemptions (two campaigns spread over 24 pools each), from many
+//! grabs, redemptions and batches of uploaded codes racing a campaign's start (four campaigns
+//! spread over 24 pools each, `soak/coupons.rs`), from many
 //! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
 //! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
 //! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
@@ -11,8 +12,8 @@
 //! at a random point or between `PutEvents` and the delete (`soak/export.rs`).
 //!
 //! Then the nemesis heals, and the system quiesces: reclaim-cron runs until every packet (all
-//! expire within seconds) is settled and both campaigns (they end 3 s after the run) are closed,
-//! and ledger-export until every journal is drained into the feed. The journal judged is the feed's events de-duplicated by `event_id` (a duplicate must
+//! expire within seconds) is settled and every campaign (they end 3 s after the run) is closed,
+//! every batch is sent once more, and ledger-export runs until every journal is drained into the feed. The journal judged is the feed's events de-duplicated by `event_id` (a duplicate must
 //! carry the same detail), and per user they must add up to the wallet's balance. The checker
 //! (`soak/checker.rs`) judges the history of what clients sent and were answered against the state
 //! read from every master: money conserved to the cent, no balance ever negative (every journal
@@ -20,8 +21,10 @@
 //! claim credited exactly once, every expired packet settled and refunded exactly once, no movement
 //! journaled twice, no order code handed out twice, no coupon code answered to two users, issued
 //! twice or redeemed twice, no user above `per_user` or with more codes than grab calls, each
-//! campaign's `codes_left` + issued = `codes_total` and its one `CampaignEnded` matching its
-//! counts (`checker::check_coupons`). Liveness: once healed, each kind of operation
+//! code issued to a user one the user's items show, every uploaded code in exactly one place (a
+//! pool of its campaign or free in the directory) and none in a closed pool, each campaign's
+//! `codes_left` + issued = `codes_total` and its one `CampaignEnded` matching its counts
+//! (`coupons::check`). Liveness: once healed, each kind of operation
 //! must succeed within 10 s.
 //!
 //! `HONGBAO_SOAK_SEED` (default 1) and `HONGBAO_SOAK_SECS` (default 40) choose the run: the same
@@ -37,6 +40,7 @@
 
 mod checker;
 mod clients;
+mod coupons;
 mod export;
 mod nemesis;
 mod quiesce;
@@ -121,44 +125,6 @@ fn sandbox(urls: &[String], ttl_secs: u64) -> Arc<Store> {
     Arc::new(Store::new(cfg))
 }
 
-/// The soak's two coupon campaigns, created before the faults start, open from now until 3 s
-/// after the run: 40 uploaded codes planned as 60,000 (so spread over 24 pools, most users'
-/// home pools empty: their grabs borrow from the others), two per user (30 users: they run
-/// out); 60,001 generated codes over 24 pools, one per user. (id, per_user) of each.
-async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<(String, u32)> {
-    use crate::common::{call, event, with_body, Function};
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    let ends = hongbao::api::error::rfc3339(now + secs as i64 * 1000 + 3_000);
-    let codes: Vec<String> = (0..40).map(|i| format!("SOAK-{i:03}")).collect();
-    let bodies = [
-        (
-            serde_json::json!({"title": "soak uploaded", "codes": codes, "per_user": 2,
-                               "codes_planned": 60_000, "ends_at": ends,
-                               "reference": "soak-uploaded"}),
-            2,
-        ),
-        (
-            serde_json::json!({"title": "soak generated", "generate": 60_001,
-                               "ends_at": ends, "reference": "soak-generated"}),
-            1,
-        ),
-    ];
-    let mut out = Vec::new();
-    for (body, per_user) in bodies {
-        let ev = with_body(event("coupon-create-campaign"), &body.to_string());
-        let (status, b, _) = call(store, Function::Coupon, &ev).await;
-        assert!(
-            status == 201 || status == 200,
-            "campaign not created: {status} {b}"
-        );
-        out.push((b["campaign_id"].as_str().unwrap().to_string(), per_user));
-    }
-    out
-}
-
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -191,15 +157,19 @@ async fn soak() {
     let log = Log::new(started);
     let users: Vec<String> = (0..30).map(|i| format!("u{i:02}")).collect();
     let deadline = started + Duration::from_secs(secs);
-    let campaigns = create_campaigns(&sandboxes[0], secs).await;
+    let campaigns = coupons::create_campaigns(&sandboxes[0], secs).await;
     let world = Arc::new(World {
         users: users.clone(),
         packets: Mutex::new(Vec::new()),
         wins: Mutex::new(Vec::new()),
         history: Mutex::new(Vec::new()),
         started,
-        campaigns: campaigns.iter().map(|(id, _)| id.clone()).collect(),
+        campaigns: campaigns.iter().map(|p| p.id.clone()).collect(),
         coupons: Mutex::new(Vec::new()),
+        batches: campaigns
+            .iter()
+            .find(|p| p.takes_batches)
+            .map(|p| (p.id.clone(), secs * 1000 / 2)),
     });
 
     let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
@@ -241,6 +211,8 @@ async fn soak() {
     phases.push(("every packet settled", healed.elapsed()));
     quiesce::close_campaigns(&auditor, campaigns.len()).await;
     phases.push(("every campaign closed", healed.elapsed()));
+    coupons::resend_batches_after_the_close(&mut final_history, &auditor).await;
+    phases.push(("batches sent again after the close", healed.elapsed()));
     let liveness = quiesce::liveness_probes(&auditor, &mut final_history).await;
 
     let masters: Vec<u16> = {
@@ -306,7 +278,7 @@ async fn judge(
     users_all: &[String],
     final_history: &[clients::Record],
     events: &[serde_json::Value],
-    campaigns: &[(String, u32)],
+    campaigns: &[coupons::Plan],
 ) -> (checker::Final, Vec<String>) {
     let mut state = checker::gather(auditor, masters, users_all).await;
     if !state.journal.is_empty() {
@@ -332,7 +304,7 @@ async fn judge(
     });
     let mut violations = feed_violations;
     violations.extend(checker::check(final_history, &state));
-    violations.extend(checker::check_coupons(auditor, campaigns, final_history, events).await);
+    violations.extend(coupons::check(auditor, campaigns, final_history, events).await);
     if probes + live_held != 400 {
         violations.push(format!(
             "money not conserved by the liveness probes: wallets {probes} + held {live_held} != 400"

@@ -1,0 +1,525 @@
+//! The soak's coupon drops: the campaigns it creates, the batches of uploaded codes its clients
+//! send around a campaign's start, and what the checker holds the campaigns to once they are
+//! closed.
+//!
+//! Four campaigns, each spread over 24 pools, open until 3 s after the run:
+//! * 40 uploaded codes planned as 60,000, two per user: most home pools are empty, so grabs
+//!   borrow from the others (steps 2 and 3 of a grab);
+//! * 60,001 generated codes, one per user;
+//! * 20 uploaded codes, one per user: the 30 users run them out;
+//! * 6 uploaded codes, three per user, starting a third of the way into the run: clients send
+//!   batches of 8 codes to it from the start of the run (some twice at once), so batches race
+//!   the start under the nemesis's faults (a master paused mid-batch, replies dropped after
+//!   the script ran, cut connections) and are sent again before the start, after it, and once
+//!   more after the close.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use hongbao::domain::coupons::{campaign_no, pool_count, CodeKey};
+use hongbao::store::coupons::keys::directory;
+use hongbao::store::coupons::PoolKeys;
+use hongbao::Store;
+use serde_json::{json, Value};
+
+use super::clients::{Op, Record};
+use crate::common::{call, event, with_body, Function};
+
+/// A campaign of the soak.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Its id.
+    pub id: String,
+    /// Codes per user.
+    pub per_user: u32,
+    /// Its pools.
+    pub pools: u32,
+    /// The codes uploaded at its creation (none for generated codes).
+    pub uploaded: Vec<String>,
+    /// Whether clients send it batches (it starts during the run).
+    pub takes_batches: bool,
+}
+
+/// Creates the soak's campaigns (see the module documentation) for a run of `secs` seconds.
+pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let ends = hongbao::api::error::rfc3339(now + secs as i64 * 1000 + 3_000);
+    let starts = hongbao::api::error::rfc3339(now + secs as i64 * 1000 / 3);
+    let codes = |prefix: &str, n: usize| -> Vec<String> {
+        (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
+    };
+    let plans = [
+        (
+            json!({"title": "soak uploaded", "codes": codes("SOAK", 40), "per_user": 2,
+                   "codes_planned": 60_000, "ends_at": ends, "reference": "soak-uploaded"}),
+            2,
+            codes("SOAK", 40),
+            false,
+        ),
+        (
+            json!({"title": "soak generated", "generate": 60_001, "ends_at": ends,
+                   "reference": "soak-generated"}),
+            1,
+            vec![],
+            false,
+        ),
+        (
+            json!({"title": "soak scarce", "codes": codes("SCARCE", 20), "per_user": 1,
+                   "codes_planned": 60_000, "ends_at": ends, "reference": "soak-scarce"}),
+            1,
+            codes("SCARCE", 20),
+            false,
+        ),
+        (
+            json!({"title": "soak batches", "codes": codes("FIRST", 6), "per_user": 3,
+                   "codes_planned": 60_000, "starts_at": starts, "ends_at": ends,
+                   "reference": "soak-batches"}),
+            3,
+            codes("FIRST", 6),
+            true,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (body, per_user, uploaded, takes_batches) in plans {
+        let ev = with_body(event("coupon-create-campaign"), &body.to_string());
+        let (status, b, _) = call(store, Function::Coupon, &ev).await;
+        assert!(
+            status == 201 || status == 200,
+            "campaign not created: {status} {b}"
+        );
+        out.push(Plan {
+            id: b["campaign_id"].as_str().unwrap().to_string(),
+            per_user,
+            pools: pool_count(60_000),
+            uploaded,
+            takes_batches,
+        });
+    }
+    out
+}
+
+/// A batch for the campaign that takes them: 8 codes named after the client and its draw.
+pub fn batch(campaign: &str, client: usize, n: u64) -> Op {
+    Op::CouponBatch {
+        campaign: campaign.to_string(),
+        reference: format!("sb-{client}-{n}"),
+        codes: (0..8).map(|i| format!("SB{client:02}N{n}X{i}")).collect(),
+    }
+}
+
+/// `POST /campaigns/{id}/codes` (IAM) of a batch.
+pub async fn send_batch(
+    store: &Arc<Store>,
+    campaign: &str,
+    reference: &str,
+    codes: &[String],
+) -> (u16, Value, Option<String>) {
+    let body = json!({"codes": codes, "reference": reference});
+    let mut ev = with_body(event("coupon-add-codes"), &body.to_string());
+    let path = format!("/campaigns/{campaign}/codes");
+    ev["rawPath"] = json!(path);
+    ev["requestContext"]["http"]["path"] = json!(path);
+    ev["pathParameters"]["id"] = json!(campaign);
+    call(store, Function::Coupon, &ev).await
+}
+
+/// After the close: every batch of the history sent once more (each answered as before, and
+/// nothing pushed into a closed pool), its record added to the history.
+pub async fn resend_batches_after_the_close(history: &mut Vec<Record>, auditor: &Arc<Store>) {
+    let batches: Vec<Record> = history
+        .iter()
+        .filter(|r| matches!(r.op, Op::CouponBatch { .. }))
+        .cloned()
+        .collect();
+    for mut r in batches {
+        let Op::CouponBatch {
+            campaign,
+            reference,
+            codes,
+        } = &r.op
+        else {
+            continue;
+        };
+        let (status, body, _) = send_batch(auditor, campaign, reference, codes).await;
+        r.attempts.clear();
+        r.answer = Some((status, body));
+        history.push(r);
+    }
+}
+
+/// What the pools of a closed campaign hold.
+#[derive(Debug, Default)]
+struct Pools {
+    /// Un-issued codes still listed (none once closed).
+    listed: u64,
+    /// Issued codes (uploaded code or generated index) -> their user.
+    issued: BTreeMap<String, String>,
+    /// Each user's items (`<pool>/<code or index>`, `?<id>` an open reservation).
+    items: BTreeMap<String, Vec<String>>,
+    /// The issued records as the feed names them: code -> user (a generated index turned
+    /// into its code).
+    as_codes: BTreeMap<String, String>,
+}
+
+async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
+    let no = campaign_no(&plan.id).ok_or("a campaign id")?;
+    let prefix = &store.config().key_prefix;
+    let mut conn = store.conn().await.map_err(|e| e.to_string())?;
+    let mut out = Pools::default();
+    let secret: Option<String> = redis::cmd("HGET")
+        .arg(PoolKeys::new(prefix, &plan.id, no, 0, plan.pools).pool)
+        .arg("secret")
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    let key = secret
+        .map(|s| CodeKey::new(&s).map_err(|e| e.to_string()))
+        .transpose()?;
+    for k in 0..plan.pools {
+        let keys = PoolKeys::new(prefix, &plan.id, no, k, plan.pools);
+        let (listed, issued, holders): (u64, Vec<(String, String)>, Vec<(String, String)>) =
+            redis::pipe()
+                .cmd("LLEN")
+                .arg(&keys.codes)
+                .cmd("HGETALL")
+                .arg(&keys.issued)
+                .cmd("HGETALL")
+                .arg(&keys.holders)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| e.to_string())?;
+        out.listed += listed;
+        for (code, record) in issued.into_iter().filter(|(c, _)| !c.contains('\n')) {
+            let user = record.split('\n').next().unwrap_or_default().to_string();
+            out.issued.insert(code, user);
+        }
+        for (user, items) in holders.into_iter().filter(|(u, _)| !u.starts_with('\n')) {
+            out.items
+                .entry(user)
+                .or_default()
+                .extend(items.split_whitespace().map(str::to_string));
+        }
+    }
+    out.as_codes = out
+        .issued
+        .iter()
+        .map(|(item, user)| {
+            let code = match (&key, item.parse::<u64>()) {
+                (Some(key), Ok(index)) => key.code(no, index),
+                _ => item.clone(),
+            };
+            (code, user.clone())
+        })
+        .collect();
+    Ok(out)
+}
+
+/// The checks of the closed campaigns against the history and the feed's `events` (see the
+/// soak's documentation): a code answered to one user, no user above `per_user` or with more
+/// codes than grab calls, `codes_left` + issued = `codes_total`, each issued code one the
+/// user's items show (and no reservation left open), every uploaded code in exactly one place
+/// (a pool of its campaign, counted in `codes_total`, or free in the directory), no code listed
+/// in a closed pool, the feed's `CouponIssued` and `CouponRedeemed` events the pools' records,
+/// and one `CampaignEnded` with the campaign's counts.
+pub async fn check(
+    store: &Store,
+    plans: &[Plan],
+    history: &[Record],
+    events: &[Value],
+) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut holder: BTreeMap<String, String> = BTreeMap::new();
+    let mut per_user: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut calls: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut batched: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in history {
+        if let Op::CouponBatch {
+            campaign, codes, ..
+        } = &r.op
+        {
+            batched
+                .entry(campaign.clone())
+                .or_default()
+                .extend(codes.iter().cloned());
+        }
+        if let Op::CouponGrab { campaign, user } = &r.op {
+            *calls.entry((campaign.clone(), user.clone())).or_default() += r.attempts.len().max(1);
+        }
+        if let (Op::CouponGrab { campaign, user }, Some((200, b))) = (&r.op, &r.answer) {
+            let code = b["code"].as_str().unwrap_or_default().to_string();
+            if let Some(other) = holder.insert(code.clone(), user.clone()) {
+                if other != *user {
+                    v.push(format!("coupon {code} answered to {other} and to {user}"));
+                }
+            }
+            per_user
+                .entry((campaign.clone(), user.clone()))
+                .or_default()
+                .insert(code);
+        }
+    }
+    let (issued, redeemed, ended) = feed(events, &mut v);
+    for plan in plans {
+        let id = &plan.id;
+        let limit = plan.per_user as usize;
+        for ((campaign, user), codes) in &per_user {
+            if campaign == id && codes.len() > limit {
+                v.push(format!(
+                    "{user} won {} coupons of {id} (per_user {limit})",
+                    codes.len()
+                ));
+            }
+        }
+        let view = match hongbao::store::coupons::campaign(store, id, None).await {
+            Ok(Some(view)) => view,
+            other => {
+                v.push(format!("campaign {id} unreadable: {other:?}"));
+                continue;
+            }
+        };
+        if view.codes_left + view.codes_issued != view.codes_total {
+            v.push(format!(
+                "campaign {id}: left {} + issued {} != total {}",
+                view.codes_left, view.codes_issued, view.codes_total
+            ));
+        }
+        let pools = match read_pools(store, plan).await {
+            Ok(p) => p,
+            Err(e) => {
+                v.push(format!("campaign {id}: pools unreadable: {e}"));
+                continue;
+            }
+        };
+        check_pools(plan, &pools, view.codes_issued, &mut v);
+        if !plan.uploaded.is_empty() {
+            let mut uploaded: BTreeSet<String> = plan.uploaded.iter().cloned().collect();
+            uploaded.extend(batched.get(id).cloned().unwrap_or_default());
+            check_places(store, plan, &uploaded, &pools, view.codes_total, &mut v).await;
+        }
+        let feed_issued = issued.get(id).cloned().unwrap_or_default();
+        if feed_issued != pools.as_codes {
+            v.push(format!(
+                "campaign {id}: the feed's CouponIssued events ({}) are not the pools' issued \
+                 records ({})",
+                feed_issued.len(),
+                pools.issued.len()
+            ));
+        }
+        for ((campaign, user), codes) in &per_user {
+            for code in codes.iter().filter(|_| campaign == id) {
+                if feed_issued.get(code) != Some(user) {
+                    v.push(format!(
+                        "{code} answered to {user}, the feed says {:?}",
+                        feed_issued.get(code)
+                    ));
+                }
+            }
+        }
+        // Per user, from the feed: at most per_user codes, and no more than the user's grab
+        // calls (a call sent again by the client library must not win a second code).
+        let mut feed_per_user: BTreeMap<&String, usize> = BTreeMap::new();
+        for user in feed_issued.values() {
+            *feed_per_user.entry(user).or_default() += 1;
+        }
+        for (user, n) in feed_per_user {
+            let made = calls.get(&(id.clone(), user.clone())).copied().unwrap_or(0);
+            if n > limit || n > made {
+                v.push(format!(
+                    "{user} was issued {n} coupons of {id} (per_user {limit}) in {made} grab calls"
+                ));
+            }
+        }
+        let feed_redeemed = redeemed.get(id).map_or(0, BTreeMap::len) as u64;
+        if feed_redeemed != view.codes_redeemed {
+            v.push(format!(
+                "campaign {id}: {feed_redeemed} CouponRedeemed events, {} redeemed",
+                view.codes_redeemed
+            ));
+        }
+        match ended.get(id).map(Vec::as_slice) {
+            Some([d]) => {
+                let counts = (
+                    d["codes_issued"].as_u64(),
+                    d["codes_redeemed"].as_u64(),
+                    d["codes_never_issued"]
+                        .as_u64()
+                        .map(|n| n + view.codes_issued),
+                );
+                let store_says = (
+                    Some(view.codes_issued),
+                    Some(view.codes_redeemed),
+                    Some(view.codes_total),
+                );
+                if counts != store_says {
+                    v.push(format!(
+                        "campaign {id} ended with {d}, the store says {view:?}"
+                    ));
+                }
+            }
+            other => v.push(format!("campaign {id}: CampaignEnded events {other:?}")),
+        }
+    }
+    v
+}
+
+/// Per campaign, from the feed's events de-duplicated by `event_id`: CouponIssued (code ->
+/// user), CouponRedeemed (code -> order) and CampaignEnded (their details).
+#[allow(clippy::type_complexity)]
+fn feed(
+    events: &[Value],
+    v: &mut Vec<String>,
+) -> (
+    BTreeMap<String, BTreeMap<String, String>>,
+    BTreeMap<String, BTreeMap<String, String>>,
+    BTreeMap<String, Vec<Value>>,
+) {
+    let mut seen = BTreeSet::new();
+    let mut issued: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut redeemed: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut ended: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for e in events {
+        let d = &e["detail"];
+        if !seen.insert(d["event_id"].as_str().unwrap_or_default().to_string()) {
+            continue;
+        }
+        let campaign = d["campaign_id"].as_str().unwrap_or_default().to_string();
+        let code = d["code"].as_str().unwrap_or_default().to_string();
+        let user = d["user_id"].as_str().unwrap_or_default().to_string();
+        match e["detail-type"].as_str() {
+            Some("CouponIssued") => {
+                if let Some(other) = issued
+                    .entry(campaign)
+                    .or_default()
+                    .insert(code.clone(), user)
+                {
+                    v.push(format!(
+                        "feed: coupon {code} issued twice (also to {other})"
+                    ));
+                }
+            }
+            Some("CouponRedeemed") => {
+                let order = d["order_reference"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                if let Some(other) = redeemed
+                    .entry(campaign)
+                    .or_default()
+                    .insert(code.clone(), order)
+                {
+                    v.push(format!(
+                        "feed: coupon {code} redeemed twice (also by {other})"
+                    ));
+                }
+            }
+            Some("CampaignEnded") => ended
+                .entry(d["reference"].as_str().unwrap_or_default().into())
+                .or_default()
+                .push(d.clone()),
+            _ => {}
+        }
+    }
+    (issued, redeemed, ended)
+}
+
+/// A closed campaign's pools: nothing listed, no reservation open, each user's items the codes
+/// issued to the user, no user above `per_user`, and as many issued records as the campaign
+/// counts.
+fn check_pools(plan: &Plan, pools: &Pools, issued: u64, v: &mut Vec<String>) {
+    let id = &plan.id;
+    if pools.listed > 0 {
+        v.push(format!(
+            "campaign {id}: {} codes listed in its closed pools",
+            pools.listed
+        ));
+    }
+    if pools.issued.len() as u64 != issued {
+        v.push(format!(
+            "campaign {id}: {} issued records, {issued} counted",
+            pools.issued.len()
+        ));
+    }
+    let mut by_user: BTreeMap<&String, BTreeSet<&str>> = BTreeMap::new();
+    for (code, user) in &pools.issued {
+        by_user.entry(user).or_default().insert(code);
+    }
+    for (user, items) in &pools.items {
+        if items.iter().any(|i| i.starts_with('?')) {
+            v.push(format!(
+                "campaign {id}: {user} holds an open reservation: {items:?}"
+            ));
+        }
+        let held: BTreeSet<&str> = items
+            .iter()
+            .filter_map(|i| i.split_once('/').map(|(_, c)| c))
+            .collect();
+        if held.len() > plan.per_user as usize {
+            v.push(format!(
+                "campaign {id}: {user} holds {held:?} (per_user {})",
+                plan.per_user
+            ));
+        }
+        let issued = by_user.remove(user).unwrap_or_default();
+        if held != issued {
+            v.push(format!(
+                "campaign {id}: {user}'s items {held:?}, issued to {user}: {issued:?}"
+            ));
+        }
+    }
+    for (user, issued) in by_user {
+        v.push(format!(
+            "campaign {id}: {issued:?} issued to {user}, who holds none"
+        ));
+    }
+}
+
+/// Every uploaded code of a closed campaign in exactly one place: claimed in the directory for
+/// the campaign (its creation or one of its batches), counted in `codes_total`, or free; an
+/// issued code claimed for it.
+async fn check_places(
+    store: &Store,
+    plan: &Plan,
+    uploaded: &BTreeSet<String>,
+    pools: &Pools,
+    codes_total: u64,
+    v: &mut Vec<String>,
+) {
+    let id = &plan.id;
+    let prefix = &store.config().key_prefix;
+    let mut conn = match store.conn().await {
+        Ok(c) => c,
+        Err(e) => return v.push(format!("campaign {id}: directory unreadable: {e}")),
+    };
+    let mut mine = BTreeSet::new();
+    for code in uploaded {
+        let owner: Result<Option<String>, _> = redis::cmd("HGET")
+            .arg(directory(prefix, code))
+            .arg(code)
+            .query_async(&mut conn)
+            .await;
+        match owner {
+            Ok(Some(o)) if o == *id || o.starts_with(&format!("{id}/")) => {
+                mine.insert(code.clone());
+            }
+            Ok(None) => {}
+            Ok(Some(o)) => v.push(format!("{code} of campaign {id} is claimed by {o}")),
+            Err(e) => return v.push(format!("campaign {id}: directory unreadable: {e}")),
+        }
+    }
+    if mine.len() as u64 != codes_total {
+        v.push(format!(
+            "campaign {id}: {} of its uploaded codes are claimed for it, its pools count {codes_total}",
+            mine.len()
+        ));
+    }
+    for code in pools.issued.keys() {
+        if !mine.contains(code) {
+            v.push(format!(
+                "campaign {id}: {code} is issued but not claimed for the campaign"
+            ));
+        }
+    }
+}
