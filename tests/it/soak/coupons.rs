@@ -180,17 +180,17 @@ async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
         .transpose()?;
     for k in 0..plan.pools {
         let keys = PoolKeys::new(prefix, &plan.id, no, k, plan.pools);
-        let (listed, issued, holders): (u64, Vec<(String, String)>, Vec<(String, String)>) =
-            redis::pipe()
-                .cmd("LLEN")
-                .arg(&keys.codes)
-                .cmd("HGETALL")
-                .arg(&keys.issued)
-                .cmd("HGETALL")
-                .arg(&keys.holders)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| e.to_string())?;
+        type Fields = Vec<(String, String)>;
+        let (listed, issued, holders): (u64, Fields, Fields) = redis::pipe()
+            .cmd("LLEN")
+            .arg(&keys.codes)
+            .cmd("HGETALL")
+            .arg(&keys.issued)
+            .cmd("HGETALL")
+            .arg(&keys.holders)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
         out.listed += listed;
         for (code, record) in issued.into_iter().filter(|(c, _)| !c.contains('\n')) {
             let user = record.split('\n').next().unwrap_or_default().to_string();
