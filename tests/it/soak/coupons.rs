@@ -229,8 +229,13 @@ pub async fn check(
     plans: &[Plan],
     history: &[Record],
     events: &[Value],
+    started_epoch_ms: i64,
 ) -> Vec<String> {
     let mut v = Vec::new();
+    // When each campaign was first answered sold_out (Unix ms, the client's clock: the
+    // machine's, as Redis's): no code is issued after that, as pools only shrink once grabbing
+    // opens.
+    let mut sold_out: BTreeMap<String, i64> = BTreeMap::new();
     let mut holder: BTreeMap<String, String> = BTreeMap::new();
     let mut per_user: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
     let mut calls: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -247,6 +252,17 @@ pub async fn check(
         }
         if let Op::CouponGrab { campaign, user } = &r.op {
             *calls.entry((campaign.clone(), user.clone())).or_default() += r.attempts.len().max(1);
+            if let Some(last) = r.attempts.last().filter(|a| a.status == Some(410)) {
+                if last
+                    .error
+                    .as_ref()
+                    .is_some_and(|(code, _)| code == "sold_out")
+                {
+                    let at = started_epoch_ms + last.at_ms as i64;
+                    let first = sold_out.entry(campaign.clone()).or_insert(at);
+                    *first = (*first).min(at);
+                }
+            }
         }
         if let (Op::CouponGrab { campaign, user }, Some((200, b))) = (&r.op, &r.answer) {
             let code = b["code"].as_str().unwrap_or_default().to_string();
@@ -262,6 +278,24 @@ pub async fn check(
         }
     }
     let (issued, redeemed, ended) = feed(events, &mut v);
+    for e in events {
+        let d = &e["detail"];
+        let (campaign, at) = (
+            d["campaign_id"].as_str().unwrap_or_default(),
+            d["at_ms"].as_i64(),
+        );
+        if let (Some("CouponIssued"), Some(at), Some(answered)) =
+            (e["detail-type"].as_str(), at, sold_out.get(campaign))
+        {
+            if at > *answered {
+                v.push(format!(
+                    "campaign {campaign}: {} issued at {at}, after a grab was answered sold_out at \
+                     {answered}",
+                    d["code"]
+                ));
+            }
+        }
+    }
     for plan in plans {
         let id = &plan.id;
         let limit = plan.per_user as usize;

@@ -154,6 +154,10 @@ async fn soak() {
     let cluster: nemesis::Cluster = Arc::new(Mutex::new(cluster));
     let sandboxes: Vec<Arc<Store>> = (0..4).map(|_| sandbox(&urls, ttl)).collect();
     let started = Instant::now();
+    let started_epoch_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     let log = Log::new(started);
     let users: Vec<String> = (0..30).map(|i| format!("u{i:02}")).collect();
     let deadline = started + Duration::from_secs(secs);
@@ -239,6 +243,7 @@ async fn soak() {
         &final_history,
         &events,
         &campaigns,
+        started_epoch_ms,
     )
     .await;
     violations.extend(liveness);
@@ -279,6 +284,7 @@ async fn judge(
     final_history: &[clients::Record],
     events: &[serde_json::Value],
     campaigns: &[coupons::Plan],
+    started_epoch_ms: i64,
 ) -> (checker::Final, Vec<String>) {
     let mut state = checker::gather(auditor, masters, users_all).await;
     if !state.journal.is_empty() {
@@ -304,7 +310,8 @@ async fn judge(
     });
     let mut violations = feed_violations;
     violations.extend(checker::check(final_history, &state));
-    violations.extend(coupons::check(auditor, campaigns, final_history, events).await);
+    violations
+        .extend(coupons::check(auditor, campaigns, final_history, events, started_epoch_ms).await);
     if probes + live_held != 400 {
         violations.push(format!(
             "money not conserved by the liveness probes: wallets {probes} + held {live_held} != 400"
