@@ -127,8 +127,13 @@ pub async fn send_batch(
 }
 
 /// After the close: every batch of the history sent once more (each answered as before, and
-/// nothing pushed into a closed pool), its record added to the history.
-pub async fn resend_batches_after_the_close(history: &mut Vec<Record>, auditor: &Arc<Store>) {
+/// nothing pushed into a closed pool), and a new batch sent to each campaign that takes them
+/// (refused: the campaign has started), their records added to the history.
+pub async fn resend_batches_after_the_close(
+    history: &mut Vec<Record>,
+    auditor: &Arc<Store>,
+    plans: &[Plan],
+) {
     let batches: Vec<Record> = history
         .iter()
         .filter(|r| matches!(r.op, Op::CouponBatch { .. }))
@@ -147,6 +152,24 @@ pub async fn resend_batches_after_the_close(history: &mut Vec<Record>, auditor: 
         r.attempts.clear();
         r.answer = Some((status, body));
         history.push(r);
+    }
+    for plan in plans.iter().filter(|p| p.takes_batches) {
+        let op = batch(&plan.id, 99, 0);
+        let Op::CouponBatch {
+            campaign,
+            reference,
+            codes,
+        } = &op
+        else {
+            continue;
+        };
+        let (status, body, _) = send_batch(auditor, campaign, reference, codes).await;
+        history.push(Record {
+            client: 99,
+            op,
+            attempts: Vec::new(),
+            answer: Some((status, body)),
+        });
     }
 }
 
@@ -196,7 +219,7 @@ async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
             let user = record.split('\n').next().unwrap_or_default().to_string();
             out.issued.insert(code, user);
         }
-        for (user, items) in holders.into_iter().filter(|(u, _)| !u.starts_with('\n')) {
+        for (user, items) in holders.into_iter().filter(|(u, _)| !u.contains('\n')) {
             out.items
                 .entry(user)
                 .or_default()

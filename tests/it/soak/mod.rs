@@ -215,7 +215,7 @@ async fn soak() {
     phases.push(("every packet settled", healed.elapsed()));
     quiesce::close_campaigns(&auditor, campaigns.len()).await;
     phases.push(("every campaign closed", healed.elapsed()));
-    coupons::resend_batches_after_the_close(&mut final_history, &auditor).await;
+    coupons::resend_batches_after_the_close(&mut final_history, &auditor, &campaigns).await;
     phases.push(("batches sent again after the close", healed.elapsed()));
     let liveness = quiesce::liveness_probes(&auditor, &mut final_history).await;
 
