@@ -8,7 +8,8 @@
 //! | --- | --- | --- |
 //! | `hb:{t_k}:coupon:<id>:<k>` | hash | the campaign's rules (copied into every pool) and the pool's counts (`lua/coupon_create_pool.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:codes` | list | the pool's un-issued uploaded codes |
-//! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>`, then `\n<order_reference>\n<redeemed_at_ms>` once redeemed |
+//! | `hb:{t_k}:coupon:<id>:<k>` | hash | (discount) `amount_off`, `percent_off`, `max_off`, `min_order` when the campaign has a discount ([`crate::domain::coupons::Discount`]); `redeemed` counts redemptions less those reversed |
+//! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>` (issued); `<user>\n<grabbed_at_ms>\n<order_reference>\n<redeemed_at_ms>` (redeemed, written before holds existed); `<user>\n<grabbed_at_ms>\n<order_reference>\n<at_ms>\n<held or redeemed>\n<discount_cents or empty>\n<call id>` (held until `at_ms`, or redeemed at `at_ms`; `lua/coupon_record.lua`, [`crate::domain::coupons::checkout`]); and `<code>\n<order_reference>` -> `<hold or redemption>\n<released_at_ms>\n<call id>`: an order's release, answering its repeats (`lua/coupon_release.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated), for the users whose home pool is `k` |
 //! | `hb:{t_k}:coupon:<id>:<k>:pending` | hash | reservation id -> `<user>\n<at_ms>`: the open reservations of users whose home pool this is (`lua/coupon_grab.lua` when the pool is empty, closed by `lua/coupon_settle.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:loans` | hash | reservation id -> `<code or index>:<at_ms>`: this pool's codes taken for other pools' reservations (`lua/coupon_take.lua`) |

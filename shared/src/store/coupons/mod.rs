@@ -1,11 +1,14 @@
 //! Coupon drops on Redis: a campaign's codes in pools on their own hash tags ([`keys`]), each
 //! step an atomic script on one pool (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_redeem.lua`,
-//! `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is recorded under its
-//! merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`). One operation per file,
-//! each with its scripts' call structs and the parsing of their replies: [`create`](mod@create),
+//! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_hold.lua`,
+//! `lua/coupon_redeem.lua`, `lua/coupon_release.lua`, `lua/coupon_add_codes.lua`,
+//! `lua/coupon_close.lua`); a campaign is recorded under its merchant reference on the tag
+//! `{coupon}` (`lua/coupon_create.lua`). One operation per file, each with its scripts' call
+//! structs and the parsing of their replies: [`create`](mod@create),
 //! [`add_codes`](mod@add_codes), [`grab`](mod@grab) (with [`borrow`] for an empty home pool),
-//! [`redeem`](mod@redeem), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
+//! the checkout's [`hold`](mod@hold), [`redeem`](mod@redeem) and [`release`](mod@release)
+//! (each finds the code's pool with `locate`), [`close`]; [`campaign`](mod@campaign) and
+//! [`list`] read.
 //! The rules the scripts keep are in [`crate::domain::coupons`].
 
 pub mod add_codes;
@@ -16,18 +19,23 @@ pub mod create;
 mod directory;
 pub mod feed;
 pub mod grab;
+pub mod hold;
 pub mod keys;
 pub mod list;
+mod locate;
 pub mod redeem;
+pub mod release;
 mod shape;
 
 pub use add_codes::{add_codes, AddCodesOutcome};
-pub use campaign::{campaign, CampaignView};
+pub use campaign::{campaign, CampaignView, MyCoupon};
 pub use create::{create, CreateOutcome, Created};
 pub use grab::grab;
+pub use hold::{hold, HoldOutcome};
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};
 pub use redeem::{redeem, RedeemOutcome};
+pub use release::{release, ReleaseOutcome, Released};
 
 /// The answer to a grab.
 #[derive(Debug, Clone, PartialEq, Eq)]

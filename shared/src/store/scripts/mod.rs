@@ -49,7 +49,9 @@ pub use super::coupons::borrow::{CouponSettleCall, CouponTakeCall};
 pub use super::coupons::close::CouponCloseCall;
 pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
 pub use super::coupons::grab::CouponGrabCall;
+pub use super::coupons::hold::CouponHoldCall;
 pub use super::coupons::redeem::CouponRedeemCall;
+pub use super::coupons::release::CouponReleaseCall;
 pub use super::history::HistoryPageCall;
 pub use super::journal::JournalAckCall;
 pub use super::lock::UnlockCall;
@@ -144,7 +146,8 @@ macro_rules! script {
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
     // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
     // Redis TIME, idempotency records without TTLs), `history.lua` (a user's history; needs
-    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`).
+    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`),
+    // `coupon_record.lua` (an issued coupon's record; needs `records.lua`).
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
@@ -160,7 +163,7 @@ macro_rules! script {
 /// its index of ends has let go). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 17] = [
+pub(crate) const ACKNOWLEDGED: [&str; 19] = [
     "create_packet.lua",
     "cancel.lua",
     "due_add.lua",
@@ -173,7 +176,9 @@ pub(crate) const ACKNOWLEDGED: [&str; 17] = [
     "coupon_create.lua",
     "coupon_create_pool.lua",
     "coupon_grab.lua",
+    "coupon_hold.lua",
     "coupon_redeem.lua",
+    "coupon_release.lua",
     "coupon_take.lua",
     "coupon_settle.lua",
     "coupon_add_codes.lua",
@@ -293,8 +298,17 @@ script!(
     /// most `per_user` per user, visits rate-limited.
     COUPON_GRAB, "coupon_grab.lua", ["rate_limit.lua", "records.lua", "journal.lua"]);
 script!(
-    /// `lua/coupon_redeem.lua`: redeem an issued coupon at most once.
-    COUPON_REDEEM, "coupon_redeem.lua", ["records.lua", "journal.lua"]);
+    /// `lua/coupon_hold.lua` (with `lua/coupon_record.lua`): hold an issued coupon for one
+    /// order until it lapses.
+    COUPON_HOLD, "coupon_hold.lua", ["records.lua", "coupon_record.lua"]);
+script!(
+    /// `lua/coupon_redeem.lua` (with `lua/coupon_record.lua`): redeem an issued coupon at most
+    /// once, committing a hold of the same order.
+    COUPON_REDEEM, "coupon_redeem.lua", ["records.lua", "journal.lua", "coupon_record.lua"]);
+script!(
+    /// `lua/coupon_release.lua` (with `lua/coupon_record.lua`): release an order's hold or
+    /// reverse its redemption, once.
+    COUPON_RELEASE, "coupon_release.lua", ["records.lua", "journal.lua", "coupon_record.lua"]);
 script!(
     /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
     COUPON_TAKE, "coupon_take.lua", ["records.lua", "journal.lua"]);
@@ -309,11 +323,11 @@ script!(
     COUPON_ADD_CODES, "coupon_add_codes.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 27] {
+pub fn all() -> [(&'static str, &'static Script); 29] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 27] {
+fn all_lua() -> [(&'static str, &'static Lua); 29] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("cancel.lua", &CANCEL),
@@ -337,7 +351,9 @@ fn all_lua() -> [(&'static str, &'static Lua); 27] {
         ("coupon_create.lua", &COUPON_CREATE),
         ("coupon_create_pool.lua", &COUPON_CREATE_POOL),
         ("coupon_grab.lua", &COUPON_GRAB),
+        ("coupon_hold.lua", &COUPON_HOLD),
         ("coupon_redeem.lua", &COUPON_REDEEM),
+        ("coupon_release.lua", &COUPON_RELEASE),
         ("coupon_take.lua", &COUPON_TAKE),
         ("coupon_settle.lua", &COUPON_SETTLE),
         ("coupon_add_codes.lua", &COUPON_ADD_CODES),
