@@ -18,12 +18,18 @@
 -- ARGV[10] end_index: generated: the pool's end index (exclusive); uploaded: 0
 -- ARGV[11] secret: generated: the campaign's code secret (32 hex digits); uploaded: ''
 -- ARGV[12] campaign_total: the campaign's codes at its creation (all pools)
--- ARGV[13..] batch: uploaded: the pool's codes (none for generated)
+-- ARGV[13] amount_off: the discount's amount off, cents, or '' (see below)
+-- ARGV[14] percent_off: the discount's percent off (1..100), or ''
+-- ARGV[15] max_off: the most a percent off takes, cents, or ''
+-- ARGV[16] min_order: the smallest order total a coupon applies to, cents, or ''
+-- ARGV[17..] batch: uploaded: the pool's codes (none for generated)
 --
 -- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
 -- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it
--- redeemed), campaign_total, and for generated codes next (the next index to issue), end and
--- secret.
+-- redeemed, less the redemptions reversed), campaign_total, for generated codes next (the next
+-- index to issue), end and secret, and the discount's amount_off, percent_off, max_off and
+-- min_order (each only when set; none: the campaign records no value). The discount is part of
+-- the fingerprint, so a re-sent creation with another discount is a conflict.
 --
 -- Returns:
 --   'created'   the pool is written
@@ -43,10 +49,10 @@ if ARGV[8] == 'generated' then
   total = tonumber(ARGV[10]) - tonumber(ARGV[9])
   redis.call('HSET', KEYS[1], 'next', ARGV[9], 'end', ARGV[10], 'secret', ARGV[11])
 else
-  total = #ARGV - 12
+  total = #ARGV - 16
   -- RPUSH in slices of 4,000: Lua's unpack takes at most about 8,000 values at once.
   local slice = {}
-  for i = 13, #ARGV do
+  for i = 17, #ARGV do
     slice[#slice + 1] = ARGV[i]
     if #slice == 4000 or i == #ARGV then
       redis.call('RPUSH', KEYS[2], unpack(slice))
@@ -58,4 +64,11 @@ redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'title', ARGV[2], 'starts_at
   'ends_at', ARGV[4], 'redeem_by', ARGV[5], 'per_user', ARGV[6], 'pools', ARGV[7],
   'kind', ARGV[8], 'total', string.format('%d', total), 'issued', '0', 'redeemed', '0',
   'campaign_total', ARGV[12])
+local discount = { 'amount_off', ARGV[13], 'percent_off', ARGV[14], 'max_off', ARGV[15],
+  'min_order', ARGV[16] }
+for i = 1, #discount, 2 do
+  if discount[i + 1] ~= '' then
+    redis.call('HSET', KEYS[1], discount[i], discount[i + 1])
+  end
+end
 return 'created'

@@ -1,49 +1,82 @@
--- (records.lua and journal.lua are prepended: int, journal_add.)
+-- (records.lua, journal.lua and coupon_record.lua are prepended: int, now_ms, journal_add,
+-- coupon_record, coupon_checkout.)
 -- coupon_redeem.lua: redeem an issued coupon at checkout, at most once: the pool that issued the
--- code records the order that redeemed it.
+-- code records the order that redeemed it. A hold of the same order (coupon_hold.lua) is
+-- committed; a coupon held by another order (unlapsed) is refused. Everything is checked before
+-- the first write.
 --
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
--- KEYS[2] issued: the issuing pool's issued codes: code (uploaded) or index (generated) ->
---         "<user>\n<grabbed_at_ms>", plus "\n<order_reference>\n<redeemed_at_ms>" once redeemed
+-- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record (see
+--         coupon_record.lua)
 -- KEYS[3] journal: the pool's tag's journal (journal.lua): a redemption appends coupon_redeemed
---         (extra: the order reference)
+--         (extra: the order reference, then "\n<discount_cents>" when the discount is known)
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
 -- ARGV[2] user_id: the user the checkout says holds it
 -- ARGV[3] order_reference: the order redeeming it
 -- ARGV[4] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
+-- ARGV[5] order_total_cents: the order's total, cents, or '' (not given)
+-- ARGV[6] discount_cents: the order's discount (computed by the function from the campaign's
+--         rule), cents, or '' (no total given, or no rule); without a total, the discount of
+--         the order's hold, if it has one
+-- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call answers repeat 0, as
+--         its first run did
 --
 -- Returns:
 --   'not_found'                          no such pool, or the code is not issued to user_id
 --                                        (unknown and someone else's are not told apart)
---   'redeemed:<redeemed_at_ms>:<repeat>' redeemed for order_reference now (repeat 0) or before
---                                        (repeat 1: the same order again, even after redeem_by)
+--   'redeemed:<redeemed_at_ms>:<repeat>:<discount>'   redeemed for order_reference by this
+--                                        call (repeat 0) or by another call of the order
+--                                        (repeat 1, even after redeem_by); discount '' unknown
 --   'already_redeemed:<redeemed_at_ms>:<order_reference>'   redeemed by another order
+--   'held:<held_until_ms>'               another order holds it (unlapsed); nothing written
 --   'expired:<redeem_by_ms>'             Redis TIME is at or past redeem_by; nothing written
-local redeem_by = redis.call('HGET', KEYS[1], 'redeem_by')
+--   'below_minimum:<min_order_cents>'    order_total_cents is below the campaign's minimum;
+--                                        nothing written
+local meta = redis.call('HMGET', KEYS[1], 'redeem_by', 'min_order')
+local redeem_by = meta[1]
 if not redeem_by then
   return 'not_found'
 end
-local record = redis.call('HGET', KEYS[2], ARGV[1])
-if not record then
+local text = redis.call('HGET', KEYS[2], ARGV[1])
+if not text then
   return 'not_found'
 end
-local holder, _, order, at = string.match(record, '^([^\n]*)\n([^\n]*)\n?([^\n]*)\n?([^\n]*)$')
-if holder ~= ARGV[2] then
+local r = coupon_record(text)
+if r.user ~= ARGV[2] then
   return 'not_found'
 end
-if order ~= '' then
-  if order == ARGV[3] then
-    return 'redeemed:' .. at .. ':1'
+if r.state == 'redeemed' then
+  if r.order == ARGV[3] then
+    local again = '1'
+    if r.call == ARGV[7] then
+      again = '0'
+    end
+    return 'redeemed:' .. r.at .. ':' .. again .. ':' .. r.discount
   end
-  return 'already_redeemed:' .. at .. ':' .. order
+  return 'already_redeemed:' .. r.at .. ':' .. r.order
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
+local mine = r.state == 'held' and r.order == ARGV[3]
+if r.state == 'held' and not mine and tonumber(r.at) > now then
+  return 'held:' .. r.at
+end
 if now >= tonumber(redeem_by) then
   return 'expired:' .. redeem_by
 end
-local stamp = string.format('%d', now)
-redis.call('HSET', KEYS[2], ARGV[1], record .. '\n' .. ARGV[3] .. '\n' .. stamp)
+local min_order = meta[2]
+if ARGV[5] ~= '' and min_order and min_order ~= '' and tonumber(ARGV[5]) < tonumber(min_order) then
+  return 'below_minimum:' .. min_order
+end
+local discount = ARGV[6]
+if ARGV[5] == '' and mine then
+  discount = r.discount
+end
+redis.call('HSET', KEYS[2], ARGV[1],
+  coupon_checkout(r, ARGV[3], now, 'redeemed', discount, ARGV[7]))
 redis.call('HINCRBY', KEYS[1], 'redeemed', 1)
-journal_add(KEYS[3], 'coupon_redeemed', ARGV[2], 0, ARGV[4] .. '/' .. ARGV[1], now, 0, ARGV[3])
-return 'redeemed:' .. stamp .. ':0'
+local extra = ARGV[3]
+if discount ~= '' then
+  extra = extra .. '\n' .. discount
+end
+journal_add(KEYS[3], 'coupon_redeemed', ARGV[2], 0, ARGV[4] .. '/' .. ARGV[1], now, 0, extra)
+return 'redeemed:' .. int(now) .. ':0:' .. discount

@@ -3,7 +3,8 @@
 -- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled) and cancel.lua (refund
 -- credit, packet cancelled); and to the coupon
 -- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
--- coupon_redeem.lua (coupon redeemed).
+-- coupon_redeem.lua (coupon redeemed), coupon_release.lua (a redemption reversed: coupon
+-- released), coupon_close.lua (campaign ended).
 --
 -- Each movement appends one entry to the journal of the hash tag its script runs on
 -- (`<prefix>:{<tag>}:journal`, a stream), in the same atomic step as the balance change, so
@@ -18,8 +19,8 @@
 --             and a reference or packet id no control character, so distinct movements have
 --             distinct ids
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
---             | packet_cancelled | coupon_issued | coupon_redeemed | campaign_ended (coupon entries move no money:
---             amount and balance 0)
+--             | packet_cancelled | coupon_issued | coupon_redeemed | coupon_released | campaign_ended
+--             (coupon entries move no money: amount and balance 0)
 --   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled,
 --             packet_cancelled)
 --   amount    signed cents (debits negative; 0 for packet_settled and packet_cancelled)
@@ -29,7 +30,8 @@
 --   balance   the wallet's balance after the movement, cents
 --   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>" (refunded over the
 --             packet's life); for packet_cancelled "<refunded_cents>" (at the cancel); for
---             coupon_redeemed
+--             coupon_redeemed the order reference, then "\n<discount_cents>" when the
+--             discount is known (an order reference holds no whitespace); for coupon_released
 --             the order reference; for campaign_ended "<issued>|<redeemed>|<never_issued>"
 
 local function journal_add(key, kind, user, amount, ref, at, balance, extra)

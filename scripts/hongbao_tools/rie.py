@@ -35,7 +35,8 @@ from .procs import free_port, install_signal_handlers, kill_tree, spawn, wait_fo
 from .redis_server import RedisServer
 
 # The IAM role of the deposit fixtures (events/wallet-deposit.json) and of the coupon merchant
-# fixtures (events/coupon-create-campaign.json, coupon-add-codes.json, coupon-redeem.json).
+# fixtures (events/coupon-create-campaign.json, coupon-add-codes.json, coupon-hold.json,
+# coupon-redeem.json, coupon-release.json).
 DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
 COUPON_PRINCIPALS = DEPOSIT_PRINCIPALS
 # As in template.yaml: MemorySize 256, Timeout 5 (reclaim-cron and ledger-export 60).

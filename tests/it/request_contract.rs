@@ -71,13 +71,15 @@ fn body_routes() -> Vec<(&'static str, Function, Value)> {
         ),
         ("add codes", Function::Coupon, event("coupon-add-codes")),
         ("redeem", Function::Coupon, event("coupon-redeem")),
+        ("hold", Function::Coupon, event("coupon-hold")),
+        ("release", Function::Coupon, event("coupon-release")),
     ]
 }
 
 fn cases() -> Vec<Case> {
     let mut cases: Vec<Case> = Vec::new();
     // Arrays and other JSON values in place of the object: `[100,2]` was a 201 and a debit.
-    let arrays: [(&str, &str); 11] = [
+    let arrays: [(&str, &str); 13] = [
         ("create packet", "[100,2]"),
         ("grab", r#"["pw"]"#),
         ("deposit", r#"["u",500,"r"]"#),
@@ -89,6 +91,8 @@ fn cases() -> Vec<Case> {
         ("create campaign", r#"["t",100]"#),
         ("add codes", r#"["b1",["CODE-1"]]"#),
         ("redeem", r#"["CODE-1","alice","order-1"]"#),
+        ("hold", r#"["CODE-1","alice","order-1",600]"#),
+        ("release", r#"["CODE-1","order-1"]"#),
     ];
     let routes = body_routes();
     for (route, body) in arrays {

@@ -76,16 +76,21 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     s.fixture("vote-groups", 200, article_id=aid)
     s.fixture("vote-list", 200)
     s.fixture("vote-group-articles", 200)
-    # Coupon drops: the fixture's campaign of generated codes, grabbed, viewed, listed and
-    # redeemed; and a campaign of uploaded codes that the add-codes fixture adds a batch to.
+    # Coupon drops: the fixture's campaign of generated codes, grabbed, viewed, listed, held,
+    # redeemed (the hold committed) and released (the redemption reversed: CouponReleased on
+    # the feed); and a campaign of uploaded codes that the add-codes fixture adds a batch to.
     drop = s.fixture("coupon-create-campaign", 201)
     cid = (drop or {}).get("campaign_id", "missing")
     won = s.fixture("coupon-grab", 200, campaign_id=cid)
     s.fixture("coupon-view", 200, campaign_id=cid)
     s.fixture("coupon-list", 200)
+    code = (won or {}).get("code", "missing")
+    hold = json.loads(events.load_event("coupon-hold")["body"])
+    s.fixture("coupon-hold", 200, body={**hold, "code": code})
     redeem = json.loads(events.load_event("coupon-redeem")["body"])
-    redeem["code"] = (won or {}).get("code", "missing")
-    s.fixture("coupon-redeem", 200, body=redeem)
+    s.fixture("coupon-redeem", 200, body={**redeem, "code": code})
+    release = json.loads(events.load_event("coupon-release")["body"])
+    s.fixture("coupon-release", 200, body={**release, "code": code})
     uploaded = events.create_campaign_event(
         {
             "title": "uploaded codes",
@@ -123,7 +128,7 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     kinds = {e.get("detail-type") for e in published}
     c.check(
         f"[{s.label}] the feed holds the deposit, withdrawal, packet debits, claim, cancel and "
-        "its refund, and the coupon issued and redeemed",
+        "its refund, and the coupon issued, redeemed and released",
         {
             "Deposit",
             "Withdrawal",
@@ -133,6 +138,7 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
             "RefundCredit",
             "CouponIssued",
             "CouponRedeemed",
+            "CouponReleased",
         }
         <= kinds,
         str(sorted(k for k in kinds if k)),

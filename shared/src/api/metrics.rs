@@ -14,6 +14,8 @@
 //! | --- | --- | --- |
 //! | `GrabWon`, `GrabSoldOut`, `GrabAlreadyGrabbed`, `GrabRateLimited`, `GrabExpired` | count | grab outcomes (of red packets in the grab function, of coupons in the coupon function: `Function` tells them apart) |
 //! | `CouponRedeemed` | count | coupons redeemed now (a repeat is not counted) |
+//! | `CouponHeld` | count | checkout holds answered 200 (an order's hold extended, or answered again, counts again) |
+//! | `CouponReleased` | count | holds released and redemptions reversed now (a repeat is not counted) |
 //! | `Claimed` | count | claims that credited a wallet now (a repeat is not counted) |
 //! | `ClaimedCents` | count (cents) | cents those claims credited |
 //! | `RefundedCents` | count (cents) | cents a reclaim run refunded |
@@ -113,6 +115,10 @@ pub const GRAB_RATE_LIMITED: &str = "GrabRateLimited";
 pub const GRAB_EXPIRED: &str = "GrabExpired";
 /// A coupon redeemed now (a repeat of the same order is not counted).
 pub const COUPON_REDEEMED: &str = "CouponRedeemed";
+/// A checkout hold answered 200 (taken, extended, or the order's hold answered again).
+pub const COUPON_HELD: &str = "CouponHeld";
+/// A hold released or a redemption reversed now (a repeat of the same order is not counted).
+pub const COUPON_RELEASED: &str = "CouponReleased";
 /// A claim that credited a wallet now.
 pub const CLAIMED: &str = "Claimed";
 /// Cents credited by claims.
@@ -170,7 +176,7 @@ pub const ARTICLE_POSTED: &str = "ArticlePosted";
 
 /// Every metric name above, in one list: the template's dashboard may name only these
 /// (`tests/template_checks/`), and the recorder declares each one's unit at Init.
-pub const ALL: [&str; 35] = [
+pub const ALL: [&str; 37] = [
     GRAB_WON,
     GRAB_SOLD_OUT,
     GRAB_NOT_OPEN_YET,
@@ -179,6 +185,8 @@ pub const ALL: [&str; 35] = [
     GRAB_RATE_LIMITED,
     GRAB_EXPIRED,
     COUPON_REDEEMED,
+    COUPON_HELD,
+    COUPON_RELEASED,
     CLAIMED,
     CLAIMED_CENTS,
     REFUNDED_CENTS,

@@ -224,7 +224,9 @@ impl Modify for CommonAnswers {
         super::coupons::campaign::campaign,
         super::coupons::grab::grab,
         super::coupons::list::list,
+        super::coupons::hold::hold,
         super::coupons::redeem::redeem,
+        super::coupons::release::release,
     ),
     // What no annotation refers to: the answers every operation shares ([`CommonAnswers`]),
     // the answers to unknown paths and methods, and the query parameters' enums (utoipa
@@ -306,7 +308,7 @@ mod tests {
         );
         assert!(!text.contains("ErrorDoc"));
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 24);
+        assert_eq!(ops.len(), 26);
         for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
             let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
             let name = &rest[..rest.find('"').unwrap()];

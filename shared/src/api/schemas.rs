@@ -147,6 +147,8 @@ pub enum JournalKindDoc {
     CouponIssued,
     /// A coupon redeemed (amount 0).
     CouponRedeemed,
+    /// A coupon's redemption reversed (amount 0).
+    CouponReleased,
     /// A coupon campaign closed (amount 0).
     CampaignEnded,
 }
@@ -207,6 +209,8 @@ pub enum CampaignStatusDoc {
 pub enum CouponStateDoc {
     /// Issued, not redeemed, `redeem_by` ahead.
     Issued,
+    /// Held for an order at checkout until `held_until` (a lapsed hold is `issued` again).
+    Held,
     /// Redeemed at checkout.
     Redeemed,
     /// Not redeemed before `redeem_by`.

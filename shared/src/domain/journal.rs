@@ -40,8 +40,12 @@ pub enum Kind {
     /// reference is `<campaign_id>/<code or generated index>`.
     CouponIssued,
     /// A coupon redeemed at checkout; moves no money. [`Entry::order_reference`] names the
-    /// order.
+    /// order, [`Entry::discount_cents`] its discount when known.
     CouponRedeemed,
+    /// A coupon's redemption reversed (the order failed or was refunded: the coupon is issued
+    /// again to the same user); moves no money. [`Entry::order_reference`] names the order
+    /// whose redemption was reversed. Releasing a hold is not journaled (a hold never is).
+    CouponReleased,
     /// A coupon campaign closed after its end; moves no money. The reference is the campaign
     /// id, [`Entry::campaign_counts`] its final counts.
     CampaignEnded,
@@ -49,7 +53,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order above.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Deposit,
         Kind::PacketDebit,
         Kind::ClaimCredit,
@@ -59,6 +63,7 @@ impl Kind {
         Kind::PacketCancelled,
         Kind::CouponIssued,
         Kind::CouponRedeemed,
+        Kind::CouponReleased,
         Kind::CampaignEnded,
     ];
 
@@ -74,6 +79,7 @@ impl Kind {
             Kind::PacketCancelled => "packet_cancelled",
             Kind::CouponIssued => "coupon_issued",
             Kind::CouponRedeemed => "coupon_redeemed",
+            Kind::CouponReleased => "coupon_released",
             Kind::CampaignEnded => "campaign_ended",
         }
     }
@@ -90,16 +96,17 @@ impl Kind {
             Kind::PacketCancelled => "PacketCancelled",
             Kind::CouponIssued => "CouponIssued",
             Kind::CouponRedeemed => "CouponRedeemed",
+            Kind::CouponReleased => "CouponReleased",
             Kind::CampaignEnded => "CampaignEnded",
         }
     }
 
     /// Whether the kind is a coupon drop's ([`Kind::CouponIssued`], [`Kind::CouponRedeemed`],
-    /// [`Kind::CampaignEnded`]): it moves no money.
+    /// [`Kind::CouponReleased`], [`Kind::CampaignEnded`]): it moves no money.
     pub fn is_coupon(self) -> bool {
         matches!(
             self,
-            Kind::CouponIssued | Kind::CouponRedeemed | Kind::CampaignEnded
+            Kind::CouponIssued | Kind::CouponRedeemed | Kind::CouponReleased | Kind::CampaignEnded
         )
     }
 
@@ -135,11 +142,16 @@ pub struct Entry {
     pub refunded_cents: Option<i64>,
     /// For [`Kind::PacketSettled`]: cents claimed by grabbers.
     pub claimed_cents: Option<i64>,
-    /// For [`Kind::CouponRedeemed`]: the order that redeemed the coupon.
+    /// For [`Kind::CouponRedeemed`]: the order that redeemed the coupon; for
+    /// [`Kind::CouponReleased`]: the order whose redemption was reversed.
     pub order_reference: Option<String>,
+    /// For [`Kind::CouponRedeemed`]: the order's discount, cents, when its total was given
+    /// (entries written before discounts existed have none).
+    pub discount_cents: Option<i64>,
     /// For [`Kind::CampaignEnded`]: the campaign's final counts.
     pub campaign_counts: Option<CampaignCounts>,
-    /// For [`Kind::CouponIssued`] and [`Kind::CouponRedeemed`]: the code as the user sees it,
+    /// For [`Kind::CouponIssued`], [`Kind::CouponRedeemed`] and [`Kind::CouponReleased`]: the
+    /// code as the user sees it,
     /// filled in by the store before publishing (a generated code's entry holds its index,
     /// which the campaign's key turns into the code); `None` as read.
     pub code: Option<String>,
@@ -195,7 +207,22 @@ impl Entry {
         };
         let kind = Kind::parse(&text("kind")?).ok_or_else(|| bad("unknown kind"))?;
         let extra = fields.get("extra").cloned().unwrap_or_default();
-        let order_reference = (kind == Kind::CouponRedeemed).then(|| extra.clone());
+        // coupon_redeemed: `<order>` or `<order>\n<discount_cents>` (an order reference holds
+        // no whitespace); coupon_released: `<order>`.
+        let (order_reference, discount_cents) = match kind {
+            Kind::CouponRedeemed => match extra.split_once('\n') {
+                Some((order, d)) => (
+                    Some(order.to_string()),
+                    Some(
+                        d.parse::<i64>()
+                            .map_err(|_| bad("`extra` is not `<order>\\n<discount_cents>`"))?,
+                    ),
+                ),
+                None => (Some(extra.clone()), None),
+            },
+            Kind::CouponReleased => (Some(extra.clone()), None),
+            _ => (None, None),
+        };
         let campaign_counts = match kind {
             Kind::CampaignEnded => {
                 let mut n = extra.split('|').map(str::parse::<u64>);
@@ -241,6 +268,7 @@ impl Entry {
             refunded_cents,
             claimed_cents,
             order_reference,
+            discount_cents,
             campaign_counts,
             code: None,
         })
@@ -345,6 +373,41 @@ mod tests {
         for k in Kind::ALL {
             assert_eq!(Kind::parse(k.as_str()), Some(k));
         }
+    }
+
+    #[test]
+    fn coupon_entries_read_back_old_and_new() {
+        let entry = |kind: &'static str, extra: &'static str| {
+            fields(&[
+                ("event_id", "ab"),
+                ("kind", kind),
+                ("user", "alice"),
+                ("amount", "0"),
+                ("ref", "0001C/SAVE-1"),
+                ("at", "1700000000000"),
+                ("balance", "0"),
+                ("extra", extra),
+            ])
+        };
+        // Written before discounts: the order alone.
+        let old = Entry::from_fields("1-0", &entry("coupon_redeemed", "order-1")).unwrap();
+        assert_eq!(
+            (old.order_reference.as_deref(), old.discount_cents),
+            (Some("order-1"), None)
+        );
+        let new = Entry::from_fields("1-1", &entry("coupon_redeemed", "o|2:x\n1500")).unwrap();
+        assert_eq!(
+            (new.order_reference.as_deref(), new.discount_cents),
+            (Some("o|2:x"), Some(1_500))
+        );
+        assert!(Entry::from_fields("1-2", &entry("coupon_redeemed", "o\n1.5")).is_err());
+        let released = Entry::from_fields("1-3", &entry("coupon_released", "order-1")).unwrap();
+        assert_eq!(
+            (released.kind, released.order_reference.as_deref()),
+            (Kind::CouponReleased, Some("order-1"))
+        );
+        assert_eq!(released.coupon_parts(), Some(("0001C", "SAVE-1")));
+        assert_eq!(released.amount_cents, 0);
     }
 
     #[test]

@@ -277,6 +277,7 @@ pub async fn pool_sizes(
             secret: "",
             campaign_total: size,
             batch: &batch,
+            ..Default::default()
         }
         .invocation()
         .invoke_async(conn)

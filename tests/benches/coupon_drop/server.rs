@@ -129,6 +129,7 @@ pub fn new_campaign(
         redeem_by_ms: now + 7_200_000,
         reference: reference.into(),
         codes_planned: None,
+        discount: None,
     };
     req.check().expect("a valid campaign");
     req

@@ -313,7 +313,9 @@ async fn batches_join_before_the_start() {
             .find(|(_, c)| c.as_str() >= "BATCH-0010")
             .unwrap();
         assert!(matches!(
-            coupons::redeem(&store, code, user, "o-1").await.unwrap(),
+            coupons::redeem(&store, code, user, "o-1", None)
+                .await
+                .unwrap(),
             RedeemOutcome::Redeemed { repeat: false, .. }
         ));
     }

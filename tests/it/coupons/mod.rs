@@ -1,11 +1,13 @@
 //! Coupon drops' scripts (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_redeem.lua`) through their typed calls, against real `redis-server` processes:
-//! every test runs on a standalone server and on a 3-master cluster started by the harness.
-//! One pool first; campaigns of many pools build on these steps. One file a topic: one pool,
-//! campaigns, campaigns of many pools, and the API (`api/`).
+//! `lua/coupon_redeem.lua`, the checkout's `lua/coupon_hold.lua` and `lua/coupon_release.lua`)
+//! through their typed calls, against real `redis-server` processes: every test runs on a
+//! standalone server and on a 3-master cluster started by the harness. One pool first;
+//! campaigns of many pools build on these steps. One file a topic: one pool, campaigns,
+//! campaigns of many pools, the checkout, and the API (`api/`).
 
 mod api;
 mod campaigns;
+mod checkout;
 mod paused;
 mod pool;
 mod pools;
@@ -93,6 +95,7 @@ async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
         secret: if p.generated.is_some() { SECRET } else { "" },
         campaign_total: p.generated.map_or(p.codes.len() as u64, |(a, b)| b - a),
         batch: p.codes,
+        ..Default::default()
     }
     .invocation()
     .invoke_async(&mut store.conn().await.unwrap())
@@ -150,6 +153,8 @@ async fn redeem(store: &Store, no: u64, code: &str, user: &str, order: &str) -> 
         user_id: user,
         order_reference: order,
         campaign_id: &campaign_id(no),
+        call: &format!("{:016x}", rand::random::<u64>()),
+        ..Default::default()
     }
     .invocation()
     .invoke_async(&mut store.conn().await.unwrap())
@@ -250,5 +255,6 @@ fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
         redeem_by_ms: now + 1_200_000,
         reference: reference.into(),
         codes_planned: None,
+        discount: None,
     }
 }

@@ -31,6 +31,7 @@ async fn create_pool_of_three(store: &Store, no: u64, k: u32, codes: &[&str], no
         secret: "",
         campaign_total: 15,
         batch: codes,
+        ..Default::default()
     }
     .invocation()
     .invoke_async(&mut store.conn().await.unwrap())
@@ -196,7 +197,9 @@ async fn redeem_by_code_alone() {
                 code.clone()
             };
             assert_eq!(
-                coupons::redeem(&store, code, "bob", "o-1").await.unwrap(),
+                coupons::redeem(&store, code, "bob", "o-1", None)
+                    .await
+                    .unwrap(),
                 RedeemOutcome::NotFound,
                 "{backend}: someone else's code"
             );
@@ -204,7 +207,8 @@ async fn redeem_by_code_alone() {
                 campaign_id,
                 repeat: false,
                 redeemed_at_ms,
-            } = coupons::redeem(&store, &spelled, "alice", "o-1")
+                ..
+            } = coupons::redeem(&store, &spelled, "alice", "o-1", None)
                 .await
                 .unwrap()
             else {
@@ -212,15 +216,21 @@ async fn redeem_by_code_alone() {
             };
             assert_eq!(&campaign_id, id);
             assert_eq!(
-                coupons::redeem(&store, code, "alice", "o-1").await.unwrap(),
+                coupons::redeem(&store, code, "alice", "o-1", None)
+                    .await
+                    .unwrap(),
                 RedeemOutcome::Redeemed {
                     campaign_id: id.clone(),
                     redeemed_at_ms,
-                    repeat: true
+                    repeat: true,
+                    discount: None,
+                    discount_cents: None,
                 }
             );
             assert_eq!(
-                coupons::redeem(&store, code, "alice", "o-2").await.unwrap(),
+                coupons::redeem(&store, code, "alice", "o-2", None)
+                    .await
+                    .unwrap(),
                 RedeemOutcome::AlreadyRedeemed {
                     order_reference: "o-1".into(),
                     redeemed_at_ms
@@ -234,7 +244,9 @@ async fn redeem_by_code_alone() {
         let never_issued = CodeKey::new(SECRET).unwrap().code(2, 1);
         for code in [typo.as_str(), "NO-SUCH-CODE", never_issued.as_str()] {
             assert_eq!(
-                coupons::redeem(&store, code, "alice", "o-3").await.unwrap(),
+                coupons::redeem(&store, code, "alice", "o-3", None)
+                    .await
+                    .unwrap(),
                 RedeemOutcome::NotFound,
                 "{backend}: {code}"
             );

@@ -70,6 +70,7 @@ impl Campaign {
             secret: "",
             campaign_total: codes.len() as u64,
             batch: codes,
+            ..Default::default()
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())

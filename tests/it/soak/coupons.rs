@@ -255,70 +255,14 @@ pub async fn check(
     started_epoch_ms: i64,
 ) -> Vec<String> {
     let mut v = Vec::new();
-    // When each campaign was first answered sold_out (Unix ms, the client's clock: the
-    // machine's, as Redis's): no code is issued after that, as pools only shrink once grabbing
-    // opens.
-    let mut sold_out: BTreeMap<String, i64> = BTreeMap::new();
-    let mut holder: BTreeMap<String, String> = BTreeMap::new();
-    let mut per_user: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
-    let mut calls: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut batched: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for r in history {
-        if let Op::CouponBatch {
-            campaign, codes, ..
-        } = &r.op
-        {
-            batched
-                .entry(campaign.clone())
-                .or_default()
-                .extend(codes.iter().cloned());
-        }
-        if let Op::CouponGrab { campaign, user } = &r.op {
-            *calls.entry((campaign.clone(), user.clone())).or_default() += r.attempts.len().max(1);
-            if let Some(last) = r.attempts.last().filter(|a| a.status == Some(410)) {
-                if last
-                    .error
-                    .as_ref()
-                    .is_some_and(|(code, _)| code == "sold_out")
-                {
-                    let at = started_epoch_ms + last.at_ms as i64;
-                    let first = sold_out.entry(campaign.clone()).or_insert(at);
-                    *first = (*first).min(at);
-                }
-            }
-        }
-        if let (Op::CouponGrab { campaign, user }, Some((200, b))) = (&r.op, &r.answer) {
-            let code = b["code"].as_str().unwrap_or_default().to_string();
-            if let Some(other) = holder.insert(code.clone(), user.clone()) {
-                if other != *user {
-                    v.push(format!("coupon {code} answered to {other} and to {user}"));
-                }
-            }
-            per_user
-                .entry((campaign.clone(), user.clone()))
-                .or_default()
-                .insert(code);
-        }
-    }
+    let Answers {
+        sold_out,
+        per_user,
+        calls,
+        batched,
+    } = answers(history, started_epoch_ms, &mut v);
     let (issued, redeemed, ended) = feed(events, &mut v);
-    for e in events {
-        let d = &e["detail"];
-        let (campaign, at) = (
-            d["campaign_id"].as_str().unwrap_or_default(),
-            d["at_ms"].as_i64(),
-        );
-        if let (Some("CouponIssued"), Some(at), Some(answered)) =
-            (e["detail-type"].as_str(), at, sold_out.get(campaign))
-        {
-            if at > *answered {
-                v.push(format!(
-                    "campaign {campaign}: {} issued at {at}, after a grab was answered sold_out at \
-                     {answered}",
-                    d["code"]
-                ));
-            }
-        }
-    }
+    issued_after_sold_out(events, &sold_out, &mut v);
     for plan in plans {
         let id = &plan.id;
         let limit = plan.per_user as usize;
@@ -420,6 +364,87 @@ pub async fn check(
         }
     }
     v
+}
+
+/// What the history says of the coupon operations.
+struct Answers {
+    /// When each campaign was first answered sold_out (Unix ms, the client's clock: the
+    /// machine's, as Redis's).
+    sold_out: BTreeMap<String, i64>,
+    /// The codes answered to each (campaign, user).
+    per_user: BTreeMap<(String, String), BTreeSet<String>>,
+    /// The grab attempts of each (campaign, user).
+    calls: BTreeMap<(String, String), usize>,
+    /// The codes sent in batches to each campaign.
+    batched: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Reads the history's coupon operations; a code answered to two users is a violation.
+fn answers(history: &[Record], started_epoch_ms: i64, v: &mut Vec<String>) -> Answers {
+    let mut out = Answers {
+        sold_out: BTreeMap::new(),
+        per_user: BTreeMap::new(),
+        calls: BTreeMap::new(),
+        batched: BTreeMap::new(),
+    };
+    let mut holder: BTreeMap<String, String> = BTreeMap::new();
+    for r in history {
+        match (&r.op, &r.answer) {
+            (
+                Op::CouponBatch {
+                    campaign, codes, ..
+                },
+                _,
+            ) => out
+                .batched
+                .entry(campaign.clone())
+                .or_default()
+                .extend(codes.iter().cloned()),
+            (Op::CouponGrab { campaign, user }, answer) => {
+                let key = (campaign.clone(), user.clone());
+                *out.calls.entry(key.clone()).or_default() += r.attempts.len().max(1);
+                let last = r.attempts.last().filter(|a| a.status == Some(410));
+                if last.is_some_and(|a| a.error.as_ref().is_some_and(|(c, _)| c == "sold_out")) {
+                    let at = started_epoch_ms + last.map_or(0, |a| a.at_ms as i64);
+                    let first = out.sold_out.entry(campaign.clone()).or_insert(at);
+                    *first = (*first).min(at);
+                }
+                if let Some((200, b)) = answer {
+                    let code = b["code"].as_str().unwrap_or_default().to_string();
+                    if let Some(other) = holder.insert(code.clone(), user.clone()) {
+                        if other != *user {
+                            v.push(format!("coupon {code} answered to {other} and to {user}"));
+                        }
+                    }
+                    out.per_user.entry(key).or_default().insert(code);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// No code of a campaign is issued after a grab of it was answered sold_out: pools only shrink
+/// once grabbing opens.
+fn issued_after_sold_out(events: &[Value], sold_out: &BTreeMap<String, i64>, v: &mut Vec<String>) {
+    for e in events {
+        let d = &e["detail"];
+        let campaign = d["campaign_id"].as_str().unwrap_or_default();
+        if let (Some("CouponIssued"), Some(at), Some(answered)) = (
+            e["detail-type"].as_str(),
+            d["at_ms"].as_i64(),
+            sold_out.get(campaign),
+        ) {
+            if at > *answered {
+                v.push(format!(
+                    "campaign {campaign}: {} issued at {at}, after a grab was answered sold_out at \
+                     {answered}",
+                    d["code"]
+                ));
+            }
+        }
+    }
 }
 
 /// Per campaign, from the feed's events de-duplicated by `event_id`: CouponIssued (code ->

@@ -182,6 +182,7 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
                 refunded_cents: int("refunded_cents"),
                 claimed_cents: int("claimed_cents"),
                 order_reference: d["order_reference"].as_str().map(str::to_string),
+                discount_cents: int("discount_cents"),
                 campaign_counts: None,
                 code: d["code"].as_str().map(str::to_string),
             })

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 
-use super::{duplicate_codes, instant, merchant, CampaignBody, DuplicateCodesError};
+use super::{duplicate_codes, instant, merchant, CampaignBody, DiscountBody, DuplicateCodesError};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::state::ApiState;
@@ -24,7 +24,8 @@ use crate::store::Error;
     "ends_at": "2026-11-25T22:00:00Z",
     "per_user": 1,
     "redeem_by": "2026-12-31T16:00:00Z",
-    "reference": "drop-2026-11-25"
+    "reference": "drop-2026-11-25",
+    "discount": {"amount_off_cents": 2000, "min_order_cents": 10000}
 }))]
 pub struct CampaignRequest {
     /// 1 to 100 characters without control characters.
@@ -63,6 +64,10 @@ pub struct CampaignRequest {
     /// `reference_reused`.
     #[schema(pattern = "^[!-~]{1,128}$")]
     pub reference: String,
+    /// What each coupon takes off an order, shown with the campaign and its coupons and
+    /// computed at checkout (`discount_cents`); absent: no value is recorded. Part of the
+    /// creation: the same `reference` with another discount is 409 `reference_reused`.
+    pub discount: Option<DiscountBody>,
 }
 
 impl CampaignRequest {
@@ -99,6 +104,7 @@ impl CampaignRequest {
             redeem_by_ms,
             reference: self.reference,
             codes_planned: self.codes_planned,
+            discount: self.discount.as_ref().map(DiscountBody::rule).transpose()?,
         };
         campaign.check()?;
         Ok(campaign)

@@ -5,6 +5,7 @@ use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
+use super::DiscountBody;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, Caller};
 use crate::api::state::ApiState;
@@ -21,7 +22,7 @@ pub struct CouponItemBody {
     pub campaign_id: String,
     /// The campaign's title.
     pub title: String,
-    /// `issued`, `redeemed` or `expired`, by the store's clock.
+    /// `issued`, `held`, `redeemed` or `expired`, by the store's clock.
     #[schema(value_type = crate::api::schemas::CouponStateDoc)]
     pub state: &'static str,
     /// RFC 3339.
@@ -34,6 +35,19 @@ pub struct CouponItemBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, format = DateTime)]
     pub redeemed_at: Option<String>,
+    /// RFC 3339: an order's hold lapses then (held coupons only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, format = DateTime)]
+    pub held_until: Option<String>,
+    /// What the coupon takes off an order (absent: the campaign records no value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub discount: Option<DiscountBody>,
+    /// The discount the redeeming order got, cents (redeemed coupons whose order total was
+    /// given only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 0)]
+    pub discount_cents: Option<i64>,
 }
 
 impl From<ListedCoupon> for CouponItemBody {
@@ -46,6 +60,9 @@ impl From<ListedCoupon> for CouponItemBody {
             grabbed_at: rfc3339(c.grabbed_at_ms),
             redeem_by: rfc3339(c.redeem_by_ms),
             redeemed_at: c.redeemed_at_ms.map(rfc3339),
+            held_until: c.held_until_ms.map(rfc3339),
+            discount: c.discount.map(Into::into),
+            discount_cents: c.discount_cents,
         }
     }
 }

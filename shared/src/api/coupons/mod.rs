@@ -8,22 +8,30 @@
 //! | `GET /campaigns/{id}` | JWT | [`campaign`] |
 //! | `POST /campaigns/{id}/grab` | JWT | [`grab`] |
 //! | `GET /coupons` | JWT | [`list`] |
+//! | `POST /coupons/hold` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`hold`] |
 //! | `POST /coupons/redeem` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`redeem`] |
+//! | `POST /coupons/release` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`release`] |
 
 pub mod add_codes;
 pub mod campaign;
 pub mod create;
 pub mod grab;
+pub mod hold;
 pub mod list;
 pub mod redeem;
+pub mod release;
 
 use axum::routing::{get, post};
 use axum::Router;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::{rfc3339, ApiError};
 use super::state::ApiState;
-use crate::store::coupons::CampaignView;
+use crate::domain::coupons::codes::is_code;
+use crate::domain::coupons::discount::{is_order_total, MAX_CENTS};
+use crate::domain::coupons::{is_reference, parse, Discount, Off};
+use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
+use crate::store::coupons::{CampaignView, MyCoupon};
 
 /// The routes of the coupon function.
 pub(crate) fn routes() -> Router<ApiState> {
@@ -33,7 +41,9 @@ pub(crate) fn routes() -> Router<ApiState> {
         .route("/campaigns/{id}/codes", post(add_codes::add_codes))
         .route("/campaigns/{id}/grab", post(grab::grab))
         .route("/coupons", get(list::list))
+        .route("/coupons/hold", post(hold::hold))
         .route("/coupons/redeem", post(redeem::redeem))
+        .route("/coupons/release", post(release::release))
 }
 
 /// The coupon function's router.
@@ -51,8 +61,8 @@ fn merchant(state: &ApiState, arn: Option<String>) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::forbidden(
-            "campaigns, their codes and redemptions are accepted only from AWS_IAM-signed calls \
-             of the principals in HONGBAO_COUPON_PRINCIPALS",
+            "campaigns, their codes and the checkout (hold, redeem, release) are accepted only \
+             from AWS_IAM-signed calls of the principals in HONGBAO_COUPON_PRINCIPALS",
         ))
     }
 }
@@ -84,10 +94,223 @@ pub struct CampaignBody {
     /// RFC 3339: an issued coupon may be redeemed before this.
     #[schema(format = DateTime)]
     pub redeem_by: String,
+    /// What each coupon takes off an order (absent: the campaign records no value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub discount: Option<DiscountBody>,
     /// The caller's codes in this campaign (`GET /campaigns/{id}` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub coupons: Option<Vec<String>>,
+    /// The caller's coupons in this campaign with their states, in the order of `coupons`
+    /// (`GET /campaigns/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub coupon_states: Option<Vec<MyCouponBody>>,
+}
+
+/// One of the caller's coupons in a campaign, with its state.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MyCouponBody {
+    /// The code.
+    pub code: String,
+    /// `issued`, `held`, `redeemed` or `expired`, by the store's clock.
+    #[schema(value_type = super::schemas::CouponStateDoc)]
+    pub state: &'static str,
+    /// RFC 3339: the order's hold lapses then (`held` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, format = DateTime)]
+    pub held_until: Option<String>,
+}
+
+impl From<MyCoupon> for MyCouponBody {
+    fn from(c: MyCoupon) -> Self {
+        MyCouponBody {
+            code: c.code,
+            state: c.state.as_str(),
+            held_until: c.held_until_ms.map(rfc3339),
+        }
+    }
+}
+
+/// A campaign's discount, what each coupon takes off an order: `amount_off_cents`, or
+/// `percent_off` (rounded down to the cent, at most `max_off_cents` when given); never more
+/// than the order's total. `min_order_cents`: orders below it get no coupon (422
+/// `below_minimum` at checkout). Integers only; unknown fields are refused.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"percent_off": 15, "max_off_cents": 2000, "min_order_cents": 10000}))]
+pub struct DiscountBody {
+    /// A fixed amount off, cents (1 to 10^13); not with `percent_off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1, maximum = 10_000_000_000_000_i64)]
+    pub amount_off_cents: Option<i64>,
+    /// A percentage off the order's total, 1 to 100, rounded down to the cent; not with
+    /// `amount_off_cents`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
+    pub percent_off: Option<i64>,
+    /// With `percent_off`: the most it takes off, cents (1 to 10^13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1, maximum = 10_000_000_000_000_i64)]
+    pub max_off_cents: Option<i64>,
+    /// The smallest order total a coupon applies to, cents (1 to 10^13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1, maximum = 10_000_000_000_000_i64)]
+    pub min_order_cents: Option<i64>,
+}
+
+impl From<Discount> for DiscountBody {
+    fn from(d: Discount) -> Self {
+        let (amount, percent, max) = match d.off {
+            Off::Amount(a) => (Some(a), None, None),
+            Off::Percent { percent, max_cents } => (None, Some(percent), max_cents),
+        };
+        DiscountBody {
+            amount_off_cents: amount,
+            percent_off: percent,
+            max_off_cents: max,
+            min_order_cents: d.min_order_cents,
+        }
+    }
+}
+
+impl DiscountBody {
+    /// The rule the body names.
+    ///
+    /// # Errors
+    /// 400 `invalid_request`: neither or both of `amount_off_cents` and `percent_off`,
+    /// `max_off_cents` without `percent_off`, or a figure outside its bounds.
+    fn rule(&self) -> Result<Discount, ApiError> {
+        let off = match (self.amount_off_cents, self.percent_off, self.max_off_cents) {
+            (Some(a), None, None) => Off::Amount(a),
+            (None, Some(percent), max_cents) => Off::Percent { percent, max_cents },
+            (Some(_), None, Some(_)) => {
+                return Err(ApiError::invalid(
+                    "discount.max_off_cents caps a percent_off; an amount_off_cents needs none",
+                ))
+            }
+            _ => {
+                return Err(ApiError::invalid(
+                    "discount must give either amount_off_cents or percent_off (not both)",
+                ))
+            }
+        };
+        let rule = Discount {
+            off,
+            min_order_cents: self.min_order_cents,
+        };
+        rule.check()?;
+        Ok(rule)
+    }
+}
+
+/// Checks the fields every checkout call shares: the code, the user (when the route names
+/// one) and the order.
+///
+/// # Errors
+/// 400 `invalid_request` naming the field.
+fn checkout_fields(code: &str, user_id: Option<&str>, order: &str) -> Result<(), ApiError> {
+    if !is_code(code) && parse(code).is_none() {
+        return Err(ApiError::invalid(
+            "code must be 4 to 64 characters of [A-Za-z0-9_-], or a generated code",
+        ));
+    }
+    if user_id.is_some_and(|u| !is_user_id(u)) {
+        return Err(ApiError::invalid(format!(
+            "user_id must be 1 to {MAX_USER_ID_CHARS} printable characters"
+        )));
+    }
+    if !is_reference(order) {
+        return Err(ApiError::invalid(
+            "order_reference must be 1 to 128 bytes of printable ASCII without spaces",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an order total given at checkout: 0 to 10^13 cents.
+///
+/// # Errors
+/// 400 `invalid_request`.
+fn order_total(total: Option<i64>) -> Result<Option<i64>, ApiError> {
+    match total {
+        Some(t) if !is_order_total(t) => Err(ApiError::invalid(format!(
+            "order_total_cents must be an integer of 0 to {MAX_CENTS}, not {t}"
+        ))),
+        _ => Ok(total),
+    }
+}
+
+super::schemas::error_doc! {
+    /// 409: another order holds the coupon until `held_until` (its hold lapses then, or is
+    /// released or redeemed before); nothing written.
+    HeldError, HeldCode [Held],
+    /// RFC 3339: when the other order's hold lapses.
+    #[schema(format = DateTime)]
+    held_until: String,
+}
+
+super::schemas::error_doc! {
+    /// 422: the order's total is below the campaign's `min_order_cents`; nothing written.
+    BelowMinimumError, BelowMinimumCode [BelowMinimum],
+    /// The campaign's minimum order total, cents.
+    min_order_cents: i64,
+}
+
+/// The 409 answers of the checkout: another order holds the coupon (`held`) or redeemed it
+/// (`already_redeemed`), told apart by `error`.
+#[derive(utoipa::ToSchema)]
+#[serde(untagged)]
+#[schema(discriminator(property_name = "error", mapping(
+    ("held" = "#/components/schemas/HeldError"),
+    ("already_redeemed" = "#/components/schemas/AlreadyRedeemedError")
+)))]
+#[allow(dead_code)]
+pub enum CheckoutConflictError {
+    /// `held`.
+    Held(HeldError),
+    /// `already_redeemed`.
+    AlreadyRedeemed(redeem::AlreadyRedeemedError),
+}
+
+/// 409 `held`: another order holds the coupon until `held_until_ms`.
+fn held(held_until_ms: i64) -> ApiError {
+    ApiError::conflict(
+        "held",
+        "another order holds this coupon; nothing was written",
+    )
+    .with("held_until", rfc3339(held_until_ms))
+}
+
+/// 409 `already_redeemed`: `order` redeemed the coupon at `at_ms`.
+fn already_redeemed(order: String, at_ms: i64) -> ApiError {
+    ApiError::conflict(
+        "already_redeemed",
+        "an order redeemed this coupon; nothing was written",
+    )
+    .with("order_reference", order)
+    .with("redeemed_at", rfc3339(at_ms))
+}
+
+/// 422 `below_minimum`: the order is below the campaign's minimum.
+fn below_minimum(min_order_cents: i64) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        "below_minimum",
+        "the order's total is below the campaign's minimum order; nothing was written",
+    )
+    .with("min_order_cents", min_order_cents)
+}
+
+/// 410 `expired`: the coupon may no longer be redeemed (or held).
+fn expired(redeem_by_ms: i64) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::GONE,
+        "expired",
+        "this coupon may no longer be redeemed",
+    )
+    .with("redeem_by", rfc3339(redeem_by_ms))
 }
 
 impl CampaignBody {
@@ -102,7 +325,10 @@ impl CampaignBody {
             starts_at: rfc3339(view.starts_at_ms),
             ends_at: rfc3339(view.ends_at_ms),
             redeem_by: rfc3339(view.redeem_by_ms),
+            discount: view.discount.map(Into::into),
             coupons: with_coupons.then_some(view.mine),
+            coupon_states: with_coupons
+                .then(|| view.mine_states.into_iter().map(Into::into).collect()),
         }
     }
 }

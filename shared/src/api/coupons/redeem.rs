@@ -1,25 +1,25 @@
-//! `POST /coupons/redeem`: the merchant's checkout redeems a coupon code for an order, once
-//! (`crate::store::coupons::redeem`, `lua/coupon_redeem.lua`).
+//! `POST /coupons/redeem`: the merchant's checkout redeems a coupon code for an order, once,
+//! committing the order's hold if it has one (`crate::store::coupons::redeem`,
+//! `lua/coupon_redeem.lua`).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::merchant;
+use super::{
+    already_redeemed, below_minimum, checkout_fields, expired, held, merchant, order_total,
+    BelowMinimumError, CheckoutConflictError, DiscountBody,
+};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::state::ApiState;
-use crate::domain::coupons::codes::is_code;
-use crate::domain::coupons::{is_reference, parse};
-use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 use crate::store::coupons::{self, RedeemOutcome};
 
 /// The body of `POST /coupons/redeem`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(example = json!({"code": "0001C7K2M9QX4TZ8WD", "user_id": "alice", "order_reference": "order-20261125-0042"}))]
+#[schema(example = json!({"code": "0001C7K2M9QX4TZ8WD", "user_id": "alice", "order_reference": "order-20261125-0042", "order_total_cents": 12000}))]
 pub struct RedeemRequest {
     /// The code the user gave at checkout: an uploaded code as issued (case matters), or a
     /// generated one (case, hyphens and spaces are ignored; `I`/`L` read as `1`, `O` as `0`).
@@ -32,6 +32,11 @@ pub struct RedeemRequest {
     /// ASCII without spaces.
     #[schema(pattern = "^[!-~]{1,128}$")]
     pub order_reference: String,
+    /// The order's total, cents (0 to 10^13): the answer's `discount_cents` by the campaign's
+    /// discount, and 422 `below_minimum` under its `min_order_cents`. Absent: the discount of
+    /// the order's hold, if the hold was given a total.
+    #[schema(minimum = 0, maximum = 10_000_000_000_000_i64)]
+    pub order_total_cents: Option<i64>,
 }
 
 /// A coupon redeemed.
@@ -50,6 +55,15 @@ pub struct RedeemBody {
     pub redeemed_at: String,
     /// `true` when this order redeemed it before (nothing changed now).
     pub repeat: bool,
+    /// The campaign's discount rule (absent: it records none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub discount: Option<DiscountBody>,
+    /// The order's discount, cents, recorded with the redemption (absent: no order total was
+    /// given, to this call or the order's hold, or the campaign records no discount).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 0)]
+    pub discount_cents: Option<i64>,
 }
 
 crate::api::schemas::error_doc! {
@@ -64,7 +78,8 @@ crate::api::schemas::error_doc! {
 }
 
 crate::api::schemas::error_doc! {
-    /// 410: the coupon may no longer be redeemed (`redeem_by` has passed); nothing written.
+    /// 410: the coupon may no longer be redeemed or held (`redeem_by` has passed); nothing
+    /// written.
     CouponExpiredError, CouponExpiredCode [Expired],
     /// RFC 3339: the coupon was redeemable before this.
     #[schema(format = DateTime)]
@@ -72,12 +87,12 @@ crate::api::schemas::error_doc! {
 }
 
 /// `POST /coupons/redeem` (AWS_IAM): 200 [`RedeemBody`]; 400, 403 `forbidden`, 404
-/// `not_found` (unknown, or not issued to `user_id`: not told apart), 409 `already_redeemed`,
-/// 410 `expired`.
+/// `not_found` (unknown, or not issued to `user_id`: not told apart), 409 `already_redeemed`
+/// or `held` (another order's hold), 410 `expired`, 422 `below_minimum`.
 #[utoipa::path(
     post, path = "/coupons/redeem", tag = "coupons", operation_id = "redeem_coupon",
     summary = "Redeem a coupon at checkout (AWS_IAM)",
-    description = "Redeems the code issued to `user_id` for `order_reference`, at most once: the same order again answers `repeat: true`, another order 409 `already_redeemed` naming the order that redeemed it. An unknown code and a code issued to someone else both answer 404; a typo in a generated code is caught by its check character. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
+    description = "Redeems the code issued to `user_id` for `order_reference`, at most once, committing the order's hold (`POST /coupons/hold`) if it has one: the same order again answers `repeat: true`, another order 409 `already_redeemed` naming the order that redeemed it, and a coupon another order holds 409 `held` until its hold lapses. With `order_total_cents`, the answer's `discount_cents` is the campaign's discount of that total (recorded with the redemption and on the feed); a total below the campaign's `min_order_cents` is 422. An unknown code and a code issued to someone else both answer 404; a typo in a generated code is caught by its check character. `POST /coupons/release` reverses a redemption. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     request_body = RedeemRequest,
     security(("sigv4" = [])),
     responses(
@@ -85,8 +100,9 @@ crate::api::schemas::error_doc! {
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
         (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
         (status = 404, description = "`not_found`: no such code issued to `user_id`", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`already_redeemed`: another order redeemed it", body = AlreadyRedeemedError),
+        (status = 409, description = "`already_redeemed`: another order redeemed it; `held`: another order holds it (`held_until`); nothing written", body = CheckoutConflictError),
         (status = 410, description = "`expired`: `redeem_by` has passed", body = CouponExpiredError),
+        (status = 422, description = "`below_minimum`: `order_total_cents` is below the campaign's `min_order_cents`; nothing written", body = BelowMinimumError),
     )
 )]
 pub(crate) async fn redeem(
@@ -96,22 +112,9 @@ pub(crate) async fn redeem(
 ) -> Result<Json<RedeemBody>, ApiError> {
     merchant(&state, arn)?;
     let JsonBody(b) = body?;
-    if !is_code(&b.code) && parse(&b.code).is_none() {
-        return Err(ApiError::invalid(
-            "code must be 4 to 64 characters of [A-Za-z0-9_-], or a generated code",
-        ));
-    }
-    if !is_user_id(&b.user_id) {
-        return Err(ApiError::invalid(format!(
-            "user_id must be 1 to {MAX_USER_ID_CHARS} printable characters"
-        )));
-    }
-    if !is_reference(&b.order_reference) {
-        return Err(ApiError::invalid(
-            "order_reference must be 1 to 128 bytes of printable ASCII without spaces",
-        ));
-    }
-    let outcome = coupons::redeem(&state.store, &b.code, &b.user_id, &b.order_reference)
+    checkout_fields(&b.code, Some(&b.user_id), &b.order_reference)?;
+    let total = order_total(b.order_total_cents)?;
+    let outcome = coupons::redeem(&state.store, &b.code, &b.user_id, &b.order_reference, total)
         .await
         .map_err(|e| {
             ApiError::from(e).on_unavailable(
@@ -124,6 +127,8 @@ pub(crate) async fn redeem(
             campaign_id,
             redeemed_at_ms,
             repeat,
+            discount,
+            discount_cents,
         } => {
             if !repeat {
                 metrics::count(metrics::COUPON_REDEEMED, 1);
@@ -135,25 +140,19 @@ pub(crate) async fn redeem(
                 order_reference: b.order_reference,
                 redeemed_at: rfc3339(redeemed_at_ms),
                 repeat,
+                discount: discount.map(Into::into),
+                discount_cents,
             }))
         }
         RedeemOutcome::AlreadyRedeemed {
             order_reference,
             redeemed_at_ms,
-        } => Err(ApiError::conflict(
-            "already_redeemed",
-            "another order redeemed this coupon; nothing was written",
-        )
-        .with("order_reference", order_reference)
-        .with("redeemed_at", rfc3339(redeemed_at_ms))),
+        } => Err(already_redeemed(order_reference, redeemed_at_ms)),
+        RedeemOutcome::Held { held_until_ms } => Err(held(held_until_ms)),
         RedeemOutcome::NotFound => Err(ApiError::not_found(
             "no such coupon was issued to this user",
         )),
-        RedeemOutcome::Expired { redeem_by_ms } => Err(ApiError::new(
-            StatusCode::GONE,
-            "expired",
-            "this coupon may no longer be redeemed",
-        )
-        .with("redeem_by", rfc3339(redeem_by_ms))),
+        RedeemOutcome::Expired { redeem_by_ms } => Err(expired(redeem_by_ms)),
+        RedeemOutcome::BelowMinimum { min_order_cents } => Err(below_minimum(min_order_cents)),
     }
 }

@@ -56,8 +56,8 @@ pub struct JournalEntryBody {
     #[schema(pattern = "^[0-9a-f]{40}$")]
     pub event_id: String,
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
-    /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed` or
-    /// `campaign_ended`.
+    /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
+    /// `coupon_released` or `campaign_ended`.
     #[schema(value_type = crate::api::schemas::JournalKindDoc)]
     pub kind: &'static str,
     /// Whose wallet moved.

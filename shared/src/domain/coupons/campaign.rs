@@ -2,6 +2,7 @@
 //! the status a campaign shows.
 
 use super::codes::{check_batch, duplicates_within};
+use super::discount::{Discount, Off};
 use super::generated::MAX_GENERATED;
 use crate::domain::Invalid;
 
@@ -55,6 +56,9 @@ pub struct NewCampaign {
     /// pools the campaign is spread over ([`super::pool_count`]), since batches join the pools
     /// made at creation. `None`: the codes of this request.
     pub codes_planned: Option<u64>,
+    /// What each coupon takes off an order ([`Discount`]); `None`: no value is recorded (the
+    /// merchant applies its own).
+    pub discount: Option<Discount>,
 }
 
 /// Whether `reference` is a valid merchant reference: 1 to [`MAX_REFERENCE_BYTES`] bytes of
@@ -128,6 +132,9 @@ impl NewCampaign {
         if self.redeem_by_ms - self.ends_at_ms > MAX_REDEEM_AFTER_END_MS {
             return Err(Invalid::new("redeem_by is at most 366 days after ends_at"));
         }
+        if let Some(d) = &self.discount {
+            d.check()?;
+        }
         if !is_reference(&self.reference) {
             return Err(Invalid::new(format!(
                 "reference must be 1 to {MAX_REFERENCE_BYTES} bytes of printable ASCII \
@@ -193,6 +200,22 @@ impl NewCampaign {
         if let Some(planned) = self.codes_planned {
             put("codes_planned");
             put(&planned.to_string());
+        }
+        // Only when given, likewise; each part of the rule named, so no two rules collide.
+        if let Some(d) = &self.discount {
+            put("discount");
+            match d.off {
+                Off::Amount(a) => {
+                    put("amount_off");
+                    put(&a.to_string());
+                }
+                Off::Percent { percent, max_cents } => {
+                    put("percent_off");
+                    put(&percent.to_string());
+                    put(&max_cents.map(|m| m.to_string()).unwrap_or_default());
+                }
+            }
+            put(&d.min_order_cents.map(|m| m.to_string()).unwrap_or_default());
         }
         let mut out = String::from("v1:");
         for b in Sha256::digest(canonical.as_bytes()) {
@@ -266,6 +289,7 @@ mod tests {
             redeem_by_ms: 3_000,
             reference: "drop-2026-11-25".into(),
             codes_planned: None,
+            discount: None,
         }
     }
 
@@ -390,6 +414,19 @@ mod tests {
                 },
             ),
             (
+                "discount.percent_off",
+                NewCampaign {
+                    discount: Some(Discount {
+                        off: Off::Percent {
+                            percent: 0,
+                            max_cents: None,
+                        },
+                        min_order_cents: None,
+                    }),
+                    ..campaign()
+                },
+            ),
+            (
                 "reference",
                 NewCampaign {
                     reference: String::new(),
@@ -445,6 +482,30 @@ mod tests {
             },
             NewCampaign {
                 redeem_by_ms: 3_001,
+                ..campaign()
+            },
+            NewCampaign {
+                discount: Some(Discount {
+                    off: Off::Amount(500),
+                    min_order_cents: None,
+                }),
+                ..campaign()
+            },
+            NewCampaign {
+                discount: Some(Discount {
+                    off: Off::Amount(500),
+                    min_order_cents: Some(5_000),
+                }),
+                ..campaign()
+            },
+            NewCampaign {
+                discount: Some(Discount {
+                    off: Off::Percent {
+                        percent: 5,
+                        max_cents: Some(500),
+                    },
+                    min_order_cents: None,
+                }),
                 ..campaign()
             },
         ];

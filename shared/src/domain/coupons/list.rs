@@ -12,6 +12,8 @@ pub const LIST_RETENTION_MS: i64 = 30 * 86_400_000;
 pub enum CouponState {
     /// Issued, not redeemed, `redeem_by` ahead.
     Issued,
+    /// Held for an order at checkout until its hold lapses (`held_until`).
+    Held,
     /// Redeemed at checkout.
     Redeemed,
     /// Not redeemed before `redeem_by`.
@@ -35,6 +37,7 @@ impl CouponState {
     pub fn as_str(self) -> &'static str {
         match self {
             CouponState::Issued => "issued",
+            CouponState::Held => "held",
             CouponState::Redeemed => "redeemed",
             CouponState::Expired => "expired",
         }

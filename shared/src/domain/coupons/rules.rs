@@ -1,4 +1,4 @@
-//! The coupon function's settings: who may create campaigns, add codes and redeem
+//! The coupon function's settings: who may create campaigns, add codes and run the checkout
 //! (`HONGBAO_COUPON_PRINCIPALS`), and seed 004's per-user visit limit.
 
 use super::campaign::VisitLimit;
@@ -10,7 +10,7 @@ use crate::domain::{ConfigError, Lookup};
 pub const COUPON_PRINCIPALS: Setting = Setting {
     name: "HONGBAO_COUPON_PRINCIPALS",
     default: NO_DEFAULT,
-    meaning: "comma-separated IAM `userArn`s allowed to create campaigns, add codes and redeem coupons (`POST /campaigns`, `POST /campaigns/{id}/codes`, `POST /coupons/redeem`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: all three are 403 (logged at cold start)",
+    meaning: "comma-separated IAM `userArn`s allowed to create campaigns, add codes and run the coupon checkout (`POST /campaigns`, `POST /campaigns/{id}/codes`, `POST /coupons/hold`, `POST /coupons/redeem`, `POST /coupons/release`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: all five are 403 (logged at cold start)",
 };
 
 /// `HONGBAO_COUPON_VISIT_LIMIT`.
@@ -38,7 +38,8 @@ pub const SETTINGS: &[Setting] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CouponRules {
     /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to create campaigns,
-    /// add codes and redeem (`HONGBAO_COUPON_PRINCIPALS`); empty: nobody.
+    /// add codes and hold, redeem and release coupons (`HONGBAO_COUPON_PRINCIPALS`); empty:
+    /// nobody.
     pub principals: IamPrincipals,
     /// Seed 004's visit limit per user per campaign.
     pub visits: VisitLimit,

@@ -7,8 +7,8 @@
 //!
 //! An event: `source` [`crate::domain::journal::EVENT_SOURCE`] (`hongbao`), `detail-type` per kind (`Deposit`,
 //! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`, `PacketCancelled`, and the coupon
-//! drops' `CouponIssued`, `CouponRedeemed`, `CampaignEnded`), `time` the movement's Redis time,
-//! and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
+//! drops' `CouponIssued`, `CouponRedeemed`, `CouponReleased`, `CampaignEnded`), `time` the
+//! movement's Redis time, and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
 //! codes (a generated code's entry holds its index) and each issued coupon is put in its
 //! user's coupon list (`GET /coupons`) again, which completes a grab whose function stopped
 //! before writing it ([`crate::store::coupons::feed`]).
@@ -56,8 +56,8 @@ pub struct EventDetail {
     /// carries the same id.
     pub event_id: String,
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
-    /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed` or
-    /// `campaign_ended`.
+    /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
+    /// `coupon_released` or `campaign_ended`.
     pub kind: &'static str,
     /// Whose wallet.
     pub user_id: String,
@@ -82,12 +82,17 @@ pub struct EventDetail {
     /// Coupon events only: the campaign.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub campaign_id: Option<String>,
-    /// `coupon_issued` and `coupon_redeemed` only: the coupon code.
+    /// `coupon_issued`, `coupon_redeemed` and `coupon_released` only: the coupon code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
-    /// `coupon_redeemed` only: the order that redeemed it.
+    /// `coupon_redeemed`: the order that redeemed it; `coupon_released`: the order whose
+    /// redemption was reversed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_reference: Option<String>,
+    /// `coupon_redeemed` only, when the order's total was given: the order's discount, cents
+    /// (`amount_cents` stays 0: a coupon moves no wallet's money).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discount_cents: Option<i64>,
     /// `campaign_ended` only: codes issued.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codes_issued: Option<u64>,
@@ -115,6 +120,7 @@ impl From<&Entry> for EventDetail {
             campaign_id: e.coupon_parts().map(|(campaign, _)| campaign.to_string()),
             code: e.code.clone(),
             order_reference: e.order_reference.clone(),
+            discount_cents: e.discount_cents,
             codes_issued: e.campaign_counts.map(|c| c.issued),
             codes_redeemed: e.campaign_counts.map(|c| c.redeemed),
             codes_never_issued: e.campaign_counts.map(|c| c.never_issued),

@@ -1,7 +1,7 @@
 //! `GET /campaigns/{id}`: a campaign as its pools hold it: rules, status, exact counts and the
-//! caller's coupons.
+//! caller's coupons with their states (each read from the pool that issued it).
 
-use crate::domain::coupons::{campaign_no, home_pool, Status};
+use crate::domain::coupons::{campaign_no, home_pool, CouponState, Discount, IssuedRecord, Status};
 use crate::store::{Error, Store};
 
 use super::keys::PoolKeys;
@@ -33,8 +33,24 @@ pub struct CampaignView {
     pub redeem_by_ms: i64,
     /// Codes one user may grab.
     pub per_user: u32,
+    /// What each coupon takes off an order, if the campaign records it.
+    pub discount: Option<Discount>,
     /// The caller's codes in the campaign, in the order issued.
     pub mine: Vec<String>,
+    /// The caller's coupons with their states, in the same order (a coupon whose record is
+    /// missing is left out).
+    pub mine_states: Vec<MyCoupon>,
+}
+
+/// One of the caller's coupons in a campaign.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MyCoupon {
+    /// The code.
+    pub code: String,
+    /// Issued, held, redeemed or expired, at the store's clock.
+    pub state: CouponState,
+    /// Until when an order holds it, Unix ms (held only).
+    pub held_until_ms: Option<i64>,
 }
 
 /// The campaign `campaign_id`, with `user_id`'s codes in it when a user is given (`mine`);
@@ -125,7 +141,9 @@ pub async fn campaign(
             ends_at_ms: ends,
             redeem_by_ms: s.redeem_by_ms,
             per_user,
+            discount: s.discount,
             mine: Vec::new(),
+            mine_states: Vec::new(),
         });
     }
     let Some(mut view) = view else {
@@ -151,17 +169,37 @@ pub async fn campaign(
         None => (None, redis::cmd("TIME").query_async(&mut conn).await?),
     };
     let now_ms = secs * 1000 + micros / 1000;
-    view.mine = items
-        .unwrap_or_default()
+    let items = items.unwrap_or_default();
+    // (pool, the code as the pool keys it, the code as issued) of each of the caller's codes.
+    let mine: Vec<(u32, &str, String)> = items
         .split(' ')
         .filter_map(|item| {
-            let (_, code) = item.split_once('/')?;
-            Some(match &s.key {
-                Some(key) => key.code(no, code.parse().ok()?),
-                None => code.to_string(),
-            })
+            let (pool, keyed) = item.split_once('/')?;
+            let code = match &s.key {
+                Some(key) => key.code(no, keyed.parse().ok()?),
+                None => keyed.to_string(),
+            };
+            Some((pool.parse().ok()?, keyed, code))
         })
         .collect();
+    for (pool, keyed, code) in &mine {
+        let keys = PoolKeys::new(prefix, campaign_id, no, *pool, s.pools);
+        let record: Option<String> = redis::cmd("HGET")
+            .arg(&keys.issued)
+            .arg(*keyed)
+            .query_async(&mut conn)
+            .await?;
+        let Some(record) = record else {
+            continue;
+        };
+        let record = IssuedRecord::parse(&record).map_err(|e| bad(&e.to_string()))?;
+        view.mine_states.push(MyCoupon {
+            code: code.clone(),
+            state: record.state(now_ms, s.redeem_by_ms),
+            held_until_ms: record.held_until_ms(now_ms),
+        });
+    }
+    view.mine = mine.into_iter().map(|(_, _, code)| code).collect();
     view.codes_total = total;
     view.codes_left = left;
     view.codes_issued = issued;

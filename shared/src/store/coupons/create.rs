@@ -17,7 +17,7 @@
 //!    creation releases every claim of its codes that is the campaign's and answers
 //!    `duplicate_codes`, at every run: its reference stays used.
 //! 4. `lua/coupon_create_pool.lua` on each pool, concurrently, once the claims are `claimed`:
-//!    the rules and the pool's codes.
+//!    the rules (the discount among them) and the pool's codes.
 //!    The campaign answers grabs once its pools exist; until step 4 ends, a user whose home
 //!    pool is not written yet gets `not_found`, so a campaign that opens at once may open on
 //!    some pools a few milliseconds before the others.
@@ -27,7 +27,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use crate::domain::coupons::campaign::MAX_CAMPAIGN_MS;
 use crate::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
 use crate::domain::coupons::{
-    campaign_id, pool_count, pool_of_code, pool_start, CodeSource, NewCampaign,
+    campaign_id, pool_count, pool_of_code, pool_start, CodeSource, Discount, NewCampaign,
 };
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
@@ -105,6 +105,14 @@ script_call! {
             secret: &'a str,
             /// The campaign's codes at its creation (all pools).
             campaign_total: u64,
+            /// The discount's amount off, cents, or empty ([`Discount::fields`]).
+            amount_off: &'a str,
+            /// The discount's percent off (1 to 100), or empty.
+            percent_off: &'a str,
+            /// The most a percent off takes, cents, or empty.
+            max_off: &'a str,
+            /// The smallest order total a coupon applies to, cents, or empty.
+            min_order: &'a str,
             /// Uploaded: the pool's codes (none for generated).
             batch: &'a [&'a str],
         }
@@ -323,6 +331,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     };
     let generated = matches!(req.source, CodeSource::Generated(_));
     let per_pool = &per_pool;
+    let discount = &Discount::fields(req.discount.as_ref());
     let (id_ref, fp, prefix_ref) = (&id, &fingerprint, prefix.as_str());
     stream::iter(0..pools)
         .map(|k| async move {
@@ -348,6 +357,10 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
                 end_index,
                 secret,
                 campaign_total: total,
+                amount_off: &discount[0],
+                percent_off: &discount[1],
+                max_off: &discount[2],
+                min_order: &discount[3],
                 batch: &per_pool[k as usize],
             }
             .invocation()

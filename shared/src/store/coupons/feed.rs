@@ -26,7 +26,10 @@ pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> 
     let mut conn = store.conn().await?;
     let mut shapes: HashMap<String, Option<Shape>> = HashMap::new();
     for e in entries.iter_mut() {
-        if !matches!(e.kind, Kind::CouponIssued | Kind::CouponRedeemed) {
+        if !matches!(
+            e.kind,
+            Kind::CouponIssued | Kind::CouponRedeemed | Kind::CouponReleased
+        ) {
             continue;
         }
         let Some((campaign_id, item)) = e.coupon_parts() else {

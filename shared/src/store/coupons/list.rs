@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use crate::domain::coupons::list::LIST_RETENTION_MS;
-use crate::domain::coupons::{campaign_no, pool_of_code, pool_of_index, CouponState, ListCursor};
+use crate::domain::coupons::{
+    campaign_no, pool_of_code, pool_of_index, CouponState, Discount, IssuedRecord, ListCursor,
+};
 use crate::store::conn::Conn;
 use crate::store::{Error, Store};
 
@@ -63,7 +65,7 @@ pub struct ListedCoupon {
     pub title: String,
     /// The code.
     pub code: String,
-    /// Issued, redeemed or expired, at the store's clock.
+    /// Issued, held, redeemed or expired, at the store's clock.
     pub state: CouponState,
     /// When it was grabbed, Unix ms.
     pub grabbed_at_ms: i64,
@@ -71,6 +73,12 @@ pub struct ListedCoupon {
     pub redeem_by_ms: i64,
     /// When it was redeemed, Unix ms (redeemed only).
     pub redeemed_at_ms: Option<i64>,
+    /// Until when an order holds it, Unix ms (held only).
+    pub held_until_ms: Option<i64>,
+    /// The campaign's discount rule, if it has one.
+    pub discount: Option<Discount>,
+    /// The discount recorded with its redemption, cents (redeemed with an order total only).
+    pub discount_cents: Option<i64>,
 }
 
 /// A page of a user's coupons, newest first.
@@ -166,16 +174,20 @@ pub async fn page(
         let Some(record) = record else {
             continue;
         };
-        // "<user>\n<grabbed_at_ms>" plus "\n<order>\n<redeemed_at_ms>" once redeemed.
-        let redeemed_at_ms = record.split('\n').nth(3).and_then(|t| t.parse().ok());
+        // Every shape of `crate::domain::coupons::checkout`, those written before holds too.
+        let record = IssuedRecord::parse(&record).map_err(|e| Error::Internal(e.to_string()))?;
+        let redeemed = record.redeemed();
         coupons.push(ListedCoupon {
             campaign_id: campaign_id.to_string(),
             title: s.title.clone(),
             code,
-            state: CouponState::at(redeemed_at_ms.is_some(), now_ms, s.redeem_by_ms),
+            state: record.state(now_ms, s.redeem_by_ms),
             grabbed_at_ms: *at,
             redeem_by_ms: s.redeem_by_ms,
-            redeemed_at_ms,
+            redeemed_at_ms: redeemed.map(|(at, _)| at),
+            held_until_ms: record.held_until_ms(now_ms),
+            discount: s.discount,
+            discount_cents: redeemed.and_then(|(_, d)| d),
         });
     }
     let next_cursor = more.then(|| {

@@ -1,13 +1,15 @@
 //! Coupon drops on Redis: a campaign's codes in pools on their own hash tags ([`keys`]), each
 //! step an atomic script on one pool (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_redeem.lua`,
-//! `lua/coupon_batch.lua`, `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is
-//! recorded under its merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`), and
-//! uploaded codes are claimed in a directory (`lua/coupon_claim.lua`,
-//! `lua/coupon_unclaim.lua`). One operation per file, each with its scripts' call structs and
-//! the parsing of their replies: [`create`](mod@create), [`add_codes`](mod@add_codes),
-//! [`grab`](mod@grab) (then [`take`](mod@take) and [`settle`](mod@settle) for an empty home
-//! pool), [`redeem`](mod@redeem), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
+//! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_hold.lua`,
+//! `lua/coupon_redeem.lua`, `lua/coupon_release.lua`, `lua/coupon_batch.lua`,
+//! `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is recorded under its
+//! merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`), and uploaded codes are
+//! claimed in a directory (`lua/coupon_claim.lua`, `lua/coupon_unclaim.lua`). One operation
+//! per file, each with its scripts' call structs and the parsing of their replies:
+//! [`create`](mod@create), [`add_codes`](mod@add_codes), [`grab`](mod@grab) (then
+//! [`take`](mod@take) and [`settle`](mod@settle) for an empty home pool), the checkout's
+//! [`hold`](mod@hold), [`redeem`](mod@redeem) and [`release`](mod@release) (each finds the
+//! code's pool with `locate`), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
 //!
 //! Every protocol over several hash slots (a grab's reservation over the pools, a batch over
 //! its pools, the directory claims of a creation or a batch) records each step's one outcome
@@ -22,21 +24,26 @@ pub mod create;
 pub mod directory;
 pub mod feed;
 pub mod grab;
+pub mod hold;
 pub mod keys;
 pub mod list;
+mod locate;
 pub mod redeem;
+pub mod release;
 pub mod settle;
 mod shape;
 pub mod take;
 
 use crate::store::Store;
 pub use add_codes::{add_codes, AddCodesOutcome};
-pub use campaign::{campaign, CampaignView};
+pub use campaign::{campaign, CampaignView, MyCoupon};
 pub use create::{create, CreateOutcome, Created};
 pub use grab::grab;
+pub use hold::{hold, HoldOutcome};
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};
 pub use redeem::{redeem, RedeemOutcome};
+pub use release::{release, ReleaseOutcome, Released};
 
 use shape::Shape;
 

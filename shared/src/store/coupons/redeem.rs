@@ -1,20 +1,18 @@
 //! `POST /coupons/redeem`: redeem a coupon at checkout, at most once, by its code alone.
 //!
-//! The code names its campaign: a generated code carries the campaign number and its index
-//! ([`parse`], then the campaign's key inverts the index, which must be below the campaign's
-//! size: a guessed code fails here), an uploaded one is looked up in the directory. The pool
-//! that issued it (by index range, or by the code's hash) runs `lua/coupon_redeem.lua`, which
-//! answers `not_found` alike for an unknown code and a code issued to someone else.
+//! The code names its campaign (`store::coupons::locate`: from the code alone); the pool that issued it runs
+//! `lua/coupon_redeem.lua`, which answers `not_found` alike for an unknown code and a code
+//! issued to someone else, commits a hold of the same order (`lua/coupon_hold.lua`), and
+//! refuses a coupon another order holds. With the order's total, the campaign's discount is
+//! computed here ([`crate::domain::coupons::Discount`]) and recorded with the redemption.
 
 use redis::Value;
 
-use crate::domain::coupons::{campaign_id, campaign_no, parse, pool_of_code, pool_of_index};
-use crate::store::conn::Conn;
+use crate::domain::coupons::Discount;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::keys::{directory, PoolKeys};
-use super::shape::shape;
+use super::locate::{call_id, discount_arg, discount_of, locate, total_arg};
 
 use crate::store::scripts::{script_call, COUPON_REDEEM};
 
@@ -41,35 +39,59 @@ script_call! {
             order_reference: &'a str,
             /// The campaign (journal entries name it).
             campaign_id: &'a str,
+            /// The order's total, cents, or empty (not given).
+            order_total_cents: &'a str,
+            /// The order's discount, cents, or empty (unknown).
+            discount_cents: &'a str,
+            /// This call's id (16 hex digits): the same call sent again answers as its first
+            /// run.
+            call: &'a str,
         }
     }
 }
 
 impl CouponRedeemCall<'_> {
-    /// Parses the script's reply: `redeemed:<at_ms>:<repeat 0|1>`,
-    /// `already_redeemed:<at_ms>:<order>`, `expired:<redeem_by_ms>` or `not_found`; a redemption
-    /// is of campaign `campaign_id`.
+    /// Parses the script's reply: `redeemed:<at_ms>:<repeat 0|1>:<discount>`,
+    /// `already_redeemed:<at_ms>:<order>`, `held:<until_ms>`, `expired:<redeem_by_ms>`,
+    /// `below_minimum:<min_cents>` or `not_found`; a redemption is of campaign `campaign_id`,
+    /// whose rule is `discount`.
     ///
     /// # Errors
     /// [`Error::Internal`] for any other reply.
-    fn outcome(reply: Value, campaign_id: String) -> Result<RedeemOutcome, Error> {
+    pub fn outcome(
+        reply: Value,
+        campaign_id: String,
+        discount: Option<Discount>,
+    ) -> Result<RedeemOutcome, Error> {
         let reply = text(NAME, reply)?;
         let bad = || Error::bad_reply(NAME, &reply);
-        let mut parts = reply.splitn(3, ':');
-        Ok(match (parts.next(), parts.next(), parts.next()) {
-            (Some("redeemed"), Some(at), Some(repeat)) => RedeemOutcome::Redeemed {
-                campaign_id,
-                redeemed_at_ms: at.parse().map_err(|_| bad())?,
-                repeat: repeat == "1",
-            },
-            (Some("already_redeemed"), Some(at), Some(order)) => RedeemOutcome::AlreadyRedeemed {
+        let int = |s: &str| s.parse::<i64>().map_err(|_| bad());
+        let parts: Vec<&str> = reply.splitn(3, ':').collect();
+        Ok(match parts[..] {
+            ["redeemed", at, rest] => {
+                let (repeat, d) = rest.split_once(':').ok_or_else(bad)?;
+                RedeemOutcome::Redeemed {
+                    campaign_id,
+                    redeemed_at_ms: int(at)?,
+                    repeat: repeat == "1",
+                    discount,
+                    discount_cents: discount_of(d).map_err(|()| bad())?,
+                }
+            }
+            ["already_redeemed", at, order] => RedeemOutcome::AlreadyRedeemed {
                 order_reference: order.to_string(),
-                redeemed_at_ms: at.parse().map_err(|_| bad())?,
+                redeemed_at_ms: int(at)?,
             },
-            (Some("expired"), Some(by), None) => RedeemOutcome::Expired {
-                redeem_by_ms: by.parse().map_err(|_| bad())?,
+            ["held", until] => RedeemOutcome::Held {
+                held_until_ms: int(until)?,
             },
-            (Some("not_found"), None, None) => RedeemOutcome::NotFound,
+            ["expired", by] => RedeemOutcome::Expired {
+                redeem_by_ms: int(by)?,
+            },
+            ["below_minimum", min] => RedeemOutcome::BelowMinimum {
+                min_order_cents: int(min)?,
+            },
+            ["not_found"] => RedeemOutcome::NotFound,
             _ => return Err(bad()),
         })
     }
@@ -78,8 +100,8 @@ impl CouponRedeemCall<'_> {
 /// The answer to a redeem.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RedeemOutcome {
-    /// Redeemed for the order now (`repeat` false) or before (`repeat` true: the same order
-    /// again).
+    /// Redeemed for the order by this call (`repeat` false) or before (`repeat` true: the same
+    /// order again).
     Redeemed {
         /// The coupon's campaign.
         campaign_id: String,
@@ -87,6 +109,11 @@ pub enum RedeemOutcome {
         redeemed_at_ms: i64,
         /// Whether this order had redeemed it before.
         repeat: bool,
+        /// The campaign's discount rule, if it has one.
+        discount: Option<Discount>,
+        /// The order's discount, cents, recorded with the redemption (from this call's order
+        /// total, else from the order's hold); `None`: no total was given.
+        discount_cents: Option<i64>,
     },
     /// Another order redeemed it (409).
     AlreadyRedeemed {
@@ -95,6 +122,11 @@ pub enum RedeemOutcome {
         /// When, Unix ms.
         redeemed_at_ms: i64,
     },
+    /// Another order holds it (409 `held`); nothing written.
+    Held {
+        /// When that hold lapses, Unix ms.
+        held_until_ms: i64,
+    },
     /// No such code, or not issued to this user (404, not told apart).
     NotFound,
     /// Past the campaign's `redeem_by` (410).
@@ -102,43 +134,15 @@ pub enum RedeemOutcome {
         /// The campaign's `redeem_by`, Unix ms.
         redeem_by_ms: i64,
     },
+    /// The order's total is below the campaign's minimum (422); nothing written.
+    BelowMinimum {
+        /// The campaign's minimum order total, cents.
+        min_order_cents: i64,
+    },
 }
 
-/// Where a code lives: (campaign id, campaign number, pool, the code as the pool keys it).
-type Location = (String, u64, u32, String);
-
-/// Finds the pool that issued `code`: `None` for a code of no campaign.
-async fn locate(store: &Store, conn: &mut Conn, code: &str) -> Result<Option<Location>, Error> {
-    if let Some(parsed) = parse(code) {
-        let id = campaign_id(parsed.campaign_no);
-        if let Some(s) = shape(store, conn, &id, parsed.campaign_no).await? {
-            if let Some(key) = &s.key {
-                let index = key.unpermute(parsed.value);
-                if index < s.campaign_total {
-                    let pool = pool_of_index(index, s.campaign_total, s.pools);
-                    return Ok(Some((id, parsed.campaign_no, pool, index.to_string())));
-                }
-            }
-        }
-    }
-    let owner: Option<String> = redis::cmd("HGET")
-        .arg(directory(&store.config().key_prefix, code))
-        .arg(code)
-        .query_async(conn)
-        .await?;
-    // The owner is the campaign id, or `<campaign id>/<batch reference>` for an added batch.
-    let id = owner.map(|o| o.split('/').next().unwrap_or_default().to_string());
-    let Some((id, no)) = id.and_then(|id| campaign_no(&id).map(|no| (id, no))) else {
-        return Ok(None);
-    };
-    let Some(s) = shape(store, conn, &id, no).await? else {
-        return Ok(None);
-    };
-    let pool = pool_of_code(no, code, s.pools);
-    Ok(Some((id, no, pool, code.to_string())))
-}
-
-/// Redeems `code` held by `user_id` for order `order_reference`.
+/// Redeems `code` held by `user_id` for order `order_reference`, whose total is
+/// `order_total_cents` cents when given.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the same redeem may be sent again: it
@@ -148,26 +152,26 @@ pub async fn redeem(
     code: &str,
     user_id: &str,
     order_reference: &str,
+    order_total_cents: Option<i64>,
 ) -> Result<RedeemOutcome, Error> {
     let mut conn = store.conn().await?;
-    let Some((id, no, pool, keyed)) = locate(store, &mut conn, code).await? else {
+    let Some(at) = locate(store, &mut conn, code).await? else {
         return Ok(RedeemOutcome::NotFound);
     };
-    let pools = shape(store, &mut conn, &id, no)
-        .await?
-        .map_or(1, |s| s.pools);
-    let keys = PoolKeys::new(&store.config().key_prefix, &id, no, pool, pools);
     let reply: Value = CouponRedeemCall {
-        pool: &keys.pool,
-        issued: &keys.issued,
-        journal: &keys.journal,
-        code: &keyed,
+        pool: &at.keys.pool,
+        issued: &at.keys.issued,
+        journal: &at.keys.journal,
+        code: &at.keyed,
         user_id,
         order_reference,
-        campaign_id: &id,
+        campaign_id: &at.campaign_id,
+        order_total_cents: &total_arg(order_total_cents),
+        discount_cents: &discount_arg(&at.shape, order_total_cents),
+        call: &call_id(),
     }
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponRedeemCall::outcome(reply, id)
+    CouponRedeemCall::outcome(reply, at.campaign_id, at.shape.discount)
 }

@@ -1,10 +1,10 @@
-//! What a sandbox keeps of a campaign (its pools, code key, redeem-by and size: fixed once it
-//! is created), and whether it has seen it sold out or ended.
+//! What a sandbox keeps of a campaign (its pools, code key, redeem-by, size and discount: fixed
+//! once it is created), and whether it has seen it sold out or ended.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::domain::coupons::CodeKey;
+use crate::domain::coupons::{CodeKey, Discount};
 use crate::store::conn::Conn;
 use crate::store::{Error, Store};
 
@@ -27,6 +27,8 @@ pub(super) struct Shape {
     pub title: String,
     /// When grabbing ends (exclusive), Unix ms.
     pub ends_at_ms: i64,
+    /// What its coupons take off an order (`None`: no value recorded).
+    pub discount: Option<Discount>,
     /// Sold out or ended, as this sandbox saw it (final states).
     pub gone: Option<Gone>,
 }
@@ -104,17 +106,27 @@ pub(super) async fn shape(
         Option<u64>,
         Option<String>,
         Option<i64>,
+        // The discount: amount_off, percent_off, max_off, min_order.
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
     );
-    let (pools, secret, redeem_by, total, title, ends): Fields = redis::cmd("HMGET")
-        .arg(&keys.pool)
-        .arg("pools")
-        .arg("secret")
-        .arg("redeem_by")
-        .arg("campaign_total")
-        .arg("title")
-        .arg("ends_at")
-        .query_async(conn)
-        .await?;
+    let (pools, secret, redeem_by, total, title, ends, amount, percent, max, min): Fields =
+        redis::cmd("HMGET")
+            .arg(&keys.pool)
+            .arg("pools")
+            .arg("secret")
+            .arg("redeem_by")
+            .arg("campaign_total")
+            .arg("title")
+            .arg("ends_at")
+            .arg("amount_off")
+            .arg("percent_off")
+            .arg("max_off")
+            .arg("min_order")
+            .query_async(conn)
+            .await?;
     let (Some(pools), Some(redeem_by_ms), Some(campaign_total), Some(title), Some(ends_at_ms)) =
         (pools, redeem_by, total, title, ends)
     else {
@@ -124,6 +136,13 @@ pub(super) async fn shape(
         Some(s) => Some(CodeKey::new(&s)?),
         None => None,
     };
+    let discount = Discount::from_fields(
+        amount.as_deref(),
+        percent.as_deref(),
+        max.as_deref(),
+        min.as_deref(),
+    )
+    .map_err(|e| Error::Internal(format!("coupon campaign {id}: {e}")))?;
     let shape = Shape {
         no,
         pools,
@@ -132,6 +151,7 @@ pub(super) async fn shape(
         campaign_total,
         title,
         ends_at_ms,
+        discount,
         gone: None,
     };
     keep_shape(url, id, shape.clone());

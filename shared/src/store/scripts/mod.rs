@@ -50,7 +50,9 @@ pub use super::coupons::close::CouponCloseCall;
 pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
 pub use super::coupons::directory::{CouponClaimCall, CouponUnclaimCall};
 pub use super::coupons::grab::CouponGrabCall;
+pub use super::coupons::hold::CouponHoldCall;
 pub use super::coupons::redeem::CouponRedeemCall;
+pub use super::coupons::release::CouponReleaseCall;
 pub use super::coupons::settle::CouponSettleCall;
 pub use super::coupons::take::CouponTakeCall;
 pub use super::history::HistoryPageCall;
@@ -147,7 +149,8 @@ macro_rules! script {
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
     // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
     // Redis TIME, idempotency records without TTLs), `history.lua` (a user's history; needs
-    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`).
+    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`),
+    // `coupon_record.lua` (an issued coupon's record; needs `records.lua`).
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
         pub static $name: LazyLock<Lua> = LazyLock::new(|| {
@@ -163,7 +166,7 @@ macro_rules! script {
 /// its index of ends has let go). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: [&str; 20] = [
+pub(crate) const ACKNOWLEDGED: [&str; 22] = [
     "create_packet.lua",
     "cancel.lua",
     "due_add.lua",
@@ -176,7 +179,9 @@ pub(crate) const ACKNOWLEDGED: [&str; 20] = [
     "coupon_create.lua",
     "coupon_create_pool.lua",
     "coupon_grab.lua",
+    "coupon_hold.lua",
     "coupon_redeem.lua",
+    "coupon_release.lua",
     "coupon_take.lua",
     "coupon_settle.lua",
     "coupon_add_codes.lua",
@@ -299,8 +304,17 @@ script!(
     /// most `per_user` per user, visits rate-limited.
     COUPON_GRAB, "coupon_grab.lua", ["rate_limit.lua", "records.lua", "journal.lua"]);
 script!(
-    /// `lua/coupon_redeem.lua`: redeem an issued coupon at most once.
-    COUPON_REDEEM, "coupon_redeem.lua", ["records.lua", "journal.lua"]);
+    /// `lua/coupon_hold.lua` (with `lua/coupon_record.lua`): hold an issued coupon for one
+    /// order until it lapses.
+    COUPON_HOLD, "coupon_hold.lua", ["records.lua", "coupon_record.lua"]);
+script!(
+    /// `lua/coupon_redeem.lua` (with `lua/coupon_record.lua`): redeem an issued coupon at most
+    /// once, committing a hold of the same order.
+    COUPON_REDEEM, "coupon_redeem.lua", ["records.lua", "journal.lua", "coupon_record.lua"]);
+script!(
+    /// `lua/coupon_release.lua` (with `lua/coupon_record.lua`): release an order's hold or
+    /// reverse its redemption, once.
+    COUPON_RELEASE, "coupon_release.lua", ["records.lua", "journal.lua", "coupon_record.lua"]);
 script!(
     /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
     COUPON_TAKE, "coupon_take.lua", ["records.lua", "journal.lua"]);
@@ -327,11 +341,11 @@ script!(
     COUPON_UNCLAIM, "coupon_unclaim.lua");
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
-pub fn all() -> [(&'static str, &'static Script); 30] {
+pub fn all() -> [(&'static str, &'static Script); 32] {
     all_lua().map(|(name, lua)| (name, &lua.script))
 }
 
-fn all_lua() -> [(&'static str, &'static Lua); 30] {
+fn all_lua() -> [(&'static str, &'static Lua); 32] {
     [
         ("create_packet.lua", &CREATE_PACKET),
         ("cancel.lua", &CANCEL),
@@ -355,7 +369,9 @@ fn all_lua() -> [(&'static str, &'static Lua); 30] {
         ("coupon_create.lua", &COUPON_CREATE),
         ("coupon_create_pool.lua", &COUPON_CREATE_POOL),
         ("coupon_grab.lua", &COUPON_GRAB),
+        ("coupon_hold.lua", &COUPON_HOLD),
         ("coupon_redeem.lua", &COUPON_REDEEM),
+        ("coupon_release.lua", &COUPON_RELEASE),
         ("coupon_take.lua", &COUPON_TAKE),
         ("coupon_settle.lua", &COUPON_SETTLE),
         ("coupon_add_codes.lua", &COUPON_ADD_CODES),

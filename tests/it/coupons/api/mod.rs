@@ -4,8 +4,9 @@
 //! campaign's times and the visit limit, and one redemption under 32 concurrent redeems.
 
 //!
-//! One file a topic: drops, refusals, times, the caller's coupons and the feed.
+//! One file a topic: drops, refusals, times, the caller's coupons and the feed, the checkout.
 
+mod checkout;
 mod drop;
 mod feed;
 mod refusals;

@@ -1,0 +1,75 @@
+-- (records.lua, journal.lua and coupon_record.lua are prepended: int, now_ms, journal_add,
+-- coupon_record.)
+-- coupon_release.lua: an order lets go of its coupon at checkout: its hold is released, or its
+-- redemption reversed (the order failed or was refunded). Either way the coupon is issued again
+-- to the same user, redeemable until redeem_by; a reversed redemption is counted back once
+-- (the pool's redeemed count goes down by one) and journaled (coupon_released). Everything is
+-- checked before the first write.
+--
+-- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
+-- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record, and
+--         "<code>\n<order>" -> the release's memory (see coupon_record.lua)
+-- KEYS[3] journal: the pool's tag's journal (journal.lua): a reversed redemption appends
+--         coupon_released (user: the coupon's holder; extra: the order reference)
+-- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
+-- ARGV[2] order_reference: the order releasing it
+-- ARGV[3] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
+-- ARGV[4] call: this call's id (16 hex digits): a re-run of the same call answers repeat 0, as
+--         its first run did
+--
+-- The order is looked for in this order: this very call's memory (a re-run: its answer,
+-- whatever happened since); the coupon held or redeemed by the order (released now, also a
+-- lapsed hold); the order's memory (an earlier release: its answer, repeat 1, also after
+-- another order took the coupon); the coupon held (unlapsed) or redeemed by another order
+-- (refused). The same order may hold and redeem the coupon again after its release (a new
+-- cycle, which a later release releases in turn).
+--
+-- Returns:
+--   'released:<hold|redemption>:<released_at_ms>:<repeat>'   released now (repeat 0) or
+--                                        before (repeat 1)
+--   'held:<held_until_ms>'               another order holds it; nothing written
+--   'already_redeemed:<redeemed_at_ms>:<order_reference>'   another order redeemed it;
+--                                        nothing written
+--   'not_found'                          no such pool or code, or the order never held or
+--                                        redeemed it; nothing written
+local redeem_by = redis.call('HGET', KEYS[1], 'redeem_by')
+if not redeem_by then
+  return 'not_found'
+end
+local memo_field = ARGV[1] .. '\n' .. ARGV[2]
+local text, memo = unpack(redis.call('HMGET', KEYS[2], ARGV[1], memo_field))
+local kind, at, call
+if memo then
+  kind, at, call = string.match(memo, '^([^\n]*)\n([^\n]*)\n([^\n]*)$')
+  if call == ARGV[4] then
+    return 'released:' .. kind .. ':' .. at .. ':0'
+  end
+end
+if not text then
+  return 'not_found'
+end
+local r = coupon_record(text)
+if r.order == ARGV[2] then
+  local now = now_ms()
+  local released = 'hold'
+  if r.state == 'redeemed' then
+    released = 'redemption'
+  end
+  redis.call('HSET', KEYS[2], ARGV[1], r.user .. '\n' .. r.grabbed,
+    memo_field, released .. '\n' .. int(now) .. '\n' .. ARGV[4])
+  if released == 'redemption' then
+    redis.call('HINCRBY', KEYS[1], 'redeemed', -1)
+    journal_add(KEYS[3], 'coupon_released', r.user, 0, ARGV[3] .. '/' .. ARGV[1], now, 0, ARGV[2])
+  end
+  return 'released:' .. released .. ':' .. int(now) .. ':0'
+end
+if memo then
+  return 'released:' .. kind .. ':' .. at .. ':1'
+end
+if r.state == 'redeemed' then
+  return 'already_redeemed:' .. r.at .. ':' .. r.order
+end
+if r.state == 'held' and tonumber(r.at) > now_ms() then
+  return 'held:' .. r.at
+end
+return 'not_found'

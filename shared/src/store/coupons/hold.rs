@@ -1,0 +1,172 @@
+//! `POST /coupons/hold`: hold an issued coupon for one order at checkout, on the pool that
+//! issued it (`lua/coupon_hold.lua`), until the order is paid (a redeem of the same order
+//! commits it), fails (a release), or the hold lapses by itself (Redis `TIME` in the scripts:
+//! no job frees it).
+//!
+//! The code names its campaign (`store::coupons::locate`: from the code alone). With the order's total, the campaign's
+//! discount is computed here ([`crate::domain::coupons::Discount`]) and kept with the hold;
+//! the script refuses a total below the campaign's minimum before writing anything.
+
+use redis::Value;
+
+use crate::domain::coupons::Discount;
+use crate::store::scripts::{text, Call};
+use crate::store::{Error, Store};
+
+use super::locate::{call_id, discount_arg, discount_of, locate, total_arg};
+
+use crate::store::scripts::{script_call, COUPON_HOLD};
+
+/// The script, as its errors name it.
+const NAME: &str = "coupon_hold";
+
+script_call! {
+    /// `lua/coupon_hold.lua`: hold an issued coupon for one order, on the pool that issued it.
+    pub struct CouponHoldCall<'a> for COUPON_HOLD {
+        KEYS {
+            /// The issuing pool's hash.
+            pool: &'a str,
+            /// The issuing pool's issued codes (hash).
+            issued: &'a str,
+        }
+        ARGV {
+            /// The code as the pool keys it: the uploaded code, or the generated index.
+            code: &'a str,
+            /// The user the checkout names.
+            user_id: &'a str,
+            /// The order holding the coupon.
+            order_reference: &'a str,
+            /// How long the hold lasts from now, ms (at least 1).
+            hold_ms: u64,
+            /// The order's total, cents, or empty (not given).
+            order_total_cents: &'a str,
+            /// The order's discount, cents, or empty (unknown).
+            discount_cents: &'a str,
+            /// This call's id (16 hex digits): the same call sent again answers as its first
+            /// run.
+            call: &'a str,
+        }
+    }
+}
+
+/// The answer to a hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HoldOutcome {
+    /// Held for the order until `held_until_ms` (taken now, or the order's hold extended).
+    Held {
+        /// The coupon's campaign.
+        campaign_id: String,
+        /// The hold lapses at this instant (exclusive), Unix ms: at most the campaign's
+        /// `redeem_by`.
+        held_until_ms: i64,
+        /// The campaign's discount rule, if it has one.
+        discount: Option<Discount>,
+        /// The order's discount, cents, when a total was given (by this call or an earlier
+        /// one of the hold).
+        discount_cents: Option<i64>,
+    },
+    /// Another order holds it (409 `held`); nothing written.
+    HeldByOther {
+        /// When that hold lapses, Unix ms.
+        held_until_ms: i64,
+    },
+    /// An order redeemed it (409 `already_redeemed`; this order too: a redeemed coupon is
+    /// not held again); nothing written.
+    AlreadyRedeemed {
+        /// The order that redeemed it.
+        order_reference: String,
+        /// When, Unix ms.
+        redeemed_at_ms: i64,
+    },
+    /// No such code, or not issued to this user (404, not told apart).
+    NotFound,
+    /// Past the campaign's `redeem_by` (410); nothing written.
+    Expired {
+        /// The campaign's `redeem_by`, Unix ms.
+        redeem_by_ms: i64,
+    },
+    /// The order's total is below the campaign's minimum (422); nothing written.
+    BelowMinimum {
+        /// The campaign's minimum order total, cents.
+        min_order_cents: i64,
+    },
+}
+
+impl CouponHoldCall<'_> {
+    /// Parses the script's reply: `held:<until_ms>:<discount>`, `held_by_other:<until_ms>`,
+    /// `already_redeemed:<at_ms>:<order>`, `expired:<redeem_by_ms>`,
+    /// `below_minimum:<min_cents>` or `not_found`; a hold is of campaign `campaign_id`, whose
+    /// rule is `discount`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    pub fn outcome(
+        reply: Value,
+        campaign_id: String,
+        discount: Option<Discount>,
+    ) -> Result<HoldOutcome, Error> {
+        let reply = text(NAME, reply)?;
+        let bad = || Error::bad_reply(NAME, &reply);
+        let int = |s: &str| s.parse::<i64>().map_err(|_| bad());
+        let parts: Vec<&str> = reply.splitn(3, ':').collect();
+        Ok(match parts[..] {
+            ["held", until, d] => HoldOutcome::Held {
+                campaign_id,
+                held_until_ms: int(until)?,
+                discount,
+                discount_cents: discount_of(d).map_err(|()| bad())?,
+            },
+            ["held_by_other", until] => HoldOutcome::HeldByOther {
+                held_until_ms: int(until)?,
+            },
+            ["already_redeemed", at, order] => HoldOutcome::AlreadyRedeemed {
+                order_reference: order.to_string(),
+                redeemed_at_ms: int(at)?,
+            },
+            ["expired", by] => HoldOutcome::Expired {
+                redeem_by_ms: int(by)?,
+            },
+            ["below_minimum", min] => HoldOutcome::BelowMinimum {
+                min_order_cents: int(min)?,
+            },
+            ["not_found"] => HoldOutcome::NotFound,
+            _ => return Err(bad()),
+        })
+    }
+}
+
+/// Holds `code`, issued to `user_id`, for order `order_reference` for `hold_ms` ms from Redis
+/// `TIME` (at most until the campaign's `redeem_by`); the order's total is
+/// `order_total_cents` cents when given.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the same hold may be sent again: it
+/// answers the order's hold); [`Error::Internal`] for a reply of the wrong shape.
+pub async fn hold(
+    store: &Store,
+    code: &str,
+    user_id: &str,
+    order_reference: &str,
+    hold_ms: u64,
+    order_total_cents: Option<i64>,
+) -> Result<HoldOutcome, Error> {
+    let mut conn = store.conn().await?;
+    let Some(at) = locate(store, &mut conn, code).await? else {
+        return Ok(HoldOutcome::NotFound);
+    };
+    let reply: Value = CouponHoldCall {
+        pool: &at.keys.pool,
+        issued: &at.keys.issued,
+        code: &at.keyed,
+        user_id,
+        order_reference,
+        hold_ms: hold_ms.max(1),
+        order_total_cents: &total_arg(order_total_cents),
+        discount_cents: &discount_arg(&at.shape, order_total_cents),
+        call: &call_id(),
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    CouponHoldCall::outcome(reply, at.campaign_id, at.shape.discount)
+}

@@ -1,0 +1,168 @@
+//! `POST /coupons/release`: an order lets go of its coupon, on the pool that issued it
+//! (`lua/coupon_release.lua`): its hold is released, or its redemption reversed (the order
+//! failed or was refunded; the coupon is issued again to the same user, the pool's `redeemed`
+//! count goes down once, and the journal gets `coupon_released`). A repeat answers the same,
+//! also after another order took the coupon since (the release's memory, beside the code).
+
+use redis::Value;
+
+use crate::domain::coupons::Discount;
+use crate::store::scripts::{text, Call};
+use crate::store::{Error, Store};
+
+use super::locate::{call_id, locate};
+
+use crate::store::scripts::{script_call, COUPON_RELEASE};
+
+/// The script, as its errors name it.
+const NAME: &str = "coupon_release";
+
+script_call! {
+    /// `lua/coupon_release.lua`: release an order's hold or reverse its redemption, once.
+    pub struct CouponReleaseCall<'a> for COUPON_RELEASE {
+        KEYS {
+            /// The issuing pool's hash.
+            pool: &'a str,
+            /// The issuing pool's issued codes and release memories (hash).
+            issued: &'a str,
+            /// The issuing pool's tag's journal (stream).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The code as the pool keys it: the uploaded code, or the generated index.
+            code: &'a str,
+            /// The order releasing the coupon.
+            order_reference: &'a str,
+            /// The campaign (journal entries name it).
+            campaign_id: &'a str,
+            /// This call's id (16 hex digits): the same call sent again answers as its first
+            /// run.
+            call: &'a str,
+        }
+    }
+}
+
+/// What a release let go of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Released {
+    /// The order's hold.
+    Hold,
+    /// The order's redemption (reversed: the coupon is redeemable again).
+    Redemption,
+}
+
+impl Released {
+    /// As the API names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Released::Hold => "hold",
+            Released::Redemption => "redemption",
+        }
+    }
+}
+
+/// The answer to a release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReleaseOutcome {
+    /// Released by this call (`repeat` false) or by an earlier release of the order.
+    Released {
+        /// The coupon's campaign.
+        campaign_id: String,
+        /// What was let go of.
+        released: Released,
+        /// When, Unix ms (Redis `TIME`).
+        released_at_ms: i64,
+        /// Whether an earlier call of the order released it.
+        repeat: bool,
+        /// The campaign's discount rule, if it has one.
+        discount: Option<Discount>,
+    },
+    /// Another order holds it (409 `held`); nothing written.
+    HeldByOther {
+        /// When that hold lapses, Unix ms.
+        held_until_ms: i64,
+    },
+    /// Another order redeemed it (409 `already_redeemed`); nothing written.
+    AlreadyRedeemed {
+        /// The order that redeemed it.
+        order_reference: String,
+        /// When, Unix ms.
+        redeemed_at_ms: i64,
+    },
+    /// No such code, or the order never held or redeemed it (404); nothing written.
+    NotFound,
+}
+
+impl CouponReleaseCall<'_> {
+    /// Parses the script's reply: `released:<hold|redemption>:<at_ms>:<repeat 0|1>`,
+    /// `held:<until_ms>`, `already_redeemed:<at_ms>:<order>` or `not_found`; a release is of
+    /// campaign `campaign_id`, whose rule is `discount`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for any other reply.
+    pub fn outcome(
+        reply: Value,
+        campaign_id: String,
+        discount: Option<Discount>,
+    ) -> Result<ReleaseOutcome, Error> {
+        let reply = text(NAME, reply)?;
+        let bad = || Error::bad_reply(NAME, &reply);
+        let int = |s: &str| s.parse::<i64>().map_err(|_| bad());
+        let parts: Vec<&str> = reply.splitn(3, ':').collect();
+        Ok(match parts[..] {
+            ["released", kind, rest] => {
+                let (at, repeat) = rest.split_once(':').ok_or_else(bad)?;
+                ReleaseOutcome::Released {
+                    campaign_id,
+                    released: match kind {
+                        "hold" => Released::Hold,
+                        "redemption" => Released::Redemption,
+                        _ => return Err(bad()),
+                    },
+                    released_at_ms: int(at)?,
+                    repeat: repeat == "1",
+                    discount,
+                }
+            }
+            ["held", until] => ReleaseOutcome::HeldByOther {
+                held_until_ms: int(until)?,
+            },
+            ["already_redeemed", at, order] => ReleaseOutcome::AlreadyRedeemed {
+                order_reference: order.to_string(),
+                redeemed_at_ms: int(at)?,
+            },
+            ["not_found"] => ReleaseOutcome::NotFound,
+            _ => return Err(bad()),
+        })
+    }
+}
+
+/// Releases the hold or reverses the redemption of `code` by order `order_reference`.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the same release may be sent again:
+/// it answers the release, credited back once); [`Error::Internal`] for a reply of the wrong
+/// shape.
+pub async fn release(
+    store: &Store,
+    code: &str,
+    order_reference: &str,
+) -> Result<ReleaseOutcome, Error> {
+    let mut conn = store.conn().await?;
+    let Some(at) = locate(store, &mut conn, code).await? else {
+        return Ok(ReleaseOutcome::NotFound);
+    };
+    let reply: Value = CouponReleaseCall {
+        pool: &at.keys.pool,
+        issued: &at.keys.issued,
+        journal: &at.keys.journal,
+        code: &at.keyed,
+        order_reference,
+        campaign_id: &at.campaign_id,
+        call: &call_id(),
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    CouponReleaseCall::outcome(reply, at.campaign_id, at.shape.discount)
+}

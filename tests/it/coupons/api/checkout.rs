@@ -1,0 +1,342 @@
+//! The coupon checkout through the coupon function's router (`events/coupon-hold.json`,
+//! `events/coupon-redeem.json`, `events/coupon-release.json`): a campaign worth a discount,
+//! held, redeemed and released over HTTP and shown in the user's views, and every refusal of
+//! the checkout routes, which writes nothing.
+
+use std::sync::Arc;
+
+use harness::{Backend, TestRedis};
+use hongbao::api::error::rfc3339;
+use hongbao::Store;
+use serde_json::{json, Value};
+
+use super::{create, grab, view};
+use crate::common::{call, event, with_body, with_sub, without_auth, Function};
+use crate::coupons::{coupon_store, dump_all, redis_ms};
+
+/// `POST /coupons/hold` with `body`: (status, body).
+async fn hold(store: &Arc<Store>, body: &Value) -> (u16, Value) {
+    let v = with_body(event("coupon-hold"), &body.to_string());
+    let (s, b, _) = call(store, Function::Coupon, &v).await;
+    (s, b)
+}
+
+/// `POST /coupons/redeem` with `body`.
+async fn redeem(store: &Arc<Store>, body: &Value) -> (u16, Value) {
+    let v = with_body(event("coupon-redeem"), &body.to_string());
+    let (s, b, _) = call(store, Function::Coupon, &v).await;
+    (s, b)
+}
+
+/// `POST /coupons/release` with `body`.
+async fn release(store: &Arc<Store>, body: &Value) -> (u16, Value) {
+    let v = with_body(event("coupon-release"), &body.to_string());
+    let (s, b, _) = call(store, Function::Coupon, &v).await;
+    (s, b)
+}
+
+/// `GET /coupons` as `user`: its items.
+async fn coupons_of(store: &Arc<Store>, user: &str) -> Vec<Value> {
+    let (s, b, _) = call(
+        store,
+        Function::Coupon,
+        &with_sub(event("coupon-list"), user),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    b["items"].as_array().unwrap().clone()
+}
+
+/// The discount of the campaigns here: 15 % off, at most 20.00, on orders of 50.00 or more.
+fn discount() -> Value {
+    json!({"percent_off": 15, "max_off_cents": 2000, "min_order_cents": 5000})
+}
+
+/// A campaign of `codes` worth [`discount`] under `reference`, alice holding its first code;
+/// (campaign id, alice's code).
+async fn alices_coupon(store: &Arc<Store>, reference: &str, codes: &[&str]) -> (String, String) {
+    let now = redis_ms(store).await;
+    let body = json!({
+        "title": "15 % off", "codes": codes, "ends_at": rfc3339(now + 600_000),
+        "redeem_by": rfc3339(now + 3_600_000), "reference": reference, "discount": discount(),
+    });
+    let (s, created) = create(store, &body).await;
+    assert_eq!((s, &created["discount"]), (201, &discount()), "{created}");
+    let id = created["campaign_id"].as_str().unwrap().to_string();
+    let (s, won, _) = grab(store, &id, "alice").await;
+    assert_eq!(s, 200, "{won}");
+    (id, won["code"].as_str().unwrap().to_string())
+}
+
+/// Test: a checkout over HTTP: a hold answers `held` with the order's discount (15 % of 99.99
+/// rounded down: 14.99) and shows in `GET /coupons` and `GET /campaigns/{id}` as `held`; the
+/// same order's redeem commits it with the hold's discount; its release reverses the
+/// redemption (`issued` again) and repeats as `repeat: true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkout_holds_redeems_and_releases() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let (id, code) = alices_coupon(&store, "http-1", &["HTTP-1"]).await;
+        let order = json!({"code": code, "user_id": "alice", "order_reference": "order-1"});
+
+        let mut body = order.clone();
+        body["order_total_cents"] = json!(9_999);
+        body["hold_secs"] = json!(600);
+        let (s, held) = hold(&store, &body).await;
+        assert_eq!(s, 200, "{backend}: {held}");
+        assert_eq!(
+            (&held["state"], &held["discount_cents"], &held["discount"]),
+            (&json!("held"), &json!(1_499), &discount())
+        );
+        let items = coupons_of(&store, "alice").await;
+        assert_eq!(
+            (
+                &items[0]["state"],
+                &items[0]["held_until"],
+                &items[0]["discount"]
+            ),
+            (&json!("held"), &held["held_until"], &discount()),
+            "{backend}"
+        );
+        let (_, campaign) = view(&store, &id, "alice").await;
+        assert_eq!(
+            campaign["coupon_states"],
+            json!([{"code": code, "state": "held", "held_until": held["held_until"]}]),
+            "{backend}"
+        );
+
+        let (s, redeemed) = redeem(&store, &order).await;
+        assert_eq!(s, 200, "{backend}: {redeemed}");
+        assert_eq!(
+            (&redeemed["repeat"], &redeemed["discount_cents"]),
+            (&json!(false), &json!(1_499))
+        );
+        assert_eq!(
+            coupons_of(&store, "alice").await[0]["discount_cents"],
+            1_499
+        );
+
+        let released = json!({"code": code, "order_reference": "order-1"});
+        let (s, first) = release(&store, &released).await;
+        assert_eq!(s, 200, "{backend}: {first}");
+        assert_eq!(
+            (&first["released"], &first["repeat"]),
+            (&json!("redemption"), &json!(false))
+        );
+        let (s, again) = release(&store, &released).await;
+        assert_eq!((s, &again["repeat"]), (200, &json!(true)), "{again}");
+        assert_eq!(again["released_at"], first["released_at"]);
+        assert_eq!(coupons_of(&store, "alice").await[0]["state"], "issued");
+        let (_, campaign) = view(&store, &id, "alice").await;
+        assert_eq!(campaign["coupon_states"][0]["state"], "issued", "{backend}");
+    }
+}
+
+/// Test: every refusal of the checkout routes writes nothing (every key compared before and
+/// after): 403 for a call not signed by a coupon principal; 400 for `hold_secs` 29 or 3601, a
+/// missing field, an unknown field, a negative total, a bad code or order; 404 for a code not
+/// issued to the user or a code of no campaign; 422 below the minimum (with
+/// `min_order_cents`); 409 `held` (with `held_until`) and `already_redeemed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkout_refusals_write_nothing() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let (_, held_code) = alices_coupon(&store, "refuse-1", &["REFUSE-1"]).await;
+        let (_, used_code) = alices_coupon(&store, "refuse-2", &["REFUSE-2"]).await;
+        let mine = json!({"code": held_code, "user_id": "alice", "order_reference": "order-1",
+                          "hold_secs": 600});
+        let (s, held) = hold(&store, &mine).await;
+        assert_eq!(s, 200, "{held}");
+        let used = json!({"code": used_code, "user_id": "alice", "order_reference": "order-1"});
+        assert_eq!(redeem(&store, &used).await.0, 200);
+
+        let before = dump_all(&redis, &store).await;
+        unsigned_checkout_calls(&store, &mine).await;
+        invalid_checkouts(&store, &mine).await;
+        let answers = refused_checkouts(&store, &mine, &used_code).await;
+        let answer = |what: &str| answers.iter().find(|a| a.0 == what).unwrap().1.clone();
+        assert_eq!(answer("below the minimum")["min_order_cents"], 5_000);
+        assert_eq!(
+            answer("another order's hold")["held_until"],
+            held["held_until"]
+        );
+        assert_eq!(answer("a redeemed coupon")["order_reference"], "order-1");
+        assert_eq!(
+            dump_all(&redis, &store).await,
+            before,
+            "{backend}: a refusal wrote"
+        );
+    }
+}
+
+/// Bodies the checkout routes refuse with 400 `invalid_request`, around `mine` (alice's hold
+/// of her code for `order-1`).
+async fn invalid_checkouts(store: &Arc<Store>, mine: &Value) {
+    use Route::{Hold, Release};
+    let with = |k: &str, v: Value| {
+        let mut b = mine.clone();
+        b[k] = v;
+        b
+    };
+    let without = |k: &str| {
+        let mut b = mine.clone();
+        b.as_object_mut().unwrap().remove(k);
+        b
+    };
+    let code = mine["code"].clone();
+    let cases: Vec<(&str, Route, Value)> = vec![
+        ("hold_secs 29", Hold, with("hold_secs", json!(29))),
+        ("hold_secs 3601", Hold, with("hold_secs", json!(3601))),
+        ("hold_secs 1.5", Hold, with("hold_secs", json!(1.5))),
+        ("no hold_secs", Hold, without("hold_secs")),
+        ("no user_id", Hold, without("user_id")),
+        ("an unknown field", Hold, with("coupon", json!(1))),
+        (
+            "a negative total",
+            Hold,
+            with("order_total_cents", json!(-1)),
+        ),
+        ("a bad code", Hold, with("code", json!("no!"))),
+        ("a bad order", Hold, with("order_reference", json!("a b"))),
+        ("release without order", Release, json!({"code": code})),
+        (
+            "release with user_id",
+            Release,
+            json!({"code": code, "order_reference": "order-1", "user_id": "alice"}),
+        ),
+    ];
+    for (what, route, body) in cases {
+        let (s, b) = match route {
+            Hold => hold(store, &body).await,
+            Release => release(store, &body).await,
+            Route::Redeem => redeem(store, &body).await,
+        };
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (400, Some("invalid_request")),
+            "{what}: {b}"
+        );
+    }
+}
+
+/// A checkout route.
+enum Route {
+    Hold,
+    Redeem,
+    Release,
+}
+
+/// The checkout calls refused by the store around `mine` (alice's hold of her code for `order-1`) and
+/// `used_code` (redeemed by `order-1`), each checked for its status and code; (what, answer).
+async fn refused_checkouts(
+    store: &Arc<Store>,
+    mine: &Value,
+    used_code: &str,
+) -> Vec<(&'static str, Value)> {
+    use Route::{Hold, Redeem, Release};
+    let with = |k: &str, v: Value| {
+        let mut b = mine.clone();
+        b[k] = v;
+        b
+    };
+    let code = mine["code"].clone();
+    let release_by = |code: &Value, order: &str| json!({"code": code, "order_reference": order});
+    let held = "held";
+    let cases: Vec<(&str, Route, Value, u16, &str)> = vec![
+        (
+            "bob's hold",
+            Hold,
+            with("user_id", json!("bob")),
+            404,
+            "not_found",
+        ),
+        (
+            "a code of no campaign",
+            Release,
+            release_by(&json!("NOPE-1"), "order-1"),
+            404,
+            "not_found",
+        ),
+        (
+            "below the minimum",
+            Hold,
+            with("order_total_cents", json!(4_999)),
+            422,
+            "below_minimum",
+        ),
+        (
+            "another order's hold",
+            Hold,
+            with("order_reference", json!("order-2")),
+            409,
+            held,
+        ),
+        (
+            "another order's redeem",
+            Redeem,
+            json!({"code": code, "user_id": "alice", "order_reference": "order-2"}),
+            409,
+            "held",
+        ),
+        (
+            "another order's release",
+            Release,
+            release_by(&code, "order-2"),
+            409,
+            "held",
+        ),
+        (
+            "a redeemed coupon",
+            Hold,
+            json!({"code": used_code, "user_id": "alice", "order_reference": "order-2",
+                   "hold_secs": 60}),
+            409,
+            "already_redeemed",
+        ),
+        (
+            "its release by another order",
+            Release,
+            release_by(&json!(used_code), "order-2"),
+            409,
+            "already_redeemed",
+        ),
+    ];
+    let mut answers = Vec::new();
+    for (what, route, body, status, error) in cases {
+        let (s, b) = match route {
+            Hold => hold(store, &body).await,
+            Redeem => redeem(store, &body).await,
+            Release => release(store, &body).await,
+        };
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (status, Some(error)),
+            "{what}: {b}"
+        );
+        answers.push((what, b));
+    }
+    answers
+}
+
+/// Hold, redeem and release unsigned, and signed by a principal outside
+/// `HONGBAO_COUPON_PRINCIPALS`: 403 `forbidden` each.
+async fn unsigned_checkout_calls(store: &Arc<Store>, body: &Value) {
+    let stranger = |mut v: Value| {
+        v["requestContext"]["authorizer"]["iam"]["userArn"] =
+            json!("arn:aws:sts::123456789012:assumed-role/someone-else/x");
+        v
+    };
+    for fixture in ["coupon-hold", "coupon-redeem", "coupon-release"] {
+        let v = with_body(event(fixture), &body.to_string());
+        for v in [without_auth(v.clone()), stranger(v)] {
+            let (s, b, _) = call(store, Function::Coupon, &v).await;
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (403, Some("forbidden")),
+                "{fixture}: {b}"
+            );
+        }
+    }
+}
