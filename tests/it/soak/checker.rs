@@ -138,8 +138,12 @@ fn journaled_once<'a>(f: &'a Final, v: &mut Vec<String>) -> Entries<'a> {
     }
     // Money moved once per movement: no journal entry twice (a cancelled packet's sender gets
     // two refunds: the un-grabbed shares at the cancel, the unclaimed grabbed ones at
-    // settlement).
+    // settlement). A coupon is redeemed again after its redemption was released: its
+    // redemptions and releases are judged in order by `checkout::redemptions`.
     for ((k, user, reference), list) in &entries {
+        if matches!(k, Kind::CouponRedeemed | Kind::CouponReleased) {
+            continue;
+        }
         let cancelled = entries
             .get(&(Kind::PacketCancelled, user.clone(), reference.clone()))
             .map_or(0, Vec::len);

@@ -78,6 +78,15 @@ pub enum Op {
         user: String,
         order: String,
     },
+    /// `POST /coupons/hold` (IAM) of `code` for `order`, `hold_secs` long.
+    CouponHold {
+        code: String,
+        user: String,
+        order: String,
+        hold_secs: u32,
+    },
+    /// `POST /coupons/release` (IAM) of `order`'s hold or redemption of `code`.
+    CouponRelease { code: String, order: String },
     /// `POST /campaigns/{id}/codes` (IAM): a batch of uploaded codes, retried with the same
     /// reference.
     CouponBatch {
@@ -103,6 +112,8 @@ impl Op {
             Op::OrderCodes { .. } => "order_codes",
             Op::CouponGrab { .. } => "coupon_grab",
             Op::CouponRedeem { .. } => "coupon_redeem",
+            Op::CouponHold { .. } => "coupon_hold",
+            Op::CouponRelease { .. } => "coupon_release",
             Op::CouponBatch { .. } => "coupon_batch",
         }
     }
@@ -153,6 +164,9 @@ pub struct World {
     /// The campaign that takes batches of codes, and until when (ms since the run started)
     /// clients send them.
     pub batches: Option<(String, u64)>,
+    /// Coupons held or redeemed so far (code, order), from checkout answers: what releases
+    /// mostly release.
+    pub checkouts: Mutex<Vec<(String, String)>>,
 }
 
 impl World {
@@ -204,38 +218,7 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
         let p = world.packets.lock().unwrap();
         p.iter().rev().take(12).cloned().collect()
     };
-    if let Some((campaign, until_ms)) = &world.batches {
-        if world.ms() < *until_ms && rng.random_bool(0.04) {
-            let batch = super::coupons::batch(campaign, id, n);
-            if rng.random_bool(0.3) {
-                return vec![batch.clone(), batch]; // the same batch sent twice at once
-            }
-            return vec![batch];
-        }
-    }
-    if !world.campaigns.is_empty() && rng.random_bool(0.08) {
-        let won = {
-            let c = world.coupons.lock().unwrap();
-            c.iter()
-                .rev()
-                .take(20)
-                .collect::<Vec<_>>()
-                .choose(rng)
-                .map(|w| (*w).clone())
-        };
-        if let (true, Some((code, holder))) = (rng.random_bool(0.3), won) {
-            // Mostly the holder at checkout, now and then someone else (404).
-            let user = if rng.random_bool(0.9) { holder } else { user };
-            // Orders repeat now and then: a checkout retried, or a second order (409).
-            let order = format!("ord-{}", rng.random_range(0..3) + n % 7);
-            return vec![Op::CouponRedeem { code, user, order }];
-        }
-        let campaign = world.campaigns.choose(rng).unwrap().clone();
-        let grab = Op::CouponGrab { campaign, user };
-        let mut ops = vec![grab.clone()];
-        if rng.random_bool(0.3) {
-            ops.push(grab); // a double press
-        }
+    if let Some(ops) = super::coupons::draw(rng, world, id, n, &user) {
         return ops;
     }
     if rng.random_bool(0.04) {
@@ -398,6 +381,17 @@ async fn perform(
                         let id = body["packet_id"].as_str().unwrap_or_default().to_string();
                         world.packets.lock().unwrap().push((id, sender.clone()));
                     }
+                    if let (
+                        Op::CouponHold { code, order, .. } | Op::CouponRedeem { code, order, .. },
+                        200,
+                    ) = (&op, status)
+                    {
+                        world
+                            .checkouts
+                            .lock()
+                            .unwrap()
+                            .push((code.clone(), order.clone()));
+                    }
                     if let (Op::CouponGrab { user, .. }, 200) = (&op, status) {
                         let code = body["code"].as_str().unwrap_or_default().to_string();
                         world.coupons.lock().unwrap().push((code, user.clone()));
@@ -509,6 +503,15 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             let body = json!({"code": code, "user_id": user, "order_reference": order});
             let ev = with_body(event("coupon-redeem"), &body.to_string());
             call(store, Function::Coupon, &ev).await
+        }
+        Op::CouponHold {
+            code,
+            user,
+            order,
+            hold_secs,
+        } => super::checkout::send_hold(store, code, user, order, *hold_secs).await,
+        Op::CouponRelease { code, order } => {
+            super::checkout::send_release(store, code, order).await
         }
         Op::CouponBatch {
             campaign,

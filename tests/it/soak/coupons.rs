@@ -22,7 +22,11 @@ use hongbao::store::coupons::PoolKeys;
 use hongbao::Store;
 use serde_json::{json, Value};
 
-use super::clients::{Op, Record};
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::Rng;
+
+use super::clients::{Op, Record, World};
 use crate::common::{call, event, with_body, Function};
 
 /// A campaign of the soak.
@@ -47,6 +51,8 @@ pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
         .unwrap()
         .as_millis() as i64;
     let ends = hongbao::api::error::rfc3339(now + secs as i64 * 1000 + 3_000);
+    // Redeemable for an hour after: no hold of the run is cut short by redeem_by.
+    let redeem_by = hongbao::api::error::rfc3339(now + secs as i64 * 1000 + 3_603_000);
     let starts = hongbao::api::error::rfc3339(now + secs as i64 * 1000 / 3);
     let codes = |prefix: &str, n: usize| -> Vec<String> {
         (0..n).map(|i| format!("{prefix}-{i:03}")).collect()
@@ -54,21 +60,21 @@ pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
     let plans = [
         (
             json!({"title": "soak uploaded", "codes": codes("SOAK", 40), "per_user": 2,
-                   "codes_planned": 60_000, "ends_at": ends, "reference": "soak-uploaded"}),
+                   "codes_planned": 60_000, "ends_at": ends, "redeem_by": redeem_by, "reference": "soak-uploaded"}),
             2,
             codes("SOAK", 40),
             false,
         ),
         (
             json!({"title": "soak generated", "generate": 60_001, "ends_at": ends,
-                   "reference": "soak-generated"}),
+                   "redeem_by": redeem_by, "reference": "soak-generated"}),
             1,
             vec![],
             false,
         ),
         (
             json!({"title": "soak scarce", "codes": codes("SCARCE", 20), "per_user": 1,
-                   "codes_planned": 60_000, "ends_at": ends, "reference": "soak-scarce"}),
+                   "codes_planned": 60_000, "ends_at": ends, "redeem_by": redeem_by, "reference": "soak-scarce"}),
             1,
             codes("SCARCE", 20),
             false,
@@ -76,7 +82,7 @@ pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
         (
             json!({"title": "soak batches", "codes": codes("FIRST", 6), "per_user": 3,
                    "codes_planned": 60_000, "starts_at": starts, "ends_at": ends,
-                   "reference": "soak-batches"}),
+                   "redeem_by": redeem_by, "reference": "soak-batches"}),
             3,
             codes("FIRST", 6),
             true,
@@ -108,6 +114,62 @@ pub fn batch(campaign: &str, client: usize, n: u64) -> Op {
         reference: format!("sb-{client}-{n}"),
         codes: (0..8).map(|i| format!("SB{client:02}N{n}X{i}")).collect(),
     }
+}
+
+/// A client's next coupon operations, if its draw (`n`th of client `id`, for `user`) is one: a
+/// batch to the campaign that takes them (until its time), a checkout step of a coupon won, or
+/// a grab (now and then pressed twice at once).
+pub fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64, user: &str) -> Option<Vec<Op>> {
+    if let Some((campaign, until_ms)) = &world.batches {
+        if world.ms() < *until_ms && rng.random_bool(0.04) {
+            let batch = batch(campaign, id, n);
+            if rng.random_bool(0.3) {
+                return Some(vec![batch.clone(), batch]); // the same batch sent twice at once
+            }
+            return Some(vec![batch]);
+        }
+    }
+    if !world.campaigns.is_empty() && rng.random_bool(0.08) {
+        let won = {
+            let c = world.coupons.lock().unwrap();
+            c.iter()
+                .rev()
+                .take(20)
+                .collect::<Vec<_>>()
+                .choose(rng)
+                .map(|w| (*w).clone())
+        };
+        if let (true, Some((code, holder))) = (rng.random_bool(0.5), won) {
+            let held = {
+                let c = world.checkouts.lock().unwrap();
+                c.iter()
+                    .rev()
+                    .take(20)
+                    .collect::<Vec<_>>()
+                    .choose(rng)
+                    .map(|w| (*w).clone())
+            };
+            return Some(vec![super::checkout::draw(
+                rng,
+                code,
+                holder,
+                user.to_string(),
+                n,
+                held,
+            )]);
+        }
+        let campaign = world.campaigns.choose(rng).unwrap().clone();
+        let grab = Op::CouponGrab {
+            campaign,
+            user: user.to_string(),
+        };
+        let mut ops = vec![grab.clone()];
+        if rng.random_bool(0.3) {
+            ops.push(grab); // a double press
+        }
+        return Some(ops);
+    }
+    None
 }
 
 /// `POST /campaigns/{id}/codes` (IAM) of a batch.
@@ -185,6 +247,8 @@ struct Pools {
     /// The issued records as the feed names them: code -> user (a generated index turned
     /// into its code).
     as_codes: BTreeMap<String, String>,
+    /// The codes whose record says redeemed, as the feed names them.
+    redeemed: BTreeSet<String>,
 }
 
 async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
@@ -192,6 +256,7 @@ async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
     let prefix = &store.config().key_prefix;
     let mut conn = store.conn().await.map_err(|e| e.to_string())?;
     let mut out = Pools::default();
+    let mut redeemed = BTreeSet::new();
     let secret: Option<String> = redis::cmd("HGET")
         .arg(PoolKeys::new(prefix, &plan.id, no, 0, plan.pools).pool)
         .arg("secret")
@@ -216,8 +281,13 @@ async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
             .map_err(|e| e.to_string())?;
         out.listed += listed;
         for (code, record) in issued.into_iter().filter(|(c, _)| !c.contains('\n')) {
-            let user = record.split('\n').next().unwrap_or_default().to_string();
-            out.issued.insert(code, user);
+            let fields: Vec<&str> = record.split('\n').collect();
+            // `lua/coupon_record.lua`: 4 fields (a redemption written before holds), or the
+            // state in the fifth.
+            if fields.len() == 4 || fields.get(4) == Some(&"redeemed") {
+                redeemed.insert(code.clone());
+            }
+            out.issued.insert(code, fields[0].to_string());
         }
         for (user, items) in holders.into_iter().filter(|(u, _)| !u.contains('\n')) {
             out.items
@@ -226,17 +296,16 @@ async fn read_pools(store: &Store, plan: &Plan) -> Result<Pools, String> {
                 .extend(items.split_whitespace().map(str::to_string));
         }
     }
+    let as_code = |item: &String| match (&key, item.parse::<u64>()) {
+        (Some(key), Ok(index)) => key.code(no, index),
+        _ => item.clone(),
+    };
     out.as_codes = out
         .issued
         .iter()
-        .map(|(item, user)| {
-            let code = match (&key, item.parse::<u64>()) {
-                (Some(key), Ok(index)) => key.code(no, index),
-                _ => item.clone(),
-            };
-            (code, user.clone())
-        })
+        .map(|(item, user)| (as_code(item), user.clone()))
         .collect();
+    out.redeemed = redeemed.iter().map(as_code).collect();
     Ok(out)
 }
 
@@ -261,7 +330,10 @@ pub async fn check(
         calls,
         batched,
     } = answers(history, started_epoch_ms, &mut v);
-    let (issued, redeemed, ended) = feed(events, &mut v);
+    let (issued, ended) = feed(events, &mut v);
+    let (redeemed, redemption_violations) = super::checkout::redemptions(events);
+    v.extend(redemption_violations);
+    v.extend(super::checkout::check_holds(history));
     issued_after_sold_out(events, &sold_out, &mut v);
     for plan in plans {
         let id = &plan.id;
@@ -333,7 +405,17 @@ pub async fn check(
                 ));
             }
         }
-        let feed_redeemed = redeemed.get(id).map_or(0, BTreeMap::len) as u64;
+        let feed_redeemed: BTreeSet<String> = redeemed
+            .get(id)
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default();
+        if feed_redeemed != pools.redeemed {
+            v.push(format!(
+                "campaign {id}: redeemed by the feed {feed_redeemed:?}, by the pools {:?}",
+                pools.redeemed
+            ));
+        }
+        let feed_redeemed = feed_redeemed.len() as u64;
         if feed_redeemed != view.codes_redeemed {
             v.push(format!(
                 "campaign {id}: {feed_redeemed} CouponRedeemed events, {} redeemed",
@@ -448,19 +530,17 @@ fn issued_after_sold_out(events: &[Value], sold_out: &BTreeMap<String, i64>, v: 
 }
 
 /// Per campaign, from the feed's events de-duplicated by `event_id`: CouponIssued (code ->
-/// user), CouponRedeemed (code -> order) and CampaignEnded (their details).
+/// user; a code issued twice is a violation) and CampaignEnded (their details).
 #[allow(clippy::type_complexity)]
 fn feed(
     events: &[Value],
     v: &mut Vec<String>,
 ) -> (
     BTreeMap<String, BTreeMap<String, String>>,
-    BTreeMap<String, BTreeMap<String, String>>,
     BTreeMap<String, Vec<Value>>,
 ) {
     let mut seen = BTreeSet::new();
     let mut issued: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut redeemed: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut ended: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for e in events {
         let d = &e["detail"];
@@ -482,21 +562,6 @@ fn feed(
                     ));
                 }
             }
-            Some("CouponRedeemed") => {
-                let order = d["order_reference"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                if let Some(other) = redeemed
-                    .entry(campaign)
-                    .or_default()
-                    .insert(code.clone(), order)
-                {
-                    v.push(format!(
-                        "feed: coupon {code} redeemed twice (also by {other})"
-                    ));
-                }
-            }
             Some("CampaignEnded") => ended
                 .entry(d["reference"].as_str().unwrap_or_default().into())
                 .or_default()
@@ -504,7 +569,7 @@ fn feed(
             _ => {}
         }
     }
-    (issued, redeemed, ended)
+    (issued, ended)
 }
 
 /// A closed campaign's pools: nothing listed, no reservation open, each user's items the codes

@@ -1,6 +1,7 @@
 //! The soak: a seeded, randomized workload of every money operation, of order codes and of coupon
-//! grabs, redemptions and batches of uploaded codes racing a campaign's start (four campaigns
-//! spread over 24 pools each, `soak/coupons.rs`), from many
+//! grabs, checkouts (holds, redemptions and releases, `soak/checkout.rs`) and batches of
+//! uploaded codes racing a campaign's start (four campaigns spread over 24 pools each,
+//! `soak/coupons.rs`), from many
 //! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
 //! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
 //! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
@@ -21,6 +22,8 @@
 //! claim credited exactly once, every expired packet settled and refunded exactly once, no movement
 //! journaled twice, no order code handed out twice, no coupon code answered to two users, issued
 //! twice or redeemed twice, no user above `per_user` or with more codes than grab calls, each
+//! code held by one order at a time and redeemed at most once per redemption not released (the
+//! feed's `CouponRedeemed` and `CouponReleased` adding up to the pools' redemptions), each
 //! code issued to a user one the user's items show, every uploaded code in exactly one place (a
 //! pool of its campaign or free in the directory) and none in a closed pool, each campaign's
 //! `codes_left` + issued = `codes_total` and its one `CampaignEnded` matching its counts
@@ -39,6 +42,7 @@
 //! rules allow while stalled claims re-drive.
 
 mod checker;
+mod checkout;
 mod clients;
 mod coupons;
 mod export;
@@ -174,6 +178,7 @@ async fn soak() {
             .iter()
             .find(|p| p.takes_batches)
             .map(|p| (p.id.clone(), secs * 1000 / 2)),
+        checkouts: Mutex::new(Vec::new()),
     });
 
     let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
