@@ -275,6 +275,27 @@ def redeem_event(
     )
 
 
+def hold_event(
+    code: str, user_id: str, order_reference: str, order_total_cents: int, hold_secs: int = 30
+) -> dict:
+    """`POST /coupons/hold` from events/coupon-hold.json (AWS_IAM) with this body."""
+    return http_event(
+        "coupon-hold",
+        body={
+            "code": code,
+            "user_id": user_id,
+            "order_reference": order_reference,
+            "order_total_cents": order_total_cents,
+            "hold_secs": hold_secs,
+        },
+    )
+
+
+def release_event(code: str, order_reference: str) -> dict:
+    """`POST /coupons/release` from events/coupon-release.json (AWS_IAM) with this body."""
+    return http_event("coupon-release", body={"code": code, "order_reference": order_reference})
+
+
 def scheduled_event() -> dict:
     """The EventBridge schedule's event (events/reclaim-cron-scheduled.json), stamped now."""
     ev = load_event("reclaim-cron-scheduled")

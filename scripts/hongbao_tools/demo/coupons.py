@@ -31,6 +31,7 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
         "ends_at": rfc3339(ends),
         "redeem_by": rfc3339(ends + 3600),
         "reference": "demo-drop-1",
+        "discount": {"amount_off_cents": 2000, "min_order_cents": 10000},
     }
     r = stack.invoke("coupon", events.create_campaign_event(body))
     if not inv.check(
@@ -89,6 +90,7 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
             and other["body"].get("order_reference") == order,
             f"{first['body']} {repeat['body']} {other['body']}",
         )
+    checkouts = checkout(stack, inv, won, sorted(won)[DROP_REDEEMED : DROP_REDEEMED + 3])
     loser = next(u for u in users if u not in won)
     stranger = stack.invoke("coupon", events.redeem_event(won[redeemers[0]], loser, "order-x"))
     inv.check("someone else's code -> 404", stranger.status == 404, str(stranger["body"]))
@@ -122,6 +124,7 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
     )
     ended = stack.invoke("coupon", events.campaign_event(cid, loser))["body"]
     inv.check("the campaign shows ended", ended.get("status") == "ended", str(ended))
+    lapsed(stack, inv, won, checkouts)
     return {
         "campaign_id": cid,
         "outcomes": dict(outcomes),
@@ -129,14 +132,93 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
         "redeemed": len(redeemers),
         "never_issued": DROP_CODES - len(won),
         "closed": closed,
+        "checkouts": checkouts,
     }
 
 
+def checkout(stack: LocalStack, inv: Checks, won: dict[str, str], buyers: list[str]) -> dict:
+    """Three checkouts of 120.00 with a coupon worth 20.00 off an order of at least 100.00:
+    one paid (held, then redeemed), one whose payment failed (held, then released: the coupon
+    is the user's to use again), one held for 30 s and abandoned (it lapses)."""
+    paid, failed, abandoned = buyers
+    below = stack.invoke("coupon", events.hold_event(won[paid], paid, f"order-{paid}", 9000))
+    inv.check(
+        "a hold for an order below the minimum -> 422 below_minimum, nothing held",
+        below.status == 422 and below["body"].get("min_order_cents") == 10000,
+        str(below["body"]),
+    )
+    held = {}
+    for u in buyers:
+        r = stack.invoke("coupon", events.hold_event(won[u], u, f"order-{u}", 12000))
+        held[u] = r["body"]
+        inv.check(
+            f"{u}'s checkout holds the coupon: 20.00 off 120.00",
+            r.status == 200
+            and r["body"].get("state") == "held"
+            and r["body"].get("discount_cents") == 2000,
+            str(r["body"]),
+        )
+    other = stack.invoke("coupon", events.hold_event(won[failed], failed, "order-other", 12000))
+    inv.check(
+        "another order of the held coupon -> 409 held",
+        other.status == 409 and other["body"].get("error") == "held",
+        str(other["body"]),
+    )
+    r = stack.invoke("coupon", events.redeem_event(won[paid], paid, f"order-{paid}"))
+    inv.check(
+        f"{paid} pays: the hold is redeemed, 20.00 off",
+        r.status == 200 and r["body"].get("discount_cents") == 2000,
+        str(r["body"]),
+    )
+    r = stack.invoke("coupon", events.release_event(won[failed], f"order-{failed}"))
+    again = stack.invoke("coupon", events.release_event(won[failed], f"order-{failed}"))
+    inv.check(
+        f"{failed}'s payment fails: the hold released (a repeat answers the same)",
+        r.status == 200 and again.status == 200 and again["body"].get("repeat") is True,
+        f"{r['body']} {again['body']}",
+    )
+    mine = stack.invoke("coupon", events.coupons_event(failed))["body"]
+    inv.check(
+        f"{failed}'s coupon is issued again, theirs to use",
+        [(i["code"], i["state"]) for i in mine.get("items", [])] == [(won[failed], "issued")],
+        str(mine),
+    )
+    return {"paid": paid, "failed": failed, "abandoned": abandoned, "held": held}
+
+
+def lapsed(stack: LocalStack, inv: Checks, won: dict[str, str], checkouts: dict) -> None:
+    """The abandoned checkout's hold lapses by itself: the coupon is free for another order."""
+    u = checkouts["abandoned"]
+    until = checkouts["held"][u].get("held_until", "")
+    wait = iso_seconds(until) - time.time() + 0.2 if until else 0
+    time.sleep(max(0.0, wait))
+    r = stack.invoke("coupon", events.hold_event(won[u], u, f"order-{u}-later", 12000))
+    inv.check(
+        f"{u}'s abandoned hold lapsed: a later order holds the coupon",
+        r.status == 200 and r["body"].get("order_reference") == f"order-{u}-later",
+        str(r["body"]),
+    )
+    checkouts["lapsed_after_s"] = round(max(0.0, wait), 1)
+
+
+def iso_seconds(text: str) -> float:
+    """Unix seconds of an RFC 3339 time."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def report_drop(d: dict) -> None:
+    c = d["checkouts"]
     print("\n== coupon drop")
     print(f"  campaign {d['campaign_id']}: {DROP_CODES} uploaded codes")
     print("  grabs: " + ", ".join(f"{k}: {n}" for k, n in sorted(d["outcomes"].items(), key=str)))
     print(
         f"  issued {d['winners']}, redeemed {d['redeemed']}, never issued {d['never_issued']}; "
         f"closed by reclaim-cron: {d['closed'].get('campaigns_closed')} campaign"
+    )
+    print(
+        f"  checkouts (20.00 off an order of 120.00): {c['paid']} paid, {c['failed']}'s payment "
+        f"failed and the hold released, {c['abandoned']}'s hold lapsed after "
+        f"{c.get('lapsed_after_s', 0)} s"
     )

@@ -110,7 +110,7 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     total = len(uploaded) + len(batch["codes"])
     if c.status(f"coupon-add-codes.json ({len(batch['codes'])} codes) before the start", r, 201):
         c.check(
-            f"batch body: codes_total {total}, the fixture's reference, repeat false, every code added",
+            f"batch body: codes_total {total}, the fixture's reference, repeat false, all added",
             r["body"]
             == {
                 "campaign_id": cid,
@@ -239,6 +239,33 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
         r,
         403,
         "forbidden",
+    )
+
+    # POST /coupons/hold and /coupons/release (AWS_IAM): a checkout holds, another order is
+    # refused, the payment fails and the hold is released (a repeat answers the same), another
+    # order redeems, and its order is refunded: the redemption reversed.
+    held = "order-e2e-hold"
+    r = inv("coupon", events.hold_event(other_code, other_user, held, 12000, 600))
+    if c.status(f"coupon-hold.json: {other_user}'s code for {held}", r, 200):
+        c.check(
+            "hold body: state held, held_until",
+            r["body"].get("state") == "held"
+            and RFC3339.match(str(r["body"].get("held_until"))) is not None,
+            str(r["body"]),
+        )
+    r = inv("coupon", events.hold_event(other_code, other_user, "order-e2e-rival", 12000, 600))
+    c.status("another order holds the held coupon", r, 409, "held")
+    r = inv("coupon", events.release_event(other_code, held))
+    c.status(f"coupon-release.json: {held}'s hold released", r, 200)
+    r = inv("coupon", events.release_event(other_code, held))
+    c.check("the same release again -> 200, repeat true", answered(r, 200, repeat=True), str(r))
+    r = inv("coupon", events.redeem_event(other_code, other_user, "order-e2e-rival"))
+    c.status("the released coupon redeemed by another order", r, 200)
+    r = inv("coupon", events.release_event(other_code, "order-e2e-rival"))
+    c.check(
+        "that order refunded: its redemption reversed",
+        answered(r, 200, released="redemption", repeat=False),
+        str(r["body"]),
     )
 
     # The creation fixture as it is (generated codes, open at once), with fresh times.

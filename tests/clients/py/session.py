@@ -41,6 +41,8 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "grab_coupon": ("grab_coupon",),  # POST /campaigns/{id}/grab
     "get_campaign": ("get_campaign",),  # GET /campaigns/{id}
     "redeem_coupon": ("redeem_coupon",),  # POST /coupons/redeem
+    "hold_coupon": ("hold_coupon",),  # POST /coupons/hold
+    "release_coupon": ("release_coupon",),  # POST /coupons/release
     "list_coupons": ("list_coupons",),  # GET /coupons
     "cancel": ("cancel_packet",),  # POST /packets/{id}/cancel
 }
@@ -59,6 +61,8 @@ MODELS: dict[str, tuple[str, ...]] = {
     "campaign": ("CampaignBody",),
     "coupon": ("CouponBody",),
     "redeemed": ("RedeemBody",),
+    "held": ("HoldBody",),
+    "released": ("ReleaseBody",),
     "coupons": ("CouponsBody",),
     "already_grabbed": ("AlreadyGrabbedError", "ErrorDoc"),
     "unauthorized": ("UnauthorizedError", "ErrorDoc"),
@@ -347,13 +351,14 @@ def main() -> int:
         lambda c: c.code in coupon_codes and c.campaign_id == campaign_id,
     )
     bobs_code = getattr(bobs, "code", "missing")
-    expect(
+    carols = expect(
         "carol grabs the other one -> 200",
         call("grab_coupon", carol, id=campaign_id),
         200,
         "coupon",
         lambda c: c.code in coupon_codes and c.code != bobs_code,
     )
+    carols_code = getattr(carols, "code", "missing")
     expect_error(
         "dave is too late -> 410 sold_out",
         call("grab_coupon", dave, id=campaign_id),
@@ -388,6 +393,41 @@ def main() -> int:
         200,
         "coupons",
         lambda c: [(i.code, code(i.state)) for i in c.items] == [(bobs_code, "redeemed")],
+    )
+    # A checkout of carol's coupon: held while she pays, redeemed, released when the order is
+    # refunded, then redeemed again by her next order.
+    cart = {"code": carols_code, "user_id": f"carol-{run}", "order_reference": f"py-cart-{run}"}
+    expect(
+        "the checkout holds carol's coupon -> 200 held",
+        call("hold_coupon", anonymous, body={**cart, "order_total_cents": 12000, "hold_secs": 60}),
+        200,
+        "held",
+        lambda h: code(h.state) == "held" and h.order_reference == cart["order_reference"],
+    )
+    expect(
+        "the payment succeeds: the hold redeemed -> 200",
+        call("redeem_coupon", anonymous, body=cart),
+        200,
+        "redeemed",
+        lambda r: r.order_reference == cart["order_reference"] and r.repeat is False,
+    )
+    expect(
+        "the order is refunded: the redemption released -> 200",
+        call(
+            "release_coupon",
+            anonymous,
+            body={"code": carols_code, "order_reference": cart["order_reference"]},
+        ),
+        200,
+        "released",
+        lambda r: code(r.released) == "redemption" and r.repeat is False,
+    )
+    expect(
+        "carol's next order redeems it again -> 200",
+        call("redeem_coupon", anonymous, body={**cart, "order_reference": f"py-cart-2-{run}"}),
+        200,
+        "redeemed",
+        lambda r: r.order_reference == f"py-cart-2-{run}",
     )
     # Chat packets: a password packet with a cover, grabbed with its password, then cancelled
     # by alice (its un-grabbed shares come back at once), its fairness receipt checked from the

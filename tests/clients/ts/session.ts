@@ -137,14 +137,13 @@ const bobsCode: string = bobsCoupon.data?.code ?? "missing";
 expect("bob grabs a coupon -> 200", bobsCoupon.response.status === 200
   && couponCodes.includes(bobsCode) && bobsCoupon.data?.campaign_id === campaignId,
   bobsCoupon.data ?? bobsCoupon.error);
-{
-  const { data, error, response } = await carol.POST("/campaigns/{id}/grab", {
-    params: { path: { id: campaignId } },
-  });
-  expect("carol grabs the other one -> 200", response.status === 200
-    && data !== undefined && couponCodes.includes(data.code) && data.code !== bobsCode,
-    data ?? error);
-}
+const carolsCoupon = await carol.POST("/campaigns/{id}/grab", {
+  params: { path: { id: campaignId } },
+});
+const carolsCode: string = carolsCoupon.data?.code ?? "missing";
+expect("carol grabs the other one -> 200", carolsCoupon.response.status === 200
+  && couponCodes.includes(carolsCode) && carolsCode !== bobsCode,
+  carolsCoupon.data ?? carolsCoupon.error);
 {
   const { data, error, response } = await dave.POST("/campaigns/{id}/grab", {
     params: { path: { id: campaignId } },
@@ -179,6 +178,35 @@ const redeem = { code: bobsCode, user_id: `bob-${run}`, order_reference: `ts-ord
   expect("bob's coupons: the one he grabbed, redeemed", response.status === 200
     && data?.items.length === 1 && data.items[0]?.code === bobsCode
     && data.items[0].state === "redeemed", data ?? error);
+}
+// A checkout of carol's coupon: held while she pays, redeemed, released when the order is
+// refunded, then redeemed again by her next order.
+const cart = { code: carolsCode, user_id: `carol-${run}`, order_reference: `ts-cart-${run}` };
+{
+  const { data, error, response } = await anonymous.POST("/coupons/hold", {
+    body: { ...cart, order_total_cents: 12000, hold_secs: 60 },
+  });
+  expect("the checkout holds carol's coupon -> 200 held", response.status === 200
+    && data?.state === "held" && data.order_reference === cart.order_reference, data ?? error);
+}
+{
+  const { data, error, response } = await anonymous.POST("/coupons/redeem", { body: cart });
+  expect("the payment succeeds: the hold redeemed -> 200", response.status === 200
+    && data?.order_reference === cart.order_reference && data.repeat === false, data ?? error);
+}
+{
+  const { data, error, response } = await anonymous.POST("/coupons/release", {
+    body: { code: carolsCode, order_reference: cart.order_reference },
+  });
+  expect("the order is refunded: the redemption released -> 200", response.status === 200
+    && data?.released === "redemption" && data.repeat === false, data ?? error);
+}
+{
+  const { data, error, response } = await anonymous.POST("/coupons/redeem", {
+    body: { ...cart, order_reference: `ts-cart-2-${run}` },
+  });
+  expect("carol's next order redeems it again -> 200", response.status === 200
+    && data?.order_reference === `ts-cart-2-${run}`, data ?? error);
 }
 // Chat packets: a password packet with a cover, grabbed with its password, then cancelled by
 // alice (its un-grabbed shares come back at once), its fairness receipt checked from the view
