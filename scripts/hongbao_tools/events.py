@@ -59,6 +59,7 @@ def http_event(
     packet_id: str | None = None,
     article_id: str | None = None,
     campaign_id: str | None = None,
+    code: str | None = None,
     sub: str | None = None,
     user_arn: str | None = None,
     body: Any = None,
@@ -67,12 +68,12 @@ def http_event(
     auth: bool = True,
 ) -> dict:
     """An API Gateway v2 event from `events/<fixture>.json`: `packet_id` / `article_id` /
-    `campaign_id` replace the `PACKET_ID` / `ARTICLE_ID` / `CAMPAIGN_ID` placeholders (path and
-    pathParameters), `sub` the JWT claim `sub`, `user_arn` the IAM authorizer's `userArn` (a
-    fixture signed with AWS_IAM), `body` (a dict is JSON-encoded) the body, `query` the query
-    string (an empty dict removes it), `headers` are added (a body brings `content-type:
-    application/json` unless `headers` says otherwise); `auth=False` drops the
-    authorizer."""
+    `campaign_id` / `code` replace the `PACKET_ID` / `ARTICLE_ID` / `CAMPAIGN_ID` /
+    `COUPON_CODE` placeholders (path and pathParameters), `sub` the JWT claim `sub`,
+    `user_arn` the IAM authorizer's `userArn` (a fixture signed with AWS_IAM), `body` (a dict
+    is JSON-encoded) the body, `query` the query string (an empty dict removes it), `headers`
+    are added (a body brings `content-type: application/json` unless `headers` says
+    otherwise); `auth=False` drops the authorizer."""
     ev = load_event(fixture)
     if packet_id is not None:
         _replace_in_path(ev, "PACKET_ID", packet_id)
@@ -80,6 +81,8 @@ def http_event(
         _replace_in_path(ev, "ARTICLE_ID", article_id)
     if campaign_id is not None:
         _replace_in_path(ev, "CAMPAIGN_ID", campaign_id)
+    if code is not None:
+        _replace_in_path(ev, "COUPON_CODE", code)
     if query is not None:
         ev["rawQueryString"] = urlencode(query)
         if query:

@@ -91,6 +91,14 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     s.fixture("coupon-redeem", 200, body={**redeem, "code": code})
     release = json.loads(events.load_event("coupon-release")["body"])
     s.fixture("coupon-release", 200, body={**release, "code": code})
+    looked = s.fixture("wallet-support-coupon", 200, code=code)
+    c.check(
+        f"[{s.label}] the support look-up shows the coupon issued again, its redemption released",
+        looked is not None
+        and looked.get("state") == "issued"
+        and [r.get("released") for r in looked.get("releases", [])] == ["redemption"],
+        str(looked)[:300],
+    )
     uploaded = events.create_campaign_event(
         {
             "title": "uploaded codes",

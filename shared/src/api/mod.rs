@@ -6,7 +6,7 @@
 //! | create-packet | [`packets::create_router`] | `POST /packets` |
 //! | grab | [`packets::grab_router`] | `GET /packets/{id}`, `POST /packets/{id}/grab`, `GET /packets` and `GET /packets/summary` ([`history`]) |
 //! | claim | [`packets::claim_router`] | `POST /packets/{id}/claim` |
-//! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits`, `POST /wallet/withdrawals`, `GET /support/packets/{id}` and `GET /support/wallets/{user_id}` ([`support`]) |
+//! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits`, `POST /wallet/withdrawals`, `GET /support/packets/{id}`, `GET /support/wallets/{user_id}` and `GET /support/coupons/{code}` ([`support`]) |
 //! | next-order-code | [`order_codes::router`] | `POST /order-codes` |
 //! | vote | [`voting::router`] | `POST /articles`, `GET /articles`, `POST /articles/{id}/vote`, `PUT /articles/{id}/groups`, `GET /groups/{group}/articles` |
 //! | coupon | [`coupons::router`] | `POST /campaigns`, `GET /campaigns/{id}`, `POST /campaigns/{id}/codes`, `POST /campaigns/{id}/grab`, `GET /coupons`, `POST /coupons/redeem` |

@@ -211,6 +211,7 @@ impl Modify for CommonAnswers {
         super::wallet::get::get_wallet,
         super::wallet::deposit::deposit,
         super::wallet::withdraw::withdraw,
+        super::support::coupon::support_coupon,
         super::support::packet::support_packet,
         super::support::wallet::support_wallet,
         super::order_codes::next::next_codes,
@@ -308,7 +309,7 @@ mod tests {
         );
         assert!(!text.contains("ErrorDoc"));
         let ops = operations(&doc);
-        assert_eq!(ops.len(), 26);
+        assert_eq!(ops.len(), 27);
         for (i, _) in text.match_indices("\"$ref\":\"#/components/schemas/") {
             let rest = &text[i + "\"$ref\":\"#/components/schemas/".len()..];
             let name = &rest[..rest.find('"').unwrap()];

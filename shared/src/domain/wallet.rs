@@ -55,7 +55,7 @@ pub const WITHDRAWAL_PRINCIPALS: Setting = Setting {
 pub const SUPPORT_PRINCIPALS: Setting = Setting {
     name: "HONGBAO_SUPPORT_PRINCIPALS",
     default: super::settings::NO_DEFAULT,
-    meaning: "comma-separated IAM `userArn`s allowed to read the support look-ups (`GET /support/packets/{id}`, `GET /support/wallets/{user_id}`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: every look-up is 403",
+    meaning: "comma-separated IAM `userArn`s allowed to read the support look-ups (`GET /support/packets/{id}`, `GET /support/wallets/{user_id}`, `GET /support/coupons/{code}`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: every look-up is 403",
 };
 
 /// The wallet settings, in the order of docs/configuration.md.

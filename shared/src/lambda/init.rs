@@ -92,8 +92,9 @@ pub async fn init(function: Function) -> Result<ApiState, InitError> {
         }
         if rules.support_principals.is_empty() {
             tracing::info!(
-                "HONGBAO_SUPPORT_PRINCIPALS is unset: GET /support/packets/{{id}} and \
-                 GET /support/wallets/{{user_id}} refuse every caller (403)"
+                "HONGBAO_SUPPORT_PRINCIPALS is unset: GET /support/packets/{{id}}, \
+                 GET /support/wallets/{{user_id}} and GET /support/coupons/{{code}} refuse \
+                 every caller (403)"
             );
         }
     }

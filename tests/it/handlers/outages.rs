@@ -85,6 +85,7 @@ async fn redis_down_means_503_then_consistent_after_restart() {
             with_packet(event("wallet-support-packet"), &id),
         ),
         (Function::Wallet, event("wallet-support-wallet")),
+        (Function::Wallet, event("wallet-support-coupon")),
     ];
     for (f, ev) in &down {
         let (s, body, retry) = call(&store, *f, ev).await;

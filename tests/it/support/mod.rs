@@ -1,10 +1,12 @@
-//! Support look-ups (`GET /support/packets/{id}`, `GET /support/wallets/{user_id}`, AWS_IAM)
+//! Support look-ups (`GET /support/packets/{id}`, `GET /support/wallets/{user_id}`,
+//! `GET /support/coupons/{code}`, AWS_IAM)
 //! through the wallet function's router, on standalone and on the 3-master cluster: a packet
 //! in every state (open with claims unclaimed, pending before and after their credit, and
 //! done; sold out; cancelled; expired; settled with a claim re-driven by reclaim-cron), a
-//! wallet mid-claim and its ledger a page at a time; every look-up writes nothing and shows
+//! wallet mid-claim and its ledger a page at a time; a coupon at every checkout step; every look-up writes nothing and shows
 //! no secret; callers outside `HONGBAO_SUPPORT_PRINCIPALS` are refused.
 
+mod coupons;
 mod packets;
 mod wallets;
 

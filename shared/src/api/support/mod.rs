@@ -4,12 +4,14 @@
 //!
 //! | route | handler |
 //! | --- | --- |
+//! | `GET /support/coupons/{code}` | [`coupon`](mod@coupon) |
 //! | `GET /support/packets/{id}` | [`packet`](mod@packet) |
 //! | `GET /support/wallets/{user_id}` | [`wallet`](mod@wallet) |
 //!
 //! Read-only, and no answer carries a secret: a packet's password verifier and the
 //! idempotency records' fingerprints are never read into one.
 
+pub mod coupon;
 pub mod packet;
 pub mod wallet;
 
@@ -21,12 +23,14 @@ use super::error::{rfc3339, ApiError};
 use super::state::ApiState;
 use crate::domain::journal::Entry;
 
+pub use coupon::{SupportCouponBody, SupportReleaseBody};
 pub use packet::{SupportGrabBody, SupportPacketBody, SupportRefundBody};
 pub use wallet::{PendingTransferBody, SupportWalletBody};
 
 /// The support routes (the wallet function serves them).
 pub(crate) fn routes() -> Router<ApiState> {
     Router::new()
+        .route("/support/coupons/{code}", get(coupon::support_coupon))
         .route("/support/packets/{id}", get(packet::support_packet))
         .route("/support/wallets/{user_id}", get(wallet::support_wallet))
 }

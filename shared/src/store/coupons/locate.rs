@@ -15,7 +15,7 @@ use super::shape::{shape, Shape};
 
 /// A code's issuing pool.
 #[derive(Debug, Clone)]
-pub(super) struct Located {
+pub(crate) struct Located {
     /// The campaign's id.
     pub campaign_id: String,
     /// The issuing pool's keys.
@@ -31,7 +31,7 @@ pub(super) struct Located {
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a campaign
 /// record of the wrong shape.
-pub(super) async fn locate(
+pub(crate) async fn locate(
     store: &Store,
     conn: &mut Conn,
     code: &str,

@@ -27,11 +27,11 @@ pub mod grab;
 pub mod hold;
 pub mod keys;
 pub mod list;
-mod locate;
+pub(crate) mod locate;
 pub mod redeem;
 pub mod release;
 pub mod settle;
-mod shape;
+pub(crate) mod shape;
 pub mod take;
 
 use crate::store::Store;

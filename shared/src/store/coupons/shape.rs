@@ -12,7 +12,7 @@ use super::keys::PoolKeys;
 
 /// What this sandbox keeps of a campaign: fixed once it is created.
 #[derive(Debug, Clone)]
-pub(super) struct Shape {
+pub(crate) struct Shape {
     /// The campaign's number.
     pub no: u64,
     /// The campaign's pools.
@@ -34,7 +34,7 @@ pub(super) struct Shape {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Gone {
+pub(crate) enum Gone {
     /// Every pool was empty.
     SoldOut,
     /// Redis `TIME` passed `ends_at`.

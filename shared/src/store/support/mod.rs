@@ -4,6 +4,7 @@
 //! | file | operation | reads |
 //! | --- | --- | --- |
 //! | `packet.rs` | [`packet()`] | `lua/packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
+//! | `coupon.rs` | [`coupon()`] | the code's campaign and issuing pool (generated codes by their number and index, uploaded codes by the directory), its record and release memories in that pool, the pool's tag journal |
 //! | `wallet.rs` | [`wallet()`] | the balance, a ledger page, the pinned claim records with their packets' claim states, the wallet's tag journal |
 //!
 //! Nothing here writes, and nothing here returns a secret: a packet's password verifier and
@@ -11,9 +12,11 @@
 //! The journals hold only the entries not yet exported (ledger-export deletes an entry once
 //! EventBridge accepted it): exported movements are on the event bus and in its archive.
 
+pub mod coupon;
 pub mod packet;
 pub mod wallet;
 
+pub use coupon::{coupon, CouponLookup, ReleaseLookup};
 pub use packet::{packet, GrabLookup, PacketLookup};
 pub use wallet::{wallet, PendingTransfer, WalletLookup};
 
