@@ -8,7 +8,9 @@
 //! * `lua/vote.lua` (new up-vote, new down-vote, switch) beside "Redis in Action" chapter 1's
 //!   `article_vote` (ZSCORE, SADD, ZINCRBY, HINCRBY) run as one bench-only script;
 //! * `lua/order_code.lua` (one code) beside `INCR`, server time and the round trip of one
-//!   client through redis-rs (`store::order_codes::next_codes` against `INCR`).
+//!   client through redis-rs (`store::order_codes::next_codes` against `INCR`);
+//! * the coupon checkout: `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
+//!   `lua/coupon_release.lua` beside the bare redemption (`HGET`, `HSET`).
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench script_costs
@@ -39,7 +41,9 @@ use serde_json::json;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod checkout;
 mod grab;
+use checkout::{checkout_rows, BARE_REDEEM};
 use grab::grab_rows;
 use support::{
     bench_config, ch1_article, env_num, info_field, median, write_json, CH1_KEYS, CH1_VOTE,
@@ -200,6 +204,14 @@ fn script_source(script: &Script) -> &'static str {
         scripts::GRAB.source()
     } else if script.get_hash() == scripts::VOTE.get_hash() {
         scripts::VOTE.source()
+    } else if script.get_hash() == Script::new(BARE_REDEEM).get_hash() {
+        BARE_REDEEM
+    } else if script.get_hash() == scripts::COUPON_HOLD.get_hash() {
+        scripts::COUPON_HOLD.source()
+    } else if script.get_hash() == scripts::COUPON_REDEEM.get_hash() {
+        scripts::COUPON_REDEEM.source()
+    } else if script.get_hash() == scripts::COUPON_RELEASE.get_hash() {
+        scripts::COUPON_RELEASE.source()
     } else {
         panic!("unknown script")
     }
@@ -402,6 +414,7 @@ fn main() {
             let mut rows = grab_rows(&mut b, &store).await;
             rows.extend(vote_rows(&mut b, &store).await);
             rows.extend(order_code_rows(&mut b, &store).await);
+            rows.extend(checkout_rows(&mut b, &store).await);
             eprintln!("round {}/{rounds} done", round + 1);
             per_round.push(rows);
         }
