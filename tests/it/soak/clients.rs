@@ -72,6 +72,9 @@ pub enum Op {
     /// `POST /campaigns/{id}/grab` (a retry over HTTP is a new press: with `per_user` 2 it may
     /// win a second code, never a third).
     CouponGrab { campaign: String, user: String },
+    /// A grab call sent again after its reply was lost, another press of the user between
+    /// (`soak/grab_again.rs`).
+    CouponGrabAgain { campaign: String, user: String },
     /// `POST /coupons/redeem` (IAM) of `code` for `order`.
     CouponRedeem {
         code: String,
@@ -111,6 +114,7 @@ impl Op {
             Op::Reclaim { .. } => "reclaim",
             Op::OrderCodes { .. } => "order_codes",
             Op::CouponGrab { .. } => "coupon_grab",
+            Op::CouponGrabAgain { .. } => "coupon_grab_again",
             Op::CouponRedeem { .. } => "coupon_redeem",
             Op::CouponHold { .. } => "coupon_hold",
             Op::CouponRelease { .. } => "coupon_release",
@@ -167,6 +171,9 @@ pub struct World {
     /// Coupons held or redeemed so far (code, order), from checkout answers: what releases
     /// mostly release.
     pub checkouts: Mutex<Vec<(String, String)>>,
+    /// The uploaded campaigns that give a user more than one code: where grab calls are sent
+    /// again.
+    pub grab_again: Vec<String>,
 }
 
 impl World {
@@ -503,6 +510,9 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             let body = json!({"code": code, "user_id": user, "order_reference": order});
             let ev = with_body(event("coupon-redeem"), &body.to_string());
             call(store, Function::Coupon, &ev).await
+        }
+        Op::CouponGrabAgain { campaign, user } => {
+            super::grab_again::send(store, campaign, user).await
         }
         Op::CouponHold {
             code,

@@ -159,6 +159,12 @@ pub fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64, user: &str) -> O
             )]);
         }
         let campaign = world.campaigns.choose(rng).unwrap().clone();
+        if world.grab_again.contains(&campaign) && rng.random_bool(0.25) {
+            return Some(vec![Op::CouponGrabAgain {
+                campaign,
+                user: user.to_string(),
+            }]);
+        }
         let grab = Op::CouponGrab {
             campaign,
             user: user.to_string(),
@@ -482,6 +488,19 @@ fn answers(history: &[Record], started_epoch_ms: i64, v: &mut Vec<String>) -> An
                 .entry(campaign.clone())
                 .or_default()
                 .extend(codes.iter().cloned()),
+            (Op::CouponGrabAgain { campaign, user }, _) => {
+                let key = (campaign.clone(), user.clone());
+                // Two presses: the call (sent twice, one call) and the press between.
+                *out.calls.entry(key.clone()).or_default() += 2 * r.attempts.len().max(1);
+                for code in super::grab_again::won(r, v) {
+                    if let Some(other) = holder.insert(code.clone(), user.clone()) {
+                        if other != *user {
+                            v.push(format!("coupon {code} answered to {other} and to {user}"));
+                        }
+                    }
+                    out.per_user.entry(key.clone()).or_default().insert(code);
+                }
+            }
             (Op::CouponGrab { campaign, user }, answer) => {
                 let key = (campaign.clone(), user.clone());
                 *out.calls.entry(key.clone()).or_default() += r.attempts.len().max(1);

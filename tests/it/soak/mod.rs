@@ -46,6 +46,7 @@ mod checkout;
 mod clients;
 mod coupons;
 mod export;
+mod grab_again;
 mod nemesis;
 mod quiesce;
 mod report;
@@ -179,6 +180,11 @@ async fn soak() {
             .find(|p| p.takes_batches)
             .map(|p| (p.id.clone(), secs * 1000 / 2)),
         checkouts: Mutex::new(Vec::new()),
+        grab_again: campaigns
+            .iter()
+            .filter(|p| p.per_user > 1 && !p.uploaded.is_empty())
+            .map(|p| p.id.clone())
+            .collect(),
     });
 
     let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
