@@ -9,8 +9,10 @@
 -- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated;
 --         and "\n<call id>" (a user id holds no newline, so no user is named so) -> the
 --         call's one outcome, "<item> <grabbed_at_ms>" (won here, or by the call's reservation
---         settled with a code) or "-" (its reservation settled with none: sold out), so that
---         the call sent again, even after later calls of the same user, answers the same
+--         settled with a code), "-" (its reservation settled with none: sold out) or "~" (its
+--         reservation settled with none while the campaign was opening, see
+--         coupon_settle.lua), so that the call sent again, even after later calls of the same
+--         user, answers the same
 -- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
 -- KEYS[7] journal: the home pool's tag's journal (journal.lua): a win appends coupon_issued
@@ -36,6 +38,9 @@
 --   'empty:<items>'                      the home pool has no code left and the campaign has
 --                                        no other pool, or this call's reservation was
 --                                        settled with no code ('' items: none held)
+--   'opening:<items>'                    this call's reservation was settled with no code while
+--                                        a pool it passed was not written yet (the campaign's
+--                                        creation still running): grab again
 --   'reserved:<reservation>'             the home pool has no code left: a reservation for
 --                                        one code of another pool is recorded (this call sent
 --                                        again answers the same)
@@ -65,6 +70,9 @@ local mine, decided = held_by[1], held_by[2]
 if decided and reservation ~= '' then
   if decided == '-' then
     return 'empty:' .. (mine or '')
+  end
+  if decided == '~' then
+    return 'opening:' .. (mine or '')
   end
   local item, at = string.match(decided, '^(%S+) (%d+)$')
   return 'grabbed:' .. item .. ':' .. at .. ':' .. meta[7]

@@ -1,6 +1,9 @@
 -- coupon_settle.lua: step 3 of a grab whose home pool is empty: close a reservation in the
 -- user's home pool, once. Its item becomes the code another pool gave it (coupon_take.lua),
--- or, when no other pool had one for it, the reservation is dropped. The outcome is recorded
+-- or, when no other pool had one for it, the reservation is dropped: as sold out ("-"), or,
+-- when a pool it passed was not written yet (the campaign's creation still running), as
+-- "opening" ("~"): that pool may hold codes for the user's next grab, so the call is not
+-- told sold out. The outcome is recorded
 -- under the reservation id, first run wins: a later run, whatever item it carries, answers
 -- the recorded outcome and changes nothing (coupon_take.lua records each pool's outcome per
 -- reservation, so every run carries the same item anyway), and the grab call that made the
@@ -12,12 +15,14 @@
 -- ARGV[1] user_id: the user the reservation is for
 -- ARGV[2] reservation: the reservation id
 -- ARGV[3] item: "<pool>/<code or index>" taken for it, or '' when no pool had a code for it
--- ARGV[4] grabbed_at_ms: when the item was taken ('' with no item)
+-- ARGV[4] grabbed_at_ms: when the item was taken; with no item '' (sold out), or '~' when a
+--         pool the walk passed was not written yet (opening)
 --
 -- Returns:
---   'settled:<outcome>\n<items>'  the reservation's outcome ("<item> <grabbed_at_ms>", or "-"
---                                 for none), now or by an earlier run, and the user's items
---                                 afterwards ('' when none)
+--   'settled:<outcome>\n<items>'  the reservation's outcome ("<item> <grabbed_at_ms>", "-"
+--                                 for none, "~" for none while the campaign was opening), now
+--                                 or by an earlier run, and the user's items afterwards (''
+--                                 when none)
 --   'unknown'                     the user holds no such reservation and none was settled;
 --                                 nothing written
 local field = '\n' .. ARGV[2]
@@ -44,6 +49,8 @@ local after = table.concat(items, ' ')
 local outcome = '-'
 if ARGV[3] ~= '' then
   outcome = ARGV[3] .. ' ' .. ARGV[4]
+elseif ARGV[4] == '~' then
+  outcome = '~'
 end
 if after == '' then
   redis.call('HDEL', KEYS[1], ARGV[1])

@@ -10,7 +10,8 @@
 -- KEYS[2] codes: this pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: this pool's issued codes: code or index -> "<user>\n<grabbed_at_ms>"
 -- KEYS[4] loans: this pool's outcomes for reservations: reservation id -> "<code>:<at_ms>" (a
---         code of this pool issued for it) or "-" (nothing taken here for it)
+--         code of this pool issued for it), "-" (nothing taken here for it: no code left, or
+--         the pool closed) or "~" (nothing taken here for it: the pool was not written yet)
 -- KEYS[5] journal: this pool's tag's journal (journal.lua): a code taken appends coupon_issued
 -- ARGV[1] user_id: the user the reservation is for
 -- ARGV[2] reservation: the reservation id (recorded in the user's home pool)
@@ -20,9 +21,15 @@
 -- Returns:
 --   'taken:<item>:<grabbed_at_ms>'   a code of this pool is the reservation's (now, or by an
 --                                    earlier run: the same item)
---   'empty'                          nothing for the reservation here: no code left, the pool
---                                    is closed (coupon_close.lua) or not written yet (a
---                                    creation still running), now or at an earlier run
+--   'empty'                          nothing for the reservation here: no code left or the
+--                                    pool is closed (coupon_close.lua), now or at an earlier run
+--   'unwritten'                      nothing for the reservation here: the pool was not written
+--                                    yet (the campaign's creation still running; a pool gets
+--                                    its codes after the start only so), now or at an earlier
+--                                    run. The walk goes on, and a reservation that ends with
+--                                    no code after such a pool is settled as "opening"
+--                                    (coupon_settle.lua), not as sold out: the pool may hold
+--                                    codes for the next grab
 -- The code is issued to the user here, so a redeem finds it in this pool; the user's home
 -- pool records it when the reservation is settled (coupon_settle.lua).
 local loan = redis.call('HGET', KEYS[4], ARGV[2])
@@ -30,12 +37,19 @@ if loan then
   if loan == '-' then
     return 'empty'
   end
+  if loan == '~' then
+    return 'unwritten'
+  end
   local code, at = string.match(loan, '^(.*):(%d+)$')
   return 'taken:' .. ARGV[3] .. '/' .. code .. ':' .. at
 end
 local meta = redis.call('HMGET', KEYS[1], 'kind', 'next', 'end', 'closed')
+if not meta[1] then
+  redis.call('HSET', KEYS[4], ARGV[2], '~')
+  return 'unwritten'
+end
 local code
-if meta[1] and not meta[4] then
+if not meta[4] then
   if meta[1] == 'generated' then
     if tonumber(meta[2]) < tonumber(meta[3]) then
       code = meta[2]

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{campaign_id, home_pool, pool_of_code, CodeSource, VisitLimit};
-use hongbao::store::coupons::{self, keys::directory, CreateOutcome, PoolKeys};
+use hongbao::store::coupons::{self, keys::directory, CreateOutcome, GrabOutcome, PoolKeys};
 use hongbao::store::scripts::{
     text, Call, CouponAddCodesCall, CouponCreatePoolCall, CouponGrabCall, CouponSettleCall,
     CouponTakeCall,
@@ -170,10 +170,11 @@ impl Campaign {
     /// next one on, the first code taken, then the settle on the home pool with what was taken.
     async fn walk_and_settle(&self, store: &Store, user: &str, reservation: &str) -> String {
         let home = home_pool(self.no, user, self.pools);
-        let mut taken = None;
+        let (mut taken, mut opening) = (None, false);
         for step in 1..self.pools {
             let k = (home + step) % self.pools;
             let reply = self.take_step(store, k, user, reservation).await;
+            opening |= reply == "unwritten";
             if let Some(rest) = reply.strip_prefix("taken:") {
                 let (item, at) = rest.rsplit_once(':').unwrap();
                 taken = Some((item.to_string(), at.to_string()));
@@ -181,7 +182,8 @@ impl Campaign {
             }
         }
         let keys = self.keys(home);
-        let (item, at) = taken.unwrap_or_default();
+        let none = (String::new(), if opening { "~" } else { "" }.to_string());
+        let (item, at) = taken.unwrap_or(none);
         let reply = CouponSettleCall {
             holders: &keys.holders,
             pending: &keys.pending,
@@ -341,8 +343,9 @@ async fn a_reservation_has_one_outcome_when_a_batch_is_retried_after_the_start()
 }
 
 /// Test: one reservation has one outcome when a pool is written after the first walk passed
-/// it (a creation still running): the second walk of the same reservation takes nothing
-/// there, so the code the first walk did not take stays in its pool for someone else.
+/// it (a creation still running): the first walk settles it as opening (the caller is told to
+/// grab again, not sold out), the second walk of the same reservation takes nothing there, and
+/// the caller's next grab, a new call, gets the pool's code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
     for backend in Backend::ALL {
@@ -361,16 +364,69 @@ async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
         c.write_pool(&store, 2, &["LATE-P2-1", "LATE-P2-2"], now - 1_000, 1)
             .await;
         let second = c.walk_and_settle(&store, &user, "00000000000000b1").await;
+        let call_again = c.grab_step(&store, &user, "00000000000000b1").await;
+        let next = coupons::grab(&store, &c.id, &user, VISITS).await.unwrap();
 
         let (held, issued) = c.holdings(&store, &user).await;
         assert!(
             issued.is_subset(&held) && held.len() <= 1,
             "{backend}: issued {issued:?}, held {held:?} (walks {first} then {second})"
         );
+        assert_eq!(first, "settled:~\n", "{backend}: the first walk");
         assert_eq!(
             second, first,
             "{backend}: the second walk answered otherwise"
         );
+        assert_eq!(call_again, "opening:", "{backend}: the call sent again");
+        assert!(
+            matches!(&next, GrabOutcome::Grabbed { code, .. } if code.starts_with("LATE-P2-")),
+            "{backend}: the next grab: {next:?}"
+        );
+    }
+}
+
+/// Test: a campaign that opens at once, grabbed while its creation is still writing its pools,
+/// answers `not_started` (grab again in 1 s), never `sold_out`: a caller whose home pool is not
+/// written yet, and a caller whose home pool is empty while the others are not written yet.
+/// Once the pools are written both win, on the same sandbox (it remembered no sold out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_campaign_still_being_created_is_never_answered_sold_out() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let c = Campaign::new(33, 3);
+        c.write_pool(&store, 0, &[], now - 1_000, 1).await;
+        let (homed_at_0, homed_at_1) = (c.user_of(0), c.user_of(1));
+
+        let early_0 = coupons::grab(&store, &c.id, &homed_at_0, VISITS)
+            .await
+            .unwrap();
+        let early_1 = coupons::grab(&store, &c.id, &homed_at_1, VISITS)
+            .await
+            .unwrap();
+        c.write_pool(&store, 1, &["OPEN-P1-1"], now - 1_000, 1)
+            .await;
+        c.write_pool(&store, 2, &["OPEN-P2-1"], now - 1_000, 1)
+            .await;
+        let late_0 = coupons::grab(&store, &c.id, &homed_at_0, VISITS)
+            .await
+            .unwrap();
+        let late_1 = coupons::grab(&store, &c.id, &homed_at_1, VISITS)
+            .await
+            .unwrap();
+
+        let opening = GrabOutcome::NotStarted {
+            retry_after_ms: coupons::OPENING_RETRY_MS,
+        };
+        assert_eq!(early_0, opening, "{backend}: home pool written and empty");
+        assert_eq!(early_1, opening, "{backend}: home pool not written");
+        for (who, late) in [("pool 0's user", &late_0), ("pool 1's user", &late_1)] {
+            assert!(
+                matches!(late, GrabOutcome::Grabbed { code, .. } if code.starts_with("OPEN-")),
+                "{backend}: {who} once the pools are written: {late:?}"
+            );
+        }
     }
 }
 

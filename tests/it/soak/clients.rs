@@ -90,6 +90,16 @@ pub enum Op {
     },
     /// `POST /coupons/release` (IAM) of `order`'s hold or redemption of `code`.
     CouponRelease { code: String, order: String },
+    /// `POST /campaigns` (IAM) of a campaign that opens at once, created during the run
+    /// (`soak/opening.rs`), retried with the same reference.
+    CouponOpen { body: Value },
+    /// A grab whose sandbox stalls between its reservation and its walk
+    /// (`soak/opening.rs`), never sent again.
+    CouponSlowGrab {
+        campaign: String,
+        user: String,
+        stall_ms: u64,
+    },
     /// `POST /campaigns/{id}/codes` (IAM): a batch of uploaded codes, retried with the same
     /// reference.
     CouponBatch {
@@ -119,6 +129,8 @@ impl Op {
             Op::CouponHold { .. } => "coupon_hold",
             Op::CouponRelease { .. } => "coupon_release",
             Op::CouponBatch { .. } => "coupon_batch",
+            Op::CouponOpen { .. } => "coupon_open",
+            Op::CouponSlowGrab { .. } => "coupon_slow_grab",
         }
     }
 }
@@ -337,7 +349,7 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
 
 /// Sends `op` until a definitive answer (or, without one, until `deadline`): the first attempt
 /// killed after `killed_after_ms` when set, a 5xx retried after `Retry-After`.
-async fn perform(
+pub(super) async fn perform(
     client: usize,
     op: Op,
     store: &Arc<Store>,
@@ -528,6 +540,12 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             reference,
             codes,
         } => super::coupons::send_batch(store, campaign, reference, codes).await,
+        Op::CouponOpen { body } => super::opening::send_create(store, body).await,
+        Op::CouponSlowGrab {
+            campaign,
+            user,
+            stall_ms,
+        } => super::opening::slow_grab(store, campaign, user, *stall_ms).await,
         Op::Reclaim { .. } => match reclaim::run(store).await {
             Ok(s) => (200, json!({"settled": s.settled, "failed": s.failed}), None),
             Err(e) => (503, json!({"error": e.to_string()}), Some("1".into())),

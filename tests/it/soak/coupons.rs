@@ -501,7 +501,10 @@ fn answers(history: &[Record], started_epoch_ms: i64, v: &mut Vec<String>) -> An
                     out.per_user.entry(key.clone()).or_default().insert(code);
                 }
             }
-            (Op::CouponGrab { campaign, user }, answer) => {
+            (
+                Op::CouponGrab { campaign, user } | Op::CouponSlowGrab { campaign, user, .. },
+                answer,
+            ) => {
                 let key = (campaign.clone(), user.clone());
                 *out.calls.entry(key.clone()).or_default() += r.attempts.len().max(1);
                 let last = r.attempts.last().filter(|a| a.status == Some(410));

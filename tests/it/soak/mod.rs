@@ -1,7 +1,8 @@
 //! The soak: a seeded, randomized workload of every money operation, of order codes and of coupon
 //! grabs, checkouts (holds, redemptions and releases, `soak/checkout.rs`) and batches of
 //! uploaded codes racing a campaign's start (four campaigns spread over 24 pools each,
-//! `soak/coupons.rs`), from many
+//! `soak/coupons.rs`), campaigns that open at once grabbed while their creation is still
+//! writing pools (`soak/opening.rs`), from many
 //! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
 //! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
 //! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
@@ -48,6 +49,7 @@ mod coupons;
 mod export;
 mod grab_again;
 mod nemesis;
+mod opening;
 mod quiesce;
 mod report;
 
@@ -167,25 +169,7 @@ async fn soak() {
     let users: Vec<String> = (0..30).map(|i| format!("u{i:02}")).collect();
     let deadline = started + Duration::from_secs(secs);
     let campaigns = coupons::create_campaigns(&sandboxes[0], secs).await;
-    let world = Arc::new(World {
-        users: users.clone(),
-        packets: Mutex::new(Vec::new()),
-        wins: Mutex::new(Vec::new()),
-        history: Mutex::new(Vec::new()),
-        started,
-        campaigns: campaigns.iter().map(|p| p.id.clone()).collect(),
-        coupons: Mutex::new(Vec::new()),
-        batches: campaigns
-            .iter()
-            .find(|p| p.takes_batches)
-            .map(|p| (p.id.clone(), secs * 1000 / 2)),
-        checkouts: Mutex::new(Vec::new()),
-        grab_again: campaigns
-            .iter()
-            .filter(|p| p.per_user > 1 && !p.uploaded.is_empty())
-            .map(|p| p.id.clone())
-            .collect(),
-    });
+    let world = world(&users, started, &campaigns, secs);
 
     let nemesis = tokio::spawn(nemesis::run(cluster.clone(), seed, deadline, log.clone()));
     let exporter = tokio::spawn(export::run(
@@ -193,6 +177,14 @@ async fn soak() {
         sink.clone(),
         seed,
         deadline,
+        log.clone(),
+    ));
+    let openings = tokio::spawn(opening::run(
+        sandboxes.clone(),
+        seed,
+        deadline,
+        opening::last_no(&campaigns),
+        world.clone(),
         log.clone(),
     ));
     let clients: Vec<_> = (0..16)
@@ -210,6 +202,7 @@ async fn soak() {
     for c in clients {
         c.await.expect("a client panicked");
     }
+    let opened = openings.await.expect("the openings panicked");
     let faults = nemesis.await.expect("the nemesis panicked");
     let exports = exporter.await.expect("the exporter panicked");
     nemesis::heal(&cluster, &log).await;
@@ -219,6 +212,7 @@ async fn soak() {
     let healed = Instant::now();
     let mut phases: Vec<(&str, Duration)> = Vec::new();
     let auditor = sandbox(&urls, ttl);
+    let campaigns = [campaigns, opened].concat();
     let history: Vec<clients::Record> = std::mem::take(&mut *world.history.lock().unwrap());
     let (mut final_history, resolved) = quiesce::resend_ambiguous(history, &auditor).await;
     phases.push(("ambiguous operations sent again", healed.elapsed()));
@@ -282,6 +276,30 @@ async fn soak() {
     };
     report.print();
     report.fail_on_a_violation(&users_all, &log);
+}
+
+/// What the clients share: the users, the campaigns created before the run (the one that
+/// takes batches takes them for the first half of the `secs`-second run).
+fn world(users: &[String], started: Instant, campaigns: &[coupons::Plan], secs: u64) -> Arc<World> {
+    Arc::new(World {
+        users: users.to_vec(),
+        packets: Mutex::new(Vec::new()),
+        wins: Mutex::new(Vec::new()),
+        history: Mutex::new(Vec::new()),
+        started,
+        campaigns: campaigns.iter().map(|p| p.id.clone()).collect(),
+        coupons: Mutex::new(Vec::new()),
+        batches: campaigns
+            .iter()
+            .find(|p| p.takes_batches)
+            .map(|p| (p.id.clone(), secs * 1000 / 2)),
+        checkouts: Mutex::new(Vec::new()),
+        grab_again: campaigns
+            .iter()
+            .filter(|p| p.per_user > 1 && !p.uploaded.is_empty())
+            .map(|p| p.id.clone())
+            .collect(),
+    })
 }
 
 /// The checker's verdict on the quiesced system: the state read through `auditor` and the

@@ -25,6 +25,7 @@ pub async fn resend_ambiguous(
                 Op::Create { key: None, .. }
                     | Op::Reclaim { .. }
                     | Op::SlowClaim { .. }
+                    | Op::CouponSlowGrab { .. }
                     | Op::OrderCodes { .. }
             );
         if retry {

@@ -64,7 +64,7 @@ crate::api::schemas::error_doc! {
         (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
         (status = 409, description = "`already_grabbed`: the caller holds `per_user` codes (`coupons`)", body = AlreadyGrabbedCouponError),
         (status = 410, description = "`sold_out` or `ended`", body = CampaignGoneError),
-        (status = 425, description = "`not_started`: retry after `Retry-After` seconds (until `starts_at`)", body = NotStartedError, headers(("Retry-After" = u32, description = "seconds until the campaign opens"))),
+        (status = 425, description = "`not_started`: retry after `Retry-After` seconds (until `starts_at`; 1 while a campaign that opens at once is still being created)", body = NotStartedError, headers(("Retry-After" = u32, description = "seconds until the campaign opens"))),
         (status = 429, description = "`rate_limited`: the visit limit is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]

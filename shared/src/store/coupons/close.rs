@@ -176,8 +176,8 @@ pub async fn close(
                 home: k,
                 user_id: &user,
             };
-            let taken = take(store, conn, &holder, &reservation).await?;
-            settle(store, conn, &holder, &reservation, taken.as_ref()).await?;
+            let walk = take(store, conn, &holder, &reservation).await?;
+            settle(store, conn, &holder, &reservation, &walk).await?;
             redriven += 1;
         }
     }

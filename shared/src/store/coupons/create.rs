@@ -18,9 +18,10 @@
 //!    `duplicate_codes`, at every run: its reference stays used.
 //! 4. `lua/coupon_create_pool.lua` on each pool, concurrently, once the claims are `claimed`:
 //!    the rules (the discount among them) and the pool's codes.
-//!    The campaign answers grabs once its pools exist; until step 4 ends, a user whose home
-//!    pool is not written yet gets `not_found`, so a campaign that opens at once may open on
-//!    some pools a few milliseconds before the others.
+//!    The campaign answers grabs once its pools exist: until step 4 ends, a campaign that
+//!    opens at once is open on the pools written, and a grab that needs a pool not written
+//!    yet (its home pool, or one its reservation passed) is answered `not_started`, to be
+//!    sent again ([`OPENING_RETRY_MS`](super::grab::OPENING_RETRY_MS)), never `sold_out`.
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 

@@ -10,15 +10,18 @@
 //! 2. [`take`](mod@super::take): `lua/coupon_take.lua` on the other pools, from the next one
 //!    on; each records its outcome for the reservation, first run wins.
 //! 3. [`settle`](mod@super::settle): `lua/coupon_settle.lua` on the home pool records the
-//!    reservation's one outcome (the code taken, or none: `sold_out`), first run wins, and
-//!    the call's re-run (step 1) answers it.
+//!    reservation's one outcome (the code taken, or none: `sold_out`; or none while a pool
+//!    the walk passed was not written yet: `not_started`, retry after [`OPENING_RETRY_MS`]),
+//!    first run wins, and the call's re-run (step 1) answers it.
 //!
 //! A reservation left open by a sandbox that died between the steps is completed by the
 //! caller's next grab (its items show it) or by reclaim-cron's close, which run steps 2 and 3
 //! again with the same id and reach the same outcome. Once this sandbox has seen a campaign
 //! sold out or ended it answers the rest of the storm with one `HGET` of the caller's items:
 //! both states are final, because codes enter a pool only before the start
-//! (`lua/coupon_add_codes.lua`), so after it every pool only shrinks.
+//! (`lua/coupon_add_codes.lua`) or with the pool itself (a creation still running), so after
+//! the start every written pool only shrinks, and a walk that passed a pool not written yet is
+//! not answered sold out.
 
 use rand::Rng;
 use redis::Value;
@@ -28,7 +31,7 @@ use crate::domain::coupons::{campaign_no, home_pool, parse, VisitLimit};
 use super::list::remember;
 use super::settle::settle;
 use super::shape::{remember_gone, shape, Gone};
-use super::take::take;
+use super::take::{take, Walk};
 use super::{GrabOutcome, Holder};
 use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
@@ -40,6 +43,13 @@ use crate::store::scripts::{script_call, COUPON_GRAB};
 
 /// The script, as its errors name it.
 const NAME: &str = "coupon_grab";
+
+/// When a reservation found no code while a pool it passed was not written yet (a campaign
+/// that opens at once, its creation still writing its pools), the caller is answered
+/// `not_started` and may grab again after this many ms: the creation writes every pool at
+/// once, so the rest follow within milliseconds, or when the merchant sends the creation
+/// again.
+pub const OPENING_RETRY_MS: u64 = 1_000;
 
 script_call! {
     /// `lua/coupon_grab.lua`: a code of the caller's home pool, at most `per_user` per user.
@@ -92,8 +102,11 @@ enum GrabReply {
     AlreadyGrabbed { items: String },
     /// `reserved:<reservation>`: the home pool is empty; the reservation is recorded.
     Reserved { reservation: String },
-    /// `empty`: no code left and no other pool.
+    /// `empty`: no code left and no other pool, or this call's reservation settled with none.
     Empty,
+    /// `opening:<items>`: this call's reservation settled with none while a pool it passed was
+    /// not written yet.
+    Opening,
     /// `ended`.
     Ended,
     /// `not_started:<starts_at_ms>:<now_ms>`: ms until the start (at least 1).
@@ -133,6 +146,7 @@ impl CouponGrabCall<'_> {
                 reservation: data.to_string(),
             },
             "empty" => GrabReply::Empty,
+            "opening" => GrabReply::Opening,
             "ended" => GrabReply::Ended,
             "not_started" => {
                 let (starts, now) = data.split_once(':').ok_or_else(bad)?;
@@ -186,10 +200,7 @@ pub async fn grab(
         // As the script: the end is answered first. A sandbox that saw the campaign sold out
         // tells the two final answers apart by its own clock: both are 410, final, and write
         // nothing; every deadline that decides a write is the script's Redis `TIME`.
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        if gone == Gone::Ended || now_ms >= shape.ends_at_ms {
+        if gone == Gone::Ended || unix_ms() >= shape.ends_at_ms {
             return Ok(GrabOutcome::Ended);
         }
         let mine: Option<String> = redis::cmd("HGET")
@@ -240,22 +251,28 @@ pub async fn grab(
         }
         GrabReply::Reserved { reservation } => {
             // Steps 2 and 3.
-            let taken = take(store, &mut conn, &holder, &reservation).await?;
-            let settled = settle(store, &mut conn, &holder, &reservation, taken.as_ref()).await?;
-            match settled.taken {
-                Some(taken) => GrabOutcome::Grabbed {
+            let walk = take(store, &mut conn, &holder, &reservation).await?;
+            let settled = settle(store, &mut conn, &holder, &reservation, &walk).await?;
+            match settled.walk {
+                Walk::Taken(taken) => GrabOutcome::Grabbed {
                     code: shape
                         .code_of(&taken.item)
                         .ok_or_else(|| Error::bad_reply("coupon_settle", &taken.item))?,
                     grabbed_at_ms: taken.at_ms,
                     redeem_by_ms: shape.redeem_by_ms,
                 },
-                None => {
+                Walk::SoldOut => {
                     remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
                     GrabOutcome::SoldOut
                 }
+                Walk::Opening => GrabOutcome::NotStarted {
+                    retry_after_ms: OPENING_RETRY_MS,
+                },
             }
         }
+        GrabReply::Opening => GrabOutcome::NotStarted {
+            retry_after_ms: OPENING_RETRY_MS,
+        },
         GrabReply::Empty => {
             remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
             GrabOutcome::SoldOut
@@ -266,6 +283,12 @@ pub async fn grab(
         }
         GrabReply::NotStarted { retry_after_ms } => GrabOutcome::NotStarted { retry_after_ms },
         GrabReply::RateLimited { retry_after_ms } => GrabOutcome::RateLimited { retry_after_ms },
+        // Pool 0 is written (the shape is read there), the caller's home pool not yet: the
+        // campaign's creation is still writing its pools. (Past the end, by this sandbox's
+        // clock, the pools may have expired after their retention: no such campaign.)
+        GrabReply::NotFound if unix_ms() < shape.ends_at_ms => GrabOutcome::NotStarted {
+            retry_after_ms: OPENING_RETRY_MS,
+        },
         GrabReply::NotFound => GrabOutcome::NotFound,
     };
     if let GrabOutcome::Grabbed {
@@ -299,8 +322,9 @@ pub async fn grab(
 
 /// The answer to a caller who holds `items` already (`per_user` of them, or any once the
 /// campaign is sold out): their codes, after steps 2 and 3 of every reservation still open
-/// among them (left by a sandbox that stopped between the steps); `SoldOut` when no code is
-/// left among them.
+/// among them (left by a sandbox that stopped between the steps); when no code is left among
+/// them `SoldOut`, or `NotStarted` when one of those reservations found none while the
+/// campaign was opening (the caller may grab again).
 async fn already_grabbed(
     store: &Store,
     conn: &mut Conn,
@@ -312,19 +336,29 @@ async fn already_grabbed(
         .iter()
         .filter_map(|i| i.strip_prefix('?').map(str::to_string))
         .collect();
+    let mut opening = false;
     for reservation in &open {
-        let taken = take(store, conn, holder, reservation).await?;
-        items = settle(store, conn, holder, reservation, taken.as_ref())
-            .await?
-            .items;
+        let walk = take(store, conn, holder, reservation).await?;
+        let settled = settle(store, conn, holder, reservation, &walk).await?;
+        opening |= settled.walk == Walk::Opening;
+        items = settled.items;
     }
     let codes: Vec<String> = items
         .iter()
         .filter_map(|i| holder.shape.code_of(i))
         .collect();
-    Ok(if codes.is_empty() {
-        GrabOutcome::SoldOut
-    } else {
-        GrabOutcome::AlreadyGrabbed { codes }
+    Ok(match (codes.is_empty(), opening) {
+        (false, _) => GrabOutcome::AlreadyGrabbed { codes },
+        (true, false) => GrabOutcome::SoldOut,
+        (true, true) => GrabOutcome::NotStarted {
+            retry_after_ms: OPENING_RETRY_MS,
+        },
     })
+}
+
+/// This sandbox's clock, Unix ms: only to tell apart answers that write nothing.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }

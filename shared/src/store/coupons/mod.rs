@@ -38,7 +38,7 @@ use crate::store::Store;
 pub use add_codes::{add_codes, AddCodesOutcome};
 pub use campaign::{campaign, CampaignView, MyCoupon};
 pub use create::{create, CreateOutcome, Created};
-pub use grab::grab;
+pub use grab::{grab, OPENING_RETRY_MS};
 pub use hold::{hold, HoldOutcome};
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};

@@ -1,11 +1,12 @@
 //! Step 3 of a grab whose home pool is empty: the reservation closed in the home pool
-//! (`lua/coupon_settle.lua`), its item the code step 2 took, or dropped when step 2 took none.
+//! (`lua/coupon_settle.lua`), its item the code step 2 took, or dropped when step 2 took none
+//! (sold out, or opening: a pool it passed was not written yet).
 //! The outcome is recorded under the reservation id, first run wins, and answered to every
 //! later run. See [`super::grab`](mod@super::grab).
 
 use redis::Value;
 
-use super::take::Taken;
+use super::take::{Taken, Walk};
 use super::Holder;
 use crate::store::conn::Conn;
 use crate::store::scripts::{script_call, text, Call, COUPON_SETTLE};
@@ -27,7 +28,8 @@ script_call! {
             reservation: &'a str,
             /// The item taken for it, or empty when no pool had a code for it.
             item: &'a str,
-            /// When the item was taken, Unix ms in decimal (empty with no item).
+            /// When the item was taken, Unix ms in decimal; with no item empty (sold out) or
+            /// `~` (opening).
             grabbed_at_ms: &'a str,
         }
     }
@@ -36,8 +38,8 @@ script_call! {
 /// A reservation closed: its one outcome and the user's items afterwards.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Settled {
-    /// The code taken for it, or `None`: no pool had one for it (sold out).
-    pub taken: Option<Taken>,
+    /// The code taken for it, or why none was.
+    pub walk: Walk,
     /// The user's items in the campaign afterwards (`<pool>/<code or index>`, `?<id>` for a
     /// reservation still open), in the order issued.
     pub items: Vec<String>,
@@ -45,7 +47,7 @@ pub(super) struct Settled {
 
 impl CouponSettleCall<'_> {
     /// Parses the script's reply: `settled:<outcome>\n<items>` (outcome
-    /// `<item> <grabbed_at_ms>` or `-`).
+    /// `<item> <grabbed_at_ms>`, `-` or `~`).
     ///
     /// # Errors
     /// [`Error::Internal`] for `unknown` (no such reservation: a step out of order) and for
@@ -58,25 +60,26 @@ impl CouponSettleCall<'_> {
             .strip_prefix("settled:")
             .and_then(|rest| rest.split_once('\n'))
             .ok_or_else(bad)?;
-        let taken = match outcome {
-            "-" => None,
+        let walk = match outcome {
+            "-" => Walk::SoldOut,
+            "~" => Walk::Opening,
             _ => {
                 let (item, at) = outcome.split_once(' ').ok_or_else(bad)?;
-                Some(Taken {
+                Walk::Taken(Taken {
                     item: item.to_string(),
                     at_ms: at.parse().map_err(|_| bad())?,
                 })
             }
         };
         Ok(Settled {
-            taken,
+            walk,
             items: items.split_whitespace().map(str::to_string).collect(),
         })
     }
 }
 
-/// Step 3 for reservation `reservation` of `holder`, with what step 2 `taken`: the outcome
-/// recorded (this run's, or an earlier run's: the same).
+/// Step 3 for reservation `reservation` of `holder`, with how step 2 ended (`walk`): the
+/// outcome recorded (this run's, or an earlier run's: the same).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the step may run again);
@@ -86,16 +89,20 @@ pub(super) async fn settle(
     conn: &mut Conn,
     holder: &Holder<'_>,
     reservation: &str,
-    taken: Option<&Taken>,
+    walk: &Walk,
 ) -> Result<Settled, Error> {
     let keys = holder.pool_keys(store, holder.home);
-    let at = taken.map(|t| t.at_ms.to_string()).unwrap_or_default();
+    let (item, at) = match walk {
+        Walk::Taken(t) => (t.item.as_str(), t.at_ms.to_string()),
+        Walk::SoldOut => ("", String::new()),
+        Walk::Opening => ("", "~".to_string()),
+    };
     let reply = CouponSettleCall {
         holders: &keys.holders,
         pending: &keys.pending,
         user_id: holder.user_id,
         reservation,
-        item: taken.map_or("", |t| t.item.as_str()),
+        item,
         grabbed_at_ms: &at,
     }
     .invocation()

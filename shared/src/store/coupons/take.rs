@@ -41,6 +41,29 @@ script_call! {
     }
 }
 
+/// How a reservation's walk over the other pools ended (step 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Walk {
+    /// A code of another pool, taken for it.
+    Taken(Taken),
+    /// No pool had a code for it, and every pool it passed was written: the campaign is sold
+    /// out (a written pool only shrinks once the campaign has started).
+    SoldOut,
+    /// No pool had a code for it, and a pool it passed was not written yet (the campaign's
+    /// creation still running): that pool may hold codes for the user's next grab.
+    Opening,
+}
+
+/// What `lua/coupon_take.lua` answers for one pool.
+enum TakeReply {
+    /// `taken:<item>:<grabbed_at_ms>`.
+    Taken(Taken),
+    /// `empty`: no code left, or the pool is closed.
+    Empty,
+    /// `unwritten`: the pool was not written yet.
+    Unwritten,
+}
+
 /// A code taken for a reservation: the item as its pool keys it (`<pool>/<code or index>`)
 /// and when it was issued, Unix ms (Redis `TIME`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,22 +75,24 @@ pub(super) struct Taken {
 }
 
 impl CouponTakeCall<'_> {
-    /// Parses the script's reply: `taken:<item>:<grabbed_at_ms>`, or `empty` (`None`).
+    /// Parses the script's reply: `taken:<item>:<grabbed_at_ms>`, `empty` or `unwritten`.
     ///
     /// # Errors
     /// [`Error::Internal`] for any other reply.
-    fn outcome(reply: Value) -> Result<Option<Taken>, Error> {
+    fn outcome(reply: Value) -> Result<TakeReply, Error> {
         const NAME: &str = "coupon_take";
         let reply = text(NAME, reply)?;
-        if reply == "empty" {
-            return Ok(None);
+        match reply.as_str() {
+            "empty" => return Ok(TakeReply::Empty),
+            "unwritten" => return Ok(TakeReply::Unwritten),
+            _ => {}
         }
         let bad = || Error::bad_reply(NAME, &reply);
         let (item, at) = reply
             .strip_prefix("taken:")
             .and_then(|rest| rest.rsplit_once(':'))
             .ok_or_else(bad)?;
-        Ok(Some(Taken {
+        Ok(TakeReply::Taken(Taken {
             item: item.to_string(),
             at_ms: at.parse().map_err(|_| bad())?,
         }))
@@ -75,7 +100,8 @@ impl CouponTakeCall<'_> {
 }
 
 /// Step 2 for reservation `reservation` of `holder`: the code of the first other pool that
-/// gives one for it, or `None` when none does (now or at an earlier run).
+/// gives one for it, or none (now or at an earlier run), [`Walk::Opening`] when a pool it
+/// passed was not written yet.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the walk may run again: it reads the
@@ -85,8 +111,9 @@ pub(super) async fn take(
     conn: &mut Conn,
     holder: &Holder<'_>,
     reservation: &str,
-) -> Result<Option<Taken>, Error> {
+) -> Result<Walk, Error> {
     let pools = holder.shape.pools;
+    let mut opening = false;
     for step in 1..pools {
         let k = (holder.home + step) % pools;
         let keys = holder.pool_keys(store, k);
@@ -104,9 +131,15 @@ pub(super) async fn take(
         .invocation()
         .invoke_async(conn)
         .await?;
-        if let Some(taken) = CouponTakeCall::outcome(reply)? {
-            return Ok(Some(taken));
+        match CouponTakeCall::outcome(reply)? {
+            TakeReply::Taken(taken) => return Ok(Walk::Taken(taken)),
+            TakeReply::Empty => {}
+            TakeReply::Unwritten => opening = true,
         }
     }
-    Ok(None)
+    Ok(if opening {
+        Walk::Opening
+    } else {
+        Walk::SoldOut
+    })
 }
