@@ -11,7 +11,7 @@
 //! Each opening: 12 uploaded codes over 24 pools (half of the home pools are empty from the
 //! start, so most grabs walk), `per_user` 1, open until 3 s after the run like the other
 //! campaigns; 10 bots pressing every 50–200 ms until answered something final (a code, 409,
-//! 410), the press after a `not_started` or a 5xx stalled 300–3,000 ms between steps 1 and 2
+//! 410), each press after a `not_started` or a 5xx stalled 300–3,000 ms between steps 1 and 2
 //! while a second press of the same user runs.
 
 use std::sync::Arc;
@@ -128,9 +128,9 @@ pub async fn run(
 }
 
 /// A bot's presses on campaign `id` until one is answered something final (a code, 409, 410)
-/// or they run out: `presses` (sandbox, pause before it ms, stall ms). The press after the
-/// first one answered `not_started` or 5xx (the campaign exists, some pool may not be written
-/// yet) is sent as a stalled press and, 5–20 ms later, a second press of the same user.
+/// or they run out: `presses` (sandbox, pause before it ms, stall ms). A press after one
+/// answered `not_started` or 5xx (the campaign exists, some pool may not be written yet) is
+/// sent as a stalled press and, 5–20 ms later, a second press of the same user.
 async fn bot(
     id: &str,
     user: &str,
@@ -140,7 +140,7 @@ async fn bot(
     log: &Log,
 ) -> Vec<Record> {
     let mut records = Vec::new();
-    let (mut stall_next, mut stalled) = (false, false);
+    let mut stall_next = false;
     for (store, pause_ms, stall_ms) in presses {
         tokio::time::sleep(Duration::from_millis(pause_ms)).await;
         if Instant::now() >= deadline {
@@ -151,8 +151,7 @@ async fn bot(
             user: user.to_string(),
         };
         let mut ops = vec![(grab, 0)];
-        if stall_next && !stalled {
-            stalled = true;
+        if stall_next {
             let slow = Op::CouponSlowGrab {
                 campaign: id.to_string(),
                 user: user.to_string(),
@@ -171,6 +170,7 @@ async fn bot(
             })
             .collect();
         let mut done = false;
+        stall_next = false;
         for t in sent {
             let r = t.await.expect("a bot's press panicked");
             done |= matches!(r.answer, Some((200 | 409 | 410, _)));
