@@ -14,7 +14,8 @@
 //! 410), each press after a `not_started` or a 5xx stalled 300–3,000 ms between steps 1 and 2
 //! while a second press of the same user runs.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool};
@@ -36,6 +37,11 @@ const POOLS: u32 = 24;
 
 /// The history's client number of the merchant and the bots.
 const CLIENT: usize = 90;
+
+/// The openings whose creation the merchant has been answered: a stalled press walks only
+/// once its campaign is in here, so that its walk comes after the pools a cut-short creation
+/// missed are written.
+static CREATED: LazyLock<Mutex<BTreeSet<String>>> = LazyLock::new(Default::default);
 
 /// The highest campaign number among `plans`: the openings take the next ones.
 pub fn last_no(plans: &[Plan]) -> u64 {
@@ -80,9 +86,11 @@ pub async fn run(
         let mut tasks = Vec::new();
         let merchant = Op::CouponOpen { body };
         let store = sandboxes.choose(&mut rng).unwrap().clone();
-        let (w, l) = (world.clone(), log.clone());
+        let (w, l, opened) = (world.clone(), log.clone(), id.clone());
         tasks.push(tokio::spawn(async move {
-            vec![perform(CLIENT, merchant, &store, None, deadline, &w, &l).await]
+            let r = perform(CLIENT, merchant, &store, None, deadline, &w, &l).await;
+            CREATED.lock().unwrap().insert(opened);
+            vec![r]
         }));
         let bots: Vec<String> = world.users.choose_multiple(&mut rng, 10).cloned().collect();
         for user in bots {
@@ -190,8 +198,9 @@ pub async fn send_create(store: &Arc<Store>, body: &Value) -> (u16, Value, Optio
     call(store, Function::Coupon, &ev).await
 }
 
-/// A grab whose sandbox stalls `stall_ms` between step 1 (its reservation made) and steps 2
-/// and 3 (the walk over the other pools and the settle), each step run as the store runs it:
+/// A grab whose sandbox stalls between step 1 (its reservation made) and steps 2 and 3 (the
+/// walk over the other pools and the settle), `stall_ms` and then until the merchant's
+/// creation of the campaign is answered (at most 10 s), each step run as the store runs it:
 /// 200 `{"code"}` (won at once, or the reservation's code), 409 (`per_user` held), 410
 /// `sold_out` / `ended`, 425 `not_started` (not started, or the reservation settled while the
 /// campaign was opening), 404, or 503 when Redis failed (the reservation stays open for the
@@ -266,6 +275,10 @@ async fn walk_late(
         _ => return Err(format!("coupon_grab answered {reply}")),
     }
     tokio::time::sleep(Duration::from_millis(stall_ms)).await;
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until && !CREATED.lock().unwrap().contains(campaign) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let (mut item, mut at, mut opening) = (String::new(), String::new(), false);
     for step in 1..POOLS {
         let k = (home + step) % POOLS;
