@@ -10,9 +10,10 @@
 //!
 //! Each opening: 12 uploaded codes over 24 pools (half of the home pools are empty from the
 //! start, so most grabs walk), `per_user` 1, open until 3 s after the run like the other
-//! campaigns; 10 bots pressing every 50–200 ms until answered something final (a code, 409,
-//! 410), each press after a `not_started` or a 5xx stalled 300–3,000 ms between steps 1 and 2
-//! while a second press of the same user runs.
+//! campaigns; about 60 openings per run; 10 bots pressing every 50–200 ms until answered
+//! something final (a code, 409, 410), each press sent while the creation is not answered yet
+//! or after a `not_started` or a 5xx stalled between steps 1 and 2 until the creation is
+//! answered, while a second press of the same user runs.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -69,8 +70,17 @@ pub async fn run(
             .as_millis() as i64
         + 3_000;
     let mut plans = Vec::new();
+    // About 60 openings per run, one every 0.6 s at most: each is a campaign to close and check.
+    let gap = (deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis() as u64
+        / 60)
+        .max(600);
     for k in 1u64.. {
-        tokio::time::sleep(Duration::from_millis(rng.random_range(1_000..2_500))).await;
+        tokio::time::sleep(Duration::from_millis(
+            rng.random_range(gap / 2..gap * 3 / 2),
+        ))
+        .await;
         if Instant::now() + Duration::from_secs(5) >= deadline {
             break;
         }
@@ -136,9 +146,10 @@ pub async fn run(
 }
 
 /// A bot's presses on campaign `id` until one is answered something final (a code, 409, 410)
-/// or they run out: `presses` (sandbox, pause before it ms, stall ms). A press after one
-/// answered `not_started` or 5xx (the campaign exists, some pool may not be written yet) is
-/// sent as a stalled press and, 5–20 ms later, a second press of the same user.
+/// or they run out: `presses` (sandbox, pause before it ms, stall ms). A press sent while the
+/// merchant's creation is not answered yet, or after one answered `not_started` or 5xx (some
+/// pool may not be written yet), is sent as a stalled press and, 5–20 ms later, a second press
+/// of the same user.
 async fn bot(
     id: &str,
     user: &str,
@@ -159,7 +170,7 @@ async fn bot(
             user: user.to_string(),
         };
         let mut ops = vec![(grab, 0)];
-        if stall_next {
+        if stall_next || !CREATED.lock().unwrap().contains(id) {
             let slow = Op::CouponSlowGrab {
                 campaign: id.to_string(),
                 user: user.to_string(),
