@@ -69,7 +69,7 @@ pub async fn run(
             .saturating_duration_since(Instant::now())
             .as_millis() as i64
         + 3_000;
-    let mut plans = Vec::new();
+    let (mut plans, mut crowds) = (Vec::new(), Vec::new());
     // About 60 openings per run, one every 0.6 s at most: each is a campaign to close and check.
     let gap = (deadline
         .saturating_duration_since(Instant::now())
@@ -93,15 +93,14 @@ pub async fn run(
             "reference": format!("soak-open-{k}"),
         });
         log.note(format!("opening {k}: campaign {id}"));
-        let mut tasks = Vec::new();
         let merchant = Op::CouponOpen { body };
         let store = sandboxes.choose(&mut rng).unwrap().clone();
         let (w, l, opened) = (world.clone(), log.clone(), id.clone());
-        tasks.push(tokio::spawn(async move {
+        let merchant = tokio::spawn(async move {
             let r = perform(CLIENT, merchant, &store, None, deadline, &w, &l).await;
             CREATED.lock().unwrap().insert(opened);
-            vec![r]
-        }));
+            r
+        });
         let bots: Vec<String> = world.users.choose_multiple(&mut rng, 10).cloned().collect();
         for user in bots {
             let presses: Vec<(Arc<Store>, u64, u64)> = (0..30)
@@ -115,20 +114,18 @@ pub async fn run(
                 })
                 .collect();
             let (id, w, l) = (id.clone(), world.clone(), log.clone());
-            tasks.push(tokio::spawn(async move {
+            crowds.push(tokio::spawn(async move {
                 bot(&id, &user, presses, deadline, &w, &l).await
             }));
         }
-        let mut created = None;
-        for t in tasks {
-            let records = t.await.expect("an opening's client panicked");
-            for r in &records {
-                if let (Op::CouponOpen { .. }, Some((200 | 201, b))) = (&r.op, &r.answer) {
-                    created = b["campaign_id"].as_str().map(str::to_string);
-                }
-            }
-            world.history.lock().unwrap().extend(records);
-        }
+        // The next opening waits for this creation (it takes the next campaign number), not
+        // for the bots.
+        let r = merchant.await.expect("an opening's merchant panicked");
+        let created = match &r.answer {
+            Some((200 | 201, b)) => b["campaign_id"].as_str().map(str::to_string),
+            _ => None,
+        };
+        world.history.lock().unwrap().push(r);
         if created.as_ref().is_some_and(|c| *c != id) {
             log.note(format!(
                 "opening {k}: created as {created:?}, its bots grabbed {id}"
@@ -141,6 +138,10 @@ pub async fn run(
             uploaded: codes,
             takes_batches: false,
         });
+    }
+    for t in crowds {
+        let records = t.await.expect("an opening's bot panicked");
+        world.history.lock().unwrap().extend(records);
     }
     plans
 }
