@@ -215,6 +215,7 @@ pub async fn run(
         for op in ops {
             let killed = match &op {
                 Op::Reclaim { killed_after_ms } => *killed_after_ms,
+                op if super::coupons::abandoned(op) => Some(rng.random_range(1..15)),
                 _ => rng.random_bool(0.04).then(|| rng.random_range(1..40)),
             };
             let (store, world, log) = (store.clone(), world.clone(), log.clone());
@@ -382,6 +383,9 @@ pub(super) async fn perform(
                     error: None,
                 });
                 log.note(format!("client {client} killed in {} {op:?}", op.kind()));
+                if super::coupons::abandoned(&op) {
+                    return record;
+                }
             }
             Some((status, body, retry_after)) => {
                 record.attempts.push(Attempt {

@@ -11,7 +11,8 @@
 //!   batches of 8 codes to it from the start of the run (some twice at once), so batches race
 //!   the start under the nemesis's faults (a master paused mid-batch, replies dropped after
 //!   the script ran, cut connections) and are sent again before the start, after it, and once
-//!   more after the close.
+//!   more after the close; a fifth of them are cut off in their first attempt (the sandbox
+//!   killed after 1–15 ms) and sent again only after the close.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -107,6 +108,16 @@ pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
     out
 }
 
+/// How the reference of a batch ends whose merchant is cut off in the middle of its first
+/// attempt (the sandbox killed after 1–15 ms) and sends it again only after the campaign's
+/// close, with every other batch (`resend_batches_after_the_close`).
+const LATE: &str = "-late";
+
+/// Whether `op` is a batch sent again only after the close (see [`LATE`]).
+pub fn abandoned(op: &Op) -> bool {
+    matches!(op, Op::CouponBatch { reference, .. } if reference.ends_with(LATE))
+}
+
 /// A batch for the campaign that takes them: 8 codes named after the client and its draw.
 pub fn batch(campaign: &str, client: usize, n: u64) -> Op {
     Op::CouponBatch {
@@ -123,6 +134,22 @@ pub fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64, user: &str) -> O
     if let Some((campaign, until_ms)) = &world.batches {
         if world.ms() < *until_ms && rng.random_bool(0.04) {
             let batch = batch(campaign, id, n);
+            if rng.random_bool(0.2) {
+                let Op::CouponBatch {
+                    campaign,
+                    reference,
+                    codes,
+                } = batch
+                else {
+                    unreachable!("a batch")
+                };
+                let reference = format!("{reference}{LATE}");
+                return Some(vec![Op::CouponBatch {
+                    campaign,
+                    reference,
+                    codes,
+                }]);
+            }
             if rng.random_bool(0.3) {
                 return Some(vec![batch.clone(), batch]); // the same batch sent twice at once
             }

@@ -20,6 +20,7 @@ pub async fn resend_ambiguous(
     let mut final_history = Vec::with_capacity(history.len());
     for mut r in history {
         let retry = r.answer.is_none()
+            && !super::coupons::abandoned(&r.op)
             && !matches!(
                 r.op,
                 Op::Create { key: None, .. }
