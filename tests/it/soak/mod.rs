@@ -214,7 +214,7 @@ async fn soak() {
     let auditor = sandbox(&urls, ttl);
     let campaigns = [campaigns, opened].concat();
     let history: Vec<clients::Record> = std::mem::take(&mut *world.history.lock().unwrap());
-    let (mut final_history, resolved) = quiesce::resend_ambiguous(history, &auditor).await;
+    let (mut final_history, resolved) = quiesce::resend_ambiguous(history, &auditor, started).await;
     phases.push(("ambiguous operations sent again", healed.elapsed()));
     let settled = quiesce::settle_every_packet(&auditor).await;
     phases.push(("every packet settled", healed.elapsed()));

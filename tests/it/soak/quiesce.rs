@@ -11,10 +11,13 @@ use hongbao::Store;
 use super::clients::{self, Op, Record};
 
 /// Every ambiguous keyed operation of `history` sent again through `auditor` until it is
-/// answered. Returns the history with those answers, and how many were resolved per kind.
+/// answered, each sending one more attempt of its record (a grab sent again is a press: the
+/// checker counts it), stamped with the ms since the run `started`. Returns the history with
+/// those answers, and how many were resolved per kind.
 pub async fn resend_ambiguous(
     history: Vec<Record>,
     auditor: &Arc<Store>,
+    started: Instant,
 ) -> (Vec<Record>, BTreeMap<&'static str, u64>) {
     let mut resolved = BTreeMap::<&str, u64>::new();
     let mut final_history = Vec::with_capacity(history.len());
@@ -30,9 +33,8 @@ pub async fn resend_ambiguous(
                     | Op::OrderCodes { .. }
             );
         if retry {
-            let (status, body) = until_answered(&r.op, auditor).await;
+            until_answered(&mut r, auditor, started).await;
             *resolved.entry(r.op.kind()).or_default() += 1;
-            r.answer = Some((status, body));
         }
         final_history.push(r);
     }
@@ -140,7 +142,14 @@ async fn probe(
     liveness: &mut Vec<String>,
 ) -> (u16, serde_json::Value) {
     let t = Instant::now();
-    let (status, body) = until_answered(op, auditor).await;
+    let mut r = Record {
+        client: 0,
+        op: op.clone(),
+        attempts: Vec::new(),
+        answer: None,
+    };
+    until_answered(&mut r, auditor, t).await;
+    let (status, body) = r.answer.unwrap_or_default();
     if !(200..300).contains(&status) || t.elapsed() > Duration::from_secs(10) {
         liveness.push(format!(
             "liveness: {} answered {status} {body} after {:?}",
@@ -151,13 +160,24 @@ async fn probe(
     (status, body)
 }
 
-/// Sends `op` through the healed system until it is answered below 500 (at most 30 s).
-async fn until_answered(op: &Op, store: &Arc<Store>) -> (u16, serde_json::Value) {
+/// Sends `r`'s operation through the healed system until it is answered below 500 (at most
+/// 30 s), each attempt added to `r` (stamped with the ms since `started`), the last answer
+/// its answer.
+async fn until_answered(r: &mut Record, store: &Arc<Store>, started: Instant) {
     let t = Instant::now();
     loop {
-        let (status, body, _) = clients::attempt(op, store).await;
+        let (status, body, _) = clients::attempt(&r.op, store).await;
+        r.attempts.push(clients::Attempt {
+            at_ms: started.elapsed().as_millis() as u64,
+            status: Some(status),
+            error: body["error"].as_str().map(|code| {
+                let message = body["message"].as_str().unwrap_or_default();
+                (code.to_string(), message.to_string())
+            }),
+        });
         if status < 500 || t.elapsed() > Duration::from_secs(30) {
-            return (status, body);
+            r.answer = Some((status, body));
+            return;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
