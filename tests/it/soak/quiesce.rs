@@ -1,5 +1,5 @@
 //! After the faults: the system quiesces (ambiguous operations sent again, every packet
-//! settled, both campaigns closed) and the liveness probes run.
+//! settled, every campaign closed) and the liveness probes run.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
