@@ -4,7 +4,11 @@
 
 CARGO    ?= cargo
 PY       := .venv/bin/python
-BINARIES := -p create-packet -p grab -p claim -p reclaim-cron -p wallet -p next-order-code -p vote -p coupon
+# The functions, as functions.json declares them (`make functions` rewrites it from the Rust
+# declarations, hongbao::lambda::Function): those built by one cargo invocation, and those
+# built each on its own (scripts/functions.py).
+BINARIES := $(shell python3 scripts/functions.py shared-build)
+SEPARATE := $(shell python3 scripts/functions.py separate-build)
 # The examples (make serve, the template's settings check) are built with the features the tests
 # turn on (`ops`), so they reuse the debug build of `hongbao` that `make unit` made.
 EXAMPLES := -p hongbao --features ops
@@ -12,7 +16,7 @@ EXAMPLES := -p hongbao --features ops
 SEED ?= 1
 SECS ?= 600
 
-.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean
+.PHONY: soak soak-short demo test deps release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -29,13 +33,14 @@ test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2
 deps:
 	scripts/install-deps.sh
 
-## release: the functions' bootstraps (target/release/<name>). ledger-export is built on its
-##          own: it turns on hongbao's `eventbridge` feature (the AWS SDK), and in one cargo
-##          invocation features unify, so every bootstrap would link the SDK's HTTP stack
-##          (about +460 KB each, measured); `sam build` builds each function on its own too
+## release: the functions' bootstraps (target/release/<name>). A function declared with
+##          `separate_build` (ledger-export) is built on its own: it turns on hongbao's
+##          `eventbridge` feature (the AWS SDK), and in one cargo invocation features unify, so
+##          every bootstrap would link the SDK's HTTP stack (about +460 KB each, measured);
+##          `sam build` builds each function on its own too
 release:
 	$(CARGO) build --release --locked $(BINARIES)
-	$(CARGO) build --release --locked -p ledger-export
+	$(foreach f,$(SEPARATE),$(CARGO) build --release --locked -p $(f) &&) true
 
 ## TEST_THREADS: the tests each test binary runs at once (libtest's RUST_TEST_THREADS). The
 ##   integration tests mostly wait (servers starting, clusters converging, TTLs, failovers,
@@ -159,6 +164,11 @@ docs-check:
 	scripts/install-deps.sh --with-chromium
 	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py --docs $(if $(SPEC),--spec $(SPEC))
+
+## functions: rewrite functions.json from the functions' Rust declarations (a unit test fails
+##            while the committed file differs)
+functions:
+	HONGBAO_WRITE_FUNCTIONS=1 $(CARGO) test --locked -p hongbao --lib functions_json
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
 ##          committed file differs)

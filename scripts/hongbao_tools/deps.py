@@ -12,21 +12,18 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import functions
 from .paths import EXAMPLES_DIR, INSTALL_DEPS, RELEASE_DIR, ROOT, VENV_DIR
 from .procs import log
 
-# The red-packet functions (the default stack: what demo.py plays) ...
-PACKET_FUNCTIONS = ("create-packet", "grab", "claim", "reclaim-cron", "wallet")
-# ... and every HTTP or reclaim function of the project (e2e_rie.py runs them all) ...
-FUNCTIONS = (*PACKET_FUNCTIONS, "next-order-code", "vote", "coupon")
-# ... and ledger-export (the demo's event feed), built on its own as `make release` does: its
-# `eventbridge` feature would otherwise unify into every other bootstrap.
+# The red-packet functions (the default stack: what demo.py plays): those reading only the
+# packets', reclaim's and wallet's settings ...
+PACKET_FUNCTIONS = functions.with_features("packets", "reclaim", "wallet")
+# ... and every function of the shared build (e2e_rie.py runs them all) ...
+FUNCTIONS = functions.SHARED_BUILD
+# ... and ledger-export (the demo's event feed), built on its own (functions.SEPARATE_BUILD).
 LEDGER_EXPORT = "ledger-export"
-BUILD_COMMAND = (
-    "cargo build --release "
-    + " ".join(f"-p {f}" for f in FUNCTIONS)
-    + f" && cargo build --release -p {LEDGER_EXPORT}"
-)
+BUILD_COMMAND = functions.build_command()
 
 
 def _rie_arch() -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import functions
 from .deps import BUILD_COMMAND, PACKET_FUNCTIONS, binary_path, find_rie, require_binaries
 from .emf import EmfTotals, parse_line
 from .procs import free_port, install_signal_handlers, kill_tree, spawn, wait_for_port
@@ -39,10 +40,8 @@ from .redis_server import RedisServer
 # coupon-redeem.json, coupon-release.json).
 DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
 COUPON_PRINCIPALS = DEPOSIT_PRINCIPALS
-# As in template.yaml: MemorySize 256, Timeout 5 (reclaim-cron and ledger-export 60).
+# As in template.yaml: MemorySize 256; the Timeout of each function (functions.timeout_secs).
 MEMORY_MB = 256
-TIMEOUT_SECS = {"reclaim-cron": 60, "ledger-export": 60}
-DEFAULT_TIMEOUT_SECS = 5
 INVOKE_PATH = "/2015-03-31/functions/function/invocations"
 
 REPORT_RE = re.compile(
@@ -135,9 +134,7 @@ class Sandbox:
             "AWS_LAMBDA_FUNCTION_NAME": self.name,
             "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(MEMORY_MB),
-            "AWS_LAMBDA_FUNCTION_TIMEOUT": str(
-                TIMEOUT_SECS.get(self.function, DEFAULT_TIMEOUT_SECS)
-            ),
+            "AWS_LAMBDA_FUNCTION_TIMEOUT": str(functions.timeout_secs(self.function)),
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.function}",
             "AWS_LAMBDA_LOG_STREAM_NAME": f"local/{self.name}",
             "REDIS_CLUSTER": "false",

@@ -1,6 +1,6 @@
 //! The whole hongbao HTTP API on one local port, for `curl`, a browser or an app under
 //! development: every function's router merged as `template.yaml` routes them
-//! ([`hongbao::api::app`]). `make serve` runs it (`scripts/serve.py` starts a `redis-server` on
+//! ([`hongbao::lambda::app`]). `make serve` runs it (`scripts/serve.py` starts a `redis-server` on
 //! a free port first, unless `REDIS_URL` is set).
 //!
 //! Local only, never deployed:
@@ -102,7 +102,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Err(e) = state.store.connect_at_cold_start().await {
         tracing::warn!(error = %e, "redis not reachable yet; requests answer 503 until it is");
     }
-    let app = api::app(state)
+    let app = hongbao::lambda::app(state)
         .layer(middleware::from_fn(as_api_gateway))
         .merge(docs_page(env("HONGBAO_SWAGGER_UI_DIR")));
     let addr = env("HONGBAO_SERVE_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());

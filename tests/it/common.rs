@@ -6,9 +6,10 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use harness::TestRedis;
-use hongbao::api::{self, ApiState, AuthMode};
+use hongbao::api::{ApiState, AuthMode};
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::domain::wallet::IamPrincipals;
+pub use hongbao::lambda::Function;
 use hongbao::store::packets::{self, CreateOutcome, NewPacket, Packet};
 use hongbao::store::scripts::{Call, ClaimCall};
 use hongbao::store::wallet;
@@ -175,44 +176,17 @@ pub fn with_header(mut v: Value, k: &str, val: &str) -> Value {
     v
 }
 
-/// A Lambda function that serves HTTP: its router, as `functions/<name>/src/main.rs` builds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Function {
-    /// `POST /packets`.
-    CreatePacket,
-    /// `GET /packets/{id}`, `POST /packets/{id}/grab`.
-    Grab,
-    /// `POST /packets/{id}/claim`.
-    Claim,
-    /// `GET /wallet`, `POST /wallet/deposits`.
-    Wallet,
-    /// `POST /order-codes`.
-    NextOrderCode,
-    /// The voting routes.
-    Vote,
-    /// The coupon-drop routes.
-    Coupon,
-}
-
-impl Function {
-    /// The function's router over `store` (identity from the JWT claim `sub`), as API Gateway
-    /// events reach it.
-    pub fn router(self, store: &Arc<Store>) -> axum::Router {
-        let state = ApiState {
-            store: store.clone(),
-            auth: AuthMode::Jwt,
-        };
-        let router = match self {
-            Function::CreatePacket => api::packets::create_router(state),
-            Function::Grab => api::packets::grab_router(state),
-            Function::Claim => api::packets::claim_router(state),
-            Function::Wallet => api::wallet::router(state),
-            Function::NextOrderCode => api::order_codes::router(state),
-            Function::Vote => api::voting::router(state),
-            Function::Coupon => api::coupons::router(state),
-        };
-        hongbao::lambda::for_api_gateway(router)
-    }
+/// A function's router over `store` (identity from the JWT claim `sub`), as API Gateway
+/// events reach it: the router its `main` serves ([`Function::router`]).
+pub fn router(f: Function, store: &Arc<Store>) -> axum::Router {
+    let state = ApiState {
+        store: store.clone(),
+        auth: AuthMode::Jwt,
+    };
+    let router = f
+        .router(state)
+        .unwrap_or_else(|| panic!("{} serves no HTTP", f.name()));
+    hongbao::lambda::for_api_gateway(router)
 }
 
 /// Sends the API Gateway HTTP API event `v` through function `f`'s router, the way
@@ -221,7 +195,7 @@ impl Function {
 pub async fn call(store: &Arc<Store>, f: Function, v: &Value) -> (u16, Value, Option<String>) {
     use tower::ServiceExt;
     let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
-    let resp = f.router(store).oneshot(req).await.expect("infallible");
+    let resp = router(f, store).oneshot(req).await.expect("infallible");
     let status = resp.status().as_u16();
     assert_eq!(
         resp.headers()

@@ -30,6 +30,7 @@ from cloud_radar.cf.unit import Template, functions
 from samtranslator.translator.transform import transform as sam_transform
 
 from hongbao_tools.deps import require_example
+from hongbao_tools.functions import RESOURCES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,17 +55,8 @@ BASE = {
     "JwtIssuer": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example",
     "JwtAudience": "client-id-1",
 }
-FUNCTIONS = {
-    "CreatePacketFunction": "create-packet",
-    "GrabFunction": "grab",
-    "ClaimFunction": "claim",
-    "WalletFunction": "wallet",
-    "ReclaimCronFunction": "reclaim-cron",
-    "NextOrderCodeFunction": "next-order-code",
-    "VoteFunction": "vote",
-    "LedgerExportFunction": "ledger-export",
-    "CouponFunction": "coupon",
-}
+# The template's function resources and their binaries, as functions.json declares them.
+FUNCTIONS = RESOURCES
 # AWS::NoValue as rendered (cloud-radar's own is "", which would also drop empty strings) and
 # what a Ref or Fn::GetAtt of a resource whose Condition is false gives (through the resource's
 # cloud-radar metadata); `Stack` refuses a render holding it, as CloudFormation would.

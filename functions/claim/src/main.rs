@@ -4,11 +4,9 @@
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
 //! event with it.
 
-use hongbao::api;
 use hongbao::lambda::{self, Function};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    let state = lambda::init(Function::Claim).await?;
-    lambda::serve(api::packets::claim_router(state)).await
+    lambda::run_http(Function::Claim).await
 }

@@ -56,7 +56,7 @@ pub const FUNCTION_NAME: Setting = Setting {
 };
 
 /// The metrics' settings, in the order of docs/configuration.md.
-pub const SETTINGS: [Setting; 2] = [METRICS_NAMESPACE, FUNCTION_NAME];
+pub const SETTINGS: &[Setting] = &[METRICS_NAMESPACE, FUNCTION_NAME];
 
 /// Where a sandbox's metrics go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,122 +99,93 @@ impl MetricsSettings {
     }
 }
 
-/// A grab that won a share.
-pub const GRAB_WON: &str = "GrabWon";
-/// A grab answered `sold_out`.
-pub const GRAB_SOLD_OUT: &str = "GrabSoldOut";
-/// A grab answered `not_open_yet` (a scheduled packet before its opening).
-pub const GRAB_NOT_OPEN_YET: &str = "GrabNotOpenYet";
-/// A grab answered `wrong_password` (a password packet).
-pub const GRAB_WRONG_PASSWORD: &str = "GrabWrongPassword";
-/// A grab answered `already_grabbed`.
-pub const GRAB_ALREADY_GRABBED: &str = "GrabAlreadyGrabbed";
-/// A grab answered `rate_limited`.
-pub const GRAB_RATE_LIMITED: &str = "GrabRateLimited";
-/// A grab answered `expired`.
-pub const GRAB_EXPIRED: &str = "GrabExpired";
-/// A coupon redeemed now (a repeat of the same order is not counted).
-pub const COUPON_REDEEMED: &str = "CouponRedeemed";
-/// A checkout hold answered 200 (taken, extended, or the order's hold answered again).
-pub const COUPON_HELD: &str = "CouponHeld";
-/// A hold released or a redemption reversed now (a repeat of the same order is not counted).
-pub const COUPON_RELEASED: &str = "CouponReleased";
-/// A claim that credited a wallet now.
-pub const CLAIMED: &str = "Claimed";
-/// Cents credited by claims.
-pub const CLAIMED_CENTS: &str = "ClaimedCents";
-/// Cents refunded by a reclaim run.
-pub const REFUNDED_CENTS: &str = "RefundedCents";
-/// Packets settled by a reclaim run.
-pub const RECLAIM_SETTLED: &str = "ReclaimSettled";
-/// Packets a reclaim run could not settle.
-pub const RECLAIM_FAILED: &str = "ReclaimFailed";
-/// Due packets left after a reclaim run.
-pub const RECLAIM_REMAINING_DUE: &str = "ReclaimRemainingDue";
-/// Journal entries a ledger-export run published (and deleted).
-pub const LEDGER_EXPORTED: &str = "LedgerExported";
-/// Journal entries a ledger-export run could not publish (a run that failed counts 1).
-pub const LEDGER_EXPORT_FAILED: &str = "LedgerExportFailed";
-/// Age of the oldest unexported journal entry when a ledger-export run ended, ms.
-pub const LEDGER_EXPORT_LAG_MS: &str = "LedgerExportLagMs";
-/// 503 `unavailable` answers.
-pub const UNAVAILABLE: &str = "Unavailable";
-/// 500 `internal` answers.
-pub const INTERNAL: &str = "Internal";
-/// Handler time of an HTTP request, ms.
-pub const LATENCY_MS: &str = "LatencyMs";
-/// HTTP requests answered, whatever the status.
-pub const REQUESTS: &str = "Requests";
-/// HTTP answers of status 400 to 499.
-pub const ANSWERED_4XX: &str = "Answered4xx";
-/// HTTP answers of status 500 to 599.
-pub const ANSWERED_5XX: &str = "Answered5xx";
-/// 1 at a sandbox's first invocation (counted at Init, printed with the first invocation).
-pub const COLD_START: &str = "ColdStart";
-/// A red packet created now (a repeat of the same `Idempotency-Key` is not counted).
-pub const PACKET_CREATED: &str = "PacketCreated";
-/// Cents debited from senders for the packets created now.
-pub const PACKET_CREATED_CENTS: &str = "PacketCreatedCents";
-/// A cancel answered 200 (a re-sent cancel answers the same figures and counts again).
-pub const PACKET_CANCELLED: &str = "PacketCancelled";
-/// Pending claims whose wallet credit a reclaim run completed (re-drove).
-pub const CLAIM_REDRIVEN: &str = "ClaimRedriven";
-/// A deposit applied now (a repeat of the same reference is not counted).
-pub const DEPOSITED: &str = "Deposited";
-/// Cents of the deposits applied now.
-pub const DEPOSITED_CENTS: &str = "DepositedCents";
-/// A withdrawal applied now (a repeat of the same reference is not counted).
-pub const WITHDRAWN: &str = "Withdrawn";
-/// Cents of the withdrawals applied now.
-pub const WITHDRAWN_CENTS: &str = "WithdrawnCents";
-/// Order codes handed out.
-pub const ORDER_CODES_TAKEN: &str = "OrderCodesTaken";
-/// A vote that changed an article (a new vote or a switch; a repeat is not counted).
-pub const VOTED: &str = "Voted";
-/// An article posted.
-pub const ARTICLE_POSTED: &str = "ArticlePosted";
+/// Declares each metric name once: a `pub const` per metric and [`ALL`], the list of them.
+macro_rules! metrics {
+    ($($(#[$doc:meta])* $name:ident = $value:literal;)+) => {
+        $($(#[$doc])* pub const $name: &str = $value;)+
 
-/// Every metric name above, in one list: the template's dashboard may name only these
-/// (`tests/template_checks/`), and the recorder declares each one's unit at Init.
-pub const ALL: [&str; 37] = [
-    GRAB_WON,
-    GRAB_SOLD_OUT,
-    GRAB_NOT_OPEN_YET,
-    GRAB_WRONG_PASSWORD,
-    GRAB_ALREADY_GRABBED,
-    GRAB_RATE_LIMITED,
-    GRAB_EXPIRED,
-    COUPON_REDEEMED,
-    COUPON_HELD,
-    COUPON_RELEASED,
-    CLAIMED,
-    CLAIMED_CENTS,
-    REFUNDED_CENTS,
-    RECLAIM_SETTLED,
-    RECLAIM_FAILED,
-    RECLAIM_REMAINING_DUE,
-    LEDGER_EXPORTED,
-    LEDGER_EXPORT_FAILED,
-    LEDGER_EXPORT_LAG_MS,
-    UNAVAILABLE,
-    INTERNAL,
-    LATENCY_MS,
-    REQUESTS,
-    ANSWERED_4XX,
-    ANSWERED_5XX,
-    COLD_START,
-    PACKET_CREATED,
-    PACKET_CREATED_CENTS,
-    PACKET_CANCELLED,
-    CLAIM_REDRIVEN,
-    DEPOSITED,
-    DEPOSITED_CENTS,
-    WITHDRAWN,
-    WITHDRAWN_CENTS,
-    ORDER_CODES_TAKEN,
-    VOTED,
-    ARTICLE_POSTED,
-];
+        /// Every metric name declared here: the template's dashboard may name only these
+        /// (`tests/template_checks/`), and the recorder declares each one's unit at Init.
+        pub const ALL: &[&str] = &[$($name),+];
+    };
+}
+
+metrics! {
+    /// A grab that won a share.
+    GRAB_WON = "GrabWon";
+    /// A grab answered `sold_out`.
+    GRAB_SOLD_OUT = "GrabSoldOut";
+    /// A grab answered `not_open_yet` (a scheduled packet before its opening).
+    GRAB_NOT_OPEN_YET = "GrabNotOpenYet";
+    /// A grab answered `wrong_password` (a password packet).
+    GRAB_WRONG_PASSWORD = "GrabWrongPassword";
+    /// A grab answered `already_grabbed`.
+    GRAB_ALREADY_GRABBED = "GrabAlreadyGrabbed";
+    /// A grab answered `rate_limited`.
+    GRAB_RATE_LIMITED = "GrabRateLimited";
+    /// A grab answered `expired`.
+    GRAB_EXPIRED = "GrabExpired";
+    /// A coupon redeemed now (a repeat of the same order is not counted).
+    COUPON_REDEEMED = "CouponRedeemed";
+    /// A checkout hold answered 200 (taken, extended, or the order's hold answered again).
+    COUPON_HELD = "CouponHeld";
+    /// A hold released or a redemption reversed now (a repeat of the same order is not counted).
+    COUPON_RELEASED = "CouponReleased";
+    /// A claim that credited a wallet now.
+    CLAIMED = "Claimed";
+    /// Cents credited by claims.
+    CLAIMED_CENTS = "ClaimedCents";
+    /// Cents refunded by a reclaim run.
+    REFUNDED_CENTS = "RefundedCents";
+    /// Packets settled by a reclaim run.
+    RECLAIM_SETTLED = "ReclaimSettled";
+    /// Packets a reclaim run could not settle.
+    RECLAIM_FAILED = "ReclaimFailed";
+    /// Due packets left after a reclaim run.
+    RECLAIM_REMAINING_DUE = "ReclaimRemainingDue";
+    /// Journal entries a ledger-export run published (and deleted).
+    LEDGER_EXPORTED = "LedgerExported";
+    /// Journal entries a ledger-export run could not publish (a run that failed counts 1).
+    LEDGER_EXPORT_FAILED = "LedgerExportFailed";
+    /// Age of the oldest unexported journal entry when a ledger-export run ended, ms.
+    LEDGER_EXPORT_LAG_MS = "LedgerExportLagMs";
+    /// 503 `unavailable` answers.
+    UNAVAILABLE = "Unavailable";
+    /// 500 `internal` answers.
+    INTERNAL = "Internal";
+    /// Handler time of an HTTP request, ms.
+    LATENCY_MS = "LatencyMs";
+    /// HTTP requests answered, whatever the status.
+    REQUESTS = "Requests";
+    /// HTTP answers of status 400 to 499.
+    ANSWERED_4XX = "Answered4xx";
+    /// HTTP answers of status 500 to 599.
+    ANSWERED_5XX = "Answered5xx";
+    /// 1 at a sandbox's first invocation (counted at Init, printed with the first invocation).
+    COLD_START = "ColdStart";
+    /// A red packet created now (a repeat of the same `Idempotency-Key` is not counted).
+    PACKET_CREATED = "PacketCreated";
+    /// Cents debited from senders for the packets created now.
+    PACKET_CREATED_CENTS = "PacketCreatedCents";
+    /// A cancel answered 200 (a re-sent cancel answers the same figures and counts again).
+    PACKET_CANCELLED = "PacketCancelled";
+    /// Pending claims whose wallet credit a reclaim run completed (re-drove).
+    CLAIM_REDRIVEN = "ClaimRedriven";
+    /// A deposit applied now (a repeat of the same reference is not counted).
+    DEPOSITED = "Deposited";
+    /// Cents of the deposits applied now.
+    DEPOSITED_CENTS = "DepositedCents";
+    /// A withdrawal applied now (a repeat of the same reference is not counted).
+    WITHDRAWN = "Withdrawn";
+    /// Cents of the withdrawals applied now.
+    WITHDRAWN_CENTS = "WithdrawnCents";
+    /// Order codes handed out.
+    ORDER_CODES_TAKEN = "OrderCodesTaken";
+    /// A vote that changed an article (a new vote or a switch; a repeat is not counted).
+    VOTED = "Voted";
+    /// An article posted.
+    ARTICLE_POSTED = "ArticlePosted";
+}
 
 /// Adds `n` to the counter `name`.
 pub(crate) fn count(name: &'static str, n: u64) {
@@ -235,7 +206,7 @@ pub(crate) fn latency_ms(ms: f64) {
 /// the rest as counts (CloudWatch shows them so); the two backlog figures are gauges.
 pub(crate) fn describe() {
     use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
-    for name in ALL {
+    for &name in ALL {
         match name {
             LATENCY_MS => describe_histogram!(name, Unit::Milliseconds, name),
             LEDGER_EXPORT_LAG_MS => describe_gauge!(name, Unit::Milliseconds, name),

@@ -1,17 +1,9 @@
-//! HTTP: one axum [`Router`] per function, built from the same handlers `make serve` merges
-//! into one API ([`app`]).
+//! HTTP: the handlers, one file per operation, each declaring its [`Operation`] (route, auth,
+//! template event) beside it; a feature's `routes()` routes them ([`Routes`]), and
+//! [`crate::lambda::Function::routes`] says which function serves which (`functions.json`
+//! lists the result; `make serve` merges them all into one API, [`crate::lambda::app`]).
 //!
-//! | function | router | routes |
-//! | --- | --- | --- |
-//! | create-packet | [`packets::create_router`] | `POST /packets` |
-//! | grab | [`packets::grab_router`] | `GET /packets/{id}`, `POST /packets/{id}/grab`, `GET /packets` and `GET /packets/summary` ([`history`]) |
-//! | claim | [`packets::claim_router`] | `POST /packets/{id}/claim` |
-//! | wallet | [`wallet::router`] | `GET /wallet`, `POST /wallet/deposits`, `POST /wallet/withdrawals`, `GET /support/packets/{id}`, `GET /support/wallets/{user_id}` and `GET /support/coupons/{code}` ([`support`]) |
-//! | next-order-code | [`order_codes::router`] | `POST /order-codes` |
-//! | vote | [`voting::router`] | `POST /articles`, `GET /articles`, `POST /articles/{id}/vote`, `PUT /articles/{id}/groups`, `GET /groups/{group}/articles` |
-//! | coupon | [`coupons::router`] | `POST /campaigns`, `GET /campaigns/{id}`, `POST /campaigns/{id}/codes`, `POST /campaigns/{id}/grab`, `GET /coupons`, `POST /coupons/redeem` |
-//!
-//! Each feature is a folder: its `mod.rs` holds the routers and the bodies its handlers share,
+//! Each feature is a folder: its `mod.rs` holds its routes and the bodies its handlers share,
 //! and each operation is one file (`packets/grab.rs`), named as the store's operation
 //! (`crate::store::packets::grab`) and its script (`lua/grab.lua`).
 //!
@@ -31,6 +23,7 @@ pub mod extract;
 pub mod history;
 pub mod metrics;
 pub mod openapi;
+pub mod operation;
 pub mod order_codes;
 pub mod packets;
 pub mod schemas;
@@ -39,29 +32,11 @@ pub mod support;
 pub mod voting;
 pub mod wallet;
 
-use axum::Router;
-
 pub use auth::AuthMode;
 pub use contract::contract;
 pub use error::ApiError;
+pub use operation::{Operation, Routes};
 pub use state::ApiState;
-
-/// The whole HTTP API in one router: every function's routes, as the template routes them
-/// (what `make serve` runs).
-pub fn app(state: ApiState) -> Router {
-    contract(
-        Router::new()
-            .merge(packets::create_routes())
-            .merge(packets::grab_routes())
-            .merge(packets::claim_routes())
-            .merge(wallet::routes())
-            .merge(support::routes())
-            .merge(order_codes::routes())
-            .merge(voting::routes())
-            .merge(coupons::routes())
-            .with_state(state),
-    )
-}
 
 #[cfg(test)]
 mod tests {
@@ -85,14 +60,31 @@ mod tests {
         async fn raw(_: axum::body::Bytes) -> &'static str {
             "ok"
         }
-        let plain = contract(Router::new().route("/raw", axum::routing::post(raw)));
+        let plain = contract(axum::Router::new().route("/raw", axum::routing::post(raw)));
+        let app = |state: ApiState| {
+            contract(
+                packets::create_routes()
+                    .merge(order_codes::routes())
+                    .merge(voting::routes())
+                    .into_router()
+                    .with_state(state),
+            )
+        };
         for (router, method, path) in [
             (app(state.clone()), "POST", "/order-codes"),
             (app(state.clone()), "POST", "/packets"),
             (app(state.clone()), "POST", "/articles"),
             (app(state.clone()), "POST", "/articles/1/vote"),
             (app(state.clone()), "PUT", "/articles/1/groups"),
-            (order_codes::router(state.clone()), "POST", "/order-codes"),
+            (
+                contract(
+                    order_codes::routes()
+                        .into_router()
+                        .with_state(state.clone()),
+                ),
+                "POST",
+                "/order-codes",
+            ),
             (plain.clone(), "POST", "/raw"),
         ] {
             let req = Request::builder()

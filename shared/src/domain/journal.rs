@@ -53,7 +53,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order above.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: &'static [Kind] = &[
         Kind::Deposit,
         Kind::PacketDebit,
         Kind::ClaimCredit,
@@ -112,7 +112,7 @@ impl Kind {
 
     /// The kind named `s` ([`Kind::as_str`]).
     pub fn parse(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+        Kind::ALL.iter().copied().find(|k| k.as_str() == s)
     }
 }
 
@@ -370,7 +370,7 @@ mod tests {
         let mut bad = base;
         bad[3] = ("amount", "1e3");
         assert!(Entry::from_fields("1-2", &fields(&bad)).is_err());
-        for k in Kind::ALL {
+        for &k in Kind::ALL {
             assert_eq!(Kind::parse(k.as_str()), Some(k));
         }
     }

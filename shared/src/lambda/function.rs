@@ -1,34 +1,75 @@
-//! [`Function`]: hongbao's Lambda functions by name, and the features each reads at Init.
+//! [`Function`]: hongbao's Lambda functions, each declared once here — its name, its template
+//! resources' logical id, what triggers it, how it is built, the features whose settings it
+//! reads, and (for an HTTP function) its routes.
+//!
+//! Everything that lists functions derives from [`Function::ALL`]: `functions.json` at the
+//! repository's top level ([`declarations`]; a test fails while the committed file differs,
+//! `make functions` rewrites it), which the Makefile, the template generator, `env.json` and
+//! the Python tools read; the integration tests and `make serve` route through
+//! [`Function::router`] and [`app`].
 
+use axum::Router;
+use serde::Serialize;
+
+use crate::api::operation::{Operation, Routes};
+use crate::api::{self, contract, ApiState};
 use crate::store::Feature;
 
-/// One of hongbao's Lambda functions: its name (`functions/<name>`, and the `Binary` of its
-/// resource in `template.yaml`) and the features whose settings it reads at Init.
+/// One of hongbao's Lambda functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Function {
-    /// `create-packet`: POST /packets.
+    /// `create-packet`: a sender's routes (create, cancel).
     CreatePacket,
-    /// `grab`: GET /packets/{id}, POST /packets/{id}/grab, the history routes.
+    /// `grab`: a packet's view and grab, a user's history.
     Grab,
-    /// `claim`: POST /packets/{id}/claim.
+    /// `claim`: a grabbed share into the wallet.
     Claim,
-    /// `wallet`: GET /wallet, POST /wallet/deposits, POST /wallet/withdrawals.
+    /// `wallet`: the wallet, the backend's deposits and withdrawals, the support look-ups.
     Wallet,
-    /// `reclaim-cron`: the EventBridge schedule's refunds.
+    /// `reclaim-cron`: the EventBridge schedule's refunds and campaign closes.
     ReclaimCron,
-    /// `next-order-code`: POST /order-codes.
+    /// `next-order-code`: order codes.
     NextOrderCode,
-    /// `vote`: the article-voting routes.
+    /// `vote`: article voting.
     Vote,
     /// `ledger-export`: the EventBridge schedule's export of the money journal.
     LedgerExport,
-    /// `coupon`: the coupon-drop routes (campaigns, grabs, coupons, redeem).
+    /// `coupon`: coupon drops (campaigns, grabs, checkout).
     Coupon,
 }
 
+/// What starts a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// API Gateway HTTP API events of its operations.
+    Http,
+    /// An EventBridge schedule (a tick); the template gives it the scheduled job's queues and
+    /// alarms.
+    Schedule,
+}
+
+/// A function's declaration: everything about it that another file would otherwise repeat.
+#[derive(Debug, Clone, Copy)]
+pub struct Declaration {
+    /// The binary's name, `functions/<name>` (`create-packet`).
+    pub name: &'static str,
+    /// The stem of its template resources' logical ids (`CreatePacket`: `CreatePacketFunction`,
+    /// `CreatePacketLogGroup`, ...); a logical id is what a deployed stack updates in place.
+    pub logical_id: &'static str,
+    /// What starts it.
+    pub trigger: Trigger,
+    /// Built by its own `cargo build`: its crate turns on a `hongbao` feature (ledger-export's
+    /// `eventbridge`, the AWS SDK) that one shared invocation would unify into every binary.
+    pub separate_build: bool,
+    /// The features whose settings it reads at Init ([`crate::store::Config::load`]); the
+    /// others keep their defaults, so a setting it does not use never stops it.
+    pub features: &'static [Feature],
+}
+
 impl Function {
-    /// Every function, in `template.yaml`'s order.
-    pub const ALL: [Function; 9] = [
+    /// Every function, in the order the template and `functions.json` list them.
+    pub const ALL: &'static [Function] = &[
         Function::CreatePacket,
         Function::Grab,
         Function::Claim,
@@ -40,37 +81,212 @@ impl Function {
         Function::Coupon,
     ];
 
+    /// The function's declaration.
+    pub const fn declaration(self) -> Declaration {
+        const fn http(name: &'static str, id: &'static str, f: &'static [Feature]) -> Declaration {
+            Declaration {
+                name,
+                logical_id: id,
+                trigger: Trigger::Http,
+                separate_build: false,
+                features: f,
+            }
+        }
+        match self {
+            Function::CreatePacket => http("create-packet", "CreatePacket", &[Feature::Packets]),
+            Function::Grab => http("grab", "Grab", &[Feature::Packets]),
+            Function::Claim => http("claim", "Claim", &[Feature::Packets]),
+            Function::Wallet => http("wallet", "Wallet", &[Feature::Wallet]),
+            Function::ReclaimCron => Declaration {
+                name: "reclaim-cron",
+                logical_id: "ReclaimCron",
+                trigger: Trigger::Schedule,
+                separate_build: false,
+                features: &[Feature::Packets, Feature::Reclaim],
+            },
+            Function::NextOrderCode => {
+                http("next-order-code", "NextOrderCode", &[Feature::OrderCodes])
+            }
+            Function::Vote => http("vote", "Vote", &[Feature::Voting]),
+            Function::LedgerExport => Declaration {
+                name: "ledger-export",
+                logical_id: "LedgerExport",
+                trigger: Trigger::Schedule,
+                separate_build: true,
+                features: &[Feature::LedgerExport],
+            },
+            Function::Coupon => http("coupon", "Coupon", &[Feature::Coupons]),
+        }
+    }
+
+    /// An HTTP function's routes (its handlers and the operations they serve); none for a
+    /// scheduled function.
+    pub fn routes(self) -> Option<Routes> {
+        Some(match self {
+            Function::CreatePacket => api::packets::create_routes(),
+            Function::Grab => api::packets::grab_routes(),
+            Function::Claim => api::packets::claim_routes(),
+            Function::Wallet => api::wallet::routes().merge(api::support::routes()),
+            Function::NextOrderCode => api::order_codes::routes(),
+            Function::Vote => api::voting::routes(),
+            Function::Coupon => api::coupons::routes(),
+            Function::ReclaimCron | Function::LedgerExport => return None,
+        })
+    }
+
     /// The binary's name (`create-packet`, `grab`, ...).
     pub fn name(self) -> &'static str {
-        match self {
-            Function::CreatePacket => "create-packet",
-            Function::Grab => "grab",
-            Function::Claim => "claim",
-            Function::Wallet => "wallet",
-            Function::ReclaimCron => "reclaim-cron",
-            Function::NextOrderCode => "next-order-code",
-            Function::Vote => "vote",
-            Function::LedgerExport => "ledger-export",
-            Function::Coupon => "coupon",
-        }
+        self.declaration().name
     }
 
     /// The function named `name`, if any.
     pub fn from_name(name: &str) -> Option<Function> {
-        Function::ALL.into_iter().find(|f| f.name() == name)
+        Function::ALL.iter().copied().find(|f| f.name() == name)
     }
 
-    /// The features whose settings the function reads ([`crate::store::Config::load`]); the
-    /// others keep their defaults, so a setting the function does not use never stops it.
+    /// The features whose settings the function reads ([`Declaration::features`]).
     pub fn features(self) -> &'static [Feature] {
-        match self {
-            Function::CreatePacket | Function::Grab | Function::Claim => &[Feature::Packets],
-            Function::Wallet => &[Feature::Wallet],
-            Function::ReclaimCron => &[Feature::Packets, Feature::Reclaim],
-            Function::NextOrderCode => &[Feature::OrderCodes],
-            Function::Vote => &[Feature::Voting],
-            Function::LedgerExport => &[Feature::LedgerExport],
-            Function::Coupon => &[Feature::Coupons],
+        self.declaration().features
+    }
+
+    /// The operations an HTTP function serves (none for a scheduled one).
+    pub fn operations(self) -> Vec<&'static Operation> {
+        self.routes()
+            .map(|r| r.operations().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// An HTTP function's router over `state`, with the contract's JSON answers for unknown
+    /// routes ([`api::contract`]): what its `main` serves. `None` for a scheduled function.
+    pub fn router(self, state: ApiState) -> Option<Router> {
+        self.routes()
+            .map(|r| contract(r.into_router().with_state(state)))
+    }
+}
+
+/// The whole HTTP API in one router: every HTTP function's routes, as the template routes
+/// them (what `make serve` runs).
+pub fn app(state: ApiState) -> Router {
+    let routes = Function::ALL
+        .iter()
+        .filter_map(|f| f.routes())
+        .fold(Routes::new(), Routes::merge);
+    contract(routes.into_router().with_state(state))
+}
+
+/// `functions.json`: `{"functions": [{"name", "logical_id", "trigger", "separate_build",
+/// "features", "operations": [{"event", "method", "path", "auth", "principals"}]}]}`, every
+/// function of [`Function::ALL`] in order, pretty-printed with a final newline.
+pub fn declarations() -> String {
+    #[derive(Serialize)]
+    struct Entry {
+        name: &'static str,
+        logical_id: &'static str,
+        trigger: Trigger,
+        separate_build: bool,
+        features: Vec<&'static str>,
+        operations: Vec<&'static Operation>,
+    }
+    let functions: Vec<Entry> = Function::ALL
+        .iter()
+        .map(|&f| {
+            let d = f.declaration();
+            Entry {
+                name: d.name,
+                logical_id: d.logical_id,
+                trigger: d.trigger,
+                separate_build: d.separate_build,
+                features: d.features.iter().map(|x| x.name()).collect(),
+                operations: f.operations(),
+            }
+        })
+        .collect();
+    #[derive(Serialize)]
+    struct Doc {
+        functions: Vec<Entry>,
+    }
+    let mut out = serde_json::to_string_pretty(&Doc { functions }).expect("plain data serializes");
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// `functions.json` is [`declarations`]' output; `HONGBAO_WRITE_FUNCTIONS=1` (`make
+    /// functions`) rewrites it.
+    #[test]
+    fn functions_json_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../functions.json");
+        let want = declarations();
+        if std::env::var("HONGBAO_WRITE_FUNCTIONS").as_deref() == Ok("1") {
+            std::fs::write(path, &want).expect("write functions.json");
+            return;
         }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "functions.json is not what the declarations give: run `make functions`"
+        );
+    }
+
+    /// Names, logical ids, routes and template events are unique, and every function's
+    /// directory exists: a copy-pasted declaration fails here, not in a deploy.
+    #[test]
+    fn declarations_are_unique_and_each_function_has_its_crate() {
+        let mut names = BTreeSet::new();
+        let mut ids = BTreeSet::new();
+        let mut routes = BTreeSet::new();
+        let mut events = BTreeSet::new();
+        for &f in Function::ALL {
+            let d = f.declaration();
+            assert!(names.insert(d.name), "{} twice", d.name);
+            assert!(ids.insert(d.logical_id), "{} twice", d.logical_id);
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../functions/");
+            assert!(
+                std::path::Path::new(&format!("{dir}{}/Cargo.toml", d.name)).exists(),
+                "functions/{} has no crate",
+                d.name
+            );
+            assert_eq!(
+                f.routes().is_some(),
+                d.trigger == Trigger::Http,
+                "{}: an HTTP function has routes, a scheduled one none",
+                d.name
+            );
+            for op in f.operations() {
+                assert!(routes.insert(op.route_key()), "{} twice", op.route_key());
+                assert!(events.insert(op.event), "event {} twice", op.event);
+            }
+        }
+    }
+
+    /// The OpenAPI document has exactly the declared operations (method and path), and asks
+    /// for `sigv4` security exactly on the AWS_IAM ones: a route added, moved or re-authorized
+    /// on one side only fails here.
+    #[test]
+    fn openapi_documents_exactly_the_declared_operations() {
+        use crate::api::operation::Auth;
+        let doc: serde_json::Value = serde_json::from_str(&crate::api::openapi::json()).unwrap();
+        let mut documented = BTreeSet::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let sigv4 = op["security"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|r| r.get("sigv4").is_some()));
+                documented.insert((format!("{} {path}", method.to_uppercase()), sigv4));
+            }
+        }
+        let declared: BTreeSet<(String, bool)> = Function::ALL
+            .iter()
+            .flat_map(|f| f.operations())
+            .map(|op| (op.route_key(), matches!(op.auth, Auth::Iam { .. })))
+            .collect();
+        assert_eq!(
+            documented, declared,
+            "(route, sigv4) documented vs declared"
+        );
     }
 }

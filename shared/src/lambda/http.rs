@@ -10,6 +10,7 @@ use lambda_http::RequestExt;
 use tower::Layer;
 
 use super::emf::flush_metrics;
+use super::Function;
 
 /// Serves `router` to API Gateway events until the sandbox ends (`lambda_http::run` of
 /// [`for_api_gateway`]: the stage taken off the path, one `LatencyMs` per request and the
@@ -19,6 +20,20 @@ use super::emf::flush_metrics;
 /// The Lambda runtime's, when it cannot reach the Runtime API.
 pub async fn serve(router: Router) -> Result<(), lambda_runtime::Error> {
     lambda_http::run(for_api_gateway(router)).await
+}
+
+/// An HTTP function's whole life: its Init ([`super::init`]), then [`serve`] of its router
+/// ([`Function::router`]) until the sandbox ends.
+///
+/// # Errors
+/// Init's ([`super::InitError`]), the Lambda runtime's, or that `function` is a scheduled one
+/// (it has no router).
+pub async fn run_http(function: Function) -> Result<(), lambda_runtime::Error> {
+    let state = super::init(function).await?;
+    let Some(router) = function.router(state) else {
+        return Err(format!("{} is not an HTTP function", function.name()).into());
+    };
+    serve(router).await
 }
 
 /// `router` as API Gateway events reach it: with a named stage (not `$default`), the HTTP API

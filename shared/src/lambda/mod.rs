@@ -15,7 +15,7 @@
 //! [`crate::api`] (it serves its routers) and [`crate::store`].
 
 mod emf;
-mod function;
+pub mod function;
 mod http;
 mod init;
 pub mod ledger_export;
@@ -24,7 +24,7 @@ pub mod scheduled;
 mod settings;
 
 pub use emf::init_metrics;
-pub use function::Function;
-pub use http::{for_api_gateway, serve};
+pub use function::{app, declarations, Declaration, Function, Trigger};
+pub use http::{for_api_gateway, run_http, serve};
 pub use init::{check_eviction, init, init_tracing, InitError};
 pub use settings::{all_settings, log_filter, settings, Settings, RUST_LOG};

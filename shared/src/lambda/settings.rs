@@ -91,7 +91,7 @@ pub fn all_settings() -> Vec<Setting> {
         coupons::rules::SETTINGS,
         voting::SETTINGS,
         journal::SETTINGS,
-        &crate::api::metrics::SETTINGS,
+        crate::api::metrics::SETTINGS,
         &[RUST_LOG],
     ]
     .concat()
@@ -152,7 +152,7 @@ mod tests {
                 _ => None,
             }
         };
-        for function in Function::ALL {
+        for &function in Function::ALL {
             settings(function, &Lookup::new(&env)).unwrap();
         }
         let asked = asked.into_inner();

@@ -103,6 +103,21 @@ pub enum Feature {
     Coupons,
 }
 
+impl Feature {
+    /// The feature's name in `functions.json` (`packets`, `order_codes`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::Packets => "packets",
+            Feature::Reclaim => "reclaim",
+            Feature::Wallet => "wallet",
+            Feature::OrderCodes => "order_codes",
+            Feature::Voting => "voting",
+            Feature::LedgerExport => "ledger_export",
+            Feature::Coupons => "coupons",
+        }
+    }
+}
+
 /// Everything a [`Store`](super::Store) needs: how to connect, and the rules of the features
 /// its function serves (the others at their defaults).
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{duplicate_codes, merchant};
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, IamPrincipal, JsonBody, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::coupons::codes::check_batch;
 use crate::domain::coupons::is_reference;
@@ -57,11 +58,21 @@ crate::api::schemas::error_doc! {
     AddCodesConflictError, AddCodesConflictCode [CodesGenerated, CampaignStarted, ReferenceReused]
 }
 
+/// `POST /campaigns/{id}/codes` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `AddCampaignCodes` event.
+pub const OPERATION: Operation = Operation {
+    event: "AddCampaignCodes",
+    method: Method::Post,
+    path: "/campaigns/{id}/codes",
+    auth: Auth::Iam {
+        principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+    },
+};
+
 /// `POST /campaigns/{id}/codes` (AWS_IAM): 201 [`CampaignCodesBody`] (200 with `repeat: true` for the
 /// same batch again); 400 `invalid_request` / `duplicate_codes`, 403, 404, 409. Nothing is
 /// written on a 4xx.
 #[utoipa::path(
-    post, path = "/campaigns/{id}/codes", tag = "coupons", operation_id = "add_campaign_codes",
+    post, path = OPERATION.path, tag = "coupons", operation_id = "add_campaign_codes",
     summary = "Add codes to a campaign (AWS_IAM)",
     description = "Adds a batch of up to 10,000 uploaded codes to a campaign of uploaded codes before it starts, once per batch `reference`: the same batch sent again completes it and answers the same. A batch cut short before the start and sent again after it keeps the codes that reached the campaign and lists the others in `released` (free for any campaign); none reached it: 409 `campaign_started`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),

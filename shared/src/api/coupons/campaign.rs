@@ -7,12 +7,21 @@ use axum::Json;
 use super::CampaignBody;
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::store::coupons;
 
+/// `GET /campaigns/{id}` (JWT): the template's `ViewCampaign` event.
+pub const OPERATION: Operation = Operation {
+    event: "ViewCampaign",
+    method: Method::Get,
+    path: "/campaigns/{id}",
+    auth: Auth::Jwt,
+};
+
 /// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; 401, 404.
 #[utoipa::path(
-    get, path = "/campaigns/{id}", tag = "coupons", operation_id = "get_campaign",
+    get, path = OPERATION.path, tag = "coupons", operation_id = "get_campaign",
     summary = "A coupon campaign and the caller's coupons in it",
     description = "The campaign's status (`scheduled`, `open`, `sold_out`, `ended`, by the store's clock), its exact `codes_left` of `codes_total`, its times, and the codes the caller grabbed from it.",
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::{duplicate_codes, instant, merchant, CampaignBody, DiscountBody, DuplicateCodesError};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::coupons::{CodeSource, NewCampaign};
 use crate::store::coupons::{self, CreateOutcome};
@@ -116,11 +117,21 @@ crate::api::schemas::error_doc! {
     ReferenceReusedError, ReferenceReusedCode [ReferenceReused]
 }
 
+/// `POST /campaigns` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `CreateCampaign` event.
+pub const OPERATION: Operation = Operation {
+    event: "CreateCampaign",
+    method: Method::Post,
+    path: "/campaigns",
+    auth: Auth::Iam {
+        principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+    },
+};
+
 /// `POST /campaigns` (AWS_IAM): 201 [`CampaignBody`] (200 for a repeat of the same body under
 /// the same reference); 400 `invalid_request` / `duplicate_codes`, 403 `forbidden`, 409
 /// `reference_reused`. Nothing is written on a 4xx.
 #[utoipa::path(
-    post, path = "/campaigns", tag = "coupons", operation_id = "create_campaign",
+    post, path = OPERATION.path, tag = "coupons", operation_id = "create_campaign",
     summary = "Create a coupon campaign (AWS_IAM)",
     description = "Creates a campaign of uploaded or generated coupon codes, once per `reference`. Codes are grabbed first-come-first-served from `starts_at` to `ends_at`, at most `per_user` per user, and redeemed at checkout before `redeem_by`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     request_body = CampaignRequest,

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, Caller, Path};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, GrabOutcome};
 
@@ -51,11 +52,19 @@ crate::api::schemas::error_doc! {
     NotStartedError, NotStartedCode [NotStarted],
 }
 
+/// `POST /campaigns/{id}/grab` (JWT): the template's `GrabCoupon` event.
+pub const OPERATION: Operation = Operation {
+    event: "GrabCoupon",
+    method: Method::Post,
+    path: "/campaigns/{id}/grab",
+    auth: Auth::Jwt,
+};
+
 /// `POST /campaigns/{id}/grab`: 200 [`CouponBody`]; 401, 404, 409 `already_grabbed`
 /// (+`coupons`), 410 `sold_out` / `ended`, 425 `not_started` + `Retry-After`, 429
 /// `rate_limited` + `Retry-After`.
 #[utoipa::path(
-    post, path = "/campaigns/{id}/grab", tag = "coupons", operation_id = "grab_coupon",
+    post, path = OPERATION.path, tag = "coupons", operation_id = "grab_coupon",
     summary = "Grab a coupon of a campaign",
     description = "Issues the caller one of the campaign's codes, first come first served, at most the campaign's `per_user` codes per user (a retry or a second press answers 409 with the codes held). `sold_out` is answered only when no code is left anywhere in the campaign. Seed 004's visit limit: answers `not_started` and `already_grabbed` count, and past `HONGBAO_COUPON_VISIT_LIMIT` per window the answer is 429.",
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),

@@ -15,6 +15,7 @@ use super::{
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::coupons::HOLD_SECS;
 use crate::store::coupons::{self, HoldOutcome};
@@ -74,11 +75,21 @@ pub struct HoldBody {
     pub discount_cents: Option<i64>,
 }
 
+/// `POST /coupons/hold` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `HoldCoupon` event.
+pub const OPERATION: Operation = Operation {
+    event: "HoldCoupon",
+    method: Method::Post,
+    path: "/coupons/hold",
+    auth: Auth::Iam {
+        principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+    },
+};
+
 /// `POST /coupons/hold` (AWS_IAM): 200 [`HoldBody`]; 400, 403 `forbidden`, 404 `not_found`
 /// (unknown, or not issued to `user_id`), 409 `held` (another order's hold) or
 /// `already_redeemed`, 410 `expired`, 422 `below_minimum`.
 #[utoipa::path(
-    post, path = "/coupons/hold", tag = "coupons", operation_id = "hold_coupon",
+    post, path = OPERATION.path, tag = "coupons", operation_id = "hold_coupon",
     summary = "Hold a coupon for an order at checkout (AWS_IAM)",
     description = "Holds the code issued to `user_id` for `order_reference` for `hold_secs` seconds (never past `redeem_by`): until then no other order may hold or redeem it (409 `held` with `held_until`). The same order again answers its hold, extended to now + `hold_secs` (never shortened). The order commits the hold with `POST /coupons/redeem` or lets go with `POST /coupons/release`; a hold that lapses frees the coupon by itself. With `order_total_cents`, the answer's `discount_cents` is the campaign's discount of that total; a total below the campaign's `min_order_cents` is 422 and holds nothing. A redeemed coupon is 409 `already_redeemed`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     request_body = HoldRequest,

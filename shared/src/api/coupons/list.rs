@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::DiscountBody;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, Caller};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::coupons::ListCursor;
 use crate::domain::history::{parse_limit, DEFAULT_LIMIT};
@@ -77,9 +78,17 @@ pub struct CouponsBody {
     pub next_cursor: Option<String>,
 }
 
+/// `GET /coupons` (JWT): the template's `ListCoupons` event.
+pub const OPERATION: Operation = Operation {
+    event: "ListCoupons",
+    method: Method::Get,
+    path: "/coupons",
+    auth: Auth::Jwt,
+};
+
 /// `GET /coupons`: 200 [`CouponsBody`]; 400 (bad `limit` or `cursor`, unknown parameter), 401.
 #[utoipa::path(
-    get, path = "/coupons", tag = "coupons", operation_id = "list_coupons",
+    get, path = OPERATION.path, tag = "coupons", operation_id = "list_coupons",
     summary = "List the caller's coupons",
     description = "A page of the coupons the caller grabbed, newest first, each with its campaign's title and its state. Paging is stable while new coupons arrive: a cursor never repeats or skips one. A coupon is listed until 30 days after its `redeem_by`.",
     params(

@@ -21,11 +21,10 @@ pub mod list;
 pub mod redeem;
 pub mod release;
 
-use axum::routing::{get, post};
-use axum::Router;
 use serde::{Deserialize, Serialize};
 
 use super::error::{rfc3339, ApiError};
+use super::operation::Routes;
 use super::state::ApiState;
 use crate::domain::coupons::codes::is_code;
 use crate::domain::coupons::discount::{is_order_total, MAX_CENTS};
@@ -34,21 +33,16 @@ use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 use crate::store::coupons::{CampaignView, MyCoupon};
 
 /// The routes of the coupon function.
-pub(crate) fn routes() -> Router<ApiState> {
-    Router::new()
-        .route("/campaigns", post(create::create))
-        .route("/campaigns/{id}", get(campaign::campaign))
-        .route("/campaigns/{id}/codes", post(add_codes::add_codes))
-        .route("/campaigns/{id}/grab", post(grab::grab))
-        .route("/coupons", get(list::list))
-        .route("/coupons/hold", post(hold::hold))
-        .route("/coupons/redeem", post(redeem::redeem))
-        .route("/coupons/release", post(release::release))
-}
-
-/// The coupon function's router.
-pub fn router(state: ApiState) -> Router {
-    super::contract(routes().with_state(state))
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&create::OPERATION, create::create)
+        .route(&add_codes::OPERATION, add_codes::add_codes)
+        .route(&campaign::OPERATION, campaign::campaign)
+        .route(&grab::OPERATION, grab::grab)
+        .route(&list::OPERATION, list::list)
+        .route(&hold::OPERATION, hold::hold)
+        .route(&redeem::OPERATION, redeem::redeem)
+        .route(&release::OPERATION, release::release)
 }
 
 /// Refuses a call that is not AWS_IAM-signed by one of `HONGBAO_COUPON_PRINCIPALS`.

@@ -13,6 +13,7 @@ use super::{
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, RedeemOutcome};
 
@@ -86,11 +87,21 @@ crate::api::schemas::error_doc! {
     redeem_by: String,
 }
 
+/// `POST /coupons/redeem` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `RedeemCoupon` event.
+pub const OPERATION: Operation = Operation {
+    event: "RedeemCoupon",
+    method: Method::Post,
+    path: "/coupons/redeem",
+    auth: Auth::Iam {
+        principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+    },
+};
+
 /// `POST /coupons/redeem` (AWS_IAM): 200 [`RedeemBody`]; 400, 403 `forbidden`, 404
 /// `not_found` (unknown, or not issued to `user_id`: not told apart), 409 `already_redeemed`
 /// or `held` (another order's hold), 410 `expired`, 422 `below_minimum`.
 #[utoipa::path(
-    post, path = "/coupons/redeem", tag = "coupons", operation_id = "redeem_coupon",
+    post, path = OPERATION.path, tag = "coupons", operation_id = "redeem_coupon",
     summary = "Redeem a coupon at checkout (AWS_IAM)",
     description = "Redeems the code issued to `user_id` for `order_reference`, at most once, committing the order's hold (`POST /coupons/hold`) if it has one: the same order again answers `repeat: true`, another order 409 `already_redeemed` naming the order that redeemed it, and a coupon another order holds 409 `held` until its hold lapses. With `order_total_cents`, the answer's `discount_cents` is the campaign's discount of that total (recorded with the redemption and on the feed); a total below the campaign's `min_order_cents` is 422. An unknown code and a code issued to someone else both answer 404; a typo in a generated code is caught by its check character. `POST /coupons/release` reverses a redemption. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     request_body = RedeemRequest,

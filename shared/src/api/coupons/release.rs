@@ -12,6 +12,7 @@ use super::{
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, ReleaseOutcome};
 
@@ -62,11 +63,21 @@ pub struct ReleaseBody {
     pub discount: Option<DiscountBody>,
 }
 
+/// `POST /coupons/release` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `ReleaseCoupon` event.
+pub const OPERATION: Operation = Operation {
+    event: "ReleaseCoupon",
+    method: Method::Post,
+    path: "/coupons/release",
+    auth: Auth::Iam {
+        principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+    },
+};
+
 /// `POST /coupons/release` (AWS_IAM): 200 [`ReleaseBody`]; 400, 403 `forbidden`, 404
 /// `not_found` (no such code, or the order neither holds nor redeemed it), 409 `held` or
 /// `already_redeemed` (another order's).
 #[utoipa::path(
-    post, path = "/coupons/release", tag = "coupons", operation_id = "release_coupon",
+    post, path = OPERATION.path, tag = "coupons", operation_id = "release_coupon",
     summary = "Release an order's coupon hold or redemption (AWS_IAM)",
     description = "The order `order_reference` lets go of the coupon: its hold is released, or its redemption reversed (the order failed or was refunded; the campaign's redeemed count goes down once, and the feed gets `CouponReleased`). Either way the coupon is issued again to the same user, redeemable until `redeem_by`. A repeat answers the same (`repeat: true`), also after another order took the coupon since; the same order may hold and redeem it again afterwards. Another order's hold or redemption is 409. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
     request_body = ReleaseRequest,

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{query_params, Caller};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::history::{
     parse_limit, Cursor, Entry, ReceivedEntry, Role, SentEntry, DEFAULT_LIMIT,
@@ -145,10 +146,18 @@ pub struct HistoryBody {
     pub next_cursor: Option<String>,
 }
 
+/// `GET /packets` (JWT): the template's `PacketHistory` event.
+pub const OPERATION: Operation = Operation {
+    event: "PacketHistory",
+    method: Method::Get,
+    path: "/packets",
+    auth: Auth::Jwt,
+};
+
 /// `GET /packets`: a page of the caller's sent or received red packets, newest first.
 /// Paging is stable while new packets arrive: a cursor never repeats or skips an item.
 #[utoipa::path(
-    get, path = "/packets", tag = "red packets", operation_id = "list_packets",
+    get, path = OPERATION.path, tag = "red packets", operation_id = "list_packets",
     summary = "List the caller's sent or received red packets",
     description = "A page of the caller's sent packets (`role=sent`) or claimed shares (`role=received`), newest first. Paging is stable while new packets arrive: a cursor never repeats or skips an item.",
     params(

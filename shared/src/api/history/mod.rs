@@ -15,5 +15,14 @@
 pub mod list;
 pub mod summary;
 
+use super::operation::Routes;
+
+/// The history routes (the grab function serves them): `GET /packets`, `GET /packets/summary`.
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&list::OPERATION, list::list)
+        .route(&summary::OPERATION, summary::summary)
+}
+
 pub use list::{HistoryBody, HistoryItemBody, ReceivedItemBody, SentItemBody};
 pub use summary::{SummaryBody, TotalsBody};

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::api::error::ApiError;
 use crate::api::extract::{query_params, Caller};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::history::{self, parse_year, Totals};
 use crate::store::history as store;
@@ -39,10 +40,18 @@ pub struct SummaryBody {
     pub received: TotalsBody,
 }
 
+/// `GET /packets/summary` (JWT): the template's `PacketSummary` event.
+pub const OPERATION: Operation = Operation {
+    event: "PacketSummary",
+    method: Method::Get,
+    path: "/packets/summary",
+    auth: Auth::Jwt,
+};
+
 /// `GET /packets/summary`: the caller's yearly totals, over the history entries kept
 /// (`HONGBAO_HISTORY_RETENTION_DAYS`).
 #[utoipa::path(
-    get, path = "/packets/summary", tag = "red packets", operation_id = "packet_summary",
+    get, path = OPERATION.path, tag = "red packets", operation_id = "packet_summary",
     summary = "The caller's yearly red-packet totals",
     description = "Count and sum of the packets the caller sent and the shares they claimed in a business year, over the history entries kept (`HONGBAO_HISTORY_RETENTION_DAYS`).",
     params(

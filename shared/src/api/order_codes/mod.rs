@@ -3,17 +3,9 @@
 
 pub mod next;
 
-use axum::routing::post;
-use axum::Router;
-
-use super::state::ApiState;
+use super::operation::Routes;
 
 /// The routes of the next-order-code function.
-pub(crate) fn routes() -> Router<ApiState> {
-    Router::new().route("/order-codes", post(next::next_codes))
-}
-
-/// The next-order-code function's router.
-pub fn router(state: ApiState) -> Router {
-    super::contract(routes().with_state(state))
+pub fn routes() -> Routes {
+    Routes::new().route(&next::OPERATION, next::next_codes)
 }

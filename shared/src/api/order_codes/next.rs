@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, OptionalJsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
@@ -55,6 +56,14 @@ pub struct CodesBody {
     pub codes: Vec<String>,
 }
 
+/// `POST /order-codes` (JWT): the template's `NextOrderCode` event.
+pub const OPERATION: Operation = Operation {
+    event: "NextOrderCode",
+    method: Method::Post,
+    path: "/order-codes",
+    auth: Auth::Jwt,
+};
+
 /// `POST /order-codes` with an optional body `{"count": N}` (`1..=100`, default 1), any
 /// authenticated caller (see [`crate::store::order_codes`]).
 ///
@@ -64,7 +73,7 @@ pub struct CodesBody {
 /// quota would be passed, none taken; 400
 /// `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
 #[utoipa::path(
-    post, path = "/order-codes", tag = "order codes", operation_id = "next_order_codes",
+    post, path = OPERATION.path, tag = "order codes", operation_id = "next_order_codes",
     summary = "Take the next order codes of the day",
     description = "Takes `count` (default 1) unique order codes of the current business day, all or none. The body is optional: none (or an empty one) means one code.",
     request_body(content = CountBody, description = "optional; no body (or an empty one) means one code"),

@@ -9,6 +9,7 @@ use super::no_packet;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::packets::CancelOutcome;
 use crate::store::packets;
@@ -29,11 +30,19 @@ pub struct CancelBody {
     pub cancelled_at: String,
 }
 
+/// `POST /packets/{id}/cancel` (JWT): the template's `CancelPacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "CancelPacket",
+    method: Method::Post,
+    path: "/packets/{id}/cancel",
+    auth: Auth::Jwt,
+};
+
 /// `POST /packets/{id}/cancel`: 200 [`CancelBody`] (a repeat: the same figures); 401, 403
 /// `forbidden` (not the sender), 404 `not_found`, 409 `not_cancellable` (+`status`: sold out,
 /// expired or settled).
 #[utoipa::path(
-    post, path = "/packets/{id}/cancel", tag = "red packets", operation_id = "cancel_packet",
+    post, path = OPERATION.path, tag = "red packets", operation_id = "cancel_packet",
     summary = "Cancel a red packet",
     description = "The sender stops an open (or scheduled) packet: later grabs answer 410 `cancelled`, and the un-grabbed shares are refunded to the sender's wallet in the same step. Shares already grabbed stay claimable until `expires_at`; the unclaimed ones are refunded then. A repeat answers the same figures and moves nothing.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),

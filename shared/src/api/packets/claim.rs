@@ -10,6 +10,7 @@ use super::no_packet;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::packets::ClaimOutcome;
 use crate::store::packets;
@@ -33,10 +34,18 @@ pub struct ClaimBody {
     pub repeat: bool,
 }
 
+/// `POST /packets/{id}/claim` (JWT): the template's `ClaimPacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "ClaimPacket",
+    method: Method::Post,
+    path: "/packets/{id}/claim",
+    auth: Auth::Jwt,
+};
+
 /// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; 401, 404 `not_found` / `no_share`,
 /// 410 `expired`.
 #[utoipa::path(
-    post, path = "/packets/{id}/claim", tag = "red packets", operation_id = "claim_share",
+    post, path = OPERATION.path, tag = "red packets", operation_id = "claim_share",
     summary = "Claim a grabbed share",
     description = "Credits the caller's grabbed share of the packet to their wallet, once: later calls answer the same with `repeat: true`.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),

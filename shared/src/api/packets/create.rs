@@ -9,16 +9,25 @@ use super::PacketBody;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::is_reference;
 use crate::domain::packets::{CreateOutcome, PacketRequest};
 use crate::store::packets;
 
+/// `POST /packets` (JWT): the template's `CreatePacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "CreatePacket",
+    method: Method::Post,
+    path: "/packets",
+    auth: Auth::Jwt,
+};
+
 /// `POST /packets`: 201 [`PacketBody`]; 400, 401, 402 `insufficient_funds` (+`balance_cents`),
 /// 409 `idempotency_key_reused`, 429 `rate_limited` + `Retry-After` (the sender's
 /// `HONGBAO_PACKETS_PER_MINUTE` is used up; nothing written).
 #[utoipa::path(
-    post, path = "/packets", tag = "red packets", operation_id = "create_packet",
+    post, path = OPERATION.path, tag = "red packets", operation_id = "create_packet",
     summary = "Create a red packet",
     description = "Debits the caller (the sender) the total and creates a lucky or fixed red packet of `count` shares, optionally targeted at `recipients`. With an `Idempotency-Key`, a repeat of the same request returns the same packet, debited once.",
     request_body = crate::api::schemas::PacketRequestDoc,

@@ -10,6 +10,7 @@ use super::no_packet;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, OptionalJsonBody, Path};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::packets::password::PasswordText;
 use crate::domain::packets::{GrabOutcome, Share};
@@ -65,11 +66,19 @@ impl ShareBody {
     }
 }
 
+/// `POST /packets/{id}/grab` (JWT): the template's `GrabPacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "GrabPacket",
+    method: Method::Post,
+    path: "/packets/{id}/grab",
+    auth: Auth::Jwt,
+};
+
 /// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
 /// 410 `sold_out` / `expired` / `cancelled`, 425 `not_open_yet` (+`opens_at`) + `Retry-After` (seconds,
 /// rounded up), 429 `rate_limited` + `Retry-After`.
 #[utoipa::path(
-    post, path = "/packets/{id}/grab", tag = "red packets", operation_id = "grab_share",
+    post, path = OPERATION.path, tag = "red packets", operation_id = "grab_share",
     summary = "Grab a share of a red packet",
     description = "Takes the next share of the packet for the caller, at most one per user; claim it before `claim_by` (`POST /packets/{id}/claim`). A password packet needs the body `{\"password\": \"...\"}`; any other packet takes no body (or an empty object).",
     request_body = GrabRequest,

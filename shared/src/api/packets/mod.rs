@@ -17,13 +17,11 @@ pub mod create;
 pub mod grab;
 pub mod view;
 
-use axum::routing::{get, post};
-use axum::Router;
 use serde::Serialize;
 
 use super::error::{rfc3339, ApiError};
 use super::extract::shown;
-use super::state::ApiState;
+use super::operation::Routes;
 use crate::domain::packets::Packet;
 
 pub use claim::ClaimBody;
@@ -32,41 +30,25 @@ pub use view::{BestLuckBody, GrabBody, PacketViewBody, RevealBody};
 
 /// The routes of the create-packet function, the sender's: `POST /packets`,
 /// `POST /packets/{id}/cancel`.
-pub(crate) fn create_routes() -> Router<ApiState> {
-    Router::new()
-        .route("/packets", post(create::create))
-        .route("/packets/{id}/cancel", post(cancel::cancel))
+pub fn create_routes() -> Routes {
+    Routes::new()
+        .route(&create::OPERATION, create::create)
+        .route(&cancel::OPERATION, cancel::cancel)
 }
 
 /// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`, and the
 /// caller's history, `GET /packets` and `GET /packets/summary` ([`super::history`]).
-pub(crate) fn grab_routes() -> Router<ApiState> {
-    Router::new()
-        .route("/packets", get(super::history::list::list))
-        .route("/packets/summary", get(super::history::summary::summary))
-        .route("/packets/{id}", get(view::view))
-        .route("/packets/{id}/grab", post(grab::grab))
+pub fn grab_routes() -> Routes {
+    Routes::new()
+        .route(&view::OPERATION, view::view)
+        .route(&grab::OPERATION, grab::grab)
+        .merge(super::history::routes())
 }
 
 /// The routes of the claim function: `POST /packets/{id}/claim`.
-pub(crate) fn claim_routes() -> Router<ApiState> {
-    Router::new().route("/packets/{id}/claim", post(claim::claim))
+pub fn claim_routes() -> Routes {
+    Routes::new().route(&claim::OPERATION, claim::claim)
 }
-/// The create-packet function's router.
-pub fn create_router(state: ApiState) -> Router {
-    super::contract(create_routes().with_state(state))
-}
-
-/// The grab function's router.
-pub fn grab_router(state: ApiState) -> Router {
-    super::contract(grab_routes().with_state(state))
-}
-
-/// The claim function's router.
-pub fn claim_router(state: ApiState) -> Router {
-    super::contract(claim_routes().with_state(state))
-}
-
 /// The packet fields every packet answer carries.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PacketBody {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{no_packet, PacketBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::packets::PacketView;
 use crate::store::packets;
@@ -108,9 +109,17 @@ impl From<PacketView> for PacketViewBody {
     }
 }
 
+/// `GET /packets/{id}` (JWT): the template's `ViewPacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "ViewPacket",
+    method: Method::Get,
+    path: "/packets/{id}",
+    auth: Auth::Jwt,
+};
+
 /// `GET /packets/{id}`: 200 [`PacketViewBody`]; 401, 404.
 #[utoipa::path(
-    get, path = "/packets/{id}", tag = "red packets", operation_id = "view_packet",
+    get, path = OPERATION.path, tag = "red packets", operation_id = "view_packet",
     summary = "View a red packet",
     description = "The packet, its status, its grabs in grab order and, once every share is grabbed, the best luck. A targeted packet is shown only to its sender and recipients.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),

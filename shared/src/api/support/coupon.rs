@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, IamPrincipal, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::coupons::checkout::Checkout;
 use crate::store::support::{self, CouponLookup, ReleaseLookup};
@@ -131,9 +132,19 @@ impl SupportCouponBody {
     }
 }
 
+/// `GET /support/coupons/{code}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): the template's `SupportCoupon` event.
+pub const OPERATION: Operation = Operation {
+    event: "SupportCoupon",
+    method: Method::Get,
+    path: "/support/coupons/{code}",
+    auth: Auth::Iam {
+        principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+    },
+};
+
 /// `GET /support/coupons/{code}` (AWS_IAM): 200 [`SupportCouponBody`]; 403, 404.
 #[utoipa::path(
-    get, path = "/support/coupons/{code}", tag = "support", operation_id = "support_coupon",
+    get, path = OPERATION.path, tag = "support", operation_id = "support_coupon",
     summary = "Look up a coupon code for support (AWS_IAM)",
     description = "The code's campaign, whom it was issued to, its checkout (held or redeemed by which order, with the discount), the holds and redemptions released, and its journal entries not exported yet. Read-only. Only AWS_IAM-signed calls of the principals in `HONGBAO_SUPPORT_PRINCIPALS`.",
     params(("code" = String, Path, description = "the coupon code: an uploaded code as issued, or a generated one (case, hyphens and spaces ignored)", min_length = 4, max_length = 64)),

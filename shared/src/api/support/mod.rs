@@ -15,11 +15,10 @@ pub mod coupon;
 pub mod packet;
 pub mod wallet;
 
-use axum::routing::get;
-use axum::Router;
 use serde::Serialize;
 
 use super::error::{rfc3339, ApiError};
+use super::operation::Routes;
 use super::state::ApiState;
 use crate::domain::journal::Entry;
 
@@ -28,11 +27,11 @@ pub use packet::{SupportGrabBody, SupportPacketBody, SupportRefundBody};
 pub use wallet::{PendingTransferBody, SupportWalletBody};
 
 /// The support routes (the wallet function serves them).
-pub(crate) fn routes() -> Router<ApiState> {
-    Router::new()
-        .route("/support/coupons/{code}", get(coupon::support_coupon))
-        .route("/support/packets/{id}", get(packet::support_packet))
-        .route("/support/wallets/{user_id}", get(wallet::support_wallet))
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&packet::OPERATION, packet::support_packet)
+        .route(&wallet::OPERATION, wallet::support_wallet)
+        .route(&coupon::OPERATION, coupon::support_coupon)
 }
 
 /// Refuses a caller that is not an AWS_IAM-signed principal of `HONGBAO_SUPPORT_PRINCIPALS`.

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::packets::{no_packet, PacketViewBody};
 use crate::api::state::ApiState;
 use crate::store::support::{self, GrabLookup, PacketLookup};
@@ -111,9 +112,19 @@ impl From<GrabLookup> for SupportGrabBody {
     }
 }
 
+/// `GET /support/packets/{id}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): the template's `SupportPacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "SupportPacket",
+    method: Method::Get,
+    path: "/support/packets/{id}",
+    auth: Auth::Iam {
+        principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+    },
+};
+
 /// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; 403, 404.
 #[utoipa::path(
-    get, path = "/support/packets/{id}", tag = "support", operation_id = "support_packet",
+    get, path = OPERATION.path, tag = "support", operation_id = "support_packet",
     summary = "Look up a red packet for support (AWS_IAM)",
     description = "The packet as its sender sees it, every grab with its claim state (`unclaimed`, `pending`, `done`, `redriven`) and whether its share is in the grabber's wallet, the refund, and the money-journal entries that mention it and are not exported yet. Read-only; no password or idempotency fingerprint is ever shown. Only AWS_IAM-signed calls of the principals in `HONGBAO_SUPPORT_PRINCIPALS`.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{query_params, IamPrincipal, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::api::wallet::EntryBody;
 use crate::domain::wallet::LEDGER_CAP;
@@ -91,9 +92,19 @@ impl SupportWalletBody {
     }
 }
 
+/// `GET /support/wallets/{user_id}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): the template's `SupportWallet` event.
+pub const OPERATION: Operation = Operation {
+    event: "SupportWallet",
+    method: Method::Get,
+    path: "/support/wallets/{user_id}",
+    auth: Auth::Iam {
+        principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+    },
+};
+
 /// `GET /support/wallets/{user_id}` (AWS_IAM): 200 [`SupportWalletBody`]; 400, 403.
 #[utoipa::path(
-    get, path = "/support/wallets/{user_id}", tag = "support", operation_id = "support_wallet",
+    get, path = OPERATION.path, tag = "support", operation_id = "support_wallet",
     summary = "Look up a wallet for support (AWS_IAM)",
     description = "The wallet's balance, one page of its ledger (`offset` entries from the newest; `next_offset` gives the next page), the claim credits in flight with their packets' claim states, and its money-journal entries not exported yet. A wallet never used answers a zero balance. Read-only; no idempotency fingerprint is ever shown. Only AWS_IAM-signed calls of the principals in `HONGBAO_SUPPORT_PRINCIPALS`.",
     params(

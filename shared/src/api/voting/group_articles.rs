@@ -7,13 +7,22 @@ use axum::Json;
 use super::{parse_page_query, ArticleBody, PageBody};
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::voting::{is_group_name, MAX_GROUP_NAME_CHARS};
 use crate::store::voting;
 
+/// `GET /groups/{group}/articles` (JWT): the template's `GroupArticles` event.
+pub const OPERATION: Operation = Operation {
+    event: "GroupArticles",
+    method: Method::Get,
+    path: "/groups/{group}/articles",
+    auth: Auth::Jwt,
+};
+
 /// `GET /groups/{group}/articles`.
 #[utoipa::path(
-    get, path = "/groups/{group}/articles", tag = "voting", operation_id = "list_group_articles",
+    get, path = OPERATION.path, tag = "voting", operation_id = "list_group_articles",
     summary = "List a group's articles",
     description = "A page of at most 25 of the group's articles, highest score or newest first (cached up to 60 s).",
     params(

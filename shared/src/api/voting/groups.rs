@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::voting::{GroupChange, GroupsOutcome};
 use crate::store::voting;
@@ -34,9 +35,17 @@ pub struct GroupsBody {
     pub groups: Vec<String>,
 }
 
+/// `PUT /articles/{id}/groups` (JWT): the template's `SetArticleGroups` event.
+pub const OPERATION: Operation = Operation {
+    event: "SetArticleGroups",
+    method: Method::Put,
+    path: "/articles/{id}/groups",
+    auth: Auth::Jwt,
+};
+
 /// `PUT /articles/{id}/groups`.
 #[utoipa::path(
-    put, path = "/articles/{id}/groups", tag = "voting", operation_id = "set_article_groups",
+    put, path = OPERATION.path, tag = "voting", operation_id = "set_article_groups",
     summary = "Change an article's groups",
     description = "Adds the article to and removes it from groups; only its poster may.",
     params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),

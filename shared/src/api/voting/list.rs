@@ -7,12 +7,21 @@ use axum::Json;
 use super::{parse_page_query, ArticleBody, PageBody};
 use crate::api::error::ApiError;
 use crate::api::extract::Caller;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::store::voting;
 
+/// `GET /articles` (JWT): the template's `ListArticles` event.
+pub const OPERATION: Operation = Operation {
+    event: "ListArticles",
+    method: Method::Get,
+    path: "/articles",
+    auth: Auth::Jwt,
+};
+
 /// `GET /articles`.
 #[utoipa::path(
-    get, path = "/articles", tag = "voting", operation_id = "list_articles",
+    get, path = OPERATION.path, tag = "voting", operation_id = "list_articles",
     summary = "List articles",
     description = "A page of at most 25 articles, highest score or newest first.",
     params(

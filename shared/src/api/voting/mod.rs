@@ -20,30 +20,21 @@ pub mod list;
 pub mod post;
 pub mod vote;
 
-use axum::routing::{get, post, put};
-use axum::Router;
 use serde::Serialize;
 
 use super::error::{rfc3339, ApiError};
 use super::extract::query_params;
-use super::state::ApiState;
+use super::operation::Routes;
 use crate::domain::voting::{Article, Order, MAX_PAGE};
 
 /// The routes of the vote function.
-pub(crate) fn routes() -> Router<ApiState> {
-    Router::new()
-        .route("/articles", get(list::list).post(post::post_article))
-        .route("/articles/{id}/vote", post(vote::vote))
-        .route("/articles/{id}/groups", put(groups::set_groups))
-        .route(
-            "/groups/{group}/articles",
-            get(group_articles::group_articles),
-        )
-}
-
-/// The vote function's router.
-pub fn router(state: ApiState) -> Router {
-    super::contract(routes().with_state(state))
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&post::OPERATION, post::post_article)
+        .route(&list::OPERATION, list::list)
+        .route(&vote::OPERATION, vote::vote)
+        .route(&groups::OPERATION, groups::set_groups)
+        .route(&group_articles::OPERATION, group_articles::group_articles)
 }
 
 /// An article: `score` = posted_at in Unix seconds + 432 × votes.

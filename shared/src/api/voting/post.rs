@@ -10,6 +10,7 @@ use super::ArticleBody;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::voting::{NewArticle, PostOutcome};
 use crate::store::voting;
@@ -26,9 +27,17 @@ pub struct PostRequest {
     pub link: String,
 }
 
+/// `POST /articles` (JWT): the template's `PostArticle` event.
+pub const OPERATION: Operation = Operation {
+    event: "PostArticle",
+    method: Method::Post,
+    path: "/articles",
+    auth: Auth::Jwt,
+};
+
 /// `POST /articles`.
 #[utoipa::path(
-    post, path = "/articles", tag = "voting", operation_id = "post_article",
+    post, path = OPERATION.path, tag = "voting", operation_id = "post_article",
     summary = "Post an article",
     description = "Posts an article with the poster's own up-vote: `votes` 1 and `score` = posted_at (Unix seconds) + 432.",
     request_body = PostRequest,

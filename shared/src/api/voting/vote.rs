@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::voting::{Direction, VoteOutcome};
 use crate::store::voting;
@@ -37,9 +38,17 @@ pub struct VoteBody {
     pub changed: bool,
 }
 
+/// `POST /articles/{id}/vote` (JWT): the template's `VoteArticle` event.
+pub const OPERATION: Operation = Operation {
+    event: "VoteArticle",
+    method: Method::Post,
+    path: "/articles/{id}/vote",
+    auth: Auth::Jwt,
+};
+
 /// `POST /articles/{id}/vote`.
 #[utoipa::path(
-    post, path = "/articles/{id}/vote", tag = "voting", operation_id = "vote_article",
+    post, path = OPERATION.path, tag = "voting", operation_id = "vote_article",
     summary = "Vote on an article",
     description = "Records the caller's up or down vote (one per user, changeable) for one week after the article was posted.",
     params(("id" = String, Path, description = "article id, decimal", pattern = "^[1-9][0-9]{0,11}$")),

@@ -10,6 +10,7 @@ use super::{movement, Movement, MovementRoute};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
 use crate::store::wallet;
@@ -42,10 +43,20 @@ pub struct DepositBody {
     pub repeat: bool,
 }
 
+/// `POST /wallet/deposits` (AWS_IAM, `HONGBAO_DEPOSIT_PRINCIPALS`): the template's `Deposit` event.
+pub const OPERATION: Operation = Operation {
+    event: "Deposit",
+    method: Method::Post,
+    path: "/wallet/deposits",
+    auth: Auth::Iam {
+        principals: &crate::domain::wallet::DEPOSIT_PRINCIPALS,
+    },
+};
+
 /// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; 400, 403 `forbidden`, 409
 /// `idempotency_key_reused` / `balance_limit`.
 #[utoipa::path(
-    post, path = "/wallet/deposits", tag = "wallet", operation_id = "deposit",
+    post, path = OPERATION.path, tag = "wallet", operation_id = "deposit",
     summary = "Deposit into a wallet (AWS_IAM)",
     description = "Credits `amount_cents` to `user_id`'s wallet, once per `reference` (a repeat answers `repeat: true`). Only AWS_IAM-signed calls of the principals in `HONGBAO_DEPOSIT_PRINCIPALS`.",
     request_body = DepositRequest,
@@ -65,7 +76,7 @@ pub(crate) async fn deposit(
     let rules = &state.store.config().wallet;
     let route = MovementRoute {
         what: "deposits",
-        setting: "HONGBAO_DEPOSIT_PRINCIPALS",
+        setting: crate::domain::wallet::DEPOSIT_PRINCIPALS.name,
         principals: &rules.deposit_principals,
         max_cents: MAX_DEPOSIT_CENTS,
     };

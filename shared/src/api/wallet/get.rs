@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::Caller;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::wallet::Entry;
 use crate::store::wallet;
@@ -36,9 +37,17 @@ pub struct EntryBody {
     pub at: String,
 }
 
+/// `GET /wallet` (JWT): the template's `GetWallet` event.
+pub const OPERATION: Operation = Operation {
+    event: "GetWallet",
+    method: Method::Get,
+    path: "/wallet",
+    auth: Auth::Jwt,
+};
+
 /// `GET /wallet`: 200 [`WalletBody`]; 401.
 #[utoipa::path(
-    get, path = "/wallet", tag = "wallet", operation_id = "get_wallet",
+    get, path = OPERATION.path, tag = "wallet", operation_id = "get_wallet",
     summary = "The caller's wallet",
     description = "The caller's balance and their newest ledger entries (at most 50), newest first.",
     responses(

@@ -15,12 +15,9 @@ pub mod deposit;
 pub mod get;
 pub mod withdraw;
 
-use axum::routing::{get, post};
-use axum::Router;
-
 use super::error::ApiError;
 use super::extract::JsonBody;
-use super::state::ApiState;
+use super::operation::Routes;
 use crate::domain::wallet::IamPrincipals;
 use crate::domain::{is_reference, is_user_id, MAX_USER_ID_CHARS};
 
@@ -29,17 +26,11 @@ pub use get::{EntryBody, WalletBody};
 pub use withdraw::{WithdrawalBody, WithdrawalRequest};
 
 /// The routes of the wallet function.
-pub(crate) fn routes() -> Router<ApiState> {
-    Router::new()
-        .route("/wallet", get(get::get_wallet))
-        .route("/wallet/deposits", post(deposit::deposit))
-        .route("/wallet/withdrawals", post(withdraw::withdraw))
-}
-
-/// The wallet function's router: its routes and the support look-ups
-/// ([`super::support`]), both AWS_IAM routes of trusted backends and operators.
-pub fn router(state: ApiState) -> Router {
-    super::contract(routes().merge(super::support::routes()).with_state(state))
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&get::OPERATION, get::get_wallet)
+        .route(&deposit::OPERATION, deposit::deposit)
+        .route(&withdraw::OPERATION, withdraw::withdraw)
 }
 
 /// A money-moving IAM route (`POST /wallet/deposits`, `POST /wallet/withdrawals`): who may call

@@ -10,6 +10,7 @@ use super::{movement, Movement, MovementRoute};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::domain::wallet::{WithdrawalOutcome, MAX_WITHDRAWAL_CENTS};
 use crate::store::wallet;
@@ -42,11 +43,21 @@ pub struct WithdrawalBody {
     pub repeat: bool,
 }
 
+/// `POST /wallet/withdrawals` (AWS_IAM, `HONGBAO_WITHDRAWAL_PRINCIPALS`): the template's `Withdraw` event.
+pub const OPERATION: Operation = Operation {
+    event: "Withdraw",
+    method: Method::Post,
+    path: "/wallet/withdrawals",
+    auth: Auth::Iam {
+        principals: &crate::domain::wallet::WITHDRAWAL_PRINCIPALS,
+    },
+};
+
 /// `POST /wallet/withdrawals` (AWS_IAM): 201 [`WithdrawalBody`]; 400, 402 `insufficient_funds`
 /// (+`balance_cents`), 403 `forbidden`, 409 `idempotency_key_reused`. Nothing is written but
 /// on 201.
 #[utoipa::path(
-    post, path = "/wallet/withdrawals", tag = "wallet", operation_id = "withdraw",
+    post, path = OPERATION.path, tag = "wallet", operation_id = "withdraw",
     summary = "Withdraw from a wallet (AWS_IAM)",
     description = "Pays `amount_cents` out of `user_id`'s wallet, once per `reference` (a repeat answers `repeat: true`), if the balance covers it. Only AWS_IAM-signed calls of the principals in `HONGBAO_WITHDRAWAL_PRINCIPALS`; the caller moves the money on (a bank transfer, the payment ledger).",
     request_body = WithdrawalRequest,
@@ -67,7 +78,7 @@ pub(crate) async fn withdraw(
     let rules = &state.store.config().wallet;
     let route = MovementRoute {
         what: "withdrawals",
-        setting: "HONGBAO_WITHDRAWAL_PRINCIPALS",
+        setting: crate::domain::wallet::WITHDRAWAL_PRINCIPALS.name,
         principals: &rules.withdrawal_principals,
         max_cents: MAX_WITHDRAWAL_CENTS,
     };

@@ -76,7 +76,7 @@ pub const AWS_REGION: Setting = Setting {
 };
 
 /// The authentication settings, in the order of docs/configuration.md.
-pub const SETTINGS: [Setting; 8] = [
+pub const SETTINGS: &[Setting] = &[
     REDIS_AUTH,
     REDIS_USERNAME,
     REDIS_PASSWORD,

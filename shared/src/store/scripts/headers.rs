@@ -219,7 +219,7 @@ fn every_script_header_matches_its_call() {
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     let checked: BTreeSet<&str> = results.iter().filter_map(|r| r.clone().ok()).collect();
-    let scripts: BTreeSet<&str> = all_lua().iter().map(|(name, _)| *name).collect();
+    let scripts: BTreeSet<&str> = all_lua().map(|(name, _)| name).collect();
     assert_eq!(checked, scripts, "every script has a call struct");
 }
 

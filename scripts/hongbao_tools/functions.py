@@ -1,0 +1,57 @@
+"""hongbao's Lambda functions as functions.json declares them: the one list every tool reads.
+
+functions.json is written from the Rust declarations (`hongbao::lambda::Function`, `make
+functions`; a unit test fails while it is stale), so a function added there reaches the
+Makefile's builds, the template, env.json and these tools without another edit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+FUNCTIONS_JSON = Path(__file__).resolve().parents[2] / "functions.json"
+
+# Every function's declaration: {"name", "logical_id", "trigger": "http" | "schedule",
+# "separate_build", "features", "operations": [{"event", "method", "path", "auth",
+# "principals"}]}, in the declared order.
+DECLARED: list[dict] = json.loads(FUNCTIONS_JSON.read_text())["functions"]
+
+NAMES: tuple[str, ...] = tuple(f["name"] for f in DECLARED)
+# Built together by one `cargo build` ...
+SHARED_BUILD: tuple[str, ...] = tuple(f["name"] for f in DECLARED if not f["separate_build"])
+# ... and each on its own: its crate turns on a `hongbao` feature (ledger-export's AWS SDK)
+# that one invocation would unify into every other binary.
+SEPARATE_BUILD: tuple[str, ...] = tuple(f["name"] for f in DECLARED if f["separate_build"])
+# The template's resource of each function (`CreatePacketFunction`) and its name.
+RESOURCES: dict[str, str] = {f"{f['logical_id']}Function": f["name"] for f in DECLARED}
+# A scheduled function's timeout, as the template gives every scheduled job (seconds); an
+# HTTP function's is the template's Globals' 5 s.
+SCHEDULED_TIMEOUT_SECS = 60
+HTTP_TIMEOUT_SECS = 5
+
+
+def with_features(*features: str) -> tuple[str, ...]:
+    """The functions that read no feature's settings but `features` (e.g. the red-packet
+    stack: packets, reclaim, wallet)."""
+    allowed = set(features)
+    return tuple(f["name"] for f in DECLARED if set(f["features"]) <= allowed)
+
+
+def timeout_secs(name: str) -> int:
+    """The template's Timeout of function `name` (seconds)."""
+    f = next(f for f in DECLARED if f["name"] == name)
+    return SCHEDULED_TIMEOUT_SECS if f["trigger"] == "schedule" else HTTP_TIMEOUT_SECS
+
+
+def cargo_args(names: tuple[str, ...]) -> str:
+    """`-p a -p b`: the cargo packages of `names`."""
+    return " ".join(f"-p {n}" for n in names)
+
+
+def build_command() -> str:
+    """The release build of every function, as `make release` runs it."""
+    return " && ".join(
+        f"cargo build --release --locked {cargo_args(group)}"
+        for group in (SHARED_BUILD, *((n,) for n in SEPARATE_BUILD))
+        if group
+    )

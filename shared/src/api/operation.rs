@@ -1,0 +1,155 @@
+//! [`Operation`]: one HTTP operation declared once, beside its handler (its route, who may call
+//! it, and the name of the template event that routes it), and [`Routes`]: a function's router
+//! built from those declarations, which also lists them.
+//!
+//! A function's router and its list of operations come from the same calls
+//! ([`Routes::route`]), so neither can miss one the other has. What is derived from the lists:
+//! `functions.json` (through [`crate::lambda::Function`]), which the template generator
+//! (`scripts/template.py`) turns into each function's HttpApi events, and which the Python
+//! tools read; the OpenAPI document is checked against them (`openapi` tests: the same
+//! methods and paths, and `sigv4` security exactly on the AWS_IAM operations).
+
+use axum::handler::Handler;
+use axum::routing::{on, MethodFilter};
+use axum::Router;
+use serde::Serialize;
+
+use super::state::ApiState;
+use crate::domain::settings::Setting;
+
+/// An HTTP method an operation answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    /// `GET`.
+    Get,
+    /// `POST`.
+    Post,
+    /// `PUT`.
+    Put,
+}
+
+impl Method {
+    /// The method as HTTP spells it (`GET`, `POST`, `PUT`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+        }
+    }
+
+    fn filter(self) -> MethodFilter {
+        match self {
+            Method::Get => MethodFilter::GET,
+            Method::Post => MethodFilter::POST,
+            Method::Put => MethodFilter::PUT,
+        }
+    }
+}
+
+/// Who may call an operation: how API Gateway authorizes the call before the function runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// The HTTP API's JWT authorizer; the caller is the token's `sub`.
+    Jwt,
+    /// AWS_IAM (SigV4-signed calls of the team's backend); the handler then admits only the
+    /// principals listed in this setting (e.g. `HONGBAO_DEPOSIT_PRINCIPALS`).
+    Iam {
+        /// The setting listing the admitted principals.
+        principals: &'static Setting,
+    },
+}
+
+/// One HTTP operation: `METHOD path`, its authorization, and the name of its event in the
+/// function's template resource (`Events.<event>`, an HttpApi event: a logical id, so a
+/// deployed stack keeps its route when the name stays).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operation {
+    /// The template event's name (`GrabPacket`).
+    pub event: &'static str,
+    /// The method.
+    pub method: Method,
+    /// The path as axum, OpenAPI and API Gateway write it (`/packets/{id}/grab`).
+    pub path: &'static str,
+    /// Who may call it.
+    pub auth: Auth,
+}
+
+impl Operation {
+    /// The setting naming an AWS_IAM operation's principals (`None` for a JWT one).
+    pub const fn principals(&self) -> Option<&'static Setting> {
+        match self.auth {
+            Auth::Jwt => None,
+            Auth::Iam { principals } => Some(principals),
+        }
+    }
+
+    /// `METHOD /path`, API Gateway's route key.
+    pub fn route_key(&self) -> String {
+        format!("{} {}", self.method.as_str(), self.path)
+    }
+}
+
+impl Serialize for Operation {
+    /// `{"event", "method", "path", "auth": "jwt" | "iam", "principals": setting | null}`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (auth, principals) = match self.auth {
+            Auth::Jwt => ("jwt", None),
+            Auth::Iam { principals } => ("iam", Some(principals.name)),
+        };
+        let mut st = s.serialize_struct("Operation", 5)?;
+        st.serialize_field("event", self.event)?;
+        st.serialize_field("method", &self.method)?;
+        st.serialize_field("path", self.path)?;
+        st.serialize_field("auth", auth)?;
+        st.serialize_field("principals", &principals)?;
+        st.end()
+    }
+}
+
+/// A function's routes: the axum router of its handlers and the operations they serve, built
+/// together by [`Routes::route`].
+#[derive(Default)]
+pub struct Routes {
+    router: Router<ApiState>,
+    operations: Vec<&'static Operation>,
+}
+
+impl Routes {
+    /// No route yet.
+    pub fn new() -> Self {
+        Routes::default()
+    }
+
+    /// Routes `operation` (its method and path) to `handler` and lists it.
+    pub fn route<H, T>(mut self, operation: &'static Operation, handler: H) -> Self
+    where
+        H: Handler<T, ApiState>,
+        T: 'static,
+    {
+        self.router = self
+            .router
+            .route(operation.path, on(operation.method.filter(), handler));
+        self.operations.push(operation);
+        self
+    }
+
+    /// These routes and `other`'s.
+    pub fn merge(mut self, other: Routes) -> Self {
+        self.router = self.router.merge(other.router);
+        self.operations.extend(other.operations);
+        self
+    }
+
+    /// The operations, in the order they were routed.
+    pub fn operations(&self) -> &[&'static Operation] {
+        &self.operations
+    }
+
+    /// The router (its state still to be given).
+    pub fn into_router(self) -> Router<ApiState> {
+        self.router
+    }
+}
