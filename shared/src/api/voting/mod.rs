@@ -30,8 +30,8 @@ use crate::domain::voting::{Article, Order, MAX_PAGE};
 /// The routes of the vote function.
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&post::OPERATION, post::post_article)
         .route(&list::OPERATION, list::list)
+        .route(&post::OPERATION, post::post_article)
         .route(&vote::OPERATION, vote::vote)
         .route(&groups::OPERATION, groups::set_groups)
         .route(&group_articles::OPERATION, group_articles::group_articles)
