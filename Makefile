@@ -12,7 +12,7 @@ EXAMPLES := -p hongbao --features ops
 SEED ?= 1
 SECS ?= 600
 
-.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean
+.PHONY: soak soak-short demo test deps release fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean template
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -159,6 +159,11 @@ docs-check:
 	scripts/install-deps.sh --with-chromium
 	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py --docs $(if $(SPEC),--spec $(SPEC))
+
+## template: rewrite template.yaml from template/*.yaml and functions.json (scripts/template.py;
+##           `make lint` fails while the committed file differs)
+template:
+	$(PY) scripts/template.py
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
 ##          committed file differs)
