@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,14 @@ class Builder:
         return [f for f in self.functions if f.http] + self.jobs
 
     def proto(self, key: str, values: dict, generate=None) -> str:
-        return fill(self.text[key], values, generate)
+        """A prototype filled in: its markers by `generate`, or (when that returns None) as
+        anywhere else."""
+
+        def either(what: str, args: list[str]) -> str | None:
+            made = generate(what, args) if generate else None
+            return self.generate(what, args) if made is None else made
+
+        return fill(self.text[key], values, either)
 
     def routes(self) -> dict[str, Function]:
         out = {}
@@ -227,6 +235,20 @@ class Builder:
                 values = {"P": rc["prefix"], "Default": rc["default"]}
                 values["Description"] = folded(rc["description"])
                 out.append(self.proto(key, values))
+        return "\n".join(out)
+
+    def parameter_variables(self) -> str:
+        """`VARIABLE: !Ref Parameter` for each parameter whose Description starts with
+        "VARIABLE - ", but the variables set explicitly (in Globals or a function's
+        Environment)."""
+        texts = [t for _, key, t in self.sections if key == "Globals"]
+        texts += [p for f in self.functions for p in f.properties]
+        explicit = {m for t in texts for m in re.findall(r"^\s*([A-Z][A-Z0-9_]+):", t, re.M)}
+        out = []
+        for name, spec in self.parameters.items():
+            m = re.match(r"([A-Z][A-Z0-9_]+) - ", spec.get("Description", ""))
+            if m and m.group(1) not in explicit:
+                out.append(f"{m.group(1)}: !Ref {name}")
         return "\n".join(out)
 
     # ------------------------------------------------------------------------ alarms
@@ -345,9 +367,7 @@ class Builder:
             "route-settings": self.route_settings,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
-            "principal-variables": lambda: "\n".join(
-                f"{p['env']}: !Ref {n}" for n, p in self.data["principals"].items()
-            ),
+            "parameter-variables": self.parameter_variables,
             "reserved-concurrency-parameters": lambda: self.reserved(
                 "reserved-concurrency-parameter"
             ),
@@ -369,6 +389,8 @@ class Builder:
         }
         if what == "job-alarms":
             return self.job_alarms(args)
+        if what == "queue-policy":
+            return self.proto("queue-policy", {"Queue": args[0], "Rule": args[1]})
         if what not in simple:
             raise TemplateError(f"unknown marker `# @generate {what}`")
         return simple[what]()
@@ -379,6 +401,8 @@ class Builder:
         self.alarms: list[tuple[str, str | None]] = []  # (logical id, Condition), in order
         for name, key, text in self.sections:
             filled = fill(text, {}, self.generate)
+            if key == "Parameters":
+                self.parameters = load(filled)["Parameters"]
             if name == "alarms.yaml":
                 filled = self.expand_alarms(without_comments_above(filled))
                 for k, spec in load(filled)["Resources"].items():

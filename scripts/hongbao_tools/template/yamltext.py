@@ -148,7 +148,7 @@ def fill(text: str, values: dict[str, Any], generate=None) -> str:
     (nothing when it returns "")."""
     out = []
     for line in text.splitlines():
-        m = MARKER.match(line)
+        m = MARKER.match(PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), line))
         if m and generate is not None:
             made = generate(m.group(2), m.group(3).split())
             if made is None:
