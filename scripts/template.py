@@ -48,14 +48,11 @@ def main() -> int:
                 "template: template.yaml is not current; run `make template` first", file=sys.stderr
             )
             return 1
-        found, cases = compare(ROOT, args.compare, TEMPLATE)
+        found, summary = compare(ROOT, args.compare, TEMPLATE)
         for line in found:
             print("DIFFERENT  " + line)
-        verdict = f"{len(found)} differences" if found else "equal"
-        print(
-            f"template: {cases} parameter sets rendered from {args.compare}'s template.yaml "
-            f"and this one: {verdict}"
-        )
+        print(f"template: compared with {args.compare}'s template.yaml: {summary}")
+        print(f"template: {len(found)} differences" if found else "template: equal")
         return 1 if found else 0
     if args.check:
         if current == text:

@@ -382,7 +382,7 @@ class Builder:
             ),
             "node-alarms": self.node_alarms,
             "unavailable-metrics": self.unavailable_metrics,
-            "function-alarms": lambda: "\n".join(
+            "function-alarms": lambda: "\n\n".join(
                 self.proto("function-alarms", f.values) for f in self.functions if f.http
             ),
             "dashboard": lambda: dashboard.resource(self),

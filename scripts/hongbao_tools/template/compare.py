@@ -61,11 +61,14 @@ def _without_dashboard_body(t: dict) -> dict:
 
 
 def _render(st, template: dict, overrides: dict) -> dict:
-    """One parameter set as template_matrix's render() sees it."""
+    """One parameter set as template_matrix's render() sees it; one the Rules refuse also as
+    template_matrix renders it then, without the Rules."""
     params = {**st.BASE, **overrides}
     values = st.parameter_values(template, params)
     out: dict[str, Any] = {"rules": st.rules(template, values)}
     if out["rules"]:
+        bare = {k: v for k, v in template.items() if k != "Rules"}
+        out["without the Rules"] = _render(st, bare, overrides)
         return out
     transformed = st.transform(template, params)
     out["transformed"] = _without_dashboard_body(transformed)
@@ -82,8 +85,8 @@ def _render(st, template: dict, overrides: dict) -> dict:
     return out
 
 
-def compare(root: Path, rev: str, new_path: Path) -> tuple[list[str], int]:
-    """(the differences found, the number of parameter sets rendered)."""
+def compare(root: Path, rev: str, new_path: Path) -> tuple[list[str], str]:
+    """(the differences found, what was compared)."""
     sys.path.insert(0, str(root / "tests"))
     import template_matrix  # noqa: PLC0415 - tests/ is on the path only here
     from template_checks import stack as st  # noqa: PLC0415
@@ -111,7 +114,19 @@ def compare(root: Path, rev: str, new_path: Path) -> tuple[list[str], int]:
     cases = {label: p for label, p in template_matrix.matrix()}
     for t in (old, new):
         cases |= {f"sweep {label}": p for label, p in template_matrix.sweep(t)}
+    kinds = {"rendered": 0, "refused by the Rules (also rendered without)": 0}
+    kinds["refused by CloudFormation"] = 0
     for label, params in cases.items():
         a, b = _render(st, old, params), _render(st, new, params)
         found += [f"{label}: {d}" for d in differences(a, b)]
-    return found, len(cases)
+        if a["rules"]:
+            kinds["refused by the Rules (also rendered without)"] += 1
+        else:
+            kinds["rendered" if "resources" in a else "refused by CloudFormation"] += 1
+    summary = (
+        f"{', '.join(SECTIONS)} and {len(new['Resources'])} resources as written; "
+        f"{len(cases)} parameter sets ({', '.join(f'{n} {k}' for k, n in kinds.items())}): "
+        "the Rules' verdict, the transformed template, the rendered resources, conditions "
+        "and outputs, the dashboard body as JSON"
+    )
+    return found, summary
