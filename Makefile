@@ -16,7 +16,7 @@ EXAMPLES := -p hongbao --features ops
 SEED ?= 1
 SECS ?= 600
 
-.PHONY: soak soak-short demo test deps release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean
+.PHONY: soak soak-short demo test deps release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean template
 
 ## demo: build the functions and play the red-packet scenario under the Lambda emulator
 demo: deps release
@@ -169,6 +169,11 @@ docs-check:
 ##            while the committed file differs)
 functions:
 	HONGBAO_WRITE_FUNCTIONS=1 $(CARGO) test --locked -p hongbao --lib functions_json
+
+## template: rewrite template.yaml from template/*.yaml and functions.json (scripts/template.py;
+##           `make lint` fails while the committed file differs)
+template:
+	$(PY) scripts/template.py
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
 ##          committed file differs)

@@ -1,0 +1,1 @@
+"""template.yaml as generated from template/ and functions.json (scripts/template.py)."""
