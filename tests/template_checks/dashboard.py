@@ -4,7 +4,7 @@ For every rendered parameter set, `check()` parses the dashboard's DashboardBody
 walks every widget; it fails unless:
 
 - every metric in the MetricsNamespace namespace is one the code emits (`emitted()`: the
-  `pub const X: &str = "Name";` constants of shared/src/api/metrics.rs that the code uses
+  `X = "Name";` entries of shared/src/api/metrics.rs's `metrics!` declaration that the code uses
   beyond declaring and describing them), with the one dimension `Function` = a function of
   this render;
 - every AWS/* metric is in `AWS_METRICS` (its namespace, its dimensions, its name: each entry
@@ -30,7 +30,8 @@ METRICS_RS = ROOT / "shared/src/api/metrics.rs"
 SHARED_SRC = ROOT / "shared/src"
 DASHBOARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")  # CloudWatch's PutDashboard rule
 
-_CONST = re.compile(r'^pub const (\w+): &str = "([^"]+)";', re.M)
+# One entry of the `metrics! { ... }` declaration: `NAME = "Name";` on its own line.
+_CONST = re.compile(r'^\s+([A-Z][A-Z0-9_]*) = "([^"]+)";', re.M)
 _FN = re.compile(r"^(?:pub(?:\(crate\))? )?fn (\w+)", re.M)
 _COMMENT = re.compile(r"(^|\s)//.*$", re.M)
 
