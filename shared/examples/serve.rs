@@ -38,7 +38,7 @@ use axum::middleware::{self, Next};
 use axum::response::{Html, Response};
 use axum::routing::get;
 use axum::Router;
-use hongbao::api::{self, ApiState, AuthMode};
+use hongbao::api::{ApiState, AuthMode};
 use hongbao::domain::Lookup;
 use hongbao::store::{Config, Feature, Store};
 use lambda_http::request::RequestContext;
@@ -65,7 +65,7 @@ async fn as_api_gateway(mut req: Request, next: Next) -> Response {
 /// under `/docs/swagger-ui/` from `swagger_ui` (the `swagger-ui-dist` package's directory).
 fn docs_page(swagger_ui: Option<String>) -> Router {
     // Generated once; the process keeps it to the end.
-    let openapi: &'static str = api::openapi::json().leak();
+    let openapi: &'static str = hongbao::lambda::openapi::json().leak();
     let router = Router::new()
         .route(
             "/docs",

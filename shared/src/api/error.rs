@@ -103,6 +103,11 @@ impl ApiError {
         self
     }
 
+    /// Sets `Retry-After` to `ms` milliseconds rounded up to whole seconds (at least 1).
+    pub fn retry_after_ms(self, ms: i64) -> Self {
+        self.retry_after((ms.max(1) as u64).div_ceil(1000))
+    }
+
     /// Sets `Retry-After`, seconds.
     pub fn retry_after(mut self, secs: u64) -> Self {
         self.retry_after_secs = Some(secs);

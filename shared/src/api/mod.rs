@@ -26,6 +26,7 @@ pub mod openapi;
 pub mod operation;
 pub mod order_codes;
 pub mod packets;
+pub mod refusal;
 pub mod schemas;
 pub mod state;
 pub mod support;

@@ -74,6 +74,9 @@ pub struct Operation {
     pub path: &'static str,
     /// Who may call it.
     pub auth: Auth,
+    /// What it refuses beside the answers every operation shares: the error answers and
+    /// schemas of its refusal enum (`XRefusal::REFUSALS`, declared by `refusals!`).
+    pub refusals: super::refusal::Refusals,
 }
 
 impl Operation {

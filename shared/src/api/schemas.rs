@@ -260,10 +260,6 @@ macro_rules! error_doc {
         }
     };
 }
-/// [`error_doc!`] for the error answers declared beside their body types (`packets`'
-/// `AlreadyGrabbedError` holds a `ShareBody`; declaring it here would make this module and
-/// `packets` depend on each other).
-pub(crate) use error_doc;
 
 error_doc! {
     /// 400: the request is malformed or breaks a rule; nothing was written.
@@ -288,21 +284,8 @@ error_doc! {
 }
 
 error_doc! {
-    /// 403: a targeted packet, and the caller is not one of its recipients
-    /// (`not_a_recipient`; nothing written), or a password packet, and the grab's password is
-    /// missing or wrong (`wrong_password`; only the attempt is counted, by the grab rate
-    /// limit).
-    GrabForbiddenError, GrabForbiddenCode [NotARecipient, WrongPassword]
-}
-
-error_doc! {
     /// 404: no such resource (also the answer to an unknown path).
     NotFoundError, NotFoundCode [NotFound]
-}
-
-error_doc! {
-    /// 404: no such packet (`not_found`), or the caller grabbed no share of it (`no_share`).
-    ClaimNotFoundError, ClaimNotFoundCode [NotFound, NoShare]
 }
 
 error_doc! {
@@ -315,59 +298,6 @@ error_doc! {
 error_doc! {
     /// 409: the `Idempotency-Key` was used with a different request.
     IdempotencyKeyReusedError, IdempotencyKeyReusedCode [IdempotencyKeyReused]
-}
-
-error_doc! {
-    /// 409: the reference was deposited before with another amount
-    /// (`idempotency_key_reused`), or the deposit would pass `HONGBAO_MAX_BALANCE_CENTS`
-    /// (`balance_limit`).
-    DepositConflictError, DepositConflictCode [IdempotencyKeyReused, BalanceLimit]
-}
-
-error_doc! {
-    /// 409: the packet is sold out, expired or settled: nothing is left to cancel. Nothing
-    /// written.
-    NotCancellableError, NotCancellableCode [NotCancellable],
-    /// The packet's status: `sold_out`, `expired` or `settled`.
-    #[schema(value_type = StatusDoc)]
-    status: String,
-}
-
-error_doc! {
-    /// 409: the change would put the article in more groups than allowed.
-    TooManyGroupsError, TooManyGroupsCode [TooManyGroups],
-    /// The most groups an article may be in (`HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`).
-    #[schema(minimum = 1)]
-    limit: u32,
-}
-
-error_doc! {
-    /// 410: every share has been grabbed (`sold_out`), the packet expired (`expired`) or its
-    /// sender cancelled it (`cancelled`). Nothing written.
-    GrabGoneError, GrabGoneCode [SoldOut, Expired, Cancelled]
-}
-
-error_doc! {
-    /// 425: a scheduled packet before its opening; retry after `Retry-After` seconds (the
-    /// time to `opens_at`, rounded up). Nothing written.
-    NotOpenYetError, NotOpenYetCode [NotOpenYet],
-    /// When grabs open, RFC 3339.
-    #[schema(format = DateTime)]
-    opens_at: String,
-}
-
-error_doc! {
-    /// 410: the claim window of the packet has closed.
-    ExpiredError, ExpiredCode [Expired]
-}
-
-error_doc! {
-    /// 410: voting on the article closed one week after it was posted.
-    VotingClosedError, VotingClosedCode [VotingClosed],
-    /// The article's final votes.
-    votes: i64,
-    /// The article's final score.
-    score: i64,
 }
 
 error_doc! {
@@ -387,15 +317,6 @@ error_doc! {
 }
 
 error_doc! {
-    /// 429: the caller's daily order-code quota would be passed; none taken. `Retry-After`
-    /// is the time to the next business day.
-    QuotaExceededError, QuotaExceededCode [RateLimited],
-    /// The business day, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-}
-
-error_doc! {
     /// 500: a bug; not retryable.
     InternalError, InternalCode [Internal]
 }
@@ -403,29 +324,4 @@ error_doc! {
 error_doc! {
     /// 503: Redis trouble; retry after `Retry-After` seconds (the body's `message` says what a retry does where that is not obvious).
     UnavailableError, UnavailableCode [Unavailable]
-}
-
-error_doc! {
-    /// 503: fewer than `count` order codes are left today; none taken. `Retry-After` is the
-    /// time to the next business day.
-    ExhaustedError, ExhaustedCode [Exhausted],
-    /// The business day, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-}
-
-/// The 503 answers of `POST /order-codes`: Redis trouble (`unavailable`) or the day's codes
-/// used up (`exhausted`), told apart by `error`.
-#[derive(ToSchema)]
-#[serde(untagged)]
-#[schema(discriminator(property_name = "error", mapping(
-    ("unavailable" = "#/components/schemas/UnavailableError"),
-    ("exhausted" = "#/components/schemas/ExhaustedError")
-)))]
-#[allow(dead_code)]
-pub enum OrderCodesUnavailableError {
-    /// `unavailable`.
-    Unavailable(UnavailableError),
-    /// `exhausted`.
-    Exhausted(ExhaustedError),
 }

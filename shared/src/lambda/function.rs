@@ -269,7 +269,7 @@ mod tests {
     #[test]
     fn openapi_documents_exactly_the_declared_operations() {
         use crate::api::operation::Auth;
-        let doc: serde_json::Value = serde_json::from_str(&crate::api::openapi::json()).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&super::super::openapi::json()).unwrap();
         let mut documented = BTreeSet::new();
         for (path, item) in doc["paths"].as_object().unwrap() {
             for (method, op) in item.as_object().unwrap() {

@@ -19,6 +19,7 @@ pub mod function;
 mod http;
 mod init;
 pub mod ledger_export;
+pub mod openapi;
 pub mod reclaim;
 pub mod scheduled;
 mod settings;

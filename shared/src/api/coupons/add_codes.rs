@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{duplicate_codes, merchant};
+use super::{duplicate_codes_message, merchant, Duplicates};
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, IamPrincipal, JsonBody, Path};
 use crate::api::operation::{Auth, Method, Operation};
@@ -51,11 +51,42 @@ pub struct CampaignCodesBody {
     pub released: Vec<String>,
 }
 
-crate::api::schemas::error_doc! {
-    /// 409: the campaign generates its codes (`codes_generated`), has started
-    /// (`campaign_started`), or the reference added another batch (`reference_reused`);
-    /// nothing written.
-    AddCodesConflictError, AddCodesConflictCode [CodesGenerated, CampaignStarted, ReferenceReused]
+crate::api::refusal::refusals! {
+    /// What `POST /campaigns/{id}/codes` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum AddCodesRefusal {
+
+        400 InvalidRequestError in CreateCampaignInvalidError {
+            /// a rule broken (the message says which); nothing written
+            Invalid = "invalid_request",
+        }
+        /// 400: codes repeated within the request, or already in this or another campaign
+        /// (`duplicates`, at most 10); nothing written.
+        400 DuplicateCodesError in CreateCampaignInvalidError {
+            /// codes repeated in the request or already in a campaign (`duplicates`); nothing
+            /// written
+            DuplicateCodes = "duplicate_codes" {
+                /// At most 10 of the duplicated codes.
+                duplicates: Duplicates,
+            },
+        }
+
+        404 NotFoundError {
+            /// no such campaign
+            NotFound = "not_found",
+        }
+        /// 409: the campaign generates its codes (`codes_generated`), has started
+        /// (`campaign_started`), or the reference added another batch (`reference_reused`);
+        /// nothing written.
+        409 AddCodesConflictError {
+            /// the campaign generates its codes; nothing written
+            CodesGenerated = "codes_generated",
+            /// the campaign has started: none of the batch's codes is in it, each is free for
+            /// any campaign
+            CampaignStarted = "campaign_started",
+            /// the reference added another batch; nothing written
+            ReferenceReused = "reference_reused",
+        }
+    }
 }
 
 /// `POST /campaigns/{id}/codes` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `AddCampaignCodes` event.
@@ -66,11 +97,11 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
     },
+    refusals: AddCodesRefusal::REFUSALS,
 };
 
-/// `POST /campaigns/{id}/codes` (AWS_IAM): 201 [`CampaignCodesBody`] (200 with `repeat: true` for the
-/// same batch again); 400 `invalid_request` / `duplicate_codes`, 403, 404, 409. Nothing is
-/// written on a 4xx.
+/// `POST /campaigns/{id}/codes` (AWS_IAM): 201 [`CampaignCodesBody`] (200 with `repeat: true` for
+/// the same batch again); or a [`AddCodesRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "add_campaign_codes",
     summary = "Add codes to a campaign (AWS_IAM)",
@@ -81,10 +112,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "the batch added", body = CampaignCodesBody),
         (status = 200, description = "the same batch was added before under this reference (`repeat: true`)", body = CampaignCodesBody),
-        (status = 400, description = "`invalid_request` or `duplicate_codes` (`duplicates`): nothing written", body = super::create::CreateCampaignInvalidError),
-        (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`codes_generated`, `campaign_started` or `reference_reused`: nothing written", body = AddCodesConflictError),
     )
 )]
 pub(crate) async fn add_codes(
@@ -131,21 +158,19 @@ pub(crate) async fn add_codes(
             }),
         )),
         AddCodesOutcome::NotFound => {
-            Err(ApiError::not_found(format!("no campaign {}", shown(&id))))
+            Err(AddCodesRefusal::NotFound.because(format!("no campaign {}", shown(&id))))
         }
-        AddCodesOutcome::Generated => Err(ApiError::conflict(
-            "codes_generated",
-            "this campaign generates its codes; nothing was written",
+        AddCodesOutcome::Generated => Err(AddCodesRefusal::CodesGenerated
+            .because("this campaign generates its codes; nothing was written")),
+        AddCodesOutcome::Started => Err(AddCodesRefusal::CampaignStarted.because(
+            "codes are added only before the campaign starts; none of this batch's codes is in \
+             the campaign, and each is free for any campaign",
         )),
-        AddCodesOutcome::Started => Err(ApiError::conflict(
-            "campaign_started",
-            "codes are added only before the campaign starts; none of this batch's codes is \
-             in the campaign, and each is free for any campaign",
-        )),
-        AddCodesOutcome::ReferenceReused => Err(ApiError::conflict(
-            "reference_reused",
-            "this reference added another batch to the campaign; nothing was written",
-        )),
-        AddCodesOutcome::DuplicateCodes(codes) => Err(duplicate_codes(codes)),
+        AddCodesOutcome::ReferenceReused => Err(AddCodesRefusal::ReferenceReused
+            .because("this reference added another batch to the campaign; nothing was written")),
+        AddCodesOutcome::DuplicateCodes(codes) => Err(AddCodesRefusal::DuplicateCodes {
+            duplicates: Duplicates(codes.clone()),
+        }
+        .because(duplicate_codes_message(&codes))),
     }
 }

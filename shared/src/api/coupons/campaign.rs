@@ -11,15 +11,28 @@ use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
 use crate::store::coupons;
 
+crate::api::refusal::refusals! {
+    /// What `GET /campaigns/{id}` refuses, beside the answers every route shares.
+    pub enum CampaignRefusal {
+
+        404 NotFoundError {
+            /// no such campaign
+            NotFound = "not_found",
+        }
+    }
+}
+
 /// `GET /campaigns/{id}` (JWT): the template's `ViewCampaign` event.
 pub const OPERATION: Operation = Operation {
     event: "ViewCampaign",
     method: Method::Get,
     path: "/campaigns/{id}",
     auth: Auth::Jwt,
+    refusals: CampaignRefusal::REFUSALS,
 };
 
-/// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; 401, 404.
+/// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; or a
+/// [`CampaignRefusal`].
 #[utoipa::path(
     get, path = OPERATION.path, tag = "coupons", operation_id = "get_campaign",
     summary = "A coupon campaign and the caller's coupons in it",
@@ -27,7 +40,6 @@ pub const OPERATION: Operation = Operation {
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
     responses(
         (status = 200, description = "the campaign", body = CampaignBody),
-        (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
     )
 )]
 pub(crate) async fn campaign(
@@ -37,6 +49,6 @@ pub(crate) async fn campaign(
 ) -> Result<Json<CampaignBody>, ApiError> {
     match coupons::campaign(&state.store, &id, Some(&user)).await? {
         Some(view) => Ok(Json(CampaignBody::new(view, true))),
-        None => Err(ApiError::not_found(format!("no campaign {}", shown(&id)))),
+        None => Err(CampaignRefusal::NotFound.because(format!("no campaign {}", shown(&id)))),
     }
 }

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 
-use super::{duplicate_codes, instant, merchant, CampaignBody, DiscountBody, DuplicateCodesError};
+use super::{duplicate_codes_message, instant, merchant, CampaignBody, DiscountBody, Duplicates};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::operation::{Auth, Method, Operation};
@@ -112,9 +112,31 @@ impl CampaignRequest {
     }
 }
 
-crate::api::schemas::error_doc! {
-    /// 409: the reference created another campaign before; nothing written.
-    ReferenceReusedError, ReferenceReusedCode [ReferenceReused]
+crate::api::refusal::refusals! {
+    /// What `POST /campaigns` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum CreateCampaignRefusal {
+
+        400 InvalidRequestError in CreateCampaignInvalidError {
+            /// a rule broken (the message says which); nothing written
+            Invalid = "invalid_request",
+        }
+        /// 400: codes repeated within the request, or already in this or another campaign
+        /// (`duplicates`, at most 10); nothing written.
+        400 DuplicateCodesError in CreateCampaignInvalidError {
+            /// codes repeated in the request or already in a campaign (`duplicates`); nothing
+            /// written
+            DuplicateCodes = "duplicate_codes" {
+                /// At most 10 of the duplicated codes.
+                duplicates: Duplicates,
+            },
+        }
+
+        /// 409: the reference created another campaign before; nothing written.
+        409 ReferenceReusedError {
+            /// the reference created a campaign from another body; nothing written
+            ReferenceReused = "reference_reused",
+        }
+    }
 }
 
 /// `POST /campaigns` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `CreateCampaign` event.
@@ -125,11 +147,11 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
     },
+    refusals: CreateCampaignRefusal::REFUSALS,
 };
 
-/// `POST /campaigns` (AWS_IAM): 201 [`CampaignBody`] (200 for a repeat of the same body under
-/// the same reference); 400 `invalid_request` / `duplicate_codes`, 403 `forbidden`, 409
-/// `reference_reused`. Nothing is written on a 4xx.
+/// `POST /campaigns` (AWS_IAM): 201 [`CampaignBody`] (200 for a repeat of the same body under the
+/// same reference); or a [`CreateCampaignRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "create_campaign",
     summary = "Create a coupon campaign (AWS_IAM)",
@@ -139,9 +161,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "created", body = CampaignBody),
         (status = 200, description = "the same body was created before under this reference: that campaign", body = CampaignBody),
-        (status = 400, description = "`invalid_request` or `duplicate_codes` (`duplicates`): nothing written", body = CreateCampaignInvalidError),
-        (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
-        (status = 409, description = "`reference_reused`: the reference created a campaign from another body; nothing written", body = ReferenceReusedError),
     )
 )]
 pub(crate) async fn create(
@@ -154,32 +173,36 @@ pub(crate) async fn create(
     let req = body.campaign()?;
     let retry = "the campaign may have been created; the same body under the same reference \
                  answers it";
-    let created =
-        match coupons::create(&state.store, &req)
-            .await
-            .map_err(|e| ApiError::from(e).on_unavailable(retry))?
-        {
-            CreateOutcome::Created(c) => c,
-            CreateOutcome::ReferenceReused => {
-                return Err(ApiError::conflict(
-                    "reference_reused",
-                    "this reference created a campaign from another body; nothing was written",
-                ))
+    let created = match coupons::create(&state.store, &req)
+        .await
+        .map_err(|e| ApiError::from(e).on_unavailable(retry))?
+    {
+        CreateOutcome::Created(c) => c,
+        CreateOutcome::ReferenceReused => {
+            return Err(CreateCampaignRefusal::ReferenceReused.because(
+                "this reference created a campaign from another body; nothing was written",
+            ))
+        }
+        CreateOutcome::DuplicateCodes(codes) => {
+            return Err(CreateCampaignRefusal::DuplicateCodes {
+                duplicates: Duplicates(codes.clone()),
             }
-            CreateOutcome::DuplicateCodes(codes) => return Err(duplicate_codes(codes)),
-            CreateOutcome::EndsInPast => {
-                return Err(ApiError::invalid(
-                    "ends_at has passed (by the store's clock); nothing was written",
-                ))
-            }
-            CreateOutcome::TooLong => return Err(ApiError::invalid(
-                "a campaign lasts at most 90 days: without starts_at, ends_at must be within 90 \
-                 days of now (by the store's clock); nothing was written",
-            )),
-            CreateOutcome::NoNumberLeft => {
-                return Err(Error::Internal("every campaign number is taken".into()).into())
-            }
-        };
+            .because(duplicate_codes_message(&codes)))
+        }
+        CreateOutcome::EndsInPast => {
+            return Err(CreateCampaignRefusal::Invalid
+                .because("ends_at has passed (by the store's clock); nothing was written"))
+        }
+        CreateOutcome::TooLong => {
+            return Err(CreateCampaignRefusal::Invalid.because(
+                "a campaign lasts at most 90 days: without starts_at, ends_at must be within \
+                     90 days of now (by the store's clock); nothing was written",
+            ))
+        }
+        CreateOutcome::NoNumberLeft => {
+            return Err(Error::Internal("every campaign number is taken".into()).into())
+        }
+    };
     let view = coupons::campaign(&state.store, &created.campaign_id, None)
         .await
         .map_err(|e| ApiError::from(e).on_unavailable(retry))?
@@ -195,20 +218,4 @@ pub(crate) async fn create(
         StatusCode::CREATED
     };
     Ok((status, Json(CampaignBody::new(view, false))))
-}
-
-/// The 400 answers of `POST /campaigns` and `POST /campaigns/{id}/codes`: a rule broken
-/// (`invalid_request`) or duplicate codes (`duplicate_codes`), told apart by `error`.
-#[derive(utoipa::ToSchema)]
-#[serde(untagged)]
-#[schema(discriminator(property_name = "error", mapping(
-    ("invalid_request" = "#/components/schemas/InvalidRequestError"),
-    ("duplicate_codes" = "#/components/schemas/DuplicateCodesError")
-)))]
-#[allow(dead_code)]
-pub enum CreateCampaignInvalidError {
-    /// `invalid_request`.
-    InvalidRequest(crate::api::schemas::InvalidRequestError),
-    /// `duplicate_codes`.
-    DuplicateCodes(DuplicateCodesError),
 }

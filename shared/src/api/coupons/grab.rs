@@ -2,7 +2,6 @@
 //! the campaign's `per_user` (`crate::store::coupons::grab`, `lua/coupon_grab.lua`).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
@@ -34,22 +33,41 @@ pub struct CouponBody {
     pub grabbed_at: String,
 }
 
-crate::api::schemas::error_doc! {
-    /// 409: the caller holds the campaign's `per_user` codes (`coupons` are theirs).
-    AlreadyGrabbedCouponError, AlreadyGrabbedCouponCode [AlreadyGrabbed],
-    /// The caller's codes in this campaign.
-    coupons: Vec<String>,
-}
+crate::api::refusal::refusals! {
+    /// What `POST /campaigns/{id}/grab` refuses, beside the answers every route shares.
+    pub enum CouponGrabRefusal {
 
-crate::api::schemas::error_doc! {
-    /// 410: every code of the campaign is issued (`sold_out`), or the campaign ended
-    /// (`ended`).
-    CampaignGoneError, CampaignGoneCode [SoldOut, Ended]
-}
-
-crate::api::schemas::error_doc! {
-    /// 425: the campaign opens at `starts_at`; retry after `Retry-After` seconds.
-    NotStartedError, NotStartedCode [NotStarted],
+        404 NotFoundError {
+            /// no such campaign
+            NotFound = "not_found",
+        }
+        /// 409: the caller holds the campaign's `per_user` codes (`coupons` are theirs).
+        409 AlreadyGrabbedCouponError {
+            /// the caller holds `per_user` codes (`coupons`)
+            AlreadyGrabbed = "already_grabbed" {
+                /// The caller's codes in this campaign.
+                coupons: Vec<String>,
+            },
+        }
+        /// 410: every code of the campaign is issued (`sold_out`), or the campaign ended
+        /// (`ended`).
+        410 CampaignGoneError {
+            /// every code of the campaign is issued
+            SoldOut = "sold_out",
+            /// the campaign ended
+            Ended = "ended",
+        }
+        /// 425: the campaign opens at `starts_at`; retry after `Retry-After` seconds.
+        425 NotStartedError retry_after "seconds until the campaign opens" {
+            /// retry after `Retry-After` seconds (until `starts_at`; 1 while a campaign that
+            /// opens at once is still being created)
+            NotStarted = "not_started",
+        }
+        429 RateLimitedError retry_after "seconds to wait before retrying" {
+            /// the visit limit is used up; retry after `Retry-After` seconds; nothing written
+            RateLimited = "rate_limited",
+        }
+    }
 }
 
 /// `POST /campaigns/{id}/grab` (JWT): the template's `GrabCoupon` event.
@@ -58,11 +76,10 @@ pub const OPERATION: Operation = Operation {
     method: Method::Post,
     path: "/campaigns/{id}/grab",
     auth: Auth::Jwt,
+    refusals: CouponGrabRefusal::REFUSALS,
 };
 
-/// `POST /campaigns/{id}/grab`: 200 [`CouponBody`]; 401, 404, 409 `already_grabbed`
-/// (+`coupons`), 410 `sold_out` / `ended`, 425 `not_started` + `Retry-After`, 429
-/// `rate_limited` + `Retry-After`.
+/// `POST /campaigns/{id}/grab`: 200 [`CouponBody`]; or a [`CouponGrabRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "grab_coupon",
     summary = "Grab a coupon of a campaign",
@@ -70,11 +87,6 @@ pub const OPERATION: Operation = Operation {
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
     responses(
         (status = 200, description = "a coupon won", body = CouponBody),
-        (status = 404, description = "`not_found`: no such campaign", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`already_grabbed`: the caller holds `per_user` codes (`coupons`)", body = AlreadyGrabbedCouponError),
-        (status = 410, description = "`sold_out` or `ended`", body = CampaignGoneError),
-        (status = 425, description = "`not_started`: retry after `Retry-After` seconds (until `starts_at`; 1 while a campaign that opens at once is still being created)", body = NotStartedError, headers(("Retry-After" = u32, description = "seconds until the campaign opens"))),
-        (status = 429, description = "`rate_limited`: the visit limit is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn grab(
@@ -100,42 +112,32 @@ pub(crate) async fn grab(
         ),
         GrabOutcome::AlreadyGrabbed { codes } => (
             Some(metrics::GRAB_ALREADY_GRABBED),
-            Err(ApiError::conflict(
-                "already_grabbed",
-                "you hold as many coupons of this campaign as one user may",
-            )
-            .with("coupons", codes)),
+            Err(CouponGrabRefusal::AlreadyGrabbed { coupons: codes }
+                .because("you hold as many coupons of this campaign as one user may")),
         ),
         GrabOutcome::SoldOut => (
             Some(metrics::GRAB_SOLD_OUT),
-            Err(ApiError::gone(
-                "sold_out",
-                "every code of this campaign has been issued",
-            )),
+            Err(CouponGrabRefusal::SoldOut.because("every code of this campaign has been issued")),
         ),
         GrabOutcome::Ended => (
             None,
-            Err(ApiError::gone("ended", "this campaign has ended")),
+            Err(CouponGrabRefusal::Ended.because("this campaign has ended")),
         ),
         GrabOutcome::NotStarted { retry_after_ms } => (
             None,
-            Err(ApiError::new(
-                StatusCode::TOO_EARLY,
-                "not_started",
-                "this campaign has not started; retry after Retry-After seconds",
-            )
-            .retry_after(retry_after_ms.max(1).div_ceil(1000))),
+            Err(CouponGrabRefusal::NotStarted
+                .because("this campaign has not started; retry after Retry-After seconds")
+                .retry_after(retry_after_ms.max(1).div_ceil(1000))),
         ),
         GrabOutcome::RateLimited { retry_after_ms } => (
             Some(metrics::GRAB_RATE_LIMITED),
-            Err(ApiError::rate_limited(
-                "too many grab attempts; slow down",
-                retry_after_ms as i64,
-            )),
+            Err(CouponGrabRefusal::RateLimited
+                .because("too many grab attempts; slow down")
+                .retry_after_ms(retry_after_ms as i64)),
         ),
         GrabOutcome::NotFound => (
             None,
-            Err(ApiError::not_found(format!("no campaign {}", shown(&id)))),
+            Err(CouponGrabRefusal::NotFound.because(format!("no campaign {}", shown(&id)))),
         ),
     };
     if let Some(name) = counted {

@@ -7,15 +7,15 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::redeem::CouponExpiredError;
 use super::{
-    already_redeemed, below_minimum, checkout_fields, expired, held, merchant, order_total,
-    BelowMinimumError, CheckoutConflictError, DiscountBody,
+    checkout_fields, merchant, order_total, DiscountBody, ALREADY_REDEEMED, BELOW_MINIMUM, EXPIRED,
+    HELD,
 };
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::domain::coupons::HOLD_SECS;
 use crate::store::coupons::{self, HoldOutcome};
@@ -75,6 +75,53 @@ pub struct HoldBody {
     pub discount_cents: Option<i64>,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /coupons/hold` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum HoldRefusal {
+        404 NotFoundError {
+            /// no such code issued to `user_id`
+            NotFound = "not_found",
+        }
+        /// 409: another order holds the coupon until `held_until` (its hold lapses then, or is
+        /// released or redeemed before); nothing written.
+        409 HeldError in CheckoutConflictError {
+            /// another order holds it (`held_until`); nothing written
+            Held = "held" {
+                /// RFC 3339: when the other order's hold lapses.
+                held_until: Rfc3339,
+            },
+        }
+        /// 409: another order redeemed the coupon (`order_reference`, `redeemed_at`); nothing
+        /// written.
+        409 AlreadyRedeemedError in CheckoutConflictError {
+            /// another order redeemed it (`order_reference`, `redeemed_at`); nothing written
+            AlreadyRedeemed = "already_redeemed" {
+                /// The order that redeemed it.
+                order_reference: String,
+                /// RFC 3339.
+                redeemed_at: Rfc3339,
+            },
+        }
+        /// 410: the coupon may no longer be redeemed or held (`redeem_by` has passed); nothing
+        /// written.
+        410 CouponExpiredError {
+            /// `redeem_by` has passed; nothing written
+            Expired = "expired" {
+                /// RFC 3339: the coupon was redeemable before this.
+                redeem_by: Rfc3339,
+            },
+        }
+        /// 422: the order's total is below the campaign's `min_order_cents`; nothing written.
+        422 BelowMinimumError {
+            /// `order_total_cents` is below the campaign's `min_order_cents`; nothing written
+            BelowMinimum = "below_minimum" {
+                /// The campaign's minimum order total, cents.
+                min_order_cents: i64,
+            },
+        }
+    }
+}
+
 /// `POST /coupons/hold` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `HoldCoupon` event.
 pub const OPERATION: Operation = Operation {
     event: "HoldCoupon",
@@ -83,11 +130,10 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
     },
+    refusals: HoldRefusal::REFUSALS,
 };
 
-/// `POST /coupons/hold` (AWS_IAM): 200 [`HoldBody`]; 400, 403 `forbidden`, 404 `not_found`
-/// (unknown, or not issued to `user_id`), 409 `held` (another order's hold) or
-/// `already_redeemed`, 410 `expired`, 422 `below_minimum`.
+/// `POST /coupons/hold` (AWS_IAM): 200 [`HoldBody`]; or a [`HoldRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "hold_coupon",
     summary = "Hold a coupon for an order at checkout (AWS_IAM)",
@@ -97,11 +143,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 200, description = "held for the order (now, or its hold extended)", body = HoldBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such code issued to `user_id`", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`held`: another order holds it (`held_until`); `already_redeemed`: an order redeemed it; nothing written", body = CheckoutConflictError),
-        (status = 410, description = "`expired`: `redeem_by` has passed; nothing written", body = CouponExpiredError),
-        (status = 422, description = "`below_minimum`: `order_total_cents` is below the campaign's `min_order_cents`; nothing written", body = BelowMinimumError),
     )
 )]
 pub(crate) async fn hold(
@@ -159,15 +200,27 @@ pub(crate) async fn hold(
                 discount_cents,
             }))
         }
-        HoldOutcome::HeldByOther { held_until_ms } => Err(held(held_until_ms)),
+        HoldOutcome::HeldByOther { held_until_ms } => Err(HoldRefusal::Held {
+            held_until: Rfc3339(rfc3339(held_until_ms)),
+        }
+        .because(HELD)),
         HoldOutcome::AlreadyRedeemed {
             order_reference,
             redeemed_at_ms,
-        } => Err(already_redeemed(order_reference, redeemed_at_ms)),
-        HoldOutcome::NotFound => Err(ApiError::not_found(
-            "no such coupon was issued to this user",
-        )),
-        HoldOutcome::Expired { redeem_by_ms } => Err(expired(redeem_by_ms)),
-        HoldOutcome::BelowMinimum { min_order_cents } => Err(below_minimum(min_order_cents)),
+        } => Err(HoldRefusal::AlreadyRedeemed {
+            order_reference,
+            redeemed_at: Rfc3339(rfc3339(redeemed_at_ms)),
+        }
+        .because(ALREADY_REDEEMED)),
+        HoldOutcome::NotFound => {
+            Err(HoldRefusal::NotFound.because("no such coupon was issued to this user"))
+        }
+        HoldOutcome::Expired { redeem_by_ms } => Err(HoldRefusal::Expired {
+            redeem_by: Rfc3339(rfc3339(redeem_by_ms)),
+        }
+        .because(EXPIRED)),
+        HoldOutcome::BelowMinimum { min_order_cents } => {
+            Err(HoldRefusal::BelowMinimum { min_order_cents }.because(BELOW_MINIMUM))
+        }
     }
 }

@@ -84,6 +84,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/coupons",
     auth: Auth::Jwt,
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /coupons`: 200 [`CouponsBody`]; 400 (bad `limit` or `cursor`, unknown parameter), 401.

@@ -236,76 +236,18 @@ fn order_total(total: Option<i64>) -> Result<Option<i64>, ApiError> {
     }
 }
 
-super::schemas::error_doc! {
-    /// 409: another order holds the coupon until `held_until` (its hold lapses then, or is
-    /// released or redeemed before); nothing written.
-    HeldError, HeldCode [Held],
-    /// RFC 3339: when the other order's hold lapses.
-    #[schema(format = DateTime)]
-    held_until: String,
-}
+/// The message of a 409 `held`.
+const HELD: &str = "another order holds this coupon; nothing was written";
 
-super::schemas::error_doc! {
-    /// 422: the order's total is below the campaign's `min_order_cents`; nothing written.
-    BelowMinimumError, BelowMinimumCode [BelowMinimum],
-    /// The campaign's minimum order total, cents.
-    min_order_cents: i64,
-}
+/// The message of a 409 `already_redeemed`.
+const ALREADY_REDEEMED: &str = "an order redeemed this coupon; nothing was written";
 
-/// The 409 answers of the checkout: another order holds the coupon (`held`) or redeemed it
-/// (`already_redeemed`), told apart by `error`.
-#[derive(utoipa::ToSchema)]
-#[serde(untagged)]
-#[schema(discriminator(property_name = "error", mapping(
-    ("held" = "#/components/schemas/HeldError"),
-    ("already_redeemed" = "#/components/schemas/AlreadyRedeemedError")
-)))]
-#[allow(dead_code)]
-pub enum CheckoutConflictError {
-    /// `held`.
-    Held(HeldError),
-    /// `already_redeemed`.
-    AlreadyRedeemed(redeem::AlreadyRedeemedError),
-}
+/// The message of a 422 `below_minimum`.
+const BELOW_MINIMUM: &str =
+    "the order's total is below the campaign's minimum order; nothing was written";
 
-/// 409 `held`: another order holds the coupon until `held_until_ms`.
-fn held(held_until_ms: i64) -> ApiError {
-    ApiError::conflict(
-        "held",
-        "another order holds this coupon; nothing was written",
-    )
-    .with("held_until", rfc3339(held_until_ms))
-}
-
-/// 409 `already_redeemed`: `order` redeemed the coupon at `at_ms`.
-fn already_redeemed(order: String, at_ms: i64) -> ApiError {
-    ApiError::conflict(
-        "already_redeemed",
-        "an order redeemed this coupon; nothing was written",
-    )
-    .with("order_reference", order)
-    .with("redeemed_at", rfc3339(at_ms))
-}
-
-/// 422 `below_minimum`: the order is below the campaign's minimum.
-fn below_minimum(min_order_cents: i64) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-        "below_minimum",
-        "the order's total is below the campaign's minimum order; nothing was written",
-    )
-    .with("min_order_cents", min_order_cents)
-}
-
-/// 410 `expired`: the coupon may no longer be redeemed (or held).
-fn expired(redeem_by_ms: i64) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::GONE,
-        "expired",
-        "this coupon may no longer be redeemed",
-    )
-    .with("redeem_by", rfc3339(redeem_by_ms))
-}
+/// The message of a 410 `expired`.
+const EXPIRED: &str = "this coupon may no longer be redeemed";
 
 impl CampaignBody {
     fn new(view: CampaignView, with_coupons: bool) -> Self {
@@ -341,25 +283,32 @@ fn instant(field: &str, text: &str) -> Result<i64, ApiError> {
         })
 }
 
-super::schemas::error_doc! {
-    /// 400: codes repeated within the request, or already in this or another campaign
-    /// (`duplicates`, at most 10); nothing written.
-    DuplicateCodesError, DuplicateCodesCode [DuplicateCodes],
-    /// At most 10 of the duplicated codes.
-    #[schema(max_items = 10)]
-    duplicates: Vec<String>,
+/// The message of a 400 `duplicate_codes` listing `codes`.
+fn duplicate_codes_message(codes: &[String]) -> String {
+    format!(
+        "these codes are repeated in the request or already belong to a campaign: {}; \
+         nothing was written",
+        codes.join(", ")
+    )
 }
 
-/// 400 `duplicate_codes` listing `codes`.
-fn duplicate_codes(codes: Vec<String>) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::BAD_REQUEST,
-        "duplicate_codes",
-        format!(
-            "these codes are repeated in the request or already belong to a campaign: {}; \
-             nothing was written",
-            codes.join(", ")
-        ),
-    )
-    .with("duplicates", codes)
+/// At most 10 duplicated codes, as a refusal's field.
+#[derive(Debug, serde::Serialize)]
+#[serde(transparent)]
+pub struct Duplicates(pub Vec<String>);
+
+impl super::refusal::RefusalField for Duplicates {
+    fn schema(
+        description: &str,
+        _: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>,
+    ) -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        use utoipa::openapi::schema::{ArrayBuilder, Object, Schema, Type};
+        let mut array = ArrayBuilder::new()
+            .items(Object::with_type(Type::String))
+            .max_items(Some(10));
+        if !description.is_empty() {
+            array = array.description(Some(description));
+        }
+        utoipa::openapi::RefOr::T(Schema::Array(array.build()))
+    }
 }

@@ -7,13 +7,14 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    already_redeemed, below_minimum, checkout_fields, expired, held, merchant, order_total,
-    BelowMinimumError, CheckoutConflictError, DiscountBody,
+    checkout_fields, merchant, order_total, DiscountBody, ALREADY_REDEEMED, BELOW_MINIMUM, EXPIRED,
+    HELD,
 };
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, RedeemOutcome};
 
@@ -67,24 +68,51 @@ pub struct RedeemBody {
     pub discount_cents: Option<i64>,
 }
 
-crate::api::schemas::error_doc! {
-    /// 409: another order redeemed the coupon (`order_reference`, `redeemed_at`); nothing
-    /// written.
-    AlreadyRedeemedError, AlreadyRedeemedCode [AlreadyRedeemed],
-    /// The order that redeemed it.
-    order_reference: String,
-    /// RFC 3339.
-    #[schema(format = DateTime)]
-    redeemed_at: String,
-}
-
-crate::api::schemas::error_doc! {
-    /// 410: the coupon may no longer be redeemed or held (`redeem_by` has passed); nothing
-    /// written.
-    CouponExpiredError, CouponExpiredCode [Expired],
-    /// RFC 3339: the coupon was redeemable before this.
-    #[schema(format = DateTime)]
-    redeem_by: String,
+crate::api::refusal::refusals! {
+    /// What `POST /coupons/redeem` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum RedeemRefusal {
+        404 NotFoundError {
+            /// no such code issued to `user_id`
+            NotFound = "not_found",
+        }
+        /// 409: another order redeemed the coupon (`order_reference`, `redeemed_at`); nothing
+        /// written.
+        409 AlreadyRedeemedError in CheckoutConflictError {
+            /// another order redeemed it (`order_reference`, `redeemed_at`); nothing written
+            AlreadyRedeemed = "already_redeemed" {
+                /// The order that redeemed it.
+                order_reference: String,
+                /// RFC 3339.
+                redeemed_at: Rfc3339,
+            },
+        }
+        /// 409: another order holds the coupon until `held_until` (its hold lapses then, or is
+        /// released or redeemed before); nothing written.
+        409 HeldError in CheckoutConflictError {
+            /// another order holds it (`held_until`); nothing written
+            Held = "held" {
+                /// RFC 3339: when the other order's hold lapses.
+                held_until: Rfc3339,
+            },
+        }
+        /// 410: the coupon may no longer be redeemed or held (`redeem_by` has passed); nothing
+        /// written.
+        410 CouponExpiredError {
+            /// `redeem_by` has passed; nothing written
+            Expired = "expired" {
+                /// RFC 3339: the coupon was redeemable before this.
+                redeem_by: Rfc3339,
+            },
+        }
+        /// 422: the order's total is below the campaign's `min_order_cents`; nothing written.
+        422 BelowMinimumError {
+            /// `order_total_cents` is below the campaign's `min_order_cents`; nothing written
+            BelowMinimum = "below_minimum" {
+                /// The campaign's minimum order total, cents.
+                min_order_cents: i64,
+            },
+        }
+    }
 }
 
 /// `POST /coupons/redeem` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `RedeemCoupon` event.
@@ -95,11 +123,10 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
     },
+    refusals: RedeemRefusal::REFUSALS,
 };
 
-/// `POST /coupons/redeem` (AWS_IAM): 200 [`RedeemBody`]; 400, 403 `forbidden`, 404
-/// `not_found` (unknown, or not issued to `user_id`: not told apart), 409 `already_redeemed`
-/// or `held` (another order's hold), 410 `expired`, 422 `below_minimum`.
+/// `POST /coupons/redeem` (AWS_IAM): 200 [`RedeemBody`]; or a [`RedeemRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "redeem_coupon",
     summary = "Redeem a coupon at checkout (AWS_IAM)",
@@ -109,11 +136,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 200, description = "redeemed now, or by this order before (`repeat: true`)", body = RedeemBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such code issued to `user_id`", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`already_redeemed`: another order redeemed it; `held`: another order holds it (`held_until`); nothing written", body = CheckoutConflictError),
-        (status = 410, description = "`expired`: `redeem_by` has passed", body = CouponExpiredError),
-        (status = 422, description = "`below_minimum`: `order_total_cents` is below the campaign's `min_order_cents`; nothing written", body = BelowMinimumError),
     )
 )]
 pub(crate) async fn redeem(
@@ -158,12 +180,24 @@ pub(crate) async fn redeem(
         RedeemOutcome::AlreadyRedeemed {
             order_reference,
             redeemed_at_ms,
-        } => Err(already_redeemed(order_reference, redeemed_at_ms)),
-        RedeemOutcome::Held { held_until_ms } => Err(held(held_until_ms)),
-        RedeemOutcome::NotFound => Err(ApiError::not_found(
-            "no such coupon was issued to this user",
-        )),
-        RedeemOutcome::Expired { redeem_by_ms } => Err(expired(redeem_by_ms)),
-        RedeemOutcome::BelowMinimum { min_order_cents } => Err(below_minimum(min_order_cents)),
+        } => Err(RedeemRefusal::AlreadyRedeemed {
+            order_reference,
+            redeemed_at: Rfc3339(rfc3339(redeemed_at_ms)),
+        }
+        .because(ALREADY_REDEEMED)),
+        RedeemOutcome::Held { held_until_ms } => Err(RedeemRefusal::Held {
+            held_until: Rfc3339(rfc3339(held_until_ms)),
+        }
+        .because(HELD)),
+        RedeemOutcome::NotFound => {
+            Err(RedeemRefusal::NotFound.because("no such coupon was issued to this user"))
+        }
+        RedeemOutcome::Expired { redeem_by_ms } => Err(RedeemRefusal::Expired {
+            redeem_by: Rfc3339(rfc3339(redeem_by_ms)),
+        }
+        .because(EXPIRED)),
+        RedeemOutcome::BelowMinimum { min_order_cents } => {
+            Err(RedeemRefusal::BelowMinimum { min_order_cents }.because(BELOW_MINIMUM))
+        }
     }
 }

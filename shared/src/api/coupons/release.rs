@@ -6,13 +6,12 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    already_redeemed, checkout_fields, held, merchant, CheckoutConflictError, DiscountBody,
-};
+use super::{checkout_fields, merchant, DiscountBody, ALREADY_REDEEMED, HELD};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, ReleaseOutcome};
 
@@ -63,6 +62,36 @@ pub struct ReleaseBody {
     pub discount: Option<DiscountBody>,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /coupons/release` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum ReleaseRefusal {
+        404 NotFoundError {
+            /// no such code, or the order neither holds nor redeemed it; nothing written
+            NotFound = "not_found",
+        }
+        /// 409: another order holds the coupon until `held_until` (its hold lapses then, or is
+        /// released or redeemed before); nothing written.
+        409 HeldError in CheckoutConflictError {
+            /// another order holds it (`held_until`); nothing written
+            Held = "held" {
+                /// RFC 3339: when the other order's hold lapses.
+                held_until: Rfc3339,
+            },
+        }
+        /// 409: another order redeemed the coupon (`order_reference`, `redeemed_at`); nothing
+        /// written.
+        409 AlreadyRedeemedError in CheckoutConflictError {
+            /// another order redeemed it (`order_reference`, `redeemed_at`); nothing written
+            AlreadyRedeemed = "already_redeemed" {
+                /// The order that redeemed it.
+                order_reference: String,
+                /// RFC 3339.
+                redeemed_at: Rfc3339,
+            },
+        }
+    }
+}
+
 /// `POST /coupons/release` (AWS_IAM, `HONGBAO_COUPON_PRINCIPALS`): the template's `ReleaseCoupon` event.
 pub const OPERATION: Operation = Operation {
     event: "ReleaseCoupon",
@@ -71,11 +100,10 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
     },
+    refusals: ReleaseRefusal::REFUSALS,
 };
 
-/// `POST /coupons/release` (AWS_IAM): 200 [`ReleaseBody`]; 400, 403 `forbidden`, 404
-/// `not_found` (no such code, or the order neither holds nor redeemed it), 409 `held` or
-/// `already_redeemed` (another order's).
+/// `POST /coupons/release` (AWS_IAM): 200 [`ReleaseBody`]; or a [`ReleaseRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "release_coupon",
     summary = "Release an order's coupon hold or redemption (AWS_IAM)",
@@ -85,9 +113,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 200, description = "released now, or by this order before (`repeat: true`)", body = ReleaseBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 403, description = "`forbidden`: not a signed call of a coupon principal", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such code, or the order neither holds nor redeemed it; nothing written", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`held` or `already_redeemed`: another order holds or redeemed it; nothing written", body = CheckoutConflictError),
     )
 )]
 pub(crate) async fn release(
@@ -127,13 +152,21 @@ pub(crate) async fn release(
                 discount: discount.map(Into::into),
             }))
         }
-        ReleaseOutcome::HeldByOther { held_until_ms } => Err(held(held_until_ms)),
+        ReleaseOutcome::HeldByOther { held_until_ms } => Err(ReleaseRefusal::Held {
+            held_until: Rfc3339(rfc3339(held_until_ms)),
+        }
+        .because(HELD)),
         ReleaseOutcome::AlreadyRedeemed {
             order_reference,
             redeemed_at_ms,
-        } => Err(already_redeemed(order_reference, redeemed_at_ms)),
-        ReleaseOutcome::NotFound => Err(ApiError::not_found(
-            "this order neither holds nor redeemed such a coupon",
-        )),
+        } => Err(ReleaseRefusal::AlreadyRedeemed {
+            order_reference,
+            redeemed_at: Rfc3339(rfc3339(redeemed_at_ms)),
+        }
+        .because(ALREADY_REDEEMED)),
+        ReleaseOutcome::NotFound => {
+            Err(ReleaseRefusal::NotFound
+                .because("this order neither holds nor redeemed such a coupon"))
+        }
     }
 }

@@ -152,6 +152,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/packets",
     auth: Auth::Jwt,
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /packets`: a page of the caller's sent or received red packets, newest first.

@@ -46,6 +46,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/packets/summary",
     auth: Auth::Jwt,
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /packets/summary`: the caller's yearly totals, over the history entries kept

@@ -10,6 +10,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{Caller, OptionalJsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::refusal::Day;
 use crate::api::state::ApiState;
 use crate::domain::order_codes::{Outcome, MAX_BATCH};
 use crate::store::order_codes;
@@ -56,22 +57,52 @@ pub struct CodesBody {
     pub codes: Vec<String>,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /order-codes` refuses, beside the answers every route shares.
+    pub enum NextCodesRefusal {
+
+        /// 429: the caller's daily order-code quota would be passed; none taken. `Retry-After`
+        /// is the time to the next business day.
+        429 QuotaExceededError retry_after "seconds to wait before retrying" {
+            /// the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the
+            /// time to the next business day
+            RateLimited = "rate_limited" {
+                /// The business day, `YYYY-MM-DD`.
+                date: Day,
+            },
+        }
+        /// 503: Redis trouble; retry after `Retry-After` seconds (the body's `message` says what
+        /// a retry does where that is not obvious).
+        503 UnavailableError in OrderCodesUnavailableError retry_after "seconds to wait before retrying" {
+            /// Redis trouble (the body's `message` says what a retry does where that is not
+            /// obvious)
+            Unavailable = "unavailable",
+        }
+        /// 503: fewer than `count` order codes are left today; none taken. `Retry-After` is the
+        /// time to the next business day.
+        503 ExhaustedError in OrderCodesUnavailableError {
+            /// fewer than `count` codes are left today (`date`; `Retry-After` is the time to the
+            /// next business day)
+            Exhausted = "exhausted" {
+                /// The business day, `YYYY-MM-DD`.
+                date: Day,
+            },
+        }
+    }
+}
+
 /// `POST /order-codes` (JWT): the template's `NextOrderCode` event.
 pub const OPERATION: Operation = Operation {
     event: "NextOrderCode",
     method: Method::Post,
     path: "/order-codes",
     auth: Auth::Jwt,
+    refusals: NextCodesRefusal::REFUSALS,
 };
 
 /// `POST /order-codes` with an optional body `{"count": N}` (`1..=100`, default 1), any
 /// authenticated caller (see [`crate::store::order_codes`]).
-///
-/// 201 [`CodesBody`]; 503 `exhausted` with `"date"` and `Retry-After` (seconds until the next
-/// business day) when fewer than `count` codes are left today, none taken; 429 `rate_limited`
-/// with `"date"` and `Retry-After` (seconds to the next business day) when the caller's daily
-/// quota would be passed, none taken; 400
-/// `invalid_request` and 401 `unauthorized` before Redis is touched; 503 `unavailable`.
+/// 201 [`CodesBody`], or a [`NextCodesRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "order codes", operation_id = "next_order_codes",
     summary = "Take the next order codes of the day",
@@ -80,8 +111,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "the codes, all or none", body = CodesBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 429, description = "`rate_limited`: the caller's daily quota would be passed (`date`); none taken; `Retry-After` is the time to the next business day", body = crate::api::schemas::QuotaExceededError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
-        (status = 503, description = "`exhausted`: fewer than `count` codes are left today (`date`; `Retry-After` is the time to the next business day), or `unavailable`: Redis trouble (the body's `message` says what a retry does where that is not obvious)", body = crate::api::schemas::OrderCodesUnavailableError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn next_codes(
@@ -104,31 +133,29 @@ pub(crate) async fn next_codes(
         Outcome::Exhausted {
             date,
             retry_after_secs,
-        } => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "exhausted",
-            format!(
-                "fewer than {count} order codes are left for {date}; the next business day \
+        } => Err(NextCodesRefusal::Exhausted {
+            date: Day(date.to_string()),
+        }
+        .because(format!(
+            "fewer than {count} order codes are left for {date}; the next business day \
                  starts in {retry_after_secs} s"
-            ),
-        )
-        .with("date", date.to_string())
+        ))
         .retry_after(retry_after_secs)),
         Outcome::QuotaExceeded {
             date,
             used,
             retry_after_secs,
-        } => Err(ApiError::rate_limited(
-            quota_message(
-                count,
-                state.store.config().order_codes.per_user_per_day,
-                &date,
-                used,
-                retry_after_secs,
-            ),
-            (retry_after_secs * 1000) as i64,
-        )
-        .with("date", date.to_string())),
+        } => Err(NextCodesRefusal::RateLimited {
+            date: Day(date.to_string()),
+        }
+        .because(quota_message(
+            count,
+            state.store.config().order_codes.per_user_per_day,
+            &date,
+            used,
+            retry_after_secs,
+        ))
+        .retry_after_ms((retry_after_secs * 1000) as i64)),
     }
 }
 

@@ -6,6 +6,7 @@ use axum::Json;
 use serde::Serialize;
 
 use super::no_packet;
+use super::PacketStatus;
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
@@ -30,17 +31,41 @@ pub struct CancelBody {
     pub cancelled_at: String,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /packets/{id}/cancel` refuses, beside the answers every route shares.
+    pub enum CancelRefusal {
+
+        403 ForbiddenError {
+            /// only the packet's sender may cancel it; nothing written
+            Forbidden = "forbidden",
+        }
+        404 NotFoundError {
+            /// no such packet
+            NotFound = "not_found",
+        }
+        /// 409: the packet is sold out, expired or settled: nothing is left to cancel. Nothing
+        /// written.
+        409 NotCancellableError {
+            /// sold out, expired or settled (`status`); nothing written
+            NotCancellable = "not_cancellable" {
+                /// The packet's status: `sold_out`, `expired` or `settled`.
+                status: PacketStatus,
+            },
+        }
+    }
+}
+
 /// `POST /packets/{id}/cancel` (JWT): the template's `CancelPacket` event.
 pub const OPERATION: Operation = Operation {
     event: "CancelPacket",
     method: Method::Post,
     path: "/packets/{id}/cancel",
     auth: Auth::Jwt,
+    refusals: CancelRefusal::REFUSALS,
 };
 
-/// `POST /packets/{id}/cancel`: 200 [`CancelBody`] (a repeat: the same figures); 401, 403
-/// `forbidden` (not the sender), 404 `not_found`, 409 `not_cancellable` (+`status`: sold out,
-/// expired or settled).
+/// `POST /packets/{id}/cancel`: 200 [`CancelBody`] (a repeat: the same figures); or a
+/// [`CancelRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "red packets", operation_id = "cancel_packet",
     summary = "Cancel a red packet",
@@ -48,9 +73,6 @@ pub const OPERATION: Operation = Operation {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "cancelled (now or by an earlier call: the same figures)", body = CancelBody),
-        (status = 403, description = "`forbidden`: only the packet's sender may cancel it; nothing written", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`not_cancellable`: sold out, expired or settled (`status`); nothing written", body = crate::api::schemas::NotCancellableError),
     )
 )]
 pub(crate) async fn cancel(
@@ -78,17 +100,15 @@ pub(crate) async fn cancel(
                 cancelled_at: rfc3339(cancelled_at_ms),
             }))
         }
-        CancelOutcome::NotFound => Err(no_packet(&id)),
-        CancelOutcome::Forbidden => Err(ApiError::forbidden(
-            "only the sender may cancel this red packet; nothing was written",
-        )),
-        CancelOutcome::NotCancellable(status) => Err(ApiError::conflict(
-            "not_cancellable",
-            format!(
-                "the packet is {}: nothing is left to cancel; nothing was written",
-                status.as_str()
-            ),
-        )
-        .with("status", status.as_str())),
+        CancelOutcome::NotFound => Err(CancelRefusal::NotFound.because(no_packet(&id))),
+        CancelOutcome::Forbidden => Err(CancelRefusal::Forbidden
+            .because("only the sender may cancel this red packet; nothing was written")),
+        CancelOutcome::NotCancellable(status) => Err(CancelRefusal::NotCancellable {
+            status: PacketStatus(status.as_str()),
+        }
+        .because(format!(
+            "the packet is {}: nothing is left to cancel; nothing was written",
+            status.as_str()
+        ))),
     }
 }

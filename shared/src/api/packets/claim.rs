@@ -2,7 +2,6 @@
 //! (`store::packets::claim`, `lua/claim.lua` and the steps after it).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
@@ -34,16 +33,35 @@ pub struct ClaimBody {
     pub repeat: bool,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /packets/{id}/claim` refuses, beside the answers every route shares.
+    pub enum ClaimRefusal {
+
+        /// 404: no such packet (`not_found`), or the caller grabbed no share of it (`no_share`).
+        404 ClaimNotFoundError {
+            /// no such packet
+            NotFound = "not_found",
+            /// the caller grabbed no share of it
+            NoShare = "no_share",
+        }
+        /// 410: the claim window of the packet has closed.
+        410 ExpiredError {
+            /// the claim window has closed
+            Expired = "expired",
+        }
+    }
+}
+
 /// `POST /packets/{id}/claim` (JWT): the template's `ClaimPacket` event.
 pub const OPERATION: Operation = Operation {
     event: "ClaimPacket",
     method: Method::Post,
     path: "/packets/{id}/claim",
     auth: Auth::Jwt,
+    refusals: ClaimRefusal::REFUSALS,
 };
 
-/// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; 401, 404 `not_found` / `no_share`,
-/// 410 `expired`.
+/// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; or a [`ClaimRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "red packets", operation_id = "claim_share",
     summary = "Claim a grabbed share",
@@ -51,8 +69,6 @@ pub const OPERATION: Operation = Operation {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the share credited to the caller's wallet (once; `repeat` on later calls)", body = ClaimBody),
-        (status = 404, description = "`not_found` (no such packet) or `no_share` (the caller grabbed none)", body = crate::api::schemas::ClaimNotFoundError),
-        (status = 410, description = "`expired`: the claim window has closed", body = crate::api::schemas::ExpiredError),
     )
 )]
 pub(crate) async fn claim(
@@ -80,15 +96,12 @@ pub(crate) async fn claim(
                 repeat,
             }
         })),
-        ClaimOutcome::NotFound => Err(no_packet(&id)),
-        ClaimOutcome::NoShare => Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "no_share",
-            "you grabbed no share of this packet",
-        )),
-        ClaimOutcome::Expired => Err(ApiError::gone(
-            "expired",
-            "the claim window of this packet has closed",
-        )),
+        ClaimOutcome::NotFound => Err(ClaimRefusal::NotFound.because(no_packet(&id))),
+        ClaimOutcome::NoShare => {
+            Err(ClaimRefusal::NoShare.because("you grabbed no share of this packet"))
+        }
+        ClaimOutcome::Expired => {
+            Err(ClaimRefusal::Expired.because("the claim window of this packet has closed"))
+        }
     }
 }

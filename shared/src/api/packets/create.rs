@@ -15,17 +15,39 @@ use crate::domain::is_reference;
 use crate::domain::packets::{CreateOutcome, PacketRequest};
 use crate::store::packets;
 
+crate::api::refusal::refusals! {
+    /// What `POST /packets` refuses, beside the answers every route shares.
+    pub enum CreateRefusal {
+
+        402 InsufficientFundsError {
+            /// the balance is below `total_cents` (`balance_cents`); nothing written
+            InsufficientFunds = "insufficient_funds" {
+                /// The balance, cents.
+                balance_cents: i64,
+            },
+        }
+        409 IdempotencyKeyReusedError {
+            /// the key was used with a different request
+            IdempotencyKeyReused = "idempotency_key_reused",
+        }
+        429 RateLimitedError retry_after "seconds to wait before retrying" {
+            /// the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After`
+            /// seconds; nothing written
+            RateLimited = "rate_limited",
+        }
+    }
+}
+
 /// `POST /packets` (JWT): the template's `CreatePacket` event.
 pub const OPERATION: Operation = Operation {
     event: "CreatePacket",
     method: Method::Post,
     path: "/packets",
     auth: Auth::Jwt,
+    refusals: CreateRefusal::REFUSALS,
 };
 
-/// `POST /packets`: 201 [`PacketBody`]; 400, 401, 402 `insufficient_funds` (+`balance_cents`),
-/// 409 `idempotency_key_reused`, 429 `rate_limited` + `Retry-After` (the sender's
-/// `HONGBAO_PACKETS_PER_MINUTE` is used up; nothing written).
+/// `POST /packets`: 201 [`PacketBody`]; or a [`CreateRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "red packets", operation_id = "create_packet",
     summary = "Create a red packet",
@@ -35,9 +57,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "created (or the earlier packet of this Idempotency-Key)", body = PacketBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 402, description = "`insufficient_funds`: the balance is below `total_cents` (`balance_cents`); nothing written", body = crate::api::schemas::InsufficientFundsError),
-        (status = 409, description = "`idempotency_key_reused`: the key was used with a different request", body = crate::api::schemas::IdempotencyKeyReusedError),
-        (status = 429, description = "`rate_limited`: the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn create(
@@ -73,25 +92,19 @@ pub(crate) async fn create(
             Ok((StatusCode::CREATED, Json(PacketBody::from(&p))))
         }
         CreateOutcome::Repeat(p) => Ok((StatusCode::CREATED, Json(PacketBody::from(&p)))),
-        CreateOutcome::InsufficientFunds { balance_cents } => Err(ApiError::new(
-            StatusCode::PAYMENT_REQUIRED,
-            "insufficient_funds",
-            format!(
+        CreateOutcome::InsufficientFunds { balance_cents } => Err(
+            CreateRefusal::InsufficientFunds { balance_cents }.because(format!(
                 "balance {balance_cents} cents is below total_cents {}",
                 new.total_cents
-            ),
-        )
-        .with("balance_cents", balance_cents)),
-        CreateOutcome::IdempotencyKeyReused => Err(ApiError::conflict(
-            "idempotency_key_reused",
-            "this Idempotency-Key was used with a different request",
-        )),
-        CreateOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
-            format!(
+            )),
+        ),
+        CreateOutcome::IdempotencyKeyReused => Err(CreateRefusal::IdempotencyKeyReused
+            .because("this Idempotency-Key was used with a different request")),
+        CreateOutcome::RateLimited { retry_after_ms } => Err(CreateRefusal::RateLimited
+            .because(format!(
                 "at most {} red packets per minute per sender (HONGBAO_PACKETS_PER_MINUTE)",
                 state.store.config().packets.packets_per_minute
-            ),
-            retry_after_ms,
-        )),
+            ))
+            .retry_after_ms(retry_after_ms)),
     }
 }

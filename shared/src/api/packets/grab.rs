@@ -2,7 +2,6 @@
 //! (`store::packets::grab_with_password`, `lua/grab.lua`).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::Json;
 use serde::Serialize;
 
@@ -11,6 +10,7 @@ use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, OptionalJsonBody, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::domain::packets::password::PasswordText;
 use crate::domain::packets::{GrabOutcome, Share};
@@ -47,11 +47,59 @@ pub struct ShareBody {
     pub claim_by: Option<String>,
 }
 
-crate::api::schemas::error_doc! {
-    /// 409: the caller already grabbed a share of this packet (`share` is it).
-    AlreadyGrabbedError, AlreadyGrabbedCode [AlreadyGrabbed],
-    /// The share the caller grabbed earlier.
-    share: ShareBody,
+crate::api::refusal::ref_fields!(ShareBody);
+
+crate::api::refusal::refusals! {
+    /// What `POST /packets/{id}/grab` refuses, beside the answers every route shares.
+    pub enum GrabRefusal {
+        /// 403: a targeted packet, and the caller is not one of its recipients
+        /// (`not_a_recipient`; nothing written), or a password packet, and the grab's password is
+        /// missing or wrong (`wrong_password`; only the attempt is counted, by the grab rate
+        /// limit).
+        403 GrabForbiddenError {
+            /// a targeted packet, and the caller is not one of its recipients; nothing written
+            NotARecipient = "not_a_recipient",
+            /// a password packet, and the body's `password` is missing or wrong: the attempt
+            /// counts toward the grab rate limit; nothing else written
+            WrongPassword = "wrong_password",
+        }
+        404 NotFoundError {
+            /// no such packet
+            NotFound = "not_found",
+        }
+        /// 409: the caller already grabbed a share of this packet (`share` is it).
+        409 AlreadyGrabbedError {
+            /// the caller's earlier share is in `share`
+            AlreadyGrabbed = "already_grabbed" {
+                /// The share the caller grabbed earlier.
+                share: ShareBody,
+            },
+        }
+        /// 410: every share has been grabbed (`sold_out`), the packet expired (`expired`) or its
+        /// sender cancelled it (`cancelled`). Nothing written.
+        410 GrabGoneError {
+            /// every share has been grabbed; nothing written
+            SoldOut = "sold_out",
+            /// the packet expired; nothing written
+            Expired = "expired",
+            /// its sender cancelled it; nothing written
+            Cancelled = "cancelled",
+        }
+        /// 425: a scheduled packet before its opening; retry after `Retry-After` seconds (the
+        /// time to `opens_at`, rounded up). Nothing written.
+        425 NotOpenYetError retry_after "seconds until the packet opens, rounded up" {
+            /// a scheduled packet before `opens_at`; retry after `Retry-After` seconds; nothing
+            /// written
+            NotOpenYet = "not_open_yet" {
+                /// When grabs open, RFC 3339.
+                opens_at: Rfc3339,
+            },
+        }
+        429 RateLimitedError retry_after "seconds to wait before retrying" {
+            /// too many grab attempts; retry after `Retry-After` seconds; nothing written
+            RateLimited = "rate_limited",
+        }
+    }
 }
 
 impl ShareBody {
@@ -72,11 +120,10 @@ pub const OPERATION: Operation = Operation {
     method: Method::Post,
     path: "/packets/{id}/grab",
     auth: Auth::Jwt,
+    refusals: GrabRefusal::REFUSALS,
 };
 
-/// `POST /packets/{id}/grab`: 200 [`ShareBody`]; 401, 404, 409 `already_grabbed` (+`share`),
-/// 410 `sold_out` / `expired` / `cancelled`, 425 `not_open_yet` (+`opens_at`) + `Retry-After` (seconds,
-/// rounded up), 429 `rate_limited` + `Retry-After`.
+/// `POST /packets/{id}/grab`: 200 [`ShareBody`]; or a [`GrabRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "red packets", operation_id = "grab_share",
     summary = "Grab a share of a red packet",
@@ -85,12 +132,6 @@ pub const OPERATION: Operation = Operation {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "a share won", body = ShareBody),
-        (status = 403, description = "`not_a_recipient` (a targeted packet, and the caller is not one of its recipients) or `wrong_password` (a password packet, and the body's `password` is missing or wrong: the attempt counts toward the grab rate limit); nothing else written", body = crate::api::schemas::GrabForbiddenError),
-        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`already_grabbed`: the caller's earlier share is in `share`", body = AlreadyGrabbedError),
-        (status = 410, description = "`sold_out`, `expired` or `cancelled` (by its sender); nothing written", body = crate::api::schemas::GrabGoneError),
-        (status = 425, description = "`not_open_yet`: a scheduled packet before `opens_at`; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::NotOpenYetError, headers(("Retry-After" = u32, description = "seconds until the packet opens, rounded up"))),
-        (status = 429, description = "`rate_limited`: too many grab attempts; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn grab(
@@ -108,66 +149,55 @@ pub(crate) async fn grab(
         ),
         GrabOutcome::AlreadyGrabbed(share) => (
             Some(metrics::GRAB_ALREADY_GRABBED),
-            Err(ApiError::conflict(
-                "already_grabbed",
-                "you already grabbed a share of this packet",
-            )
-            .with("share", ShareBody::new(&id, &share, None))),
+            Err(GrabRefusal::AlreadyGrabbed {
+                share: ShareBody::new(&id, &share, None),
+            }
+            .because("you already grabbed a share of this packet")),
         ),
         GrabOutcome::NotFound => (
             None,
-            Err(no_packet(&id)),
+            Err(GrabRefusal::NotFound.because(no_packet(&id))),
         ),
         GrabOutcome::NotARecipient => (
             None,
-            Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "not_a_recipient",
-                "this red packet is for its recipients only; nothing was written",
-            )),
+            Err(GrabRefusal::NotARecipient
+                .because("this red packet is for its recipients only; nothing was written")),
         ),
         GrabOutcome::RateLimited { retry_after_ms } => (
             Some(metrics::GRAB_RATE_LIMITED),
-            Err(ApiError::rate_limited(
-                "too many grab attempts; slow down",
-                retry_after_ms,
-            )),
+            Err(GrabRefusal::RateLimited
+                .because("too many grab attempts; slow down")
+                .retry_after_ms(retry_after_ms)),
         ),
         GrabOutcome::Expired => (
             Some(metrics::GRAB_EXPIRED),
-            Err(ApiError::gone("expired", "this packet has expired")),
+            Err(GrabRefusal::Expired.because("this packet has expired")),
         ),
         GrabOutcome::SoldOut => (
             Some(metrics::GRAB_SOLD_OUT),
-            Err(ApiError::gone("sold_out", "every share has been grabbed")),
+            Err(GrabRefusal::SoldOut.because("every share has been grabbed")),
         ),
         GrabOutcome::WrongPassword => (
             Some(metrics::GRAB_WRONG_PASSWORD),
-            Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "wrong_password",
+            Err(GrabRefusal::WrongPassword.because(
                 "this red packet needs its password (body {\"password\": \"...\"}); a missing or wrong one counts toward the grab rate limit and writes nothing else",
             )),
         ),
         GrabOutcome::Cancelled => (
             None,
-            Err(ApiError::gone(
-                "cancelled",
-                "the sender cancelled this packet; nothing was written",
-            )),
+            Err(GrabRefusal::Cancelled
+                .because("the sender cancelled this packet; nothing was written")),
         ),
         GrabOutcome::NotOpenYet {
             opens_at_ms,
             retry_after_ms,
         } => (
             Some(metrics::GRAB_NOT_OPEN_YET),
-            Err(ApiError::new(
-                StatusCode::TOO_EARLY,
-                "not_open_yet",
-                "this red packet opens at opens_at; nothing was written",
-            )
-            .with("opens_at", rfc3339(opens_at_ms))
-            .retry_after((retry_after_ms.max(1) as u64).div_ceil(1000))),
+            Err(GrabRefusal::NotOpenYet {
+                opens_at: Rfc3339(rfc3339(opens_at_ms)),
+            }
+            .because("this red packet opens at opens_at; nothing was written")
+            .retry_after_ms(retry_after_ms)),
         ),
     };
     if let Some(name) = counted {

@@ -19,13 +19,13 @@ pub mod view;
 
 use serde::Serialize;
 
-use super::error::{rfc3339, ApiError};
+use super::error::rfc3339;
 use super::extract::shown;
 use super::operation::Routes;
 use crate::domain::packets::Packet;
 
 pub use claim::ClaimBody;
-pub use grab::{AlreadyGrabbedCode, AlreadyGrabbedError, GrabRequest, ShareBody};
+pub use grab::{GrabRefusal, GrabRequest, ShareBody};
 pub use view::{BestLuckBody, GrabBody, PacketViewBody, RevealBody};
 
 /// The routes of the create-packet function, the sender's: `POST /packets`,
@@ -113,6 +113,21 @@ impl From<&Packet> for PacketBody {
 }
 
 /// 404 `not_found` for packet `id` (no such packet, or an id of another shape).
-pub(crate) fn no_packet(id: &str) -> ApiError {
-    ApiError::not_found(format!("no packet {}", shown(id)))
+pub(crate) fn no_packet(id: &str) -> String {
+    format!("no packet {}", shown(id))
+}
+
+/// A packet's status (`sold_out`, ...) as a refusal's field, documented as
+/// [`super::schemas::StatusDoc`].
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct PacketStatus(pub &'static str);
+
+impl super::refusal::RefusalField for PacketStatus {
+    fn schema(
+        description: &str,
+        out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>,
+    ) -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        super::refusal::by_ref::<super::schemas::StatusDoc>(description, out)
+    }
 }

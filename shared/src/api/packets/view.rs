@@ -109,15 +109,31 @@ impl From<PacketView> for PacketViewBody {
     }
 }
 
+crate::api::refusal::refusals! {
+    /// What `GET /packets/{id}` refuses, beside the answers every route shares.
+    pub enum ViewRefusal {
+
+        403 ForbiddenError {
+            /// a targeted packet, shown only to its sender and recipients
+            Forbidden = "forbidden",
+        }
+        404 NotFoundError {
+            /// no such packet
+            NotFound = "not_found",
+        }
+    }
+}
+
 /// `GET /packets/{id}` (JWT): the template's `ViewPacket` event.
 pub const OPERATION: Operation = Operation {
     event: "ViewPacket",
     method: Method::Get,
     path: "/packets/{id}",
     auth: Auth::Jwt,
+    refusals: ViewRefusal::REFUSALS,
 };
 
-/// `GET /packets/{id}`: 200 [`PacketViewBody`]; 401, 404.
+/// `GET /packets/{id}`: 200 [`PacketViewBody`]; or a [`ViewRefusal`].
 #[utoipa::path(
     get, path = OPERATION.path, tag = "red packets", operation_id = "view_packet",
     summary = "View a red packet",
@@ -125,8 +141,6 @@ pub const OPERATION: Operation = Operation {
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
-        (status = 403, description = "`forbidden`: a targeted packet, shown only to its sender and recipients", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
     )
 )]
 pub(crate) async fn view(
@@ -136,9 +150,8 @@ pub(crate) async fn view(
 ) -> Result<Json<PacketViewBody>, ApiError> {
     match packets::view_as(&state.store, &id, &viewer).await? {
         packets::ViewAs::Found(v) => Ok(Json((*v).into())),
-        packets::ViewAs::NotFound => Err(no_packet(&id)),
-        packets::ViewAs::Forbidden => Err(ApiError::forbidden(
-            "this red packet is shown only to its sender and recipients",
-        )),
+        packets::ViewAs::NotFound => Err(ViewRefusal::NotFound.because(no_packet(&id))),
+        packets::ViewAs::Forbidden => Err(ViewRefusal::Forbidden
+            .because("this red packet is shown only to its sender and recipients")),
     }
 }

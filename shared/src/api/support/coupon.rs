@@ -132,6 +132,17 @@ impl SupportCouponBody {
     }
 }
 
+crate::api::refusal::refusals! {
+    /// What `GET /support/coupons/{code}` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum SupportCouponRefusal {
+
+        404 NotFoundError {
+            /// no campaign has this code
+            NotFound = "not_found",
+        }
+    }
+}
+
 /// `GET /support/coupons/{code}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): the template's `SupportCoupon` event.
 pub const OPERATION: Operation = Operation {
     event: "SupportCoupon",
@@ -140,9 +151,11 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
     },
+    refusals: SupportCouponRefusal::REFUSALS,
 };
 
-/// `GET /support/coupons/{code}` (AWS_IAM): 200 [`SupportCouponBody`]; 403, 404.
+/// `GET /support/coupons/{code}` (AWS_IAM): 200 [`SupportCouponBody`]; or a
+/// [`SupportCouponRefusal`].
 #[utoipa::path(
     get, path = OPERATION.path, tag = "support", operation_id = "support_coupon",
     summary = "Look up a coupon code for support (AWS_IAM)",
@@ -151,8 +164,6 @@ pub const OPERATION: Operation = Operation {
     security(("sigv4" = [])),
     responses(
         (status = 200, description = "the coupon, its checkout and releases, its journal entries", body = SupportCouponBody),
-        (status = 403, description = "`forbidden`: not a signed call of a support principal", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no campaign has this code", body = crate::api::schemas::NotFoundError),
     )
 )]
 pub(crate) async fn support_coupon(
@@ -163,9 +174,7 @@ pub(crate) async fn support_coupon(
     check_caller(&state, arn.as_deref())?;
     match support::coupon(&state.store, &code).await? {
         Some(lookup) => Ok(Json(SupportCouponBody::new(code, lookup))),
-        None => Err(ApiError::not_found(format!(
-            "no campaign has the code {}",
-            shown(&code)
-        ))),
+        None => Err(SupportCouponRefusal::NotFound
+            .because(format!("no campaign has the code {}", shown(&code)))),
     }
 }

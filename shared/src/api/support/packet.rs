@@ -112,6 +112,17 @@ impl From<GrabLookup> for SupportGrabBody {
     }
 }
 
+crate::api::refusal::refusals! {
+    /// What `GET /support/packets/{id}` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum SupportPacketRefusal {
+
+        404 NotFoundError {
+            /// no such packet
+            NotFound = "not_found",
+        }
+    }
+}
+
 /// `GET /support/packets/{id}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): the template's `SupportPacket` event.
 pub const OPERATION: Operation = Operation {
     event: "SupportPacket",
@@ -120,9 +131,10 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
     },
+    refusals: SupportPacketRefusal::REFUSALS,
 };
 
-/// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; 403, 404.
+/// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; or a [`SupportPacketRefusal`].
 #[utoipa::path(
     get, path = OPERATION.path, tag = "support", operation_id = "support_packet",
     summary = "Look up a red packet for support (AWS_IAM)",
@@ -131,8 +143,6 @@ pub const OPERATION: Operation = Operation {
     security(("sigv4" = [])),
     responses(
         (status = 200, description = "the packet, its grabs and claims, its refund and journal entries", body = SupportPacketBody),
-        (status = 403, description = "`forbidden`: not a signed call of a support principal", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such packet", body = crate::api::schemas::NotFoundError),
     )
 )]
 pub(crate) async fn support_packet(
@@ -143,6 +153,6 @@ pub(crate) async fn support_packet(
     check_caller(&state, arn.as_deref())?;
     match support::packet(&state.store, &id).await? {
         Some(lookup) => Ok(Json(lookup.into())),
-        None => Err(no_packet(&id)),
+        None => Err(SupportPacketRefusal::NotFound.because(no_packet(&id))),
     }
 }

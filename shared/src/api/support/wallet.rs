@@ -100,6 +100,7 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
     },
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /support/wallets/{user_id}` (AWS_IAM): 200 [`SupportWalletBody`]; 400, 403.
@@ -115,7 +116,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 200, description = "the wallet, a ledger page, claims in flight and journal entries", body = SupportWalletBody),
         (status = 400, description = "`invalid_request`: a bad user id or `offset`", body = crate::api::schemas::InvalidRequestError),
-        (status = 403, description = "`forbidden`: not a signed call of a support principal", body = crate::api::schemas::ForbiddenError),
     )
 )]
 pub(crate) async fn support_wallet(

@@ -18,6 +18,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/groups/{group}/articles",
     auth: Auth::Jwt,
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /groups/{group}/articles`.

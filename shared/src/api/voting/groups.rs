@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::refusal::Limit;
 use crate::api::state::ApiState;
 use crate::domain::voting::{GroupChange, GroupsOutcome};
 use crate::store::voting;
@@ -35,15 +36,39 @@ pub struct GroupsBody {
     pub groups: Vec<String>,
 }
 
+crate::api::refusal::refusals! {
+    /// What `PUT /articles/{id}/groups` refuses, beside the answers every route shares.
+    pub enum GroupsRefusal {
+
+        403 ForbiddenError {
+            /// only the poster may change its groups
+            Forbidden = "forbidden",
+        }
+        404 NotFoundError {
+            /// no such article
+            NotFound = "not_found",
+        }
+        /// 409: the change would put the article in more groups than allowed.
+        409 TooManyGroupsError {
+            /// the article would pass `limit` groups
+            TooManyGroups = "too_many_groups" {
+                /// The most groups an article may be in (`HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`).
+                limit: Limit,
+            },
+        }
+    }
+}
+
 /// `PUT /articles/{id}/groups` (JWT): the template's `SetArticleGroups` event.
 pub const OPERATION: Operation = Operation {
     event: "SetArticleGroups",
     method: Method::Put,
     path: "/articles/{id}/groups",
     auth: Auth::Jwt,
+    refusals: GroupsRefusal::REFUSALS,
 };
 
-/// `PUT /articles/{id}/groups`.
+/// `PUT /articles/{id}/groups`: its answer, or a [`GroupsRefusal`].
 #[utoipa::path(
     put, path = OPERATION.path, tag = "voting", operation_id = "set_article_groups",
     summary = "Change an article's groups",
@@ -53,9 +78,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 200, description = "the article's groups afterwards", body = GroupsBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 403, description = "`forbidden`: only the poster may change its groups", body = crate::api::schemas::ForbiddenError),
-        (status = 404, description = "`not_found`: no such article", body = crate::api::schemas::NotFoundError),
-        (status = 409, description = "`too_many_groups`: the article would pass `limit` groups", body = crate::api::schemas::TooManyGroupsError),
     )
 )]
 pub(crate) async fn set_groups(
@@ -70,20 +92,21 @@ pub(crate) async fn set_groups(
             article_id: id,
             groups,
         })),
-        GroupsOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
-        GroupsOutcome::Forbidden => Err(ApiError::forbidden(
-            "only the poster of an article may change its groups",
-        )),
+        GroupsOutcome::NotFound => {
+            Err(GroupsRefusal::NotFound.because(format!("no article {}", shown(&id))))
+        }
+        GroupsOutcome::Forbidden => {
+            Err(GroupsRefusal::Forbidden
+                .because("only the poster of an article may change its groups"))
+        }
         GroupsOutcome::TooManyGroups { current } => {
             let max = state.store.config().voting.max_groups_per_article;
-            Err(ApiError::conflict(
-                "too_many_groups",
-                format!(
-                    "an article may be in at most {max} groups (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); \
-                     it is in {current}"
-                ),
+            Err(
+                GroupsRefusal::TooManyGroups { limit: Limit(max) }.because(format!(
+                "an article may be in at most {max} groups (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); \
+                 it is in {current}"
+            )),
             )
-            .with("limit", max))
         }
     }
 }

@@ -17,6 +17,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/articles",
     auth: Auth::Jwt,
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /articles`.

@@ -27,15 +27,27 @@ pub struct PostRequest {
     pub link: String,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /articles` refuses, beside the answers every route shares.
+    pub enum PostRefusal {
+        429 RateLimitedError retry_after "seconds to wait before retrying" {
+            /// `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; retry after `Retry-After` seconds;
+            /// nothing written
+            RateLimited = "rate_limited",
+        }
+    }
+}
+
 /// `POST /articles` (JWT): the template's `PostArticle` event.
 pub const OPERATION: Operation = Operation {
     event: "PostArticle",
     method: Method::Post,
     path: "/articles",
     auth: Auth::Jwt,
+    refusals: PostRefusal::REFUSALS,
 };
 
-/// `POST /articles`.
+/// `POST /articles`: its answer, or a [`PostRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "voting", operation_id = "post_article",
     summary = "Post an article",
@@ -44,7 +56,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "posted with the poster's own up-vote", body = ArticleBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 429, description = "`rate_limited`: `HONGBAO_VOTE_ARTICLES_PER_DAY` is used up; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn post_article(
@@ -63,13 +74,12 @@ pub(crate) async fn post_article(
             metrics::count(metrics::ARTICLE_POSTED, 1);
             Ok((StatusCode::CREATED, Json(ArticleBody::from(&article))))
         }
-        PostOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
-            format!(
+        PostOutcome::RateLimited { retry_after_ms } => Err(PostRefusal::RateLimited
+            .because(format!(
                 "at most {} articles per user per 24 h (HONGBAO_VOTE_ARTICLES_PER_DAY)",
                 state.store.config().voting.articles_per_day
-            ),
-            retry_after_ms,
-        )),
+            ))
+            .retry_after_ms(retry_after_ms)),
     }
 }
 

@@ -38,15 +38,42 @@ pub struct VoteBody {
     pub changed: bool,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /articles/{id}/vote` refuses, beside the answers every route shares.
+    pub enum VoteRefusal {
+
+        404 NotFoundError {
+            /// no such article
+            NotFound = "not_found",
+        }
+        /// 410: voting on the article closed one week after it was posted.
+        410 VotingClosedError {
+            /// voting closed one week after the article was posted: its final `votes` and
+            /// `score`
+            VotingClosed = "voting_closed" {
+                /// The article's final votes.
+                votes: i64,
+                /// The article's final score.
+                score: i64,
+            },
+        }
+        429 RateLimitedError retry_after "seconds to wait before retrying" {
+            /// too many votes; retry after `Retry-After` seconds; nothing written
+            RateLimited = "rate_limited",
+        }
+    }
+}
+
 /// `POST /articles/{id}/vote` (JWT): the template's `VoteArticle` event.
 pub const OPERATION: Operation = Operation {
     event: "VoteArticle",
     method: Method::Post,
     path: "/articles/{id}/vote",
     auth: Auth::Jwt,
+    refusals: VoteRefusal::REFUSALS,
 };
 
-/// `POST /articles/{id}/vote`.
+/// `POST /articles/{id}/vote`: its answer, or a [`VoteRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "voting", operation_id = "vote_article",
     summary = "Vote on an article",
@@ -56,9 +83,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 200, description = "the vote recorded (or unchanged)", body = VoteBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 404, description = "`not_found`: no such article", body = crate::api::schemas::NotFoundError),
-        (status = 410, description = "`voting_closed`, with the final `votes` and `score`", body = crate::api::schemas::VotingClosedError),
-        (status = 429, description = "`rate_limited`: too many votes; retry after `Retry-After` seconds; nothing written", body = crate::api::schemas::RateLimitedError, headers(("Retry-After" = u32, description = "seconds to wait before retrying"))),
     )
 )]
 pub(crate) async fn vote(
@@ -85,17 +109,14 @@ pub(crate) async fn vote(
                 changed,
             }))
         }
-        VoteOutcome::NotFound => Err(ApiError::not_found(format!("no article {}", shown(&id)))),
-        VoteOutcome::Closed { votes, score } => Err(ApiError::gone(
-            "voting_closed",
-            "voting on this article closed one week after it was posted",
-        )
-        .with("votes", votes)
-        .with("score", score)),
-        VoteOutcome::RateLimited { retry_after_ms } => Err(ApiError::rate_limited(
-            "too many votes; slow down",
-            retry_after_ms,
-        )),
+        VoteOutcome::NotFound => {
+            Err(VoteRefusal::NotFound.because(format!("no article {}", shown(&id))))
+        }
+        VoteOutcome::Closed { votes, score } => Err(VoteRefusal::VotingClosed { votes, score }
+            .because("voting on this article closed one week after it was posted")),
+        VoteOutcome::RateLimited { retry_after_ms } => Err(VoteRefusal::RateLimited
+            .because("too many votes; slow down")
+            .retry_after_ms(retry_after_ms)),
     }
 }
 

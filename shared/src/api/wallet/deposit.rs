@@ -43,6 +43,22 @@ pub struct DepositBody {
     pub repeat: bool,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /wallet/deposits` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum DepositRefusal {
+
+        /// 409: the reference was deposited before with another amount
+        /// (`idempotency_key_reused`), or the deposit would pass `HONGBAO_MAX_BALANCE_CENTS`
+        /// (`balance_limit`).
+        409 DepositConflictError {
+            /// the reference was deposited before with another amount; nothing written
+            IdempotencyKeyReused = "idempotency_key_reused",
+            /// the balance would pass `HONGBAO_MAX_BALANCE_CENTS`; nothing written
+            BalanceLimit = "balance_limit",
+        }
+    }
+}
+
 /// `POST /wallet/deposits` (AWS_IAM, `HONGBAO_DEPOSIT_PRINCIPALS`): the template's `Deposit` event.
 pub const OPERATION: Operation = Operation {
     event: "Deposit",
@@ -51,10 +67,10 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::wallet::DEPOSIT_PRINCIPALS,
     },
+    refusals: DepositRefusal::REFUSALS,
 };
 
-/// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; 400, 403 `forbidden`, 409
-/// `idempotency_key_reused` / `balance_limit`.
+/// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; or a [`DepositRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "wallet", operation_id = "deposit",
     summary = "Deposit into a wallet (AWS_IAM)",
@@ -64,8 +80,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "applied (or a repeat of the same reference)", body = DepositBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 403, description = "`forbidden`: not a signed call of a deposit principal", body = crate::api::schemas::ForbiddenError),
-        (status = 409, description = "`idempotency_key_reused` (the reference with another amount) or `balance_limit`", body = crate::api::schemas::DepositConflictError),
     )
 )]
 pub(crate) async fn deposit(
@@ -94,20 +108,15 @@ pub(crate) async fn deposit(
             }
             DepositOutcome::Repeat { balance_cents } => (balance_cents, true),
             DepositOutcome::ReferenceReused => {
-                return Err(ApiError::conflict(
-                    "idempotency_key_reused",
-                    "this reference was deposited before with a different amount",
-                ))
+                return Err(DepositRefusal::IdempotencyKeyReused
+                    .because("this reference was deposited before with a different amount"))
             }
             DepositOutcome::BalanceLimit { balance_cents } => {
-                return Err(ApiError::conflict(
-                    "balance_limit",
-                    format!(
-                        "the balance ({balance_cents} cents) plus this deposit would exceed \
+                return Err(DepositRefusal::BalanceLimit.because(format!(
+                    "the balance ({balance_cents} cents) plus this deposit would exceed \
                          HONGBAO_MAX_BALANCE_CENTS ({} cents)",
-                        rules.max_balance_cents
-                    ),
-                ))
+                    rules.max_balance_cents
+                )))
             }
         };
     Ok((

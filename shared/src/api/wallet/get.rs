@@ -43,6 +43,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/wallet",
     auth: Auth::Jwt,
+    refusals: crate::api::refusal::Refusals::NONE,
 };
 
 /// `GET /wallet`: 200 [`WalletBody`]; 401.

@@ -43,6 +43,24 @@ pub struct WithdrawalBody {
     pub repeat: bool,
 }
 
+crate::api::refusal::refusals! {
+    /// What `POST /wallet/withdrawals` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum WithdrawRefusal {
+
+        402 InsufficientFundsError {
+            /// the balance is below `amount_cents` (`balance_cents`); nothing written
+            InsufficientFunds = "insufficient_funds" {
+                /// The balance, cents.
+                balance_cents: i64,
+            },
+        }
+        409 IdempotencyKeyReusedError {
+            /// the reference was paid out before with another amount; nothing written
+            IdempotencyKeyReused = "idempotency_key_reused",
+        }
+    }
+}
+
 /// `POST /wallet/withdrawals` (AWS_IAM, `HONGBAO_WITHDRAWAL_PRINCIPALS`): the template's `Withdraw` event.
 pub const OPERATION: Operation = Operation {
     event: "Withdraw",
@@ -51,11 +69,10 @@ pub const OPERATION: Operation = Operation {
     auth: Auth::Iam {
         principals: &crate::domain::wallet::WITHDRAWAL_PRINCIPALS,
     },
+    refusals: WithdrawRefusal::REFUSALS,
 };
 
-/// `POST /wallet/withdrawals` (AWS_IAM): 201 [`WithdrawalBody`]; 400, 402 `insufficient_funds`
-/// (+`balance_cents`), 403 `forbidden`, 409 `idempotency_key_reused`. Nothing is written but
-/// on 201.
+/// `POST /wallet/withdrawals` (AWS_IAM): 201 [`WithdrawalBody`]; or a [`WithdrawRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "wallet", operation_id = "withdraw",
     summary = "Withdraw from a wallet (AWS_IAM)",
@@ -65,9 +82,6 @@ pub const OPERATION: Operation = Operation {
     responses(
         (status = 201, description = "paid out (or a repeat of the same reference)", body = WithdrawalBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
-        (status = 402, description = "`insufficient_funds`: the balance is below `amount_cents` (`balance_cents`); nothing written", body = crate::api::schemas::InsufficientFundsError),
-        (status = 403, description = "`forbidden`: not a signed call of a withdrawal principal", body = crate::api::schemas::ForbiddenError),
-        (status = 409, description = "`idempotency_key_reused`: the reference was paid out before with another amount; nothing written", body = crate::api::schemas::IdempotencyKeyReusedError),
     )
 )]
 pub(crate) async fn withdraw(
@@ -96,18 +110,15 @@ pub(crate) async fn withdraw(
             }
             WithdrawalOutcome::Repeat { balance_cents } => (balance_cents, true),
             WithdrawalOutcome::ReferenceReused => {
-                return Err(ApiError::conflict(
-                    "idempotency_key_reused",
-                    "this reference was paid out before with a different amount",
-                ))
+                return Err(WithdrawRefusal::IdempotencyKeyReused
+                    .because("this reference was paid out before with a different amount"))
             }
             WithdrawalOutcome::InsufficientFunds { balance_cents } => {
-                return Err(ApiError::new(
-                    StatusCode::PAYMENT_REQUIRED,
-                    "insufficient_funds",
-                    format!("balance {balance_cents} cents is below amount_cents {amount_cents}"),
+                return Err(
+                    WithdrawRefusal::InsufficientFunds { balance_cents }.because(format!(
+                        "balance {balance_cents} cents is below amount_cents {amount_cents}"
+                    )),
                 )
-                .with("balance_cents", balance_cents))
             }
         };
     Ok((
