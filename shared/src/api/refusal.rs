@@ -477,3 +477,60 @@ macro_rules! refusals {
     };
 }
 pub(crate) use refusals;
+
+#[cfg(test)]
+mod tests {
+    use super::super::operation::{Auth, Method, Operation};
+
+    refusals! {
+        /// A refusal of `GET /packets/{id}` as `crate::api::packets::view` declares it.
+        enum ViewLike {
+            404 NotFoundError {
+                /// no such packet
+                NotFound = "not_found",
+            }
+        }
+    }
+
+    refusals! {
+        /// A refusal that reuses `NotFoundError`'s name with another code.
+        enum Renamed {
+            404 NotFoundError {
+                /// no such packet
+                Missing = "missing",
+            }
+        }
+    }
+
+    const VIEW: Operation = Operation {
+        event: "ViewPacket",
+        method: Method::Get,
+        path: "/packets/{id}",
+        auth: Auth::Jwt,
+        refusals: ViewLike::REFUSALS,
+    };
+
+    const GRAB: Operation = Operation {
+        event: "GrabPacket",
+        method: Method::Post,
+        path: "/packets/{id}/grab",
+        auth: Auth::Jwt,
+        refusals: Renamed::REFUSALS,
+    };
+
+    /// A refusal's answer is its declared status, code, message and fields.
+    #[test]
+    fn a_refusal_answers_as_declared() {
+        let e = ViewLike::NotFound.because("no packet p");
+        assert_eq!((e.status.as_u16(), e.code), (404, "not_found"));
+        assert_eq!(Renamed::Missing.code(), "missing");
+    }
+
+    /// Two declarations that give one schema name different codes cannot both be documented:
+    /// a code renamed in one operation only fails here, not in a client.
+    #[test]
+    #[should_panic(expected = "two bodies are named NotFoundError")]
+    fn one_schema_name_with_two_bodies_is_refused() {
+        crate::api::openapi::document(&[&VIEW, &GRAB]);
+    }
+}
