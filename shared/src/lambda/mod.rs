@@ -1,14 +1,9 @@
-//! The Lambda side of every function: a sandbox's Init ([`init`]: tracing, [`settings`], the
-//! Redis store), serving a router to API Gateway HTTP API events ([`serve`]), and the two
-//! functions that EventBridge schedules run instead of a router ([`reclaim`],
-//! [`ledger_export`], through one shell, [`scheduled`]). A function's `main` is one call of
-//! [`init`], then one of [`serve`] or a scheduled `serve`.
-//!
-//! | function | serves |
-//! | --- | --- |
-//! | create-packet, grab, claim, wallet, next-order-code, vote, coupon | [`crate::api`]'s router of the function, by [`serve`] |
-//! | reclaim-cron | [`reclaim::serve`]: refunds expired red packets, closes ended coupon campaigns |
-//! | ledger-export | [`ledger_export::serve`]: the money journal to EventBridge |
+//! The Lambda side of every function: the functions themselves, declared once ([`Function`]:
+//! name, trigger, routes; `functions.json` is written from it), a sandbox's Init ([`init`]:
+//! tracing, [`settings`], the Redis store), serving an HTTP function's router to API Gateway HTTP
+//! API events ([`run_http`], [`serve`]), and the two functions that EventBridge schedules run
+//! instead of a router ([`reclaim`], [`ledger_export`], through one shell, [`scheduled`]). An HTTP
+//! function's `main` is one call of [`run_http`]; a scheduled one's, [`init`] then its `serve`.
 //!
 //! Following the AWS Lambda Rust runtime examples: everything expensive is built once per
 //! sandbox, before the first event, and reused by every invocation. This layer sits above
