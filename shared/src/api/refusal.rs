@@ -523,7 +523,8 @@ mod tests {
     fn a_refusal_answers_as_declared() {
         let e = ViewLike::NotFound.because("no packet p");
         assert_eq!((e.status.as_u16(), e.code), (404, "not_found"));
-        assert_eq!(Renamed::Missing.code(), "missing");
+        let e = Renamed::Missing.because("gone");
+        assert_eq!((e.status.as_u16(), e.code), (404, "missing"));
     }
 
     /// Two declarations that give one schema name different codes cannot both be documented:
