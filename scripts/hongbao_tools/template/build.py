@@ -39,6 +39,10 @@ SECTIONS = [
     "outputs.yaml",
 ]
 DATA_ONLY = ["functions.yaml", "jobs.yaml"]
+# The functions' settings, each with its default and meaning (a Rust unit test checks that
+# this table is exactly the settings the code declares).
+SETTINGS_DOC = "docs/configuration.md"
+SETTINGS_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]*)` \| (.*?) \| (.*) \|$")
 
 
 class TemplateError(Exception):
@@ -122,7 +126,8 @@ class Builder:
                     "when its trigger is schedule"
                 )
             self.functions.append(fn)
-        self.principals = {p["env"]: name for name, p in self.data["principals"].items()}
+        self.principals = {env: name for name, env in self.data["principals"].items()}
+        self.settings_doc = settings_table(root / SETTINGS_DOC)
         self.placed_alarms: set[str] = set()
 
     # ----------------------------------------------------------------------- helpers
@@ -222,9 +227,45 @@ class Builder:
 
     def principal_parameters(self) -> str:
         out = []
-        for name, p in self.data["principals"].items():
-            text = folded(f"{p['env']} - {p['description']}")
+        for name, env in self.data["principals"].items():
+            text = folded(self.setting_description(env))
             out.append(self.proto("principal-parameter", {"Param": name, "Description": text}))
+        return "\n".join(out)
+
+    def setting_description(self, variable: str) -> str:
+        """ "<variable> - <its meaning>", from docs/configuration.md's table."""
+        if variable not in self.settings_doc:
+            raise TemplateError(f"{variable} is not in the table of {SETTINGS_DOC}")
+        return f"{variable} - {self.settings_doc[variable][1]}"
+
+    def settings_parameters(self, group: str) -> str:
+        """The settings parameters of one group of template/parameters.yaml's `settings`:
+        Type, Default (the code's, from docs/configuration.md, unless the row gives one),
+        the row's constraints, and the Description from the same table (and the row's
+        `note`, what a console user must know beside it)."""
+        groups = {k: t for k, t in blocks(self.text["settings"]) if k}
+        if group not in groups:
+            raise TemplateError(f"settings-parameters {group}: no such group in `settings`")
+        out = []
+        for name, text in blocks(body(groups[group])):
+            if name is None:
+                continue
+            row = dict(load(without_comments_above(text))[name])
+            variable = row.pop("variable")
+            description = self.setting_description(variable)
+            if "note" in row:
+                description += ". " + row.pop("note")
+            kind = row.pop("Type")
+            if "Default" in row:
+                default = row.pop("Default")
+            else:
+                default = self.settings_doc[variable][0]
+                default = int(default) if kind == "Number" else default
+            above = text[: len(text) - len(without_comments_above(text))]
+            lines = [f"{name}:", f"  Type: {kind}", f"  Default: {flow(default)}"]
+            lines += [f"  {k}: {flow(v)}" for k, v in row.items()]
+            lines += ["  Description: >-", indent(folded(description), "    ")]
+            out.append(above + "\n".join(lines))
         return "\n".join(out)
 
     def reserved(self, key: str) -> str:
@@ -389,6 +430,8 @@ class Builder:
         }
         if what == "job-alarms":
             return self.job_alarms(args)
+        if what == "settings-parameters":
+            return self.settings_parameters(args[0])
         if what == "queue-policy":
             return self.proto("queue-policy", {"Queue": args[0], "Rule": args[1]})
         if what not in simple:
@@ -419,6 +462,18 @@ class Builder:
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
+
+
+def settings_table(path: Path) -> dict[str, tuple[str, str]]:
+    """variable -> (default, meaning) of the settings table, Markdown code spans as plain text;
+    a default "(none)" is empty."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = SETTINGS_ROW.match(line)
+        if m:
+            default, meaning = (x.replace("`", "") for x in m.group(2, 3))
+            out[m.group(1)] = ("" if default == "(none)" else default, meaning)
+    return out
 
 
 def textwrap_dedent(text: str) -> str:
