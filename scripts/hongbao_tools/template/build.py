@@ -74,6 +74,13 @@ class Function:
     def job(self) -> dict | None:
         return self.settings.get("job")
 
+    def reserved(self, job_default: dict) -> dict | None:
+        """Its `reserved_concurrency` ({prefix, default, description}); a scheduled job's is
+        template/jobs.yaml's `job-reserved-concurrency` unless it gives its own."""
+        if self.job:
+            return self.settings.get("reserved_concurrency", job_default)
+        return self.settings.get("reserved_concurrency")
+
     @property
     def values(self) -> dict:
         v = {"Fn": self.logical, "fn": self.name}
@@ -149,6 +156,10 @@ class Builder:
 
         return fill(self.text[key], values, either)
 
+    def reserved_concurrency(self, fn: Function) -> dict | None:
+        job = load(fill(self.text["job-reserved-concurrency"], fn.values)) if fn.job else None
+        return fn.reserved(job)
+
     def routes(self) -> dict[str, Function]:
         out = {}
         for fn in self.functions:
@@ -163,9 +174,9 @@ class Builder:
         def generate(what: str, args: list[str]) -> str | None:
             if what == "properties":
                 parts = list(fn.properties)
-                if "reserved_concurrency" in fn.settings:
-                    p = fn.settings["reserved_concurrency"]["prefix"]
-                    parts.append(self.proto("reserved-concurrency", {"P": p}))
+                rc = self.reserved_concurrency(fn)
+                if rc:
+                    parts.append(self.proto("reserved-concurrency", {"P": rc["prefix"]}))
                 if fn.job:
                     parts.append(job["EventInvokeConfig"])
                 return "\n".join(parts)
@@ -208,9 +219,14 @@ class Builder:
             if len(spec["routes"]) < 2:
                 joined = spec["routes"][0]
             plural = "s" if len(spec["routes"]) > 1 else ""
-            burst = spec.get("burst_description", f"Burst of the {joined} throttle{plural}.")
+            each = "each of " if plural else ""
+            rate = (
+                f"Requests per second admitted on {each}{joined} ({spec['why']}). See "
+                "docs/deployment.md#throttling-cors-and-concurrency."
+            )
+            burst = f"Burst of the {joined} throttle{plural}."
             values = {"T": t, "Rate": spec["rate"], "Burst": spec["burst"]}
-            values |= {"RateDescription": folded(spec["description"]), "BurstDescription": burst}
+            values |= {"RateDescription": folded(rate), "BurstDescription": folded(burst)}
             out.append(self.proto("throttle-parameters", values))
         return "\n".join(out)
 
@@ -271,7 +287,7 @@ class Builder:
     def reserved(self, key: str) -> str:
         out = []
         for fn in self.functions:
-            rc = fn.settings.get("reserved_concurrency")
+            rc = self.reserved_concurrency(fn)
             if rc:
                 values = {"P": rc["prefix"], "Default": rc["default"]}
                 values["Description"] = folded(rc["description"])
