@@ -174,6 +174,11 @@ class Builder:
         def generate(what: str, args: list[str]) -> str | None:
             if what == "properties":
                 parts = list(fn.properties)
+                own = [f"{v}: !Ref {p}" for p, v in self.function_settings(fn.logical)]
+                if own:
+                    if any(without_comments_above(t).startswith("Environment:") for t in parts):
+                        raise TemplateError(f"{fn.name}: an Environment beside settings rows")
+                    parts.append("Environment:\n  Variables:\n" + indent("\n".join(own), "    "))
                 rc = self.reserved_concurrency(fn)
                 if rc:
                     parts.append(self.proto("reserved-concurrency", {"P": rc["prefix"]}))
@@ -254,6 +259,29 @@ class Builder:
             raise TemplateError(f"{variable} is not in the table of {SETTINGS_DOC}")
         return f"{variable} - {self.settings_doc[variable][1]}"
 
+    def settings_rows(self) -> list[tuple[str, str, dict]]:
+        """(group, parameter, row) of every row of `settings`, in order."""
+        out = []
+        for group, text in blocks(self.text["settings"]):
+            common = {}
+            for name, row in blocks(body(text)) if group else []:
+                value = load(without_comments_above(row)) if name else None
+                if name and name[0].islower():
+                    common |= value
+                elif name:
+                    out.append((group, name, {"Type": "Number"} | common | dict(value[name])))
+        return out
+
+    def function_settings(self, logical: str) -> list[tuple[str, str]]:
+        """(parameter, variable) of the settings rows set in that function only."""
+        rows = self.settings_rows()
+        unknown = {r["function"] for _, _, r in rows if "function" in r} - {
+            f.logical for f in self.functions
+        }
+        if unknown:
+            raise TemplateError(f"settings: no such function {sorted(unknown)}")
+        return [(n, r["variable"]) for _, n, r in rows if r.get("function") == logical]
+
     def settings_parameters(self, group: str) -> str:
         """The settings parameters of one group of template/parameters.yaml's `settings`:
         Type, Default (the code's, from docs/configuration.md, unless the row gives one),
@@ -262,12 +290,14 @@ class Builder:
         groups = {k: t for k, t in blocks(self.text["settings"]) if k}
         if group not in groups:
             raise TemplateError(f"settings-parameters {group}: no such group in `settings`")
+        texts = {k: t for k, t in blocks(body(groups[group])) if k}
         out = []
-        for name, text in blocks(body(groups[group])):
-            if name is None:
+        for g, name, row in self.settings_rows():
+            if g != group:
                 continue
-            row = dict(load(without_comments_above(text))[name])
+            text = texts[name]
             variable = row.pop("variable")
+            row.pop("function", None)
             description = self.setting_description(variable)
             if "note" in row:
                 description += ". " + row.pop("note")
@@ -301,6 +331,7 @@ class Builder:
         texts = [t for _, key, t in self.sections if key == "Globals"]
         texts += [p for f in self.functions for p in f.properties]
         explicit = {m for t in texts for m in re.findall(r"^\s*([A-Z][A-Z0-9_]+):", t, re.M)}
+        explicit |= {r["variable"] for _, _, r in self.settings_rows() if "function" in r}
         out = []
         for name, spec in self.parameters.items():
             m = re.match(r"([A-Z][A-Z0-9_]+) - ", spec.get("Description", ""))
