@@ -14,6 +14,7 @@ template.yaml is generated and committed. Its sources:
     scripts/template.py --check         # exit 1, naming the difference, when it is not current
     scripts/template.py --compare REV   # render it and REV's template.yaml for every parameter
                                         # set of tests/template_matrix.py: must be equal
+        [--ignore-descriptions]         # ... but for the parameters' Descriptions
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail when template.yaml is not current")
     ap.add_argument("--compare", metavar="REV", help="compare renders with REV's template.yaml")
+    ap.add_argument(
+        "--ignore-descriptions",
+        action="store_true",
+        help="with --compare: leave the parameters' Descriptions out (only counted)",
+    )
     args = ap.parse_args()
     try:
         text = build(ROOT)
@@ -48,7 +54,7 @@ def main() -> int:
                 "template: template.yaml is not current; run `make template` first", file=sys.stderr
             )
             return 1
-        found, summary = compare(ROOT, args.compare, TEMPLATE)
+        found, summary = compare(ROOT, args.compare, TEMPLATE, args.ignore_descriptions)
         for line in found:
             print("DIFFERENT  " + line)
         print(f"template: compared with {args.compare}'s template.yaml: {summary}")

@@ -39,6 +39,10 @@ SECTIONS = [
     "outputs.yaml",
 ]
 DATA_ONLY = ["functions.yaml", "jobs.yaml"]
+# The functions' settings, each with its default and meaning (a Rust unit test checks that
+# this table is exactly the settings the code declares).
+SETTINGS_DOC = "docs/configuration.md"
+SETTINGS_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]*)` \| (.*?) \| (.*) \|$")
 
 
 class TemplateError(Exception):
@@ -69,6 +73,13 @@ class Function:
     @property
     def job(self) -> dict | None:
         return self.settings.get("job")
+
+    def reserved(self, job_default: dict) -> dict | None:
+        """Its `reserved_concurrency` ({prefix, default, description}); a scheduled job's is
+        template/jobs.yaml's `job-reserved-concurrency` unless it gives its own."""
+        if self.job:
+            return self.settings.get("reserved_concurrency", job_default)
+        return self.settings.get("reserved_concurrency")
 
     @property
     def values(self) -> dict:
@@ -122,7 +133,8 @@ class Builder:
                     "when its trigger is schedule"
                 )
             self.functions.append(fn)
-        self.principals = {p["env"]: name for name, p in self.data["principals"].items()}
+        self.principals = {env: name for name, env in self.data["principals"].items()}
+        self.settings_doc = settings_table(root / SETTINGS_DOC)
         self.placed_alarms: set[str] = set()
 
     # ----------------------------------------------------------------------- helpers
@@ -144,6 +156,10 @@ class Builder:
 
         return fill(self.text[key], values, either)
 
+    def reserved_concurrency(self, fn: Function) -> dict | None:
+        job = load(fill(self.text["job-reserved-concurrency"], fn.values)) if fn.job else None
+        return fn.reserved(job)
+
     def routes(self) -> dict[str, Function]:
         out = {}
         for fn in self.functions:
@@ -158,9 +174,14 @@ class Builder:
         def generate(what: str, args: list[str]) -> str | None:
             if what == "properties":
                 parts = list(fn.properties)
-                if "reserved_concurrency" in fn.settings:
-                    p = fn.settings["reserved_concurrency"]["prefix"]
-                    parts.append(self.proto("reserved-concurrency", {"P": p}))
+                own = [f"{v}: !Ref {p}" for p, v in self.function_settings(fn.logical)]
+                if own:
+                    if any(without_comments_above(t).startswith("Environment:") for t in parts):
+                        raise TemplateError(f"{fn.name}: an Environment beside settings rows")
+                    parts.append("Environment:\n  Variables:\n" + indent("\n".join(own), "    "))
+                rc = self.reserved_concurrency(fn)
+                if rc:
+                    parts.append(self.proto("reserved-concurrency", {"P": rc["prefix"]}))
                 if fn.job:
                     parts.append(job["EventInvokeConfig"])
                 return "\n".join(parts)
@@ -203,9 +224,14 @@ class Builder:
             if len(spec["routes"]) < 2:
                 joined = spec["routes"][0]
             plural = "s" if len(spec["routes"]) > 1 else ""
-            burst = spec.get("burst_description", f"Burst of the {joined} throttle{plural}.")
+            each = "each of " if plural else ""
+            rate = (
+                f"Requests per second admitted on {each}{joined} ({spec['why']}). See "
+                "docs/deployment.md#throttling-cors-and-concurrency."
+            )
+            burst = f"Burst of the {joined} throttle{plural}."
             values = {"T": t, "Rate": spec["rate"], "Burst": spec["burst"]}
-            values |= {"RateDescription": folded(spec["description"]), "BurstDescription": burst}
+            values |= {"RateDescription": folded(rate), "BurstDescription": folded(burst)}
             out.append(self.proto("throttle-parameters", values))
         return "\n".join(out)
 
@@ -222,15 +248,76 @@ class Builder:
 
     def principal_parameters(self) -> str:
         out = []
-        for name, p in self.data["principals"].items():
-            text = folded(f"{p['env']} - {p['description']}")
+        for name, env in self.data["principals"].items():
+            text = folded(self.setting_description(env))
             out.append(self.proto("principal-parameter", {"Param": name, "Description": text}))
+        return "\n".join(out)
+
+    def setting_description(self, variable: str) -> str:
+        """ "<variable> - <its meaning>", from docs/configuration.md's table."""
+        if variable not in self.settings_doc:
+            raise TemplateError(f"{variable} is not in the table of {SETTINGS_DOC}")
+        return f"{variable} - {self.settings_doc[variable][1]}"
+
+    def settings_rows(self) -> list[tuple[str, str, dict]]:
+        """(group, parameter, row) of every row of `settings`, in order."""
+        out = []
+        for group, text in blocks(self.text["settings"]):
+            common = {}
+            for name, row in blocks(body(text)) if group else []:
+                value = load(without_comments_above(row)) if name else None
+                if name and name[0].islower():
+                    common |= value
+                elif name:
+                    out.append((group, name, {"Type": "Number"} | common | dict(value[name])))
+        return out
+
+    def function_settings(self, logical: str) -> list[tuple[str, str]]:
+        """(parameter, variable) of the settings rows set in that function only."""
+        rows = self.settings_rows()
+        unknown = {r["function"] for _, _, r in rows if "function" in r} - {
+            f.logical for f in self.functions
+        }
+        if unknown:
+            raise TemplateError(f"settings: no such function {sorted(unknown)}")
+        return [(n, r["variable"]) for _, n, r in rows if r.get("function") == logical]
+
+    def settings_parameters(self, group: str) -> str:
+        """The settings parameters of one group of template/parameters.yaml's `settings`:
+        Type, Default (the code's, from docs/configuration.md, unless the row gives one),
+        the row's constraints, and the Description from the same table (and the row's
+        `note`, what a console user must know beside it)."""
+        groups = {k: t for k, t in blocks(self.text["settings"]) if k}
+        if group not in groups:
+            raise TemplateError(f"settings-parameters {group}: no such group in `settings`")
+        texts = {k: t for k, t in blocks(body(groups[group])) if k}
+        out = []
+        for g, name, row in self.settings_rows():
+            if g != group:
+                continue
+            text = texts[name]
+            variable = row.pop("variable")
+            row.pop("function", None)
+            description = self.setting_description(variable)
+            if "note" in row:
+                description += ". " + row.pop("note")
+            kind = row.pop("Type")
+            if "Default" in row:
+                default = row.pop("Default")
+            else:
+                default = self.settings_doc[variable][0]
+                default = int(default) if kind == "Number" else default
+            above = text[: len(text) - len(without_comments_above(text))]
+            lines = [f"{name}:", f"  Type: {kind}", f"  Default: {flow(default)}"]
+            lines += [f"  {k}: {flow(v)}" for k, v in row.items()]
+            lines += ["  Description: >-", indent(folded(description), "    ")]
+            out.append(above + "\n".join(lines))
         return "\n".join(out)
 
     def reserved(self, key: str) -> str:
         out = []
         for fn in self.functions:
-            rc = fn.settings.get("reserved_concurrency")
+            rc = self.reserved_concurrency(fn)
             if rc:
                 values = {"P": rc["prefix"], "Default": rc["default"]}
                 values["Description"] = folded(rc["description"])
@@ -244,6 +331,7 @@ class Builder:
         texts = [t for _, key, t in self.sections if key == "Globals"]
         texts += [p for f in self.functions for p in f.properties]
         explicit = {m for t in texts for m in re.findall(r"^\s*([A-Z][A-Z0-9_]+):", t, re.M)}
+        explicit |= {r["variable"] for _, _, r in self.settings_rows() if "function" in r}
         out = []
         for name, spec in self.parameters.items():
             m = re.match(r"([A-Z][A-Z0-9_]+) - ", spec.get("Description", ""))
@@ -389,6 +477,8 @@ class Builder:
         }
         if what == "job-alarms":
             return self.job_alarms(args)
+        if what == "settings-parameters":
+            return self.settings_parameters(args[0])
         if what == "queue-policy":
             return self.proto("queue-policy", {"Queue": args[0], "Rule": args[1]})
         if what not in simple:
@@ -419,6 +509,18 @@ class Builder:
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
+
+
+def settings_table(path: Path) -> dict[str, tuple[str, str]]:
+    """variable -> (default, meaning) of the settings table, Markdown code spans as plain text;
+    a default "(none)" is empty."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = SETTINGS_ROW.match(line)
+        if m:
+            default, meaning = (x.replace("`", "") for x in m.group(2, 3))
+            out[m.group(1)] = ("" if default == "(none)" else default, meaning)
+    return out
 
 
 def textwrap_dedent(text: str) -> str:

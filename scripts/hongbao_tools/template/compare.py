@@ -85,8 +85,19 @@ def _render(st, template: dict, overrides: dict) -> dict:
     return out
 
 
-def compare(root: Path, rev: str, new_path: Path) -> tuple[list[str], str]:
-    """(the differences found, what was compared)."""
+def _without_descriptions(t: dict) -> dict:
+    t = copy.deepcopy(t)
+    for p in t.get("Parameters", {}).values():
+        p.pop("Description", None)
+    return t
+
+
+def compare(
+    root: Path, rev: str, new_path: Path, ignore_descriptions: bool = False
+) -> tuple[list[str], str]:
+    """(the differences found, what was compared). With `ignore_descriptions`, the
+    parameters' Descriptions (what the console shows, nothing the stack uses) are left out
+    of the comparison, and the summary says how many differ."""
     sys.path.insert(0, str(root / "tests"))
     import template_matrix  # noqa: PLC0415 - tests/ is on the path only here
     from template_checks import stack as st  # noqa: PLC0415
@@ -102,6 +113,14 @@ def compare(root: Path, rev: str, new_path: Path) -> tuple[list[str], str]:
     old = st.load(Path(f.name))
     Path(f.name).unlink()
     new = st.load(new_path)
+    described = ""
+    if ignore_descriptions:
+        olds, news = old.get("Parameters", {}), new.get("Parameters", {})
+        changed = [
+            k for k in news if olds.get(k, {}).get("Description") != news[k].get("Description")
+        ]
+        described = f"; {len(changed)} parameter Descriptions differ (not compared)"
+        old, new = _without_descriptions(old), _without_descriptions(new)
 
     found: list[str] = []
     for section in SECTIONS:
@@ -127,6 +146,6 @@ def compare(root: Path, rev: str, new_path: Path) -> tuple[list[str], str]:
         f"{', '.join(SECTIONS)} and {len(new['Resources'])} resources as written; "
         f"{len(cases)} parameter sets ({', '.join(f'{n} {k}' for k, n in kinds.items())}): "
         "the Rules' verdict, the transformed template, the rendered resources, conditions "
-        "and outputs, the dashboard body as JSON"
+        "and outputs, the dashboard body as JSON" + described
     )
     return found, summary
