@@ -1,11 +1,13 @@
 //! The OpenAPI 3.1 document of the HTTP API, generated from the handlers' `#[utoipa::path]`
 //! annotations and the bodies' `ToSchema` derives (`utoipa`), so the spec cannot drift from
-//! the code: `openapi.json` at the repository's top level is [`json`]'s output, and a test
-//! fails when the committed file differs (`make openapi` rewrites it).
+//! the code: `openapi.json` at the repository's top level is [`json`]'s output for every
+//! function's routes (`crate::lambda::openapi`), and a test fails when the committed file
+//! differs (`make openapi` rewrites it).
 //!
-//! API Gateway HTTP APIs import only OpenAPI 3.0, so `template.yaml` keeps its own route
-//! definitions; this document is for clients (code generation), reviewers and fuzzing
-//! (`make test` runs schemathesis against `make serve` with it).
+//! API Gateway HTTP APIs import only OpenAPI 3.0, so the template's routes come from the same
+//! declarations through `functions.json`, not from this document; it is for clients (code
+//! generation), reviewers and fuzzing (`make test` runs schemathesis against `make serve` with
+//! it).
 //!
 //! The answers every operation shares (401 `unauthorized`, 500 `internal`, 503 `unavailable`)
 //! are added here once (`CommonAnswers`), not in each handler's annotation.
@@ -16,7 +18,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder
 use utoipa::openapi::{Content, Ref, RefOr, Response};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
-use super::operation::{Method, Operation};
+use super::operation::{Method, Routes};
 
 /// The security schemes: `jwt` (the HTTP API's JWT authorizer; the caller is the claim `sub`)
 /// and `sigv4` (`AWS_IAM`, deposits and withdrawals only).
@@ -194,42 +196,14 @@ impl Modify for CommonAnswers {
     }
 }
 
-/// The API's document.
+/// The document's frame: info, servers, tags, security schemes and the shared schemas; the
+/// paths come from the routes ([`document`]).
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "hongbao",
         description = "Red packets, coupon drops, daily order codes and article voting on Redis / Valkey (AWS Lambda + API Gateway HTTP API). Money is integer cents; times are RFC 3339 UTC. Every error is `{\"error\", \"message\"}` plus, for some codes, typed extra fields (each operation lists its codes); 503 `unavailable` + `Retry-After` means Redis trouble (the body's `message` says what a retry does where that is not obvious). On every path: an unknown path is 404 `NotFoundError`, another method 405 `MethodNotAllowedError` (+ `Allow`).",
         license(name = "MIT", identifier = "MIT")
-    ),
-    paths(
-        super::packets::create::create,
-        super::packets::cancel::cancel,
-        super::packets::view::view,
-        super::packets::grab::grab,
-        super::packets::claim::claim,
-        super::history::list::list,
-        super::history::summary::summary,
-        super::wallet::get::get_wallet,
-        super::wallet::deposit::deposit,
-        super::wallet::withdraw::withdraw,
-        super::support::coupon::support_coupon,
-        super::support::packet::support_packet,
-        super::support::wallet::support_wallet,
-        super::order_codes::next::next_codes,
-        super::voting::post::post_article,
-        super::voting::list::list,
-        super::voting::vote::vote,
-        super::voting::groups::set_groups,
-        super::voting::group_articles::group_articles,
-        super::coupons::create::create,
-        super::coupons::add_codes::add_codes,
-        super::coupons::campaign::campaign,
-        super::coupons::grab::grab,
-        super::coupons::list::list,
-        super::coupons::hold::hold,
-        super::coupons::redeem::redeem,
-        super::coupons::release::release,
     ),
     // What no annotation refers to: the answers every operation shares ([`CommonAnswers`]),
     // the answers to unknown paths and methods, the refusals several operations share (their
@@ -262,7 +236,7 @@ impl Modify for CommonAnswers {
             )
         )
     ),
-    modifiers(&Security, &OptionalBodies),
+    modifiers(&Security),
     security(("jwt" = [])),
     tags(
         (name = "red packets", description = "Create, grab, claim and view red packets"),
@@ -275,18 +249,22 @@ impl Modify for CommonAnswers {
 )]
 pub struct ApiDoc;
 
-/// The document of `operations` ([`crate::lambda::Function`]'s, when a function serves them):
-/// the handlers' annotations, each operation's declared refusals ([`Operation::refusals`]:
-/// its error answers, their schemas), then the answers every operation shares
-/// (`CommonAnswers`).
+/// The document of `routes` (every function's, [`crate::lambda::Function::routes`]): the
+/// document's frame ([`ApiDoc`]: info, servers, tags, the shared schemas), the paths of the
+/// handlers' annotations (collected by [`Routes::route`]), each operation's declared refusals
+/// ([`super::Operation::refusals`]: its error answers, their schemas), then the answers every
+/// operation shares (`CommonAnswers`).
 ///
 /// # Panics
 /// When two declarations give one schema name different bodies (utoipa would keep one of them
 /// silently), or an annotation and a declaration both document one answer.
-pub fn document(operations: &[&Operation]) -> utoipa::openapi::OpenApi {
+pub fn document(routes: Routes) -> utoipa::openapi::OpenApi {
+    let (operations, annotated) = routes.into_document();
     let mut doc = ApiDoc::openapi();
+    doc.merge(annotated);
+    OptionalBodies.modify(&mut doc);
     let mut schemas = Vec::new();
-    for op in operations {
+    for op in &operations {
         let item = doc
             .paths
             .paths
@@ -370,8 +348,8 @@ fn same_body(a: &RefOr<utoipa::openapi::Schema>, b: &RefOr<utoipa::openapi::Sche
 }
 
 /// [`document`] as pretty-printed JSON with a trailing newline.
-pub fn json(operations: &[&Operation]) -> String {
-    let mut text = document(operations)
+pub fn json(routes: Routes) -> String {
+    let mut text = document(routes)
         .to_pretty_json()
         .expect("the OpenAPI document serializes");
     text.push('\n');

@@ -2,17 +2,16 @@
 //! it, and the name of the template event that routes it), and [`Routes`]: a function's router
 //! built from those declarations, which also lists them.
 //!
-//! A function's router and its list of operations come from the same calls
-//! ([`Routes::route`]), so neither can miss one the other has. What is derived from the lists:
+//! A function's router, its OpenAPI paths and its list of operations come from the same calls
+//! ([`Routes::route`]), so none can miss one the others have. What is derived from the lists:
 //! `functions.json` (through [`crate::lambda::Function`]), which the template generator
 //! (`scripts/template.py`) turns into each function's HttpApi events, and which the Python
-//! tools read; the OpenAPI document is checked against them (`openapi` tests: the same
-//! methods and paths, and `sigv4` security exactly on the AWS_IAM operations).
+//! tools read; the OpenAPI document ([`super::openapi::document`]), whose `sigv4` security a
+//! test checks against the declared auth.
 
-use axum::handler::Handler;
-use axum::routing::{on, MethodFilter};
 use axum::Router;
 use serde::Serialize;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use super::state::ApiState;
 use crate::domain::settings::Setting;
@@ -36,14 +35,6 @@ impl Method {
             Method::Get => "GET",
             Method::Post => "POST",
             Method::Put => "PUT",
-        }
-    }
-
-    fn filter(self) -> MethodFilter {
-        match self {
-            Method::Get => MethodFilter::GET,
-            Method::Post => MethodFilter::POST,
-            Method::Put => MethodFilter::PUT,
         }
     }
 }
@@ -112,11 +103,12 @@ impl Serialize for Operation {
     }
 }
 
-/// A function's routes: the axum router of its handlers and the operations they serve, built
-/// together by [`Routes::route`].
+/// A function's routes: the axum router of its handlers, their OpenAPI paths, and the
+/// operations they serve, built together by [`Routes::route`] (utoipa-axum's
+/// [`OpenApiRouter`]: the router and the document's paths come from the handlers' annotations).
 #[derive(Default)]
 pub struct Routes {
-    router: Router<ApiState>,
+    router: OpenApiRouter<ApiState>,
     operations: Vec<&'static Operation>,
 }
 
@@ -126,15 +118,40 @@ impl Routes {
         Routes::default()
     }
 
-    /// Routes `operation` (its method and path) to `handler` and lists it.
-    pub fn route<H, T>(mut self, operation: &'static Operation, handler: H) -> Self
-    where
-        H: Handler<T, ApiState>,
-        T: 'static,
-    {
-        self.router = self
-            .router
-            .route(operation.path, on(operation.method.filter(), handler));
+    /// Routes `handler` (`utoipa_axum::routes!(handler)`: its annotation's method and path) and
+    /// lists `operation`.
+    ///
+    /// # Panics
+    /// When the annotation does not document exactly `operation`'s method and path: the
+    /// declaration and the document would disagree.
+    pub fn route(
+        mut self,
+        operation: &'static Operation,
+        handler: UtoipaMethodRouter<ApiState>,
+    ) -> Self {
+        let (_, paths, _) = &handler;
+        let documented: Vec<String> = paths
+            .paths
+            .iter()
+            .flat_map(|(path, item)| {
+                [
+                    (item.get.is_some(), "GET"),
+                    (item.post.is_some(), "POST"),
+                    (item.put.is_some(), "PUT"),
+                    (item.delete.is_some(), "DELETE"),
+                    (item.patch.is_some(), "PATCH"),
+                ]
+                .into_iter()
+                .filter(|(has, _)| *has)
+                .map(move |(_, method)| format!("{method} {path}"))
+            })
+            .collect();
+        assert!(
+            documented == [operation.route_key()],
+            "{} is annotated as {documented:?}",
+            operation.route_key()
+        );
+        self.router = self.router.routes(handler);
         self.operations.push(operation);
         self
     }
@@ -153,6 +170,11 @@ impl Routes {
 
     /// The router (its state still to be given).
     pub fn into_router(self) -> Router<ApiState> {
-        self.router
+        self.router.split_for_parts().0
+    }
+
+    /// The operations and the OpenAPI paths and schemas of their annotations.
+    pub fn into_document(self) -> (Vec<&'static Operation>, utoipa::openapi::OpenApi) {
+        (self.operations, self.router.into_openapi())
     }
 }

@@ -532,6 +532,10 @@ mod tests {
     #[test]
     #[should_panic(expected = "two bodies are named NotFoundError")]
     fn one_schema_name_with_two_bodies_is_refused() {
-        crate::api::openapi::document(&[&VIEW, &GRAB]);
+        use utoipa_axum::routes;
+        let routes = crate::api::Routes::new()
+            .route(&VIEW, routes!(crate::api::packets::view::view))
+            .route(&GRAB, routes!(crate::api::packets::grab::grab));
+        crate::api::openapi::document(routes);
     }
 }

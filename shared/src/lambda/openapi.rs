@@ -7,8 +7,11 @@ use super::Function;
 /// The document of every operation a function serves, as pretty-printed JSON with a trailing
 /// newline (the content of `openapi.json`).
 pub fn json() -> String {
-    let operations: Vec<_> = Function::ALL.iter().flat_map(|f| f.operations()).collect();
-    crate::api::openapi::json(&operations)
+    let routes = Function::ALL
+        .iter()
+        .filter_map(|f| f.routes())
+        .fold(crate::api::Routes::new(), crate::api::Routes::merge);
+    crate::api::openapi::json(routes)
 }
 
 #[cfg(test)]

@@ -31,18 +31,19 @@ use crate::domain::coupons::discount::{is_order_total, MAX_CENTS};
 use crate::domain::coupons::{is_reference, parse, Discount, Off};
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 use crate::store::coupons::{CampaignView, MyCoupon};
+use utoipa_axum::routes;
 
 /// The routes of the coupon function.
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&create::OPERATION, create::create)
-        .route(&add_codes::OPERATION, add_codes::add_codes)
-        .route(&campaign::OPERATION, campaign::campaign)
-        .route(&grab::OPERATION, grab::grab)
-        .route(&list::OPERATION, list::list)
-        .route(&hold::OPERATION, hold::hold)
-        .route(&redeem::OPERATION, redeem::redeem)
-        .route(&release::OPERATION, release::release)
+        .route(&create::OPERATION, routes!(create::create))
+        .route(&add_codes::OPERATION, routes!(add_codes::add_codes))
+        .route(&campaign::OPERATION, routes!(campaign::campaign))
+        .route(&grab::OPERATION, routes!(grab::grab))
+        .route(&list::OPERATION, routes!(list::list))
+        .route(&hold::OPERATION, routes!(hold::hold))
+        .route(&redeem::OPERATION, routes!(redeem::redeem))
+        .route(&release::OPERATION, routes!(release::release))
 }
 
 /// Refuses a call that is not AWS_IAM-signed by one of `HONGBAO_COUPON_PRINCIPALS`.

@@ -16,12 +16,13 @@ pub mod list;
 pub mod summary;
 
 use super::operation::Routes;
+use utoipa_axum::routes;
 
 /// The history routes (the grab function serves them): `GET /packets`, `GET /packets/summary`.
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&list::OPERATION, list::list)
-        .route(&summary::OPERATION, summary::summary)
+        .route(&list::OPERATION, routes!(list::list))
+        .route(&summary::OPERATION, routes!(summary::summary))
 }
 
 pub use list::{HistoryBody, HistoryItemBody, ReceivedItemBody, SentItemBody};

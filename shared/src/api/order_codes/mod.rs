@@ -4,8 +4,9 @@
 pub mod next;
 
 use super::operation::Routes;
+use utoipa_axum::routes;
 
 /// The routes of the next-order-code function.
 pub fn routes() -> Routes {
-    Routes::new().route(&next::OPERATION, next::next_codes)
+    Routes::new().route(&next::OPERATION, routes!(next::next_codes))
 }

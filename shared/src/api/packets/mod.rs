@@ -23,6 +23,7 @@ use super::error::rfc3339;
 use super::extract::shown;
 use super::operation::Routes;
 use crate::domain::packets::Packet;
+use utoipa_axum::routes;
 
 pub use claim::ClaimBody;
 pub use grab::{GrabRefusal, GrabRequest, ShareBody};
@@ -32,22 +33,22 @@ pub use view::{BestLuckBody, GrabBody, PacketViewBody, RevealBody};
 /// `POST /packets/{id}/cancel`.
 pub fn create_routes() -> Routes {
     Routes::new()
-        .route(&create::OPERATION, create::create)
-        .route(&cancel::OPERATION, cancel::cancel)
+        .route(&create::OPERATION, routes!(create::create))
+        .route(&cancel::OPERATION, routes!(cancel::cancel))
 }
 
 /// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`, and the
 /// caller's history, `GET /packets` and `GET /packets/summary` ([`super::history`]).
 pub fn grab_routes() -> Routes {
     Routes::new()
-        .route(&view::OPERATION, view::view)
-        .route(&grab::OPERATION, grab::grab)
+        .route(&view::OPERATION, routes!(view::view))
+        .route(&grab::OPERATION, routes!(grab::grab))
         .merge(super::history::routes())
 }
 
 /// The routes of the claim function: `POST /packets/{id}/claim`.
 pub fn claim_routes() -> Routes {
-    Routes::new().route(&claim::OPERATION, claim::claim)
+    Routes::new().route(&claim::OPERATION, routes!(claim::claim))
 }
 /// The packet fields every packet answer carries.
 #[derive(Debug, Serialize, utoipa::ToSchema)]

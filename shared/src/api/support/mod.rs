@@ -21,6 +21,7 @@ use super::error::{rfc3339, ApiError};
 use super::operation::Routes;
 use super::state::ApiState;
 use crate::domain::journal::Entry;
+use utoipa_axum::routes;
 
 pub use coupon::{SupportCouponBody, SupportReleaseBody};
 pub use packet::{SupportGrabBody, SupportPacketBody, SupportRefundBody};
@@ -29,9 +30,9 @@ pub use wallet::{PendingTransferBody, SupportWalletBody};
 /// The support routes (the wallet function serves them).
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&packet::OPERATION, packet::support_packet)
-        .route(&wallet::OPERATION, wallet::support_wallet)
-        .route(&coupon::OPERATION, coupon::support_coupon)
+        .route(&packet::OPERATION, routes!(packet::support_packet))
+        .route(&wallet::OPERATION, routes!(wallet::support_wallet))
+        .route(&coupon::OPERATION, routes!(coupon::support_coupon))
 }
 
 /// Refuses a caller that is not an AWS_IAM-signed principal of `HONGBAO_SUPPORT_PRINCIPALS`.

@@ -26,15 +26,19 @@ use super::error::{rfc3339, ApiError};
 use super::extract::query_params;
 use super::operation::Routes;
 use crate::domain::voting::{Article, Order, MAX_PAGE};
+use utoipa_axum::routes;
 
 /// The routes of the vote function.
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&list::OPERATION, list::list)
-        .route(&post::OPERATION, post::post_article)
-        .route(&vote::OPERATION, vote::vote)
-        .route(&groups::OPERATION, groups::set_groups)
-        .route(&group_articles::OPERATION, group_articles::group_articles)
+        .route(&list::OPERATION, routes!(list::list))
+        .route(&post::OPERATION, routes!(post::post_article))
+        .route(&vote::OPERATION, routes!(vote::vote))
+        .route(&groups::OPERATION, routes!(groups::set_groups))
+        .route(
+            &group_articles::OPERATION,
+            routes!(group_articles::group_articles),
+        )
 }
 
 /// An article: `score` = posted_at in Unix seconds + 432 × votes.

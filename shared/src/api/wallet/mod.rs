@@ -20,6 +20,7 @@ use super::extract::JsonBody;
 use super::operation::Routes;
 use crate::domain::wallet::IamPrincipals;
 use crate::domain::{is_reference, is_user_id, MAX_USER_ID_CHARS};
+use utoipa_axum::routes;
 
 pub use deposit::{DepositBody, DepositRequest};
 pub use get::{EntryBody, WalletBody};
@@ -28,9 +29,9 @@ pub use withdraw::{WithdrawalBody, WithdrawalRequest};
 /// The routes of the wallet function.
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&get::OPERATION, get::get_wallet)
-        .route(&deposit::OPERATION, deposit::deposit)
-        .route(&withdraw::OPERATION, withdraw::withdraw)
+        .route(&get::OPERATION, routes!(get::get_wallet))
+        .route(&deposit::OPERATION, routes!(deposit::deposit))
+        .route(&withdraw::OPERATION, routes!(withdraw::withdraw))
 }
 
 /// A money-moving IAM route (`POST /wallet/deposits`, `POST /wallet/withdrawals`): who may call
