@@ -314,6 +314,21 @@ class Builder:
             out.append(above + "\n".join(lines))
         return "\n".join(out)
 
+    def job_schedule_parameters(self) -> str:
+        """Each scheduled job's `<prefix>ScheduleExpression` (its entry's `schedule`: the
+        Description and any constraint; Default `rate(1 minute)` unless it gives one)."""
+        out = []
+        for fn in self.jobs:
+            given = dict(fn.job["schedule"])
+            description = given.pop("Description")
+            default = given.pop("Default", "rate(1 minute)")
+            lines = [f"{fn.job['prefix']}ScheduleExpression:", "  Type: String"]
+            lines += [f"  Default: {flow(default)}"]
+            lines += [f"  {k}: {flow(v)}" for k, v in given.items()]
+            lines += ["  Description: >-", indent(folded(description), "    ")]
+            out.append("\n".join(lines))
+        return "\n".join(out)
+
     def reserved(self, key: str) -> str:
         out = []
         for fn in self.functions:
@@ -398,14 +413,23 @@ class Builder:
             raise TemplateError(f"job-alarms {args[0]}: no job has that prefix")
         out = []
         for fn in jobs:
-            for key, text in blocks(self.proto("job-alarms", fn.values)):
-                if key is None or key in self.placed_alarms:
+            for key, text in self.job_alarm_blocks(fn):
+                if key in self.placed_alarms:
                     continue
                 if len(args) > 1 and key not in {f"{args[0]}{n}Alarm" for n in args[1:]}:
                     continue
                 self.placed_alarms.add(key)
                 out.append(text)
         return "\n".join(out)
+
+    def job_alarm_blocks(self, fn: Function) -> list[tuple[str, str]]:
+        """(logical id, entry) of each alarm of job `fn`: template/jobs.yaml's `job-alarms`,
+        then its own (`alarms` in template/functions.yaml, by `job-metric-alarm`)."""
+        texts = [self.proto("job-alarms", fn.values)]
+        for alarm, own in fn.job.get("alarms", {}).items():
+            v = fn.values | {"Alarm": alarm, "Metric": own["metric"]}
+            texts.append(self.proto("job-metric-alarm", v | {"description": own["description"]}))
+        return [(k, text) for t in texts for k, text in blocks(t) if k]
 
     def expand_alarms(self, section: str) -> str:
         """Every entry of alarms.yaml's Resources as the AWS::CloudWatch::Alarm it stands for
@@ -453,6 +477,7 @@ class Builder:
                 self.proto("job-queues", f.values) for f in self.jobs
             ),
             "route-settings": self.route_settings,
+            "job-schedule-parameters": self.job_schedule_parameters,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
             "parameter-variables": self.parameter_variables,
@@ -503,9 +528,7 @@ class Builder:
                 filled = "\n".join(lines[1:])
             out.append(filled)
             last = key if key is not None else last
-        missing = {
-            k for f in self.jobs for k, _ in blocks(self.proto("job-alarms", f.values)) if k
-        } - self.placed_alarms
+        missing = {k for f in self.jobs for k, _ in self.job_alarm_blocks(f)} - self.placed_alarms
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
