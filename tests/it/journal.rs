@@ -1,5 +1,6 @@
-//! The money journal and ledger-export, on standalone and on the 3-master cluster, with
-//! EventBridge and CloudWatch Logs from moto (`harness::moto`, a real server process, never a fake).
+//! The money journal, ledger-export and reconcile-cron, on standalone and on the 3-master
+//! cluster, with EventBridge and CloudWatch Logs from moto (`harness::moto`, a real server
+//! process, never a fake).
 //!
 //! A scenario of every kind of movement (deposits, a withdrawal, a packet paid for, grabbed,
 //! claimed and refunded at expiry, each step retried) leaves exactly one journal entry per
@@ -7,6 +8,8 @@
 //! and the delete: the events that reached the feed, de-duplicated by `event_id`, are
 //! exactly the journal's entries (none missing, none extra), every duplicate carries an id
 //! already seen with the same detail, and per user they add up to the wallet's balance.
+//! reconcile-cron's walk, across runs, finds no wallet the scripts moved and every wallet
+//! moved outside them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,12 +17,15 @@ use harness::moto::{LedgerFeed, MotoServer};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::{Entry, Kind};
 use hongbao::domain::packets::ClaimOutcome;
+use hongbao::domain::wallet::Mismatch;
 use hongbao::lambda::ledger_export;
 use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
+use hongbao::lambda::reconcile as lambda_reconcile;
 use hongbao::store::audit::{self, ExportedMovement};
 use hongbao::store::journal::{self, JournalIndex};
+use hongbao::store::keys::Keys;
 use hongbao::store::wallet::WithdrawalOutcome;
-use hongbao::store::{packets, reclaim, wallet};
+use hongbao::store::{packets, reclaim, reconcile, wallet};
 use hongbao::Store;
 use serde_json::Value;
 
@@ -291,4 +297,136 @@ async fn reconciled_per_user(
         .map(|u| (u.user_id.as_str(), u.gap_cents()))
         .collect();
     assert_eq!(gaps, [("bob", claimed["bob"])], "{backend}");
+}
+
+/// Walks every wallet with reconcile-cron's store step, `per_run` wallets a run, until a pass
+/// is over: the runs it took, the wallets it checked and those that did not reconcile (user ->
+/// what was wrong).
+async fn reconcile_pass(
+    store: &Store,
+    per_run: u64,
+) -> (u32, u64, BTreeMap<String, Vec<Mismatch>>) {
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (mut runs, mut checked, mut found) = (0, 0, BTreeMap::new());
+    loop {
+        let (summary, unreconciled) = reconcile::run_until(store, far, per_run).await.unwrap();
+        runs += 1;
+        checked += summary.checked;
+        for w in unreconciled {
+            found.insert(w.user_id, w.mismatches);
+        }
+        if summary.pass_completed {
+            return (runs, checked, found);
+        }
+        assert!(runs < 1_000, "a pass never ends");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reconcile_cron_finds_every_wallet_moved_outside_the_scripts_and_no_other() {
+    for backend in Backend::ALL {
+        // Arrange: every kind of movement, each step sent twice, and 40 more funded wallets.
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |c| c.packets.grab_rate_limit = 0);
+        every_movement_sent_twice(&store).await;
+        for i in 0..40 {
+            wallet::deposit(&store, &format!("u{i:02}"), 100, "d-u")
+                .await
+                .unwrap();
+        }
+
+        // Act and assert: a pass over runs of 7 wallets checks all 43 and finds nothing.
+        let (runs, checked, found) = reconcile_pass(&store, 7).await;
+        assert!(runs >= 7, "{backend:?}: the pass took {runs} runs");
+        assert!(checked >= 43, "{backend:?}: {checked} wallets checked");
+        assert_eq!(found, BTreeMap::new(), "{backend:?}");
+
+        // Arrange: money moved outside the scripts, in three wallets.
+        let keys = Keys::new("hb");
+        let mut conn = store.conn().await.unwrap();
+        let created = keys.wallet("u03");
+        let () = redis::cmd("HINCRBY")
+            .arg(&created.wallet)
+            .arg("balance")
+            .arg(1)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let twice = keys.wallet("u17");
+        let head: String = redis::cmd("LINDEX")
+            .arg(&twice.ledger)
+            .arg(0)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let () = redis::pipe()
+            .cmd("LPUSH")
+            .arg(&twice.ledger)
+            .arg(&head)
+            .cmd("HINCRBY")
+            .arg(&twice.wallet)
+            .arg("balance")
+            .arg(100)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let edited = keys.wallet("carol");
+        let head: String = redis::cmd("LINDEX")
+            .arg(&edited.ledger)
+            .arg(0)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let entry = hongbao::domain::wallet::Entry::parse(&head).unwrap();
+        let changed = format!(
+            "{}|{}|{}|{}",
+            entry.kind.as_str(),
+            entry.amount_cents + 1,
+            entry.at_ms,
+            entry.reference
+        );
+        let () = redis::pipe()
+            .cmd("LSET")
+            .arg(&edited.ledger)
+            .arg(0)
+            .arg(&changed)
+            .cmd("HINCRBY")
+            .arg(&edited.wallet)
+            .arg("balance")
+            .arg(1)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+
+        // Act: the next pass, and one run of the function's job.
+        let (_, _, found) = reconcile_pass(&store, 7).await;
+        let run = lambda_reconcile::run(&store, None).await.unwrap();
+
+        // Assert: exactly the three wallets, each for what was done to it (the deposit's
+        // journal entry, not exported yet, says the balance before the edit).
+        let kinds: BTreeMap<&str, Vec<&str>> = found
+            .iter()
+            .map(|(user, ms)| {
+                let kinds = ms
+                    .iter()
+                    .map(|m| match m {
+                        Mismatch::LedgerSum { .. } => "sum",
+                        Mismatch::Twice { .. } => "twice",
+                        Mismatch::NotInLedger { .. } => "not in ledger",
+                        Mismatch::JournalBalance { .. } => "journal balance",
+                        other => panic!("{backend:?}: {user}: {other:?}"),
+                    })
+                    .collect();
+                (user.as_str(), kinds)
+            })
+            .collect();
+        let expected = BTreeMap::from([
+            ("carol", vec!["not in ledger"]),
+            ("u03", vec!["sum", "journal balance"]),
+            ("u17", vec!["twice", "journal balance"]),
+        ]);
+        assert_eq!(kinds, expected, "{backend:?}");
+        assert!(run.pass_completed, "{backend:?}: {run:?}");
+        assert_eq!(run.mismatched, 3, "{backend:?}: {run:?}");
+    }
 }

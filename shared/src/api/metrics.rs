@@ -23,6 +23,8 @@
 //! | `ReclaimRemainingDue` | count | due packets left when a reclaim run ended (the backlog alarm) |
 //! | `LedgerExported`, `LedgerExportFailed` | count | journal entries a ledger-export run published / could not publish (a failed run counts 1) |
 //! | `LedgerExportLagMs` | milliseconds | age of the oldest journal entry left unexported when a ledger-export run ended (0: none; the lag alarm) |
+//! | `ReconcileChecked`, `ReconcileMismatch` | count | wallets a reconcile-cron run checked / found not reconciled with their ledger and journal (the mismatch alarm) |
+//! | `ReconcileFailed` | count | reconcile-cron runs that failed (1 each; the next run goes on from the last step saved) |
 //! | `Unavailable` | count | answers 503 `unavailable` (Redis trouble) |
 //! | `Internal` | count | answers 500 `internal` |
 //! | `LatencyMs` | milliseconds | handler time of each HTTP request |
@@ -149,6 +151,12 @@ metrics! {
     LEDGER_EXPORT_FAILED = "LedgerExportFailed";
     /// Age of the oldest unexported journal entry when a ledger-export run ended, ms.
     LEDGER_EXPORT_LAG_MS = "LedgerExportLagMs";
+    /// Wallets a reconcile run checked against their ledger and journal.
+    RECONCILE_CHECKED = "ReconcileChecked";
+    /// Wallets a reconcile run found not reconciled (the mismatch alarm).
+    RECONCILE_MISMATCH = "ReconcileMismatch";
+    /// Reconcile runs that failed (Redis unreachable): 1 per failed run.
+    RECONCILE_FAILED = "ReconcileFailed";
     /// 503 `unavailable` answers.
     UNAVAILABLE = "Unavailable";
     /// 500 `internal` answers.

@@ -36,6 +36,9 @@ pub enum Function {
     LedgerExport,
     /// `coupon`: coupon drops (campaigns, grabs, checkout).
     Coupon,
+    /// `reconcile-cron`: the EventBridge schedule's check of every wallet against its ledger
+    /// and the journal.
+    ReconcileCron,
 }
 
 /// What starts a function.
@@ -79,6 +82,7 @@ impl Function {
         Function::Vote,
         Function::LedgerExport,
         Function::Coupon,
+        Function::ReconcileCron,
     ];
 
     /// The function's declaration.
@@ -116,6 +120,13 @@ impl Function {
                 features: &[Feature::LedgerExport],
             },
             Function::Coupon => http("coupon", "Coupon", &[Feature::Coupons]),
+            Function::ReconcileCron => Declaration {
+                name: "reconcile-cron",
+                logical_id: "ReconcileCron",
+                trigger: Trigger::Schedule,
+                separate_build: false,
+                features: &[],
+            },
         }
     }
 
@@ -130,7 +141,9 @@ impl Function {
             Function::NextOrderCode => api::order_codes::routes(),
             Function::Vote => api::voting::routes(),
             Function::Coupon => api::coupons::routes(),
-            Function::ReclaimCron | Function::LedgerExport => return None,
+            Function::ReclaimCron | Function::LedgerExport | Function::ReconcileCron => {
+                return None
+            }
         })
     }
 

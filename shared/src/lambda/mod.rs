@@ -1,8 +1,8 @@
 //! The Lambda side of every function: the functions themselves, declared once ([`Function`]:
 //! name, trigger, routes; `functions.json` is written from it), a sandbox's Init ([`init`]:
 //! tracing, [`settings`], the Redis store), serving an HTTP function's router to API Gateway HTTP
-//! API events ([`run_http`], [`serve`]), and the two functions that EventBridge schedules run
-//! instead of a router ([`reclaim`], [`ledger_export`], through one shell, [`scheduled`]). An HTTP
+//! API events ([`run_http`], [`serve`]), and the jobs that EventBridge schedules run instead of a
+//! router ([`reclaim`], [`ledger_export`], [`reconcile`], through one shell, [`scheduled`]). An HTTP
 //! function's `main` is one call of [`run_http`]; a scheduled one's, [`init`] then its `serve`.
 //!
 //! Following the AWS Lambda Rust runtime examples: everything expensive is built once per
@@ -16,6 +16,7 @@ mod init;
 pub mod ledger_export;
 pub mod openapi;
 pub mod reclaim;
+pub mod reconcile;
 pub mod scheduled;
 mod settings;
 

@@ -33,6 +33,7 @@ mod nodes;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
+pub mod reconcile;
 pub mod redis_auth;
 pub mod scan;
 pub mod scripts;

@@ -1,0 +1,221 @@
+//! reconcile-cron: every wallet checked against its ledger and the money journal, a batch per
+//! run, the walk resumed where the last run stopped.
+//!
+//! Wallets have no index (a wallet is its hash, `<prefix>:{t}:wallet:<user>`), so the walk is
+//! a `SCAN` of each master ([`crate::store::Conn::scan_step`]) for hashes of that shape, never on a request
+//! path. Where each master's scan stands is kept in Redis, so runs (and sandboxes) share it:
+//!
+//! | key | type | contents |
+//! | --- | --- | --- |
+//! | `<prefix>:{reconcile}:cursor` | hash | master (`standalone`, or `host:port` of a cluster master) -> its `SCAN` cursor, or `done` once its scan is over; deleted when every master of the cluster is `done` (a pass is over: the next run starts another); no TTL (it guards no money; losing it only restarts the pass) |
+//!
+//! A cluster's masters are those `CLUSTER SLOTS` names at each run: a master new since the
+//! pass began (a failover, a scale-out) is scanned from its start, so no wallet of it is
+//! missed; a wallet may be checked twice in a pass (`SCAN` may return a key twice), which
+//! changes nothing, as the job writes only its cursor.
+//!
+//! Each wallet is read in one atomic step on its hash tag (`MULTI`: its balance, its ledger,
+//! the newest [`JOURNAL_WINDOW`] entries of its tag's journal), then checked by
+//! [`crate::domain::wallet::reconcile`] (the rules are there).
+
+use std::time::Instant;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use redis::Value;
+use serde::Serialize;
+
+use super::error::Error;
+use super::journal::parse_range;
+use super::keys::Keys;
+use super::scan::Master;
+use super::Store;
+use crate::domain::wallet::{reconcile, Mismatch, LEDGER_CAP};
+
+/// Keys one `SCAN` step asks each master to look at (`COUNT`), at most; fewer when fewer
+/// wallets are left to the run's budget.
+pub const SCAN_COUNT: usize = 500;
+
+/// Wallets of one `SCAN` step checked at once (each one round trip on its own slot).
+pub const CONCURRENCY: usize = 32;
+
+/// The newest entries of a wallet's journal read with it (`XREVRANGE ... COUNT`): the
+/// entries ledger-export has not published yet, which it deletes within a minute or two.
+pub const JOURNAL_WINDOW: usize = 1_000;
+
+/// What one reconcile run did. Logged and returned by the reconcile-cron function.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReconcileSummary {
+    /// Wallets checked.
+    pub checked: u64,
+    /// Wallets with at least one [`Mismatch`].
+    pub mismatched: u64,
+    /// `SCAN` steps taken.
+    pub scan_steps: u64,
+    /// Whether this run ended a pass over every wallet (the next run starts another).
+    pub pass_completed: bool,
+}
+
+/// One wallet that did not reconcile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreconciled {
+    /// The wallet's user.
+    pub user_id: String,
+    /// What was wrong.
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// The hash that keeps each master's place in the walk.
+fn cursor_key(prefix: &str) -> String {
+    format!("{prefix}:{{reconcile}}:cursor")
+}
+
+/// A master's field in [`cursor_key`].
+fn label(master: &Master) -> String {
+    match master {
+        None => "standalone".to_string(),
+        Some((host, port)) => format!("{host}:{port}"),
+    }
+}
+
+/// The user whose wallet hash `key` is (`None`: another key the pattern matched, such as a
+/// wallet's `:idem` or `:history` hash).
+fn wallet_user(keys: &Keys, prefix: &str, key: &str) -> Option<String> {
+    let rest = key.strip_prefix(prefix)?.strip_prefix(":{")?;
+    let (_, encoded) = rest.split_once("}:wallet:")?;
+    let user = percent_encoding::percent_decode_str(encoded)
+        .decode_utf8()
+        .ok()?
+        .into_owned();
+    (keys.wallet(&user).wallet == key).then_some(user)
+}
+
+/// Checks the wallet of `user_id`: its balance, ledger and journal read in one `MULTI` on its
+/// hash tag, then [`reconcile`].
+///
+/// # Errors
+/// [`Error::Unavailable`] when its node cannot be reached; [`Error::Internal`] for a reply of
+/// the wrong shape.
+pub async fn check_wallet(store: &Store, user_id: &str) -> Result<Vec<Mismatch>, Error> {
+    let keys = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let mut conn = store.conn().await?;
+    let (balance, ledger, journal): (Option<String>, Vec<String>, Value) = redis::pipe()
+        .atomic()
+        .cmd("HGET")
+        .arg(&keys.wallet)
+        .arg("balance")
+        .cmd("LRANGE")
+        .arg(&keys.ledger)
+        .arg(0)
+        .arg(LEDGER_CAP as isize - 1)
+        .cmd("XREVRANGE")
+        .arg(&keys.journal)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(JOURNAL_WINDOW)
+        .query_async(&mut conn)
+        .await?;
+    Ok(reconcile(
+        user_id,
+        balance.as_deref(),
+        &ledger,
+        &parse_range(journal)?,
+    ))
+}
+
+/// Walks on from where the last run stopped: `SCAN` steps over each master in turn, checking
+/// every wallet each step finds, until about `max_wallets` are checked (a step's wallets are
+/// all checked: `SCAN` may return more keys than it was asked for), `stop_at` passes, or every
+/// master's scan is over (the pass is over: the cursor is deleted). Each step's cursor is
+/// saved before the next, so a run that fails or times out loses at most one step's work.
+/// The wallets that did not reconcile are returned with the summary (the caller logs and
+/// counts them).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a reply of the
+/// wrong shape. A wallet that cannot be read ends the run: the next run checks it again.
+pub async fn run_until(
+    store: &Store,
+    stop_at: Instant,
+    max_wallets: u64,
+) -> Result<(ReconcileSummary, Vec<Unreconciled>), Error> {
+    let prefix = store.config().key_prefix.clone();
+    let keys = Keys::new(&prefix);
+    let cursors = cursor_key(&prefix);
+    let pattern = format!("{prefix}:{{*}}:wallet:*");
+    let mut conn = store.conn().await?;
+    let masters = conn.masters().await?;
+    let saved: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(&cursors)
+        .query_async(&mut conn)
+        .await?;
+    let mut summary = ReconcileSummary::default();
+    let mut found = Vec::new();
+    let mut done = 0;
+    for master in &masters {
+        let field = label(master);
+        let mut cursor = match saved.get(&field).map(String::as_str) {
+            Some("done") => {
+                done += 1;
+                continue;
+            }
+            Some(c) => c.parse::<u64>().unwrap_or(0),
+            None => 0,
+        };
+        while summary.checked < max_wallets && Instant::now() < stop_at {
+            let count = SCAN_COUNT.min((max_wallets - summary.checked) as usize);
+            let (next, batch) = conn
+                .scan_step(master, cursor, &pattern, "hash", count)
+                .await?;
+            summary.scan_steps += 1;
+            let users = batch
+                .iter()
+                .filter_map(|key| wallet_user(&keys, &prefix, key));
+            let checked: Vec<(String, Vec<Mismatch>)> = stream::iter(users)
+                .map(|user_id| async move {
+                    let mismatches = check_wallet(store, &user_id).await?;
+                    Ok::<_, Error>((user_id, mismatches))
+                })
+                .buffer_unordered(CONCURRENCY)
+                .try_collect()
+                .await?;
+            for (user_id, mismatches) in checked {
+                summary.checked += 1;
+                if !mismatches.is_empty() {
+                    summary.mismatched += 1;
+                    found.push(Unreconciled {
+                        user_id,
+                        mismatches,
+                    });
+                }
+            }
+            cursor = next;
+            let place = if next == 0 {
+                "done".to_string()
+            } else {
+                next.to_string()
+            };
+            let () = redis::cmd("HSET")
+                .arg(&cursors)
+                .arg(&field)
+                .arg(place)
+                .query_async(&mut conn)
+                .await?;
+            if next == 0 {
+                done += 1;
+                break;
+            }
+        }
+        if summary.checked >= max_wallets || Instant::now() >= stop_at {
+            break;
+        }
+    }
+    if done == masters.len() {
+        let () = redis::cmd("DEL")
+            .arg(&cursors)
+            .query_async(&mut conn)
+            .await?;
+        summary.pass_completed = true;
+    }
+    Ok((summary, found))
+}
