@@ -4,6 +4,11 @@
 -- A crash between the steps leaves the claim "pending"; the next claim call or reclaim-cron
 -- re-drives steps 2 and 3, which are idempotent.
 --
+-- A share is claimed once, until the packet's expires_at (Redis TIME, ms): at or after it, or
+-- once the packet is settled, the answer is 'expired'. This script runs on the slot of the
+-- settlement (settle.lua), so a claim racing the refund at the deadline is serialised with it:
+-- the claim first and a refund smaller by the share, or the refund first and 'expired'.
+--
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] grabs: grabs hash (user -> share record)
 -- KEYS[3] claims: claims hash (user -> state)
@@ -31,9 +36,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expires_at = tonumber(meta[3])
--- The same slot holds the settlement, so a claim and the refund are serialised:
--- either this claim lands first and the refund excludes it, or the refund lands first
--- (status 'settled') and this claim is refused.
+-- Settled or expired: refused (serialised with the refund, see the header).
 if status == 'settled' or now >= expires_at then
   return {'expired'}
 end

@@ -32,7 +32,8 @@
 --   'rate_limited:<retry_after_ms>'
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
 --   'expired[:<expires_at_ms>]'   Redis TIME is at or past expires_at, or the packet is settled
---   'sold_out[:<expires_at_ms>:<now_ms>]'   every share is grabbed (now_ms: Redis TIME)
+--   'sold_out[:<expires_at_ms>:<now_ms>]'   every share is grabbed, before expires_at (now_ms:
+--                                           Redis TIME)
 --   'not_open_yet:<opens_at_ms>:<now_ms>'   a scheduled packet before its opening (Redis
 --                                           TIME); nothing written, not counted
 --   'grabbed:<record>:<expires_at_ms>'
@@ -86,7 +87,10 @@ local open = not meta[6]
 if status == 'settled' or now >= expires_at then
   return open and ('expired:' .. meta[2]) or 'expired'
 end
--- A scheduled packet: nothing is answered for it from memory, and nothing is written.
+-- A scheduled packet (opens_at = Redis TIME at creation + opens_in_secs, create_packet.lua):
+-- checked before anything that writes; nothing is written. The sandbox's memory cannot answer
+-- it early: it is neither sold out nor expired before it opens (expires_at = opens_at +
+-- expires_in_secs).
 if meta[7] and now < tonumber(meta[7]) then
   return 'not_open_yet:' .. meta[7] .. ':' .. string.format('%d', now)
 end

@@ -1,18 +1,23 @@
 -- history.lua: a user's red-packet history, prepended (by
--- shared/src/store/scripts/mod.rs, after records.lua) to the scripts that write it:
--- create_packet.lua (the sender's "sent" list) and wallet_credit.lua (the grabber's
--- "received" list, with the claim's credit). Needs records.lua's int().
+-- shared/src/store/scripts/mod.rs, after records.lua) to the scripts that move the money an
+-- entry records, so the entry is written with it: create_packet.lua (the sender's "sent"
+-- entry, with the debit), wallet_credit.lua (the grabber's "received" entry, with the claim's
+-- credit: once per transfer id, so a claim re-driven by a retry or by reclaim-cron adds one
+-- entry), settle.lua (the refund, into the sent entry) and cancel.lua (the cancel's refund and
+-- flag). Needs records.lua's int().
 --
 -- A list is a sorted set on the user's own slot, every member with score 0 so Redis orders
 -- members by their bytes: `<time: 13 digits, Unix ms>:<packet_id>:<year>|<cents>|...` (the
--- full layouts are in shared/src/domain/history/mod.rs). Newest first is ZREVRANGEBYLEX, a cursor
--- is a lexicographic bound, and the year and cents sit at fixed places so a pruned entry can
--- be taken out of its year's totals. The totals are one hash per user:
+-- full layouts are in shared/src/domain/history/entries.rs). Newest first is ZREVRANGEBYLEX, a
+-- cursor is a lexicographic bound, and the year and cents sit at fixed places so a pruned
+-- entry can be taken out of its year's totals. The totals are one hash per user:
 -- `<year>:<role>:count` and `<year>:<role>:cents`, exact integers.
 --
 -- Nothing here has a TTL: entries older than the retention are pruned by these scripts, at
 -- most HISTORY_PRUNE_BATCH per list per write (oldest first), so a list never needs SCAN and
--- eviction policies that take keys with a TTL (volatile-*) never take history.
+-- eviction policies that take keys with a TTL (volatile-*) never take history; a claimed
+-- share's received entry outlives the packet's own keys. history_page.lua hides older entries
+-- at once.
 local HISTORY_PRUNE_BATCH = 64
 
 -- The business year of Unix ms t by a bounds argument `<first_year>:<s1>:<s2>:<s3>:<s4>`

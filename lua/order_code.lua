@@ -2,16 +2,17 @@
 -- sequence, all or none, deciding the business day from Redis TIME in the same atomic step.
 --
 -- The caller turns positions into codes with the day's secret keyed permutation (see
--- shared/src/order_codes.rs); this script only decides the day and hands out each position of
--- that day once. It never wraps: past the domain it answers 'exhausted' and takes nothing.
+-- shared/src/domain/order_codes/permutation.rs); this script only decides the day and hands
+-- out each position of that day once. It never wraps: past the domain it answers 'exhausted'
+-- and takes nothing.
 --
 -- A day hash has one field: its name is the day's secret (32 hex digits), its value the
 -- number of positions taken (at least 1 once the hash exists). It has no TTL, so no eviction
 -- policy can take it (an evicted hash would stop the day, see 'lost'); the caller deletes the
--- hashes of days before yesterday once the script answers that it started a new day. A caller that remembers the
--- secret increments that field directly (TIME + HINCRBY, the cost of an INCR); a wrong or
--- stale guess creates a new field of value `count`, which is removed again at once, and the
--- script reads the real secret.
+-- hashes of days before yesterday once the script answers that it started a new day. A caller
+-- that remembers the secret increments that field directly (TIME + HINCRBY, the cost of an
+-- INCR); a wrong or stale guess creates a new field of value `count`, which is removed again
+-- at once, and the script reads the real secret.
 --
 -- KEYS[1..m] day_hashes: day hashes of the candidate business days (m = 1..3, one slot: tag
 --            {oc})

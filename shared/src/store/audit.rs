@@ -3,7 +3,8 @@
 //! The invariant: sum of wallet balances + money held by packets = sum of deposits − sum of
 //! withdrawals, where a packet holds `total - refunded - credited claims` cents (a claim is
 //! credited once its wallet transfer record exists). This reads per packet and per wallet; it
-//! is an audit tool, not a request path.
+//! is an audit tool, not a request path. The integration tests check the invariant at
+//! checkpoints and at the end of a run.
 //!
 //! Conservation alone cannot see money that is *stuck*: a packet that lost its reclaim-index
 //! entry still "holds" its money, and nobody will ever refund it. [`stuck_packets`] finds such

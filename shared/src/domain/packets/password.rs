@@ -7,7 +7,10 @@
 //! from a CSPRNG per packet, so no two packets share a salt and no table of guesses serves two
 //! packets), and a grab sends the verifier of what the grabber typed, which `lua/grab.lua`
 //! compares. The salt is derived, not stored, so a grab computes the verifier without reading
-//! the packet first (one round trip, as for any grab).
+//! the packet first (one round trip, as for any grab). The verifier, like the create request's
+//! fingerprint (which records only that a password was given), never reaches a response, a log
+//! line or a journal entry; a wrong guess costs an attempt of the grab rate limit
+//! (`lua/grab.lua`).
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde::Deserialize;

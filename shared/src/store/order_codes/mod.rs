@@ -1,6 +1,6 @@
 //! Daily order codes: `yyMMdd` of the business day plus a random-looking suffix that is unique
 //! within the day (`POST /order-codes`, the next-order-code function; the design starts from
-//! the source blog post on 11-digit daily order codes).
+//! seed 001, the source blog post on 11-digit daily order codes, corrected below).
 //!
 //! A code is 6 + `d` decimal digits (`d` = `HONGBAO_ORDER_CODE_DIGITS`, 5 to 7), e.g.
 //! `26112184817` for the 5-digit default: the business day 2026-11-21 and the suffix `84817`.

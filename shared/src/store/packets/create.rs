@@ -201,6 +201,11 @@ impl CreatePacketCall<'_> {
 /// (funds, idempotency, quota), the entry is not removed but brought forward, so reclaim-cron
 /// drops it soon: a late first run of the same call may still create the packet.
 ///
+/// A repeated `Idempotency-Key` answers the earlier packet only for the same request: the same
+/// fingerprint (`domain::packets::fingerprint`, which records only *that* a password was given)
+/// and the same password, compared by its verifier under the earlier packet's salt; anything
+/// else is [`CreateOutcome::IdempotencyKeyReused`].
+///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the packet may or may not exist:
 /// retry with the same `Idempotency-Key`).

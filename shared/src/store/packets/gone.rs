@@ -9,9 +9,12 @@
 //!
 //! Nothing here can move money: a remembered packet is answered with a read, never a write,
 //! and an entry only ever narrows the answer to `already_grabbed` (the share the grabs hash
-//! holds), `sold_out` or `expired`. The cost, written down in `lua/grab.lua`: a remembered
-//! packet's repeat is not counted by the grab rate limit (the limiter's check would cost Redis
-//! more than the `HGET` that answers it).
+//! holds), `sold_out` or `expired`. The worst a remembered answer can do, after a failover
+//! that lost the last grabs of a packet (without `REDIS_WAIT_REPLICAS`), is answer `sold_out`
+//! for up to [`MAX_READING_AGE`](crate::domain::packets::gone::MAX_READING_AGE) while shares
+//! are back; settlement refunds those at expiry. The cost, written down in `lua/grab.lua`: a
+//! remembered packet's repeat is not counted by the grab rate limit (the limiter's check would
+//! cost Redis more than the `HGET` that answers it).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

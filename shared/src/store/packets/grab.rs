@@ -120,8 +120,8 @@ impl GrabCall<'_> {
 /// A remembered packet answers [`GrabOutcome::AlreadyGrabbed`] with the caller's share if the
 /// grabs hash holds one (not counted by the rate limit: the `HGET` costs Redis less than the
 /// limiter would), else [`GrabOutcome::SoldOut`], or [`GrabOutcome::Expired`] once Redis `TIME`
-/// has surely reached `expires_at` (the last moments before it go to the script). Once the
-/// packet's keys have expired after settlement, a sandbox that remembers it answers
+/// has surely reached `expires_at` (when that is sure: [`crate::domain::packets::gone`]). Once
+/// the packet's keys have expired after settlement, a sandbox that remembers it answers
 /// [`GrabOutcome::Expired`], never a share and never [`GrabOutcome::NotFound`].
 ///
 /// # Errors

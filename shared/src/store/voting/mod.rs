@@ -2,12 +2,12 @@
 //!
 //! Source of the rules: josiahcarlson/redis-in-action, `python/ch01_listing_source.py`
 //! (`post_article`, `article_vote`, `get_articles`, `add_remove_groups`, `get_group_articles`) and
-//! the source blog post on Redis key design (which adds the down-vote). A posted article gets a
-//! hash, an entry in the **score** sorted set (posted time + 432, the poster's own vote) and one in
-//! the **time** sorted set; a vote within one week ([`ONE_WEEK_IN_SECONDS`]) adds [`VOTE_SCORE`] =
-//! 432 = 86,400 s / 200 votes (an article with 200 votes a day keeps its place for a day); pages
-//! hold [`ARTICLES_PER_PAGE`] = 25 articles, highest first; a group is a set intersected with the
-//! score or time set and cached for 60 s.
+//! seed 002, the source blog post on Redis key design (which adds the down-vote). A posted
+//! article gets a hash, an entry in the **score** sorted set (posted time + 432, the poster's
+//! own vote) and one in the **time** sorted set; a vote within one week
+//! ([`ONE_WEEK_IN_SECONDS`]) adds [`VOTE_SCORE`] = 432 = 86,400 s / 200 votes (an article with
+//! 200 votes a day keeps its place for a day); pages hold [`ARTICLES_PER_PAGE`] = 25 articles,
+//! highest first; a group is a set intersected with the score or time set and cached for 60 s.
 //!
 //! What this module changes, and why:
 //!
