@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,6 +44,10 @@ DATA_ONLY = ["functions.yaml", "jobs.yaml"]
 # this table is exactly the settings the code declares).
 SETTINGS_DOC = "docs/configuration.md"
 SETTINGS_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]*)` \| (.*?) \| (.*) \|$")
+# The runbook: under `## Alarms`, a `### <alarm>` section per alarm, whose "What it means."
+# paragraph begins with the alarm's description.
+RUNBOOK = "docs/operations.md"
+MEANS = "**What it means.**"
 
 
 class TemplateError(Exception):
@@ -83,10 +88,10 @@ class Function:
 
     @property
     def values(self) -> dict:
-        v = {"Fn": self.logical, "fn": self.name}
+        """Its prototypes' placeholders; <Name> starts its alarms' names (a job's prefix)."""
+        v = {"Fn": self.logical, "fn": self.name, "Name": self.logical}
         if self.job:
-            v |= {"Job": self.job["prefix"], "errors": self.job["errors"]}
-            v["failed"] = self.job["failed"]
+            v |= {"Job": self.job["prefix"], "Name": self.job["prefix"]}
         return v
 
 
@@ -135,6 +140,7 @@ class Builder:
             self.functions.append(fn)
         self.principals = {env: name for name, env in self.data["principals"].items()}
         self.settings_doc = settings_table(root / SETTINGS_DOC)
+        self.meanings = alarm_meanings(root / RUNBOOK)
         self.placed_alarms: set[str] = set()
 
     # ----------------------------------------------------------------------- helpers
@@ -363,7 +369,6 @@ class Builder:
             values = {
                 "Alarm": alarm,
                 "Condition": kind["condition"],
-                "Description": folded(spec["description"]),
                 "Label": spec.get("label", f"{spec['metric']}, worst node"),
                 "Nodes": ", ".join(f"s{s}n{n}" for s, n in nodes),
                 "Periods": spec["periods"],
@@ -398,7 +403,7 @@ class Builder:
             raise TemplateError(f"job-alarms {args[0]}: no job has that prefix")
         out = []
         for fn in jobs:
-            for key, text in blocks(self.proto("job-alarms", fn.values)):
+            for key, text in self.job_alarm_blocks(fn):
                 if key is None or key in self.placed_alarms:
                     continue
                 if len(args) > 1 and key not in {f"{args[0]}{n}Alarm" for n in args[1:]}:
@@ -406,6 +411,12 @@ class Builder:
                 self.placed_alarms.add(key)
                 out.append(text)
         return "\n".join(out)
+
+    def job_alarm_blocks(self, fn: Function) -> list[tuple[str | None, str]]:
+        def lambda_alarms(what: str, args: list[str]) -> str | None:
+            return self.proto("lambda-alarms", fn.values) if what == "lambda-alarms" else None
+
+        return blocks(self.proto("job-alarms", fn.values, lambda_alarms))
 
     def expand_alarms(self, section: str) -> str:
         """Every entry of alarms.yaml's Resources as the AWS::CloudWatch::Alarm it stands for
@@ -419,10 +430,13 @@ class Builder:
                 continue
             spec = load(body(text))
             above = text[: len(text) - len(without_comments_above(text))]
-            props = [
-                t for k, t in blocks(body(text)) if k and k not in ("description", "Condition")
-            ]
-            desc = " ".join(spec["description"].split())
+            props = [t for k, t in blocks(body(text)) if k and k != "Condition"]
+            if key not in self.meanings:
+                raise TemplateError(
+                    f"{key}: no '### {key}' section under '## Alarms' of {RUNBOOK} beginning "
+                    f"{MEANS} (its first sentence is the alarm's description)"
+                )
+            desc = self.meanings[key].replace("${", "${!")
             desc = json.dumps(f"{desc} Runbook: ${{RunbookUrl}}#{key.lower()}", ensure_ascii=False)
             res = [f"{key}:", "  Type: AWS::CloudWatch::Alarm"]
             if "Condition" in spec:
@@ -471,7 +485,7 @@ class Builder:
             "node-alarms": self.node_alarms,
             "unavailable-metrics": self.unavailable_metrics,
             "function-alarms": lambda: "\n\n".join(
-                self.proto("function-alarms", f.values) for f in self.functions if f.http
+                self.proto("lambda-alarms", f.values) for f in self.functions if f.http
             ),
             "dashboard": lambda: dashboard.resource(self),
         }
@@ -503,9 +517,8 @@ class Builder:
                 filled = "\n".join(lines[1:])
             out.append(filled)
             last = key if key is not None else last
-        missing = {
-            k for f in self.jobs for k, _ in blocks(self.proto("job-alarms", f.values)) if k
-        } - self.placed_alarms
+        missing = {k for f in self.jobs for k, _ in self.job_alarm_blocks(f) if k}
+        missing -= self.placed_alarms
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
@@ -520,6 +533,26 @@ def settings_table(path: Path) -> dict[str, tuple[str, str]]:
         if m:
             default, meaning = (x.replace("`", "") for x in m.group(2, 3))
             out[m.group(1)] = ("" if default == "(none)" else default, meaning)
+    return out
+
+
+def alarm_meanings(path: Path) -> dict[str, str]:
+    """alarm -> the first sentence of its runbook section's "What it means." paragraph, Markdown
+    as plain text."""
+    out: dict[str, str] = {}
+    alarm, in_alarms = None, False
+    lines = path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("## "):
+            in_alarms = line.strip() == "## Alarms"
+        elif in_alarms and line.startswith("### "):
+            alarm = line[4:].strip()
+        elif alarm and line.startswith(MEANS):
+            paragraph = " ".join(itertools.takewhile(str.strip, lines[i:]))[len(MEANS) :]
+            text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", " ".join(paragraph.split()))
+            text = text.replace("**", "").replace("`", "")
+            out[alarm] = re.match(r".+?\.(?=\s+[A-Z]|$)", text).group(0)
+            alarm = None
     return out
 
 
