@@ -504,7 +504,7 @@ class Builder:
         last = None
         self.alarms: list[tuple[str, str | None]] = []  # (logical id, Condition), in order
         for name, key, text in self.sections:
-            filled = fill(text, {}, self.generate)
+            filled = replace_policies(fill(text, {}, self.generate))
             if key == "Parameters":
                 self.parameters = load(filled)["Parameters"]
             if name == "alarms.yaml":
@@ -534,6 +534,13 @@ def settings_table(path: Path) -> dict[str, tuple[str, str]]:
             default, meaning = (x.replace("`", "") for x in m.group(2, 3))
             out[m.group(1)] = ("" if default == "(none)" else default, meaning)
     return out
+
+
+def replace_policies(text: str) -> str:
+    """Each resource's UpdateReplacePolicy, unless given, is its DeletionPolicy: what the stack
+    keeps when it deletes a resource, it keeps when it replaces it."""
+    deletion = re.compile(r"^( +)DeletionPolicy: (\w+)\n(?!\1UpdateReplacePolicy:)", re.M)
+    return deletion.sub(r"\g<0>\1UpdateReplacePolicy: \2\n", text)
 
 
 def alarm_meanings(path: Path) -> dict[str, str]:
