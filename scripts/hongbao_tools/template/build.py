@@ -386,13 +386,12 @@ class Builder:
                 "MetricName": "Unavailable",
                 "Dimensions": [{"Name": "Function", "Value": load(f"!Ref {fn.logical}Function")}],
             }
-            stat = {"Metric": metric, "Period": 300, "Stat": "Sum"}
-            lines.append("- " + flow({"Id": f"f{i}", "ReturnData": False, "MetricStat": stat}))
+            stat = {"Metric": metric, "Stat": "Sum"}
+            lines.append("- " + flow({"Id": f"f{i}", "MetricStat": stat}))
         ids = ", ".join(f"f{i}" for i in range(len(fns)))
         lines += [
             "- Id: total",
             "  Label: 503 Unavailable, all functions",
-            "  ReturnData: true",
             f"  Expression: SUM([{ids}])",
         ]
         return "\n".join(lines)
@@ -430,7 +429,11 @@ class Builder:
                 continue
             spec = load(body(text))
             above = text[: len(text) - len(without_comments_above(text))]
-            props = [t for k, t in blocks(body(text)) if k and k != "Condition"]
+            props = [
+                alarm_metrics(spec[k]) if k == "Metrics" else t
+                for k, t in blocks(body(text))
+                if k and k != "Condition"
+            ]
             if key not in self.meanings:
                 raise TemplateError(
                     f"{key}: no '### {key}' section under '## Alarms' of {RUNBOOK} beginning "
@@ -445,6 +448,7 @@ class Builder:
             res += [indent(p, "    ") for p in props]
             defaults = {
                 "Period": 300 if "MetricName" in spec else None,
+                "DatapointsToAlarm": spec.get("EvaluationPeriods"),
                 "EvaluationPeriods": 1,
                 "Threshold": 0,
                 "ComparisonOperator": "GreaterThanThreshold",
@@ -534,6 +538,18 @@ def settings_table(path: Path) -> dict[str, tuple[str, str]]:
             default, meaning = (x.replace("`", "") for x in m.group(2, 3))
             out[m.group(1)] = ("" if default == "(none)" else default, meaning)
     return out
+
+
+def alarm_metrics(entries: list[dict]) -> str:
+    """An alarm's Metrics, one entry a line, with what each leaves out: its ReturnData (true for
+    the expression, false for a metric) and its MetricStat's Period 300."""
+    lines = ["Metrics:"]
+    for entry in entries:
+        entry = {"Id": entry["Id"], "ReturnData": "Expression" in entry} | entry
+        if "MetricStat" in entry:
+            entry["MetricStat"] = {"Period": 300} | entry["MetricStat"]
+        lines.append("  - " + flow(entry))
+    return "\n".join(lines)
 
 
 def replace_policies(text: str) -> str:
