@@ -138,7 +138,14 @@ class Builder:
                     "when its trigger is schedule"
                 )
             self.functions.append(fn)
-        self.principals = {env: name for name, env in self.data["principals"].items()}
+        # The principals variable of each `iam` operation, and its parameter:
+        # HONGBAO_DEPOSIT_PRINCIPALS is set by DepositPrincipals.
+        self.principals = {
+            op["principals"]: "".join(w.title() for w in op["principals"].split("_")[1:])
+            for f in spec
+            for op in f["operations"]
+            if op["auth"] == "iam"
+        }
         self.settings_doc = settings_table(root / SETTINGS_DOC)
         self.meanings = alarm_meanings(root / RUNBOOK)
         self.placed_alarms: set[str] = set()
@@ -208,11 +215,6 @@ class Builder:
                 return None
             if op["auth"] == "jwt":
                 return ""
-            if op["principals"] not in self.principals:
-                raise TemplateError(
-                    f"{fn.name} {op['event']}: principals {op['principals']} is not in "
-                    "template/parameters.yaml's principals"
-                )
             return self.proto("iam-auth", {"Principals": self.principals[op["principals"]]})
 
         values = {"Event": op["event"], "Method": op["method"], "Path": op["path"]}
@@ -254,7 +256,7 @@ class Builder:
 
     def principal_parameters(self) -> str:
         out = []
-        for name, env in self.data["principals"].items():
+        for env, name in self.principals.items():
             text = folded(self.setting_description(env))
             out.append(self.proto("principal-parameter", {"Param": name, "Description": text}))
         return "\n".join(out)
