@@ -254,6 +254,22 @@ class Builder:
                 ]
         return "\n".join(out)
 
+    def function_paths(self) -> str:
+        """Both rules of each entry of template/resources.yaml's `function-paths`."""
+        out = []
+        for path, spec in self.data["function-paths"].items():
+            low, high = spec["ports"] if "ports" in spec else [spec["port"]] * 2
+            values = {"Path": path, "Condition": spec["Condition"], "Group": flow(spec["group"])}
+            values |= {"From": flow(low), "To": flow(high)}
+            values |= {"egress": flow(spec["egress"]), "ingress": flow(spec["ingress"])}
+            meta = f"Metadata: {flow(spec['Metadata'])}" if "Metadata" in spec else ""
+
+            def metadata(what: str, args: list[str], meta: str = meta) -> str | None:
+                return meta if what == "metadata" else None
+
+            out.append(self.proto("function-path", values, metadata))
+        return "\n\n".join(out)
+
     def principal_parameters(self) -> str:
         out = []
         for env, name in self.principals.items():
@@ -473,6 +489,7 @@ class Builder:
                 self.proto("job-queues", f.values) for f in self.jobs
             ),
             "route-settings": self.route_settings,
+            "function-paths": self.function_paths,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
             "parameter-variables": self.parameter_variables,
