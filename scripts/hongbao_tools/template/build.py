@@ -389,7 +389,7 @@ class Builder:
                 "Condition": kind["condition"],
                 "Label": spec.get("label", f"{spec['metric']}, worst node"),
                 "Nodes": ", ".join(f"s{s}n{n}" for s, n in nodes),
-                "Periods": spec["periods"],
+                "Periods": spec.get("periods", 1),
                 "Threshold": flow(spec["threshold"]),
             }
             out.append(self.proto("node-alarm", values, metrics))
@@ -489,6 +489,9 @@ class Builder:
                 self.proto("job-queues", f.values) for f in self.jobs
             ),
             "route-settings": self.route_settings,
+            "log-levels": lambda: "\n".join(
+                f"{v}: {{Level: {v.upper()}}}" for v in self.parameters["LogLevel"]["AllowedValues"]
+            ),
             "function-paths": self.function_paths,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
