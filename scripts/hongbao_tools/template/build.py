@@ -532,6 +532,7 @@ class Builder:
         for name, key, text in self.sections:
             filled = replace_policies(fill(text, {}, self.generate))
             if key == "Parameters":
+                filled = number_types(filled)
                 self.parameters = load(filled)["Parameters"]
             if name == "alarms.yaml":
                 filled = self.expand_alarms(without_comments_above(filled))
@@ -572,6 +573,19 @@ def alarm_metrics(entries: list[dict]) -> str:
             entry["MetricStat"] = {"Period": 300} | entry["MetricStat"]
         lines.append("  - " + flow(entry))
     return "\n".join(lines)
+
+
+def number_types(section: str) -> str:
+    """The Parameters section with `Type: Number` for each parameter that gives no Type."""
+    out: list[str] = []
+    lines = section.splitlines()
+    for i, line in enumerate(lines):
+        out.append(line)
+        if re.match(r"^  [A-Za-z]\w*:\s*$", line):
+            rest = itertools.takewhile(lambda x: not re.match(r"^  \S", x), lines[i + 1 :])
+            if not any(x.startswith("    Type:") for x in rest):
+                out.append("    Type: Number")
+    return "\n".join(out)
 
 
 def replace_policies(text: str) -> str:
