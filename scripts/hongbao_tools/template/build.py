@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hongbao_tools.template import dashboard
+from hongbao_tools.template.docs import MEANS, RUNBOOK, SETTINGS_DOC, alarm_meanings, settings_table
 from hongbao_tools.template.yamltext import (
     KEY,
     blocks,
@@ -40,14 +41,6 @@ SECTIONS = [
     "outputs.yaml",
 ]
 DATA_ONLY = ["functions.yaml", "jobs.yaml"]
-# The functions' settings, each with its default and meaning (a Rust unit test checks that
-# this table is exactly the settings the code declares).
-SETTINGS_DOC = "docs/configuration.md"
-SETTINGS_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]*)` \| (.*?) \| (.*) \|$")
-# The runbook: under `## Alarms`, a `### <alarm>` section per alarm, whose "What it means."
-# paragraph begins with the alarm's description.
-RUNBOOK = "docs/operations.md"
-MEANS = "**What it means.**"
 
 
 class TemplateError(Exception):
@@ -551,18 +544,6 @@ class Builder:
         return "\n".join(out).rstrip("\n") + "\n"
 
 
-def settings_table(path: Path) -> dict[str, tuple[str, str]]:
-    """variable -> (default, meaning) of the settings table, Markdown code spans as plain text;
-    a default "(none)" is empty."""
-    out = {}
-    for line in path.read_text().splitlines():
-        m = SETTINGS_ROW.match(line)
-        if m:
-            default, meaning = (x.replace("`", "") for x in m.group(2, 3))
-            out[m.group(1)] = ("" if default == "(none)" else default, meaning)
-    return out
-
-
 def alarm_metrics(entries: list[dict]) -> str:
     """An alarm's Metrics, one entry a line, with what each leaves out: its ReturnData (true for
     the expression, false for a metric) and its MetricStat's Period 300."""
@@ -593,26 +574,6 @@ def replace_policies(text: str) -> str:
     keeps when it deletes a resource, it keeps when it replaces it."""
     deletion = re.compile(r"^( +)DeletionPolicy: (\w+)\n(?!\1UpdateReplacePolicy:)", re.M)
     return deletion.sub(r"\g<0>\1UpdateReplacePolicy: \2\n", text)
-
-
-def alarm_meanings(path: Path) -> dict[str, str]:
-    """alarm -> the first sentence of its runbook section's "What it means." paragraph, Markdown
-    as plain text."""
-    out: dict[str, str] = {}
-    alarm, in_alarms = None, False
-    lines = path.read_text().splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("## "):
-            in_alarms = line.strip() == "## Alarms"
-        elif in_alarms and line.startswith("### "):
-            alarm = line[4:].strip()
-        elif alarm and line.startswith(MEANS):
-            paragraph = " ".join(itertools.takewhile(str.strip, lines[i:]))[len(MEANS) :]
-            text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", " ".join(paragraph.split()))
-            text = text.replace("**", "").replace("`", "")
-            out[alarm] = re.match(r".+?\.(?=\s+[A-Z]|$)", text).group(0)
-            alarm = None
-    return out
 
 
 def textwrap_dedent(text: str) -> str:
