@@ -223,8 +223,6 @@ PATTERN_SAMPLES = {
         "arn:aws:sts::123456789012:assumed-role/support/* , arn:aws:iam::123456789012:user/oncall",
     ],
     "Covers": ["", "gold", "red-2027, lantern_2.v1,x"],
-    "ReclaimReservedConcurrency": ["", "1", "5"],
-    "LedgerExportReservedConcurrency": ["", "1", "5"],
     "LedgerExportScheduleExpression": ["rate(1 minute)", "rate(2 minutes)", "rate(5 minutes)"],
     "GrabReservedConcurrency": ["", "1", "1000"],
     "CacheNodeType": ["cache.r7g.large", "cache.m7g.xlarge", "cache.c7gn.large"],
@@ -240,6 +238,18 @@ PATTERN_SAMPLES = {
         "https://github.com/example/hongbao/blob/v1.2.0/docs/operations.md",
     ],
 }
+# Every other reserved concurrency (a scheduled job's, template/jobs.yaml's
+# job-reserved-concurrency, `<Job>ReservedConcurrency`, ^[0-9]*$) takes these.
+RESERVED_SAMPLES = ["", "1", "5"]
+
+
+def pattern_samples(name: str) -> list[str] | None:
+    """The sample values of a parameter constrained only by an AllowedPattern, if known."""
+    if name in PATTERN_SAMPLES:
+        return PATTERN_SAMPLES[name]
+    return RESERVED_SAMPLES if name.endswith("ReservedConcurrency") else None
+
+
 # Values each AllowedPattern must refuse because Init would refuse them (an IAM principal list
 # with an empty entry, a bare `*`, or a `*` inside an entry: IamPrincipals::parse).
 PATTERN_REFUSALS = {
@@ -284,8 +294,8 @@ def sweep(template: dict) -> list[tuple[str, dict]]:
                     values.append(str(spec[bound]))
             if "MaxValue" not in spec:
                 values.append(str(int(float(spec.get("Default", 1))) * 1000 + 7))
-        elif name in PATTERN_SAMPLES:
-            values = PATTERN_SAMPLES[name]
+        elif pattern_samples(name) is not None:
+            values = pattern_samples(name)
             for bad in PATTERN_REFUSALS.get(name, []):
                 if re.fullmatch(spec.get("AllowedPattern", ".*"), bad):
                     raise SystemExit(f"{name}'s AllowedPattern accepts {bad!r}, which Init refuses")

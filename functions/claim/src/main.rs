@@ -1,8 +1,8 @@
-//! The `claim` Lambda function: POST /packets/{id}/claim.
+//! The `claim` Lambda function: a grabbed share credited to the wallet.
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
-//! event with it.
+//! event of its routes ([`Function::routes`], listed in `functions.json`) with it.
 
 use hongbao::lambda::{self, Function};
 

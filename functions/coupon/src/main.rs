@@ -1,9 +1,8 @@
-//! The `coupon` Lambda function: coupon drops (POST /campaigns, POST /campaigns/{id}/codes,
-//! GET /campaigns/{id}, POST /campaigns/{id}/grab, GET /coupons, POST /coupons/redeem).
+//! The `coupon` Lambda function: coupon drops (campaigns, grabs, the merchant's checkout).
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
-//! event with it.
+//! event of its routes ([`Function::routes`], listed in `functions.json`) with it.
 
 use hongbao::lambda::{self, Function};
 

@@ -1,9 +1,8 @@
-//! The `grab` Lambda function: GET /packets/{id}, POST /packets/{id}/grab, and a user's
-//! red-packet history, GET /packets and GET /packets/summary.
+//! The `grab` Lambda function: a red packet's view and grab, and a user's red-packet history.
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
-//! event with it.
+//! event of its routes ([`Function::routes`], listed in `functions.json`) with it.
 
 use hongbao::lambda::{self, Function};
 

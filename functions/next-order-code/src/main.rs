@@ -1,8 +1,8 @@
-//! The `next-order-code` Lambda function: POST /order-codes.
+//! The `next-order-code` Lambda function: order codes.
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
-//! event with it.
+//! event of its routes ([`Function::routes`], listed in `functions.json`) with it.
 
 use hongbao::lambda::{self, Function};
 

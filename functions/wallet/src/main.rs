@@ -1,8 +1,9 @@
-//! The `wallet` Lambda function: GET /wallet, POST /wallet/deposits, POST /wallet/withdrawals.
+//! The `wallet` Lambda function: the wallet, the backend's deposits and withdrawals, the support
+//! look-ups.
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API
-//! event with it.
+//! event of its routes ([`Function::routes`], listed in `functions.json`) with it.
 
 use hongbao::lambda::{self, Function};
 

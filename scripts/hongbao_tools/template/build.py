@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hongbao_tools.template import dashboard
+from hongbao_tools.template.defaults import alarm_metrics, number_types, replace_policies
 from hongbao_tools.template.docs import MEANS, RUNBOOK, SETTINGS_DOC, alarm_meanings, settings_table
 from hongbao_tools.template.yamltext import (
     KEY,
@@ -331,6 +331,21 @@ class Builder:
             out.append(above + "\n".join(lines))
         return "\n".join(out)
 
+    def job_schedule_parameters(self) -> str:
+        """Each scheduled job's `<prefix>ScheduleExpression` (its entry's `schedule`: the
+        Description and any constraint; Default `rate(1 minute)` unless it gives one)."""
+        out = []
+        for fn in self.jobs:
+            given = dict(fn.job["schedule"])
+            description = given.pop("Description")
+            default = given.pop("Default", "rate(1 minute)")
+            lines = [f"{fn.job['prefix']}ScheduleExpression:", "  Type: String"]
+            lines += [f"  Default: {flow(default)}"]
+            lines += [f"  {k}: {flow(v)}" for k, v in given.items()]
+            lines += ["  Description: >-", indent(folded(description), "    ")]
+            out.append("\n".join(lines))
+        return "\n".join(out)
+
     def reserved(self, key: str) -> str:
         out = []
         for fn in self.functions:
@@ -414,7 +429,7 @@ class Builder:
         out = []
         for fn in jobs:
             for key, text in self.job_alarm_blocks(fn):
-                if key is None or key in self.placed_alarms:
+                if key in self.placed_alarms:
                     continue
                 if len(args) > 1 and key not in {f"{args[0]}{n}Alarm" for n in args[1:]}:
                     continue
@@ -422,11 +437,19 @@ class Builder:
                 out.append(text)
         return "\n".join(out)
 
-    def job_alarm_blocks(self, fn: Function) -> list[tuple[str | None, str]]:
+    def job_alarm_blocks(self, fn: Function) -> list[tuple[str, str]]:
+        """(logical id, entry) of each alarm of job `fn`: template/jobs.yaml's `job-alarms`
+        (with `lambda-alarms`), then its own (`alarms` in template/functions.yaml, by
+        `job-metric-alarm`)."""
+
         def lambda_alarms(what: str, args: list[str]) -> str | None:
             return self.proto("lambda-alarms", fn.values) if what == "lambda-alarms" else None
 
-        return blocks(self.proto("job-alarms", fn.values, lambda_alarms))
+        texts = [self.proto("job-alarms", fn.values, lambda_alarms)]
+        for alarm, own in fn.job.get("alarms", {}).items():
+            v = fn.values | {"Alarm": alarm, "Metric": own["metric"]}
+            texts.append(self.proto("job-metric-alarm", v))
+        return [(k, text) for t in texts for k, text in blocks(t) if k]
 
     def expand_alarms(self, section: str) -> str:
         """Every entry of alarms.yaml's Resources as the AWS::CloudWatch::Alarm it stands for
@@ -486,6 +509,7 @@ class Builder:
                 f"{v}: {{Level: {v.upper()}}}" for v in self.parameters["LogLevel"]["AllowedValues"]
             ),
             "function-paths": self.function_paths,
+            "job-schedule-parameters": self.job_schedule_parameters,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
             "parameter-variables": self.parameter_variables,
@@ -537,43 +561,10 @@ class Builder:
                 filled = "\n".join(lines[1:])
             out.append(filled)
             last = key if key is not None else last
-        missing = {k for f in self.jobs for k, _ in self.job_alarm_blocks(f) if k}
-        missing -= self.placed_alarms
+        missing = {k for f in self.jobs for k, _ in self.job_alarm_blocks(f)} - self.placed_alarms
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
-
-
-def alarm_metrics(entries: list[dict]) -> str:
-    """An alarm's Metrics, one entry a line, with what each leaves out: its ReturnData (true for
-    the expression, false for a metric) and its MetricStat's Period 300."""
-    lines = ["Metrics:"]
-    for entry in entries:
-        entry = {"Id": entry["Id"], "ReturnData": "Expression" in entry} | entry
-        if "MetricStat" in entry:
-            entry["MetricStat"] = {"Period": 300} | entry["MetricStat"]
-        lines.append("  - " + flow(entry))
-    return "\n".join(lines)
-
-
-def number_types(section: str) -> str:
-    """The Parameters section with `Type: Number` for each parameter that gives no Type."""
-    out: list[str] = []
-    lines = section.splitlines()
-    for i, line in enumerate(lines):
-        out.append(line)
-        if re.match(r"^  [A-Za-z]\w*:\s*$", line):
-            rest = itertools.takewhile(lambda x: not re.match(r"^  \S", x), lines[i + 1 :])
-            if not any(x.startswith("    Type:") for x in rest):
-                out.append("    Type: Number")
-    return "\n".join(out)
-
-
-def replace_policies(text: str) -> str:
-    """Each resource's UpdateReplacePolicy, unless given, is its DeletionPolicy: what the stack
-    keeps when it deletes a resource, it keeps when it replaces it."""
-    deletion = re.compile(r"^( +)DeletionPolicy: (\w+)\n(?!\1UpdateReplacePolicy:)", re.M)
-    return deletion.sub(r"\g<0>\1UpdateReplacePolicy: \2\n", text)
 
 
 def textwrap_dedent(text: str) -> str:

@@ -303,49 +303,29 @@ FEATURES = [
         ],
     ),
 ]
-# A scheduled job's own widgets, before its failed-ticks widget (by its job prefix).
-JOBS = {
-    "Reclaim": [
-        metric(
-            "Reclaim backlog and failures",
-            [
-                emf("ReclaimRemainingDue", "ReclaimCron", "still due (max)", stat="Maximum"),
-                emf("ReclaimFailed", "ReclaimCron", "failed to settle"),
-            ],
-            annotation=("ReclaimBacklogAlarmThreshold", raw("${ReclaimBacklogAlarmThreshold}")),
-        ),
-    ],
-    "LedgerExport": [
-        metric(
-            "Ledger export lag (s)",
-            [
-                emf(
-                    "LedgerExportLagMs",
-                    "LedgerExport",
-                    "lag ms",
-                    id="lagms",
-                    visible=False,
-                    stat="Maximum",
-                ),
-                [
-                    {
-                        "expression": "lagms / 1000",
-                        "label": "oldest unexported entry (s), max",
-                        "id": "lag",
-                    }
-                ],
-            ],
-            annotation=("LedgerExportLagAlarmSecs", raw("${LedgerExportLagAlarmSecs}")),
-        ),
-        metric(
-            "Ledger entries exported and failed",
-            [
-                emf("LedgerExported", "LedgerExport", "exported"),
-                emf("LedgerExportFailed", "LedgerExport", "failed"),
-            ],
-        ),
-    ],
-}
+
+
+def opts(row: list) -> dict:
+    """The options of a widget row `[metric, label, {options}]` (none without them)."""
+    return row[2] if len(row) > 2 else {}
+
+
+def job_widgets(fn) -> list:
+    """A scheduled job's own widgets (its job's `widgets` in template/functions.yaml), before
+    its failed-ticks widget: each a title, its rows and at most one alarm threshold
+    (`annotation`, a parameter drawn as a dashed line). A row is `[metric, label]` or
+    `[metric, label, {options}]` (an EMF metric of the job's function), or a mapping (a
+    metric-math row: `expression`, `label`, `id`)."""
+    out = []
+    for w in fn.job.get("widgets", []):
+        rows = [
+            [row] if isinstance(row, dict) else emf(row[0], fn.logical, *row[1:2], **opts(row))
+            for row in w["metrics"]
+        ]
+        line = w.get("annotation")
+        annotation = (line, raw("${" + line + "}")) if line else None
+        out.append(metric(w["title"], rows, annotation=annotation))
+    return out
 
 
 def ticks(fn) -> dict:
@@ -392,7 +372,7 @@ def body(b) -> dict:
     widgets += store_widgets()
     widgets += FEATURES
     for f in b.jobs:
-        widgets += [*JOBS.get(f.job["prefix"], []), ticks(f)]
+        widgets += [*job_widgets(f), ticks(f)]
     return {"start": "-PT6H", "periodOverride": "inherit", "widgets": widgets}
 
 

@@ -163,8 +163,12 @@ pub async fn read(store: &Store, key: &str, count: usize) -> Result<Vec<Entry>, 
     parse_range(reply)
 }
 
-/// Entries of an `XRANGE` reply: `[[id, [field, value, ...]], ...]`.
-fn parse_range(reply: Value) -> Result<Vec<Entry>, Error> {
+/// Entries of an `XRANGE` or `XREVRANGE` reply (`[[id, [field, value, ...]], ...]`), in its
+/// order.
+///
+/// # Errors
+/// [`Error::Internal`] for a reply of another shape or an entry that is not a journal entry.
+pub fn parse_range(reply: Value) -> Result<Vec<Entry>, Error> {
     let bad = |what: String| Error::bad_reply("journal", what);
     let Value::Array(items) = reply else {
         return Err(bad(format!("{reply:?}")));

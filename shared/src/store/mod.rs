@@ -10,9 +10,11 @@
 //! domain values; an [`Error`](enum@Error) means "no business answer" (Redis down, timing out,
 //! failing over, or a reply of the wrong shape).
 //!
-//! Operations-only code is behind the `ops` cargo feature, off in the functions' bootstraps
-//! and on in the tests: the money-conservation and stuck-packet audits (`audit`) and key
-//! scans (`Conn::scan_keys`, in `scan.rs`), which use `SCAN` and must never serve a request.
+//! Key scans ([`scan`]: `SCAN` on each master, one step at a time) serve audits and the
+//! scheduled jobs that walk the keyspace across runs, never a request. Operations-only code is
+//! behind the `ops` cargo feature, off in the functions' bootstraps and on in the tests: the
+//! money-conservation and stuck-packet audits (`audit`) and whole-keyspace scans
+//! (`Conn::scan_keys`).
 
 #[cfg(feature = "ops")]
 pub mod audit;
@@ -32,8 +34,7 @@ pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
 pub mod redis_auth;
-#[cfg(feature = "ops")]
-mod scan;
+pub mod scan;
 pub mod scripts;
 pub mod support;
 pub mod voting;

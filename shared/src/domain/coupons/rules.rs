@@ -1,4 +1,4 @@
-//! The coupon function's settings: who may create campaigns, add codes and run the checkout
+//! The coupon function's settings: who may call its AWS_IAM routes, the merchant backend's
 //! (`HONGBAO_COUPON_PRINCIPALS`), and seed 004's per-user visit limit.
 
 use super::campaign::VisitLimit;
@@ -10,7 +10,7 @@ use crate::domain::{ConfigError, Lookup};
 pub const COUPON_PRINCIPALS: Setting = Setting {
     name: "HONGBAO_COUPON_PRINCIPALS",
     default: NO_DEFAULT,
-    meaning: "comma-separated IAM `userArn`s allowed to create campaigns, add codes and run the coupon checkout (`POST /campaigns`, `POST /campaigns/{id}/codes`, `POST /coupons/hold`, `POST /coupons/redeem`, `POST /coupons/release`), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: all five are 403 (logged at cold start)",
+    meaning: "comma-separated IAM `userArn`s allowed to call the coupon function's AWS_IAM routes, the merchant backend's (campaigns, their codes, the checkout: the operations of `functions.json` whose `principals` is this setting), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: each of them is 403 (logged at cold start)",
 };
 
 /// `HONGBAO_COUPON_VISIT_LIMIT`.
@@ -37,9 +37,8 @@ pub const SETTINGS: &[Setting] = &[
 /// The configured rules of the coupon function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CouponRules {
-    /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to create campaigns,
-    /// add codes and hold, redeem and release coupons (`HONGBAO_COUPON_PRINCIPALS`); empty:
-    /// nobody.
+    /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to call the coupon
+    /// function's AWS_IAM routes (`HONGBAO_COUPON_PRINCIPALS`); empty: nobody.
     pub principals: IamPrincipals,
     /// Seed 004's visit limit per user per campaign.
     pub visits: VisitLimit,
