@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from hongbao_tools.template import dashboard
+from hongbao_tools.template.defaults import alarm_metrics, number_types, replace_policies
+from hongbao_tools.template.docs import MEANS, RUNBOOK, SETTINGS_DOC, alarm_meanings, settings_table
 from hongbao_tools.template.yamltext import (
     KEY,
     blocks,
@@ -39,10 +41,6 @@ SECTIONS = [
     "outputs.yaml",
 ]
 DATA_ONLY = ["functions.yaml", "jobs.yaml"]
-# The functions' settings, each with its default and meaning (a Rust unit test checks that
-# this table is exactly the settings the code declares).
-SETTINGS_DOC = "docs/configuration.md"
-SETTINGS_ROW = re.compile(r"^\| `([A-Z][A-Z0-9_]*)` \| (.*?) \| (.*) \|$")
 
 
 class TemplateError(Exception):
@@ -83,10 +81,10 @@ class Function:
 
     @property
     def values(self) -> dict:
-        v = {"Fn": self.logical, "fn": self.name}
+        """Its prototypes' placeholders; <Name> starts its alarms' names (a job's prefix)."""
+        v = {"Fn": self.logical, "fn": self.name, "Name": self.logical}
         if self.job:
-            v |= {"Job": self.job["prefix"], "errors": self.job["errors"]}
-            v["failed"] = self.job["failed"]
+            v |= {"Job": self.job["prefix"], "Name": self.job["prefix"]}
         return v
 
 
@@ -133,8 +131,16 @@ class Builder:
                     "when its trigger is schedule"
                 )
             self.functions.append(fn)
-        self.principals = {env: name for name, env in self.data["principals"].items()}
+        # The principals variable of each `iam` operation, and its parameter:
+        # HONGBAO_DEPOSIT_PRINCIPALS is set by DepositPrincipals.
+        self.principals = {
+            op["principals"]: "".join(w.title() for w in op["principals"].split("_")[1:])
+            for f in spec
+            for op in f["operations"]
+            if op["auth"] == "iam"
+        }
         self.settings_doc = settings_table(root / SETTINGS_DOC)
+        self.meanings = alarm_meanings(root / RUNBOOK)
         self.placed_alarms: set[str] = set()
 
     # ----------------------------------------------------------------------- helpers
@@ -202,11 +208,6 @@ class Builder:
                 return None
             if op["auth"] == "jwt":
                 return ""
-            if op["principals"] not in self.principals:
-                raise TemplateError(
-                    f"{fn.name} {op['event']}: principals {op['principals']} is not in "
-                    "template/parameters.yaml's principals"
-                )
             return self.proto("iam-auth", {"Principals": self.principals[op["principals"]]})
 
         values = {"Event": op["event"], "Method": op["method"], "Path": op["path"]}
@@ -246,9 +247,25 @@ class Builder:
                 ]
         return "\n".join(out)
 
+    def function_paths(self) -> str:
+        """Both rules of each entry of template/resources.yaml's `function-paths`."""
+        out = []
+        for path, spec in self.data["function-paths"].items():
+            low, high = spec["ports"] if "ports" in spec else [spec["port"]] * 2
+            values = {"Path": path, "Condition": spec["Condition"], "Group": flow(spec["group"])}
+            values |= {"From": flow(low), "To": flow(high)}
+            values |= {"egress": flow(spec["egress"]), "ingress": flow(spec["ingress"])}
+            meta = f"Metadata: {flow(spec['Metadata'])}" if "Metadata" in spec else ""
+
+            def metadata(what: str, args: list[str], meta: str = meta) -> str | None:
+                return meta if what == "metadata" else None
+
+            out.append(self.proto("function-path", values, metadata))
+        return "\n\n".join(out)
+
     def principal_parameters(self) -> str:
         out = []
-        for name, env in self.data["principals"].items():
+        for env, name in self.principals.items():
             text = folded(self.setting_description(env))
             out.append(self.proto("principal-parameter", {"Param": name, "Description": text}))
         return "\n".join(out)
@@ -378,10 +395,9 @@ class Builder:
             values = {
                 "Alarm": alarm,
                 "Condition": kind["condition"],
-                "Description": folded(spec["description"]),
                 "Label": spec.get("label", f"{spec['metric']}, worst node"),
                 "Nodes": ", ".join(f"s{s}n{n}" for s, n in nodes),
-                "Periods": spec["periods"],
+                "Periods": spec.get("periods", 1),
                 "Threshold": flow(spec["threshold"]),
             }
             out.append(self.proto("node-alarm", values, metrics))
@@ -396,13 +412,12 @@ class Builder:
                 "MetricName": "Unavailable",
                 "Dimensions": [{"Name": "Function", "Value": load(f"!Ref {fn.logical}Function")}],
             }
-            stat = {"Metric": metric, "Period": 300, "Stat": "Sum"}
-            lines.append("- " + flow({"Id": f"f{i}", "ReturnData": False, "MetricStat": stat}))
+            stat = {"Metric": metric, "Stat": "Sum"}
+            lines.append("- " + flow({"Id": f"f{i}", "MetricStat": stat}))
         ids = ", ".join(f"f{i}" for i in range(len(fns)))
         lines += [
             "- Id: total",
             "  Label: 503 Unavailable, all functions",
-            "  ReturnData: true",
             f"  Expression: SUM([{ids}])",
         ]
         return "\n".join(lines)
@@ -423,12 +438,17 @@ class Builder:
         return "\n".join(out)
 
     def job_alarm_blocks(self, fn: Function) -> list[tuple[str, str]]:
-        """(logical id, entry) of each alarm of job `fn`: template/jobs.yaml's `job-alarms`,
-        then its own (`alarms` in template/functions.yaml, by `job-metric-alarm`)."""
-        texts = [self.proto("job-alarms", fn.values)]
+        """(logical id, entry) of each alarm of job `fn`: template/jobs.yaml's `job-alarms`
+        (with `lambda-alarms`), then its own (`alarms` in template/functions.yaml, by
+        `job-metric-alarm`)."""
+
+        def lambda_alarms(what: str, args: list[str]) -> str | None:
+            return self.proto("lambda-alarms", fn.values) if what == "lambda-alarms" else None
+
+        texts = [self.proto("job-alarms", fn.values, lambda_alarms)]
         for alarm, own in fn.job.get("alarms", {}).items():
             v = fn.values | {"Alarm": alarm, "Metric": own["metric"]}
-            texts.append(self.proto("job-metric-alarm", v | {"description": own["description"]}))
+            texts.append(self.proto("job-metric-alarm", v))
         return [(k, text) for t in texts for k, text in blocks(t) if k]
 
     def expand_alarms(self, section: str) -> str:
@@ -444,9 +464,16 @@ class Builder:
             spec = load(body(text))
             above = text[: len(text) - len(without_comments_above(text))]
             props = [
-                t for k, t in blocks(body(text)) if k and k not in ("description", "Condition")
+                alarm_metrics(spec[k]) if k == "Metrics" else t
+                for k, t in blocks(body(text))
+                if k and k != "Condition"
             ]
-            desc = " ".join(spec["description"].split())
+            if key not in self.meanings:
+                raise TemplateError(
+                    f"{key}: no '### {key}' section under '## Alarms' of {RUNBOOK} beginning "
+                    f"{MEANS} (its first sentence is the alarm's description)"
+                )
+            desc = self.meanings[key].replace("${", "${!")
             desc = json.dumps(f"{desc} Runbook: ${{RunbookUrl}}#{key.lower()}", ensure_ascii=False)
             res = [f"{key}:", "  Type: AWS::CloudWatch::Alarm"]
             if "Condition" in spec:
@@ -455,6 +482,7 @@ class Builder:
             res += [indent(p, "    ") for p in props]
             defaults = {
                 "Period": 300 if "MetricName" in spec else None,
+                "DatapointsToAlarm": spec.get("EvaluationPeriods"),
                 "EvaluationPeriods": 1,
                 "Threshold": 0,
                 "ComparisonOperator": "GreaterThanThreshold",
@@ -477,6 +505,10 @@ class Builder:
                 self.proto("job-queues", f.values) for f in self.jobs
             ),
             "route-settings": self.route_settings,
+            "log-levels": lambda: "\n".join(
+                f"{v}: {{Level: {v.upper()}}}" for v in self.parameters["LogLevel"]["AllowedValues"]
+            ),
+            "function-paths": self.function_paths,
             "job-schedule-parameters": self.job_schedule_parameters,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
@@ -496,7 +528,7 @@ class Builder:
             "node-alarms": self.node_alarms,
             "unavailable-metrics": self.unavailable_metrics,
             "function-alarms": lambda: "\n\n".join(
-                self.proto("function-alarms", f.values) for f in self.functions if f.http
+                self.proto("lambda-alarms", f.values) for f in self.functions if f.http
             ),
             "dashboard": lambda: dashboard.resource(self),
         }
@@ -515,8 +547,9 @@ class Builder:
         last = None
         self.alarms: list[tuple[str, str | None]] = []  # (logical id, Condition), in order
         for name, key, text in self.sections:
-            filled = fill(text, {}, self.generate)
+            filled = replace_policies(fill(text, {}, self.generate))
             if key == "Parameters":
+                filled = number_types(filled)
                 self.parameters = load(filled)["Parameters"]
             if name == "alarms.yaml":
                 filled = self.expand_alarms(without_comments_above(filled))
@@ -532,18 +565,6 @@ class Builder:
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
-
-
-def settings_table(path: Path) -> dict[str, tuple[str, str]]:
-    """variable -> (default, meaning) of the settings table, Markdown code spans as plain text;
-    a default "(none)" is empty."""
-    out = {}
-    for line in path.read_text().splitlines():
-        m = SETTINGS_ROW.match(line)
-        if m:
-            default, meaning = (x.replace("`", "") for x in m.group(2, 3))
-            out[m.group(1)] = ("" if default == "(none)" else default, meaning)
-    return out
 
 
 def textwrap_dedent(text: str) -> str:

@@ -5,8 +5,12 @@ Widgets flow left to right in the order below (no x/y: CloudWatch places them); 
 title docs/operations.md names it by. The per-function widgets list every function of
 functions.json (an HTTP function's request widgets, every function's Lambda widgets), each
 scheduled job gets its failed-ticks widget, and the alarm widget lists every alarm of the
-template (the store's under their Conditions). tests/template_checks/dashboard.py checks each
-render's body: every metric one the code emits or an AWS metric of a created resource.
+template (the store's under their Conditions). Metrics: the functions' EMF metrics (namespace
+MetricsNamespace, dimension Function; the list in shared/src/api/metrics.rs) and the AWS metrics
+the alarms use, 5 minutes per point as the alarms. The store's widgets follow DataStore through
+the same Conditions as its alarms; an ExistingCacheEndpoint gets a note instead (this stack knows
+no metrics of a store it did not create). tests/template_checks/dashboard.py checks each render's
+body: every metric one the code emits or an AWS metric of a created resource.
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ def scalar(v: Any) -> str:
     if isinstance(v, int | float):
         return str(v)
     s = str(v)
-    if _PLAIN.match(s) and not _NOT_PLAIN.match(s) and ": " not in s and not s.endswith(" "):
+    if _PLAIN.match(s) and not _NOT_PLAIN.match(s) and ": " not in s and not s.endswith((" ", ":")):
         return s
     return json.dumps(s)
 
