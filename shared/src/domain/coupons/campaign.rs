@@ -70,6 +70,31 @@ pub fn is_reference(reference: &str) -> bool {
 }
 
 impl NewCampaign {
+    /// A campaign of `source` titled `title`, open at once until `ends_at_ms`, created under
+    /// `reference`, with what `POST /campaigns` takes when a field is absent: one code per
+    /// user, redeemable until `ends_at_ms`, pools sized for these codes, no discount. Set
+    /// other fields with struct update syntax (`NewCampaign { per_user: 2, ..base }`), so a
+    /// field added later needs no edit where campaigns are built. Not checked: see
+    /// [`NewCampaign::check`].
+    pub fn new(
+        title: impl Into<String>,
+        source: CodeSource,
+        ends_at_ms: i64,
+        reference: impl Into<String>,
+    ) -> Self {
+        NewCampaign {
+            title: title.into(),
+            source,
+            starts_at_ms: None,
+            ends_at_ms,
+            per_user: 1,
+            redeem_by_ms: ends_at_ms,
+            reference: reference.into(),
+            codes_planned: None,
+            discount: None,
+        }
+    }
+
     /// Checks every rule that needs no clock and no store: the title, the codes (valid,
     /// distinct within the request) or the generated count, the per-user limit, the order of
     /// the instants and the spans above, the reference. Whether `ends_at` is still ahead is
@@ -281,15 +306,14 @@ mod tests {
 
     fn campaign() -> NewCampaign {
         NewCampaign {
-            title: "20 off 100".into(),
-            source: CodeSource::Generated(100),
             starts_at_ms: Some(1_000),
-            ends_at_ms: 2_000,
-            per_user: 1,
             redeem_by_ms: 3_000,
-            reference: "drop-2026-11-25".into(),
-            codes_planned: None,
-            discount: None,
+            ..NewCampaign::new(
+                "20 off 100",
+                CodeSource::Generated(100),
+                2_000,
+                "drop-2026-11-25",
+            )
         }
     }
 

@@ -31,7 +31,7 @@ use crate::domain::coupons::{
     campaign_id, pool_count, pool_of_code, pool_start, CodeSource, Discount, NewCampaign,
 };
 use crate::store::scripts::{text, Call};
-use crate::store::{Error, Store};
+use crate::store::{Conn, Error, Store};
 
 use super::directory::{claim, owners, release, CouponClaimCall};
 use super::keys::{claims, ends, refs, seq, PoolKeys};
@@ -218,6 +218,37 @@ pub enum CreateOutcome {
     NoNumberLeft,
 }
 
+/// Step 2 of a creation alone: `lua/coupon_create.lua` records `req` under its reference
+/// (keys under `prefix`), with the code secret `secret` if the campaign is new; the script's
+/// reply (`created:..`, `repeat:..` or a refusal, as its header says). [`create`] runs it; a
+/// test runs it to leave a creation recorded and not finished, as a stopped run leaves it.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn record(
+    conn: &mut Conn,
+    prefix: &str,
+    req: &NewCampaign,
+    secret: &str,
+) -> Result<Value, Error> {
+    let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
+    Ok(CouponCreateCall {
+        refs: &refs(prefix),
+        seq: &seq(prefix),
+        ends: &ends(prefix),
+        reference: &req.reference,
+        fingerprint: &req.fingerprint(),
+        starts_at_ms: &starts,
+        ends_at_ms: req.ends_at_ms,
+        secret,
+        max_campaign_no: MAX_CAMPAIGN_NO,
+        max_campaign_ms: MAX_CAMPAIGN_MS,
+    }
+    .invocation()
+    .invoke_async(conn)
+    .await?)
+}
+
 /// Creates the campaign `req` (already checked by [`NewCampaign::check`]).
 ///
 /// # Errors
@@ -252,22 +283,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         return Ok(CreateOutcome::DuplicateCodes(seen.elsewhere));
     }
 
-    let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
-    let reply = CouponCreateCall {
-        refs: &refs(&prefix),
-        seq: &seq(&prefix),
-        ends: &ends(&prefix),
-        reference: &req.reference,
-        fingerprint: &fingerprint,
-        starts_at_ms: &starts,
-        ends_at_ms: req.ends_at_ms,
-        secret: &new_campaign_secret(),
-        max_campaign_no: MAX_CAMPAIGN_NO,
-        max_campaign_ms: MAX_CAMPAIGN_MS,
-    }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
+    let reply = record(&mut conn, &prefix, req, &new_campaign_secret()).await?;
     let (no, starts_at_ms, secret, repeat) = match CouponCreateCall::outcome(reply)? {
         CreateReply::Recorded {
             no,
