@@ -7,6 +7,9 @@
 -- KEYS[2] seq: the last campaign number given (string)
 -- KEYS[3] ends: the campaigns to close, by end (sorted set: campaign number, score ends_at_ms),
 --         which reclaim-cron closes (coupon_close.lua)
+-- KEYS[4] merchant: the merchant's campaigns, newest first by score (sorted set: member and
+--         score the campaign number; no TTL), which GET /campaigns reads; written only when
+--         merchant_id is given, once, by the run that records the campaign
 -- ARGV[1] reference: the merchant's reference of the creation (printable ASCII, no spaces)
 -- ARGV[2] fingerprint: the request's fingerprint ('v1:' + SHA-256 hex)
 -- ARGV[3] starts_at_ms: when grabbing opens, Unix ms; '' = now (Redis TIME)
@@ -16,9 +19,12 @@
 -- ARGV[6] max_campaign_no: the largest campaign number (32^5 - 1: five characters)
 -- ARGV[7] max_campaign_ms: the longest campaign, ms: ends_at - start at most this (the start
 --         given or, without one, Redis TIME)
+-- ARGV[8] merchant_id: the merchant the campaign is listed under (part of the fingerprint);
+--         '' = none: no index written
 --
 -- Returns:
---   'created:<campaign_no>:<starts_at_ms>:<secret>'  recorded now
+--   'created:<campaign_no>:<starts_at_ms>:<secret>'  recorded now (and listed under the
+--                          merchant when one is given)
 --   'repeat:<campaign_no>:<starts_at_ms>:<secret>'   the reference names this request already
 --                          (a retry, or this call sent again); nothing written
 --   'reference_reused'     the reference names another request; nothing written
@@ -58,4 +64,7 @@ local no = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], ARGV[1],
   string.format('%d', no) .. '\n' .. ARGV[2] .. '\n' .. starts .. '\n' .. ARGV[5])
 redis.call('ZADD', KEYS[3], ARGV[4], no)
+if ARGV[8] ~= '' then
+  redis.call('ZADD', KEYS[4], no, no)
+end
 return 'created:' .. no .. ':' .. starts .. ':' .. ARGV[5]

@@ -121,15 +121,10 @@ pub fn new_campaign(
     starts: Option<i64>,
 ) -> NewCampaign {
     let req = NewCampaign {
-        title: "20 off 100".into(),
-        source,
         starts_at_ms: starts,
-        ends_at_ms: now + 3_600_000,
         per_user: PER_USER,
         redeem_by_ms: now + 7_200_000,
-        reference: reference.into(),
-        codes_planned: None,
-        discount: None,
+        ..NewCampaign::new("20 off 100", source, now + 3_600_000, reference)
     };
     req.check().expect("a valid campaign");
     req

@@ -28,15 +28,14 @@ async fn issued_campaign(b: &mut Bench, store: &Store, n: usize) -> (String, Poo
     let (secs, _): (i64, i64) = b.cmd(&["TIME"]).await;
     let now = secs * 1000;
     let req = NewCampaign {
-        title: "bench checkout".into(),
-        source: CodeSource::Generated(n as u64),
         starts_at_ms: Some(now - 1_000),
-        ends_at_ms: now + 3_600_000,
-        per_user: 1,
         redeem_by_ms: now + 7_200_000,
-        reference: format!("bench-checkout-{now}"),
-        codes_planned: None,
-        discount: None,
+        ..NewCampaign::new(
+            "bench checkout",
+            CodeSource::Generated(n as u64),
+            now + 3_600_000,
+            format!("bench-checkout-{now}"),
+        )
     };
     let Ok(CreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("the bench's campaign")

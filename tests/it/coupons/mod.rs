@@ -247,14 +247,8 @@ async fn dump_all(
 /// A campaign request: `source` codes, open from one second ago for ten minutes.
 fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
     NewCampaign {
-        title: "20 off 100".into(),
-        source,
         starts_at_ms: Some(now - 1_000),
-        ends_at_ms: now + 600_000,
-        per_user: 1,
         redeem_by_ms: now + 1_200_000,
-        reference: reference.into(),
-        codes_planned: None,
-        discount: None,
+        ..NewCampaign::new("20 off 100", source, now + 600_000, reference)
     }
 }

@@ -554,10 +554,7 @@ async fn a_grab_sent_again_answers_its_own_code() {
 /// (the claim's reply lost), and answers the same refusal when sent again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_creation_releases_every_claim_of_its_codes() {
-    use hongbao::domain::coupons::campaign::MAX_CAMPAIGN_MS;
-    use hongbao::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
-    use hongbao::store::coupons::keys::{ends, refs, seq};
-    use hongbao::store::scripts::CouponCreateCall;
+    use hongbao::domain::coupons::generated::new_campaign_secret;
     for backend in Backend::ALL {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -571,22 +568,9 @@ async fn a_refused_creation_releases_every_claim_of_its_codes() {
         let codes: Vec<String> = ["CLASH-A", "CLASH-B", "CLASH-Z"].map(String::from).into();
         let req = campaign(now, "mine", CodeSource::Uploaded(codes.clone()));
         // An earlier run: the campaign recorded (number 2), CLASH-A claimed, its reply lost.
-        let reply = CouponCreateCall {
-            refs: &refs("hb"),
-            seq: &seq("hb"),
-            ends: &ends("hb"),
-            reference: "mine",
-            fingerprint: &req.fingerprint(),
-            starts_at_ms: &req.starts_at_ms.unwrap().to_string(),
-            ends_at_ms: req.ends_at_ms,
-            secret: &new_campaign_secret(),
-            max_campaign_no: MAX_CAMPAIGN_NO,
-            max_campaign_ms: MAX_CAMPAIGN_MS,
-        }
-        .invocation()
-        .invoke_async(&mut conn)
-        .await
-        .unwrap();
+        let reply = coupons::create::record(&mut conn, "hb", &req, &new_campaign_secret())
+            .await
+            .unwrap();
         assert!(text("coupon_create", reply)
             .unwrap()
             .starts_with("created:2:"));

@@ -33,15 +33,14 @@ async fn a_coupon_at_every_checkout_step() {
         let (secs, _): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
         let now = secs * 1000;
         let req = NewCampaign {
-            title: "20 off 100".into(),
-            source: CodeSource::Uploaded(vec!["HELP-0001".into(), "HELP-0002".into()]),
             starts_at_ms: Some(now - 1_000),
-            ends_at_ms: now + 600_000,
-            per_user: 1,
             redeem_by_ms: now + 1_200_000,
-            reference: "support".into(),
-            codes_planned: None,
-            discount: None,
+            ..NewCampaign::new(
+                "20 off 100",
+                CodeSource::Uploaded(vec!["HELP-0001".into(), "HELP-0002".into()]),
+                now + 600_000,
+                "support",
+            )
         };
         let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
             panic!("{backend}: not created")

@@ -26,7 +26,8 @@ use crate::store::Error;
     "per_user": 1,
     "redeem_by": "2026-12-31T16:00:00Z",
     "reference": "drop-2026-11-25",
-    "discount": {"amount_off_cents": 2000, "min_order_cents": 10000}
+    "discount": {"amount_off_cents": 2000, "min_order_cents": 10000},
+    "merchant_id": "shop-42"
 }))]
 pub struct CampaignRequest {
     /// 1 to 100 characters without control characters.
@@ -69,6 +70,11 @@ pub struct CampaignRequest {
     /// computed at checkout (`discount_cents`); absent: no value is recorded. Part of the
     /// creation: the same `reference` with another discount is 409 `reference_reused`.
     pub discount: Option<DiscountBody>,
+    /// The merchant whose campaign list (`GET /campaigns?merchant_id=`) shows the campaign:
+    /// 1 to 64 characters of `[A-Za-z0-9_.:-]`; absent: no list shows it. Part of the
+    /// creation: the same `reference` with another `merchant_id` is 409 `reference_reused`.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9_.:-]{1,64}$")]
+    pub merchant_id: Option<String>,
 }
 
 impl CampaignRequest {
@@ -106,6 +112,7 @@ impl CampaignRequest {
             reference: self.reference,
             codes_planned: self.codes_planned,
             discount: self.discount.as_ref().map(DiscountBody::rule).transpose()?,
+            merchant_id: self.merchant_id,
         };
         campaign.check()?;
         Ok(campaign)

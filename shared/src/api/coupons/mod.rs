@@ -4,6 +4,7 @@
 //! | route | auth | handler |
 //! | --- | --- | --- |
 //! | `POST /campaigns` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`create`] |
+//! | `GET /campaigns?merchant_id=` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`list_campaigns`] |
 //! | `POST /campaigns/{id}/codes` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`add_codes`] |
 //! | `GET /campaigns/{id}` | JWT | [`campaign`] |
 //! | `POST /campaigns/{id}/grab` | JWT | [`grab`] |
@@ -18,6 +19,7 @@ pub mod create;
 pub mod grab;
 pub mod hold;
 pub mod list;
+pub mod list_campaigns;
 pub mod redeem;
 pub mod release;
 
@@ -37,6 +39,10 @@ use utoipa_axum::routes;
 pub fn routes() -> Routes {
     Routes::new()
         .route(&create::OPERATION, routes!(create::create))
+        .route(
+            &list_campaigns::OPERATION,
+            routes!(list_campaigns::list_campaigns),
+        )
         .route(&add_codes::OPERATION, routes!(add_codes::add_codes))
         .route(&campaign::OPERATION, routes!(campaign::campaign))
         .route(&grab::OPERATION, routes!(grab::grab))
@@ -62,7 +68,8 @@ fn merchant(state: &ApiState, arn: Option<String>) -> Result<(), ApiError> {
     }
 }
 
-/// A campaign as the API shows it (`POST /campaigns`, `GET /campaigns/{id}`).
+/// A campaign as the API shows it (`POST /campaigns`, `GET /campaigns/{id}`, the items of
+/// `GET /campaigns`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CampaignBody {
     /// 5 characters of Crockford base 32 (`0-9A-Z` without `I L O U`).

@@ -23,6 +23,21 @@ pub const MAX_REDEEM_AFTER_END_MS: i64 = 366 * 86_400_000;
 /// The longest merchant `reference` (the campaign's or a batch's idempotency key), in bytes.
 pub const MAX_REFERENCE_BYTES: usize = 128;
 
+/// The longest merchant id, in characters.
+pub const MAX_MERCHANT_ID_CHARS: usize = 64;
+
+/// Whether `id` is a valid merchant id: 1 to [`MAX_MERCHANT_ID_CHARS`] characters of
+/// `[A-Za-z0-9_.:-]`. Every merchant id hongbao takes follows this one rule (a campaign's
+/// `merchant_id`, the `GET /campaigns` query). It puts the id into keys as it is: no brace
+/// (never a hash tag), no space, no character that needs encoding.
+pub fn is_merchant_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_MERCHANT_ID_CHARS
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
 /// Where a campaign's codes come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeSource {
@@ -59,6 +74,9 @@ pub struct NewCampaign {
     /// What each coupon takes off an order ([`Discount`]); `None`: no value is recorded (the
     /// merchant applies its own).
     pub discount: Option<Discount>,
+    /// The merchant whose campaign list (`GET /campaigns`) shows this campaign
+    /// ([`is_merchant_id`]); `None`: no list shows it.
+    pub merchant_id: Option<String>,
 }
 
 /// Whether `reference` is a valid merchant reference: 1 to [`MAX_REFERENCE_BYTES`] bytes of
@@ -70,9 +88,36 @@ pub fn is_reference(reference: &str) -> bool {
 }
 
 impl NewCampaign {
+    /// A campaign of `source` titled `title`, open at once until `ends_at_ms`, created under
+    /// `reference`, with what `POST /campaigns` takes when a field is absent: one code per
+    /// user, redeemable until `ends_at_ms`, pools sized for these codes, no discount, no
+    /// merchant. Set
+    /// other fields with struct update syntax (`NewCampaign { per_user: 2, ..base }`), so a
+    /// field added later needs no edit where campaigns are built. Not checked: see
+    /// [`NewCampaign::check`].
+    pub fn new(
+        title: impl Into<String>,
+        source: CodeSource,
+        ends_at_ms: i64,
+        reference: impl Into<String>,
+    ) -> Self {
+        NewCampaign {
+            title: title.into(),
+            source,
+            starts_at_ms: None,
+            ends_at_ms,
+            per_user: 1,
+            redeem_by_ms: ends_at_ms,
+            reference: reference.into(),
+            codes_planned: None,
+            discount: None,
+            merchant_id: None,
+        }
+    }
+
     /// Checks every rule that needs no clock and no store: the title, the codes (valid,
     /// distinct within the request) or the generated count, the per-user limit, the order of
-    /// the instants and the spans above, the reference. Whether `ends_at` is still ahead is
+    /// the instants and the spans above, the merchant, the reference. Whether `ends_at` is still ahead is
     /// decided by the creating script with Redis `TIME`.
     ///
     /// # Errors
@@ -135,6 +180,15 @@ impl NewCampaign {
         if let Some(d) = &self.discount {
             d.check()?;
         }
+        if self
+            .merchant_id
+            .as_deref()
+            .is_some_and(|m| !is_merchant_id(m))
+        {
+            return Err(Invalid::new(format!(
+                "merchant_id must be 1 to {MAX_MERCHANT_ID_CHARS} characters of [A-Za-z0-9_.:-]"
+            )));
+        }
         if !is_reference(&self.reference) {
             return Err(Invalid::new(format!(
                 "reference must be 1 to {MAX_REFERENCE_BYTES} bytes of printable ASCII \
@@ -168,9 +222,11 @@ impl NewCampaign {
 
     /// The request's fingerprint, stored with its `reference`: `v1:` and the SHA-256 hex of
     /// the fields as netstrings (`<byte length>:<bytes>,`) in a fixed order (title, source
-    /// kind, each code or the count, start or empty, end, per-user, redeem-by), so no field can
-    /// pass for another. A retry with the same body finds its campaign; another body under the
-    /// same reference is refused (`reference_reused`).
+    /// kind, each code or the count, start or empty, end, per-user, redeem-by; then, each only
+    /// when given and after its name, codes planned, the discount and the merchant id, so the
+    /// fingerprint of a request without them is what it was before they existed), so no field
+    /// can pass for another. A retry with the same body finds its campaign; another body under
+    /// the same reference is refused (`reference_reused`).
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         use std::fmt::Write;
@@ -216,6 +272,11 @@ impl NewCampaign {
                 }
             }
             put(&d.min_order_cents.map(|m| m.to_string()).unwrap_or_default());
+        }
+        // Only when given, likewise.
+        if let Some(m) = &self.merchant_id {
+            put("merchant_id");
+            put(m);
         }
         let mut out = String::from("v1:");
         for b in Sha256::digest(canonical.as_bytes()) {
@@ -281,15 +342,14 @@ mod tests {
 
     fn campaign() -> NewCampaign {
         NewCampaign {
-            title: "20 off 100".into(),
-            source: CodeSource::Generated(100),
             starts_at_ms: Some(1_000),
-            ends_at_ms: 2_000,
-            per_user: 1,
             redeem_by_ms: 3_000,
-            reference: "drop-2026-11-25".into(),
-            codes_planned: None,
-            discount: None,
+            ..NewCampaign::new(
+                "20 off 100",
+                CodeSource::Generated(100),
+                2_000,
+                "drop-2026-11-25",
+            )
         }
     }
 
@@ -512,12 +572,56 @@ mod tests {
         for o in others {
             assert_ne!(o.fingerprint(), a.fingerprint(), "{o:?}");
         }
+        let shop = |m: &str| NewCampaign {
+            merchant_id: Some(m.into()),
+            ..campaign()
+        };
+        assert_ne!(shop("shop-1").fingerprint(), a.fingerprint());
+        assert_ne!(shop("shop-1").fingerprint(), shop("shop-2").fingerprint());
         // The reference is the record's key, not part of the fingerprint.
         let r = NewCampaign {
             reference: "other".into(),
             ..campaign()
         };
         assert_eq!(r.fingerprint(), a.fingerprint());
+    }
+
+    /// A request without the fields added after the first release (codes planned, discount,
+    /// merchant) keeps the fingerprint it had then, so its reference still answers its
+    /// campaign: `v1:` + SHA-256 of `10:20 off 100,8:generate,3:100,4:1000,4:2000,1:1,4:3000,`.
+    #[test]
+    fn a_fingerprint_without_the_later_fields_is_unchanged() {
+        assert_eq!(
+            campaign().fingerprint(),
+            "v1:2b72c513204b93c068dc27f7e7248a451f7f61e035f9a4db0d7bbefa1f073710"
+        );
+    }
+
+    #[test]
+    fn merchant_ids() {
+        for ok in [
+            "m",
+            "shop-42",
+            "acme.eu:store_7",
+            &"A".repeat(MAX_MERCHANT_ID_CHARS),
+        ] {
+            assert!(is_merchant_id(ok), "{ok:?}");
+            let listed = NewCampaign {
+                merchant_id: Some(ok.into()),
+                ..campaign()
+            };
+            assert_eq!(listed.check(), Ok(()), "{ok:?}");
+        }
+        let long = "a".repeat(MAX_MERCHANT_ID_CHARS + 1);
+        for bad in ["", "a b", "{coupon}", "shop/1", "é", "a\n", long.as_str()] {
+            assert!(!is_merchant_id(bad), "{bad:?}");
+            let listed = NewCampaign {
+                merchant_id: Some(bad.into()),
+                ..campaign()
+            };
+            let err = listed.check().expect_err(bad);
+            assert!(err.0.contains("merchant_id"), "{bad:?}: {err}");
+        }
     }
 
     #[test]

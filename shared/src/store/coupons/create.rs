@@ -7,8 +7,9 @@
 //! 1. Checks that write nothing: codes repeated within the request, then (uploaded codes) the
 //!    directory: a code that belongs to another campaign is a duplicate.
 //! 2. `lua/coupon_create.lua` on `{coupon}`: the reference's record, with the campaign number,
-//!    the start (Redis `TIME` when none is given) and the code secret; a second run answers
-//!    `repeat` with the same number.
+//!    the start (Redis `TIME` when none is given) and the code secret, and the campaign in its
+//!    merchant's list when a `merchant_id` is given (`GET /campaigns`); a second run answers
+//!    `repeat` with the same number and writes nothing.
 //! 3. Uploaded codes: each code claimed in the directory for the campaign
 //!    (`lua/coupon_claim.lua`, which answers the owner, so a re-sent claim is still this
 //!    run's), then the claims' one outcome recorded on `{coupon}` (`lua/coupon_claim.lua` on
@@ -31,10 +32,10 @@ use crate::domain::coupons::{
     campaign_id, pool_count, pool_of_code, pool_start, CodeSource, Discount, NewCampaign,
 };
 use crate::store::scripts::{text, Call};
-use crate::store::{Error, Store};
+use crate::store::{Conn, Error, Store};
 
 use super::directory::{claim, owners, release, CouponClaimCall};
-use super::keys::{claims, ends, refs, seq, PoolKeys};
+use super::keys::{claims, ends, merchant_campaigns, refs, seq, PoolKeys};
 
 use crate::store::scripts::{script_call, COUPON_CREATE, COUPON_CREATE_POOL};
 use redis::Value;
@@ -50,6 +51,8 @@ script_call! {
             seq: &'a str,
             /// The campaigns to close, by end (sorted set).
             ends: &'a str,
+            /// The merchant's campaigns (sorted set), written only when `merchant_id` is given.
+            merchant: &'a str,
         }
         ARGV {
             /// The merchant's reference of the creation.
@@ -68,6 +71,8 @@ script_call! {
             /// The longest campaign, ms: `ends_at` is at most this after the start (the
             /// creation's Redis `TIME` when no start is given).
             max_campaign_ms: i64,
+            /// The merchant the campaign is listed under; empty: none (no index written).
+            merchant_id: &'a str,
         }
     }
 }
@@ -218,6 +223,42 @@ pub enum CreateOutcome {
     NoNumberLeft,
 }
 
+/// Step 2 of a creation alone: `lua/coupon_create.lua` records `req` under its reference
+/// (keys under `prefix`), with the code secret `secret` if the campaign is new; the script's
+/// reply (`created:..`, `repeat:..` or a refusal, as its header says). [`create`] runs it; a
+/// test runs it to leave a creation recorded and not finished, as a stopped run leaves it.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn record(
+    conn: &mut Conn,
+    prefix: &str,
+    req: &NewCampaign,
+    secret: &str,
+) -> Result<Value, Error> {
+    let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
+    // Without a merchant the script writes no index; the key is passed all the same (a
+    // script's keys are fixed), on the same tag.
+    let merchant_id = req.merchant_id.as_deref().unwrap_or_default();
+    Ok(CouponCreateCall {
+        refs: &refs(prefix),
+        seq: &seq(prefix),
+        ends: &ends(prefix),
+        reference: &req.reference,
+        fingerprint: &req.fingerprint(),
+        starts_at_ms: &starts,
+        ends_at_ms: req.ends_at_ms,
+        secret,
+        max_campaign_no: MAX_CAMPAIGN_NO,
+        max_campaign_ms: MAX_CAMPAIGN_MS,
+        merchant: &merchant_campaigns(prefix, merchant_id),
+        merchant_id,
+    }
+    .invocation()
+    .invoke_async(conn)
+    .await?)
+}
+
 /// Creates the campaign `req` (already checked by [`NewCampaign::check`]).
 ///
 /// # Errors
@@ -252,22 +293,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         return Ok(CreateOutcome::DuplicateCodes(seen.elsewhere));
     }
 
-    let starts = req.starts_at_ms.map(|s| s.to_string()).unwrap_or_default();
-    let reply = CouponCreateCall {
-        refs: &refs(&prefix),
-        seq: &seq(&prefix),
-        ends: &ends(&prefix),
-        reference: &req.reference,
-        fingerprint: &fingerprint,
-        starts_at_ms: &starts,
-        ends_at_ms: req.ends_at_ms,
-        secret: &new_campaign_secret(),
-        max_campaign_no: MAX_CAMPAIGN_NO,
-        max_campaign_ms: MAX_CAMPAIGN_MS,
-    }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
+    let reply = record(&mut conn, &prefix, req, &new_campaign_secret()).await?;
     let (no, starts_at_ms, secret, repeat) = match CouponCreateCall::outcome(reply)? {
         CreateReply::Recorded {
             no,

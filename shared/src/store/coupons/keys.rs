@@ -17,6 +17,7 @@
 //! | `hb:{t_k}:coupon:<id>:<k>:visits:<user>` | string | the user's counted visits in the open window (`lua/rate_limit.lua`); TTL = the rest of the window |
 //! | `hb:{coupon}:refs` | hash | merchant reference -> `<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>` (`lua/coupon_create.lua`) |
 //! | `hb:{coupon}:seq` | string | the last campaign number given |
+//! | `hb:{coupon}:merchant:<merchant_id>:campaigns` | sorted set | campaign number -> score the same number: the merchant's campaigns, newest first (`GET /campaigns`); written once, by the run of `lua/coupon_create.lua` that records a campaign created with a `merchant_id`; no TTL (nothing in it expires: a campaign whose pools are gone is left out of the list) |
 //! | `hb:{coupon}:claims` | hash | campaign id -> `claimed` or `refused <codes>`: the one outcome of a creation's directory claims (`lua/coupon_claim.lua`) |
 //! | `hb:{c}:coupon-codes` | hash | uploaded code -> its campaign id (a code of the creation) or `<campaign id>/<batch reference>` (of an added batch), `c` the first 4 hex digits of SHA-1 of the code: the directory a redeem finds a code's campaign in; a code belongs to one campaign at a time |
 //!
@@ -84,6 +85,14 @@ pub fn refs(prefix: &str) -> String {
 /// The last campaign number given (string, tag `{coupon}`).
 pub fn seq(prefix: &str) -> String {
     format!("{prefix}:{{coupon}}:seq")
+}
+
+/// The campaigns of merchant `merchant_id` ([`crate::domain::coupons::campaign::is_merchant_id`],
+/// whose characters never make a hash tag), newest first (`GET /campaigns`): a sorted set,
+/// tag `{coupon}`, member and score the campaign number (numbers only grow, so the highest
+/// score is the newest campaign).
+pub fn merchant_campaigns(prefix: &str, merchant_id: &str) -> String {
+    format!("{prefix}:{{coupon}}:merchant:{merchant_id}:campaigns")
 }
 
 /// The directory hash holding uploaded code `code` (code -> campaign id), on the tag of the

@@ -9,7 +9,8 @@
 //! [`create`](mod@create), [`add_codes`](mod@add_codes), [`grab`](mod@grab) (then
 //! [`take`](mod@take) and [`settle`](mod@settle) for an empty home pool), the checkout's
 //! [`hold`](mod@hold), [`redeem`](mod@redeem) and [`release`](mod@release) (each finds the
-//! code's pool with `locate`), [`close`]; [`campaign`](mod@campaign) and [`list`] read.
+//! code's pool with `locate`), [`close`]; [`campaign`](mod@campaign), [`list`] and
+//! [`list_campaigns`](mod@list_campaigns) (a merchant's campaigns) read.
 //!
 //! Every protocol over several hash slots (a grab's reservation over the pools, a batch over
 //! its pools, the directory claims of a creation or a batch) records each step's one outcome
@@ -27,6 +28,7 @@ pub mod grab;
 pub mod hold;
 pub mod keys;
 pub mod list;
+pub mod list_campaigns;
 pub(crate) mod locate;
 pub mod redeem;
 pub mod release;
@@ -42,6 +44,7 @@ pub use grab::{grab, OPENING_RETRY_MS};
 pub use hold::{hold, HoldOutcome};
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};
+pub use list_campaigns::{list_campaigns, CampaignPage};
 pub use redeem::{redeem, RedeemOutcome};
 pub use release::{release, ReleaseOutcome, Released};
 

@@ -1,4 +1,5 @@
-//! The caller's coupons, a page at a time, and the feed.
+//! The caller's coupons, a page at a time, and the feed; a merchant's campaigns, a page at a
+//! time.
 
 use std::sync::Arc;
 
@@ -8,8 +9,8 @@ use hongbao::Store;
 use serde_json::{json, Value};
 
 use super::{create, grab, redeem, uploaded};
-use crate::common::{call, event, with_sub, Function};
-use crate::coupons::{coupon_store, redis_ms};
+use crate::common::{call, event, with_sub, without_auth, Function};
+use crate::coupons::{coupon_store, dump_all, redis_ms};
 
 /// `GET /coupons` as `user` with `query`.
 async fn list(store: &Arc<Store>, user: &str, query: &str) -> (u16, Value) {
@@ -151,4 +152,270 @@ async fn the_callers_coupons_and_the_feed() {
 /// `text` percent-encoded for a query string.
 fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// `GET /campaigns?<query>`, signed by the fixture's coupon principal, or by `arn` when given.
+async fn campaigns(store: &Arc<Store>, query: &str, arn: Option<&str>) -> (u16, Value) {
+    let mut v = event("coupon-create-campaign");
+    v["routeKey"] = json!("GET /campaigns");
+    v["requestContext"]["routeKey"] = json!("GET /campaigns");
+    v["requestContext"]["http"]["method"] = json!("GET");
+    v["rawQueryString"] = json!(query);
+    v.as_object_mut().unwrap().remove("body");
+    if let Some(arn) = arn {
+        v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
+    }
+    let (s, b, _) = call(store, Function::Coupon, &v).await;
+    (s, b)
+}
+
+/// The campaign ids of a `GET /campaigns` page.
+fn ids(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{page}"))
+        .iter()
+        .map(|i| i["campaign_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The body of a campaign of one generated code under `reference`, of `merchant` when given.
+fn merchant_body(now: i64, merchant: Option<&str>, reference: &str) -> Value {
+    let mut body = json!({
+        "title": format!("drop {reference}"), "generate": 1,
+        "ends_at": rfc3339(now + 600_000), "reference": reference,
+    });
+    if let Some(m) = merchant {
+        body["merchant_id"] = json!(m);
+    }
+    body
+}
+
+/// `POST /campaigns` of [`merchant_body`], answered 201: the campaign's id.
+async fn created(store: &Arc<Store>, now: i64, merchant: Option<&str>, reference: &str) -> String {
+    let (s, b) = create(store, &merchant_body(now, merchant, reference)).await;
+    assert_eq!(s, 201, "{b}");
+    b["campaign_id"].as_str().unwrap().to_string()
+}
+
+/// Test: a merchant's campaigns, newest first, two a page over three pages, with a campaign
+/// created between the reads: no campaign repeated or skipped, the new one on none of the
+/// later pages (it is above every cursor) and first when the list is read again; each item
+/// the campaign as `GET /campaigns/{id}` shows it, without the caller's coupons.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merchants_campaigns_page_newest_first_while_campaigns_are_created() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let mut made = Vec::new();
+        for i in 1..=5 {
+            made.push(created(&store, now, Some("shop-1"), &format!("drop-{i}")).await);
+        }
+
+        let (s1, first) = campaigns(&store, "merchant_id=shop-1&limit=2", None).await;
+        let newer = created(&store, now, Some("shop-1"), "drop-6").await;
+        let cursor = first["next_cursor"].as_str().unwrap().to_string();
+        let (s2, second) = campaigns(
+            &store,
+            &format!("merchant_id=shop-1&limit=2&cursor={cursor}"),
+            None,
+        )
+        .await;
+        let cursor = second["next_cursor"].as_str().unwrap().to_string();
+        let (s3, third) = campaigns(
+            &store,
+            &format!("merchant_id=shop-1&limit=2&cursor={cursor}"),
+            None,
+        )
+        .await;
+        let (_, again) = campaigns(&store, "merchant_id=shop-1&limit=1", None).await;
+
+        assert_eq!((s1, s2, s3), (200, 200, 200), "{backend}");
+        let paged: Vec<String> = [&first, &second, &third]
+            .into_iter()
+            .flat_map(ids)
+            .collect();
+        let newest_first: Vec<String> = made.iter().rev().cloned().collect();
+        assert_eq!(paged, newest_first, "{backend}");
+        assert_eq!(third["next_cursor"], Value::Null, "{backend}: {third}");
+        assert_eq!(ids(&again), [newer], "{backend}");
+        let item = &first["items"][0];
+        assert_eq!(
+            (&item["title"], &item["status"], &item["codes_total"]),
+            (&json!("drop drop-5"), &json!("open"), &json!(1)),
+            "{backend}: {item}"
+        );
+        assert!(item.get("coupons").is_none(), "{backend}: {item}");
+    }
+}
+
+/// Test: a merchant's list holds its own campaigns only, not another merchant's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_merchants_campaigns_are_not_listed() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let mine = created(&store, now, Some("shop-a"), "a-1").await;
+        let theirs = created(&store, now, Some("shop-b"), "b-1").await;
+
+        let (sa, a) = campaigns(&store, "merchant_id=shop-a", None).await;
+        let (sb, b) = campaigns(&store, "merchant_id=shop-b", None).await;
+
+        assert_eq!((sa, ids(&a)), (200, vec![mine]), "{backend}: {a}");
+        assert_eq!((sb, ids(&b)), (200, vec![theirs]), "{backend}: {b}");
+    }
+}
+
+/// Test: `POST /campaigns` sent again with the same body and reference (200, the same
+/// campaign) lists the campaign once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_creation_is_listed_once() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let id = created(&store, now, Some("shop-1"), "drop-1").await;
+
+        let (s, again) = create(&store, &merchant_body(now, Some("shop-1"), "drop-1")).await;
+        let (_, page) = campaigns(&store, "merchant_id=shop-1", None).await;
+
+        assert_eq!(ids(&page), std::slice::from_ref(&id), "{backend}: {page}");
+        assert_eq!((s, &again["campaign_id"]), (200, &json!(id)), "{backend}");
+    }
+}
+
+/// Test: the same reference with another `merchant_id` is another creation: 409
+/// `reference_reused`, and the other merchant's list stays empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_under_another_merchant_is_reused() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        created(&store, now, Some("shop-1"), "drop-1").await;
+
+        let (s, b) = create(&store, &merchant_body(now, Some("shop-2"), "drop-1")).await;
+        let (_, page) = campaigns(&store, "merchant_id=shop-2", None).await;
+
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("reference_reused")),
+            "{b}"
+        );
+        assert_eq!(ids(&page), Vec::<String>::new(), "{backend}: {page}");
+    }
+}
+
+/// Test: a campaign created without `merchant_id` is in no merchant's list: no list key is
+/// written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_campaign_without_a_merchant_is_in_no_list() {
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+
+        created(&store, now, None, "drop-1").await;
+
+        let lists: Vec<String> = dump_all(&redis, &store)
+            .await
+            .into_keys()
+            .filter(|k| k.contains(":merchant:"))
+            .collect();
+        assert_eq!(lists, Vec::<String>::new(), "{backend}");
+    }
+}
+
+/// Test: a listed campaign whose creation has not written its pools (recorded by
+/// `lua/coupon_create.lua`, the run stopped there) is left out: its page holds fewer than
+/// `limit` items, here none, and still gives a cursor to the next page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_campaign_without_its_pools_is_left_out_of_its_page() {
+    use hongbao::domain::coupons::generated::new_campaign_secret;
+    use hongbao::domain::coupons::{CodeSource, NewCampaign};
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let older = created(&store, now, Some("shop-1"), "drop-1").await;
+        let stopped = NewCampaign {
+            merchant_id: Some("shop-1".into()),
+            ..NewCampaign::new("stopped", CodeSource::Generated(1), now + 600_000, "drop-2")
+        };
+        let mut conn = store.conn().await.unwrap();
+        hongbao::store::coupons::create::record(&mut conn, "hb", &stopped, &new_campaign_secret())
+            .await
+            .unwrap();
+
+        let (s1, first) = campaigns(&store, "merchant_id=shop-1&limit=1", None).await;
+        let cursor = first["next_cursor"].as_str().unwrap_or_default();
+        let (s2, second) = campaigns(
+            &store,
+            &format!("merchant_id=shop-1&limit=1&cursor={cursor}"),
+            None,
+        )
+        .await;
+
+        assert_eq!((s1, ids(&first)), (200, vec![]), "{backend}: {first}");
+        assert_eq!(
+            (s2, ids(&second)),
+            (200, vec![older]),
+            "{backend}: {second}"
+        );
+        assert_eq!(second["next_cursor"], Value::Null, "{backend}");
+    }
+}
+
+/// Test: a caller outside `HONGBAO_COUPON_PRINCIPALS`, or unsigned, is 403 `forbidden`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_campaigns_outside_the_principals_is_forbidden() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let stranger = "arn:aws:sts::123456789012:assumed-role/someone-else/x";
+
+    let (s, b) = campaigns(&store, "merchant_id=shop-1", Some(stranger)).await;
+    let mut unsigned = event("coupon-create-campaign");
+    unsigned["routeKey"] = json!("GET /campaigns");
+    unsigned["requestContext"]["http"]["method"] = json!("GET");
+    unsigned["rawQueryString"] = json!("merchant_id=shop-1");
+    let (su, bu, _) = call(&store, Function::Coupon, &without_auth(unsigned)).await;
+
+    assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{b}");
+    assert_eq!((su, bu["error"].as_str()), (403, Some("forbidden")), "{bu}");
+}
+
+/// Test: a bad query is 400 `invalid_request`: `merchant_id` missing, empty, with a space
+/// or over 64 characters; `limit` 0, 101 or not a number; a cursor no page gave; a
+/// parameter unknown or given twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_campaign_queries_are_refused() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let long = format!("merchant_id={}", "m".repeat(65));
+    let bad = [
+        "",
+        "limit=5",
+        "merchant_id=",
+        "merchant_id=shop%201",
+        long.as_str(),
+        "merchant_id=shop-1&limit=0",
+        "merchant_id=shop-1&limit=101",
+        "merchant_id=shop-1&limit=ten",
+        "merchant_id=shop-1&cursor=zzzzz",
+        "merchant_id=shop-1&cursor=000001",
+        "merchant_id=shop-1&page=2",
+        "merchant_id=shop-1&merchant_id=shop-1",
+    ];
+
+    for query in bad {
+        let (s, b) = campaigns(&store, query, None).await;
+
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (400, Some("invalid_request")),
+            "{query}: {b}"
+        );
+    }
 }
