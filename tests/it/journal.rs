@@ -335,9 +335,10 @@ async fn reconcile_cron_finds_every_wallet_moved_outside_the_scripts_and_no_othe
                 .unwrap();
         }
 
-        // Act and assert: a pass over runs of 7 wallets checks all 43 and finds nothing.
+        // Act and assert: a pass over runs of about 7 wallets (a `SCAN` step may return more
+        // keys than it was asked for) checks all 43 and finds nothing.
         let (runs, checked, found) = reconcile_pass(&store, 7).await;
-        assert!(runs >= 7, "{backend:?}: the pass took {runs} runs");
+        assert!(runs > 1, "{backend:?}: the pass took {runs} run");
         assert!(checked >= 43, "{backend:?}: {checked} wallets checked");
         assert_eq!(found, BTreeMap::new(), "{backend:?}");
 
