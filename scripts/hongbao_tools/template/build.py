@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from hongbao_tools.template import dashboard
-from hongbao_tools.template.defaults import alarm_metrics, number_types, replace_policies
+from hongbao_tools.template.defaults import (
+    alarm_metric,
+    alarm_metrics,
+    number_types,
+    replace_policies,
+)
 from hongbao_tools.template.docs import MEANS, RUNBOOK, SETTINGS_DOC, alarm_meanings, settings_table
 from hongbao_tools.template.yamltext import (
     KEY,
@@ -331,6 +336,28 @@ class Builder:
             out.append(above + "\n".join(lines))
         return "\n".join(out)
 
+    def threshold_parameters(self) -> str:
+        """The alarm thresholds of template/parameters.yaml's `thresholds`: Type Number, the
+        row's Default and constraints, and its Description (or "Threshold of <alarm>...")
+        ending with the link to its runbook section."""
+        out = []
+        for name, row in self.data["thresholds"].items():
+            row = dict(row)
+            section = row.pop("section", None) or row["alarm"]
+            description = row.pop("Description", None)
+            if description is None:
+                description = f"Threshold of {row.pop('alarm')}"
+                description += f", {row.pop('unit')}" if "unit" in row else ""
+                description += f": {row.pop('of')}" if "of" in row else ""
+            if section not in self.meanings:
+                raise TemplateError(f"thresholds {name}: no alarm {section} in {RUNBOOK}")
+            description += f" ({RUNBOOK}#{section.lower()})."
+            lines = [f"{name}:", "  Type: Number"]
+            lines += [f"  {k}: {flow(v)}" for k, v in row.items() if k[0].isupper()]
+            lines += ["  Description: >-", indent(folded(description), "    ")]
+            out.append("\n".join(lines))
+        return "\n".join(out)
+
     def job_schedule_parameters(self) -> str:
         """Each scheduled job's `<prefix>ScheduleExpression` (its entry's `schedule`: the
         Description and any constraint; Default `rate(1 minute)` unless it gives one)."""
@@ -407,13 +434,9 @@ class Builder:
         fns = [f for f in self.functions if f.settings.get("unavailable", True)]
         lines = []
         for i, fn in enumerate(fns):
-            metric = {
-                "Namespace": load("!Ref MetricsNamespace"),
-                "MetricName": "Unavailable",
-                "Dimensions": [{"Name": "Function", "Value": load(f"!Ref {fn.logical}Function")}],
-            }
-            stat = {"Metric": metric, "Stat": "Sum"}
-            lines.append("- " + flow({"Id": f"f{i}", "MetricStat": stat}))
+            fn_dim = {"Function": load(f"!Ref {fn.logical}Function")}
+            metric = [load("!Ref MetricsNamespace"), "Unavailable", fn_dim, "Sum"]
+            lines.append("- " + flow({"Id": f"f{i}", "Metric": metric}))
         ids = ", ".join(f"f{i}" for i in range(len(fns)))
         lines += [
             "- Id: total",
@@ -463,8 +486,9 @@ class Builder:
                 continue
             spec = load(body(text))
             above = text[: len(text) - len(without_comments_above(text))]
+            expand = {"Metrics": alarm_metrics, "Metric": alarm_metric}
             props = [
-                alarm_metrics(spec[k]) if k == "Metrics" else t
+                expand[k](spec[k]) if k in expand else t
                 for k, t in blocks(body(text))
                 if k and k != "Condition"
             ]
@@ -481,7 +505,7 @@ class Builder:
             res += ["  Properties:", f"    AlarmDescription: !Sub {desc}"]
             res += [indent(p, "    ") for p in props]
             defaults = {
-                "Period": 300 if "MetricName" in spec else None,
+                "Period": 300 if "Metric" in spec else None,
                 "DatapointsToAlarm": spec.get("EvaluationPeriods"),
                 "EvaluationPeriods": 1,
                 "Threshold": 0,
@@ -510,6 +534,7 @@ class Builder:
             ),
             "function-paths": self.function_paths,
             "job-schedule-parameters": self.job_schedule_parameters,
+            "threshold-parameters": self.threshold_parameters,
             "throttle-parameters": self.throttle_parameters,
             "principal-parameters": self.principal_parameters,
             "parameter-variables": self.parameter_variables,
