@@ -1,7 +1,8 @@
 -- journal.lua: the money journal, prepended (after records.lua: int) to every script that
 -- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
--- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled) and cancel.lua (refund
--- credit, packet cancelled); and to the coupon
+-- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled), cancel.lua (refund
+-- credit, packet cancelled), merchant_deposit.lua and merchant_withdraw.lua (a merchant's
+-- budget); and to the coupon
 -- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
 -- coupon_redeem.lua (coupon redeemed), coupon_release.lua (a redemption reversed: coupon
 -- released), coupon_close.lua (campaign ended).
@@ -20,9 +21,10 @@
 --             distinct ids
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
 --             | packet_cancelled | coupon_issued | coupon_redeemed | coupon_released | campaign_ended
+--             | merchant_deposit | merchant_withdrawal
 --             (coupon entries move no money: amount and balance 0)
 --   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled,
---             packet_cancelled)
+--             packet_cancelled); for merchant_* the merchant id (whose budget moved)
 --   amount    signed cents (debits negative; 0 for packet_settled and packet_cancelled)
 --   ref       the deposit or withdrawal reference, or the packet id; for a coupon
 --             "<campaign_id>/<code or generated index>", for campaign_ended the campaign id

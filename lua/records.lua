@@ -1,5 +1,6 @@
 -- records.lua: helpers prepended (by shared/src/store/scripts/mod.rs) to the scripts that move
--- money: create_packet.lua, wallet_credit.lua, withdraw.lua, transfer_release.lua and settle.lua.
+-- money: create_packet.lua, wallet_credit.lua, withdraw.lua, transfer_release.lua, settle.lua,
+-- merchant_deposit.lua and merchant_withdraw.lua.
 --
 -- Exact integers: Lua 5.1 numbers are doubles and `..` formats them with "%.14g", so 10^14
 -- would be written "1e+14". Every number a money script writes goes through int(), which

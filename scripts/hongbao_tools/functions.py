@@ -30,6 +30,22 @@ SCHEDULED_TIMEOUT_SECS = 60
 HTTP_TIMEOUT_SECS = 5
 
 
+def principals(declared: list[dict]) -> dict[str, str]:
+    """The principals variable of each AWS_IAM operation of `declared` (functions.json's
+    functions), once, in declared order, with its template parameter:
+    HONGBAO_DEPOSIT_PRINCIPALS is set by DepositPrincipals."""
+    return {
+        op["principals"]: "".join(w.title() for w in op["principals"].split("_")[1:])
+        for f in declared
+        for op in f["operations"]
+        if op["auth"] == "iam"
+    }
+
+
+# Every principals variable and its parameter (`principals` of DECLARED).
+PRINCIPALS: dict[str, str] = principals(DECLARED)
+
+
 def with_features(*features: str) -> tuple[str, ...]:
     """The functions that read no feature's settings but `features` (e.g. the red-packet
     stack: packets, reclaim, wallet)."""

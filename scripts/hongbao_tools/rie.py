@@ -35,11 +35,9 @@ from .emf import EmfTotals, parse_line
 from .procs import free_port, install_signal_handlers, kill_tree, spawn, wait_for_port
 from .redis_server import RedisServer
 
-# The IAM role of the deposit fixtures (events/wallet-deposit.json) and of the coupon merchant
-# fixtures (events/coupon-create-campaign.json, coupon-add-codes.json, coupon-hold.json,
-# coupon-redeem.json, coupon-release.json).
+# The IAM role of every AWS_IAM fixture (events/wallet-deposit.json, coupon-create-campaign.json,
+# merchant-deposit.json, ...), as a principal prefix.
 DEPOSIT_PRINCIPALS = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*"
-COUPON_PRINCIPALS = DEPOSIT_PRINCIPALS
 # As in template.yaml: MemorySize 256; the Timeout of each function (functions.timeout_secs).
 MEMORY_MB = 256
 INVOKE_PATH = "/2015-03-31/functions/function/invocations"
@@ -138,13 +136,8 @@ class Sandbox:
             "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.function}",
             "AWS_LAMBDA_LOG_STREAM_NAME": f"local/{self.name}",
             "REDIS_CLUSTER": "false",
-            # The IAM role of the deposit fixtures (events/wallet-deposit.json).
-            "HONGBAO_DEPOSIT_PRINCIPALS": DEPOSIT_PRINCIPALS,
-            "HONGBAO_WITHDRAWAL_PRINCIPALS": DEPOSIT_PRINCIPALS,
-            # The coupon merchant fixtures' role (the same one).
-            "HONGBAO_COUPON_PRINCIPALS": COUPON_PRINCIPALS,
-            # The support look-up fixtures' role (the same one).
-            "HONGBAO_SUPPORT_PRINCIPALS": DEPOSIT_PRINCIPALS,
+            # Every AWS_IAM route allows the role of the IAM fixtures (events/wallet-deposit.json).
+            **dict.fromkeys(functions.PRINCIPALS, DEPOSIT_PRINCIPALS),
             "RUST_LOG": "info",
             "LOG_LEVEL": "info",  # RIE's own log level (its INIT REPORT line is at info)
         }

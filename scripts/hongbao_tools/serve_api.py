@@ -10,6 +10,7 @@ import subprocess
 import urllib.error
 import urllib.request
 
+from . import functions
 from .deps import require_example
 from .paths import ROOT
 from .procs import spawn, wait_for_port
@@ -25,22 +26,15 @@ SWAGGER_UI_DIR = ROOT / "tests" / "clients" / "node_modules" / "swagger-ui-dist"
 def start_api(redis_url: str, addr: str) -> subprocess.Popen:
     """Starts the `serve` example on `addr` (`host:port`) against `redis_url` and returns once
     it listens (killed on exit, or with `procs.kill_tree`). Identity from `x-user-id`
-    (HONGBAO_AUTH_MODE=header); deposits, withdrawals, the coupon merchant routes and the
-    support look-ups allowed for LOCAL_PRINCIPAL unless HONGBAO_DEPOSIT_PRINCIPALS /
-    HONGBAO_WITHDRAWAL_PRINCIPALS / HONGBAO_COUPON_PRINCIPALS / HONGBAO_SUPPORT_PRINCIPALS say
-    otherwise. Its /docs page takes Swagger UI from SWAGGER_UI_DIR unless
-    HONGBAO_SWAGGER_UI_DIR names another directory."""
+    (HONGBAO_AUTH_MODE=header); every AWS_IAM route allowed for LOCAL_PRINCIPAL unless its
+    principals variable (functions.json) says otherwise. Its /docs page takes Swagger UI from
+    SWAGGER_UI_DIR unless HONGBAO_SWAGGER_UI_DIR names another directory."""
     env = dict(os.environ)
     env.update(
         {
             "REDIS_URL": redis_url,
             "HONGBAO_AUTH_MODE": "header",
-            "HONGBAO_DEPOSIT_PRINCIPALS": env.get("HONGBAO_DEPOSIT_PRINCIPALS", LOCAL_PRINCIPAL),
-            "HONGBAO_WITHDRAWAL_PRINCIPALS": env.get(
-                "HONGBAO_WITHDRAWAL_PRINCIPALS", LOCAL_PRINCIPAL
-            ),
-            "HONGBAO_COUPON_PRINCIPALS": env.get("HONGBAO_COUPON_PRINCIPALS", LOCAL_PRINCIPAL),
-            "HONGBAO_SUPPORT_PRINCIPALS": env.get("HONGBAO_SUPPORT_PRINCIPALS", LOCAL_PRINCIPAL),
+            **{v: env.get(v, LOCAL_PRINCIPAL) for v in functions.PRINCIPALS},
             "HONGBAO_SERVE_ADDR": addr,
             "HONGBAO_SWAGGER_UI_DIR": env.get("HONGBAO_SWAGGER_UI_DIR", str(SWAGGER_UI_DIR)),
             "RUST_LOG": env.get("RUST_LOG", "warn"),

@@ -20,8 +20,8 @@ use hongbao::{Config, Store};
 pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*";
 
 /// A store on `redis` with the default configuration changed by `tweak`; deposits and
-/// withdrawals, coupon campaigns and redemptions and the support look-ups are allowed from
-/// [`DEPOSIT_PRINCIPALS`]. On the 3-master + 3-replica cluster (`make replicas`) every
+/// withdrawals, coupon campaigns and redemptions, the support look-ups and the merchant routes
+/// are allowed from [`DEPOSIT_PRINCIPALS`]. On the 3-master + 3-replica cluster (`make replicas`) every
 /// money write is acknowledged by its replica (`REDIS_WAIT_REPLICAS=1`), so the suites also
 /// prove that WAIT changes no answer.
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
@@ -38,6 +38,7 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     cfg.wallet.withdrawal_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     cfg.coupons.principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     cfg.wallet.support_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
+    cfg.merchants.principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     // The per-user quotas are off here: suites create hundreds of packets and take whole days
     // of codes from one user. `handlers::quotas::abuse_quotas` runs them at their production defaults.
     cfg.packets.packets_per_minute = 0;

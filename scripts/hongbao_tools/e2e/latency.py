@@ -35,6 +35,7 @@ def cold_starts(st: LocalStack, c: Checks, s: State) -> None:
             404,
             "not_found",
         ),
+        "merchant": (lambda: events.http_event("merchant-get"), 200, None),
     }
     cheap |= {fn: (events.scheduled_event, None, None) for fn in SCHEDULED}
     for fn, pool in st.pools.items():
@@ -86,6 +87,7 @@ def latency(st: LocalStack, c: Checks, s: State, n: int) -> None:
             lambda: events.campaign_event(s.campaign_id or events.NO_SUCH_CAMPAIGN, "bob"),
             200 if s.campaign_id else 404,
         ),
+        "merchant": (lambda: events.http_event("merchant-get"), 200),
     }
     cheap |= {fn: (events.scheduled_event, None) for fn in SCHEDULED if fn in st.pools}
     for fn, (make, status) in cheap.items():
@@ -150,6 +152,7 @@ def print_table(st: LocalStack, s: State, n: int) -> None:
         "next-order-code": "POST /order-codes (1 code)",
         "vote": "GET /articles",
         "coupon": "GET /campaigns/{id}",
+        "merchant": "GET /merchants/{merchant_id}",
     }
     for fn in FUNCTIONS:
         colds = s.cold.get(fn, [])

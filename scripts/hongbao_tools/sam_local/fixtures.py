@@ -29,6 +29,17 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     s.fixture("wallet-deposit-no-iam", 403, "forbidden")
     s.fixture("wallet-withdrawal", 201)
     s.fixture("wallet-get", 200)
+    # Merchant budgets (AWS_IAM routes): funded, drawn down, the books.
+    s.fixture("merchant-deposit", 201)
+    s.fixture("merchant-withdrawal", 201)
+    books = s.fixture("merchant-get", 200)
+    c.check(
+        f"[{s.label}] the merchant's books: deposited - withdrawn = balance",
+        books is not None
+        and books.get("deposited_cents", 0) - books.get("withdrawn_cents", 0)
+        == books.get("balance_cents"),
+        str(books)[:300],
+    )
     # Red packets.
     lucky = s.fixture("create-packet-lucky", 201)
     s.fixture("create-packet-fixed", 201)
@@ -136,10 +147,12 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     kinds = {e.get("detail-type") for e in published}
     c.check(
         f"[{s.label}] the feed holds the deposit, withdrawal, packet debits, claim, cancel and "
-        "its refund, and the coupon issued, redeemed and released",
+        "its refund, the coupon issued, redeemed and released, and the merchant's movements",
         {
             "Deposit",
             "Withdrawal",
+            "MerchantDeposit",
+            "MerchantWithdrawal",
             "PacketDebit",
             "ClaimCredit",
             "PacketCancelled",

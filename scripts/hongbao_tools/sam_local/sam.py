@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cfnlint.decode import decode_str
 
+from .. import functions
 from ..checks import Checks
 from ..deps import install_deps
 from ..paths import ROOT, TARGET_DIR, VENV_DIR
@@ -110,14 +111,11 @@ def sam_build(c: Checks, arch: str) -> float:
 def store_parameters(arch: str, endpoint: str, *, cluster: bool) -> dict[str, str]:
     """The template's parameters as a team sets them for an existing store without auth
     (`endpoint`: host:port, comma-separated for a cluster's nodes), the fixtures' IAM role
-    allowed to deposit, withdraw, run coupon campaigns and read the support look-ups."""
+    allowed on every AWS_IAM route (each principals parameter)."""
     return {
         "Architecture": arch,
         "ExistingCacheEndpoint": endpoint,
         "RedisAuth": "none",
         "RedisCluster": "true" if cluster else "false",
-        "DepositPrincipals": FIXTURE_ROLE,
-        "WithdrawalPrincipals": FIXTURE_ROLE,
-        "CouponPrincipals": FIXTURE_ROLE,
-        "SupportPrincipals": FIXTURE_ROLE,
+        **dict.fromkeys(functions.PRINCIPALS.values(), FIXTURE_ROLE),
     }

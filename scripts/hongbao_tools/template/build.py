@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hongbao_tools.functions import principals
 from hongbao_tools.template import dashboard
 from hongbao_tools.template.defaults import (
     alarm_metric,
@@ -136,14 +137,8 @@ class Builder:
                     "when its trigger is schedule"
                 )
             self.functions.append(fn)
-        # The principals variable of each `iam` operation, and its parameter:
-        # HONGBAO_DEPOSIT_PRINCIPALS is set by DepositPrincipals.
-        self.principals = {
-            op["principals"]: "".join(w.title() for w in op["principals"].split("_")[1:])
-            for f in spec
-            for op in f["operations"]
-            if op["auth"] == "iam"
-        }
+        # The principals variable of each `iam` operation, and its parameter.
+        self.principals = principals(spec)
         self.settings_doc = settings_table(root / SETTINGS_DOC)
         self.meanings = alarm_meanings(root / RUNBOOK)
         self.placed_alarms: set[str] = set()

@@ -279,11 +279,18 @@ FEATURES = [
             emf("RefundedCents", "ReclaimCron", "refunded"),
             emf("DepositedCents", "Wallet", "deposited"),
             emf("WithdrawnCents", "Wallet", "withdrawn"),
+            emf("DepositedCents", "Merchant", "merchants deposited"),
+            emf("WithdrawnCents", "Merchant", "merchants withdrew"),
         ],
     ),
     metric(
         "Deposits and withdrawals",
-        [emf("Deposited", "Wallet", "deposits"), emf("Withdrawn", "Wallet", "withdrawals")],
+        [
+            emf("Deposited", "Wallet", "deposits"),
+            emf("Withdrawn", "Wallet", "withdrawals"),
+            emf("Deposited", "Merchant", "merchant deposits"),
+            emf("Withdrawn", "Merchant", "merchant withdrawals"),
+        ],
     ),
     metric("Order codes taken", [emf("OrderCodesTaken", "NextOrderCode", "codes")]),
     metric(

@@ -21,6 +21,7 @@ pub mod coupons;
 pub mod error;
 pub mod extract;
 pub mod history;
+pub mod merchants;
 pub mod metrics;
 pub mod openapi;
 pub mod operation;

@@ -244,6 +244,7 @@ impl Modify for CommonAnswers {
         (name = "order codes", description = "Daily unique order codes"),
         (name = "voting", description = "Redis in Action chapter 1, atomic"),
         (name = "coupons", description = "Coupon drops: campaigns of codes grabbed first-come-first-served and redeemed once"),
+        (name = "merchants", description = "Merchant budgets: deposits, withdrawals and the books (AWS_IAM, `HONGBAO_MERCHANT_PRINCIPALS`)"),
         (name = "support", description = "Read-only look-ups for operators answering a ticket (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`)")
     )
 )]

@@ -49,6 +49,13 @@ pub enum Kind {
     /// A coupon campaign closed after its end; moves no money. The reference is the campaign
     /// id, [`Entry::campaign_counts`] its final counts.
     CampaignEnded,
+    /// Money paid into a merchant's budget by a trusted backend (`POST
+    /// /merchants/{merchant_id}/deposits`; positive). The entry's user is the merchant id, its
+    /// balance the merchant's.
+    MerchantDeposit,
+    /// Money paid out of a merchant's budget to a trusted backend (`POST
+    /// /merchants/{merchant_id}/withdrawals`; negative). The entry's user is the merchant id.
+    MerchantWithdrawal,
 }
 
 impl Kind {
@@ -65,6 +72,8 @@ impl Kind {
         Kind::CouponRedeemed,
         Kind::CouponReleased,
         Kind::CampaignEnded,
+        Kind::MerchantDeposit,
+        Kind::MerchantWithdrawal,
     ];
 
     /// The journal's name of the kind (the ledger's kind where both have it).
@@ -81,6 +90,8 @@ impl Kind {
             Kind::CouponRedeemed => "coupon_redeemed",
             Kind::CouponReleased => "coupon_released",
             Kind::CampaignEnded => "campaign_ended",
+            Kind::MerchantDeposit => "merchant_deposit",
+            Kind::MerchantWithdrawal => "merchant_withdrawal",
         }
     }
 
@@ -98,6 +109,8 @@ impl Kind {
             Kind::CouponRedeemed => "CouponRedeemed",
             Kind::CouponReleased => "CouponReleased",
             Kind::CampaignEnded => "CampaignEnded",
+            Kind::MerchantDeposit => "MerchantDeposit",
+            Kind::MerchantWithdrawal => "MerchantWithdrawal",
         }
     }
 
@@ -108,6 +121,12 @@ impl Kind {
             self,
             Kind::CouponIssued | Kind::CouponRedeemed | Kind::CouponReleased | Kind::CampaignEnded
         )
+    }
+
+    /// Whether the kind moves a merchant's budget ([`Kind::MerchantDeposit`],
+    /// [`Kind::MerchantWithdrawal`]): the entry's user is a merchant id, not a wallet's owner.
+    pub fn is_merchant(self) -> bool {
+        matches!(self, Kind::MerchantDeposit | Kind::MerchantWithdrawal)
     }
 
     /// The kind named `s` ([`Kind::as_str`]).

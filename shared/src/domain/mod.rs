@@ -14,6 +14,7 @@
 pub mod coupons;
 pub mod history;
 pub mod journal;
+pub mod merchants;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;

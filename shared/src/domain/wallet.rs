@@ -381,8 +381,8 @@ const MAX_EXACT_CENTS: i64 = (1 << 53) - 1;
 
 /// Checks one wallet as read in one atomic step: its stored `balance` (`None`: no balance
 /// field, 0), its `ledger` items newest first (at most [`LEDGER_CAP`]) and the journal entries
-/// still unexported on its hash tag (`journal`, any order; the other users' are ignored). The
-/// rules, each a [`Mismatch`] when broken:
+/// still unexported on its hash tag (`journal`, any order; the other users' and the merchants'
+/// are ignored). The rules, each a [`Mismatch`] when broken:
 ///
 /// - the balance is an integer of 0 to 2^53 − 1 cents and every ledger item parses;
 /// - a whole ledger (fewer than [`LEDGER_CAP`] items, so none was trimmed) adds up to the
@@ -455,7 +455,7 @@ pub fn reconcile(
     let oldest_ms = entries.last().map_or(i64::MIN, |e| e.at_ms);
     for j in journal
         .iter()
-        .filter(|j| j.user_id == user_id && j.amount_cents != 0)
+        .filter(|j| j.user_id == user_id && j.amount_cents != 0 && !j.kind.is_merchant())
     {
         if !whole && j.at_ms < oldest_ms {
             continue;

@@ -39,6 +39,8 @@ pub enum Function {
     /// `reconcile-cron`: the EventBridge schedule's check of every wallet against its ledger
     /// and the journal.
     ReconcileCron,
+    /// `merchant`: merchant budgets (the team's backend, AWS_IAM).
+    Merchant,
 }
 
 /// What starts a function.
@@ -83,6 +85,7 @@ impl Function {
         Function::LedgerExport,
         Function::Coupon,
         Function::ReconcileCron,
+        Function::Merchant,
     ];
 
     /// The function's declaration.
@@ -127,6 +130,14 @@ impl Function {
                 separate_build: false,
                 features: &[],
             },
+            // Its own function, not create-packet's: every route is the team's backend
+            // (AWS_IAM, its own principals), so its concurrency, throttles and alarms are not
+            // the app users'. It reads the wallet settings for HONGBAO_DEPOSIT_DEDUP_SECS.
+            Function::Merchant => http(
+                "merchant",
+                "Merchant",
+                &[Feature::Merchants, Feature::Wallet],
+            ),
         }
     }
 
@@ -141,6 +152,7 @@ impl Function {
             Function::NextOrderCode => api::order_codes::routes(),
             Function::Vote => api::voting::routes(),
             Function::Coupon => api::coupons::routes(),
+            Function::Merchant => api::merchants::routes(),
             Function::ReclaimCron | Function::LedgerExport | Function::ReconcileCron => {
                 return None
             }

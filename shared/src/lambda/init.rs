@@ -8,8 +8,9 @@ use super::emf::init_metrics;
 use super::settings::{log_filter, settings, Settings};
 use super::Function;
 use crate::api::state::ApiState;
+use crate::domain::wallet::IamPrincipals;
 use crate::domain::{ConfigError, Lookup};
-use crate::store::{EvictionVerdict, Feature, Store};
+use crate::store::{EvictionVerdict, Store};
 
 /// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), levels from
 /// `RUST_LOG` ([`log_filter`]; `info` when it does not parse, and then the error is returned
@@ -77,35 +78,7 @@ pub async fn init(function: Function) -> Result<ApiState, InitError> {
     } = settings(function, &lookup)?;
     init_metrics(&metrics);
     let state = ApiState::new(Store::new(config), auth);
-    if function.features().contains(&Feature::Wallet) {
-        let rules = &state.store.config().wallet;
-        if rules.deposit_principals.is_empty() {
-            tracing::info!(
-                "HONGBAO_DEPOSIT_PRINCIPALS is unset: POST /wallet/deposits refuses every caller (403)"
-            );
-        }
-        if rules.withdrawal_principals.is_empty() {
-            tracing::info!(
-                "HONGBAO_WITHDRAWAL_PRINCIPALS is unset: POST /wallet/withdrawals refuses every \
-                 caller (403)"
-            );
-        }
-        if rules.support_principals.is_empty() {
-            tracing::info!(
-                "HONGBAO_SUPPORT_PRINCIPALS is unset: GET /support/packets/{{id}}, \
-                 GET /support/wallets/{{user_id}} and GET /support/coupons/{{code}} refuse \
-                 every caller (403)"
-            );
-        }
-    }
-    if function.features().contains(&Feature::Coupons)
-        && state.store.config().coupons.principals.is_empty()
-    {
-        tracing::info!(
-            "HONGBAO_COUPON_PRINCIPALS is unset: POST /campaigns, POST /campaigns/{{id}}/codes and \
-             POST /coupons/redeem refuse every caller (403)"
-        );
-    }
+    log_unset_principals(function, &lookup)?;
     match state.store.connect_at_cold_start().await {
         Ok(()) => check_eviction(&state.store).await?,
         Err(e) => {
@@ -113,6 +86,38 @@ pub async fn init(function: Function) -> Result<ApiState, InitError> {
         }
     }
     Ok(state)
+}
+
+/// Logs, for each principals setting of the function's AWS_IAM operations that is unset, the
+/// routes that therefore refuse every caller (403): one line at cold start, where an operator
+/// looking for the cause of a 403 reads.
+///
+/// # Errors
+/// [`ConfigError`] when a principals setting does not parse (as the settings already checked).
+fn log_unset_principals(function: Function, lookup: &Lookup<'_>) -> Result<(), ConfigError> {
+    let mut by_setting: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for op in function.operations() {
+        let Some(setting) = op.principals() else {
+            continue;
+        };
+        if !IamPrincipals::from_lookup(lookup, setting)?.is_empty() {
+            continue;
+        }
+        match by_setting
+            .iter_mut()
+            .find(|(name, _)| *name == setting.name)
+        {
+            Some((_, routes)) => routes.push(op.route_key()),
+            None => by_setting.push((setting.name, vec![op.route_key()])),
+        }
+    }
+    for (name, routes) in by_setting {
+        tracing::info!(
+            "{name} is unset: {} refuse every caller (403)",
+            routes.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Why a sandbox refuses to start.

@@ -76,10 +76,12 @@ pub fn settings(
 }
 
 /// Every setting, grouped as `docs/configuration.md`'s table lists them: connection, API,
-/// red packets, history, reclaim, wallet, order codes, coupon drops, voting, ledger export,
-/// metrics and logging.
+/// red packets, history, reclaim, wallet, order codes, coupon drops, merchants, voting, ledger
+/// export, metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
-    use crate::domain::{coupons, history, journal, order_codes, packets, voting, wallet};
+    use crate::domain::{
+        coupons, history, journal, merchants, order_codes, packets, voting, wallet,
+    };
     [
         crate::store::config::SETTINGS,
         &[AUTH_MODE, SAM_LOCAL],
@@ -89,6 +91,7 @@ pub fn all_settings() -> Vec<Setting> {
         wallet::SETTINGS,
         order_codes::SETTINGS,
         coupons::rules::SETTINGS,
+        merchants::SETTINGS,
         voting::SETTINGS,
         journal::SETTINGS,
         crate::api::metrics::SETTINGS,

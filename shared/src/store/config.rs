@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::domain::coupons::CouponRules;
 use crate::domain::history::HistoryRules;
 use crate::domain::journal::ExportRules;
+use crate::domain::merchants::MerchantRules;
 use crate::domain::order_codes::OrderCodeRules;
 use crate::domain::packets::{PacketRules, ReclaimRules};
 use crate::domain::settings::{defaults, Setting};
@@ -101,6 +102,8 @@ pub enum Feature {
     LedgerExport,
     /// [`CouponRules`]: coupon.
     Coupons,
+    /// [`MerchantRules`]: merchant.
+    Merchants,
 }
 
 impl Feature {
@@ -114,6 +117,7 @@ impl Feature {
             Feature::Voting => "voting",
             Feature::LedgerExport => "ledger_export",
             Feature::Coupons => "coupons",
+            Feature::Merchants => "merchants",
         }
     }
 }
@@ -162,6 +166,8 @@ pub struct Config {
     pub ledger_export: ExportRules,
     /// Coupon principals and the visit limit ([`Feature::Coupons`]).
     pub coupons: CouponRules,
+    /// Who may call the merchant routes ([`Feature::Merchants`]).
+    pub merchants: MerchantRules,
 }
 
 impl Default for Config {
@@ -191,7 +197,9 @@ impl Config {
         use Feature::*;
         Self::load(
             &Lookup::new(&lookup),
-            &[Packets, Reclaim, Wallet, OrderCodes, Voting, Coupons],
+            &[
+                Packets, Reclaim, Wallet, OrderCodes, Voting, Coupons, Merchants,
+            ],
         )
     }
 
@@ -307,6 +315,11 @@ impl Config {
                 CouponRules::from_lookup(lookup)?
             } else {
                 CouponRules::default()
+            },
+            merchants: if has(Feature::Merchants) {
+                MerchantRules::from_lookup(lookup)?
+            } else {
+                MerchantRules::default()
             },
         })
     }

@@ -141,6 +141,22 @@ pub struct WalletKeys {
     pub journal: String,
 }
 
+/// The keys of one merchant account, all on the merchant's hash tag.
+#[derive(Debug, Clone)]
+pub struct MerchantKeys {
+    /// The merchant's hash: its books (`domain::merchants::Books`), no TTL.
+    pub merchant: String,
+    /// Ledger list (`kind|amount_cents|at_ms|reference`, newest first).
+    pub ledger: String,
+    /// Idempotency records hash (record id -> fingerprint), without a TTL.
+    pub records: String,
+    /// Sorted set: record id -> Unix ms after which it may be forgotten.
+    pub records_forget: String,
+    /// The money journal of the merchant's tag (a stream shared with the wallets and packets
+    /// of the tag; no TTL).
+    pub journal: String,
+}
+
 impl WalletKeys {
     /// The history list of `role`.
     pub fn history(&self, role: crate::domain::history::Role) -> &str {
@@ -209,6 +225,26 @@ impl Keys {
             history_totals: format!("{wallet}:history"),
             journal: self.journal_of_tag(&user_tag(user_id)),
             wallet,
+        }
+    }
+
+    /// The account of merchant `merchant_id` (`domain::merchants::is_merchant_id`), on the
+    /// hash tag a user of the same id would have ([`user_tag`]; only the tag is shared) and
+    /// named with the id encoded as a user id is ([`user_key_part`]: a `:` cannot make one
+    /// merchant's key another's).
+    pub fn merchant(&self, merchant_id: &str) -> MerchantKeys {
+        let tag = user_tag(merchant_id);
+        let merchant = format!(
+            "{}:{{{tag}}}:merchant:{}",
+            self.prefix,
+            user_key_part(merchant_id)
+        );
+        MerchantKeys {
+            ledger: format!("{merchant}:ledger"),
+            records: format!("{merchant}:idem"),
+            records_forget: format!("{merchant}:idem:forget"),
+            journal: self.journal_of_tag(&tag),
+            merchant,
         }
     }
 

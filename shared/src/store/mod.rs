@@ -29,6 +29,7 @@ pub mod journal;
 pub mod keys;
 mod lazy_store;
 pub mod lock;
+pub mod merchants;
 mod nodes;
 pub mod order_codes;
 pub mod packets;

@@ -135,11 +135,12 @@ pub(crate) async fn support_wallet(
     Ok(Json(SupportWalletBody::new(user_id, lookup)))
 }
 
-/// Checks the query of `GET /support/wallets/{user_id}`: `offset` at most once, nothing else.
+/// Checks the query of a ledger look-up (`GET /support/wallets/{user_id}`, `GET
+/// /merchants/{merchant_id}`): `offset` at most once, nothing else.
 ///
 /// # Errors
 /// 400 `invalid_request` naming the parameter.
-fn parse_offset(query: Option<&str>) -> Result<u64, ApiError> {
+pub(crate) fn parse_offset(query: Option<&str>) -> Result<u64, ApiError> {
     let mut offset = 0;
     query_params(query, &["offset"], "offset", |_, value| {
         offset = value

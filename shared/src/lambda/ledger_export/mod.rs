@@ -57,10 +57,14 @@ pub struct EventDetail {
     pub event_id: String,
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
     /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
-    /// `coupon_released` or `campaign_ended`.
+    /// `coupon_released`, `campaign_ended`, `merchant_deposit` or `merchant_withdrawal`.
     pub kind: &'static str,
-    /// Whose wallet.
-    pub user_id: String,
+    /// Whose wallet; absent for a merchant's movement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// A merchant's movement only: whose budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merchant_id: Option<String>,
     /// Signed amount, cents (debits negative; 0 for `packet_settled` and `packet_cancelled`).
     pub amount_cents: i64,
     /// The deposit or withdrawal reference, or the packet id; for a coupon event
@@ -70,7 +74,7 @@ pub struct EventDetail {
     pub at_ms: i64,
     /// When the money moved, RFC 3339.
     pub at: String,
-    /// The wallet's balance after the movement, cents.
+    /// The wallet's (a merchant's movement: the budget's) balance after the movement, cents.
     pub balance_cents: i64,
     /// `packet_settled`: cents refunded to the sender over the packet's life;
     /// `packet_cancelled`: cents refunded at the cancel.
@@ -109,7 +113,8 @@ impl From<&Entry> for EventDetail {
         EventDetail {
             event_id: e.event_id.clone(),
             kind: e.kind.as_str(),
-            user_id: e.user_id.clone(),
+            user_id: (!e.kind.is_merchant()).then(|| e.user_id.clone()),
+            merchant_id: e.kind.is_merchant().then(|| e.user_id.clone()),
             amount_cents: e.amount_cents,
             reference: e.reference.clone(),
             at_ms: e.at_ms,

@@ -191,6 +191,8 @@ fn every_script_header_matches_its_call() {
         check::<ClaimDoneCall>(),
         check::<WalletCreditCall>(),
         check::<WithdrawCall>(),
+        check::<MerchantDepositCall>(),
+        check::<MerchantWithdrawCall>(),
         check::<JournalAckCall>(),
         check::<SettleCall>(),
         check::<TransferReleaseCall>(),

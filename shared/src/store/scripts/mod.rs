@@ -58,6 +58,7 @@ pub use super::coupons::take::CouponTakeCall;
 pub use super::history::HistoryPageCall;
 pub use super::journal::JournalAckCall;
 pub use super::lock::UnlockCall;
+pub use super::merchants::{MerchantDepositCall, MerchantWithdrawCall};
 pub use super::order_codes::OrderCodeCall;
 pub use super::packets::{
     CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, PacketViewCall,
@@ -175,6 +176,8 @@ pub(crate) const ACKNOWLEDGED: &[&str] = &[
     "wallet_credit.lua",
     "settle.lua",
     "withdraw.lua",
+    "merchant_deposit.lua",
+    "merchant_withdraw.lua",
     "order_code.lua",
     "coupon_create.lua",
     "coupon_create_pool.lua",
@@ -261,6 +264,12 @@ script!(
 script!(
     /// `lua/withdraw.lua`: pay money out of a wallet once per reference.
     WITHDRAW, "withdraw.lua", ["records.lua", "journal.lua"]);
+script!(
+    /// `lua/merchant_deposit.lua`: pay money into a merchant's budget once per reference.
+    MERCHANT_DEPOSIT, "merchant_deposit.lua", ["records.lua", "journal.lua"]);
+script!(
+    /// `lua/merchant_withdraw.lua`: pay money out of a merchant's budget once per reference.
+    MERCHANT_WITHDRAW, "merchant_withdraw.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/journal_ack.lua`: delete exported journal entries (and the journal once empty).
     JOURNAL_ACK, "journal_ack.lua");
@@ -359,6 +368,8 @@ fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
         &SETTLE,
         &TRANSFER_RELEASE,
         &WITHDRAW,
+        &MERCHANT_DEPOSIT,
+        &MERCHANT_WITHDRAW,
         &JOURNAL_ACK,
         &PACKET_VIEW,
         &HISTORY_PAGE,

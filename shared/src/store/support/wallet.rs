@@ -119,8 +119,10 @@ pub async fn wallet(store: &Store, user_id: &str, offset: u64) -> Result<WalletL
     .buffered(IN_FLIGHT)
     .try_collect()
     .await?;
-    let (journal, journal_complete) =
-        super::unexported(store, &wk.journal, |e| e.user_id == user_id).await?;
+    let (journal, journal_complete) = super::unexported(store, &wk.journal, |e| {
+        e.user_id == user_id && !e.kind.is_merchant()
+    })
+    .await?;
     let next = offset + ledger.len() as u64;
     Ok(WalletLookup {
         balance_cents: balance.unwrap_or(0),

@@ -1,0 +1,59 @@
+-- merchant_deposit.lua: pay money into a merchant's budget, exactly once per reference
+-- (POST /merchants/{merchant_id}/deposits). Prepended with records.lua (int, now_ms,
+-- prune_records, forget_score, MAX_EXACT) and journal.lua (journal_add).
+--
+-- All keys share the merchant's hash tag.
+-- KEYS[1] merchant: the merchant's hash (its books: `balance`, `deposited`, ... in cents;
+--         domain::merchants::Books)
+-- KEYS[2] ledger: the merchant's ledger list
+-- KEYS[3] records: the merchant's idempotency records hash (record id -> fingerprint)
+-- KEYS[4] records_forget: its "forget after" sorted set (record id -> Unix ms)
+-- KEYS[5] journal: the money journal of the merchant's tag (one merchant_deposit entry)
+-- ARGV[1] amount_cents: the deposit, cents (> 0)
+-- ARGV[2] reference: the caller's reference (the ledger entry's reference)
+-- ARGV[3] record_id: the idempotency record id, `dep:<reference>`
+-- ARGV[4] keep_ms: keep the record this many ms (> 0)
+-- ARGV[5] ledger_cap: ledger length cap (entries)
+-- ARGV[6] balance_limit_cents: the largest balance a deposit may produce, cents
+-- ARGV[7] merchant_id: the merchant (the journal entry's user)
+--
+-- The record's fingerprint is the amount: the same reference with the same amount is a
+-- repeat (nothing credited twice), with another amount a conflict. The deposit moves
+-- `balance` and `deposited` together, so the books close after it as before it. Every check
+-- comes before the first write.
+-- Returns one of:
+--   {'applied', balance}          credited now; the balance after, cents
+--   {'repeat', balance}           this reference was deposited before: nothing changed
+--   {'conflict', balance}         the reference was used with another amount: nothing changed
+--   {'balance_limit', balance}    the balance would pass ARGV[6]: nothing changed
+local amount = tonumber(ARGV[1])
+if amount == nil or amount < 1 or amount ~= math.floor(amount) or amount > MAX_EXACT then
+  return redis.error_reply('ERR hongbao: merchant_deposit: amount is not a positive integer')
+end
+local keep_ms = tonumber(ARGV[4])
+if keep_ms == nil or keep_ms < 1 then
+  return redis.error_reply('ERR hongbao: merchant_deposit: keep_ms must be positive')
+end
+local fingerprint = int(amount)
+local prev = redis.call('HGET', KEYS[3], ARGV[3])
+local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
+if prev then
+  if prev ~= fingerprint then
+    return {'conflict', int(balance)}
+  end
+  return {'repeat', int(balance)}
+end
+if balance + amount > tonumber(ARGV[6]) then
+  return {'balance_limit', int(balance)}
+end
+
+local now = now_ms()
+balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
+redis.call('HINCRBY', KEYS[1], 'deposited', int(amount))
+redis.call('LPUSH', KEYS[2], 'deposit|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[2])
+journal_add(KEYS[5], 'merchant_deposit', ARGV[7], amount, ARGV[2], now, balance)
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
+redis.call('HSET', KEYS[3], ARGV[3], fingerprint)
+redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), ARGV[3])
+prune_records(KEYS[3], KEYS[4], now)
+return {'applied', balance}

@@ -1,0 +1,110 @@
+//! Merchant accounts over HTTP (AWS_IAM, callers in `HONGBAO_MERCHANT_PRINCIPALS`: the team's
+//! backend): the merchant function's router, one handler per operation, named as the store's
+//! operations ([`crate::store::merchants`]) and the scripts.
+//!
+//! | route | handler |
+//! | --- | --- |
+//! | `GET /merchants/{merchant_id}` | [`get`](mod@get) |
+//! | `POST /merchants/{merchant_id}/deposits` | [`deposit`](mod@deposit) |
+//! | `POST /merchants/{merchant_id}/withdrawals` | [`withdraw`](mod@withdraw) |
+//!
+//! No JWT caller reaches a merchant's money: every route is AWS_IAM-signed.
+
+pub mod deposit;
+pub mod get;
+pub mod withdraw;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+use super::extract::JsonBody;
+use super::operation::Routes;
+use super::state::ApiState;
+use crate::domain::is_reference;
+use crate::domain::merchants::{is_merchant_id, MAX_MERCHANT_ID_CHARS, MERCHANT_PRINCIPALS};
+use crate::domain::wallet::MAX_DEPOSIT_CENTS;
+use utoipa_axum::routes;
+
+pub use get::MerchantBody;
+
+/// The routes of the merchant function.
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&get::OPERATION, routes!(get::get_merchant))
+        .route(&deposit::OPERATION, routes!(deposit::deposit))
+        .route(&withdraw::OPERATION, routes!(withdraw::withdraw))
+}
+
+/// The body of a merchant's deposit or withdrawal.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"amount_cents": 100000, "reference": "topup-20261128-0001"}))]
+pub struct MovementRequest {
+    /// Cents, `1..=10^11`.
+    #[schema(minimum = 1, maximum = 100_000_000_000_i64)]
+    pub amount_cents: i64,
+    /// 1 to 64 visible ASCII characters; the idempotency key of the movement (per merchant
+    /// and direction).
+    #[schema(pattern = "^[!-~]{1,64}$")]
+    pub reference: String,
+}
+
+/// The answer to a merchant's deposit or withdrawal.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MovementBody {
+    /// The merchant.
+    pub merchant_id: String,
+    /// The budget's balance afterwards, cents.
+    pub balance_cents: i64,
+    /// The movement's reference.
+    pub reference: String,
+    /// `true` when this reference was applied before (nothing moved now).
+    pub repeat: bool,
+}
+
+/// Checks a call of a merchant route, in this order: AWS_IAM-signed by a principal of
+/// `HONGBAO_MERCHANT_PRINCIPALS` (`arn`), then the merchant id of the path.
+///
+/// # Errors
+/// 403 `forbidden` naming the setting; 400 `invalid_request` for a bad merchant id.
+pub(crate) fn check_caller(
+    state: &ApiState,
+    arn: Option<&str>,
+    merchant_id: &str,
+) -> Result<(), ApiError> {
+    let principals = &state.store.config().merchants.principals;
+    if !arn.is_some_and(|arn| principals.allows(arn)) {
+        return Err(ApiError::forbidden(format!(
+            "merchant routes are answered only to AWS_IAM-signed calls of the principals in {}",
+            MERCHANT_PRINCIPALS.name
+        )));
+    }
+    if !is_merchant_id(merchant_id) {
+        return Err(ApiError::invalid(format!(
+            "merchant_id must be 1 to {MAX_MERCHANT_ID_CHARS} of A-Z a-z 0-9 _ . : -"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a movement's body after [`check_caller`]: a JSON object of its shape,
+/// `amount_cents` in `1..=10^11`, `reference`.
+///
+/// # Errors
+/// The body's rejection (400, 413, 415); 400 `invalid_request` naming the field.
+pub(crate) fn movement(
+    body: Result<JsonBody<MovementRequest>, ApiError>,
+) -> Result<MovementRequest, ApiError> {
+    let JsonBody(m) = body?;
+    if !(1..=MAX_DEPOSIT_CENTS).contains(&m.amount_cents) {
+        return Err(ApiError::invalid(format!(
+            "amount_cents must be 1..={MAX_DEPOSIT_CENTS}"
+        )));
+    }
+    if !is_reference(&m.reference) {
+        return Err(ApiError::invalid(
+            "reference must be 1 to 64 visible ASCII characters",
+        ));
+    }
+    Ok(m)
+}

@@ -1,0 +1,81 @@
+//! `POST /merchants/{merchant_id}/deposits`'s store step: one EVALSHA of
+//! `lua/merchant_deposit.lua` on the merchant's hash slot.
+
+use redis::Value;
+
+use crate::domain::merchants::MAX_MERCHANT_BALANCE_CENTS;
+use crate::domain::wallet::{DepositOutcome, LEDGER_CAP};
+use crate::store::keys::Keys;
+use crate::store::scripts::{script_call, Call, MERCHANT_DEPOSIT};
+use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/merchant_deposit.lua`: pay money into a merchant's budget once per reference.
+    /// Every key is on the merchant's hash tag.
+    pub struct MerchantDepositCall<'a> for MERCHANT_DEPOSIT {
+        KEYS {
+            /// The merchant's hash (its books, cents).
+            merchant: &'a str,
+            /// The ledger list.
+            ledger: &'a str,
+            /// The idempotency records hash.
+            records: &'a str,
+            /// The idempotency "forget after" sorted set (Unix ms).
+            records_forget: &'a str,
+            /// The money journal of the merchant's tag (one `merchant_deposit` entry).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The deposit, cents (> 0).
+            amount_cents: i64,
+            /// The caller's reference (the ledger entry's reference).
+            reference: &'a str,
+            /// The idempotency record id, `dep:<reference>`.
+            record_id: &'a str,
+            /// Keep the record this many ms (> 0).
+            keep_ms: u64,
+            /// Ledger entries kept.
+            ledger_cap: u32,
+            /// The largest balance a deposit may produce, cents.
+            balance_limit_cents: i64,
+            /// The merchant (the journal entry's user).
+            merchant_id: &'a str,
+        }
+    }
+}
+
+/// Pays `amount_cents` into `merchant_id`'s budget, once per `reference` (per merchant; the
+/// record, `dep:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL, as a
+/// wallet's), unless the balance would pass [`MAX_MERCHANT_BALANCE_CENTS`]
+/// (`lua/merchant_deposit.lua`; a refused deposit writes nothing).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is
+/// safe (a deposit that was applied answers [`DepositOutcome::Repeat`]).
+pub async fn deposit(
+    store: &Store,
+    merchant_id: &str,
+    amount_cents: i64,
+    reference: &str,
+) -> Result<DepositOutcome, Error> {
+    let mk = Keys::new(&store.config().key_prefix).merchant(merchant_id);
+    let mut conn = store.conn().await?;
+    let reply: Value = MerchantDepositCall {
+        merchant: &mk.merchant,
+        ledger: &mk.ledger,
+        records: &mk.records,
+        records_forget: &mk.records_forget,
+        journal: &mk.journal,
+        amount_cents,
+        reference,
+        record_id: &format!("dep:{reference}"),
+        keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
+        ledger_cap: LEDGER_CAP,
+        balance_limit_cents: MAX_MERCHANT_BALANCE_CENTS,
+        merchant_id,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    super::deposit_outcome(reply)
+}
