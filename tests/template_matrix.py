@@ -78,6 +78,7 @@ from template_checks.live import access_string, live_access_string
 from template_checks.stack import (
     ACCOUNT,
     BASE,
+    PRINCIPAL_PARAMETERS,
     REGION,
     ROOT,
     UNKNOWN_FUNCTIONS,
@@ -205,23 +206,15 @@ PATTERN_SAMPLES = {
     "KeyPrefix": ["a", "Stage_2-hb", "x" * 32],
     "VoteSite": ["a", "my-site-2", "z" * 32],
     "MetricsNamespace": ["hongbao/prod", "A.b_c#d:e-f"],
-    "DepositPrincipals": [
-        "arn:aws:iam::123456789012:role/payments",
-        "arn:aws:sts::123456789012:assumed-role/payments/*,arn:aws:iam::123456789012:user/ops",
-    ],
-    "WithdrawalPrincipals": [
-        "arn:aws:iam::123456789012:role/payouts",
-        "arn:aws:sts::123456789012:assumed-role/payouts/*",
-    ],
-    "CouponPrincipals": [
-        "arn:aws:iam::123456789012:role/merchant",
-        "arn:aws:sts::123456789012:assumed-role/merchant/*,arn:aws:iam::123456789012:user/ops",
-    ],
-    "SupportPrincipals": [
-        "",
-        "arn:aws:iam::123456789012:role/support",
-        "arn:aws:sts::123456789012:assumed-role/support/* , arn:aws:iam::123456789012:user/oncall",
-    ],
+    # Every principals parameter (one per principals variable of functions.json's operations).
+    **dict.fromkeys(
+        PRINCIPAL_PARAMETERS,
+        [
+            "",
+            "arn:aws:iam::123456789012:role/payments",
+            "arn:aws:sts::123456789012:assumed-role/payments/* , arn:aws:iam::1:user/ops",
+        ],
+    ),
     "Covers": ["", "gold", "red-2027, lantern_2.v1,x"],
     "LedgerExportScheduleExpression": ["rate(1 minute)", "rate(2 minutes)", "rate(5 minutes)"],
     "GrabReservedConcurrency": ["", "1", "1000"],
@@ -254,12 +247,7 @@ def pattern_samples(name: str) -> list[str] | None:
 # with an empty entry, a bare `*`, or a `*` inside an entry: IamPrincipals::parse).
 PATTERN_REFUSALS = {
     name: ["a,,b", ",a", "a,", "*", "arn:aws:iam::1:role/a*b", " , "]
-    for name in (
-        "DepositPrincipals",
-        "WithdrawalPrincipals",
-        "CouponPrincipals",
-        "SupportPrincipals",
-    )
+    for name in PRINCIPAL_PARAMETERS
 }
 # Parameters whose values need another parameter to mean anything (covered by the matrix).
 SWEEP_SKIP = {

@@ -30,9 +30,11 @@ from cloud_radar.cf.unit import Template, functions
 from samtranslator.translator.transform import transform as sam_transform
 
 from hongbao_tools.deps import require_example
-from hongbao_tools.functions import RESOURCES
+from hongbao_tools.functions import PRINCIPALS, RESOURCES
 
 ROOT = Path(__file__).resolve().parents[2]
+# The parameter of each principals variable of functions.json's AWS_IAM operations.
+PRINCIPAL_PARAMETERS: tuple[str, ...] = tuple(PRINCIPALS.values())
 
 # samtranslator logs its own usage metrics at WARNING; they say nothing about the template.
 logging.getLogger("samtranslator").setLevel(logging.ERROR)
