@@ -27,11 +27,15 @@ pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hon
 pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     let replicated =
         redis.is_cluster() && std::env::var(harness::REPLICAS_ENV).as_deref() == Ok("1");
+    // 5 s for a reply, not the default 1 s: the `it` binary runs 12 tests at once on 2 cores
+    // (beside `a_large_drop_on_the_cluster`), where a reply 1 s late is load, not a fault; the
+    // fault suites set their own timeouts.
     let mut cfg = Config {
         redis_url: redis.url(),
         redis_cluster: redis.is_cluster(),
         wait_replicas: u32::from(replicated),
         wait_timeout_ms: 5_000,
+        response_timeout: std::time::Duration::from_secs(5),
         ..Config::default()
     };
     cfg.wallet.deposit_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();

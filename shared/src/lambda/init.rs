@@ -112,8 +112,13 @@ fn log_unset_principals(function: Function, lookup: &Lookup<'_>) -> Result<(), C
         }
     }
     for (name, routes) in by_setting {
+        let verb = if routes.len() == 1 {
+            "refuses"
+        } else {
+            "refuse"
+        };
         tracing::info!(
-            "{name} is unset: {} refuse every caller (403)",
+            "{name} is unset: {} {verb} every caller (403)",
             routes.join(", ")
         );
     }

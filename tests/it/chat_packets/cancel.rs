@@ -27,7 +27,9 @@ async fn cancel_races_grabs() {
         let (s, p) = create(
             &store,
             "alice",
-            &json!({"total_cents": 20_000, "count": 300, "expires_in_secs": 5}),
+            // 15 s: the race, the checks and half the claims must land before expiry, also on
+            // a loaded machine; reclaim-cron runs after it.
+            &json!({"total_cents": 20_000, "count": 300, "expires_in_secs": 15}),
         )
         .await;
         assert_eq!(s, 201, "{p}");
