@@ -4,11 +4,10 @@
 
 CARGO    ?= cargo
 PY       := .venv/bin/python
-# The functions, as functions.json declares them (`make functions` rewrites it from the Rust
-# declarations, hongbao::lambda::Function): those built by one cargo invocation, and those
-# built each on its own (scripts/functions.py).
-BINARIES := $(shell python3 scripts/functions.py shared-build)
-SEPARATE := $(shell python3 scripts/functions.py separate-build)
+# Every function's release build, as functions.json declares the functions (`make functions`
+# rewrites it from the Rust declarations, hongbao::lambda::Function) and as `sam build` runs it
+# (scripts/functions.py).
+RELEASE_BUILD := $(shell python3 scripts/functions.py build)
 # The examples (make serve, the template's settings check) are built with the features the tests
 # turn on (`ops`), so they reuse the debug build of `hongbao` that `make unit` made.
 EXAMPLES := -p hongbao --features ops
@@ -33,14 +32,13 @@ test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2
 deps:
 	scripts/install-deps.sh
 
-## release: the functions' bootstraps (target/release/<name>). A function declared with
-##          `separate_build` (ledger-export) is built on its own: it turns on hongbao's
-##          `eventbridge` feature (the AWS SDK), and in one cargo invocation features unify, so
-##          every bootstrap would link the SDK's HTTP stack (about +460 KB each, measured);
-##          `sam build` builds each function on its own too
-release:
-	$(CARGO) build --release --locked $(BINARIES)
-	$(foreach f,$(SEPARATE),$(CARGO) build --release --locked -p $(f) &&) true
+## release: the functions' bootstraps (target/lambda/<name>/bootstrap), each built by the command
+##          `sam build` runs for it: `cargo lambda build --release --bin <name>` in
+##          functions/<name> (the template's CodeUri), where cargo resolves that crate's features
+##          alone, so only ledger-export links the AWS SDK (hongbao's `eventbridge`). `sam build`
+##          (make sam-local) then finds every artifact current instead of building them again
+release: deps
+	PATH="$(CURDIR)/.venv/bin:$$PATH" && $(RELEASE_BUILD)
 
 ## TEST_THREADS: the tests each test binary runs at once (libtest's RUST_TEST_THREADS). The
 ##   integration tests mostly wait (servers starting, clusters converging, TTLs, failovers,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of the hongbao functions through the real Lambda runtime path.
 
-The release `bootstrap` binaries (target/release/<name>) run under the AWS Lambda Runtime
+The release `bootstrap` binaries (target/lambda/<name>/bootstrap) run under the AWS Lambda Runtime
 Interface Emulator (what `sam local invoke` runs inside its container), one RIE process per
 sandbox, against a private redis-server on a free port. The script:
 
@@ -28,8 +28,8 @@ With --grab-storm-only it runs step 2 alone (after cold-starting the create-pack
 grab sandboxes and depositing the packet's money) and writes the same file: what `make bench`
 runs, in a few seconds.
 
-It builds nothing: run `cargo build --release -p create-packet -p grab -p claim -p reclaim-cron
--p wallet -p next-order-code -p vote -p coupon` first (`make release` does). Prints PASS/FAIL per
+It builds nothing: run `make release` first (every function's bootstrap, as `sam build`
+builds it). Prints PASS/FAIL per
 check; exit code 0 only if all pass.
 
 The sections live in scripts/hongbao_tools/e2e/, one module per feature (`packets`, `wallet`,

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Prints what the Makefile needs from functions.json (hongbao_tools.functions):
 
-functions.py shared-build     -p create-packet -p grab ...  (one cargo build)
-functions.py separate-build   ledger-export ...             (a cargo build each)
+functions.py build     every function's release build, as `sam build` runs it
 """
 
 from __future__ import annotations
@@ -12,19 +11,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hongbao_tools.functions import SEPARATE_BUILD, SHARED_BUILD, cargo_args  # noqa: E402
+from hongbao_tools.functions import build_commands  # noqa: E402
 
 
 def main() -> int:
-    what = sys.argv[1:] or ["?"]
-    if what == ["shared-build"]:
-        print(cargo_args(SHARED_BUILD))
-    elif what == ["separate-build"]:
-        print(" ".join(SEPARATE_BUILD))
-    else:
-        print(__doc__, file=sys.stderr)
-        return 2
-    return 0
+    if sys.argv[1:] == ["build"]:
+        print(build_commands())
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

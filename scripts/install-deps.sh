@@ -18,9 +18,9 @@
 # .venv/.requirements.sha256.
 #
 # Usage: scripts/install-deps.sh [--with-sam-build] [--with-docker] [--with-chromium] [--redis-only]
-#   --with-sam-build  also cargo-lambda and ziglang (pinned, into the venv) for `sam build`, and
-#                     the rustup target aarch64-unknown-linux-gnu when rustup can add it (an
-#                     x86_64 build, what `make sam-local` runs, needs no target)
+#   --with-sam-build  also the rustup target aarch64-unknown-linux-gnu when rustup can add it,
+#                     for an arm64 `sam build` (an x86_64 build, what `make sam-local` runs,
+#                     needs no target; cargo-lambda and ziglang are in requirements.txt)
 #   --with-docker     also Docker (Debian's docker.io: dockerd, containerd, runc, the client)
 #                     for `make sam-local`; scripts/hongbao_tools/docker.py starts the daemon
 #   --with-chromium   also Debian's chromium (/usr/bin/chromium), the headless browser of
@@ -181,17 +181,6 @@ for name, target in links.items():
 EOF
 
 if [ "$with_sam_build" = 1 ]; then
-  # cargo-lambda's wheel ships the `cargo-lambda` binary (cargo finds `cargo lambda` on PATH);
-  # ziglang is the linker it cross-compiles with.
-  missing=""
-  for pin in cargo-lambda==1.9.2 ziglang==0.17.1; do
-    [ "$("$PY" -m pip show "${pin%%==*}" 2>/dev/null | sed -n 's/^Version: //p')" = "${pin##*==}" ] \
-      || missing="$missing $pin"
-  done
-  if [ -n "$missing" ]; then
-    echo "installing into $VENV:$missing"
-    "$PY" -m pip install -q --disable-pip-version-check $missing
-  fi
   if command -v rustup >/dev/null \
     && ! rustup target list --installed | grep -q aarch64-unknown-linux-gnu; then
     rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1 \

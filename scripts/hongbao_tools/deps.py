@@ -13,17 +13,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import functions
-from .paths import EXAMPLES_DIR, INSTALL_DEPS, RELEASE_DIR, ROOT, VENV_DIR
+from .paths import EXAMPLES_DIR, INSTALL_DEPS, LAMBDA_DIR, ROOT, VENV_DIR
 from .procs import log
 
 # The red-packet functions (the default stack: what demo.py plays): those reading only the
 # packets', reclaim's and wallet's settings ...
 PACKET_FUNCTIONS = functions.with_features("packets", "reclaim", "wallet")
-# ... and every function of the shared build (e2e_rie.py runs them all) ...
-FUNCTIONS = functions.SHARED_BUILD
-# ... and ledger-export (the demo's event feed), built on its own (functions.SEPARATE_BUILD).
+# ... and ledger-export (the demo's event feed, against moto's EventBridge) ...
 LEDGER_EXPORT = "ledger-export"
-BUILD_COMMAND = functions.build_command()
+# ... and every other function (e2e_rie.py runs them all).
+FUNCTIONS = tuple(n for n in functions.NAMES if n != LEDGER_EXPORT)
+# What builds the release bootstraps (functions.build_commands).
+BUILD_COMMAND = "make release"
 
 
 def _rie_arch() -> str:
@@ -107,8 +108,8 @@ def find_chromium(install: bool = True) -> Path:
 
 
 def binary_path(function: str) -> Path:
-    """The release binary of `function` (`target/release/<function>`)."""
-    return RELEASE_DIR / function
+    """The release binary of `function` (`target/lambda/<function>/bootstrap`)."""
+    return LAMBDA_DIR / function / "bootstrap"
 
 
 def missing_binaries(functions: Iterable[str] = PACKET_FUNCTIONS) -> list[Path]:

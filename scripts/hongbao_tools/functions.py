@@ -12,16 +12,11 @@ from pathlib import Path
 FUNCTIONS_JSON = Path(__file__).resolve().parents[2] / "functions.json"
 
 # Every function's declaration: {"name", "logical_id", "trigger": "http" | "schedule",
-# "separate_build", "features", "operations": [{"event", "method", "path", "auth",
+# "features", "operations": [{"event", "method", "path", "auth",
 # "principals"}]}, in the declared order.
 DECLARED: list[dict] = json.loads(FUNCTIONS_JSON.read_text())["functions"]
 
 NAMES: tuple[str, ...] = tuple(f["name"] for f in DECLARED)
-# Built together by one `cargo build` ...
-SHARED_BUILD: tuple[str, ...] = tuple(f["name"] for f in DECLARED if not f["separate_build"])
-# ... and each on its own: its crate turns on a `hongbao` feature (ledger-export's AWS SDK)
-# that one invocation would unify into every other binary.
-SEPARATE_BUILD: tuple[str, ...] = tuple(f["name"] for f in DECLARED if f["separate_build"])
 # The template's resource of each function (`CreatePacketFunction`) and its name.
 RESOURCES: dict[str, str] = {f"{f['logical_id']}Function": f["name"] for f in DECLARED}
 # A scheduled function's timeout, as the template gives every scheduled job (seconds); an
@@ -59,15 +54,16 @@ def timeout_secs(name: str) -> int:
     return SCHEDULED_TIMEOUT_SECS if f["trigger"] == "schedule" else HTTP_TIMEOUT_SECS
 
 
-def cargo_args(names: tuple[str, ...]) -> str:
-    """`-p a -p b`: the cargo packages of `names`."""
-    return " ".join(f"-p {n}" for n in names)
+def build_command(name: str) -> str:
+    """The release build of function `name`, the command `sam build` runs for it (the
+    template's `BuildMethod: rust-cargolambda`, `CodeUri: functions/<name>`), with `--locked`:
+    run in the function's own crate, cargo resolves that crate's features alone, so only
+    ledger-export's bootstrap links the AWS SDK (hongbao's `eventbridge` feature). Built the
+    same way, `make release`'s artifacts are the ones `sam build` then finds current.
+    The bootstrap lands in target/lambda/<name>/bootstrap."""
+    return f"(cd functions/{name} && cargo lambda build --release --locked --bin {name})"
 
 
-def build_command() -> str:
-    """The release build of every function, as `make release` runs it."""
-    return " && ".join(
-        f"cargo build --release --locked {cargo_args(group)}"
-        for group in (SHARED_BUILD, *((n,) for n in SEPARATE_BUILD))
-        if group
-    )
+def build_commands() -> str:
+    """Every function's release build (`build_command`), as `make release` runs them."""
+    return " && ".join(build_command(n) for n in NAMES)

@@ -1,6 +1,6 @@
 """Lambda sandboxes, the way `sam local invoke` runs a function, without Docker.
 
-A function's release `bootstrap` binary (`target/release/<name>`) runs under the AWS Lambda
+A function's release `bootstrap` binary (`target/lambda/<name>/bootstrap`) runs under the AWS Lambda
 Runtime Interface Emulator (RIE) that the `aws-sam-cli` wheel ships
 (`samcli/local/rapid/aws-lambda-rie-<arch>`): the binary talks to RIE's Runtime API exactly as
 it talks to the real Lambda service, and we invoke it through RIE's invoke endpoint

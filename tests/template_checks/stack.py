@@ -85,8 +85,10 @@ class _NoManagedPolicies:
 
 def transform(template: dict, params: dict) -> dict:
     t = copy.deepcopy(template)
-    # `sam build` replaces the local CodeUri with the uploaded artifact's S3 location.
-    t["Globals"]["Function"]["CodeUri"] = "s3://hongbao-artifacts/bootstrap.zip"
+    # `sam build` replaces each function's local CodeUri with its uploaded artifact's S3 location.
+    for lid, res in t["Resources"].items():
+        if res.get("Type") == "AWS::Serverless::Function":
+            res["Properties"]["CodeUri"] = f"s3://hongbao-artifacts/{lid}.zip"
     os.environ.setdefault("AWS_DEFAULT_REGION", REGION)  # offline: only names the region
     return sam_transform(t, dict(params), _NoManagedPolicies())
 

@@ -64,9 +64,6 @@ pub struct Declaration {
     pub logical_id: &'static str,
     /// What starts it.
     pub trigger: Trigger,
-    /// Built by its own `cargo build`: its crate turns on a `hongbao` feature (ledger-export's
-    /// `eventbridge`, the AWS SDK) that one shared invocation would unify into every binary.
-    pub separate_build: bool,
     /// The features whose settings it reads at Init ([`crate::store::Config::load`]); the
     /// others keep their defaults, so a setting it does not use never stops it.
     pub features: &'static [Feature],
@@ -95,7 +92,6 @@ impl Function {
                 name,
                 logical_id: id,
                 trigger: Trigger::Http,
-                separate_build: false,
                 features: f,
             }
         }
@@ -108,7 +104,6 @@ impl Function {
                 name: "reclaim-cron",
                 logical_id: "ReclaimCron",
                 trigger: Trigger::Schedule,
-                separate_build: false,
                 features: &[Feature::Packets, Feature::Reclaim],
             },
             Function::NextOrderCode => {
@@ -119,7 +114,6 @@ impl Function {
                 name: "ledger-export",
                 logical_id: "LedgerExport",
                 trigger: Trigger::Schedule,
-                separate_build: true,
                 features: &[Feature::LedgerExport],
             },
             Function::Coupon => http("coupon", "Coupon", &[Feature::Coupons]),
@@ -127,7 +121,6 @@ impl Function {
                 name: "reconcile-cron",
                 logical_id: "ReconcileCron",
                 trigger: Trigger::Schedule,
-                separate_build: false,
                 features: &[],
             },
             // Its own function, not create-packet's: every route is the team's backend
@@ -199,7 +192,7 @@ pub fn app(state: ApiState) -> Router {
     contract(routes.into_router().with_state(state))
 }
 
-/// `functions.json`: `{"functions": [{"name", "logical_id", "trigger", "separate_build",
+/// `functions.json`: `{"functions": [{"name", "logical_id", "trigger",
 /// "features", "operations": [{"event", "method", "path", "auth", "principals"}]}]}`, every
 /// function of [`Function::ALL`] in order, pretty-printed with a final newline.
 pub fn declarations() -> String {
@@ -208,7 +201,6 @@ pub fn declarations() -> String {
         name: &'static str,
         logical_id: &'static str,
         trigger: Trigger,
-        separate_build: bool,
         features: Vec<&'static str>,
         operations: Vec<&'static Operation>,
     }
@@ -220,7 +212,6 @@ pub fn declarations() -> String {
                 name: d.name,
                 logical_id: d.logical_id,
                 trigger: d.trigger,
-                separate_build: d.separate_build,
                 features: d.features.iter().map(|x| x.name()).collect(),
                 operations: f.operations(),
             }
