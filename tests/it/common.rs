@@ -182,8 +182,20 @@ pub fn with_header(mut v: Value, k: &str, val: &str) -> Value {
 }
 
 /// A function's router over `store` (identity from the JWT claim `sub`), as API Gateway
-/// events reach it: the router its `main` serves ([`Function::router`]).
+/// events reach it: the router its `main` serves ([`Function::router`]), built once per store
+/// and function as a sandbox builds it once at Init. Building it (every route's OpenAPI
+/// schemas) per request was most of the CPU of a 600,000-grab test.
 pub fn router(f: Function, store: &Arc<Store>) -> axum::Router {
+    type Built = Vec<(Arc<Store>, Function, axum::Router)>;
+    static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    // The entry holds its store, so no other store can take its address while it is listed.
+    if let Some((_, _, r)) = built
+        .iter()
+        .find(|(s, g, _)| Arc::ptr_eq(s, store) && *g == f)
+    {
+        return r.clone();
+    }
     let state = ApiState {
         store: store.clone(),
         auth: AuthMode::Jwt,
@@ -191,7 +203,9 @@ pub fn router(f: Function, store: &Arc<Store>) -> axum::Router {
     let router = f
         .router(state)
         .unwrap_or_else(|| panic!("{} serves no HTTP", f.name()));
-    hongbao::lambda::for_api_gateway(router)
+    let router = hongbao::lambda::for_api_gateway(router);
+    built.push((store.clone(), f, router.clone()));
+    router
 }
 
 /// Sends the API Gateway HTTP API event `v` through function `f`'s router, the way
