@@ -25,11 +25,27 @@ class Result(NamedTuple):
 
 class Checks:
     """Records checks in order. A failure prints `FAIL  name` and its detail at once; a pass
-    prints `PASS  name` unless `print_passes` is false (the demo prints only failures)."""
+    prints `PASS  name` unless `print_passes` is false (the demo prints only failures). A
+    `held` recorder keeps its lines instead, for a part run beside another (`merge`)."""
 
-    def __init__(self, *, print_passes: bool = True) -> None:
+    def __init__(self, *, print_passes: bool = True, held: bool = False) -> None:
         self.print_passes = print_passes
+        self.held = held
+        self.lines: list[str] = []
         self.results: list[Result] = []
+
+    def _print(self, text: str) -> None:
+        if self.held:
+            self.lines.append(text)
+        else:
+            print(text, flush=True)
+
+    def merge(self, other: Checks) -> None:
+        """Prints the lines `other` (a held recorder) kept and takes its results, in order."""
+        for line in other.lines:
+            print(line)
+        sys.stdout.flush()
+        self.results.extend(other.results)
 
     @property
     def passed(self) -> int:
@@ -46,10 +62,9 @@ class Checks:
         ok = bool(ok)
         self.results.append(Result(name, ok, detail))
         if not ok:
-            print(f"FAIL  {name}" + (f"\n      {detail}" if detail else ""))
+            self._print(f"FAIL  {name}" + (f"\n      {detail}" if detail else ""))
         elif self.print_passes:
-            print(f"PASS  {name}")
-        sys.stdout.flush()
+            self._print(f"PASS  {name}")
         return ok
 
     def status(self, name: str, resp: dict, status: int, error: str | None = None) -> bool:
@@ -66,7 +81,7 @@ class Checks:
 
     def section(self, title: str) -> None:
         """Prints a section heading."""
-        print(f"\n== {title}", flush=True)
+        self._print(f"\n== {title}")
 
     def print_failed(self, details: bool = False) -> None:
         """Lists the failed checks (`  FAILED: name`, with ` — detail` when `details`)."""
