@@ -215,9 +215,10 @@ sam-build:
 ## sam-local: every events/ fixture through `sam local invoke` of the function template.yaml
 ##            routes it to, in Docker (dockerd started if none answers, installed from Debian
 ##            if missing; the Lambda base image built from Debian packages, cached by content),
-##            built by `sam build` for this machine's architecture into target/sam-local/build,
-##            on a standalone redis-server and a 3-master cluster, moto as EventBridge
-##            (scripts/sam_local.py; about 6 min the first time, 3 min cached)
+##            built by `sam build` for this machine's architecture into target/sam-local/build
+##            (only ledger-export's bootstrap linking the EventBridge client), on a standalone
+##            redis-server and a 3-master cluster at once, moto as EventBridge
+##            (scripts/sam_local.py; about 2 min after `make release`)
 sam-local: deps
 	scripts/install-deps.sh --with-sam-build --with-docker
 	$(PY) scripts/sam_local.py

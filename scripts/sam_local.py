@@ -51,6 +51,7 @@ from hongbao_tools.sam_local.sam import (
     bridge_gateway,
     read_template,
     sam_build,
+    sdk_only_where_asked,
 )
 from hongbao_tools.sam_local.start_api import run_start_api
 
@@ -117,6 +118,7 @@ def main() -> int:
         if not BUILT_TEMPLATE.is_file():
             c.check("target/sam-local/build/template.yaml exists", False)
             return 1
+        sdk_only_where_asked(c)
         functions = read_template(BUILT_TEMPLATE)
         gateway = bridge_gateway()
         openapi = OpenApi()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -106,6 +107,26 @@ def sam_build(c: Checks, arch: str) -> float:
         (r.stdout + r.stderr)[-3000:],
     )
     return took
+
+
+def sdk_only_where_asked(c: Checks) -> None:
+    """Each built bootstrap links the AWS SDK's HTTP stack exactly when its function's crate
+    turns on hongbao's `eventbridge` feature. The mark is the `h2` crate (its source paths in
+    panic locations), which only the SDK's HTTPS client (aws-smithy-http-client) turns on.
+    `sam build` runs in the function's crate (its CodeUri), where cargo resolves that crate's
+    features alone; built from the workspace root, every bootstrap linked it (grab 6,130,696 B
+    instead of 5,677,592 B)."""
+    for logical_id, name in functions.RESOURCES.items():
+        manifest = (ROOT / "functions" / name / "Cargo.toml").read_text(encoding="utf-8")
+        wants = '"eventbridge"' in manifest
+        bootstrap = BUILD_DIR / logical_id / "bootstrap"
+        links = bootstrap.is_file() and re.search(rb"/h2-\d", bootstrap.read_bytes()) is not None
+        c.check(
+            f"{logical_id}'s bootstrap {'links' if wants else 'does not link'} the SDK's HTTP "
+            "stack",
+            links == wants,
+            f"{bootstrap}: {bootstrap.stat().st_size if bootstrap.is_file() else 'missing'} B",
+        )
 
 
 def store_parameters(arch: str, endpoint: str, *, cluster: bool) -> dict[str, str]:
