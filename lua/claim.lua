@@ -17,9 +17,12 @@
 -- reclaim-cron after the window closed, "done:<claimed_at_ms>:redriven".
 -- Returns one of:
 --   {'not_found'} | {'no_share'} | {'expired'}
---   {'claimed', share_record, state, sender_id}   the state after this call (new or earlier
---                                                 claim); the sender names the history entry
-local meta = redis.call('HMGET', KEYS[1], 'status', 'sender_id', 'expires_at')
+--   {'claimed', share_record, state, sender_id, merchant_id}
+--        the state after this call (new or earlier claim); the sender names the history
+--        entry (a merchant packet's: its sharer); merchant_id is '' for a user's packet, else
+--        the merchant whose books claim_done.lua moves the share in
+local meta = redis.call('HMGET', KEYS[1], 'status', 'sender_id', 'expires_at', 'merchant_id',
+  'sharer_id')
 local status = meta[1]
 if not status then
   return {'not_found'}
@@ -29,8 +32,10 @@ if not share then
   return {'no_share'}
 end
 local state = redis.call('HGET', KEYS[3], ARGV[1])
+local sender = meta[2] or meta[5]
+local merchant = meta[4] or ''
 if state then
-  return {'claimed', share, state, meta[2]}
+  return {'claimed', share, state, sender, merchant}
 end
 
 local t = redis.call('TIME')
@@ -45,4 +50,4 @@ local amount = tonumber(string.match(share, '^%d+:(%d+):'))
 state = 'pending:' .. string.format('%d', now)
 redis.call('HSET', KEYS[3], ARGV[1], state)
 redis.call('HINCRBY', KEYS[1], 'claimed_cents', amount)
-return {'claimed', share, state, meta[2]}
+return {'claimed', share, state, sender, merchant}

@@ -1,8 +1,9 @@
 -- journal.lua: the money journal, prepended (after records.lua: int) to every script that
 -- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
 -- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled), cancel.lua (refund
--- credit, packet cancelled), merchant_deposit.lua and merchant_withdraw.lua (a merchant's
--- budget); and to the coupon
+-- credit, packet cancelled), merchant_deposit.lua, merchant_withdraw.lua and
+-- merchant_create_packet.lua (a merchant's budget; settle.lua's merchant_refund and
+-- merchant_packet_settled for a merchant packet); and to the coupon
 -- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
 -- coupon_redeem.lua (coupon redeemed), coupon_release.lua (a redemption reversed: coupon
 -- released), coupon_close.lua (campaign ended).
@@ -21,7 +22,8 @@
 --             distinct ids
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
 --             | packet_cancelled | coupon_issued | coupon_redeemed | coupon_released | campaign_ended
---             | merchant_deposit | merchant_withdrawal
+--             | merchant_deposit | merchant_withdrawal | merchant_packet_debit | merchant_refund
+--             | merchant_packet_settled
 --             (coupon entries move no money: amount and balance 0)
 --   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled,
 --             packet_cancelled); for merchant_* the merchant id (whose budget moved)
@@ -30,7 +32,8 @@
 --             "<campaign_id>/<code or generated index>", for campaign_ended the campaign id
 --   at        Redis TIME, Unix ms
 --   balance   the wallet's balance after the movement, cents
---   extra     '' or, for packet_settled, "<refunded_cents>|<claimed_cents>" (refunded over the
+--   extra     '' or, for packet_settled and merchant_packet_settled,
+--             "<refunded_cents>|<claimed_cents>" (refunded over the
 --             packet's life); for packet_cancelled "<refunded_cents>" (at the cancel); for
 --             coupon_redeemed the order reference, then "\n<discount_cents>" when the
 --             discount is known (an order reference holds no whitespace); for coupon_released

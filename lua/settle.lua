@@ -3,17 +3,21 @@
 -- journal.lua (journal_add: a refund_credit entry when the refund is not 0, and a
 -- packet_settled entry, when this call settles).
 --
--- The sender's wallet shares the packet's hash tag, so the refund is atomic with settlement.
+-- The payer's account shares the packet's hash tag, so the refund is atomic with settlement.
+-- The payer is the sender, or for a merchant packet (meta `merchant_id`) its merchant: the
+-- refund then goes back to the budget's `balance` out of its `reserved`, in the merchant's
+-- ledger, journaled as merchant_refund and merchant_packet_settled, with no sent history.
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list
 -- KEYS[3] grabs: grabs hash
 -- KEYS[4] legacy_order: grab order list (legacy: written by older versions; only expired here)
 -- KEYS[5] claims: claims hash
--- KEYS[6] wallet: sender wallet hash
--- KEYS[7] ledger: sender ledger list
+-- KEYS[6] wallet: sender wallet hash (a merchant packet: the merchant's hash)
+-- KEYS[7] ledger: sender ledger list (a merchant packet: the merchant's ledger)
 -- KEYS[8] recipients: recipients set (targeted packets; expired with the rest)
 -- KEYS[9] sent: the sender's "sent" history list: the packet's entry gets its refunded_cents
--- KEYS[10] journal: the money journal of the sender's tag
+--         (a merchant packet: any key of the slot, not read or written)
+-- KEYS[10] journal: the money journal of the packet's tag
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] retention_secs: retention after settlement, seconds
 -- ARGV[3] ledger_cap: ledger length cap (entries)
@@ -35,7 +39,7 @@
 --        settled, but these claims still await their wallet credit; re-drive them, then call
 --        this script again (keys keep no TTL until no claim is pending)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'refunded_cents', 'expires_at',
-  'total_cents', 'claimed_cents', 'created_at', 'sender_id')
+  'total_cents', 'claimed_cents', 'created_at', 'sender_id', 'merchant_id')
 local status = meta[1]
 if not status then
   return {'missing'}
@@ -76,7 +80,8 @@ if status ~= 'settled' then
   if refund < 0 then
     return redis.error_reply('ERR hongbao: settle: claimed more than the total')
   end
-  local sender = meta[7]
+  local merchant = meta[8]
+  local sender = meta[7] or merchant
   if not sender then
     return redis.error_reply('ERR hongbao: settle: packet without sender_id')
   end
@@ -88,7 +93,7 @@ if status ~= 'settled' then
   -- or pruned by the retention): `...|<expires_at>|<refunded, empty until now>|<greeting>`.
   local sent, sent_head, sent_tail = nil, nil, nil
   local created_at = tonumber(meta[6])
-  if created_at then
+  if created_at and not merchant then
     local prefix = history_prefix(created_at, ARGV[1])
     sent = redis.call('ZRANGEBYLEX', KEYS[9], '[' .. prefix .. ':', '(' .. prefix .. ';',
       'LIMIT', 0, 1)[1]
@@ -102,12 +107,16 @@ if status ~= 'settled' then
   -- Writes start here.
   if refund > 0 then
     balance = redis.call('HINCRBY', KEYS[6], 'balance', int(refund))
+    if merchant then
+      redis.call('HINCRBY', KEYS[6], 'reserved', int(-refund))
+    end
     redis.call('LPUSH', KEYS[7], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1])
     redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
-    journal_add(KEYS[10], 'refund_credit', sender, refund, ARGV[1], now, balance)
+    journal_add(KEYS[10], merchant and 'merchant_refund' or 'refund_credit', sender, refund,
+      ARGV[1], now, balance)
   end
-  journal_add(KEYS[10], 'packet_settled', sender, 0, ARGV[1], now, balance,
-    int(already + refund) .. '|' .. int(claimed))
+  journal_add(KEYS[10], merchant and 'merchant_packet_settled' or 'packet_settled', sender, 0,
+    ARGV[1], now, balance, int(already + refund) .. '|' .. int(claimed))
   redis.call('HSET', KEYS[1], 'status', 'settled', 'refunded_cents', int(already + refund),
     'settled_at', int(now))
   -- The share list is kept (it expires with the other keys): the fairness receipt's reveal

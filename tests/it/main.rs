@@ -49,6 +49,7 @@ mod harness_smoke;
 mod history;
 mod iam_token;
 mod journal;
+mod merchant_packets;
 mod merchants;
 mod order_codes;
 mod red_packets;

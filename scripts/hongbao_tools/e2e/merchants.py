@@ -67,3 +67,66 @@ def merchants(st: LocalStack, c: Checks, s: State) -> None:
             and [e.get("kind") for e in b.get("ledger", [])] == ["withdrawal", "deposit"],
             str(b)[:300],
         )
+    merchant_packets(st, c, left)
+
+
+def merchant_packets(st: LocalStack, c: Checks, balance: int) -> None:
+    """events/merchant-create-packet.json through the merchant function: an order's packet paid
+    from the budget (the sharer's share taken at creation), the same body again (200, the same
+    packet, debited once), another body under the order (409); then a member grabs and claims it
+    through the grab and claim functions, and the view names the merchant."""
+    c.section("merchant packets: events/merchant-create-packet.json through the runtime")
+    inv = st.invoke
+    order = json.loads(events.load_event("merchant-create-packet")["body"])
+    r = inv("merchant", events.http_event("merchant-create-packet"))
+    if not c.status("merchant-create-packet.json", r, 201):
+        return
+    packet = r["body"]
+    pid = packet["packet_id"]
+    c.check(
+        "the packet names the merchant, the sharer (its sender) and the payout; not a repeat",
+        (packet.get("merchant_id"), packet.get("sharer_id"), packet.get("sender_id"))
+        == (order["merchant_id"], order["sharer_id"], order["sharer_id"])
+        and packet.get("payout") == order["payout"]
+        and packet.get("repeat") is False,
+        str(packet)[:300],
+    )
+    r = inv("merchant", events.http_event("merchant-create-packet"))
+    c.check(
+        "merchant-create-packet.json again -> 200, repeat true, the same packet",
+        r.get("statusCode") == 200
+        and r["body"].get("repeat") is True
+        and r["body"].get("packet_id") == pid,
+        str(r.get("body"))[:300],
+    )
+    other = events.http_event("merchant-create-packet", body={**order, "count": 5})
+    r = inv("merchant", other)
+    if c.status("another body under the order", r, 409, "order_reference_reused"):
+        c.check("409 names the order's packet", r["body"].get("packet_id") == pid)
+    r = inv("merchant", events.http_event("merchant-get"))
+    if c.status("merchant-get.json after the packet", r, 200):
+        b = r["body"]
+        c.check(
+            f"the budget paid once: balance {balance - order['total_cents']}, "
+            f"reserved {order['total_cents']}",
+            (b.get("balance_cents"), b.get("reserved_cents"))
+            == (balance - order["total_cents"], order["total_cents"]),
+            str(b)[:300],
+        )
+    r = inv("grab", events.http_event("grab-grab", packet_id=pid, sub="member-1"))
+    c.status("a group member grabs the merchant packet", r, 200)
+    r = inv("grab", events.http_event("grab-grab", packet_id=pid, sub=order["sharer_id"]))
+    c.status("the sharer's share was taken at creation", r, 409, "already_grabbed")
+    r = inv("claim", events.http_event("claim-claim", packet_id=pid, sub="member-1"))
+    c.status("the member claims it into their wallet", r, 200)
+    r = inv("merchant", events.http_event("merchant-get"))
+    if c.status("merchant-get.json after the claim", r, 200):
+        b = r["body"]
+        c.check(
+            "the claim moved its share from reserved to paid_cash; the books close",
+            b.get("paid_cash_cents", 0) > 0
+            and b.get("reserved_cents") + b.get("paid_cash_cents") == order["total_cents"]
+            and b.get("deposited_cents") - b.get("withdrawn_cents")
+            == b.get("balance_cents") + b.get("reserved_cents") + b.get("paid_cash_cents"),
+            str(b)[:300],
+        )

@@ -40,6 +40,8 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
         == books.get("balance_cents"),
         str(books)[:300],
     )
+    # A merchant packet: an order's packet paid from the budget, the sharer's share taken.
+    s.fixture("merchant-create-packet", 201)
     # Red packets.
     lucky = s.fixture("create-packet-lucky", 201)
     s.fixture("create-packet-fixed", 201)
@@ -147,12 +149,14 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     kinds = {e.get("detail-type") for e in published}
     c.check(
         f"[{s.label}] the feed holds the deposit, withdrawal, packet debits, claim, cancel and "
-        "its refund, the coupon issued, redeemed and released, and the merchant's movements",
+        "its refund, the coupon issued, redeemed and released, the merchant's movements and "
+        "packet",
         {
             "Deposit",
             "Withdrawal",
             "MerchantDeposit",
             "MerchantWithdrawal",
+            "MerchantPacketDebit",
             "PacketDebit",
             "ClaimCredit",
             "PacketCancelled",

@@ -49,6 +49,59 @@ pub struct PacketRequestDoc {
     password: Option<String>,
 }
 
+/// The body of `POST /merchant-packets` (unknown fields are refused): the order, the sharer,
+/// the payout, and the packet's fields with `POST /packets`'s rules.
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"merchant_id": "shop-1042", "order_reference": "order-20261128-0042", "sharer_id": "carol", "total_cents": 2000, "count": 6, "payout": "wallet", "sharer_first": true, "expires_in_secs": 86400, "greeting": "Thanks for your order!"}))]
+#[allow(dead_code)]
+pub struct MerchantPacketRequestDoc {
+    /// Whose budget pays: 1 to 64 of `A-Z a-z 0-9 _ . : -`.
+    #[schema(pattern = "^[A-Za-z0-9_.:-]{1,64}$")]
+    merchant_id: String,
+    /// The order: 1 to 128 bytes of printable ASCII without spaces. One packet per merchant
+    /// and order: the same body again answers 200 and the same packet, debited once; another
+    /// body is 409 `order_reference_reused`.
+    #[schema(pattern = "^[!-~]{1,128}$")]
+    order_reference: String,
+    /// The customer who shares the packet to their group (a user id).
+    #[schema(min_length = 1, max_length = 128)]
+    sharer_id: String,
+    /// Total, cents (as `POST /packets`).
+    #[schema(minimum = 1)]
+    total_cents: i64,
+    /// Number of shares (as `POST /packets`).
+    #[schema(minimum = 1)]
+    count: i64,
+    /// `lucky` (default) or `fixed`.
+    mode: Option<ModeDoc>,
+    /// The lucky split algorithm (default `double_mean`); lucky packets only.
+    split: Option<SplitDoc>,
+    /// Seconds until the packet expires (`1..=604800`, default 86400).
+    #[schema(minimum = 1, maximum = 604_800)]
+    expires_in_secs: Option<i64>,
+    /// As `POST /packets`'s greeting.
+    #[schema(max_length = 100)]
+    greeting: Option<String>,
+    /// As `POST /packets`'s cover.
+    #[schema(pattern = "^[A-Za-z0-9_.-]{1,64}$")]
+    cover: Option<String>,
+    /// How claimed shares are paid out.
+    payout: PayoutDoc,
+    /// Whether the sharer's own share is taken at creation (a group "fission" packet: the
+    /// first share goes to the customer who shares it). Default `false`.
+    sharer_first: Option<bool>,
+}
+
+/// How a merchant packet's claimed share is paid out.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum PayoutDoc {
+    /// Into the grabber's wallet, as a user's packet's share.
+    Wallet,
+}
+
 /// A group name: 1 to 32 characters of `[a-z0-9-]`.
 #[derive(ToSchema)]
 #[schema(pattern = "^[a-z0-9-]{1,32}$")]

@@ -56,6 +56,17 @@ pub enum Kind {
     /// Money paid out of a merchant's budget to a trusted backend (`POST
     /// /merchants/{merchant_id}/withdrawals`; negative). The entry's user is the merchant id.
     MerchantWithdrawal,
+    /// A merchant packet paid for out of its merchant's budget (`POST /merchant-packets`;
+    /// negative): the cents move from the budget's balance into its reserve. The entry's
+    /// user is the merchant id, its reference the packet id.
+    MerchantPacketDebit,
+    /// An expired merchant packet's unclaimed rest returned to its merchant's budget
+    /// (positive). The entry's user is the merchant id, its reference the packet id.
+    MerchantRefund,
+    /// A merchant packet settled: amount 0; [`Entry::refunded_cents`] and
+    /// [`Entry::claimed_cents`] as for [`Kind::PacketSettled`]. The entry's user is the
+    /// merchant id.
+    MerchantPacketSettled,
 }
 
 impl Kind {
@@ -74,6 +85,9 @@ impl Kind {
         Kind::CampaignEnded,
         Kind::MerchantDeposit,
         Kind::MerchantWithdrawal,
+        Kind::MerchantPacketDebit,
+        Kind::MerchantRefund,
+        Kind::MerchantPacketSettled,
     ];
 
     /// The journal's name of the kind (the ledger's kind where both have it).
@@ -92,6 +106,9 @@ impl Kind {
             Kind::CampaignEnded => "campaign_ended",
             Kind::MerchantDeposit => "merchant_deposit",
             Kind::MerchantWithdrawal => "merchant_withdrawal",
+            Kind::MerchantPacketDebit => "merchant_packet_debit",
+            Kind::MerchantRefund => "merchant_refund",
+            Kind::MerchantPacketSettled => "merchant_packet_settled",
         }
     }
 
@@ -111,6 +128,9 @@ impl Kind {
             Kind::CampaignEnded => "CampaignEnded",
             Kind::MerchantDeposit => "MerchantDeposit",
             Kind::MerchantWithdrawal => "MerchantWithdrawal",
+            Kind::MerchantPacketDebit => "MerchantPacketDebit",
+            Kind::MerchantRefund => "MerchantRefund",
+            Kind::MerchantPacketSettled => "MerchantPacketSettled",
         }
     }
 
@@ -123,10 +143,19 @@ impl Kind {
         )
     }
 
-    /// Whether the kind moves a merchant's budget ([`Kind::MerchantDeposit`],
-    /// [`Kind::MerchantWithdrawal`]): the entry's user is a merchant id, not a wallet's owner.
+    /// Whether the kind moves (or settles a packet of) a merchant's budget
+    /// ([`Kind::MerchantDeposit`], [`Kind::MerchantWithdrawal`], [`Kind::MerchantPacketDebit`],
+    /// [`Kind::MerchantRefund`], [`Kind::MerchantPacketSettled`]): the entry's user is a
+    /// merchant id, not a wallet's owner.
     pub fn is_merchant(self) -> bool {
-        matches!(self, Kind::MerchantDeposit | Kind::MerchantWithdrawal)
+        matches!(
+            self,
+            Kind::MerchantDeposit
+                | Kind::MerchantWithdrawal
+                | Kind::MerchantPacketDebit
+                | Kind::MerchantRefund
+                | Kind::MerchantPacketSettled
+        )
     }
 
     /// The kind named `s` ([`Kind::as_str`]).
@@ -259,7 +288,7 @@ impl Entry {
             _ => None,
         };
         let (refunded_cents, claimed_cents) = match kind {
-            Kind::PacketSettled => {
+            Kind::PacketSettled | Kind::MerchantPacketSettled => {
                 let extra = text("extra")?;
                 let (r, c) = extra
                     .split_once('|')

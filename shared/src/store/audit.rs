@@ -1,8 +1,10 @@
 //! Money-conservation audit, for tests, the demo and operators.
 //!
-//! The invariant: sum of wallet balances + money held by packets = sum of deposits − sum of
-//! withdrawals, where a packet holds `total - refunded - credited claims` cents (a claim is
-//! credited once its wallet transfer record exists). This reads per packet and per wallet; it
+//! The invariant: sum of wallet balances + merchant budgets' balances + money held by packets
+//! = sum of deposits − sum of withdrawals (the wallets' and the merchants'), where a packet
+//! holds `total - refunded - credited claims` cents (a claim is credited once its wallet
+//! transfer record exists); a merchant packet's cents are its merchant's `reserved` and
+//! `paid_cash`, which are not counted again. This reads per packet and per wallet; it
 //! is an audit tool, not a request path. The integration tests check the invariant at
 //! checkpoints and at the end of a run.
 //!
@@ -72,12 +74,15 @@ pub struct Totals {
     pub wallets_cents: i64,
     /// Sum of the packets' holdings, cents.
     pub packets_cents: i64,
+    /// Sum of the merchant budgets' balances, cents ([`totals_of`]; 0 from [`totals`]).
+    pub merchants_cents: i64,
 }
 
 impl Totals {
-    /// Wallets plus packets, cents: must equal the sum of deposits.
+    /// Wallets plus merchant budgets plus packets, cents: must equal the sum of deposits less
+    /// the sum of withdrawals.
     pub fn total(&self) -> i64 {
-        self.wallets_cents + self.packets_cents
+        self.wallets_cents + self.merchants_cents + self.packets_cents
     }
 }
 
@@ -90,7 +95,27 @@ pub async fn totals(
     users: &[String],
     packet_ids: &[String],
 ) -> Result<Totals, Error> {
+    totals_of(store, users, &[], packet_ids).await
+}
+
+/// Sums the balances of `users`, the budgets' balances of `merchants` and the holdings of
+/// `packet_ids` (user and merchant packets alike).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached.
+pub async fn totals_of(
+    store: &Store,
+    users: &[String],
+    merchants: &[String],
+    packet_ids: &[String],
+) -> Result<Totals, Error> {
     let mut t = Totals::default();
+    for m in merchants {
+        t.merchants_cents += super::merchants::get(store, m, 0)
+            .await?
+            .books
+            .balance_cents;
+    }
     for u in users {
         t.wallets_cents += super::wallet::balance(store, u).await?;
     }

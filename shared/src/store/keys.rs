@@ -152,6 +152,9 @@ pub struct MerchantKeys {
     pub records: String,
     /// Sorted set: record id -> Unix ms after which it may be forgotten.
     pub records_forget: String,
+    /// The merchant's packets: sorted set, packet id -> `created_at` (Unix ms), kept as long
+    /// as their orders' records.
+    pub packets: String,
     /// The money journal of the merchant's tag (a stream shared with the wallets and packets
     /// of the tag; no TTL).
     pub journal: String,
@@ -243,6 +246,7 @@ impl Keys {
             ledger: format!("{merchant}:ledger"),
             records: format!("{merchant}:idem"),
             records_forget: format!("{merchant}:idem:forget"),
+            packets: format!("{merchant}:packets"),
             journal: self.journal_of_tag(&tag),
             merchant,
         }

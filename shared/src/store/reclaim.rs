@@ -1,13 +1,15 @@
-//! reclaim-cron: refund expired red packets to their senders, exactly once.
+//! reclaim-cron: refund expired red packets to their payers (a sender's wallet, a merchant
+//! packet's budget), exactly once.
 //!
 //! Due packets are found through the reclaim index (`{reclaim}:due`, packet id -> due time),
 //! never `KEYS` or `SCAN`. A run takes batches of at most `HONGBAO_RECLAIM_BATCH` due entries
 //! (Redis `TIME` decides what is due) until nothing is due or its time budget is spent, and for
 //! each entry:
-//! 1. reads the sender (one `HGET`; a missing packet is a phantom entry, dropped once it is a
-//!    minute overdue, and moved to that minute until then),
-//! 2. runs `settle.lua` on the packet's slot: refund `total - claimed` to the sender's wallet
-//!    (same slot) and mark the packet settled, once,
+//! 1. reads the payer (one `HMGET`: the sender, or a merchant packet's merchant and sharer;
+//!    a missing packet is a phantom entry, dropped once it is a minute overdue, and moved to
+//!    that minute until then),
+//! 2. runs `settle.lua` on the packet's slot: refund `total - claimed` to the payer (the
+//!    sender's wallet or the merchant's budget, same slot) and mark the packet settled, once,
 //! 3. re-drives claims still pending (their wallet credit is on another slot), then settles
 //!    again so the keys get their retention TTL,
 //! 4. removes the entry from the index.
@@ -349,12 +351,15 @@ async fn settle_one(
         return forget_entry(&mut conn, keys, packet_id).await;
     }
     let pk = keys.packet(packet_id);
-    let sender: Option<String> = redis::cmd("HGET")
-        .arg(&pk.meta)
-        .arg("sender_id")
-        .query_async(&mut conn)
-        .await?;
-    let Some(sender) = sender else {
+    let (sender, sharer, merchant): (Option<String>, Option<String>, Option<String>) =
+        redis::cmd("HMGET")
+            .arg(&pk.meta)
+            .arg("sender_id")
+            .arg("sharer_id")
+            .arg("merchant_id")
+            .query_async(&mut conn)
+            .await?;
+    let Some(sender) = sender.or(sharer) else {
         if now >= due_at + PHANTOM_GRACE_MS {
             return forget_entry(&mut conn, keys, packet_id).await;
         }
@@ -368,7 +373,15 @@ async fn settle_one(
             .await?;
         return Ok(());
     };
+    // The payer's account: the sender's wallet, or a merchant packet's budget (same slot).
     let wk = keys.wallet(&sender);
+    let payer = match &merchant {
+        Some(m) => {
+            let mk = keys.merchant(m);
+            (mk.merchant, mk.ledger.clone(), mk.ledger, mk.journal)
+        }
+        None => (wk.wallet, wk.ledger, wk.sent, wk.journal),
+    };
     // At most twice: settle (maybe reporting pending claims), re-drive them, settle again.
     for _ in 0..2 {
         let reply: Value = SettleCall {
@@ -377,11 +390,11 @@ async fn settle_one(
             grabs: &pk.grabs,
             legacy_order: &pk.legacy_order,
             claims: &pk.claims,
-            wallet: &wk.wallet,
-            ledger: &wk.ledger,
+            wallet: &payer.0,
+            ledger: &payer.1,
             recipients: &pk.recipients,
-            sent: &wk.sent,
-            journal: &wk.journal,
+            sent: &payer.2,
+            journal: &payer.3,
             packet_id,
             retention_secs: cfg.packets.retention_secs,
             ledger_cap: crate::domain::wallet::LEDGER_CAP,
@@ -412,10 +425,14 @@ async fn settle_one(
             SettleReply::Pending(settlement, claims) => {
                 count_settlement(settlement, summary);
                 for claim in claims {
+                    let packet = packets::ClaimedPacket {
+                        packet_id,
+                        sender_id: &sender,
+                        merchant_id: merchant.as_deref(),
+                    };
                     packets::redrive_claim(
                         store,
-                        packet_id,
-                        &sender,
+                        packet,
                         &claim.user_id,
                         &claim.share,
                         claim.claimed_at_ms,

@@ -598,8 +598,13 @@ async fn slow_claim(
     tokio::time::sleep(Duration::from_millis(stall_ms)).await;
     let share = Share::parse(&step1[1]).expect("share record");
     let claimed_at_ms: i64 = claimed_at.parse().expect("claimed_at");
-    match packets::redrive_claim(store, packet, &step1[3], user, &share, claimed_at_ms, false).await
-    {
+    let merchant = step1.get(4).filter(|m| !m.is_empty()).map(String::as_str);
+    let claimed = packets::ClaimedPacket {
+        packet_id: packet,
+        sender_id: &step1[3],
+        merchant_id: merchant,
+    };
+    match packets::redrive_claim(store, claimed, user, &share, claimed_at_ms, false).await {
         Ok(c) => (
             200,
             json!({"applied": c.applied, "amount_cents": share.amount_cents}),

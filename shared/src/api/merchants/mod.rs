@@ -7,9 +7,13 @@
 //! | `GET /merchants/{merchant_id}` | [`get`](mod@get) |
 //! | `POST /merchants/{merchant_id}/deposits` | [`deposit`](mod@deposit) |
 //! | `POST /merchants/{merchant_id}/withdrawals` | [`withdraw`](mod@withdraw) |
+//! | `POST /merchant-packets` | [`create_packet`](mod@create_packet) |
 //!
-//! No JWT caller reaches a merchant's money: every route is AWS_IAM-signed.
+//! No JWT caller reaches a merchant's money: every route is AWS_IAM-signed. A merchant packet
+//! is then grabbed and claimed through the red packets' own routes (the grab and claim
+//! functions), as any packet.
 
+pub mod create_packet;
 pub mod deposit;
 pub mod get;
 pub mod withdraw;
@@ -33,6 +37,10 @@ pub fn routes() -> Routes {
         .route(&get::OPERATION, routes!(get::get_merchant))
         .route(&deposit::OPERATION, routes!(deposit::deposit))
         .route(&withdraw::OPERATION, routes!(withdraw::withdraw))
+        .route(
+            &create_packet::OPERATION,
+            routes!(create_packet::create_packet),
+        )
 }
 
 /// The body of a merchant's deposit or withdrawal.
@@ -72,16 +80,26 @@ pub(crate) fn check_caller(
     arn: Option<&str>,
     merchant_id: &str,
 ) -> Result<(), ApiError> {
+    check_principal(state, arn)?;
+    if !is_merchant_id(merchant_id) {
+        return Err(ApiError::invalid(format!(
+            "merchant_id must be 1 to {MAX_MERCHANT_ID_CHARS} of A-Z a-z 0-9 _ . : -"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that a call of a merchant route is AWS_IAM-signed by a principal of
+/// `HONGBAO_MERCHANT_PRINCIPALS` (`arn`).
+///
+/// # Errors
+/// 403 `forbidden` naming the setting.
+pub(crate) fn check_principal(state: &ApiState, arn: Option<&str>) -> Result<(), ApiError> {
     let principals = &state.store.config().merchants.principals;
     if !arn.is_some_and(|arn| principals.allows(arn)) {
         return Err(ApiError::forbidden(format!(
             "merchant routes are answered only to AWS_IAM-signed calls of the principals in {}",
             MERCHANT_PRINCIPALS.name
-        )));
-    }
-    if !is_merchant_id(merchant_id) {
-        return Err(ApiError::invalid(format!(
-            "merchant_id must be 1 to {MAX_MERCHANT_ID_CHARS} of A-Z a-z 0-9 _ . : -"
         )));
     }
     Ok(())

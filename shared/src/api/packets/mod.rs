@@ -55,8 +55,18 @@ pub fn claim_routes() -> Routes {
 pub struct PacketBody {
     /// 24 hex digits.
     pub packet_id: String,
-    /// Who paid for it.
+    /// Who sent it: the user who paid for it, or for a merchant packet the customer who
+    /// shares it (`sharer_id`; the merchant paid).
     pub sender_id: String,
+    /// A merchant packet's merchant (whose budget paid), else `null`.
+    #[schema(required = true)]
+    pub merchant_id: Option<String>,
+    /// A merchant packet's sharer (the customer who shares it), else `null`.
+    #[schema(required = true)]
+    pub sharer_id: Option<String>,
+    /// A merchant packet's payout of a claimed share, else `null`.
+    #[schema(value_type = Option<super::schemas::PayoutDoc>, required = true)]
+    pub payout: Option<&'static str>,
     /// Total, cents.
     pub total_cents: i64,
     /// Number of shares.
@@ -98,6 +108,9 @@ impl From<&Packet> for PacketBody {
         PacketBody {
             packet_id: p.packet_id.clone(),
             sender_id: p.sender_id.clone(),
+            merchant_id: p.merchant.as_ref().map(|m| m.merchant_id.clone()),
+            sharer_id: p.merchant.as_ref().map(|m| m.sharer_id.clone()),
+            payout: p.merchant.as_ref().map(|m| m.payout.as_str()),
             total_cents: p.total_cents,
             count: p.count,
             mode: p.mode.as_str(),

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::merchants::{MerchantOrigin, Payout};
 use super::split::{LuckySplit, Mode};
 use super::BadRecord;
 
@@ -72,8 +73,11 @@ impl Share {
 pub struct Packet {
     /// 24 hex digits: the sender's wallet tag, then 20 random digits.
     pub packet_id: String,
-    /// Who paid for it.
+    /// Who sent it: the user who paid, or for a merchant packet the customer who shares it
+    /// (its merchant paid: [`Packet::merchant`]).
     pub sender_id: String,
+    /// A merchant packet's merchant, sharer, payout and order; `None` for a user's packet.
+    pub merchant: Option<MerchantOrigin>,
     /// Total, cents.
     pub total_cents: i64,
     /// Number of shares.
@@ -120,7 +124,9 @@ pub struct Packet {
 
 impl Packet {
     /// A packet from its stored hash fields (`packet_id`, `sender_id`, `total_cents`, `count`,
-    /// `mode`, `split`, `greeting`, `created_at`, `expires_at`, `status`, the counters).
+    /// `mode`, `split`, `greeting`, `created_at`, `expires_at`, `status`, the counters). A
+    /// merchant packet has no `sender_id` but `merchant_id`, `sharer_id`, `payout` and
+    /// `order_reference` (`lua/merchant_create_packet.lua`).
     ///
     /// # Errors
     /// [`BadRecord`] when a field is missing or not of its type.
@@ -141,9 +147,23 @@ impl Packet {
             .map_err(|_| BadRecord("bad packet mode".into()))?;
         let split_raw = s("split")?;
         let greeting = s("greeting")?;
+        let merchant = match fields.get("merchant_id") {
+            None => None,
+            Some(merchant_id) => Some(MerchantOrigin {
+                merchant_id: merchant_id.clone(),
+                sharer_id: s("sharer_id")?,
+                payout: Payout::parse(&s("payout")?)
+                    .ok_or_else(|| BadRecord("bad merchant packet payout".into()))?,
+                order_reference: s("order_reference")?,
+            }),
+        };
         Ok(Packet {
             packet_id: s("packet_id")?,
-            sender_id: s("sender_id")?,
+            sender_id: match &merchant {
+                Some(m) => m.sharer_id.clone(),
+                None => s("sender_id")?,
+            },
+            merchant,
             total_cents: n("total_cents")?,
             count: n("count")? as u32,
             mode,

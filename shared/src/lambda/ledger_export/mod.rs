@@ -7,7 +7,9 @@
 //!
 //! An event: `source` [`crate::domain::journal::EVENT_SOURCE`] (`hongbao`), `detail-type` per kind (`Deposit`,
 //! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`, `PacketCancelled`, and the coupon
-//! drops' `CouponIssued`, `CouponRedeemed`, `CouponReleased`, `CampaignEnded`), `time` the
+//! drops' `CouponIssued`, `CouponRedeemed`, `CouponReleased`, `CampaignEnded`, and a
+//! merchant's `MerchantDeposit`, `MerchantWithdrawal`, `MerchantPacketDebit`,
+//! `MerchantRefund`, `MerchantPacketSettled`), `time` the
 //! movement's Redis time, and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
 //! codes (a generated code's entry holds its index) and each issued coupon is put in its
 //! user's coupon list (`GET /coupons`) again, which completes a grab whose function stopped
@@ -57,7 +59,8 @@ pub struct EventDetail {
     pub event_id: String,
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
     /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
-    /// `coupon_released`, `campaign_ended`, `merchant_deposit` or `merchant_withdrawal`.
+    /// `coupon_released`, `campaign_ended`, `merchant_deposit`, `merchant_withdrawal`,
+    /// `merchant_packet_debit`, `merchant_refund` or `merchant_packet_settled`.
     pub kind: &'static str,
     /// Whose wallet; absent for a merchant's movement.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,11 +79,12 @@ pub struct EventDetail {
     pub at: String,
     /// The wallet's (a merchant's movement: the budget's) balance after the movement, cents.
     pub balance_cents: i64,
-    /// `packet_settled`: cents refunded to the sender over the packet's life;
+    /// `packet_settled` (and `merchant_packet_settled`): cents refunded to the payer over the
+    /// packet's life;
     /// `packet_cancelled`: cents refunded at the cancel.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refunded_cents: Option<i64>,
-    /// `packet_settled` only: cents claimed by grabbers.
+    /// `packet_settled` and `merchant_packet_settled` only: cents claimed by grabbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claimed_cents: Option<i64>,
     /// Coupon events only: the campaign.

@@ -6,16 +6,19 @@
 //! | `get.rs` | [`get`]: the books and a ledger page | (a pipeline) |
 //! | `deposit.rs` | [`deposit`] | `merchant_deposit.lua` |
 //! | `withdraw.rs` | [`withdraw`] | `merchant_withdraw.lua` |
+//! | `create_packet.rs` | [`create_packet`]: an order's packet, paid from the budget | `merchant_create_packet.lua` |
 //!
 //! A merchant's keys live on its own hash slot ([`crate::store::keys::Keys::merchant`]); each
 //! movement is one script there that moves its counters, writes its ledger entry and its
 //! journal entry together, so the books ([`crate::domain::merchants::Books`]) close after
 //! every step.
 
+mod create_packet;
 mod deposit;
 mod get;
 mod withdraw;
 
+pub use create_packet::{create_packet, MerchantCreatePacketCall};
 pub use deposit::{deposit, MerchantDepositCall};
 pub use get::get;
 pub use withdraw::{withdraw, MerchantWithdrawCall};

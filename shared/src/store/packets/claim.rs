@@ -5,7 +5,7 @@ use redis::Value;
 
 use crate::domain::packets::{parse_claim_state, ClaimOutcome, Share};
 use crate::store::keys::{is_packet_id, Keys};
-use crate::store::packets::redrive::redrive_claim;
+use crate::store::packets::redrive::{redrive_claim, ClaimedPacket};
 use crate::store::scripts::{script_call, texts, Call, CLAIM};
 use crate::store::wallet;
 use crate::store::{Error, Store};
@@ -31,7 +31,8 @@ script_call! {
 /// `claim.lua`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum ClaimReply {
-    /// `claimed <share record> <claim state> <sender id>`: the caller's share is reserved
+    /// `claimed <share record> <claim state> <sender id> <merchant id>`: the caller's share is
+    /// reserved
     /// (now or by an earlier call).
     Reserved {
         /// The caller's share.
@@ -40,8 +41,10 @@ enum ClaimReply {
         pending: bool,
         /// When the claim was made, Unix ms.
         claimed_at_ms: i64,
-        /// The packet's sender (for the received history entry).
+        /// The packet's sender (for the received history entry; a merchant packet's sharer).
         sender_id: String,
+        /// A merchant packet's merchant.
+        merchant_id: Option<String>,
     },
     /// `not_found`, `no_share` or `expired`.
     Refused(ClaimOutcome),
@@ -62,12 +65,14 @@ impl ClaimCall<'_> {
                     .get(3)
                     .cloned()
                     .ok_or_else(|| Error::bad_reply("claim", "no sender"))?;
+                let merchant_id = reply.get(4).filter(|m| !m.is_empty()).cloned();
                 let (pending, claimed_at_ms) = parse_claim_state(&state)?;
                 Ok(ClaimReply::Reserved {
                     share,
                     pending,
                     claimed_at_ms,
                     sender_id,
+                    merchant_id,
                 })
             }
             Some("not_found") => Ok(ClaimReply::Refused(ClaimOutcome::NotFound)),
@@ -104,26 +109,23 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    let (share, pending, claimed_at_ms, sender_id) = match ClaimCall::reply(reply)? {
+    let (share, pending, claimed_at_ms, sender_id, merchant_id) = match ClaimCall::reply(reply)? {
         ClaimReply::Reserved {
             share,
             pending,
             claimed_at_ms,
             sender_id,
-        } => (share, pending, claimed_at_ms, sender_id),
+            merchant_id,
+        } => (share, pending, claimed_at_ms, sender_id, merchant_id),
         ClaimReply::Refused(outcome) => return Ok(outcome),
     };
     let (balance_cents, repeat) = if pending {
-        let credited = redrive_claim(
-            store,
+        let packet = ClaimedPacket {
             packet_id,
-            &sender_id,
-            user_id,
-            &share,
-            claimed_at_ms,
-            false,
-        )
-        .await?;
+            sender_id: &sender_id,
+            merchant_id: merchant_id.as_deref(),
+        };
+        let credited = redrive_claim(store, packet, user_id, &share, claimed_at_ms, false).await?;
         (credited.balance_cents, !credited.applied)
     } else {
         // Done before: step 4 again (idempotent) in case the earlier call stopped before it.

@@ -298,25 +298,9 @@ pub async fn create(
         };
         let reply =
             CreatePacketCall::reply(call.invocation().invoke_async::<Value>(&mut conn).await?);
-        // A refusal is never a reason to remove the index entry: the answer may come from a
-        // re-sent run while the first run of this call, delivered late, still creates the
-        // packet within its window. The entry is moved to `indexed_at_ms` instead, so
-        // reclaim-cron looks at the id soon: it drops the entry once it has been a phantom
-        // for PHANTOM_GRACE_MS (well after the window closed), and moves it to the packet's
-        // expiry if the packet exists. Never for an entry this call did not add (`indexed` 0)
-        // or an id that belongs to another packet (`id_taken`): that entry guards a refund.
+        // A refusal brings the index entry forward (see `bring_forward`).
         if indexed && !matches!(reply, Ok(CreateReply::Created | CreateReply::IdTaken)) {
-            let moved: Result<i64, _> = redis::cmd("ZADD")
-                .arg(&due)
-                .arg("XX")
-                .arg("LT")
-                .arg(indexed_at_ms)
-                .arg(&packet_id)
-                .query_async(&mut conn)
-                .await;
-            if let Err(e) = moved {
-                tracing::warn!(%e, packet_id, "could not bring a refused create's reclaim index entry forward");
-            }
+            bring_forward(&mut conn, &due, &packet_id, indexed_at_ms).await;
         }
         return Ok(match reply? {
             CreateReply::Created => CreateOutcome::Created(load(store, &packet_id).await?),
@@ -354,6 +338,27 @@ pub async fn create(
         });
     }
     Err(Error::Internal("could not draw an unused packet id".into()))
+}
+
+/// Moves a refused create's reclaim index entry to `indexed_at_ms`, so reclaim-cron looks at
+/// the id soon (it drops the entry once it has been a phantom for `PHANTOM_GRACE_MS`, and
+/// moves it to the packet's expiry if a late first run of the same call created the packet).
+/// A refusal is never a reason to remove the entry: the answer may come from a re-sent run
+/// while the first run, delivered late, still creates the packet within its window. Only for
+/// an entry this call added, never for an id that belongs to another packet (that entry
+/// guards a refund). A failure is logged: the entry then waits for its own due time.
+pub(crate) async fn bring_forward(conn: &mut Conn, due: &str, packet_id: &str, indexed_at_ms: i64) {
+    let moved: Result<i64, _> = redis::cmd("ZADD")
+        .arg(due)
+        .arg("XX")
+        .arg("LT")
+        .arg(indexed_at_ms)
+        .arg(packet_id)
+        .query_async(conn)
+        .await;
+    if let Err(e) = moved {
+        tracing::warn!(%e, packet_id, "could not bring a refused create's reclaim index entry forward");
+    }
 }
 
 /// The function's clock, Unix ms (only to pick the business years a script may fall in; the

@@ -17,7 +17,7 @@
 
 mod cancel;
 mod claim;
-mod create;
+pub(crate) mod create;
 pub(crate) mod gone;
 mod grab;
 mod redrive;
@@ -31,5 +31,5 @@ pub use cancel::{cancel, CancelCall};
 pub use claim::{claim, ClaimCall};
 pub use create::{create, CreatePacketCall, DueAddCall};
 pub use grab::{grab, grab_with_password, GrabCall};
-pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall};
+pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall, ClaimedPacket};
 pub use view::{view, view_as, PacketViewCall, ViewAs};

@@ -16,12 +16,19 @@ script_call! {
         KEYS {
             /// The packet's claims hash.
             claims: &'a str,
+            /// The packet's grabs hash (a merchant packet's share is read from it).
+            grabs: &'a str,
+            /// A merchant packet's merchant hash (its books); for a user's packet the claims
+            /// hash again (not written).
+            books: &'a str,
         }
         ARGV {
             /// The claiming grabber.
             user_id: &'a str,
             /// `""` for a claim call, [`ClaimState::REDRIVEN_MARK`] for reclaim-cron's re-drive.
             mark: &'a str,
+            /// A merchant packet's merchant, empty for a user's packet.
+            merchant_id: &'a str,
         }
     }
 }
@@ -50,24 +57,42 @@ pub fn claim_credit<'a>(
     }
 }
 
-/// Claim steps 2 to 4 for a pending claim of `share` of `packet_id` (sent by `sender_id`),
-/// claimed by `user_id` at `claimed_at_ms`: credit the grabber once (record pinned) together
-/// with their received history entry, mark the claim done (`redriven`: reclaim-cron completes a
-/// claim left pending when the window closed, and the state records it as re-driven), un-pin
-/// the record. Used by [`claim`](fn@super::claim) and by reclaim-cron.
+/// The packet a claim is of: its id, its sender (a merchant packet's sharer) and a merchant
+/// packet's merchant (`None` for a user's packet), as `lua/claim.lua` and `lua/settle.lua`
+/// name them.
+#[derive(Debug, Clone, Copy)]
+pub struct ClaimedPacket<'a> {
+    /// The packet.
+    pub packet_id: &'a str,
+    /// Its sender: who the grabber's received history entry names.
+    pub sender_id: &'a str,
+    /// A merchant packet's merchant, whose books the claim's step 3 moves.
+    pub merchant_id: Option<&'a str>,
+}
+
+/// Claim steps 2 to 4 for a pending claim of `share` of `packet`, claimed by `user_id` at
+/// `claimed_at_ms`: credit the grabber once (record pinned) together with their received
+/// history entry, mark the claim done (`redriven`: reclaim-cron completes a claim left pending
+/// when the window closed, and the state records it as re-driven) and, for a merchant packet,
+/// move the share from its merchant's `reserved` to `paid_cash` in that same step, un-pin the
+/// record. Used by [`claim`](fn@super::claim) and by reclaim-cron.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
 /// call finishes it.
 pub async fn redrive_claim(
     store: &Store,
-    packet_id: &str,
-    sender_id: &str,
+    packet: ClaimedPacket<'_>,
     user_id: &str,
     share: &Share,
     claimed_at_ms: i64,
     redriven: bool,
 ) -> Result<Credit, Error> {
+    let ClaimedPacket {
+        packet_id,
+        sender_id,
+        merchant_id,
+    } = packet;
     let cfg = store.config();
     let amount_cents = share.amount_cents;
     let transfer_id = wallet::claim_transfer_id(packet_id);
@@ -91,10 +116,18 @@ pub async fn redrive_claim(
             "transfer {transfer_id} for {user_id} conflicts"
         )));
     }
-    let claims = Keys::new(&cfg.key_prefix).packet(packet_id).claims;
+    let keys = Keys::new(&cfg.key_prefix);
+    let pk = keys.packet(packet_id);
+    let books = match merchant_id {
+        Some(m) => keys.merchant(m).merchant,
+        None => pk.claims.clone(),
+    };
     let mut conn = store.conn().await?;
     let _: i64 = ClaimDoneCall {
-        claims: &claims,
+        claims: &pk.claims,
+        grabs: &pk.grabs,
+        books: &books,
+        merchant_id: merchant_id.unwrap_or(""),
         user_id,
         mark: if redriven {
             ClaimState::REDRIVEN_MARK

@@ -101,7 +101,7 @@ impl PacketViewCall<'_> {
 ///
 /// # Errors
 /// [`Error::Internal`] if it does not exist (callers use this right after creating it).
-pub(super) async fn load(store: &Store, packet_id: &str) -> Result<Packet, Error> {
+pub(crate) async fn load(store: &Store, packet_id: &str) -> Result<Packet, Error> {
     match view(store, packet_id).await? {
         Some(v) => Ok(v.packet),
         None => Err(Error::Internal(format!("packet {packet_id} vanished"))),

@@ -193,6 +193,7 @@ fn every_script_header_matches_its_call() {
         check::<WithdrawCall>(),
         check::<MerchantDepositCall>(),
         check::<MerchantWithdrawCall>(),
+        check::<MerchantCreatePacketCall>(),
         check::<JournalAckCall>(),
         check::<SettleCall>(),
         check::<TransferReleaseCall>(),

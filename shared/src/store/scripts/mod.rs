@@ -58,7 +58,7 @@ pub use super::coupons::take::CouponTakeCall;
 pub use super::history::HistoryPageCall;
 pub use super::journal::JournalAckCall;
 pub use super::lock::UnlockCall;
-pub use super::merchants::{MerchantDepositCall, MerchantWithdrawCall};
+pub use super::merchants::{MerchantCreatePacketCall, MerchantDepositCall, MerchantWithdrawCall};
 pub use super::order_codes::OrderCodeCall;
 pub use super::packets::{
     CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, PacketViewCall,
@@ -178,6 +178,7 @@ pub(crate) const ACKNOWLEDGED: &[&str] = &[
     "withdraw.lua",
     "merchant_deposit.lua",
     "merchant_withdraw.lua",
+    "merchant_create_packet.lua",
     "order_code.lua",
     "coupon_create.lua",
     "coupon_create_pool.lua",
@@ -270,6 +271,10 @@ script!(
 script!(
     /// `lua/merchant_withdraw.lua`: pay money out of a merchant's budget once per reference.
     MERCHANT_WITHDRAW, "merchant_withdraw.lua", ["records.lua", "journal.lua"]);
+script!(
+    /// `lua/merchant_create_packet.lua`: debit a merchant's budget and create its order's
+    /// packet, once per order.
+    MERCHANT_CREATE_PACKET, "merchant_create_packet.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/journal_ack.lua`: delete exported journal entries (and the journal once empty).
     JOURNAL_ACK, "journal_ack.lua");
@@ -369,6 +374,7 @@ fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
         &TRANSFER_RELEASE,
         &WITHDRAW,
         &MERCHANT_DEPOSIT,
+        &MERCHANT_CREATE_PACKET,
         &MERCHANT_WITHDRAW,
         &JOURNAL_ACK,
         &PACKET_VIEW,

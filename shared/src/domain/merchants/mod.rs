@@ -6,6 +6,12 @@
 
 use std::collections::HashMap;
 
+pub mod packets;
+
+pub use packets::{
+    MerchantOrigin, MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket, Payout,
+};
+
 use super::settings::Setting;
 use super::wallet::{Entry, IamPrincipals};
 use super::{BadRecord, ConfigError, Lookup};

@@ -1,0 +1,145 @@
+-- merchant_create_packet.lua: debit a merchant's budget and create the red packet of one of its
+-- orders, atomically, once per (merchant, order) (POST /merchant-packets). Prepended with
+-- records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and journal.lua
+-- (journal_add).
+--
+-- All keys share the merchant's hash tag (a merchant packet's id starts with it), so this runs
+-- in one hash slot on a cluster, and so do the packet's later grabs, claims and settlement.
+-- KEYS[1] merchant: the merchant's hash (its books, cents: domain::merchants::Books)
+-- KEYS[2] ledger: the merchant's ledger list
+-- KEYS[3] records: the merchant's records hash (here `order:<order_reference>` ->
+--         "<fingerprint>\n<packet_id>")
+-- KEYS[4] records_forget: its "forget after" sorted set (record id -> Unix ms)
+-- KEYS[5] meta: the packet's meta hash
+-- KEYS[6] shares: the packet's share list (un-grabbed amounts, cents, popped from the left)
+-- KEYS[7] grabs: the packet's grabs hash (the sharer's share, when sharer_first)
+-- KEYS[8] packets: the merchant's packets (sorted set: packet id -> created_at, Unix ms)
+-- KEYS[9] journal: the money journal of the merchant's tag (one merchant_packet_debit entry)
+-- ARGV[1] packet_id: the new packet's id
+-- ARGV[2] merchant_id: the merchant (the journal entry's user)
+-- ARGV[3] order_reference: the order (one packet per merchant and order)
+-- ARGV[4] sharer_id: the customer who shares the packet
+-- ARGV[5] payout: 'wallet'
+-- ARGV[6] sharer_first: '1' when the sharer's share is taken now, else ''
+-- ARGV[7] total_cents: the packet's total, cents
+-- ARGV[8] count: the number of shares
+-- ARGV[9] mode: 'lucky' or 'fixed'
+-- ARGV[10] split: 'double_mean' or 'line_cut' for a lucky packet, '' for a fixed one
+-- ARGV[11] greeting: the greeting, '' for none
+-- ARGV[12] cover: the cover id, '' for none
+-- ARGV[13] expires_in_secs: the packet expires this many seconds after Redis TIME
+-- ARGV[14] fingerprint: the order's fingerprint (domain::merchants::NewMerchantPacket)
+-- ARGV[15] order_keep_ms: how long the order's record is kept, ms (> 0: past the packet's
+--          expiry and retention)
+-- ARGV[16] ledger_cap: ledger length cap (entries)
+-- ARGV[17] indexed_at_ms: Redis TIME (Unix ms) of the reclaim index's node when due_add.lua
+--          indexed packet_id; nothing is created once this node's TIME is past it by ARGV[18]
+--          (as in create_packet.lua: a late delivery would make a packet no refund finds)
+-- ARGV[18] delivery_window_ms: the delivery window, ms
+-- ARGV[19] salt: the fairness receipt's salt (64 hex digits)
+-- ARGV[20] commitment: SHA-256 hex of "hongbao-shares-v1:<salt>:<c1>,...,<cn>"
+-- ARGV[21..20+count] share_amounts: the share amounts (cents), in share-id order
+--
+-- The budget's cents move from `balance` to `reserved` (the books still close); a claim moves
+-- its share on to `paid_cash` (claim_done.lua) and the settlement the rest back to `balance`
+-- (settle.lua). Any call may run twice: a run that finds packet_id made for this merchant and
+-- order is this call run again and answers {'created', packet_id}, writing nothing; a second
+-- call for the order finds the order's record. Every check comes before the first write.
+-- Returns one of:
+--   {'created', packet_id}                 created now, or by an earlier run of this call
+--   {'repeat', packet_id}                  the order's packet, made by the same request before
+--   {'order_reference_reused', packet_id}  the order's packet was made by another request
+--   {'insufficient_funds', balance}        the budget's balance is below the total
+--   {'id_taken'}                           packet id belongs to another packet (draw another)
+--   {'stale'}                              delivered after its window: nothing changed
+local SHARES_FROM = 21
+local total = tonumber(ARGV[7])
+local count = tonumber(ARGV[8])
+local record_id = 'order:' .. ARGV[3]
+local now = now_ms()
+
+local made = redis.call('HMGET', KEYS[5], 'merchant_id', 'order_reference', 'packet_id')
+if made[3] then
+  if made[1] == ARGV[2] and made[2] == ARGV[3] then
+    return {'created', ARGV[1]}
+  end
+  return {'id_taken'}
+end
+if now > tonumber(ARGV[17]) + tonumber(ARGV[18]) then
+  return {'stale'}
+end
+
+local prev = redis.call('HGET', KEYS[3], record_id)
+if prev then
+  local stored, packet_id = string.match(prev, '^(.-)\n(.*)$')
+  if stored ~= ARGV[14] then
+    return {'order_reference_reused', packet_id}
+  end
+  return {'repeat', packet_id}
+end
+
+if #ARGV - SHARES_FROM + 1 ~= count then
+  return redis.error_reply('ERR hongbao: merchant_create_packet: share list length does not match count')
+end
+local sum = 0
+for i = SHARES_FROM, #ARGV do
+  local amount = tonumber(ARGV[i])
+  if amount == nil or amount < 1 or amount ~= math.floor(amount) then
+    return redis.error_reply('ERR hongbao: merchant_create_packet: share below one cent or not an integer')
+  end
+  sum = sum + amount
+end
+if total == nil or sum ~= total or total > MAX_EXACT then
+  return redis.error_reply('ERR hongbao: merchant_create_packet: shares do not sum to the total')
+end
+local keep_ms = tonumber(ARGV[15])
+if keep_ms == nil or keep_ms < 1 then
+  return redis.error_reply('ERR hongbao: merchant_create_packet: order_keep_ms must be positive')
+end
+
+local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
+if balance < total then
+  return {'insufficient_funds', int(balance)}
+end
+local expires_at = now + tonumber(ARGV[13]) * 1000
+
+-- Writes start here.
+local after = redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
+redis.call('HINCRBY', KEYS[1], 'reserved', int(total))
+redis.call('LPUSH', KEYS[2], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[16]) - 1)
+journal_add(KEYS[9], 'merchant_packet_debit', ARGV[2], -total, ARGV[1], now, after)
+
+redis.call('HSET', KEYS[5],
+  'packet_id', ARGV[1], 'merchant_id', ARGV[2], 'order_reference', ARGV[3],
+  'sharer_id', ARGV[4], 'payout', ARGV[5],
+  'total_cents', int(total), 'count', int(count), 'mode', ARGV[9], 'split', ARGV[10],
+  'greeting', ARGV[11], 'created_at', int(now), 'expires_at', int(expires_at),
+  'status', 'open', 'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0,
+  'refunded_cents', 0, 'salt', ARGV[19], 'commitment', ARGV[20])
+if ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[5], 'cover', ARGV[12])
+end
+
+-- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
+local first = SHARES_FROM
+if ARGV[6] == '1' then
+  -- The sharer's share: share 1, recorded as grab.lua records a win.
+  local amount = ARGV[first]
+  redis.call('HSET', KEYS[7], ARGV[4], string.format('1:%s:%d', amount, now))
+  redis.call('HSET', KEYS[5], 'grabbed_count', 1, 'grabbed_cents', amount)
+  first = first + 1
+end
+local i = first
+while i <= #ARGV do
+  local last = math.min(i + 999, #ARGV)
+  redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
+  i = last + 1
+end
+
+redis.call('ZADD', KEYS[8], int(now), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. int(now - keep_ms))
+redis.call('HSET', KEYS[3], record_id, ARGV[14] .. '\n' .. ARGV[1])
+redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), record_id)
+prune_records(KEYS[3], KEYS[4], now)
+return {'created', ARGV[1]}

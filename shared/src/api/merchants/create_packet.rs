@@ -1,0 +1,122 @@
+//! `POST /merchant-packets` (AWS_IAM): a merchant's red packet for one of its orders, paid
+//! from its budget, for the customer to share (`store::merchants::create_packet`,
+//! `lua/merchant_create_packet.lua`).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Serialize;
+
+use crate::api::error::ApiError;
+use crate::api::extract::{IamPrincipal, JsonBody};
+use crate::api::metrics;
+use crate::api::operation::{Auth, Method, Operation};
+use crate::api::packets::PacketBody;
+use crate::api::state::ApiState;
+use crate::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
+use crate::store::merchants;
+
+crate::api::refusal::refusals! {
+    /// What `POST /merchant-packets` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
+    pub enum MerchantPacketRefusal {
+
+        402 MerchantInsufficientFundsError {
+            /// the budget's balance is below `total_cents` (`balance_cents`); nothing written
+            InsufficientFunds = "insufficient_funds" {
+                /// The budget's balance, cents.
+                balance_cents: i64,
+            },
+        }
+        409 OrderReferenceReusedError {
+            /// the order has a packet from another body (`packet_id`); nothing written
+            OrderReferenceReused = "order_reference_reused" {
+                /// The order's packet.
+                packet_id: String,
+            },
+        }
+    }
+}
+
+/// `POST /merchant-packets` (AWS_IAM, `HONGBAO_MERCHANT_PRINCIPALS`): the template's `MerchantCreatePacket` event.
+pub const OPERATION: Operation = Operation {
+    event: "MerchantCreatePacket",
+    method: Method::Post,
+    path: "/merchant-packets",
+    auth: Auth::Iam {
+        principals: &crate::domain::merchants::MERCHANT_PRINCIPALS,
+    },
+    refusals: MerchantPacketRefusal::REFUSALS,
+};
+
+/// The answer to `POST /merchant-packets`: the packet, as every packet answer shows it, and
+/// its order.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MerchantPacketBody {
+    /// The packet (`merchant_id`, `sharer_id` and `payout` set).
+    #[serde(flatten)]
+    pub packet: PacketBody,
+    /// The order it belongs to.
+    pub order_reference: String,
+    /// `true` when the order had this packet already (the same body sent before): nothing
+    /// was debited now.
+    pub repeat: bool,
+}
+
+/// `POST /merchant-packets` (AWS_IAM): 201 [`MerchantPacketBody`] (200 for the order's packet
+/// made before by the same body); or a [`MerchantPacketRefusal`].
+#[utoipa::path(
+    post, path = OPERATION.path, tag = "merchants", operation_id = "merchant_create_packet",
+    summary = "Create an order's packet from a budget (AWS_IAM)",
+    description = "Debits the merchant's budget the total and creates the red packet of one order, for the customer `sharer_id` to share to their group; any signed-in user holding the link grabs it with `POST /packets/{id}/grab`, one share each, and claims it with `POST /packets/{id}/claim` (`payout: wallet`: into their wallet). One packet per merchant and order: the same body again answers 200 and the same packet, debited once; another body under that order is 409. With `sharer_first`, the sharer's share is taken at creation. Un-grabbed and unclaimed shares go back to the merchant's budget at expiry, never to the sharer. Only AWS_IAM-signed calls of the principals in `HONGBAO_MERCHANT_PRINCIPALS`.",
+    request_body = crate::api::schemas::MerchantPacketRequestDoc,
+    security(("sigv4" = [])),
+    responses(
+        (status = 201, description = "created, the budget debited", body = MerchantPacketBody),
+        (status = 200, description = "the order's packet, made before by the same body: nothing debited now", body = MerchantPacketBody),
+        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
+    )
+)]
+pub(crate) async fn create_packet(
+    State(state): State<ApiState>,
+    IamPrincipal(arn): IamPrincipal,
+    body: Result<JsonBody<MerchantPacketRequest>, ApiError>,
+) -> Result<(StatusCode, Json<MerchantPacketBody>), ApiError> {
+    super::check_principal(&state, arn.as_deref())?;
+    let JsonBody(req) = body?;
+    let new = req.check(&state.store.config().packets)?;
+    let outcome = merchants::create_packet(&state.store, &new)
+        .await
+        .map_err(|e| {
+            ApiError::from(e).on_unavailable(
+                "the packet may have been created: sending the same body again answers the order's packet, debited once",
+            )
+        })?;
+    let (status, packet, repeat) = match outcome {
+        MerchantPacketOutcome::Created(p) => {
+            metrics::count(metrics::PACKET_CREATED, 1);
+            metrics::count(metrics::PACKET_CREATED_CENTS, p.total_cents.max(0) as u64);
+            (StatusCode::CREATED, p, false)
+        }
+        MerchantPacketOutcome::Repeat(p) => (StatusCode::OK, p, true),
+        MerchantPacketOutcome::InsufficientFunds { balance_cents } => {
+            return Err(
+                MerchantPacketRefusal::InsufficientFunds { balance_cents }.because(format!(
+                    "the budget's balance, {balance_cents} cents, is below total_cents {}",
+                    new.packet.total_cents
+                )),
+            )
+        }
+        MerchantPacketOutcome::OrderReferenceReused { packet_id } => {
+            return Err(MerchantPacketRefusal::OrderReferenceReused { packet_id }
+                .because("this order has a packet made from a different body"))
+        }
+    };
+    Ok((
+        status,
+        Json(MerchantPacketBody {
+            packet: PacketBody::from(&packet),
+            order_reference: new.order_reference,
+            repeat,
+        }),
+    ))
+}

@@ -1,0 +1,270 @@
+//! Merchant packets as pure rules: the red packet a merchant gives a customer to share after
+//! an order (seed 000's scenario: "用户分享红包到微信群中。每一个用户只能领取一个红包"),
+//! paid from the merchant's budget, one per (merchant, order). The request and its checks,
+//! the order's fingerprint, and what a create answers. The atomic step is
+//! `lua/merchant_create_packet.lua`, called by `crate::store::merchants::create_packet`.
+
+use serde::Deserialize;
+
+use super::is_merchant_id;
+use crate::domain::coupons::is_reference;
+use crate::domain::packets::{NewPacket, Packet, PacketRequest, PacketRules};
+use crate::domain::split::{LuckySplit, Mode};
+use crate::domain::{is_user_id, Invalid, MAX_USER_ID_CHARS};
+
+/// How a merchant packet's claimed share is paid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Payout {
+    /// Into the grabber's wallet, as a user's packet's share is.
+    Wallet,
+}
+
+impl Payout {
+    /// The stored and shown name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Payout::Wallet => "wallet",
+        }
+    }
+
+    /// The payout named `s` ([`Payout::as_str`]).
+    pub fn parse(s: &str) -> Option<Payout> {
+        match s {
+            "wallet" => Some(Payout::Wallet),
+            _ => None,
+        }
+    }
+}
+
+/// A merchant packet's create request as the team's backend sent it (the body of `POST
+/// /merchant-packets`), before [`MerchantPacketRequest::check`]. Unknown fields are refused.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MerchantPacketRequest {
+    /// Whose budget pays ([`is_merchant_id`]).
+    pub merchant_id: String,
+    /// The order the packet belongs to: 1 to 128 bytes of printable ASCII without spaces.
+    /// One packet per (merchant, order).
+    pub order_reference: String,
+    /// The customer who shares the packet to their group ([`is_user_id`]).
+    pub sharer_id: String,
+    /// Total, cents.
+    pub total_cents: i64,
+    /// Number of shares.
+    pub count: i64,
+    /// `lucky` (default) or `fixed`.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// The lucky split algorithm (default `double_mean`).
+    #[serde(default)]
+    pub split: Option<LuckySplit>,
+    /// Seconds until the packet expires (default one day).
+    #[serde(default)]
+    pub expires_in_secs: Option<i64>,
+    /// Optional greeting.
+    #[serde(default)]
+    pub greeting: Option<String>,
+    /// Optional cover id.
+    #[serde(default)]
+    pub cover: Option<String>,
+    /// How claimed shares are paid out.
+    pub payout: Payout,
+    /// Whether the sharer's own share is taken at creation (WeChat Pay's group "fission"
+    /// packet: the first share goes to the customer who shares it). Default `false`.
+    #[serde(default)]
+    pub sharer_first: bool,
+}
+
+/// A checked merchant packet request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMerchantPacket {
+    /// Whose budget pays.
+    pub merchant_id: String,
+    /// The order (one packet per merchant and order).
+    pub order_reference: String,
+    /// The customer who shares it.
+    pub sharer_id: String,
+    /// The packet itself, checked by the red packets' rules (no recipients, no opening time,
+    /// no password: a merchant packet is for whoever the sharer sends the link to).
+    pub packet: NewPacket,
+    /// How claimed shares are paid out.
+    pub payout: Payout,
+    /// Whether the sharer's share is taken at creation.
+    pub sharer_first: bool,
+}
+
+impl MerchantPacketRequest {
+    /// Checks the request: the merchant, order and sharer ids, then the packet's fields by
+    /// the red packets' own [`PacketRules::check`] (the same limits as `POST /packets`).
+    ///
+    /// # Errors
+    /// [`Invalid`] naming the offending field.
+    pub fn check(self, rules: &PacketRules) -> Result<NewMerchantPacket, Invalid> {
+        if !is_merchant_id(&self.merchant_id) {
+            return Err(Invalid(format!(
+                "merchant_id must be 1 to {} of A-Z a-z 0-9 _ . : -",
+                super::MAX_MERCHANT_ID_CHARS
+            )));
+        }
+        if !is_reference(&self.order_reference) {
+            return Err(Invalid::new(
+                "order_reference must be 1 to 128 bytes of printable ASCII without spaces",
+            ));
+        }
+        if !is_user_id(&self.sharer_id) {
+            return Err(Invalid(format!(
+                "sharer_id must be 1 to {MAX_USER_ID_CHARS} printable characters"
+            )));
+        }
+        let packet = rules.check(PacketRequest {
+            total_cents: self.total_cents,
+            count: self.count,
+            mode: self.mode,
+            split: self.split,
+            expires_in_secs: self.expires_in_secs,
+            greeting: self.greeting,
+            recipients: None,
+            opens_in_secs: None,
+            cover: self.cover,
+            password: None,
+        })?;
+        Ok(NewMerchantPacket {
+            merchant_id: self.merchant_id,
+            order_reference: self.order_reference,
+            sharer_id: self.sharer_id,
+            packet,
+            payout: self.payout,
+            sharer_first: self.sharer_first,
+        })
+    }
+}
+
+impl NewMerchantPacket {
+    /// The order's fingerprint, stored with the order so that the same body again finds its
+    /// packet and another body under the same order is told apart (409
+    /// `order_reference_reused`): `m1:` and the SHA-256 hex of the sharer, the payout, whether
+    /// the sharer takes the first share, and the packet's own fingerprint
+    /// ([`NewPacket::fingerprint`]), each a netstring (`<byte length>:<bytes>,`), so no field
+    /// can pass for another. The merchant and the order are the record's key.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        use std::fmt::Write;
+        let mut canonical = String::new();
+        for field in [
+            self.sharer_id.as_str(),
+            self.payout.as_str(),
+            if self.sharer_first { "1" } else { "0" },
+            &self.packet.fingerprint(),
+        ] {
+            let _ = write!(canonical, "{}:{},", field.len(), field);
+        }
+        let digest = Sha256::digest(canonical.as_bytes());
+        let mut hex = String::with_capacity(67);
+        hex.push_str("m1:");
+        for b in digest {
+            let _ = write!(hex, "{b:02x}");
+        }
+        hex
+    }
+}
+
+/// Where a merchant packet came from: stored in its meta hash beside the packet's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MerchantOrigin {
+    /// Whose budget paid.
+    pub merchant_id: String,
+    /// The customer who shares it.
+    pub sharer_id: String,
+    /// How claimed shares are paid out.
+    pub payout: Payout,
+    /// The order it belongs to (shown to the merchant only, never in the public view).
+    pub order_reference: String,
+}
+
+/// What `POST /merchant-packets` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MerchantPacketOutcome {
+    /// The packet was created now, the budget debited.
+    Created(Packet),
+    /// The order had its packet already, from the same request: that packet, debited once.
+    Repeat(Packet),
+    /// The order has a packet from another request (`packet_id`); nothing written.
+    OrderReferenceReused {
+        /// The order's packet.
+        packet_id: String,
+    },
+    /// The budget's balance is below the total; nothing written.
+    InsufficientFunds {
+        /// The balance, cents.
+        balance_cents: i64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> MerchantPacketRequest {
+        serde_json::from_value(serde_json::json!({
+            "merchant_id": "shop-1042", "order_reference": "order-1", "sharer_id": "carol",
+            "total_cents": 2000, "count": 6, "payout": "wallet"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_request_is_checked_by_the_packet_rules_and_its_own_ids() {
+        let rules = PacketRules::default();
+        let new = request().check(&rules).unwrap();
+        assert_eq!((new.packet.total_cents, new.packet.count), (2000, 6));
+        assert!(!new.sharer_first);
+        for (field, value) in [
+            ("merchant_id", serde_json::json!("a b")),
+            ("order_reference", serde_json::json!("has space")),
+            ("order_reference", serde_json::json!("x".repeat(129))),
+            ("sharer_id", serde_json::json!("")),
+            ("total_cents", serde_json::json!(5)),
+        ] {
+            let mut v = serde_json::to_value(serde_json::json!({
+                "merchant_id": "shop-1042", "order_reference": "order-1", "sharer_id": "carol",
+                "total_cents": 2000, "count": 6, "payout": "wallet"
+            }))
+            .unwrap();
+            v[field] = value;
+            let req: MerchantPacketRequest = serde_json::from_value(v).unwrap();
+            assert!(req.check(&rules).is_err(), "{field}");
+        }
+    }
+
+    #[test]
+    fn the_fingerprint_tells_every_field_apart() {
+        let rules = PacketRules::default();
+        let base = request().check(&rules).unwrap();
+        assert_eq!(
+            base.fingerprint(),
+            request().check(&rules).unwrap().fingerprint()
+        );
+        assert!(base.fingerprint().starts_with("m1:"));
+        let changed = [
+            NewMerchantPacket {
+                sharer_id: "dave".into(),
+                ..base.clone()
+            },
+            NewMerchantPacket {
+                sharer_first: true,
+                ..base.clone()
+            },
+            NewMerchantPacket {
+                packet: NewPacket {
+                    total_cents: 2001,
+                    ..base.packet.clone()
+                },
+                ..base.clone()
+            },
+        ];
+        for other in changed {
+            assert_ne!(base.fingerprint(), other.fingerprint(), "{other:?}");
+        }
+    }
+}

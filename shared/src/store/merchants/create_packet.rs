@@ -1,0 +1,232 @@
+//! `POST /merchant-packets`'s store step: the reclaim index entry (`lua/due_add.lua`), then the
+//! budget's debit and the packet in one script on the merchant's hash slot
+//! (`lua/merchant_create_packet.lua`), and that script's reply.
+
+use redis::Value;
+
+use crate::domain::merchants::{MerchantPacketOutcome, NewMerchantPacket};
+use crate::domain::packets::{receipt, CREATE_WINDOW_MS};
+use crate::domain::split;
+use crate::domain::wallet::LEDGER_CAP;
+use crate::store::keys::{new_packet_id, Keys};
+use crate::store::packets::create::bring_forward;
+use crate::store::packets::view::load;
+use crate::store::packets::DueAddCall;
+use crate::store::scripts::{int, script_call, texts, Call, MERCHANT_CREATE_PACKET};
+use crate::store::{Error, Store};
+
+script_call! {
+    /// `lua/merchant_create_packet.lua`: debit a merchant's budget and create its order's
+    /// packet, once per order. Every key is on the merchant's hash tag.
+    pub struct MerchantCreatePacketCall<'a> for MERCHANT_CREATE_PACKET {
+        KEYS {
+            /// The merchant's hash (its books, cents).
+            merchant: &'a str,
+            /// The merchant's ledger list.
+            ledger: &'a str,
+            /// The merchant's records hash (`order:<order_reference>`).
+            records: &'a str,
+            /// Its "forget after" sorted set (Unix ms).
+            records_forget: &'a str,
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The packet's share list.
+            shares: &'a str,
+            /// The packet's grabs hash (the sharer's share when `sharer_first`).
+            grabs: &'a str,
+            /// The merchant's packets (sorted set by `created_at`).
+            packets: &'a str,
+            /// The money journal of the merchant's tag (one `merchant_packet_debit` entry).
+            journal: &'a str,
+        }
+        ARGV {
+            /// The new packet's id (the merchant's tag, then 80 random bits).
+            packet_id: &'a str,
+            /// The merchant.
+            merchant_id: &'a str,
+            /// The order.
+            order_reference: &'a str,
+            /// The customer who shares the packet.
+            sharer_id: &'a str,
+            /// `wallet`.
+            payout: &'a str,
+            /// `1` when the sharer's share is taken now, else empty.
+            sharer_first: &'a str,
+            /// The packet's total, cents.
+            total_cents: i64,
+            /// The number of shares.
+            count: u32,
+            /// `lucky` or `fixed`.
+            mode: &'a str,
+            /// `double_mean` or `line_cut` for a lucky packet, empty for a fixed one.
+            split: &'a str,
+            /// The greeting, empty for none.
+            greeting: &'a str,
+            /// The cover id, empty for none.
+            cover: &'a str,
+            /// The packet expires this many seconds after Redis `TIME`.
+            expires_in_secs: u64,
+            /// The order's fingerprint ([`NewMerchantPacket::fingerprint`]).
+            fingerprint: &'a str,
+            /// How long the order's record is kept, ms (> 0).
+            order_keep_ms: u64,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
+            /// Redis `TIME` of the reclaim index's node when [`DueAddCall`] indexed the
+            /// packet, Unix ms.
+            indexed_at_ms: i64,
+            /// The delivery window, ms (`domain::packets::CREATE_WINDOW_MS`).
+            delivery_window_ms: i64,
+            /// The fairness receipt's salt, 64 hex digits.
+            salt: &'a str,
+            /// The commitment to `share_amounts` under `salt`.
+            commitment: &'a str,
+            /// The share amounts, cents: `count` of them, in share-id order.
+            share_amounts: &'a [i64],
+        }
+    }
+}
+
+/// `merchant_create_packet.lua`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reply {
+    /// `created`: the packet exists now, the budget debited.
+    Created,
+    /// `repeat <packet_id>`: the order's packet, from the same request.
+    Repeat(String),
+    /// `order_reference_reused <packet_id>`: the order's packet, from another request.
+    OrderReferenceReused(String),
+    /// `insufficient_funds <balance>`.
+    InsufficientFunds(i64),
+    /// `id_taken`: draw another id.
+    IdTaken,
+    /// `stale`: delivered after its window; nothing was created.
+    Stale,
+}
+
+impl MerchantCreatePacketCall<'_> {
+    /// The script's reply as a [`Reply`].
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    fn reply(reply: Value) -> Result<Reply, Error> {
+        const SCRIPT: &str = "merchant_create_packet";
+        let reply = texts(SCRIPT, reply)?;
+        let id = || {
+            reply
+                .get(1)
+                .cloned()
+                .ok_or_else(|| Error::bad_reply(SCRIPT, "no packet id"))
+        };
+        Ok(match reply.first().map(String::as_str) {
+            Some("created") => Reply::Created,
+            Some("repeat") => Reply::Repeat(id()?),
+            Some("order_reference_reused") => Reply::OrderReferenceReused(id()?),
+            Some("insufficient_funds") => Reply::InsufficientFunds(int(SCRIPT, reply.get(1))?),
+            Some("id_taken") => Reply::IdTaken,
+            Some("stale") => Reply::Stale,
+            _ => return Err(Error::bad_reply(SCRIPT, format!("{reply:?}"))),
+        })
+    }
+}
+
+/// Creates the packet of `req`'s order, paid from its merchant's budget: one packet per
+/// (merchant, order), debited once however often the call is sent or re-sent.
+///
+/// As `store::packets::create`: the shares are split here (thread CSPRNG) and committed to by
+/// the fairness receipt, the packet is put into the reclaim index first and then created with
+/// the debit in one script, each call draws a fresh packet id (the merchant's tag: the packet
+/// lives on the budget's hash slot, so its refund is atomic with its settlement), and a
+/// refusal brings the index entry forward. The order's record (`order:<order_reference>` in
+/// the merchant's records) is kept past the packet's expiry and retention, and at least
+/// `HONGBAO_IDEMPOTENCY_TTL_SECS`.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the packet may or may not exist:
+/// sending the same body again answers it, debited once).
+pub async fn create_packet(
+    store: &Store,
+    req: &NewMerchantPacket,
+) -> Result<MerchantPacketOutcome, Error> {
+    let cfg = store.config();
+    let keys = Keys::new(&cfg.key_prefix);
+    let p = &req.packet;
+    let amounts = split::split(p.total_cents, p.count, p.mode, p.split, &mut rand::rng())
+        .map_err(|e| Error::Internal(format!("split of a validated request failed: {e}")))?;
+    let salt = receipt::new_salt(&mut rand::rng());
+    let commitment = receipt::commitment(&salt, &amounts);
+    let fingerprint = req.fingerprint();
+    let mk = keys.merchant(&req.merchant_id);
+    let due = keys.reclaim_due();
+    let order_keep_ms = (p.lifetime_secs() + cfg.packets.retention_secs)
+        .max(cfg.packets.idempotency_ttl_secs)
+        * 1000;
+    let mut conn = store.conn().await?;
+    for _ in 0..3 {
+        let packet_id = new_packet_id(&req.merchant_id);
+        let (indexed, indexed_at_ms) = DueAddCall {
+            due: &due,
+            packet_id: &packet_id,
+            expires_in_secs: p.lifetime_secs(),
+        }
+        .run(&mut conn)
+        .await?;
+        let pk = keys.packet(&packet_id);
+        let call = MerchantCreatePacketCall {
+            merchant: &mk.merchant,
+            ledger: &mk.ledger,
+            records: &mk.records,
+            records_forget: &mk.records_forget,
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            packets: &mk.packets,
+            journal: &mk.journal,
+            packet_id: &packet_id,
+            merchant_id: &req.merchant_id,
+            order_reference: &req.order_reference,
+            sharer_id: &req.sharer_id,
+            payout: req.payout.as_str(),
+            sharer_first: if req.sharer_first { "1" } else { "" },
+            total_cents: p.total_cents,
+            count: p.count,
+            mode: p.mode.as_str(),
+            split: p.split_name().unwrap_or(""),
+            greeting: p.greeting.as_deref().unwrap_or(""),
+            cover: p.cover.as_deref().unwrap_or(""),
+            expires_in_secs: p.expires_in_secs,
+            fingerprint: &fingerprint,
+            order_keep_ms,
+            ledger_cap: LEDGER_CAP,
+            indexed_at_ms,
+            delivery_window_ms: CREATE_WINDOW_MS,
+            salt: &salt,
+            commitment: &commitment,
+            share_amounts: &amounts,
+        };
+        let reply = MerchantCreatePacketCall::reply(
+            call.invocation().invoke_async::<Value>(&mut conn).await?,
+        );
+        if indexed && !matches!(reply, Ok(Reply::Created | Reply::IdTaken)) {
+            bring_forward(&mut conn, &due, &packet_id, indexed_at_ms).await;
+        }
+        return Ok(match reply? {
+            Reply::Created => MerchantPacketOutcome::Created(load(store, &packet_id).await?),
+            Reply::Repeat(id) => MerchantPacketOutcome::Repeat(load(store, &id).await?),
+            Reply::OrderReferenceReused(packet_id) => {
+                MerchantPacketOutcome::OrderReferenceReused { packet_id }
+            }
+            Reply::InsufficientFunds(balance_cents) => {
+                MerchantPacketOutcome::InsufficientFunds { balance_cents }
+            }
+            Reply::IdTaken => continue,
+            Reply::Stale => {
+                return Err(Error::Unavailable(
+                    "merchant_create_packet was delivered after its window; nothing was created"
+                        .into(),
+                ))
+            }
+        });
+    }
+    Err(Error::Internal("could not draw an unused packet id".into()))
+}
