@@ -113,6 +113,16 @@ def merchant_packets(st: LocalStack, c: Checks, balance: int) -> None:
             == (balance - order["total_cents"], order["total_cents"]),
             str(b)[:300],
         )
+    r = inv("merchant", events.http_event("merchant-list-packets"))
+    if c.status("merchant-list-packets.json", r, 200):
+        items = r["body"].get("items", [])
+        c.check(
+            "the merchant's packets: the order's packet, open, the sharer's share grabbed",
+            [(i.get("packet_id"), i.get("order_reference"), i.get("status")) for i in items]
+            == [(pid, order["order_reference"], "open")]
+            and items[0].get("grabbed_count") == 1,
+            str(r["body"])[:300],
+        )
     r = inv("grab", events.http_event("grab-grab", packet_id=pid, sub="member-1"))
     c.status("a group member grabs the merchant packet", r, 200)
     r = inv("grab", events.http_event("grab-grab", packet_id=pid, sub=order["sharer_id"]))

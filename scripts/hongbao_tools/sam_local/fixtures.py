@@ -41,7 +41,15 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
         str(books)[:300],
     )
     # A merchant packet: an order's packet paid from the budget, the sharer's share taken.
-    s.fixture("merchant-create-packet", 201)
+    made = s.fixture("merchant-create-packet", 201)
+    listed = s.fixture("merchant-list-packets", 200)
+    c.check(
+        f"[{s.label}] the merchant's packets list the order's packet",
+        made is not None
+        and listed is not None
+        and [i.get("packet_id") for i in listed.get("items", [])] == [made.get("packet_id")],
+        str(listed)[:300],
+    )
     # Red packets.
     lucky = s.fixture("create-packet-lucky", 201)
     s.fixture("create-packet-fixed", 201)

@@ -8,6 +8,7 @@
 //! | `POST /merchants/{merchant_id}/deposits` | [`deposit`](mod@deposit) |
 //! | `POST /merchants/{merchant_id}/withdrawals` | [`withdraw`](mod@withdraw) |
 //! | `POST /merchant-packets` | [`create_packet`](mod@create_packet) |
+//! | `GET /merchants/{merchant_id}/packets` | [`list_packets`](mod@list_packets) |
 //!
 //! No JWT caller reaches a merchant's money: every route is AWS_IAM-signed. A merchant packet
 //! is then grabbed and claimed through the red packets' own routes (the grab and claim
@@ -16,6 +17,7 @@
 pub mod create_packet;
 pub mod deposit;
 pub mod get;
+pub mod list_packets;
 pub mod withdraw;
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +42,10 @@ pub fn routes() -> Routes {
         .route(
             &create_packet::OPERATION,
             routes!(create_packet::create_packet),
+        )
+        .route(
+            &list_packets::OPERATION,
+            routes!(list_packets::list_packets),
         )
 }
 

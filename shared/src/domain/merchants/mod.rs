@@ -9,7 +9,8 @@ use std::collections::HashMap;
 pub mod packets;
 
 pub use packets::{
-    MerchantOrigin, MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket, Payout,
+    MerchantOrigin, MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket, PacketsCursor,
+    Payout,
 };
 
 use super::settings::Setting;

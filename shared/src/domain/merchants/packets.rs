@@ -201,6 +201,41 @@ pub enum MerchantPacketOutcome {
     },
 }
 
+/// Where a page of a merchant's packets (`GET /merchants/{merchant_id}/packets`) starts:
+/// after the packet `packet_id` created at `created_at_ms`, in the order (`created_at`,
+/// packet id) descending. Shown as `<created_at_ms>-<packet_id>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketsCursor {
+    /// The last listed packet's `created_at`, Unix ms.
+    pub created_at_ms: i64,
+    /// The last listed packet.
+    pub packet_id: String,
+}
+
+impl PacketsCursor {
+    /// The cursor as a page's `next_cursor` shows it.
+    pub fn text(&self) -> String {
+        format!("{}-{}", self.created_at_ms, self.packet_id)
+    }
+
+    /// The cursor `text` ([`PacketsCursor::text`]): digits, `-`, 24 lowercase hex digits.
+    pub fn parse(text: &str) -> Option<PacketsCursor> {
+        let (at, id) = text.split_once('-')?;
+        let ok = !at.is_empty()
+            && at.len() <= 15
+            && at.bytes().all(|b| b.is_ascii_digit())
+            && id.len() == 24
+            && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !ok {
+            return None;
+        }
+        Some(PacketsCursor {
+            created_at_ms: at.parse().ok()?,
+            packet_id: id.to_string(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +269,24 @@ mod tests {
             v[field] = value;
             let req: MerchantPacketRequest = serde_json::from_value(v).unwrap();
             assert!(req.check(&rules).is_err(), "{field}");
+        }
+    }
+
+    #[test]
+    fn cursors_read_back_what_they_show() {
+        let c = PacketsCursor {
+            created_at_ms: 1_795_887_015_772,
+            packet_id: "14f19750de2d840759a4c115".into(),
+        };
+        assert_eq!(PacketsCursor::parse(&c.text()), Some(c));
+        for bad in [
+            "",
+            "-",
+            "12-",
+            "x-14f19750de2d840759a4c115",
+            "1-14F19750DE2D840759A4C115",
+        ] {
+            assert_eq!(PacketsCursor::parse(bad), None, "{bad}");
         }
     }
 

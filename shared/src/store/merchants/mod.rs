@@ -7,6 +7,7 @@
 //! | `deposit.rs` | [`deposit`] | `merchant_deposit.lua` |
 //! | `withdraw.rs` | [`withdraw`] | `merchant_withdraw.lua` |
 //! | `create_packet.rs` | [`create_packet`]: an order's packet, paid from the budget | `merchant_create_packet.lua` |
+//! | `list_packets.rs` | [`list_packets`]: a page of the merchant's packets | (its index, then each packet's view) |
 //!
 //! A merchant's keys live on its own hash slot ([`crate::store::keys::Keys::merchant`]); each
 //! movement is one script there that moves its counters, writes its ledger entry and its
@@ -16,11 +17,13 @@
 mod create_packet;
 mod deposit;
 mod get;
+mod list_packets;
 mod withdraw;
 
 pub use create_packet::{create_packet, MerchantCreatePacketCall};
 pub use deposit::{deposit, MerchantDepositCall};
 pub use get::get;
+pub use list_packets::{list_packets, PacketsPage};
 pub use withdraw::{withdraw, MerchantWithdrawCall};
 
 use redis::Value;

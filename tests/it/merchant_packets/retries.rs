@@ -1,0 +1,117 @@
+//! Lost replies: the create and a claim's step 3 sent again answer as their first run.
+
+use crate::common::{self, Function};
+use harness::{Backend, TestRedis};
+use hongbao::store::keys::Keys;
+use hongbao::store::scripts::{Call, MerchantCreatePacketCall};
+use hongbao::Store;
+
+use super::*;
+
+/// Test: the create script run twice with the same packet id (a cluster client re-sending a
+/// command whose reply was lost) answers `created` both times and debits once; a claim's step
+/// 3 run twice moves the share to `paid_cash` once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn re_sent_scripts_answer_as_their_first_run() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        fund_merchant(&store, SHOP, 5_000).await;
+        let keys = Keys::new(&store.config().key_prefix);
+        let mk = keys.merchant(SHOP);
+        let packet_id = hongbao::store::keys::new_packet_id(SHOP);
+        let pk = keys.packet(&packet_id);
+        let mut conn = store.conn().await.unwrap();
+        let now = now_ms(&store).await;
+        let amounts = [700_i64, 300];
+        let call = MerchantCreatePacketCall {
+            merchant: &mk.merchant,
+            ledger: &mk.ledger,
+            records: &mk.records,
+            records_forget: &mk.records_forget,
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            packets: &mk.packets,
+            journal: &mk.journal,
+            packet_id: &packet_id,
+            merchant_id: SHOP,
+            order_reference: "order-9",
+            sharer_id: "carol",
+            payout: "wallet",
+            sharer_first: "",
+            total_cents: 1_000,
+            count: 2,
+            mode: "lucky",
+            split: "double_mean",
+            greeting: "",
+            cover: "",
+            expires_in_secs: 600,
+            fingerprint: "m1:test",
+            order_keep_ms: 3_600_000,
+            ledger_cap: 100,
+            indexed_at_ms: now,
+            delivery_window_ms: 60_000,
+            salt: &"0".repeat(64),
+            commitment: &"1".repeat(64),
+            share_amounts: &amounts,
+        };
+
+        // Act
+        let mut replies = Vec::new();
+        for _ in 0..2 {
+            let reply: redis::Value = call.invocation().invoke_async(&mut conn).await.unwrap();
+            replies.push(hongbao::store::scripts::texts("merchant_create_packet", reply).unwrap());
+        }
+
+        // Assert
+        assert_eq!(replies[0], ["created", packet_id.as_str()]);
+        assert_eq!(replies[1], replies[0], "{backend}");
+        let b = books(&store, SHOP).await;
+        assert_eq!(
+            (b.balance_cents, b.reserved_cents, b.close()),
+            (4_000, 1_000, true)
+        );
+
+        // Act: a grab, then claim steps 1 and 3 twice each (step 2 between, once).
+        let (s, grabbed) = as_user(&store, Function::Grab, "grab-grab", &packet_id, "gina").await;
+        assert_eq!(s, 200, "{grabbed}");
+        let share = grabbed["amount_cents"].as_i64().unwrap();
+        let (s, _) = as_user(&store, Function::Claim, "claim-claim", &packet_id, "gina").await;
+        assert_eq!(s, 200);
+        let done = hongbao::store::scripts::ClaimDoneCall {
+            claims: &pk.claims,
+            grabs: &pk.grabs,
+            books: &mk.merchant,
+            user_id: "gina",
+            mark: "",
+            merchant_id: SHOP,
+        };
+        let again: i64 = done.invocation().invoke_async(&mut conn).await.unwrap();
+
+        // Assert
+        assert_eq!(again, 0, "{backend}: a done claim moved again");
+        let b = books(&store, SHOP).await;
+        assert_eq!(
+            (b.reserved_cents, b.paid_cash_cents, b.close()),
+            (1_000 - share, share, true),
+            "{backend}"
+        );
+        assert_books(
+            &store,
+            &backend.to_string(),
+            &["gina".into()],
+            &[packet_id],
+            5_000,
+        )
+        .await;
+    }
+}
+
+/// Redis `TIME`, Unix ms.
+async fn now_ms(store: &Store) -> i64 {
+    let mut conn = store.conn().await.unwrap();
+    let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
+    s * 1000 + us / 1000
+}
