@@ -11,14 +11,15 @@ sandboxes), then, only through Lambda invocations with API Gateway v2 / EventBri
   alice's sent history and a winner's received history and yearly summaries ->
   a coupon drop: a merchant's campaign of 100 codes, the same 1,000 people racing for them (some
   pressing twice), a few coupons redeemed at checkout, the campaign closed by reclaim-cron after
-  its end ->
+  its end -> chat packets -> a merchant's budget paying 20 orders' packets shared to groups,
+  the seed's own test (100 grabbers, 5 shares), claims, expiry refunding the merchant ->
 
 and prints a report: winners and losers, a histogram of the amounts, best luck, claimed and
 refunded totals per packet, every wallet touched, the money-conservation check, and the drop's
 counts. Exits 1 if any invariant fails. `make demo` builds the binaries and runs this.
 
 The steps live in scripts/hongbao_tools/demo/, one module per feature (`packets`, `history`,
-`coupons`, `chat_packets`, `ledger`).
+`coupons`, `chat_packets`, `merchant_packets`, `ledger`).
 
     .venv/bin/python scripts/demo.py [--grabbers 1000] [--sandboxes 8] [--keep-redis]
 """
@@ -76,7 +77,7 @@ def main() -> int:
     if args.grabbers < 1 or args.sandboxes < 1 or args.claim_sandboxes < 1:
         ap.error("--grabbers, --sandboxes and --claim-sandboxes must be >= 1")
     install_signal_handlers()
-    missing = missing_binaries((*PACKET_FUNCTIONS, "coupon", LEDGER_EXPORT))
+    missing = missing_binaries((*PACKET_FUNCTIONS, "coupon", "merchant", LEDGER_EXPORT))
     if missing:
         print("missing release binaries: " + ", ".join(map(str, missing)), file=sys.stderr)
         print(f"build them first: cd {ROOT} && {BUILD_COMMAND}   (or: make demo)", file=sys.stderr)
@@ -93,7 +94,7 @@ def main() -> int:
             "claim": args.claim_sandboxes,
             "coupon": args.coupon_sandboxes,
         },
-        functions=(*PACKET_FUNCTIONS, "coupon"),
+        functions=(*PACKET_FUNCTIONS, "coupon", "merchant"),
         log_dir=args.log_dir,
     )
     try:

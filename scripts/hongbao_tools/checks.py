@@ -130,6 +130,7 @@ class MoneyAudit:
     redis_cents: int  # every wallet in Redis
     redis_wallets: int
     wallets: dict[str, dict] = field(default_factory=dict)  # user -> GET /wallet body
+    budgets: int = 0  # the merchant budgets' balances, cents
 
     @property
     def held_total(self) -> int:
@@ -145,7 +146,7 @@ class MoneyAudit:
         ]
         out.append(
             f"{self.redis_wallets} wallets hold {self.redis_cents}, packets hold "
-            f"{self.held_total}, deposits {self.deposits}"
+            f"{self.held_total}, merchant budgets {self.budgets}, deposits {self.deposits}"
         )
         return out
 
@@ -158,10 +159,12 @@ def check_conservation(
     packets: Mapping[str, str],
     users: Iterable[str] = (),
     viewer: str = "viewer",
+    budgets: int = 0,
 ) -> MoneyAudit:
-    """Money is neither created nor lost: `deposits` (net of withdrawals) = the wallets'
-    balances + the money the `packets` (name -> packet id) still hold (each one's
-    `GET /packets/{id}` as `viewer`).
+    """Money is neither created nor lost: `deposits` (net of withdrawals, the wallets' and the
+    merchant budgets') = the wallets' balances + the merchant budgets' balances (`budgets`,
+    cents) + the money the `packets` (name -> packet id; a merchant's packets among them) still
+    hold (each one's `GET /packets/{id}` as `viewer`).
 
     The wallets are every wallet in Redis (SCAN); with `users`, their `GET /wallet` balances,
     and a second check that those are every wallet in Redis (same sum). Both checks are named
@@ -171,7 +174,7 @@ def check_conservation(
     }
     held = {name: held_cents(v) for name, v in views.items()}
     redis_cents, redis_wallets = stack.redis.wallet_total()
-    audit = MoneyAudit(deposits, views, held, redis_cents, redis_wallets)
+    audit = MoneyAudit(deposits, views, held, redis_cents, redis_wallets, budgets=budgets)
     users = list(users)
     if users:
         with ThreadPoolExecutor(max_workers=len(stack["wallet"])) as ex:
@@ -181,9 +184,9 @@ def check_conservation(
     else:
         wallet_cents = redis_cents
     checks.check(
-        f"{label}: deposits = wallet balances + money held by packets",
-        deposits == wallet_cents + audit.held_total,
-        f"{deposits} != {wallet_cents} + {audit.held_total}",
+        f"{label}: deposits = wallet balances + merchant budgets + money held by packets",
+        deposits == wallet_cents + budgets + audit.held_total,
+        f"{deposits} != {wallet_cents} + {budgets} + {audit.held_total}",
     )
     if users:
         checks.check(

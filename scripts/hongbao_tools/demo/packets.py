@@ -1,7 +1,8 @@
 """The demo's red-packet scenario (`play`): cold starts, alice's deposit, a lucky and a fixed
 packet, 1,000 concurrent grabs, the claims (about a fifth never claim), expiry, reclaim-cron and
-the money audits; then the history, coupon-drop, chat-packet and ledger-feed steps of their own
-modules, and the red-packet report (packets, wallets, money conservation, cold starts)."""
+the money audits; then the history, coupon-drop, chat-packet, merchant-packet and ledger-feed
+steps of their own modules, and the red-packet report (packets, wallets, money conservation, cold
+starts)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .common import (
 from .coupons import drop, report_drop
 from .history import history, report_history
 from .ledger import ledger, report_ledger
+from .merchant_packets import merchant_packets, report_merchant
 
 
 def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -> int:
@@ -340,6 +342,12 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
             f"{len(c['receipts'])} receipts verified, cancel refunded {money(c['cancel_refund'])}"
         ),
     )
+    merchants = ph.run(
+        "merchant packets: 20 orders' packets of a merchant's budget, the seed's 100 grabbers "
+        "for 5 shares, claims, expiry",
+        lambda: merchant_packets(stack, args, rng, inv),
+        lambda m: f"{money(m['paid'])} paid out, {money(m['refunded'])} back to the merchant",
+    )
     errors = sum(sb.error_lines for sb in stack.all_sandboxes())
     inv.check("no ERROR log line in any sandbox", errors == 0, f"{errors} lines")
     inv.check("every sandbox still running", all(sb.alive() for sb in stack.all_sandboxes()))
@@ -356,6 +364,7 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
     report_history(hist)
     report_drop(dropped)
     report_chat(chats)
+    report_merchant(merchants)
     report_ledger(feed)
     dashboard(stack, feed["emf"], inv)
     return 0

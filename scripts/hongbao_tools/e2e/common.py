@@ -56,6 +56,9 @@ class State:
     def __init__(self) -> None:
         self.deposits = 0
         self.withdrawals = 0
+        # Merchant budgets: deposits - withdrawals into them, and the merchants that have one.
+        self.merchant_net = 0
+        self.merchants: set[str] = set()
         self.packets: list[str] = []
         self.lucky_id: str | None = None
         self.fixed_id: str | None = None

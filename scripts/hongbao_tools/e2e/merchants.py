@@ -19,6 +19,8 @@ def merchants(st: LocalStack, c: Checks, s: State) -> None:
     payout = json.loads(events.load_event("merchant-withdrawal")["body"])
     r = inv("merchant", events.http_event("merchant-deposit"))
     if c.status("merchant-deposit.json", r, 201):
+        s.merchants.add(r["body"]["merchant_id"])
+        s.merchant_net += deposit["amount_cents"]
         c.check(
             "deposit body {merchant_id shop-1042, balance = the deposit, repeat false}",
             r["body"]
@@ -50,7 +52,8 @@ def merchants(st: LocalStack, c: Checks, s: State) -> None:
     c.status("merchant-deposit.json without the IAM authorizer", r, 403, "forbidden")
     left = deposit["amount_cents"] - payout["amount_cents"]
     r = inv("merchant", events.http_event("merchant-withdrawal"))
-    c.status("merchant-withdrawal.json", r, 201)
+    if c.status("merchant-withdrawal.json", r, 201):
+        s.merchant_net -= payout["amount_cents"]
     c.check(f"withdrawal leaves {left} cents", r["body"].get("balance_cents") == left, str(r))
     too_much = events.http_event(
         "merchant-withdrawal", body={"amount_cents": 10**9, "reference": "payout-too-much"}
@@ -67,10 +70,10 @@ def merchants(st: LocalStack, c: Checks, s: State) -> None:
             and [e.get("kind") for e in b.get("ledger", [])] == ["withdrawal", "deposit"],
             str(b)[:300],
         )
-    merchant_packets(st, c, left)
+    merchant_packets(st, c, s, left)
 
 
-def merchant_packets(st: LocalStack, c: Checks, balance: int) -> None:
+def merchant_packets(st: LocalStack, c: Checks, s: State, balance: int) -> None:
     """events/merchant-create-packet.json through the merchant function: an order's packet paid
     from the budget (the sharer's share taken at creation), the same body again (200, the same
     packet, debited once), another body under the order (409); then a member grabs and claims it
@@ -83,6 +86,7 @@ def merchant_packets(st: LocalStack, c: Checks, balance: int) -> None:
         return
     packet = r["body"]
     pid = packet["packet_id"]
+    s.packets.append(pid)
     c.check(
         "the packet names the merchant, the sharer (its sender) and the payout; not a repeat",
         (packet.get("merchant_id"), packet.get("sharer_id"), packet.get("sender_id"))

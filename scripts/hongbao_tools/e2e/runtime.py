@@ -169,15 +169,22 @@ def no_credentials_in_logs(st: LocalStack, c: Checks, s: State) -> None:
 
 def conservation(st: LocalStack, c: Checks, s: State) -> None:
     c.section(
-        "money conservation (every wallet in Redis + money held by packets"
+        "money conservation (every wallet in Redis + merchant budgets + money held by packets"
         " = deposits - withdrawals)"
+    )
+    # The merchant of events/merchant-*.json, once its fixtures ran.
+    budgets = (
+        st.invoke("merchant", events.http_event("merchant-get"))["body"]["balance_cents"]
+        if s.merchants
+        else 0
     )
     audit = check_conservation(
         st,
         c,
         "every wallet in Redis",
-        s.deposits - s.withdrawals,
+        s.deposits - s.withdrawals + s.merchant_net,
         {pid: pid for pid in s.packets},
+        budgets=budgets,
     )
     for line in audit.lines():
         print(f"      {line}")
