@@ -1,5 +1,6 @@
 """The demo's ledger feed: ledger-export under RIE against moto's EventBridge, every journal
-entry on the feed's queue, reconciled with every wallet in Redis; its report."""
+entry on the feed's queue, reconciled with every wallet and merchant budget in Redis; its
+report."""
 
 from __future__ import annotations
 
@@ -46,16 +47,26 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
         f"{len(by_id)} distinct of {len(got)} events, {entries} entries",
     )
     kinds = Counter(e["detail-type"] for e in by_id.values())
+    # A wallet's events carry `user_id`, a merchant budget's `merchant_id`.
     sums: dict[str, int] = defaultdict(int)
+    budgets: dict[str, int] = defaultdict(int)
     for e in by_id.values():
-        sums[e["detail"]["user_id"]] += e["detail"]["amount_cents"]
+        d = e["detail"]
+        if "merchant_id" in d:
+            budgets[d["merchant_id"]] += d["amount_cents"]
+        else:
+            sums[d["user_id"]] += d["amount_cents"]
     gaps = {}
     for user, total in sums.items():
-        balance = int(r.command("HGET", wallet_key(r, user), "balance") or 0)
+        balance = int(r.command("HGET", account_key(user, "wallet"), "balance") or 0)
         if balance != total:
             gaps[user] = balance - total
+    for merchant, total in budgets.items():
+        balance = int(r.command("HGET", account_key(merchant, "merchant"), "balance") or 0)
+        if balance != total:
+            gaps[f"merchant {merchant}"] = balance - total
     inv.check(
-        "reconciliation: every wallet's balance = the sum of its events",
+        "reconciliation: every wallet's and merchant budget's balance = the sum of its events",
         not gaps,
         str(dict(list(gaps.items())[:5])),
     )
@@ -65,26 +76,29 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
         "distinct": len(by_id),
         "kinds": kinds,
         "users": len(sums),
+        "merchants": len(budgets),
         "gaps": gaps,
         "run": run1,
         "emf": emf,
     }
 
 
-def wallet_key(r, user: str) -> str:
-    """The wallet hash of `user` (store::keys: `hb:{<tag>}:wallet:<user, percent-encoded>`)."""
+def account_key(owner: str, kind: str) -> str:
+    """The wallet hash of user `owner` (`kind` "wallet") or the budget hash of merchant `owner`
+    (`kind` "merchant") (store::keys: `hb:{<tag>}:<kind>:<owner, percent-encoded>`)."""
     kept = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-    part = "".join(chr(b) if b in kept else f"%{b:02X}" for b in user.encode())
-    tag = hashlib.sha1(user.encode()).hexdigest()[:4]
-    return f"hb:{{{tag}}}:wallet:{part}"
+    part = "".join(chr(b) if b in kept else f"%{b:02X}" for b in owner.encode())
+    tag = hashlib.sha1(owner.encode()).hexdigest()[:4]
+    return f"hb:{{{tag}}}:{kind}:{part}"
 
 
 def report_ledger(f: dict) -> None:
     print("\n== ledger feed (ledger-export -> EventBridge -> SQS)")
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(f["kinds"].items()))
     print(f"  events on the queue: {f['events']} ({f['distinct']} distinct): {kinds}")
+    n = f["users"] + f["merchants"]
     print(
-        f"  reconciliation: {f['users']} users, balance = sum of their events for "
-        f"{f['users'] - len(f['gaps'])} of them"
+        f"  reconciliation: {f['users']} users and {f['merchants']} merchant, balance = sum of "
+        f"their events for {n - len(f['gaps'])} of them"
         + (f"; gaps {f['gaps']}" if f["gaps"] else " (no gap)")
     )
