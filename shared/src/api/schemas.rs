@@ -204,6 +204,16 @@ pub enum JournalKindDoc {
     CouponReleased,
     /// A coupon campaign closed (amount 0).
     CampaignEnded,
+    /// Money paid into a merchant's budget.
+    MerchantDeposit,
+    /// Money paid out of a merchant's budget.
+    MerchantWithdrawal,
+    /// A merchant packet paid from its merchant's budget.
+    MerchantPacketDebit,
+    /// An expired merchant packet's unclaimed rest back to its merchant's budget.
+    MerchantRefund,
+    /// A merchant packet settled (amount 0).
+    MerchantPacketSettled,
 }
 
 /// A ledger entry's kind.

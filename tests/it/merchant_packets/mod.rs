@@ -11,6 +11,7 @@ mod listing;
 mod orders;
 mod retries;
 mod storm;
+mod support;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -61,10 +61,12 @@ pub struct JournalEntryBody {
     pub event_id: String,
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
     /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
-    /// `coupon_released` or `campaign_ended`.
+    /// `coupon_released`, `campaign_ended`, or a merchant's `merchant_deposit`,
+    /// `merchant_withdrawal`, `merchant_packet_debit`, `merchant_refund`,
+    /// `merchant_packet_settled`.
     #[schema(value_type = crate::api::schemas::JournalKindDoc)]
     pub kind: &'static str,
-    /// Whose wallet moved.
+    /// Whose wallet moved; for a merchant's kind, the merchant whose budget moved.
     pub user_id: String,
     /// Signed amount, cents (debits negative; 0 for the packet and coupon events).
     pub amount_cents: i64,
@@ -73,7 +75,7 @@ pub struct JournalEntryBody {
     /// RFC 3339 (Redis `TIME`).
     #[schema(format = DateTime)]
     pub at: String,
-    /// The wallet's balance after the movement, cents.
+    /// The wallet's (a merchant's kind: the budget's) balance after the movement, cents.
     pub balance_cents: i64,
 }
 
