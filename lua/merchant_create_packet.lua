@@ -46,7 +46,8 @@
 -- order is this call run again and answers {'created', packet_id}, writing nothing; a second
 -- call for the order finds the order's record. Every check comes before the first write.
 -- Returns one of:
---   {'created', packet_id}                 created now, or by an earlier run of this call
+--   {'created', packet_id, balance}        created now, or by an earlier run of this call;
+--                                          the budget's balance after it, cents
 --   {'repeat', packet_id}                  the order's packet, made by the same request before
 --   {'order_reference_reused', packet_id}  the order's packet was made by another request
 --   {'insufficient_funds', balance}        the budget's balance is below the total
@@ -61,7 +62,7 @@ local now = now_ms()
 local made = redis.call('HMGET', KEYS[5], 'merchant_id', 'order_reference', 'packet_id')
 if made[3] then
   if made[1] == ARGV[2] and made[2] == ARGV[3] then
-    return {'created', ARGV[1]}
+    return {'created', ARGV[1], int(tonumber(redis.call('HGET', KEYS[1], 'balance') or '0'))}
   end
   return {'id_taken'}
 end
@@ -142,4 +143,4 @@ redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. int(now - keep_ms))
 redis.call('HSET', KEYS[3], record_id, ARGV[14] .. '\n' .. ARGV[1])
 redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), record_id)
 prune_records(KEYS[3], KEYS[4], now)
-return {'created', ARGV[1]}
+return {'created', ARGV[1], int(after)}

@@ -398,7 +398,7 @@ fn merchant_packet(order: &str, total_cents: i64) -> NewMerchantPacket {
 /// Creates a merchant packet that must be created now.
 async fn merchant_created(store: &Store, req: &NewMerchantPacket) -> String {
     match merchants::create_packet(store, req).await.unwrap() {
-        MerchantPacketOutcome::Created(p) => p.packet_id,
+        MerchantPacketOutcome::Created { packet, .. } => packet.packet_id,
         other => panic!("{other:?}"),
     }
 }
@@ -445,8 +445,8 @@ async fn merchant_primary_replica(wait: bool) {
     let second = merchant_packet("order-2", 900);
     let created = merchants::create_packet(&store, &second).await;
     faulty.note(created, |c| match c {
-        MerchantPacketOutcome::Created(p) => Movement::Create {
-            packet_id: p.packet_id.clone(),
+        MerchantPacketOutcome::Created { packet, .. } => Movement::Create {
+            packet_id: packet.packet_id.clone(),
         },
         other => panic!("{other:?}"),
     });

@@ -144,3 +144,32 @@ def merchant_packets(st: LocalStack, c: Checks, s: State, balance: int) -> None:
             == b.get("balance_cents") + b.get("reserved_cents") + b.get("paid_cash_cents"),
             str(b)[:300],
         )
+    low_balance(st, c, s)
+
+
+def low_balance(st: LocalStack, c: Checks, s: State) -> None:
+    """A withdrawal that leaves the budget below HONGBAO_MERCHANT_LOW_BALANCE_CENTS (10,000 by
+    default) counts MerchantLowBalance (the low-balance alarm's metric) in the merchant's EMF."""
+    pool = st["merchant"]
+
+    def counted() -> float:
+        pool.wait_reports()
+        key = ("merchant", "MerchantLowBalance")
+        return sum(sum(sb.emf.samples.get(key, [])) for sb in pool.sandboxes)
+
+    before = counted()
+    balance = st.invoke("merchant", events.http_event("merchant-get"))["body"]["balance_cents"]
+    out = balance - 100
+    r = st.invoke(
+        "merchant",
+        events.http_event(
+            "merchant-withdrawal", body={"amount_cents": out, "reference": "payout-low"}
+        ),
+    )
+    if c.status("a withdrawal leaving 1.00 in the budget", r, 201):
+        s.merchant_net -= out
+    c.check(
+        "it counts MerchantLowBalance once (the merchant's EMF line)",
+        counted() - before == 1,
+        f"{counted() - before}",
+    )

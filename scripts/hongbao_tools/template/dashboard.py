@@ -275,6 +275,7 @@ FEATURES = [
         "Money moved (cents)",
         [
             emf("PacketCreatedCents", "CreatePacket", "into packets"),
+            emf("PacketCreatedCents", "Merchant", "into merchant packets"),
             emf("ClaimedCents", "Claim", "claimed"),
             emf("RefundedCents", "ReclaimCron", "refunded"),
             emf("DepositedCents", "Wallet", "deposited"),
@@ -290,6 +291,8 @@ FEATURES = [
             emf("Withdrawn", "Wallet", "withdrawals"),
             emf("Deposited", "Merchant", "merchant deposits"),
             emf("Withdrawn", "Merchant", "merchant withdrawals"),
+            emf("PacketCreated", "Merchant", "merchant packets"),
+            emf("MerchantLowBalance", "Merchant", "merchant budgets low"),
         ],
     ),
     metric("Order codes taken", [emf("OrderCodesTaken", "NextOrderCode", "codes")]),

@@ -36,6 +36,7 @@
 //! | `ClaimRedriven` | count | pending claims whose wallet credit a reclaim run completed |
 //! | `Deposited`, `DepositedCents` | count, count (cents) | deposits applied now and their cents (a repeat of the same reference is not counted) |
 //! | `Withdrawn`, `WithdrawnCents` | count, count (cents) | withdrawals applied now and their cents (a repeat is not counted) |
+//! | `MerchantLowBalance` | count | a merchant budget left below `HONGBAO_MERCHANT_LOW_BALANCE_CENTS` by a merchant packet or a withdrawal, or a merchant packet refused for want of funds (the low-balance alarm) |
 //! | `OrderCodesTaken` | count | order codes handed out |
 //! | `Voted` | count | votes that changed an article's votes or direction (a repeat is not counted) |
 //! | `ArticlePosted` | count | articles posted |
@@ -187,6 +188,10 @@ metrics! {
     WITHDRAWN = "Withdrawn";
     /// Cents of the withdrawals applied now.
     WITHDRAWN_CENTS = "WithdrawnCents";
+    /// A merchant budget left low (below `HONGBAO_MERCHANT_LOW_BALANCE_CENTS`) by a merchant
+    /// packet or a withdrawal, or a merchant packet refused for want of funds (the low-balance
+    /// alarm).
+    MERCHANT_LOW_BALANCE = "MerchantLowBalance";
     /// Order codes handed out.
     ORDER_CODES_TAKEN = "OrderCodesTaken";
     /// A vote that changed an article (a new vote or a switch; a repeat is not counted).

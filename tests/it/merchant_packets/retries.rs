@@ -66,7 +66,7 @@ async fn re_sent_scripts_answer_as_their_first_run() {
         }
 
         // Assert
-        assert_eq!(replies[0], ["created", packet_id.as_str()]);
+        assert_eq!(replies[0], ["created", packet_id.as_str(), "4000"]);
         assert_eq!(replies[1], replies[0], "{backend}");
         let b = books(&store, SHOP).await;
         assert_eq!(

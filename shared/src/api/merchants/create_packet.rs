@@ -92,19 +92,27 @@ pub(crate) async fn create_packet(
             )
         })?;
     let (status, packet, repeat) = match outcome {
-        MerchantPacketOutcome::Created(p) => {
+        MerchantPacketOutcome::Created {
+            packet,
+            balance_cents,
+        } => {
             metrics::count(metrics::PACKET_CREATED, 1);
-            metrics::count(metrics::PACKET_CREATED_CENTS, p.total_cents.max(0) as u64);
-            (StatusCode::CREATED, p, false)
+            metrics::count(
+                metrics::PACKET_CREATED_CENTS,
+                packet.total_cents.max(0) as u64,
+            );
+            super::note_balance(&state, &new.merchant_id, balance_cents, false);
+            (StatusCode::CREATED, packet, false)
         }
         MerchantPacketOutcome::Repeat(p) => (StatusCode::OK, p, true),
         MerchantPacketOutcome::InsufficientFunds { balance_cents } => {
+            super::note_balance(&state, &new.merchant_id, balance_cents, true);
             return Err(
                 MerchantPacketRefusal::InsufficientFunds { balance_cents }.because(format!(
                     "the budget's balance, {balance_cents} cents, is below total_cents {}",
                     new.packet.total_cents
                 )),
-            )
+            );
         }
         MerchantPacketOutcome::OrderReferenceReused { packet_id } => {
             return Err(MerchantPacketRefusal::OrderReferenceReused { packet_id }

@@ -111,6 +111,22 @@ pub(crate) fn check_principal(state: &ApiState, arn: Option<&str>) -> Result<(),
     Ok(())
 }
 
+/// Counts `MerchantLowBalance` and logs the merchant and its balance when a merchant packet
+/// or a withdrawal left `merchant_id`'s budget with `balance_cents`, below
+/// `HONGBAO_MERCHANT_LOW_BALANCE_CENTS`, or when a merchant packet was `refused` for want of
+/// funds (the team tops the budget up before its orders' packets are refused).
+pub(crate) fn note_balance(state: &ApiState, merchant_id: &str, balance_cents: i64, refused: bool) {
+    if refused || state.store.config().merchants.is_low(balance_cents) {
+        super::metrics::count(super::metrics::MERCHANT_LOW_BALANCE, 1);
+        tracing::warn!(
+            merchant_id,
+            balance_cents,
+            refused,
+            "a merchant's budget is low (HONGBAO_MERCHANT_LOW_BALANCE_CENTS)"
+        );
+    }
+}
+
 /// Checks a movement's body after [`check_caller`]: a JSON object of its shape,
 /// `amount_cents` in `1..=10^11`, `reference`.
 ///

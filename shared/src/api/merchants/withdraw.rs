@@ -74,6 +74,7 @@ pub(crate) async fn withdraw(
             WithdrawalOutcome::Applied { balance_cents } => {
                 metrics::count(metrics::WITHDRAWN, 1);
                 metrics::count(metrics::WITHDRAWN_CENTS, amount_cents.max(0) as u64);
+                super::note_balance(&state, &merchant_id, balance_cents, false);
                 (balance_cents, false)
             }
             WithdrawalOutcome::Repeat { balance_cents } => (balance_cents, true),

@@ -41,26 +41,50 @@ pub const MERCHANT_PRINCIPALS: Setting = Setting {
     meaning: "comma-separated IAM `userArn`s allowed to call the merchant function's routes, the team's backend (merchant budgets: the operations of `functions.json` whose `principals` is this setting), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: each of them is 403 (logged at cold start)",
 };
 
+/// `HONGBAO_MERCHANT_LOW_BALANCE_CENTS`.
+pub const MERCHANT_LOW_BALANCE_CENTS: Setting = Setting {
+    name: "HONGBAO_MERCHANT_LOW_BALANCE_CENTS",
+    default: "10000",
+    meaning: "a merchant budget's balance below this many cents is low: a merchant packet or a withdrawal that leaves the balance below it, and a merchant packet refused for want of funds, count `MerchantLowBalance` (its alarm) and log the merchant and the balance; `0`: only the refusals count",
+};
+
 /// The merchant settings, in the order of docs/configuration.md.
-pub const SETTINGS: &[Setting] = &[MERCHANT_PRINCIPALS];
+pub const SETTINGS: &[Setting] = &[MERCHANT_PRINCIPALS, MERCHANT_LOW_BALANCE_CENTS];
 
 /// The configured rules of the merchant routes (the merchant function reads them).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MerchantRules {
     /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to call the merchant
     /// routes (`HONGBAO_MERCHANT_PRINCIPALS`); see [`IamPrincipals`].
     pub principals: IamPrincipals,
+    /// A budget's balance below this is low, cents (`HONGBAO_MERCHANT_LOW_BALANCE_CENTS`,
+    /// default 10,000 = 100.00): see [`MerchantRules::is_low`].
+    pub low_balance_cents: i64,
+}
+
+impl Default for MerchantRules {
+    fn default() -> Self {
+        Self::from_lookup(&super::settings::defaults()).expect("the defaults are valid")
+    }
 }
 
 impl MerchantRules {
     /// Reads the merchant settings.
     ///
     /// # Errors
-    /// [`ConfigError`] naming `HONGBAO_MERCHANT_PRINCIPALS` when it does not parse.
+    /// [`ConfigError`] naming the setting that does not parse
+    /// (`HONGBAO_MERCHANT_PRINCIPALS`, or `HONGBAO_MERCHANT_LOW_BALANCE_CENTS` below 0).
     pub fn from_lookup(lookup: &Lookup<'_>) -> Result<Self, ConfigError> {
         Ok(MerchantRules {
             principals: IamPrincipals::from_lookup(lookup, &MERCHANT_PRINCIPALS)?,
+            low_balance_cents: lookup.at_least(&MERCHANT_LOW_BALANCE_CENTS, 0)?,
         })
+    }
+
+    /// Whether a budget left with `balance_cents` is low: below
+    /// `HONGBAO_MERCHANT_LOW_BALANCE_CENTS`.
+    pub fn is_low(&self, balance_cents: i64) -> bool {
+        balance_cents < self.low_balance_cents
     }
 }
 

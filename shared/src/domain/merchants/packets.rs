@@ -186,7 +186,12 @@ pub struct MerchantOrigin {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MerchantPacketOutcome {
     /// The packet was created now, the budget debited.
-    Created(Packet),
+    Created {
+        /// The packet.
+        packet: Packet,
+        /// The budget's balance after the debit, cents.
+        balance_cents: i64,
+    },
     /// The order had its packet already, from the same request: that packet, debited once.
     Repeat(Packet),
     /// The order has a packet from another request (`packet_id`); nothing written.

@@ -90,8 +90,9 @@ script_call! {
 /// `merchant_create_packet.lua`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Reply {
-    /// `created`: the packet exists now, the budget debited.
-    Created,
+    /// `created <packet_id> <balance>`: the packet exists now, the budget debited; the
+    /// budget's balance after it, cents.
+    Created(i64),
     /// `repeat <packet_id>`: the order's packet, from the same request.
     Repeat(String),
     /// `order_reference_reused <packet_id>`: the order's packet, from another request.
@@ -119,7 +120,7 @@ impl MerchantCreatePacketCall<'_> {
                 .ok_or_else(|| Error::bad_reply(SCRIPT, "no packet id"))
         };
         Ok(match reply.first().map(String::as_str) {
-            Some("created") => Reply::Created,
+            Some("created") => Reply::Created(int(SCRIPT, reply.get(2))?),
             Some("repeat") => Reply::Repeat(id()?),
             Some("order_reference_reused") => Reply::OrderReferenceReused(id()?),
             Some("insufficient_funds") => Reply::InsufficientFunds(int(SCRIPT, reply.get(1))?),
@@ -207,11 +208,14 @@ pub async fn create_packet(
         let reply = MerchantCreatePacketCall::reply(
             call.invocation().invoke_async::<Value>(&mut conn).await?,
         );
-        if indexed && !matches!(reply, Ok(Reply::Created | Reply::IdTaken)) {
+        if indexed && !matches!(reply, Ok(Reply::Created(_) | Reply::IdTaken)) {
             bring_forward(&mut conn, &due, &packet_id, indexed_at_ms).await;
         }
         return Ok(match reply? {
-            Reply::Created => MerchantPacketOutcome::Created(load(store, &packet_id).await?),
+            Reply::Created(balance_cents) => MerchantPacketOutcome::Created {
+                packet: load(store, &packet_id).await?,
+                balance_cents,
+            },
             Reply::Repeat(id) => MerchantPacketOutcome::Repeat(load(store, &id).await?),
             Reply::OrderReferenceReused(packet_id) => {
                 MerchantPacketOutcome::OrderReferenceReused { packet_id }
