@@ -40,6 +40,7 @@ use axum::routing::get;
 use axum::Router;
 use hongbao::api::{ApiState, AuthMode};
 use hongbao::domain::Lookup;
+use hongbao::lambda::Function;
 use hongbao::store::{Config, Feature, Store};
 use lambda_http::request::RequestContext;
 use tower_http::services::ServeDir;
@@ -89,11 +90,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let env = |name: &str| std::env::var(name).ok();
     let lookup = Lookup::new(&env);
     hongbao::lambda::init_tracing(&lookup)?;
-    use Feature::*;
-    let config = Config::load(
-        &lookup,
-        &[Packets, Reclaim, Wallet, OrderCodes, Voting, Coupons],
-    )?;
+    // Every feature of the functions that answer HTTP (the routes `app` serves), as their
+    // sandboxes read them.
+    let mut features: Vec<Feature> = Function::ALL
+        .iter()
+        .filter(|f| !f.operations().is_empty())
+        .flat_map(|f| f.features().iter().copied())
+        .collect();
+    features.sort_by_key(|f| f.name());
+    features.dedup();
+    let config = Config::load(&lookup, &features)?;
     let auth = AuthMode::from_lookup(&lookup)?;
     if auth != AuthMode::Header {
         return Err("make serve needs HONGBAO_AUTH_MODE=header (identity from x-user-id)".into());

@@ -64,8 +64,9 @@ pub struct MerchantPacketRequestDoc {
     /// body is 409 `order_reference_reused`.
     #[schema(pattern = "^[!-~]{1,128}$")]
     order_reference: String,
-    /// The customer who shares the packet to their group (a user id).
-    #[schema(min_length = 1, max_length = 128)]
+    /// The customer who shares the packet to their group: a user id, 1 to 255 printable
+    /// characters.
+    #[schema(min_length = 1, max_length = 255)]
     sharer_id: String,
     /// Total, cents (as `POST /packets`).
     #[schema(minimum = 1)]

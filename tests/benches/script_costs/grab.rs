@@ -1,12 +1,14 @@
-//! The grab rows: `lua/grab.lua`'s paths on a plain, a targeted and a password packet, beside
-//! the original red-packet blog post's grab and the floor of a rate-limited repeat.
+//! The grab rows: `lua/grab.lua`'s paths on a plain, a targeted, a password and a merchant
+//! packet, beside the original red-packet blog post's grab (the merchant packet's win beside the
+//! plain packet's) and the floor of a rate-limited repeat.
 
 use crate::support::{lucky_packet, SEED_GRAB};
+use hongbao::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
 use hongbao::domain::split::Mode;
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{CreateOutcome, NewPacket};
 use hongbao::store::scripts::{Call, GrabCall};
-use hongbao::store::{packets, scripts, wallet};
+use hongbao::store::{merchants, packets, scripts, wallet};
 use hongbao::Store;
 use redis::Script;
 use serde_json::json;
@@ -54,6 +56,51 @@ pub async fn create_packet(store: &Store, new: &NewPacket, what: &str) -> String
         panic!("{what} create failed")
     };
     p.packet_id
+}
+
+/// The server's µs per call of a win on a merchant packet: a fixed packet of `b.calls` shares
+/// of 1 cent paid from a merchant's budget (`POST /merchant-packets`' store step), grabbed by
+/// as many winners with `lua/grab.lua`, as a user's packet is.
+pub async fn merchant_grabs(b: &mut Bench, store: &Store) -> f64 {
+    let n = b.calls;
+    let keys = Keys::new(&store.config().key_prefix);
+    merchants::deposit(store, "bench-shop", n as i64 * 2, "bench-budget")
+        .await
+        .expect("merchant deposit");
+    let req: MerchantPacketRequest = serde_json::from_value(json!({
+        "merchant_id": "bench-shop", "order_reference": "bench-order", "sharer_id": "bench-sharer",
+        "total_cents": n, "count": n, "mode": "fixed", "payout": "wallet"
+    }))
+    .expect("merchant packet request");
+    let new = req
+        .check(&store.config().packets)
+        .expect("a valid merchant packet");
+    let MerchantPacketOutcome::Created { packet, .. } = merchants::create_packet(store, &new)
+        .await
+        .expect("create a merchant packet")
+    else {
+        panic!("merchant packet create failed")
+    };
+    let limit = store.config().packets.grab_rate_limit;
+    let winners: Vec<_> = (0..n)
+        .map(|i| {
+            grab_call(
+                &keys,
+                &packet.packet_id,
+                &format!("m{i}"),
+                limit,
+                "",
+                &format!("{i:08x}"),
+            )
+        })
+        .collect();
+    b.phase(
+        "grab win, merchant packet",
+        &scripts::GRAB,
+        &winners,
+        "grabbed",
+    )
+    .await
 }
 
 /// The server's µs per call of the plain packet's grab paths.
@@ -275,6 +322,7 @@ pub async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let (targeted_win, outsider) = targeted_grabs(b, store, &new).await;
     let (password_win, wrong_password) = password_grabs(b, store, &new).await;
     let seed = seed_grabs(b).await;
+    let merchant_win = merchant_grabs(b, store).await;
     let row = |path, usec, baseline, baseline_usec| Row {
         path,
         usec,
@@ -331,6 +379,16 @@ pub async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             seed_win,
             seed.win,
         ),
+        // A merchant packet is grabbed by the same script: the same cost, within 5 %.
+        Row {
+            goal: 1.05,
+            ..row(
+                "grab: win, merchant packet",
+                merchant_win,
+                "grab: win",
+                hb.win,
+            )
+        },
         no_goal(
             "grab: win, password packet",
             password_win,

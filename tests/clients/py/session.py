@@ -45,6 +45,10 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
     "release_coupon": ("release_coupon",),  # POST /coupons/release
     "list_coupons": ("list_coupons",),  # GET /coupons
     "cancel": ("cancel_packet",),  # POST /packets/{id}/cancel
+    "merchant_deposit": ("merchant_deposit",),  # POST /merchants/{merchant_id}/deposits
+    "merchant_create_packet": ("merchant_create_packet",),  # POST /merchant-packets
+    "get_merchant": ("get_merchant",),  # GET /merchants/{merchant_id}
+    "merchant_list_packets": ("merchant_list_packets",),  # GET /merchants/{merchant_id}/packets
 }
 # Response models (hongbao_client.models) by role, error answers by code; a tuple lists
 # accepted class names (the per-code error schemas, then the one shared `ErrorDoc`).
@@ -64,6 +68,10 @@ MODELS: dict[str, tuple[str, ...]] = {
     "held": ("HoldBody",),
     "released": ("ReleaseBody",),
     "coupons": ("CouponsBody",),
+    "movement": ("MovementBody",),
+    "merchant_packet": ("MerchantPacketBody",),
+    "merchant": ("MerchantBody",),
+    "merchant_packets": ("MerchantPacketsBody",),
     "already_grabbed": ("AlreadyGrabbedError", "ErrorDoc"),
     "unauthorized": ("UnauthorizedError", "ErrorDoc"),
     "invalid_request": ("InvalidRequestError", "ErrorDoc"),
@@ -521,10 +529,101 @@ def main() -> int:
         "claim without a share -> 404 no_share", call("claim", carol, id=packet_id), 404, "no_share"
     )
 
+    merchant_order(run, as_user, anonymous)
+
     print(
         "\npy session: " + ("all checks passed" if not failed else f"{len(failed)} check(s) failed")
     )
     return 1 if failed else 0
+
+
+def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam: Client) -> None:
+    """A merchant's order packet: the team's backend (AWS_IAM; `make serve` signs as its local
+    principal) funds the merchant's budget and creates the packet of one order for its customer
+    to share; the sharer's share is taken at creation, six friends race for the other five, one
+    claims into her wallet, and the merchant's books close."""
+    merchant_id = f"py-shop-{run}"
+    expect(
+        "the merchant's budget funded -> 201",
+        call(
+            "merchant_deposit",
+            iam,
+            merchant_id=merchant_id,
+            body={"amount_cents": 100_000, "reference": f"py-budget-{run}"},
+        ),
+        201,
+        "movement",
+        lambda m: m.balance_cents == 100_000,
+    )
+    order = {
+        "merchant_id": merchant_id,
+        "order_reference": f"py-order-packet-{run}",
+        "sharer_id": f"sharer-{run}",
+        "total_cents": 2000,
+        "count": 6,
+        "payout": "wallet",
+        "sharer_first": True,
+    }
+    made = expect(
+        "the order's packet -> 201, paid by the merchant, shared by the sharer",
+        call("merchant_create_packet", iam, body=order),
+        201,
+        "merchant_packet",
+        lambda p: (
+            p.merchant_id == merchant_id and p.sharer_id == order["sharer_id"] and p.repeat is False
+        ),
+    )
+    packet_id = getattr(made, "packet_id", "missing")
+    expect(
+        "the same order again -> 200, the same packet",
+        call("merchant_create_packet", iam, body=order),
+        200,
+        "merchant_packet",
+        lambda p: p.packet_id == packet_id and p.repeat is True,
+    )
+    friends = [as_user(f"friend-{i}-{run}") for i in range(1, 7)]
+    grabs = [call("grab", f, id=packet_id) for f in friends]
+    statuses = sorted(int(g.status_code) for g in grabs)
+    ok = statuses == [200] * 5 + [410]
+    print(("PASS  " if ok else "FAIL  ") + "six friends grab the five shares left: five win")
+    if not ok:
+        failed.append("six friends grab")
+        print(f"      {statuses}")
+    winner = next(i for i, g in enumerate(grabs) if int(g.status_code) == 200)
+    share = grabs[winner].parsed
+    expect(
+        "a winner claims her share into her wallet -> 200",
+        call("claim", friends[winner], id=packet_id),
+        200,
+        "claim",
+        lambda c: c.amount_cents == share.amount_cents,
+    )
+    expect(
+        "the merchant's books close: deposited = balance + reserved + paid out",
+        call("get_merchant", iam, merchant_id=merchant_id),
+        200,
+        "merchant",
+        lambda b: (
+            b.deposited_cents - b.withdrawn_cents
+            == b.balance_cents
+            + b.reserved_cents
+            + b.outstanding_coupon_cents
+            + b.paid_cash_cents
+            + b.paid_coupon_cents
+            and b.paid_cash_cents > 0
+        ),
+    )
+    expect(
+        "the merchant's packets list the order's packet",
+        call("merchant_list_packets", iam, merchant_id=merchant_id),
+        200,
+        "merchant_packets",
+        lambda page: (
+            len(page.items) == 1
+            and page.items[0].packet_id == packet_id
+            and page.items[0].order_reference == order["order_reference"]
+        ),
+    )
 
 
 if __name__ == "__main__":

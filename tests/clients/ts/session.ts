@@ -316,6 +316,68 @@ expect("dave types it -> 200, share 1", chatGrab.response.status === 200
     && error?.error === "no_share" && error.message.length > 0, error);
 }
 
+// A merchant's order packet: the team's backend (AWS_IAM) funds the merchant's budget and
+// creates the packet of one order for its customer to share; the sharer's share is taken at
+// creation, six friends race for the other five shares, one claims into her wallet.
+const merchantId = `ts-shop-${run}`;
+{
+  const { data, error, response } = await anonymous.POST("/merchants/{merchant_id}/deposits", {
+    params: { path: { merchant_id: merchantId } },
+    body: { amount_cents: 100_000, reference: `ts-budget-${run}` },
+  });
+  expect("the merchant's budget funded -> 201", response.status === 201
+    && data?.balance_cents === 100_000, data ?? error);
+}
+const order = {
+  merchant_id: merchantId, order_reference: `ts-order-packet-${run}`, sharer_id: `sharer-${run}`,
+  total_cents: 2000, count: 6, payout: "wallet" as const, sharer_first: true,
+};
+const made = await anonymous.POST("/merchant-packets", { body: order });
+expect("the order's packet -> 201, paid by the merchant, shared by the sharer",
+  made.response.status === 201 && made.data?.merchant_id === merchantId
+  && made.data.sharer_id === order.sharer_id && made.data.repeat === false,
+  made.data ?? made.error);
+const orderPacket: string = made.data?.packet_id ?? "missing";
+{
+  const { data, error, response } = await anonymous.POST("/merchant-packets", { body: order });
+  expect("the same order again -> 200, the same packet", response.status === 200
+    && data?.packet_id === orderPacket && data.repeat === true, data ?? error);
+}
+const friends = [1, 2, 3, 4, 5, 6].map((i) => as(`friend-${i}-${run}`));
+const grabs = await Promise.all(friends.map((f) => f.POST("/packets/{id}/grab", {
+  params: { path: { id: orderPacket } },
+})));
+expect("six friends grab the five shares left: five win, one finds it sold out",
+  grabs.filter((g) => g.response.status === 200).length === 5
+  && grabs.filter((g) => g.error?.error === "sold_out").length === 1,
+  grabs.map((g) => g.response.status));
+const winner = grabs.findIndex((g) => g.response.status === 200);
+{
+  const { data, error, response } = await friends[winner]!.POST("/packets/{id}/claim", {
+    params: { path: { id: orderPacket } },
+  });
+  expect("a winner claims her share into her wallet -> 200", response.status === 200
+    && data?.amount_cents === grabs[winner]!.data?.amount_cents, data ?? error);
+}
+{
+  const { data, error, response } = await anonymous.GET("/merchants/{merchant_id}", {
+    params: { path: { merchant_id: merchantId } },
+  });
+  const b = data;
+  expect("the merchant's books close: deposited = balance + reserved + paid out",
+    response.status === 200 && b !== undefined && b.deposited_cents - b.withdrawn_cents
+      === b.balance_cents + b.reserved_cents + b.outstanding_coupon_cents + b.paid_cash_cents
+      + b.paid_coupon_cents && b.paid_cash_cents > 0, data ?? error);
+}
+{
+  const { data, error, response } = await anonymous.GET("/merchants/{merchant_id}/packets", {
+    params: { path: { merchant_id: merchantId } },
+  });
+  expect("the merchant's packets list the order's packet", response.status === 200
+    && data?.items.length === 1 && data.items[0]?.packet_id === orderPacket
+    && data.items[0].order_reference === order.order_reference, data ?? error);
+}
+
 console.log(failed.length === 0 ? "\nts session: all checks passed"
   : `\nts session: ${failed.length} check(s) failed`);
 process.exit(failed.length === 0 ? 0 : 1);
