@@ -22,8 +22,26 @@ pub struct Final {
     pub claims: BTreeMap<String, BTreeMap<String, String>>,
     /// Every user's balance, cents.
     pub balances: BTreeMap<String, i64>,
-    /// Every journal entry of the users' hash tags.
+    /// Every merchant's books (the merchant's hash: `balance`, `reserved`, ...).
+    pub merchants: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every journal entry of the users' and the merchants' hash tags.
     pub journal: Vec<Entry>,
+}
+
+impl Final {
+    /// Every user's balance and every merchant budget's, by owner: what each owner's events on
+    /// the feed must add up to.
+    pub fn accounts(&self) -> BTreeMap<String, i64> {
+        let mut all = self.balances.clone();
+        for (m, fields) in &self.merchants {
+            let balance = fields
+                .get("balance")
+                .and_then(|b| b.parse().ok())
+                .unwrap_or(0);
+            all.insert(m.clone(), balance);
+        }
+        all
+    }
 }
 
 /// Reads [`Final`] through `store` and raw connections to the `masters` (real ports).
@@ -82,6 +100,18 @@ pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
         balances.insert(u.clone(), wallet::balance(store, u).await.unwrap());
         journal_keys.insert(keys.wallet(u).journal);
     }
+    let mut merchants = BTreeMap::new();
+    for m in super::merchants::MERCHANTS {
+        let mk = keys.merchant(m);
+        let mut conn = store.conn().await.unwrap();
+        let fields: BTreeMap<String, String> = redis::cmd("HGETALL")
+            .arg(&mk.merchant)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        merchants.insert(m.to_string(), fields);
+        journal_keys.insert(mk.journal);
+    }
     let mut journal = Vec::new();
     for k in journal_keys {
         journal.extend(journal::read(store, &k, 1_000_000).await.unwrap());
@@ -91,6 +121,7 @@ pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
         grabs,
         claims,
         balances,
+        merchants,
         journal,
     }
 }
@@ -103,8 +134,15 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
     let (deposited, withdrawn) = deposits_and_withdrawals(history, &entries, &mut v);
     let wallets: i64 = f.balances.values().sum();
     let held = packets_settled_and_claims_credited(f, &entries, &mut v);
-    if deposited - withdrawn != wallets + held {
-        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + held in packets {held} (off by {})", wallets + held - (deposited - withdrawn)));
+    let all_settled = f
+        .packets
+        .values()
+        .all(|m| m.get("status").map(String::as_str) == Some("settled"));
+    let (merchant_deposited, budgets) =
+        super::merchants::check(history, &f.merchants, &f.journal, all_settled, &mut v);
+    let deposited = deposited + merchant_deposited;
+    if deposited - withdrawn != wallets + budgets + held {
+        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + merchant budgets {budgets} + held in packets {held} (off by {})", wallets + budgets + held - (deposited - withdrawn)));
     }
     acknowledged_are_durable(history, f, &entries, &mut v);
     order_codes_once(history, &mut v);
@@ -261,11 +299,19 @@ fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec
             ));
             held += n("total_cents") - n("claimed_cents") - n("refunded_cents");
         }
-        let sender = meta.get("sender_id").cloned().unwrap_or_default();
-        if count(Kind::PacketDebit, &sender, id) != 1 {
+        // The payer: the sender, or a merchant packet's merchant (its own kinds of entry).
+        let (sender, debit, refund) = match meta.get("merchant_id") {
+            Some(m) => (m.clone(), Kind::MerchantPacketDebit, Kind::MerchantRefund),
+            None => (
+                meta.get("sender_id").cloned().unwrap_or_default(),
+                Kind::PacketDebit,
+                Kind::RefundCredit,
+            ),
+        };
+        if count(debit, &sender, id) != 1 {
             v.push(format!(
                 "packet {id} of {sender}: {} debits",
-                count(Kind::PacketDebit, &sender, id)
+                count(debit, &sender, id)
             ));
         }
         // Shares: one per user, ids 1..=grabbed, within the total. A settled packet's keys
@@ -320,7 +366,7 @@ fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec
             ));
         }
         let refunds = entries
-            .get(&(Kind::RefundCredit, sender.clone(), id.clone()))
+            .get(&(refund, sender.clone(), id.clone()))
             .map_or(0, |l| l.iter().map(|e| e.amount_cents).sum::<i64>());
         if meta.get("status").map(String::as_str) == Some("settled")
             && refunds != n("total_cents") - n("claimed_cents")

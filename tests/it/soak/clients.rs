@@ -100,6 +100,14 @@ pub enum Op {
         user: String,
         stall_ms: u64,
     },
+    /// `POST /merchants/{merchant}/deposits` (IAM), retried with the same reference.
+    MerchantDeposit {
+        merchant: String,
+        cents: i64,
+        reference: String,
+    },
+    /// `POST /merchant-packets` (IAM): an order's packet, retried with the same body.
+    MerchantCreate { body: Value },
     /// `POST /campaigns/{id}/codes` (IAM): a batch of uploaded codes, retried with the same
     /// reference.
     CouponBatch {
@@ -131,6 +139,8 @@ impl Op {
             Op::CouponBatch { .. } => "coupon_batch",
             Op::CouponOpen { .. } => "coupon_open",
             Op::CouponSlowGrab { .. } => "coupon_slow_grab",
+            Op::MerchantDeposit { .. } => "merchant_deposit",
+            Op::MerchantCreate { .. } => "merchant_create",
         }
     }
 }
@@ -239,6 +249,9 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
         p.iter().rev().take(12).cloned().collect()
     };
     if let Some(ops) = super::coupons::draw(rng, world, id, n, &user) {
+        return ops;
+    }
+    if let Some(ops) = super::merchants::draw(rng, id, n, &user) {
         return ops;
     }
     if rng.random_bool(0.04) {
@@ -400,6 +413,7 @@ pub(super) async fn perform(
                 // Retry-After is the next business day.
                 let exhausted = matches!(op, Op::OrderCodes { .. }) && body["error"] == "exhausted";
                 if status < 500 || exhausted {
+                    super::merchants::note_packet(world, &op, status, &body);
                     if let (Op::Create { sender, .. }, 201) = (&op, status) {
                         let id = body["packet_id"].as_str().unwrap_or_default().to_string();
                         world.packets.lock().unwrap().push((id, sender.clone()));
@@ -545,6 +559,22 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             codes,
         } => super::coupons::send_batch(store, campaign, reference, codes).await,
         Op::CouponOpen { body } => super::opening::send_create(store, body).await,
+        Op::MerchantDeposit {
+            merchant,
+            cents,
+            reference,
+        } => {
+            let ev = super::merchants::deposit_event(merchant, *cents, reference);
+            call(store, Function::Merchant, &ev).await
+        }
+        Op::MerchantCreate { body } => {
+            call(
+                store,
+                Function::Merchant,
+                &super::merchants::create_event(body),
+            )
+            .await
+        }
         Op::CouponSlowGrab {
             campaign,
             user,

@@ -146,8 +146,8 @@ pub async fn drain(store: &Store, sink: &EventBridgeSink) {
 
 /// The feed's events as journal entries, one per `event_id` (a duplicate delivery must carry
 /// the same detail), and the violations found on the way: a malformed event, a duplicate that
-/// differs, and, per user, amounts that do not add up to the final balance (`balances`,
-/// cents).
+/// differs, and, per user (or merchant), amounts that do not add up to the final balance
+/// (`balances`, cents: wallets' and merchant budgets').
 pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry>, Vec<String>) {
     let mut v = Vec::new();
     let mut by_id: BTreeMap<String, &Value> = BTreeMap::new();
@@ -174,7 +174,11 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
                 stream_id: format!("feed:{id}"),
                 event_id: id.clone(),
                 kind: Kind::parse(d["kind"].as_str()?)?,
-                user_id: d["user_id"].as_str()?.to_string(),
+                // A merchant's movement names its merchant instead of a wallet's user.
+                user_id: d["user_id"]
+                    .as_str()
+                    .or(d["merchant_id"].as_str())?
+                    .to_string(),
                 amount_cents: int("amount_cents")?,
                 reference: d["reference"].as_str()?.to_string(),
                 at_ms: int("at_ms")?,

@@ -2,7 +2,8 @@
 //! grabs, checkouts (holds, redemptions and releases, `soak/checkout.rs`) and batches of
 //! uploaded codes racing a campaign's start (four campaigns spread over 24 pools each,
 //! `soak/coupons.rs`), campaigns that open at once grabbed while their creation is still
-//! writing pools (`soak/opening.rs`), from many
+//! writing pools (`soak/opening.rs`), merchants' budgets and their orders' packets (each order
+//! created once however often its body is sent, `soak/merchants.rs`), from many
 //! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
 //! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
 //! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
@@ -16,11 +17,12 @@
 //! Then the nemesis heals, and the system quiesces: reclaim-cron runs until every packet (all
 //! expire within seconds) is settled and every campaign (they end 3 s after the run) is closed,
 //! every batch is sent once more, and ledger-export runs until every journal is drained into the feed. The journal judged is the feed's events de-duplicated by `event_id` (a duplicate must
-//! carry the same detail), and per user they must add up to the wallet's balance. The checker
+//! carry the same detail), and per user (or merchant) they must add up to the balance. The checker
 //! (`soak/checker.rs`) judges the history of what clients sent and were answered against the state
 //! read from every master: money conserved to the cent, no balance ever negative (every journal
-//! entry's balance), one share per user and packet, every acknowledged operation durable, every
-//! claim credited exactly once, every expired packet settled and refunded exactly once, no movement
+//! entry's balance), each merchant's books closed and counted in the money
+//! (`merchants::check`), one packet and one debit per order, one share per user and packet,
+//! every acknowledged operation durable, every claim credited exactly once, every expired packet settled and refunded exactly once, no movement
 //! journaled twice, no order code handed out twice, no coupon code answered to two users, issued
 //! twice or redeemed twice, no user above `per_user` or with more codes than grab calls, each
 //! code held by one order at a time and redeemed at most once per redemption not released (the
@@ -48,6 +50,7 @@ mod clients;
 mod coupons;
 mod export;
 mod grab_again;
+mod merchants;
 mod nemesis;
 mod opening;
 mod quiesce;
@@ -123,6 +126,7 @@ fn sandbox(urls: &[String], ttl_secs: u64) -> Arc<Store> {
     cfg.wallet.deposit_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     cfg.wallet.withdrawal_principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     cfg.coupons.principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
+    cfg.merchants.principals = IamPrincipals::parse(DEPOSIT_PRINCIPALS).unwrap();
     cfg.packets.idempotency_ttl_secs = ttl_secs;
     cfg.reclaim.batch = 50;
     // A killed run's lock lapses in 8 s (a run's budget is the lock less 5 s), not 55 s.
@@ -319,7 +323,7 @@ async fn judge(
     if !state.journal.is_empty() {
         panic!("journal entries left after the drain: {:?}", state.journal);
     }
-    let (from_feed, feed_violations) = export::entries(events, &state.balances);
+    let (from_feed, feed_violations) = export::entries(events, &state.accounts());
     state.journal = from_feed;
     // The liveness probes moved 500 in and 100 out; the rest is in u-live's wallet, its open
     // packet (60 s) or, once claimed, u-live-2's wallet. They are checked here and left out of
