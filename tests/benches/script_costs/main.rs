@@ -24,7 +24,7 @@
 //! Prints a table (path, µs/call, baseline, its µs/call, ratio, goal, met) and writes the same
 //! figures to `target/bench/script_costs.json`, so two runs can be compared. The goals are the
 //! issue's: grab and vote ≤ 1.3× their baselines on every path, one order code ≤ 1.5× an `INCR`
-//! round trip. Every phase starts with `CONFIG RESETSTAT` and checks that exactly its calls
+//! round trip, a merchant packet's grab ≤ 1.05× a user's packet's. Every phase starts with `CONFIG RESETSTAT` and checks that exactly its calls
 //! arrived and answered the expected path.
 
 use std::time::Instant;
@@ -431,7 +431,7 @@ fn main() {
     for r in &rows {
         let (goal, met) = if r.goal.is_finite() {
             (
-                format!("≤ {:.1}×", r.goal),
+                format!("≤ {}×", r.goal),
                 if r.ratio <= r.goal { "met" } else { "missed" },
             )
         } else {
