@@ -1,4 +1,5 @@
-//! The `merchant` Lambda function: merchant budgets (the team's backend, AWS_IAM).
+//! The `merchant` Lambda function: merchant budgets and their orders' packets (the team's
+//! backend, AWS_IAM).
 //!
 //! Thin by design, as the AWS Lambda Rust runtime's `http-axum` examples: build the settings,
 //! the Redis store and the axum router once per sandbox, then serve every API Gateway HTTP API

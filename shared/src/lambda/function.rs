@@ -39,7 +39,7 @@ pub enum Function {
     /// `reconcile-cron`: the EventBridge schedule's check of every wallet against its ledger
     /// and the journal.
     ReconcileCron,
-    /// `merchant`: merchant budgets (the team's backend, AWS_IAM).
+    /// `merchant`: merchant budgets and their orders' packets (the team's backend, AWS_IAM).
     Merchant,
 }
 
@@ -125,11 +125,13 @@ impl Function {
             },
             // Its own function, not create-packet's: every route is the team's backend
             // (AWS_IAM, its own principals), so its concurrency, throttles and alarms are not
-            // the app users'. It reads the wallet settings for HONGBAO_DEPOSIT_DEDUP_SECS.
+            // the app users'. It reads the wallet settings for HONGBAO_DEPOSIT_DEDUP_SECS and the
+            // red packets' for its orders' packets (the limits, covers, retention and
+            // idempotency TTL of `POST /packets`).
             Function::Merchant => http(
                 "merchant",
                 "Merchant",
-                &[Feature::Merchants, Feature::Wallet],
+                &[Feature::Merchants, Feature::Wallet, Feature::Packets],
             ),
         }
     }
@@ -230,6 +232,16 @@ pub fn declarations() -> String {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    /// The merchant function creates red packets (`POST /merchant-packets`), so the red
+    /// packets' limits of the deployment bind its packets as they bind `POST /packets`.
+    #[test]
+    fn the_merchant_function_reads_the_red_packets_limits() {
+        let env = |n: &str| (n == "HONGBAO_MAX_TOTAL_CENTS").then(|| "500".to_string());
+        let lookup = crate::domain::Lookup::new(&env);
+        let config = crate::store::Config::load(&lookup, Function::Merchant.features()).unwrap();
+        assert_eq!(config.packets.max_total_cents, 500);
+    }
 
     /// `functions.json` is [`declarations`]' output; `HONGBAO_WRITE_FUNCTIONS=1` (`make
     /// functions`) rewrites it.
