@@ -38,7 +38,10 @@
 -- ARGV[18] delivery_window_ms: the delivery window, ms
 -- ARGV[19] salt: the fairness receipt's salt (64 hex digits)
 -- ARGV[20] commitment: SHA-256 hex of "hongbao-shares-v1:<salt>:<c1>,...,<cn>"
--- ARGV[21..20+count] share_amounts: the share amounts (cents), in share-id order
+-- ARGV[21] index_keep_ms: how long the merchant's packets index keeps an entry, ms (> 0: past
+--          the longest packet's expiry and retention, so no packet that still exists leaves
+--          the list)
+-- ARGV[22..21+count] share_amounts: the share amounts (cents), in share-id order
 --
 -- The budget's cents move from `balance` to `reserved` (the books still close); a claim moves
 -- its share on to `paid_cash` (claim_done.lua) and the settlement the rest back to `balance`
@@ -53,7 +56,7 @@
 --   {'insufficient_funds', balance}        the budget's balance is below the total
 --   {'id_taken'}                           packet id belongs to another packet (draw another)
 --   {'stale'}                              delivered after its window: nothing changed
-local SHARES_FROM = 21
+local SHARES_FROM = 22
 local total = tonumber(ARGV[7])
 local count = tonumber(ARGV[8])
 local record_id = 'order:' .. ARGV[3]
@@ -94,8 +97,9 @@ if total == nil or sum ~= total or total > MAX_EXACT then
   return redis.error_reply('ERR hongbao: merchant_create_packet: shares do not sum to the total')
 end
 local keep_ms = tonumber(ARGV[15])
-if keep_ms == nil or keep_ms < 1 then
-  return redis.error_reply('ERR hongbao: merchant_create_packet: order_keep_ms must be positive')
+local index_keep_ms = tonumber(ARGV[21])
+if keep_ms == nil or keep_ms < 1 or index_keep_ms == nil or index_keep_ms < 1 then
+  return redis.error_reply('ERR hongbao: merchant_create_packet: keep times must be positive')
 end
 
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
@@ -139,7 +143,7 @@ while i <= #ARGV do
 end
 
 redis.call('ZADD', KEYS[8], int(now), ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. int(now - keep_ms))
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. int(now - index_keep_ms))
 redis.call('HSET', KEYS[3], record_id, ARGV[14] .. '\n' .. ARGV[1])
 redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), record_id)
 prune_records(KEYS[3], KEYS[4], now)

@@ -153,7 +153,7 @@ pub struct MerchantKeys {
     /// Sorted set: record id -> Unix ms after which it may be forgotten.
     pub records_forget: String,
     /// The merchant's packets: sorted set, packet id -> `created_at` (Unix ms), kept as long
-    /// as their orders' records.
+    /// as the longest-lived packet can exist (its expiry and retention).
     pub packets: String,
     /// The money journal of the merchant's tag (a stream shared with the wallets and packets
     /// of the tag; no TTL).

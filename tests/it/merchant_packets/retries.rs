@@ -55,6 +55,7 @@ async fn re_sent_scripts_answer_as_their_first_run() {
             delivery_window_ms: 60_000,
             salt: &"0".repeat(64),
             commitment: &"1".repeat(64),
+            index_keep_ms: 3_600_000,
             share_amounts: &amounts,
         };
 

@@ -5,7 +5,7 @@
 use redis::Value;
 
 use crate::domain::merchants::{MerchantPacketOutcome, NewMerchantPacket};
-use crate::domain::packets::{receipt, CREATE_WINDOW_MS};
+use crate::domain::packets::{receipt, CREATE_WINDOW_MS, MAX_EXPIRES_IN_SECS};
 use crate::domain::split;
 use crate::domain::wallet::LEDGER_CAP;
 use crate::store::keys::{new_packet_id, Keys};
@@ -81,6 +81,8 @@ script_call! {
             salt: &'a str,
             /// The commitment to `share_amounts` under `salt`.
             commitment: &'a str,
+            /// How long the merchant's packets index keeps an entry, ms (> 0).
+            index_keep_ms: u64,
             /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
@@ -162,6 +164,10 @@ pub async fn create_packet(
     let order_keep_ms = (p.lifetime_secs() + cfg.packets.retention_secs)
         .max(cfg.packets.idempotency_ttl_secs)
         * 1000;
+    // The index keeps an entry as long as the longest-lived packet can exist.
+    let index_keep_ms = (MAX_EXPIRES_IN_SECS + cfg.packets.retention_secs)
+        .max(cfg.packets.idempotency_ttl_secs)
+        * 1000;
     let mut conn = store.conn().await?;
     for _ in 0..3 {
         let packet_id = new_packet_id(&req.merchant_id);
@@ -203,6 +209,7 @@ pub async fn create_packet(
             delivery_window_ms: CREATE_WINDOW_MS,
             salt: &salt,
             commitment: &commitment,
+            index_keep_ms,
             share_amounts: &amounts,
         };
         let reply = MerchantCreatePacketCall::reply(
