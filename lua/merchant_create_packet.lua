@@ -50,7 +50,7 @@
 -- call for the order finds the order's record. Every check comes before the first write.
 -- Returns one of:
 --   {'created', packet_id, balance}        created now, or by an earlier run of this call;
---                                          the budget's balance after it, cents
+--                                          the budget's balance after this run, cents
 --   {'repeat', packet_id}                  the order's packet, made by the same request before
 --   {'order_reference_reused', packet_id}  the order's packet was made by another request
 --   {'insufficient_funds', balance}        the budget's balance is below the total
