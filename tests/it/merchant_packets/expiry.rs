@@ -28,7 +28,7 @@ async fn expiry_refunds_the_merchant_and_never_the_sharer() {
         fund_merchant(&store, SHOP, 10_000).await;
         let mut body = order("order-7", 3_000, 6);
         body["sharer_first"] = json!(true);
-        body["expires_in_secs"] = json!(3);
+        body["expires_in_secs"] = json!(6);
         let (s, created) = create(&store, &body).await;
         assert_eq!(s, 201, "{created}");
         let packet_id = created["packet_id"].as_str().unwrap().to_string();

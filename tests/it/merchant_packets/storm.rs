@@ -33,7 +33,7 @@ async fn a_storm_of_orders_conserves_the_books() {
                 let mut body = order(&format!("order-{n}"), 2_000 + n * 10, 6);
                 body["sharer_id"] = json!(format!("sharer-{n}"));
                 body["sharer_first"] = json!(n % 2 == 0);
-                body["expires_in_secs"] = json!(8);
+                body["expires_in_secs"] = json!(20);
                 create(&store, &body).await
             })
         });
