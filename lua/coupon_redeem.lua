@@ -10,6 +10,10 @@
 --         coupon_record.lua)
 -- KEYS[3] journal: the pool's tag's journal (journal.lua): a redemption appends coupon_redeemed
 --         (extra: the order reference, then "\n<discount_cents>" when the discount is known)
+-- KEYS[4] books: a share's coupon's merchant hash (its books); else any key of the slot,
+--         never touched
+-- KEYS[5] grabs: a share's coupon's packet's grabs hash (user -> share record: the coupon's
+--         value); else any key of the slot, never touched
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
 -- ARGV[2] user_id: the user the checkout says holds it
 -- ARGV[3] order_reference: the order redeeming it
@@ -20,6 +24,13 @@
 --         the order's hold, if it has one
 -- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call answers repeat 0, as
 --         its first run did
+-- ARGV[8] share: '1' for a merchant packet's share's coupon (KEYS[1] is the packet's meta,
+--         KEYS[2] its coupons hash, ARGV[1] the share id, ARGV[4] the packet id), else ''
+--
+-- A share's coupon is worth its share: its redemption moves those cents in the merchant's
+-- books from `outstanding` to `paid_coupons`, and out of the packet's `coupon_open_cents`,
+-- in the same step. Once the packet's unredeemed coupons went back to the merchant
+-- (`coupons_settled_at`, settle.lua) the coupon is 'expired', whatever the clock says.
 --
 -- Returns:
 --   'not_found'                          no such pool, or the code is not issued to user_id
@@ -32,7 +43,7 @@
 --   'expired:<redeem_by_ms>'             Redis TIME is at or past redeem_by; nothing written
 --   'below_minimum:<min_order_cents>'    order_total_cents is below the campaign's minimum;
 --                                        nothing written
-local meta = redis.call('HMGET', KEYS[1], 'redeem_by', 'min_order')
+local meta = redis.call('HMGET', KEYS[1], 'redeem_by', 'min_order', 'coupons_settled_at')
 local redeem_by = meta[1]
 if not redeem_by then
   return 'not_found'
@@ -60,7 +71,7 @@ local mine = r.state == 'held' and r.order == ARGV[3]
 if r.state == 'held' and not mine and tonumber(r.at) > now then
   return 'held:' .. r.at
 end
-if now >= tonumber(redeem_by) then
+if now >= tonumber(redeem_by) or meta[3] then
   return 'expired:' .. redeem_by
 end
 local min_order = meta[2]
@@ -70,6 +81,22 @@ end
 local discount = ARGV[6]
 if ARGV[5] == '' and mine then
   discount = r.discount
+end
+local value = nil
+if ARGV[8] == '1' then
+  local share = redis.call('HGET', KEYS[5], r.user)
+  local id, amount = string.match(share or '', '^(%d+):(%d+):')
+  value = tonumber(amount)
+  local open = tonumber(redis.call('HGET', KEYS[1], 'coupon_open_cents'))
+  if id ~= ARGV[1] or not value or not open or open < value then
+    return redis.error_reply('ERR hongbao: coupon_redeem: share coupon without its share or open value')
+  end
+end
+-- Writes start here.
+if value then
+  redis.call('HINCRBY', KEYS[1], 'coupon_open_cents', int(-value))
+  redis.call('HINCRBY', KEYS[4], 'outstanding', int(-value))
+  redis.call('HINCRBY', KEYS[4], 'paid_coupons', int(value))
 end
 redis.call('HSET', KEYS[2], ARGV[1],
   coupon_checkout(r, ARGV[3], now, 'redeemed', discount, ARGV[7]))

@@ -11,11 +11,26 @@
 --         "<code>\n<order>" -> the release's memory (see coupon_record.lua)
 -- KEYS[3] journal: the pool's tag's journal (journal.lua): a reversed redemption appends
 --         coupon_released (user: the coupon's holder; extra: the order reference)
+-- KEYS[4] books: a share's coupon's merchant hash (its books); else any key of the slot,
+--         never touched
+-- KEYS[5] grabs: a share's coupon's packet's grabs hash (user -> share record: the coupon's
+--         value); else any key of the slot, never touched
+-- KEYS[6] ledger: a share's coupon's merchant's ledger list; else any key of the slot, never
+--         touched
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
 -- ARGV[2] order_reference: the order releasing it
 -- ARGV[3] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
 -- ARGV[4] call: this call's id (16 hex digits): a re-run of the same call answers repeat 0, as
 --         its first run did
+-- ARGV[5] share: '1' for a merchant packet's share's coupon (KEYS[1] is the packet's meta,
+--         KEYS[2] its coupons hash, ARGV[1] the share id, ARGV[3] the packet id), else ''
+-- ARGV[6] ledger_cap: ledger length cap (entries)
+--
+-- A share's coupon's reversed redemption moves its value back in the merchant's books, in
+-- the same step: from `paid_coupons` to `outstanding` (and the packet's
+-- `coupon_open_cents`) while the packet's coupons are unsettled; once settle.lua returned
+-- the unredeemed ones (`coupons_settled_at`), straight back to `balance`, journaled
+-- merchant_coupon_refund (reference `<packet_id>/<share_id>`), so it is returned once.
 --
 -- The order is looked for in this order: this very call's memory (a re-run: its answer,
 -- whatever happened since); the coupon held or redeemed by the order (released now, also a
@@ -32,7 +47,8 @@
 --                                        nothing written
 --   'not_found'                          no such pool or code, or the order never held or
 --                                        redeemed it; nothing written
-local redeem_by = redis.call('HGET', KEYS[1], 'redeem_by')
+local pool = redis.call('HMGET', KEYS[1], 'redeem_by', 'coupons_settled_at', 'merchant_id')
+local redeem_by = pool[1]
 if not redeem_by then
   return 'not_found'
 end
@@ -54,6 +70,31 @@ if r.order == ARGV[2] then
   local released = 'hold'
   if r.state == 'redeemed' then
     released = 'redemption'
+  end
+  local value = nil
+  if released == 'redemption' and ARGV[5] == '1' then
+    local share = redis.call('HGET', KEYS[5], r.user)
+    local id, amount = string.match(share or '', '^(%d+):(%d+):')
+    value = tonumber(amount)
+    if id ~= ARGV[1] or not value or not pool[3] then
+      return redis.error_reply('ERR hongbao: coupon_release: share coupon without its share or merchant')
+    end
+  end
+  -- Writes start here.
+  if value then
+    redis.call('HINCRBY', KEYS[4], 'paid_coupons', int(-value))
+    if pool[2] then
+      local balance = redis.call('HINCRBY', KEYS[4], 'balance', int(value))
+      redis.call('HINCRBY', KEYS[1], 'coupon_refunded_cents', int(value))
+      redis.call('LPUSH', KEYS[6],
+        'refund_credit|' .. int(value) .. '|' .. int(now) .. '|' .. ARGV[3])
+      redis.call('LTRIM', KEYS[6], 0, tonumber(ARGV[6]) - 1)
+      journal_add(KEYS[3], 'merchant_coupon_refund', pool[3], value, ARGV[3] .. '/' .. ARGV[1],
+        now, balance)
+    else
+      redis.call('HINCRBY', KEYS[4], 'outstanding', int(value))
+      redis.call('HINCRBY', KEYS[1], 'coupon_open_cents', int(value))
+    end
   end
   redis.call('HSET', KEYS[2], ARGV[1], r.user .. '\n' .. r.grabbed,
     memo_field, released .. '\n' .. int(now) .. '\n' .. ARGV[4])

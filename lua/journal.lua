@@ -2,8 +2,10 @@
 -- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
 -- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled), cancel.lua (refund
 -- credit, packet cancelled), merchant_deposit.lua, merchant_withdraw.lua and
--- merchant_create_packet.lua (a merchant's budget; settle.lua's merchant_refund and
--- merchant_packet_settled for a merchant packet); and to the coupon
+-- merchant_create_packet.lua (a merchant's budget; settle.lua's merchant_refund,
+-- merchant_packet_settled and merchant_coupon_refund for a merchant packet, the last also
+-- from coupon_release.lua); claim.lua (a coupon packet's share issued as a coupon:
+-- coupon_issued); and to the coupon
 -- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
 -- coupon_redeem.lua (coupon redeemed), coupon_release.lua (a redemption reversed: coupon
 -- released), coupon_close.lua (campaign ended).
@@ -23,13 +25,15 @@
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
 --             | packet_cancelled | coupon_issued | coupon_redeemed | coupon_released | campaign_ended
 --             | merchant_deposit | merchant_withdrawal | merchant_packet_debit | merchant_refund
---             | merchant_packet_settled
+--             | merchant_packet_settled | merchant_coupon_refund
 --             (coupon entries move no money: amount and balance 0)
 --   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled,
 --             packet_cancelled); for merchant_* the merchant id (whose budget moved)
 --   amount    signed cents (debits negative; 0 for packet_settled and packet_cancelled)
 --   ref       the deposit or withdrawal reference, or the packet id; for a coupon
---             "<campaign_id>/<code or generated index>", for campaign_ended the campaign id
+--             "<campaign_id>/<code or generated index>" (a merchant packet's share's coupon:
+--             "<packet_id>/<share_id>", as is merchant_coupon_refund's for one coupon's
+--             reversed redemption), for campaign_ended the campaign id
 --   at        Redis TIME, Unix ms
 --   balance   the wallet's balance after the movement, cents
 --   extra     '' or, for packet_settled and merchant_packet_settled,
@@ -37,7 +41,8 @@
 --             packet's life); for packet_cancelled "<refunded_cents>" (at the cancel); for
 --             coupon_redeemed the order reference, then "\n<discount_cents>" when the
 --             discount is known (an order reference holds no whitespace); for coupon_released
---             the order reference; for campaign_ended "<issued>|<redeemed>|<never_issued>"
+--             the order reference; for campaign_ended "<issued>|<redeemed>|<never_issued>";
+--             for coupon_issued of a merchant packet's share "<merchant_id>|<amount_off_cents>"
 
 local function journal_add(key, kind, user, amount, ref, at, balance, extra)
   local id = redis.sha1hex(kind .. '\n' .. user .. '\n' .. ref .. '\n' .. int(at))

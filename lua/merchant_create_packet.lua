@@ -19,7 +19,7 @@
 -- ARGV[2] merchant_id: the merchant (the journal entry's user)
 -- ARGV[3] order_reference: the order (one packet per merchant and order)
 -- ARGV[4] sharer_id: the customer who shares the packet
--- ARGV[5] payout: 'wallet'
+-- ARGV[5] payout: 'wallet' or 'coupon'
 -- ARGV[6] sharer_first: '1' when the sharer's share is taken now, else ''
 -- ARGV[7] total_cents: the packet's total, cents
 -- ARGV[8] count: the number of shares
@@ -41,11 +41,18 @@
 -- ARGV[21] index_keep_ms: how long the merchant's packets index keeps an entry, ms (> 0: past
 --          the longest packet's expiry and retention, so no packet that still exists leaves
 --          the list)
--- ARGV[22..21+count] share_amounts: the share amounts (cents), in share-id order
+-- ARGV[22] min_order_cents: a coupon packet's coupons' minimum order, cents, or '' (any
+--          order; always '' for a wallet packet)
+-- ARGV[23] redeem_within_ms: a coupon packet's coupons are redeemable until expires_at plus
+--          this, ms (> 0); '' for a wallet packet
+-- ARGV[24..23+count] share_amounts: the share amounts (cents), in share-id order
 --
 -- The budget's cents move from `balance` to `reserved` (the books still close); a claim moves
--- its share on to `paid_cash` (claim_done.lua) and the settlement the rest back to `balance`
--- (settle.lua). Any call may run twice: a run that finds packet_id made for this merchant and
+-- its share on to `paid_cash` (claim_done.lua) or, for a coupon packet, to `outstanding` as a
+-- coupon (claim.lua), and the settlement the rest back to `balance` (settle.lua). A coupon
+-- packet's meta also holds its coupons' terms, as a campaign pool's hash does (`redeem_by`,
+-- `min_order`, `redeemed`), and `coupon_open_cents`, the cents of its issued coupons neither
+-- redeemed nor refunded. Any call may run twice: a run that finds packet_id made for this merchant and
 -- order is this call run again and answers {'created', packet_id}, writing nothing; a second
 -- call for the order finds the order's record. Every check comes before the first write.
 -- Returns one of:
@@ -56,7 +63,7 @@
 --   {'insufficient_funds', balance}        the budget's balance is below the total
 --   {'id_taken'}                           packet id belongs to another packet (draw another)
 --   {'stale'}                              delivered after its window: nothing changed
-local SHARES_FROM = 22
+local SHARES_FROM = 24
 local total = tonumber(ARGV[7])
 local count = tonumber(ARGV[8])
 local record_id = 'order:' .. ARGV[3]
@@ -101,6 +108,11 @@ local index_keep_ms = tonumber(ARGV[21])
 if keep_ms == nil or keep_ms < 1 or index_keep_ms == nil or index_keep_ms < 1 then
   return redis.error_reply('ERR hongbao: merchant_create_packet: keep times must be positive')
 end
+local coupon = ARGV[5] == 'coupon'
+local redeem_within = tonumber(ARGV[23])
+if coupon and (redeem_within == nil or redeem_within < 1) then
+  return redis.error_reply('ERR hongbao: merchant_create_packet: a coupon packet needs its redeem window')
+end
 
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if balance < total then
@@ -124,6 +136,13 @@ redis.call('HSET', KEYS[5],
   'refunded_cents', 0, 'salt', ARGV[19], 'commitment', ARGV[20])
 if ARGV[12] ~= '' then
   redis.call('HSET', KEYS[5], 'cover', ARGV[12])
+end
+if coupon then
+  redis.call('HSET', KEYS[5], 'redeem_by', int(expires_at + redeem_within),
+    'coupon_open_cents', 0, 'redeemed', 0)
+  if ARGV[22] ~= '' then
+    redis.call('HSET', KEYS[5], 'min_order', ARGV[22])
+  end
 end
 
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.

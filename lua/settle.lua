@@ -7,6 +7,13 @@
 -- The payer is the sender, or for a merchant packet (meta `merchant_id`) its merchant: the
 -- refund then goes back to the budget's `balance` out of its `reserved`, in the merchant's
 -- ledger, journaled as merchant_refund and merchant_packet_settled, with no sent history.
+--
+-- A merchant packet paid out as coupons (meta `redeem_by`) settles in two phases. At
+-- expires_at the un-grabbed and unclaimed shares go back as above, but the keys keep no TTL:
+-- the packet's coupons are redeemable until redeem_by, and the answer is 'coupons_open'. At
+-- redeem_by the coupons never redeemed (`coupon_open_cents`) go back from the books'
+-- `outstanding` to `balance`, once (`coupons_settled_at` marks it; a merchant_coupon_refund
+-- entry), and the keys get their retention TTL. A late run does both phases in one call.
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list
 -- KEYS[3] grabs: grabs hash
@@ -18,6 +25,8 @@
 -- KEYS[9] sent: the sender's "sent" history list: the packet's entry gets its refunded_cents
 --         (a merchant packet: any key of the slot, not read or written)
 -- KEYS[10] journal: the money journal of the packet's tag
+-- KEYS[11] coupons: a coupon packet's coupons hash (expired with the rest; any key of the
+--          slot for another packet)
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] retention_secs: retention after settlement, seconds
 -- ARGV[3] ledger_cap: ledger length cap (entries)
@@ -30,19 +39,38 @@
 -- Returns one of:
 --   {'missing'}                       no such packet (a phantom index entry, or long gone)
 --   {'not_due', expires_at_ms}        Redis TIME is before expires_at: nothing changed
---   {'settled', refund_cents, settled_now}   settled (settled_now = 1 if by this call, else 0;
---                                            refund_cents: this call's refund when settled now,
---                                            else everything refunded to the sender);
---                                            keys now expire after ARGV[2] s
+--   {'settled', refund_cents, settled_now, coupon_refund_cents}
+--        settled (settled_now = 1 if by this call, else 0; refund_cents: this call's refund
+--        when settled now, else everything refunded to the sender; coupon_refund_cents: the
+--        unredeemed coupons this call refunded, else 0); keys now expire after ARGV[2] s
+--   {'coupons_open', refund_cents, settled_now, redeem_by_ms}
+--        a coupon packet settled (as 'settled'), whose coupons are redeemable until
+--        redeem_by_ms: call again then (keys keep no TTL until)
 --   {'pending', refund_cents, settled_now, user1, share1, claim_state1, user2, ...}
 --        (a share record `share_id:amount_cents:grabbed_at_ms`, a state `pending:<claimed_at_ms>`)
 --        settled, but these claims still await their wallet credit; re-drive them, then call
 --        this script again (keys keep no TTL until no claim is pending)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'refunded_cents', 'expires_at',
-  'total_cents', 'claimed_cents', 'created_at', 'sender_id', 'merchant_id')
+  'total_cents', 'claimed_cents', 'created_at', 'sender_id', 'merchant_id', 'redeem_by',
+  'coupon_open_cents', 'coupons_settled_at')
 local status = meta[1]
 if not status then
   return {'missing'}
+end
+local now = now_ms()
+local merchant = meta[8]
+-- A coupon packet's second phase: due (and not done) at redeem_by.
+local redeem_by = merchant and tonumber(meta[9])
+local coupons_due = redeem_by and not meta[11] and now >= redeem_by
+local coupon_refund = 0
+if coupons_due then
+  coupon_refund = tonumber(meta[10])
+  if not coupon_refund or coupon_refund < 0 then
+    return redis.error_reply('ERR hongbao: settle: coupon_open_cents missing or negative')
+  end
+  if tonumber(redis.call('HGET', KEYS[6], 'balance') or '0') + coupon_refund > MAX_EXACT then
+    return redis.error_reply('ERR hongbao: settle: balance would exceed 2^53 - 1 cents')
+  end
 end
 
 -- Claims still waiting for their wallet credit (reads only).
@@ -64,7 +92,6 @@ end
 local refund = tonumber(meta[2])
 local settled_now = 0
 if status ~= 'settled' then
-  local now = now_ms()
   local expires_at = tonumber(meta[3])
   local total = tonumber(meta[4])
   local claimed = tonumber(meta[5])
@@ -80,13 +107,12 @@ if status ~= 'settled' then
   if refund < 0 then
     return redis.error_reply('ERR hongbao: settle: claimed more than the total')
   end
-  local merchant = meta[8]
   local sender = meta[7] or merchant
   if not sender then
     return redis.error_reply('ERR hongbao: settle: packet without sender_id')
   end
   local balance = tonumber(redis.call('HGET', KEYS[6], 'balance') or '0')
-  if balance + refund > MAX_EXACT then
+  if balance + refund + coupon_refund > MAX_EXACT then
     return redis.error_reply('ERR hongbao: settle: balance would exceed 2^53 - 1 cents')
   end
   -- The sender's history entry of this packet (absent for packets created before history,
@@ -128,6 +154,24 @@ if status ~= 'settled' then
   settled_now = 1
 end
 
+if coupons_due then
+  -- The coupons never redeemed go back to the merchant (every check ran above).
+  local balance = tonumber(redis.call('HGET', KEYS[6], 'balance') or '0')
+  if coupon_refund > 0 then
+    balance = redis.call('HINCRBY', KEYS[6], 'balance', int(coupon_refund))
+    redis.call('HINCRBY', KEYS[6], 'outstanding', int(-coupon_refund))
+    redis.call('LPUSH', KEYS[7],
+      'refund_credit|' .. int(coupon_refund) .. '|' .. int(now) .. '|' .. ARGV[1])
+    redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
+    journal_add(KEYS[10], 'merchant_coupon_refund', merchant, coupon_refund, ARGV[1], now,
+      balance)
+  end
+  redis.call('HSET', KEYS[1], 'coupon_open_cents', 0, 'coupons_settled_at', int(now))
+  redis.call('HINCRBY', KEYS[1], 'coupon_refunded_cents', int(coupon_refund))
+elseif redeem_by and not meta[11] then
+  return {'coupons_open', refund, settled_now, int(redeem_by)}
+end
+
 if #pending > 0 then
   local reply = {'pending', refund, settled_now}
   for i = 1, #pending do
@@ -139,4 +183,5 @@ local ttl = tonumber(ARGV[2])
 for _, i in ipairs({1, 2, 3, 4, 5, 8}) do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
-return {'settled', refund, settled_now}
+redis.call('EXPIRE', KEYS[11], ttl)
+return {'settled', refund, settled_now, coupon_refund}

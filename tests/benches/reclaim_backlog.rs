@@ -99,7 +99,11 @@ fn main() {
                                 meta: &pk.meta,
                                 grabs: &pk.grabs,
                                 claims: &pk.claims,
+                                coupons: &pk.coupons,
+                                books: &pk.meta,
+                                journal: &pk.meta,
                                 user_id: &grabber,
+                                books_of: "",
                             }
                             .invocation()
                             .invoke_async(&mut conn)

@@ -100,7 +100,11 @@ pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<S
         meta: &pk.meta,
         grabs: &pk.grabs,
         claims: &pk.claims,
+        coupons: &pk.coupons,
+        books: &pk.meta,
+        journal: &pk.meta,
         user_id: user,
+        books_of: "",
     }
     .invocation()
     .invoke_async(&mut conn)

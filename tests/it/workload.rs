@@ -122,7 +122,11 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> Done
                         meta: &k.meta,
                         grabs: &k.grabs,
                         claims: &k.claims,
+                        coupons: &k.coupons,
+                        books: &k.meta,
+                        journal: &k.meta,
                         user_id: user,
+                        books_of: "",
                     }
                     .invocation()
                     .invoke_async(&mut conn)

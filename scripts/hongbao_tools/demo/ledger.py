@@ -47,15 +47,16 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
         f"{len(by_id)} distinct of {len(got)} events, {entries} entries",
     )
     kinds = Counter(e["detail-type"] for e in by_id.values())
-    # A wallet's events carry `user_id`, a merchant budget's `merchant_id`.
+    # A wallet's events carry `user_id`, a merchant budget's only `merchant_id` (a share's
+    # `CouponIssued` carries both, amount 0: the user's coupon, the merchant's books).
     sums: dict[str, int] = defaultdict(int)
     budgets: dict[str, int] = defaultdict(int)
     for e in by_id.values():
         d = e["detail"]
-        if "merchant_id" in d:
-            budgets[d["merchant_id"]] += d["amount_cents"]
-        else:
+        if "user_id" in d:
             sums[d["user_id"]] += d["amount_cents"]
+        else:
+            budgets[d["merchant_id"]] += d["amount_cents"]
     gaps = {}
     for user, total in sums.items():
         balance = int(r.command("HGET", account_key(user, "wallet"), "balance") or 0)

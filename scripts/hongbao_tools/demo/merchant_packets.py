@@ -1,10 +1,13 @@
 """The demo's merchant scenario (seed 000: "用户分享红包到微信群中。每一个用户只能领取一个红包"):
 a merchant's budget funded with 1,000.00; 20 orders each sharing a 20.00 packet of 6 shares to
-a group of 8 (every other order's sharer takes the first share at creation), each create sent
+a group of 8 (every other order's sharer takes the first share at creation; every other order
+pays its shares out as coupons, Ele.me's vouchers, the rest into wallets), each create sent
 twice as a retrying backend would; the seed's own test, 100 concurrent grabbers for one order's
-5 shares; the members' claims (about a fifth never claim); expiry and reclaim-cron returning
-the rest to the merchant, never to the sharers; then the merchant's books, printed and checked:
-deposited - withdrawn = balance + reserved + paid out, to the cent."""
+5 shares; the members' claims (about a fifth never claim); a few coupons redeemed at checkout
+(one order failing and releasing its coupon); expiry and reclaim-cron returning the unclaimed
+shares to the merchant, never to the sharers, and at the coupons' redeem-by the coupons never
+redeemed; then the merchant's books, printed and checked: deposited - withdrawn = balance +
+reserved + outstanding coupons + paid out, to the cent."""
 
 from __future__ import annotations
 
@@ -27,21 +30,32 @@ GROUP = 8  # the sharer and 7 friends
 SEED_TOTAL = 2_000
 SEED_SHARES = 5
 SEED_GRABBERS = 100
+COUPON_MIN_ORDER = 3_000  # a share's coupon applies to orders of 30.00 or more
+REDEEM_WITHIN_SECS = 3  # the coupons stay redeemable this long after the packet expires
+REDEEMED = 6  # coupons redeemed at checkout (one of them released by a failed order)
 
 
-def order_body(order: str, sharer: str, total: int, count: int, expires: int, first: bool) -> dict:
-    """The body of `POST /merchant-packets` for `order`."""
-    return {
+def order_body(
+    order: str, sharer: str, total: int, count: int, expires: int, first: bool, coupon: bool
+) -> dict:
+    """The body of `POST /merchant-packets` for `order`, paid out as coupons or into wallets."""
+    body = {
         "merchant_id": MERCHANT,
         "order_reference": order,
         "sharer_id": sharer,
         "total_cents": total,
         "count": count,
-        "payout": "wallet",
+        "payout": "coupon" if coupon else "wallet",
         "sharer_first": first,
         "expires_in_secs": expires,
         "greeting": "谢谢惠顾 · thanks for your order",
     }
+    if coupon:
+        body["coupon"] = {
+            "min_order_cents": COUPON_MIN_ORDER,
+            "redeem_within_secs": REDEEM_WITHIN_SECS,
+        }
+    return body
 
 
 def merchant_event(fixture: str, body: dict | None = None) -> dict:
@@ -80,11 +94,20 @@ def merchant_packets(stack: LocalStack, args, rng: random.Random, inv: Checks) -
     # 20 orders' packets and the seed's order, each create sent twice (a retry).
     bodies = [
         order_body(
-            f"order-{i:04d}", f"sharer-{i:02d}", ORDER_TOTAL, ORDER_SHARES, expires, i % 2 == 0
+            f"order-{i:04d}",
+            f"sharer-{i:02d}",
+            ORDER_TOTAL,
+            ORDER_SHARES,
+            expires,
+            i % 2 == 0,
+            i % 4 >= 2,
         )
         for i in range(ORDERS)
     ]
-    bodies.append(order_body("order-seed", "sharer-seed", SEED_TOTAL, SEED_SHARES, expires, False))
+    bodies.append(
+        order_body("order-seed", "sharer-seed", SEED_TOTAL, SEED_SHARES, expires, False, False)
+    )
+    coupon_orders = {b["order_reference"] for b in bodies if b["payout"] == "coupon"}
     creates = stack["merchant"].map(
         [merchant_event("merchant-create-packet", b) for b in bodies for _ in range(2)],
         threads=8,
@@ -161,18 +184,34 @@ def merchant_packets(stack: LocalStack, args, rng: random.Random, inv: Checks) -
         [events.claim_event(packets[o]["packet_id"], u) for o, u in claim_jobs],
         threads=min(args.threads, 16),
     )
-    paid = sum(won[o][u] for (o, u), c in zip(claim_jobs, claims, strict=True) if c.status == 200)
+    answered = list(zip(claim_jobs, claims, strict=True))
+    paid = sum(won[o][u] for (o, u), c in answered if c.status == 200 and o not in coupon_orders)
+    coupons = {
+        (o, u): c["body"]["coupon"]
+        for (o, u), c in answered
+        if c.status == 200 and o in coupon_orders
+    }
+    issued = sum(c["amount_off_cents"] for c in coupons.values())
     inv.check(
-        f"{len(claim_jobs)} claims paid into the members' wallets ({len(skip)} never claim)",
-        all(c.status == 200 for c in claims),
+        f"{len(claim_jobs)} claims ({len(skip)} never claim): {money(paid)} into the members' "
+        f"wallets, {len(coupons)} shares ({money(issued)}) became coupons, no cash",
+        all(c.status == 200 for c in claims)
+        and all(("coupon" in c["body"]) == (o in coupon_orders) for (o, _), c in answered),
         str(Counter(c.status for c in claims)),
     )
     b = books(stack)
     inv.check(
-        f"the claims moved {money(paid)} from reserved to paid out; the books close",
-        b["paid_cash_cents"] == paid and b["reserved_cents"] == debited - paid and closes(b),
+        f"the claims moved {money(paid)} from reserved to paid out in cash and {money(issued)} "
+        "to outstanding coupons; the books close",
+        b["paid_cash_cents"] == paid
+        and b["outstanding_coupon_cents"] == issued
+        and b["reserved_cents"] == debited - paid - issued
+        and closes(b),
         str(b)[:300],
     )
+
+    # A few coupons redeemed at checkout; one order fails and releases its coupon.
+    redeemed_value = checkout(stack, sorted(coupons.items()), inv)
 
     # Expiry: reclaim-cron returns the rest to the merchant.
     deadline = max(parse_rfc3339(p["expires_at"]) for p in packets.values())
@@ -180,17 +219,29 @@ def merchant_packets(stack: LocalStack, args, rng: random.Random, inv: Checks) -
     r = stack.invoke("reclaim-cron", events.scheduled_event())
     inv.check(
         f"reclaim-cron settles the {len(packets)} packets and returns "
-        f"{money(debited - paid)} to the merchant",
-        r.get("settled") == len(packets) and r.get("refunded_cents") == debited - paid,
+        f"{money(debited - paid - issued)} (the shares never claimed) to the merchant",
+        r.get("settled") == len(packets) and r.get("refunded_cents") == debited - paid - issued,
         str(dict(r)),
+    )
+    # The coupons' redeem-by: those never redeemed go back to the merchant too.
+    time.sleep(REDEEM_WITHIN_SECS + 0.3)
+    unredeemed = issued - redeemed_value
+    r2 = stack.invoke("reclaim-cron", events.scheduled_event())
+    inv.check(
+        f"at the coupons' redeem-by reclaim-cron returns the {money(unredeemed)} never redeemed",
+        r2.get("refunded_cents") == unredeemed,
+        str(dict(r2)),
     )
     final = books(stack)
     inv.check(
-        "the merchant's books close: deposited - withdrawn = balance + reserved + paid out",
+        "the merchant's books close: deposited - withdrawn = balance + reserved + outstanding "
+        "+ paid out",
         closes(final)
         and final["reserved_cents"] == 0
-        and final["balance_cents"] == BUDGET_CENTS - paid
-        and final["paid_cash_cents"] == paid,
+        and final["outstanding_coupon_cents"] == 0
+        and final["balance_cents"] == BUDGET_CENTS - paid - redeemed_value
+        and final["paid_cash_cents"] == paid
+        and final["paid_coupon_cents"] == redeemed_value,
         str(final)[:300],
     )
     unpaid = [
@@ -210,9 +261,75 @@ def merchant_packets(stack: LocalStack, args, rng: random.Random, inv: Checks) -
         "winners": len(winners),
         "claims": len(claim_jobs),
         "paid": paid,
+        "coupons": len(coupons),
+        "issued": issued,
+        "redeemed": redeemed_value,
         "refunded": r.get("refunded_cents"),
+        "coupons_refunded": r2.get("refunded_cents"),
         "books": final,
     }
+
+
+def checkout(stack: LocalStack, coupons: list, inv: Checks) -> int:
+    """Redeems the first REDEEMED of `coupons` ((order, user) -> the claim's coupon) at
+    checkout, each for an order of 50.00 sent twice (a retry answers `repeat`); the last
+    order fails and releases its coupon, which becomes redeemable again. Returns the cents of
+    the coupons left redeemed."""
+    chosen = coupons[:REDEEMED]
+    results = []
+    for i, ((_, user), coupon) in enumerate(chosen):
+        order = f"shop-order-{i:03d}"
+        ev = events.http_event(
+            "coupon-redeem",
+            body={
+                "code": coupon["code"],
+                "user_id": user,
+                "order_reference": order,
+                "order_total_cents": 5_000,
+            },
+        )
+        first, again = stack.invoke("coupon", ev), stack.invoke("coupon", ev)
+        results.append((first, again, coupon))
+    inv.check(
+        f"{len(chosen)} coupons redeemed at checkout, each taking its share off an order of "
+        "50.00; each redeem sent twice answers repeat",
+        all(
+            f.status == 200
+            and f["body"]["discount_cents"] == c["amount_off_cents"]
+            and not f["body"]["repeat"]
+            and a.status == 200
+            and a["body"]["repeat"]
+            for f, a, c in results
+        ),
+        str([(f.status, a.status) for f, a, _ in results]),
+    )
+    (_, user), failed = chosen[-1]
+    r = stack.invoke(
+        "coupon", events.release_event(failed["code"], f"shop-order-{len(chosen) - 1:03d}")
+    )
+    inv.check(
+        "the last order failed: its release puts the coupon back, outstanding again",
+        r.status == 200 and r["body"]["released"] == "redemption",
+        str(r["body"])[:200],
+    )
+    low = stack.invoke(
+        "coupon",
+        events.http_event(
+            "coupon-redeem",
+            body={
+                "code": failed["code"],
+                "user_id": user,
+                "order_reference": "shop-order-small",
+                "order_total_cents": COUPON_MIN_ORDER - 1,
+            },
+        ),
+    )
+    inv.check(
+        "an order below the coupons' minimum (30.00) is refused (422), nothing written",
+        low.status == 422,
+        str(low["body"])[:200],
+    )
+    return sum(c["amount_off_cents"] for _, c in chosen[:-1])
 
 
 def report_merchant(m: dict) -> None:
@@ -222,8 +339,13 @@ def report_merchant(m: dict) -> None:
     seed = ", ".join(f"{u} {money(a['amount_cents'])}" for u, a in sorted(m["seed_won"].items()))
     print(f"  the seed's test, {SEED_GRABBERS} grabbers for {SEED_SHARES} shares: {seed}")
     print(
-        f"  {m['winners']} shares won, {m['claims']} claimed ({money(m['paid'])}), "
-        f"{money(m['refunded'])} returned to the merchant at expiry"
+        f"  {m['winners']} shares won, {m['claims']} claimed: {money(m['paid'])} in cash, "
+        f"{m['coupons']} coupons worth {money(m['issued'])} ({money(m['redeemed'])} redeemed "
+        f"at checkout)"
+    )
+    print(
+        f"  returned to the merchant: {money(m['refunded'])} at expiry (shares never claimed), "
+        f"{money(m['coupons_refunded'])} at the coupons' redeem-by (never redeemed)"
     )
     print("  the merchant's books:")
     for label, key in (

@@ -144,7 +144,89 @@ def merchant_packets(st: LocalStack, c: Checks, s: State, balance: int) -> None:
             == b.get("balance_cents") + b.get("reserved_cents") + b.get("paid_cash_cents"),
             str(b)[:300],
         )
+    coupon_packet(st, c, s, order)
     low_balance(st, c, s)
+
+
+def coupon_packet(st: LocalStack, c: Checks, s: State, order: dict) -> None:
+    """Another order's packet paid out as coupons: a member's claim becomes their coupon (in
+    `GET /coupons`, no cash), redeemed at checkout through the coupon function; the books move
+    it from reserved to outstanding to paid_coupons, and close."""
+    inv = st.invoke
+    body = {
+        **order,
+        "order_reference": order["order_reference"] + "-coupon",
+        "sharer_first": False,
+        "payout": "coupon",
+        "coupon": {"min_order_cents": 1_000, "redeem_within_secs": 86_400},
+    }
+    r = inv("merchant", events.http_event("merchant-create-packet", body=body))
+    if not c.status("a merchant packet paid out as coupons", r, 201):
+        return
+    pid = r["body"]["packet_id"]
+    s.packets.append(pid)
+    c.check(
+        "the packet shows its coupon terms",
+        r["body"].get("payout") == "coupon"
+        and r["body"].get("coupon", {}).get("min_order_cents") == 1_000,
+        str(r["body"])[:300],
+    )
+    r = inv("grab", events.http_event("grab-grab", packet_id=pid, sub="member-2"))
+    c.status("a group member grabs the coupon packet", r, 200)
+    r = inv("claim", events.http_event("claim-claim", packet_id=pid, sub="member-2"))
+    if not c.status("the member claims the share as a coupon", r, 200):
+        return
+    coupon = r["body"].get("coupon") or {}
+    c.check(
+        "the claim answers the coupon (code <packet_id>.<share_id>, worth the share), no cash",
+        coupon.get("code") == f"{pid}.{r['body']['share_id']}"
+        and coupon.get("amount_off_cents") == r["body"]["amount_cents"]
+        and r["body"].get("balance_cents") == 0,
+        str(r["body"])[:300],
+    )
+    r = inv("coupon", events.coupons_event("member-2"))
+    c.check(
+        "GET /coupons lists the member's coupon, issued",
+        r.get("statusCode") == 200
+        and [(i.get("code"), i.get("state")) for i in r["body"].get("items", [])]
+        == [(coupon.get("code"), "issued")],
+        str(r.get("body"))[:300],
+    )
+    redeem = events.http_event(
+        "coupon-redeem",
+        body={
+            "code": coupon.get("code"),
+            "user_id": "member-2",
+            "order_reference": "shop-order-e2e",
+            "order_total_cents": 5_000,
+        },
+    )
+    r = inv("coupon", redeem)
+    if c.status("the coupon redeemed at checkout", r, 200):
+        c.check(
+            "the order's discount is the share",
+            r["body"].get("discount_cents") == coupon.get("amount_off_cents"),
+            str(r["body"])[:300],
+        )
+    r = inv("merchant", events.http_event("merchant-get"))
+    if c.status("merchant-get.json after the redemption", r, 200):
+        b = r["body"]
+        c.check(
+            "the redemption moved the share to paid_coupons; the books close",
+            b.get("paid_coupon_cents") == coupon.get("amount_off_cents")
+            and b.get("deposited_cents") - b.get("withdrawn_cents")
+            == sum(
+                b.get(k, 0)
+                for k in (
+                    "balance_cents",
+                    "reserved_cents",
+                    "outstanding_coupon_cents",
+                    "paid_cash_cents",
+                    "paid_coupon_cents",
+                )
+            ),
+            str(b)[:300],
+        )
 
 
 def low_balance(st: LocalStack, c: Checks, s: State) -> None:

@@ -172,11 +172,11 @@ def conservation(st: LocalStack, c: Checks, s: State) -> None:
         "money conservation (every wallet in Redis + merchant budgets + money held by packets"
         " = deposits - withdrawals)"
     )
-    # The merchant of events/merchant-*.json, once its fixtures ran.
-    budgets = (
-        st.invoke("merchant", events.http_event("merchant-get"))["body"]["balance_cents"]
-        if s.merchants
-        else 0
+    # The merchant of events/merchant-*.json, once its fixtures ran: its balance, and the
+    # coupons its packets' shares became (outstanding, or spent on a discount).
+    books = st.invoke("merchant", events.http_event("merchant-get"))["body"] if s.merchants else {}
+    budgets = sum(
+        books.get(k, 0) for k in ("balance_cents", "outstanding_coupon_cents", "paid_coupon_cents")
     )
     audit = check_conservation(
         st,

@@ -89,6 +89,8 @@ pub struct MerchantPacketRequestDoc {
     cover: Option<String>,
     /// How claimed shares are paid out.
     payout: PayoutDoc,
+    /// The coupons' terms: required with `payout: "coupon"`, refused with `"wallet"`.
+    coupon: Option<CouponTermsDoc>,
     /// Whether the sharer's own share is taken at creation (a group "fission" packet: the
     /// first share goes to the customer who shares it). Default `false`.
     sharer_first: Option<bool>,
@@ -101,6 +103,26 @@ pub struct MerchantPacketRequestDoc {
 pub enum PayoutDoc {
     /// Into the grabber's wallet, as a user's packet's share.
     Wallet,
+    /// As a coupon of the grabber worth the share (`GET /coupons`; its code
+    /// `<packet_id>.<share_id>`), redeemed at checkout through the coupon routes until the
+    /// packet's `redeem_by`; never cash.
+    Coupon,
+}
+
+/// A merchant packet's coupon terms (`payout: "coupon"`).
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"min_order_cents": 3000, "redeem_within_secs": 604800}))]
+#[allow(dead_code)]
+pub struct CouponTermsDoc {
+    /// The smallest order total a share's coupon applies to, cents (1 to 10^13); absent: any
+    /// order.
+    #[schema(minimum = 1, maximum = 10_000_000_000_000_i64)]
+    min_order_cents: Option<i64>,
+    /// How long after the packet expires its coupons may still be redeemed, seconds (1 to
+    /// 31622400, 366 days): `redeem_by = expires_at + redeem_within_secs`.
+    #[schema(minimum = 1, maximum = 31_622_400)]
+    redeem_within_secs: i64,
 }
 
 /// A group name: 1 to 32 characters of `[a-z0-9-]`.

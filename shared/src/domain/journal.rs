@@ -37,7 +37,10 @@ pub enum Kind {
     /// [`Kind::RefundCredit`] entry).
     PacketCancelled,
     /// A coupon code issued to a user (a grab won it); moves no money (amount 0). The
-    /// reference is `<campaign_id>/<code or generated index>`.
+    /// reference is `<campaign_id>/<code or generated index>`, or for a merchant packet's
+    /// share claimed as a coupon `<packet_id>/<share_id>` (the code `<packet_id>.<share_id>`),
+    /// with [`Entry::share_coupon`] its merchant and value (the cents moved within the
+    /// merchant's books, from `reserved` to `outstanding`).
     CouponIssued,
     /// A coupon redeemed at checkout; moves no money. [`Entry::order_reference`] names the
     /// order, [`Entry::discount_cents`] its discount when known.
@@ -67,6 +70,10 @@ pub enum Kind {
     /// [`Entry::claimed_cents`] as for [`Kind::PacketSettled`]. The entry's user is the
     /// merchant id.
     MerchantPacketSettled,
+    /// A merchant packet's coupons never redeemed, returned to its merchant's budget at their
+    /// `redeem_by` (reference the packet id), or one coupon's redemption reversed after that
+    /// (reference `<packet_id>/<share_id>`); positive. The entry's user is the merchant id.
+    MerchantCouponRefund,
 }
 
 impl Kind {
@@ -88,6 +95,7 @@ impl Kind {
         Kind::MerchantPacketDebit,
         Kind::MerchantRefund,
         Kind::MerchantPacketSettled,
+        Kind::MerchantCouponRefund,
     ];
 
     /// The journal's name of the kind (the ledger's kind where both have it).
@@ -109,6 +117,7 @@ impl Kind {
             Kind::MerchantPacketDebit => "merchant_packet_debit",
             Kind::MerchantRefund => "merchant_refund",
             Kind::MerchantPacketSettled => "merchant_packet_settled",
+            Kind::MerchantCouponRefund => "merchant_coupon_refund",
         }
     }
 
@@ -131,6 +140,7 @@ impl Kind {
             Kind::MerchantPacketDebit => "MerchantPacketDebit",
             Kind::MerchantRefund => "MerchantRefund",
             Kind::MerchantPacketSettled => "MerchantPacketSettled",
+            Kind::MerchantCouponRefund => "MerchantCouponRefund",
         }
     }
 
@@ -155,6 +165,7 @@ impl Kind {
                 | Kind::MerchantPacketDebit
                 | Kind::MerchantRefund
                 | Kind::MerchantPacketSettled
+                | Kind::MerchantCouponRefund
         )
     }
 
@@ -203,6 +214,19 @@ pub struct Entry {
     /// filled in by the store before publishing (a generated code's entry holds its index,
     /// which the campaign's key turns into the code); `None` as read.
     pub code: Option<String>,
+    /// For [`Kind::CouponIssued`] of a merchant packet's share: its merchant and the coupon's
+    /// value.
+    pub share_coupon: Option<IssuedShare>,
+}
+
+/// A merchant packet's share issued as a coupon (a `coupon_issued` entry's `extra`:
+/// `<merchant_id>|<amount_off_cents>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedShare {
+    /// The merchant whose books hold the coupon's value.
+    pub merchant_id: String,
+    /// What the coupon takes off an order, cents.
+    pub amount_off_cents: i64,
 }
 
 /// A closed campaign's final counts (the `campaign_ended` entry).
@@ -304,6 +328,20 @@ impl Entry {
             }
             _ => (None, None),
         };
+        let share_coupon = match kind {
+            Kind::CouponIssued if !extra.is_empty() => {
+                let (m, a) = extra
+                    .split_once('|')
+                    .ok_or_else(|| bad("`extra` is not `<merchant_id>|<amount_off_cents>`"))?;
+                Some(IssuedShare {
+                    merchant_id: m.to_string(),
+                    amount_off_cents: a
+                        .parse()
+                        .map_err(|_| bad("`extra` is not `<merchant_id>|<amount_off_cents>`"))?,
+                })
+            }
+            _ => None,
+        };
         Ok(Entry {
             stream_id: stream_id.to_string(),
             event_id: text("event_id")?,
@@ -319,6 +357,7 @@ impl Entry {
             discount_cents,
             campaign_counts,
             code: None,
+            share_coupon,
         })
     }
 }

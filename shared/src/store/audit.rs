@@ -4,7 +4,9 @@
 //! = sum of deposits − sum of withdrawals (the wallets' and the merchants'), where a packet
 //! holds `total - refunded - credited claims` cents (a claim is credited once its wallet
 //! transfer record exists); a merchant packet's cents are its merchant's `reserved` and
-//! `paid_cash`, which are not counted again. This reads per packet and per wallet; it
+//! `paid_cash`, which are not counted again. A share claimed as a coupon leaves the packet
+//! for its merchant's `outstanding` coupons, then `paid_coupons` once redeemed: both are
+//! counted ([`Totals::coupons_cents`]), as money still owed or spent on a discount. This reads per packet and per wallet; it
 //! is an audit tool, not a request path. The integration tests check the invariant at
 //! checkpoints and at the end of a run.
 //!
@@ -76,13 +78,16 @@ pub struct Totals {
     pub packets_cents: i64,
     /// Sum of the merchant budgets' balances, cents ([`totals_of`]; 0 from [`totals`]).
     pub merchants_cents: i64,
+    /// Sum of the merchants' coupons issued from shares, outstanding or redeemed, cents
+    /// ([`totals_of`]; 0 from [`totals`]).
+    pub coupons_cents: i64,
 }
 
 impl Totals {
-    /// Wallets plus merchant budgets plus packets, cents: must equal the sum of deposits less
-    /// the sum of withdrawals.
+    /// Wallets plus merchant budgets plus packets plus coupons, cents: must equal the sum of
+    /// deposits less the sum of withdrawals.
     pub fn total(&self) -> i64 {
-        self.wallets_cents + self.merchants_cents + self.packets_cents
+        self.wallets_cents + self.merchants_cents + self.packets_cents + self.coupons_cents
     }
 }
 
@@ -111,10 +116,9 @@ pub async fn totals_of(
 ) -> Result<Totals, Error> {
     let mut t = Totals::default();
     for m in merchants {
-        t.merchants_cents += super::merchants::get(store, m, 0)
-            .await?
-            .books
-            .balance_cents;
+        let books = super::merchants::get(store, m, 0).await?.books;
+        t.merchants_cents += books.balance_cents;
+        t.coupons_cents += books.outstanding_coupon_cents + books.paid_coupon_cents;
     }
     for u in users {
         t.wallets_cents += super::wallet::balance(store, u).await?;
@@ -130,14 +134,16 @@ pub async fn totals_of(
 pub struct StuckPacket {
     /// The packet.
     pub packet_id: String,
-    /// Its deadline, Unix ms (Redis `TIME`).
+    /// Its deadline, Unix ms (Redis `TIME`): `expires_at`, or a coupon packet's `redeem_by`.
     pub expires_at_ms: i64,
     /// Cents it holds (see [`packet_holding`]).
     pub held_cents: i64,
 }
 
 /// Every packet that is not settled, whose `expires_at` (by Redis `TIME`) has passed, and that
-/// has no entry in the reclaim index: money that no reclaim run will refund. `SCAN`s every
+/// has no entry in the reclaim index: money that no reclaim run will refund; and every coupon
+/// packet settled but for its coupons, past their `redeem_by` without an entry (its
+/// `expires_at_ms` is then the `redeem_by`, its held cents the coupons never redeemed). `SCAN`s every
 /// master (see [`super::Conn::scan_keys`]); meant for audits, the demo and operators.
 /// Repair by putting the id back into the index (`ZADD <prefix>:{reclaim}:due <expires_at> <id>`).
 ///
@@ -163,16 +169,32 @@ pub async fn stuck_packets(store: &Store) -> Result<Vec<StuckPacket>, Error> {
         if keys.packet(packet_id).meta != key {
             continue;
         }
-        let (status, expires_at): (Option<String>, Option<i64>) = redis::cmd("HMGET")
+        type Fields = (
+            Option<String>,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+        );
+        let (status, expires_at, redeem_by, coupons_settled, open): Fields = redis::cmd("HMGET")
             .arg(&key)
             .arg("status")
             .arg("expires_at")
+            .arg("redeem_by")
+            .arg("coupons_settled_at")
+            .arg("coupon_open_cents")
             .query_async(&mut conn)
             .await?;
         let (Some(status), Some(expires_at)) = (status, expires_at) else {
             continue;
         };
-        if status == "settled" || expires_at > now {
+        // A coupon packet settled at expiry is due again at its coupons' redeem_by.
+        let (due_at, coupons_due) = match (status.as_str(), redeem_by, coupons_settled) {
+            ("settled", Some(by), None) => (by, true),
+            ("settled", _, _) => continue,
+            _ => (expires_at, false),
+        };
+        if due_at > now {
             continue;
         }
         let indexed: Option<f64> = redis::cmd("ZSCORE")
@@ -183,8 +205,12 @@ pub async fn stuck_packets(store: &Store) -> Result<Vec<StuckPacket>, Error> {
         if indexed.is_none() {
             stuck.push(StuckPacket {
                 packet_id: packet_id.to_string(),
-                expires_at_ms: expires_at,
-                held_cents: packet_holding(store, packet_id).await?,
+                expires_at_ms: due_at,
+                held_cents: if coupons_due {
+                    open.unwrap_or(0)
+                } else {
+                    packet_holding(store, packet_id).await?
+                },
             });
         }
     }

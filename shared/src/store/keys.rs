@@ -39,6 +39,7 @@
 //! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written by older versions; settle expires it) |
 //! | `hb:{t}:packet:<id>:recipients` | set | a targeted packet's recipients (user ids); expires with the packet |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>`, `done:<ms>` or `done:<ms>:redriven` (completed by reclaim-cron) |
+//! | `hb:{t}:packet:<id>:coupons` | hash | a merchant packet paid out as coupons: share id -> its coupon's record (`lua/coupon_record.lua`: `<user>\n<issued_at_ms>`, then held or redeemed), `<share id>\n<order>` -> a release's memory (`lua/coupon_release.lua`); kept until `redeem_by` and the retention after it |
 //! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
@@ -114,6 +115,10 @@ pub struct PacketKeys {
     pub recipients: String,
     /// Claims hash (user -> claim state).
     pub claims: String,
+    /// A coupon packet's coupons (hash: share id -> the coupon record of
+    /// `lua/coupon_record.lua`; `<share id>\n<order>` -> a release's memory), as a coupon
+    /// pool's issued codes.
+    pub coupons: String,
 }
 
 /// The keys of one wallet.
@@ -191,6 +196,7 @@ impl Keys {
             grabs: format!("{base}:grabs"),
             legacy_order: format!("{base}:order"),
             claims: format!("{base}:claims"),
+            coupons: format!("{base}:coupons"),
             recipients: format!("{base}:recipients"),
             meta: base,
         }

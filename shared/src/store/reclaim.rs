@@ -63,7 +63,8 @@ pub fn backoff_ms(attempt: u32) -> i64 {
 pub struct ReclaimSummary {
     /// Packets settled (refunded) by this run.
     pub settled: u64,
-    /// Cents refunded to senders by this run.
+    /// Cents refunded to senders (and merchants: unclaimed shares, unredeemed coupons) by
+    /// this run.
     pub refunded_cents: i64,
     /// Pending claims whose wallet credit this run re-drove.
     pub redriven: u64,
@@ -242,6 +243,8 @@ script_call! {
             sent: &'a str,
             /// The money journal of the sender's tag (`refund_credit`, `packet_settled`).
             journal: &'a str,
+            /// A coupon packet's coupons hash (expired with the rest).
+            coupons: &'a str,
         }
         ARGV {
             /// The packet's id.
@@ -264,8 +267,12 @@ enum SettleReply {
         /// The packet's `expires_at`, Unix ms.
         expires_at_ms: i64,
     },
-    /// `settled <refund> <settled_now>`: the packet is settled (now or before).
+    /// `settled <refund> <settled_now> <coupon_refund>`: the packet is settled (now or
+    /// before), a coupon packet's unredeemed coupons refunded too.
     Settled(Settlement),
+    /// `coupons_open <refund> <settled_now> <redeem_by>`: settled, but the coupon packet's
+    /// coupons are redeemable until `redeem_by_ms` (Unix ms): settle again then.
+    CouponsOpen(Settlement, i64),
     /// `pending <refund> <settled_now> (<user> <share record> <claim state>)*`: claims to
     /// re-drive first.
     Pending(Settlement, Vec<PendingClaim>),
@@ -278,6 +285,8 @@ struct Settlement {
     settled_now: bool,
     /// The refund this call made, cents (0 unless `settled_now`).
     refunded_cents: i64,
+    /// The unredeemed coupons this call refunded, cents.
+    coupon_refund_cents: i64,
 }
 
 /// A claim `settle.lua` found pending.
@@ -307,6 +316,7 @@ impl SettleCall<'_> {
                 } else {
                     0
                 },
+                coupon_refund_cents: 0,
             })
         };
         Ok(match reply.first().map(String::as_str) {
@@ -314,7 +324,17 @@ impl SettleCall<'_> {
             Some("not_due") => SettleReply::NotDue {
                 expires_at_ms: int("settle", reply.get(1))?,
             },
-            Some("settled") => SettleReply::Settled(settlement(&reply)?),
+            Some("settled") => SettleReply::Settled(Settlement {
+                // Replies of scripts loaded before coupon payouts have no fourth element.
+                coupon_refund_cents: match reply.get(3) {
+                    None => 0,
+                    some => int("settle", some)?,
+                },
+                ..settlement(&reply)?
+            }),
+            Some("coupons_open") => {
+                SettleReply::CouponsOpen(settlement(&reply)?, int("settle", reply.get(3))?)
+            }
             Some("pending") => {
                 let settlement = settlement(&reply)?;
                 let mut claims = Vec::new();
@@ -395,6 +415,7 @@ async fn settle_one(
             recipients: &pk.recipients,
             sent: &payer.2,
             journal: &payer.3,
+            coupons: &pk.coupons,
             packet_id,
             retention_secs: cfg.packets.retention_secs,
             ledger_cap: crate::domain::wallet::LEDGER_CAP,
@@ -421,6 +442,24 @@ async fn settle_one(
             SettleReply::Settled(settlement) => {
                 count_settlement(settlement, summary);
                 return forget_entry(&mut conn, keys, packet_id).await;
+            }
+            SettleReply::CouponsOpen(settlement, redeem_by_ms) => {
+                // The coupons' second phase: the entry moves to their redeem_by (and its
+                // failure count goes; the first phase is done).
+                count_settlement(settlement, summary);
+                let _: (i64, i64) = redis::pipe()
+                    .atomic()
+                    .cmd("ZADD")
+                    .arg(&due_key)
+                    .arg("XX")
+                    .arg(redeem_by_ms)
+                    .arg(packet_id)
+                    .cmd("HDEL")
+                    .arg(keys.reclaim_retries())
+                    .arg(packet_id)
+                    .query_async(&mut conn)
+                    .await?;
+                return Ok(());
             }
             SettleReply::Pending(settlement, claims) => {
                 count_settlement(settlement, summary);
@@ -455,6 +494,7 @@ fn count_settlement(settlement: Settlement, summary: &mut ReclaimSummary) {
         summary.settled += 1;
         summary.refunded_cents += settlement.refunded_cents;
     }
+    summary.refunded_cents += settlement.coupon_refund_cents;
 }
 
 #[cfg(test)]

@@ -88,6 +88,8 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                     pool: &keys.pool,
                     issued: &keys.issued,
                     journal: &keys.journal,
+                    books: &keys.pool,
+                    grabs: &keys.pool,
                     code: &codes[i],
                     user_id: &users[i],
                     order_reference: order,
@@ -95,6 +97,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                     order_total_cents: "",
                     discount_cents: "",
                     call: &call(salt + i),
+                    share: "",
                 }
                 .texts()
             })
@@ -115,10 +118,15 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                 pool: &keys.pool,
                 issued: &keys.issued,
                 journal: &keys.journal,
+                books: &keys.pool,
+                grabs: &keys.pool,
+                ledger: &keys.pool,
                 code: &codes[i],
                 order_reference: "order-1",
                 campaign_id: &id,
                 call: &call(2 * n + i),
+                share: "",
+                ledger_cap: 100,
             }
             .texts()
         })

@@ -117,6 +117,8 @@ impl Calls<'_> {
             pool: &self.keys.pool,
             issued: &self.keys.issued,
             journal: &self.keys.journal,
+            books: &self.keys.pool,
+            grabs: &self.keys.pool,
             code: self.code,
             user_id: "alice",
             order_reference: order,
@@ -124,6 +126,7 @@ impl Calls<'_> {
             order_total_cents: "",
             discount_cents: "",
             call,
+            share: "",
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())
@@ -137,10 +140,15 @@ impl Calls<'_> {
             pool: &self.keys.pool,
             issued: &self.keys.issued,
             journal: &self.keys.journal,
+            books: &self.keys.pool,
+            grabs: &self.keys.pool,
+            ledger: &self.keys.pool,
             code: self.code,
             order_reference: order,
             campaign_id: self.campaign_id,
             call,
+            share: "",
+            ledger_cap: 100,
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())

@@ -149,6 +149,8 @@ async fn redeem(store: &Store, no: u64, code: &str, user: &str, order: &str) -> 
         pool: &keys.pool,
         issued: &keys.issued,
         journal: &keys.journal,
+        books: &keys.pool,
+        grabs: &keys.pool,
         code,
         user_id: user,
         order_reference: order,

@@ -92,6 +92,7 @@ async fn expiry_refunds_the_merchant_and_never_the_sharer() {
             recipients: &pk.recipients,
             sent: &mk.ledger,
             journal: &mk.journal,
+            coupons: &pk.coupons,
             packet_id: &packet_id,
             retention_secs: 60,
             ledger_cap: 100,

@@ -6,6 +6,7 @@
 //! first run, and every refusal writing nothing. After each, wallets + merchant budgets +
 //! packets = deposits − withdrawals, and the merchant's books close.
 
+mod coupons;
 mod expiry;
 mod listing;
 mod orders;

@@ -56,6 +56,8 @@ async fn re_sent_scripts_answer_as_their_first_run() {
             salt: &"0".repeat(64),
             commitment: &"1".repeat(64),
             index_keep_ms: 3_600_000,
+            min_order_cents: "",
+            redeem_within_ms: "",
             share_amounts: &amounts,
         };
 

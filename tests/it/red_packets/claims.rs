@@ -92,7 +92,11 @@ async fn interrupted_claims_are_redriven_once() {
                 meta: &keys.meta,
                 grabs: &keys.grabs,
                 claims: &keys.claims,
+                coupons: &keys.coupons,
+                books: &keys.meta,
+                journal: &keys.meta,
                 user_id: u,
+                books_of: "",
             }
             .invocation()
             .invoke_async(&mut conn)

@@ -606,7 +606,11 @@ async fn slow_claim(
                     meta: &pk.meta,
                     grabs: &pk.grabs,
                     claims: &pk.claims,
+                    coupons: &pk.coupons,
+                    books: &pk.meta,
+                    journal: &pk.meta,
                     user_id: user,
+                    books_of: "",
                 }
                 .invocation()
                 .invoke_async(&mut conn)

@@ -53,7 +53,7 @@ pub struct HoldBody {
     pub code: String,
     /// Whose coupon.
     pub user_id: String,
-    /// The campaign it belongs to.
+    /// The campaign it belongs to; a red packet share's coupon: its packet (24 hex digits).
     pub campaign_id: String,
     /// The order holding it.
     pub order_reference: String,

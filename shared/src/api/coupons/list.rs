@@ -19,7 +19,7 @@ use crate::store::coupons::{self, ListedCoupon};
 pub struct CouponItemBody {
     /// The coupon code.
     pub code: String,
-    /// The campaign.
+    /// The campaign; a red packet share's coupon: its packet (24 hex digits).
     pub campaign_id: String,
     /// The campaign's title.
     pub title: String,

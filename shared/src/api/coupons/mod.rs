@@ -31,6 +31,7 @@ use super::state::ApiState;
 use crate::domain::coupons::codes::is_code;
 use crate::domain::coupons::discount::{is_order_total, MAX_CENTS};
 use crate::domain::coupons::{is_reference, parse, Discount, Off};
+use crate::domain::merchants::parse_share_code;
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 use crate::store::coupons::{CampaignView, MyCoupon};
 use utoipa_axum::routes;
@@ -213,9 +214,9 @@ impl DiscountBody {
 /// # Errors
 /// 400 `invalid_request` naming the field.
 fn checkout_fields(code: &str, user_id: Option<&str>, order: &str) -> Result<(), ApiError> {
-    if !is_code(code) && parse(code).is_none() {
+    if !is_code(code) && parse(code).is_none() && parse_share_code(code).is_none() {
         return Err(ApiError::invalid(
-            "code must be 4 to 64 characters of [A-Za-z0-9_-], or a generated code",
+            "code must be 4 to 64 characters of [A-Za-z0-9_-], a generated code, or a red packet share's code (<packet_id>.<share_id>)",
         ));
     }
     if user_id.is_some_and(|u| !is_user_id(u)) {

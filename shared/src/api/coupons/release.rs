@@ -44,7 +44,7 @@ pub enum ReleasedDoc {
 pub struct ReleaseBody {
     /// The code as given.
     pub code: String,
-    /// The campaign it belongs to.
+    /// The campaign it belongs to; a red packet share's coupon: its packet (24 hex digits).
     pub campaign_id: String,
     /// The order that let go of it.
     pub order_reference: String,

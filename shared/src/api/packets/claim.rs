@@ -24,13 +24,38 @@ pub struct ClaimBody {
     pub share_id: u32,
     /// Cents.
     pub amount_cents: i64,
-    /// The caller's balance after the credit, cents.
+    /// The caller's balance after the credit, cents (a coupon payout credits nothing: the
+    /// balance as it is).
     pub balance_cents: i64,
     /// RFC 3339.
     #[schema(format = DateTime)]
     pub claimed_at: String,
     /// `true` when an earlier call credited it (nothing credited now).
     pub repeat: bool,
+    /// A merchant packet paid out as coupons: the coupon the share became (absent: the share
+    /// went into the wallet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub coupon: Option<ClaimedCouponBody>,
+}
+
+/// A share claimed as a coupon: redeem it at checkout (`POST /coupons/hold`, `/redeem`,
+/// `/release`) by its code, before `redeem_by`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ClaimedCouponBody {
+    /// `<packet_id>.<share_id>`.
+    #[schema(pattern = "^[0-9a-f]{24}\\.[1-9][0-9]{0,5}$")]
+    pub code: String,
+    /// What it takes off an order: the share, cents (never more than the order).
+    #[schema(minimum = 1)]
+    pub amount_off_cents: i64,
+    /// The smallest order total it applies to, cents; absent: any order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1)]
+    pub min_order_cents: Option<i64>,
+    /// RFC 3339: redeemable before this.
+    #[schema(format = DateTime)]
+    pub redeem_by: String,
 }
 
 crate::api::refusal::refusals! {
@@ -65,7 +90,7 @@ pub const OPERATION: Operation = Operation {
 #[utoipa::path(
     post, path = OPERATION.path, tag = "red packets", operation_id = "claim_share",
     summary = "Claim a grabbed share",
-    description = "Credits the caller's grabbed share of the packet to their wallet, once: later calls answer the same with `repeat: true`.",
+    description = "Credits the caller's grabbed share of the packet to their wallet, once: later calls answer the same with `repeat: true`. A merchant packet paid out as coupons (`payout: coupon`) credits nothing: the share becomes the caller's coupon (`coupon`), in `GET /coupons` and redeemable at checkout until `redeem_by`.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the share credited to the caller's wallet (once; `repeat` on later calls)", body = ClaimBody),
@@ -80,6 +105,7 @@ pub(crate) async fn claim(
         ClaimOutcome::Claimed {
             share,
             balance_cents,
+            coupon,
             claimed_at_ms,
             repeat,
         } => Ok(Json({
@@ -94,6 +120,12 @@ pub(crate) async fn claim(
                 balance_cents,
                 claimed_at: rfc3339(claimed_at_ms),
                 repeat,
+                coupon: coupon.map(|c| ClaimedCouponBody {
+                    code: c.code,
+                    amount_off_cents: c.amount_off_cents,
+                    min_order_cents: c.min_order_cents,
+                    redeem_by: rfc3339(c.redeem_by_ms),
+                }),
             }
         })),
         ClaimOutcome::NotFound => Err(ClaimRefusal::NotFound.because(no_packet(&id))),

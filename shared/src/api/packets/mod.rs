@@ -67,6 +67,10 @@ pub struct PacketBody {
     /// A merchant packet's payout of a claimed share, else `null`.
     #[schema(value_type = Option<super::schemas::PayoutDoc>, required = true)]
     pub payout: Option<&'static str>,
+    /// A coupon packet's coupon terms (`payout: "coupon"`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub coupon: Option<PacketCouponBody>,
     /// Total, cents.
     pub total_cents: i64,
     /// Number of shares.
@@ -103,6 +107,20 @@ pub struct PacketBody {
     pub password_protected: bool,
 }
 
+/// A coupon packet's coupon terms: each claimed share becomes a coupon of its grabber worth
+/// the share.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PacketCouponBody {
+    /// The smallest order total a coupon applies to, cents; absent: any order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, minimum = 1)]
+    pub min_order_cents: Option<i64>,
+    /// RFC 3339: the coupons are redeemable before this (`expires_at` plus the merchant's
+    /// `redeem_within_secs`).
+    #[schema(format = DateTime)]
+    pub redeem_by: String,
+}
+
 impl From<&Packet> for PacketBody {
     fn from(p: &Packet) -> Self {
         PacketBody {
@@ -111,6 +129,14 @@ impl From<&Packet> for PacketBody {
             merchant_id: p.merchant.as_ref().map(|m| m.merchant_id.clone()),
             sharer_id: p.merchant.as_ref().map(|m| m.sharer_id.clone()),
             payout: p.merchant.as_ref().map(|m| m.payout.as_str()),
+            coupon: p
+                .merchant
+                .as_ref()
+                .and_then(|m| m.coupon)
+                .map(|c| PacketCouponBody {
+                    min_order_cents: c.min_order_cents,
+                    redeem_by: rfc3339(c.redeem_by_ms),
+                }),
             total_cents: p.total_cents,
             count: p.count,
             mode: p.mode.as_str(),

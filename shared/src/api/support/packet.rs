@@ -54,8 +54,17 @@ pub struct SupportGrabBody {
     #[schema(format = DateTime, required = true)]
     pub claimed_at: Option<String>,
     /// Whether the share is in the grabber's wallet (for a `pending` claim: whether its
-    /// credit already landed).
+    /// credit already landed); never for a coupon packet's share.
     pub credited: bool,
+    /// A coupon packet's claimed share: its coupon's code (`<packet_id>.<share_id>`, looked
+    /// up whole by `GET /support/coupons/{code}`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub coupon_code: Option<String>,
+    /// With `coupon_code`: `issued`, `held`, `redeemed` or `expired`, by Redis `TIME`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, value_type = Option<crate::api::schemas::CouponStateDoc>)]
+    pub coupon_state: Option<&'static str>,
 }
 
 /// `refund` of `SupportPacketBody`.
@@ -108,6 +117,8 @@ impl From<GrabLookup> for SupportGrabBody {
             claim: g.claim.as_str(),
             claimed_at: g.claim.claimed_at_ms().map(rfc3339),
             credited: g.credited,
+            coupon_state: g.coupon.as_ref().map(|(_, s)| s.as_str()),
+            coupon_code: g.coupon.map(|(c, _)| c),
         }
     }
 }

@@ -6,11 +6,13 @@
 
 use std::collections::HashMap;
 
+pub mod coupons;
 pub mod packets;
 
+pub use coupons::{parse_share_code, share_code, CouponTerms, ShareCode, ShareCoupon};
 pub use packets::{
-    MerchantOrigin, MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket, PacketsCursor,
-    Payout,
+    IssuedTerms, MerchantOrigin, MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket,
+    PacketsCursor, Payout,
 };
 
 use super::settings::Setting;

@@ -6,6 +6,7 @@
 
 use serde::Deserialize;
 
+use super::coupons::CouponTerms;
 use super::is_merchant_id;
 use crate::domain::coupons::is_reference;
 use crate::domain::packets::{NewPacket, Packet, PacketRequest, PacketRules};
@@ -18,6 +19,9 @@ use crate::domain::{is_user_id, Invalid, MAX_USER_ID_CHARS};
 pub enum Payout {
     /// Into the grabber's wallet, as a user's packet's share is.
     Wallet,
+    /// As a coupon of the grabber worth the share, redeemed at checkout until the packet's
+    /// `redeem_by` ([`super::coupons`]); never cash.
+    Coupon,
 }
 
 impl Payout {
@@ -25,6 +29,7 @@ impl Payout {
     pub fn as_str(self) -> &'static str {
         match self {
             Payout::Wallet => "wallet",
+            Payout::Coupon => "coupon",
         }
     }
 
@@ -32,6 +37,7 @@ impl Payout {
     pub fn parse(s: &str) -> Option<Payout> {
         match s {
             "wallet" => Some(Payout::Wallet),
+            "coupon" => Some(Payout::Coupon),
             _ => None,
         }
     }
@@ -70,6 +76,9 @@ pub struct MerchantPacketRequest {
     pub cover: Option<String>,
     /// How claimed shares are paid out.
     pub payout: Payout,
+    /// The coupons' terms: required with `payout: "coupon"`, refused with `"wallet"`.
+    #[serde(default)]
+    pub coupon: Option<CouponTerms>,
     /// Whether the sharer's own share is taken at creation (WeChat Pay's group "fission"
     /// packet: the first share goes to the customer who shares it). Default `false`.
     #[serde(default)]
@@ -90,6 +99,8 @@ pub struct NewMerchantPacket {
     pub packet: NewPacket,
     /// How claimed shares are paid out.
     pub payout: Payout,
+    /// The coupons' terms (`Some` exactly when `payout` is [`Payout::Coupon`]).
+    pub coupon: Option<CouponTerms>,
     /// Whether the sharer's share is taken at creation.
     pub sharer_first: bool,
 }
@@ -129,12 +140,25 @@ impl MerchantPacketRequest {
             cover: self.cover,
             password: None,
         })?;
+        match (self.payout, &self.coupon) {
+            (Payout::Coupon, None) => {
+                return Err(Invalid::new(
+                    "coupon (redeem_within_secs, min_order_cents) is required with payout coupon",
+                ))
+            }
+            (Payout::Wallet, Some(_)) => {
+                return Err(Invalid::new("coupon is only for payout coupon"))
+            }
+            (_, Some(terms)) => terms.check()?,
+            (Payout::Wallet, None) => {}
+        }
         Ok(NewMerchantPacket {
             merchant_id: self.merchant_id,
             order_reference: self.order_reference,
             sharer_id: self.sharer_id,
             packet,
             payout: self.payout,
+            coupon: self.coupon,
             sharer_first: self.sharer_first,
         })
     }
@@ -145,18 +169,28 @@ impl NewMerchantPacket {
     /// packet and another body under the same order is told apart (409
     /// `order_reference_reused`): `m1:` and the SHA-256 hex of the sharer, the payout, whether
     /// the sharer takes the first share, and the packet's own fingerprint
-    /// ([`NewPacket::fingerprint`]), each a netstring (`<byte length>:<bytes>,`), so no field
-    /// can pass for another. The merchant and the order are the record's key.
+    /// ([`NewPacket::fingerprint`]), then for coupons their minimum order and redeem window,
+    /// each a netstring (`<byte length>:<bytes>,`), so no field can pass for another. The
+    /// merchant and the order are the record's key.
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         use std::fmt::Write;
         let mut canonical = String::new();
-        for field in [
-            self.sharer_id.as_str(),
-            self.payout.as_str(),
-            if self.sharer_first { "1" } else { "0" },
-            &self.packet.fingerprint(),
-        ] {
+        let mut fields = vec![
+            self.sharer_id.clone(),
+            self.payout.as_str().to_string(),
+            if self.sharer_first { "1" } else { "0" }.to_string(),
+            self.packet.fingerprint(),
+        ];
+        if let Some(terms) = &self.coupon {
+            fields.push(
+                terms
+                    .min_order_cents
+                    .map_or(String::new(), |m| m.to_string()),
+            );
+            fields.push(terms.redeem_within_secs.to_string());
+        }
+        for field in &fields {
             let _ = write!(canonical, "{}:{},", field.len(), field);
         }
         let digest = Sha256::digest(canonical.as_bytes());
@@ -178,8 +212,20 @@ pub struct MerchantOrigin {
     pub sharer_id: String,
     /// How claimed shares are paid out.
     pub payout: Payout,
+    /// A coupon payout's terms: the minimum order (cents) and `redeem_by` (Unix ms).
+    pub coupon: Option<IssuedTerms>,
     /// The order it belongs to (shown to the merchant only, never in the public view).
     pub order_reference: String,
+}
+
+/// The terms of a coupon packet's coupons as stored with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IssuedTerms {
+    /// The smallest order total a coupon applies to, cents; `None`: any.
+    pub min_order_cents: Option<i64>,
+    /// Redeemable before this, Unix ms (the packet's `expires_at` plus
+    /// `redeem_within_secs`).
+    pub redeem_by_ms: i64,
 }
 
 /// What `POST /merchant-packets` did.
@@ -278,6 +324,49 @@ mod tests {
     }
 
     #[test]
+    fn a_coupon_payout_needs_its_terms_and_a_wallet_payout_refuses_them() {
+        let rules = PacketRules::default();
+        let with = |payout: &str, coupon: Option<serde_json::Value>| {
+            let mut v = serde_json::json!({
+                "merchant_id": "shop-1042", "order_reference": "order-1", "sharer_id": "carol",
+                "total_cents": 2000, "count": 6, "payout": payout
+            });
+            if let Some(c) = coupon {
+                v["coupon"] = c;
+            }
+            serde_json::from_value::<MerchantPacketRequest>(v)
+                .unwrap()
+                .check(&rules)
+        };
+        let terms = serde_json::json!({"redeem_within_secs": 3600, "min_order_cents": 5000});
+        let made = with("coupon", Some(terms.clone())).unwrap();
+        assert_eq!(
+            made.coupon,
+            Some(CouponTerms {
+                min_order_cents: Some(5000),
+                redeem_within_secs: 3600
+            })
+        );
+        assert!(with("coupon", None).is_err());
+        assert!(with("wallet", Some(terms)).is_err());
+        assert!(with("coupon", Some(serde_json::json!({"redeem_within_secs": 0}))).is_err());
+    }
+
+    /// The fingerprint of [`request`] as recorded before coupon payouts existed.
+    const PINNED_WALLET_FINGERPRINT: &str =
+        "m1:a9a3a818eb33d8bdb883b598ca620073392d2ecb9ed7533044e7e665642d7a44";
+
+    #[test]
+    fn a_wallet_payouts_fingerprint_is_what_it_was_before_coupons() {
+        // Orders recorded before coupon payouts existed must still find their packet.
+        let fp = request()
+            .check(&PacketRules::default())
+            .unwrap()
+            .fingerprint();
+        assert_eq!(fp, PINNED_WALLET_FINGERPRINT);
+    }
+
+    #[test]
     fn cursors_read_back_what_they_show() {
         let c = PacketsCursor {
             created_at_ms: 1_795_887_015_772,
@@ -311,6 +400,14 @@ mod tests {
             },
             NewMerchantPacket {
                 sharer_first: true,
+                ..base.clone()
+            },
+            NewMerchantPacket {
+                payout: Payout::Coupon,
+                coupon: Some(CouponTerms {
+                    min_order_cents: None,
+                    redeem_within_secs: 60,
+                }),
                 ..base.clone()
             },
             NewMerchantPacket {

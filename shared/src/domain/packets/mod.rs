@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::merchants::{MerchantOrigin, Payout};
+use super::merchants::{IssuedTerms, MerchantOrigin, Payout, ShareCoupon};
 use super::split::{LuckySplit, Mode};
 use super::BadRecord;
 
@@ -126,7 +126,8 @@ impl Packet {
     /// A packet from its stored hash fields (`packet_id`, `sender_id`, `total_cents`, `count`,
     /// `mode`, `split`, `greeting`, `created_at`, `expires_at`, `status`, the counters). A
     /// merchant packet has no `sender_id` but `merchant_id`, `sharer_id`, `payout` and
-    /// `order_reference` (`lua/merchant_create_packet.lua`).
+    /// `order_reference` (`lua/merchant_create_packet.lua`), and a coupon packet `redeem_by`
+    /// and `min_order`.
     ///
     /// # Errors
     /// [`BadRecord`] when a field is missing or not of its type.
@@ -154,6 +155,16 @@ impl Packet {
                 sharer_id: s("sharer_id")?,
                 payout: Payout::parse(&s("payout")?)
                     .ok_or_else(|| BadRecord("bad merchant packet payout".into()))?,
+                coupon: match fields.get("redeem_by") {
+                    None => None,
+                    Some(_) => Some(IssuedTerms {
+                        min_order_cents: match fields.get("min_order") {
+                            None => None,
+                            Some(_) => Some(n("min_order")?),
+                        },
+                        redeem_by_ms: n("redeem_by")?,
+                    }),
+                },
                 order_reference: s("order_reference")?,
             }),
         };
@@ -403,12 +414,15 @@ pub enum CancelOutcome {
 /// The outcome of [`crate::store::packets::claim`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimOutcome {
-    /// The share is in the caller's wallet.
+    /// The share is in the caller's wallet, or for a merchant packet paid out as coupons,
+    /// the caller's coupon.
     Claimed {
         /// The share.
         share: Share,
-        /// The caller's balance after the credit (or now, for a repeat), cents.
+        /// The caller's balance after the credit (or now, for a repeat or a coupon), cents.
         balance_cents: i64,
+        /// The coupon the share became (a coupon payout); `None`: credited to the wallet.
+        coupon: Option<ShareCoupon>,
         /// When the claim was accepted, Unix ms (Redis `TIME`).
         claimed_at_ms: i64,
         /// `true` when an earlier call already credited it (nothing credited now).

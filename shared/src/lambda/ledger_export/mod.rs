@@ -29,7 +29,7 @@ use crate::api::error::rfc3339;
 use crate::api::metrics;
 use crate::domain::journal::Entry;
 use crate::store::journal::{self, JournalIndex};
-use crate::store::keys::Keys;
+use crate::store::keys::{is_packet_id, Keys};
 use crate::store::lock::Lock;
 use crate::store::{Error, Store};
 
@@ -60,18 +60,21 @@ pub struct EventDetail {
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
     /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
     /// `coupon_released`, `campaign_ended`, `merchant_deposit`, `merchant_withdrawal`,
-    /// `merchant_packet_debit`, `merchant_refund` or `merchant_packet_settled`.
+    /// `merchant_packet_debit`, `merchant_refund`, `merchant_packet_settled` or
+    /// `merchant_coupon_refund`.
     pub kind: &'static str,
     /// Whose wallet; absent for a merchant's movement.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
-    /// A merchant's movement only: whose budget.
+    /// A merchant's movement: whose budget; a `coupon_issued` of a merchant packet's share:
+    /// the merchant whose books hold its value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merchant_id: Option<String>,
     /// Signed amount, cents (debits negative; 0 for `packet_settled` and `packet_cancelled`).
     pub amount_cents: i64,
     /// The deposit or withdrawal reference, or the packet id; for a coupon event
-    /// `<campaign_id>/<code or generated index>`, for `campaign_ended` the campaign id.
+    /// `<campaign_id>/<code or generated index>` (a merchant packet's share's coupon:
+    /// `<packet_id>/<share_id>`), for `campaign_ended` the campaign id.
     pub reference: String,
     /// When the money moved, Unix ms (Redis `TIME`).
     pub at_ms: i64,
@@ -87,9 +90,16 @@ pub struct EventDetail {
     /// `packet_settled` and `merchant_packet_settled` only: cents claimed by grabbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claimed_cents: Option<i64>,
-    /// Coupon events only: the campaign.
+    /// Coupon events only: the campaign (absent for a merchant packet's share's coupon).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub campaign_id: Option<String>,
+    /// Coupon events of a merchant packet's share's coupon only: the packet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_id: Option<String>,
+    /// `coupon_issued` of a merchant packet's share only: what the coupon takes off an
+    /// order, cents (moved within the merchant's books, from reserved to outstanding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount_off_cents: Option<i64>,
     /// `coupon_issued`, `coupon_redeemed` and `coupon_released` only: the coupon code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -118,7 +128,11 @@ impl From<&Entry> for EventDetail {
             event_id: e.event_id.clone(),
             kind: e.kind.as_str(),
             user_id: (!e.kind.is_merchant()).then(|| e.user_id.clone()),
-            merchant_id: e.kind.is_merchant().then(|| e.user_id.clone()),
+            merchant_id: if e.kind.is_merchant() {
+                Some(e.user_id.clone())
+            } else {
+                e.share_coupon.as_ref().map(|s| s.merchant_id.clone())
+            },
             amount_cents: e.amount_cents,
             reference: e.reference.clone(),
             at_ms: e.at_ms,
@@ -126,7 +140,15 @@ impl From<&Entry> for EventDetail {
             balance_cents: e.balance_cents,
             refunded_cents: e.refunded_cents,
             claimed_cents: e.claimed_cents,
-            campaign_id: e.coupon_parts().map(|(campaign, _)| campaign.to_string()),
+            campaign_id: e
+                .coupon_parts()
+                .filter(|(source, _)| !is_packet_id(source))
+                .map(|(campaign, _)| campaign.to_string()),
+            packet_id: e
+                .coupon_parts()
+                .filter(|(source, _)| is_packet_id(source))
+                .map(|(packet, _)| packet.to_string()),
+            amount_off_cents: e.share_coupon.as_ref().map(|s| s.amount_off_cents),
             code: e.code.clone(),
             order_reference: e.order_reference.clone(),
             discount_cents: e.discount_cents,

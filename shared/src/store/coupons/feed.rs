@@ -5,13 +5,15 @@ use std::collections::HashMap;
 
 use crate::domain::coupons::campaign_no;
 use crate::domain::journal::{Entry, Kind};
+use crate::store::keys::{is_packet_id, Keys};
 use crate::store::{Error, Store};
 
 use super::list::remember;
 use super::shape::{shape, Shape};
 
 /// Gives each coupon entry of `entries` its code (a generated code's entry holds its index,
-/// which the campaign's key turns into the code) and puts each issued coupon in its user's
+/// which the campaign's key turns into the code; a merchant packet's share's entry
+/// `<packet_id>/<share_id>`, whose code is `<packet_id>.<share_id>`) and puts each issued coupon in its user's
 /// coupon list again ([`remember`], idempotent): the list is complete once the entry is
 /// exported, also when the grab's function stopped before writing it. Money entries are left
 /// as they are.
@@ -36,6 +38,33 @@ pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> 
             continue;
         };
         let (campaign_id, item) = (campaign_id.to_string(), item.to_string());
+        if is_packet_id(&campaign_id) {
+            // A merchant packet's share's coupon: `<packet_id>/<share_id>`.
+            e.code = Some(format!("{campaign_id}.{item}"));
+            if e.kind == Kind::CouponIssued {
+                let meta = Keys::new(&store.config().key_prefix)
+                    .packet(&campaign_id)
+                    .meta;
+                let redeem_by: Option<i64> = redis::cmd("HGET")
+                    .arg(&meta)
+                    .arg("redeem_by")
+                    .query_async(&mut conn)
+                    .await?;
+                // Gone: past its redeem_by and retention, the list need not show it.
+                if let Some(redeem_by_ms) = redeem_by {
+                    remember(
+                        store,
+                        &mut conn,
+                        &e.user_id,
+                        &e.reference,
+                        e.at_ms,
+                        redeem_by_ms,
+                    )
+                    .await?;
+                }
+            }
+            continue;
+        }
         let Some(no) = campaign_no(&campaign_id) else {
             continue;
         };

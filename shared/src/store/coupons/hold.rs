@@ -155,8 +155,8 @@ pub async fn hold(
         return Ok(HoldOutcome::NotFound);
     };
     let reply: Value = CouponHoldCall {
-        pool: &at.keys.pool,
-        issued: &at.keys.issued,
+        pool: &at.pool,
+        issued: &at.issued,
         code: &at.keyed,
         user_id,
         order_reference,

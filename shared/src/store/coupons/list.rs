@@ -14,7 +14,9 @@ use crate::store::conn::Conn;
 use crate::store::{Error, Store};
 
 use super::keys::{user_coupons, PoolKeys};
+use super::locate::locate_share;
 use super::shape::{shape, Shape};
+use crate::domain::merchants::parse_share_code;
 
 /// Puts `member` (`<campaign_id>/<code or index>`, grabbed at `at_ms`) in `user_id`'s coupon
 /// list, and keeps the list until [`LIST_RETENTION_MS`] after `redeem_by_ms` (the latest of
@@ -148,26 +150,36 @@ pub async fn page(
         let Some((campaign_id, item)) = member.split_once('/') else {
             continue;
         };
-        let Some(no) = campaign_no(campaign_id) else {
-            continue;
+        // A merchant packet's share's coupon (`<packet_id>/<share_id>`), or a campaign's.
+        let share_code = format!("{campaign_id}.{item}");
+        let (s, code, issued) = if let Some(share) = parse_share_code(&share_code) {
+            let Some(at) = locate_share(store, &mut conn, &share).await? else {
+                continue;
+            };
+            (at.shape, share_code, at.issued)
+        } else {
+            let Some(no) = campaign_no(campaign_id) else {
+                continue;
+            };
+            if !shapes.contains_key(campaign_id) {
+                let s = shape(store, &mut conn, campaign_id, no).await?;
+                shapes.insert(campaign_id.to_string(), s);
+            }
+            let Some(s) = &shapes[campaign_id] else {
+                continue;
+            };
+            let (pool, code) = match (&s.key, item.parse::<u64>()) {
+                (Some(k), Ok(index)) => (
+                    pool_of_index(index, s.campaign_total, s.pools),
+                    k.code(no, index),
+                ),
+                _ => (pool_of_code(no, item, s.pools), item.to_string()),
+            };
+            let keys = PoolKeys::new(prefix, campaign_id, no, pool, s.pools);
+            (s.clone(), code, keys.issued)
         };
-        if !shapes.contains_key(campaign_id) {
-            let s = shape(store, &mut conn, campaign_id, no).await?;
-            shapes.insert(campaign_id.to_string(), s);
-        }
-        let Some(s) = &shapes[campaign_id] else {
-            continue;
-        };
-        let (pool, code) = match (&s.key, item.parse::<u64>()) {
-            (Some(k), Ok(index)) => (
-                pool_of_index(index, s.campaign_total, s.pools),
-                k.code(no, index),
-            ),
-            _ => (pool_of_code(no, item, s.pools), item.to_string()),
-        };
-        let keys = PoolKeys::new(prefix, campaign_id, no, pool, s.pools);
         let record: Option<String> = redis::cmd("HGET")
-            .arg(&keys.issued)
+            .arg(&issued)
             .arg(item)
             .query_async(&mut conn)
             .await?;
@@ -179,7 +191,7 @@ pub async fn page(
         let redeemed = record.redeemed();
         coupons.push(ListedCoupon {
             campaign_id: campaign_id.to_string(),
-            title: s.title.clone(),
+            title: s.title,
             code,
             state: record.state(now_ms, s.redeem_by_ms),
             grabbed_at_ms: *at,

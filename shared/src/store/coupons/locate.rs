@@ -4,10 +4,16 @@
 //! A generated code carries the campaign number and its index ([`parse`], then the campaign's
 //! key inverts the index, which must be below the campaign's size: a guessed code fails
 //! here); an uploaded one is looked up in the directory. The pool that issued it follows from
-//! the index range, or from the code's hash.
+//! the index range, or from the code's hash. A merchant packet's share's code
+//! (`<packet_id>.<share_id>`, [`parse_share_code`]) names its packet, whose meta hash and
+//! coupons hash serve as the pool ([`crate::domain::merchants::coupons`]).
 
+use crate::domain::coupons::checkout::IssuedRecord;
 use crate::domain::coupons::{campaign_id, campaign_no, parse, pool_of_code, pool_of_index};
+use crate::domain::merchants::{parse_share_code, CouponTerms, ShareCode};
+use crate::domain::packets::Share;
 use crate::store::conn::Conn;
+use crate::store::keys::Keys;
 use crate::store::{Error, Store};
 
 use super::keys::{directory, PoolKeys};
@@ -16,14 +22,146 @@ use super::shape::{shape, Shape};
 /// A code's issuing pool.
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
-    /// The campaign's id.
+    /// The campaign's id; a share's coupon's packet id.
     pub campaign_id: String,
-    /// The issuing pool's keys.
-    pub keys: PoolKeys,
-    /// The code as the pool keys it: the uploaded code, or the generated index in decimal.
+    /// The issuing pool's hash (a share's coupon: the packet's meta hash).
+    pub pool: String,
+    /// The issuing pool's issued codes (a share's coupon: the packet's coupons hash).
+    pub issued: String,
+    /// The money journal of the pool's tag.
+    pub journal: String,
+    /// The code as the pool keys it: the uploaded code, the generated index in decimal, or
+    /// the share id.
     pub keyed: String,
-    /// The campaign's shape (its discount among it).
+    /// The campaign's shape (its discount among it); for a share's coupon, its terms.
     pub shape: Shape,
+    /// A share's coupon's other keys; `None` for a campaign's code.
+    pub share: Option<ShareKeys>,
+}
+
+/// The keys a share's coupon's checkout moves money in (on the packet's slot).
+#[derive(Debug, Clone)]
+pub(crate) struct ShareKeys {
+    /// The merchant's hash (its books).
+    pub books: String,
+    /// The packet's grabs hash (the coupon's value).
+    pub grabs: String,
+    /// The merchant's ledger list.
+    pub ledger: String,
+}
+
+impl Located {
+    fn of_pool(campaign_id: String, keys: PoolKeys, keyed: String, shape: Shape) -> Located {
+        Located {
+            campaign_id,
+            pool: keys.pool,
+            issued: keys.issued,
+            journal: keys.journal,
+            keyed,
+            shape,
+            share: None,
+        }
+    }
+
+    /// The share-coupon flag of the checkout scripts: `1` for a share's coupon, else empty.
+    pub fn share_arg(&self) -> &'static str {
+        if self.share.is_some() {
+            "1"
+        } else {
+            ""
+        }
+    }
+
+    /// The books, grabs and ledger keys of the checkout scripts: a share's coupon's, else the
+    /// pool's hash for each (a key of the slot the scripts never touch).
+    pub fn share_keys(&self) -> (&str, &str, &str) {
+        match &self.share {
+            Some(s) => (&s.books, &s.grabs, &s.ledger),
+            None => (&self.pool, &self.pool, &self.pool),
+        }
+    }
+}
+
+/// The packet and coupon terms of share code `code`: `None` when the packet is gone or pays
+/// out to wallets. The coupon's value (the discount) is its grabber's share, known once the
+/// share is claimed as a coupon.
+pub(super) async fn locate_share(
+    store: &Store,
+    conn: &mut Conn,
+    code: &ShareCode,
+) -> Result<Option<Located>, Error> {
+    let keys = Keys::new(&store.config().key_prefix);
+    let pk = keys.packet(&code.packet_id);
+    type Fields = (
+        Option<i64>,
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+    );
+    let ((redeem_by, min_order, merchant, greeting, expires_at), record): (Fields, Option<String>) =
+        redis::pipe()
+            .cmd("HMGET")
+            .arg(&pk.meta)
+            .arg("redeem_by")
+            .arg("min_order")
+            .arg("merchant_id")
+            .arg("greeting")
+            .arg("expires_at")
+            .cmd("HGET")
+            .arg(&pk.coupons)
+            .arg(&code.share_id)
+            .query_async(conn)
+            .await?;
+    let (Some(redeem_by_ms), Some(merchant)) = (redeem_by, merchant) else {
+        return Ok(None);
+    };
+    let value = match record {
+        None => None,
+        Some(r) => {
+            let user = IssuedRecord::parse(&r)
+                .map_err(|e| Error::Internal(e.to_string()))?
+                .user_id;
+            let share: Option<String> = redis::cmd("HGET")
+                .arg(&pk.grabs)
+                .arg(&user)
+                .query_async(conn)
+                .await?;
+            share
+                .map(|s| Share::parse(&s))
+                .transpose()?
+                .filter(|s| s.share_id.to_string() == code.share_id)
+                .map(|s| s.amount_cents)
+        }
+    };
+    let mk = keys.merchant(&merchant);
+    let title = match greeting.filter(|g| !g.is_empty()) {
+        Some(g) => g,
+        None => format!("{merchant}'s red packet"),
+    };
+    Ok(Some(Located {
+        campaign_id: code.packet_id.clone(),
+        pool: pk.meta.clone(),
+        issued: pk.coupons.clone(),
+        journal: keys.journal_of_tag(&code.packet_id[..4]),
+        keyed: code.share_id.clone(),
+        shape: Shape {
+            no: 0,
+            pools: 1,
+            key: None,
+            redeem_by_ms,
+            campaign_total: 0,
+            title,
+            ends_at_ms: expires_at.unwrap_or(redeem_by_ms),
+            discount: value.map(|v| CouponTerms::discount(v, min_order)),
+            gone: None,
+        },
+        share: Some(ShareKeys {
+            books: mk.merchant,
+            grabs: pk.grabs,
+            ledger: mk.ledger,
+        }),
+    }))
 }
 
 /// Finds the pool that issued `code`: `None` for a code of no campaign.
@@ -36,6 +174,9 @@ pub(crate) async fn locate(
     conn: &mut Conn,
     code: &str,
 ) -> Result<Option<Located>, Error> {
+    if let Some(share) = parse_share_code(code) {
+        return locate_share(store, conn, &share).await;
+    }
     let prefix = &store.config().key_prefix;
     if let Some(parsed) = parse(code) {
         let id = campaign_id(parsed.campaign_no);
@@ -45,12 +186,7 @@ pub(crate) async fn locate(
                 if index < s.campaign_total {
                     let pool = pool_of_index(index, s.campaign_total, s.pools);
                     let keys = PoolKeys::new(prefix, &id, parsed.campaign_no, pool, s.pools);
-                    return Ok(Some(Located {
-                        campaign_id: id,
-                        keys,
-                        keyed: index.to_string(),
-                        shape: s,
-                    }));
+                    return Ok(Some(Located::of_pool(id, keys, index.to_string(), s)));
                 }
             }
         }
@@ -70,12 +206,7 @@ pub(crate) async fn locate(
     };
     let pool = pool_of_code(no, code, s.pools);
     let keys = PoolKeys::new(prefix, &id, no, pool, s.pools);
-    Ok(Some(Located {
-        campaign_id: id,
-        keys,
-        keyed: code.to_string(),
-        shape: s,
-    }))
+    Ok(Some(Located::of_pool(id, keys, code.to_string(), s)))
 }
 
 /// A fresh id for one checkout call (16 hex digits): the scripts record it, so the same call

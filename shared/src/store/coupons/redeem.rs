@@ -29,6 +29,10 @@ script_call! {
             issued: &'a str,
             /// The issuing pool's tag's journal (stream).
             journal: &'a str,
+            /// A share's coupon's merchant hash (its books); else the pool's hash.
+            books: &'a str,
+            /// A share's coupon's packet's grabs hash; else the pool's hash.
+            grabs: &'a str,
         }
         ARGV {
             /// The code as the pool keys it: the uploaded code, or the generated index.
@@ -46,6 +50,8 @@ script_call! {
             /// This call's id (16 hex digits): the same call sent again answers as its first
             /// run.
             call: &'a str,
+            /// `1` for a share's coupon, else empty.
+            share: &'a str,
         }
     }
 }
@@ -158,10 +164,13 @@ pub async fn redeem(
     let Some(at) = locate(store, &mut conn, code).await? else {
         return Ok(RedeemOutcome::NotFound);
     };
+    let (books, grabs, _) = at.share_keys();
     let reply: Value = CouponRedeemCall {
-        pool: &at.keys.pool,
-        issued: &at.keys.issued,
-        journal: &at.keys.journal,
+        pool: &at.pool,
+        issued: &at.issued,
+        journal: &at.journal,
+        books,
+        grabs,
         code: &at.keyed,
         user_id,
         order_reference,
@@ -169,6 +178,7 @@ pub async fn redeem(
         order_total_cents: &total_arg(order_total_cents),
         discount_cents: &discount_arg(&at.shape, order_total_cents),
         call: &call_id(),
+        share: at.share_arg(),
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -27,17 +27,28 @@ script_call! {
             issued: &'a str,
             /// The issuing pool's tag's journal (stream).
             journal: &'a str,
+            /// A share's coupon's merchant hash (its books); else the pool's hash.
+            books: &'a str,
+            /// A share's coupon's packet's grabs hash; else the pool's hash.
+            grabs: &'a str,
+            /// A share's coupon's merchant's ledger; else the pool's hash.
+            ledger: &'a str,
         }
         ARGV {
-            /// The code as the pool keys it: the uploaded code, or the generated index.
+            /// The code as the pool keys it: the uploaded code, the generated index, or the
+            /// share id.
             code: &'a str,
             /// The order releasing the coupon.
             order_reference: &'a str,
-            /// The campaign (journal entries name it).
+            /// The campaign (journal entries name it); a share's coupon's packet.
             campaign_id: &'a str,
             /// This call's id (16 hex digits): the same call sent again answers as its first
             /// run.
             call: &'a str,
+            /// `1` for a share's coupon, else empty.
+            share: &'a str,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
         }
     }
 }
@@ -152,14 +163,20 @@ pub async fn release(
     let Some(at) = locate(store, &mut conn, code).await? else {
         return Ok(ReleaseOutcome::NotFound);
     };
+    let (books, grabs, ledger) = at.share_keys();
     let reply: Value = CouponReleaseCall {
-        pool: &at.keys.pool,
-        issued: &at.keys.issued,
-        journal: &at.keys.journal,
+        pool: &at.pool,
+        issued: &at.issued,
+        journal: &at.journal,
+        books,
+        grabs,
+        ledger,
         code: &at.keyed,
         order_reference,
         campaign_id: &at.campaign_id,
         call: &call_id(),
+        share: at.share_arg(),
+        ledger_cap: crate::domain::wallet::LEDGER_CAP,
     }
     .invocation()
     .invoke_async(&mut conn)

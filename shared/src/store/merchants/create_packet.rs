@@ -4,6 +4,7 @@
 
 use redis::Value;
 
+use crate::domain::merchants::coupons::MAX_REDEEM_WITHIN_SECS;
 use crate::domain::merchants::{MerchantPacketOutcome, NewMerchantPacket};
 use crate::domain::packets::{receipt, CREATE_WINDOW_MS, MAX_EXPIRES_IN_SECS};
 use crate::domain::split;
@@ -48,7 +49,7 @@ script_call! {
             order_reference: &'a str,
             /// The customer who shares the packet.
             sharer_id: &'a str,
-            /// `wallet`.
+            /// `wallet` or `coupon`.
             payout: &'a str,
             /// `1` when the sharer's share is taken now, else empty.
             sharer_first: &'a str,
@@ -83,6 +84,12 @@ script_call! {
             commitment: &'a str,
             /// How long the merchant's packets index keeps an entry, ms (> 0).
             index_keep_ms: u64,
+            /// A coupon packet's coupons' minimum order, cents, or empty (any order; a wallet
+            /// packet).
+            min_order_cents: &'a str,
+            /// A coupon packet's redeem window after its expiry, ms, or empty (a wallet
+            /// packet).
+            redeem_within_ms: &'a str,
             /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
@@ -161,13 +168,23 @@ pub async fn create_packet(
     let fingerprint = req.fingerprint();
     let mk = keys.merchant(&req.merchant_id);
     let due = keys.reclaim_due();
-    let order_keep_ms = (p.lifetime_secs() + cfg.packets.retention_secs)
+    // A coupon packet's records live until its coupons' `redeem_by` and the retention after.
+    let redeem_within_secs = req.coupon.map_or(0, |c| c.redeem_within_secs as u64);
+    let order_keep_ms = (p.lifetime_secs() + redeem_within_secs + cfg.packets.retention_secs)
         .max(cfg.packets.idempotency_ttl_secs)
         * 1000;
     // The index keeps an entry as long as the longest-lived packet can exist.
-    let index_keep_ms = (MAX_EXPIRES_IN_SECS + cfg.packets.retention_secs)
-        .max(cfg.packets.idempotency_ttl_secs)
-        * 1000;
+    let index_keep_ms =
+        (MAX_EXPIRES_IN_SECS + MAX_REDEEM_WITHIN_SECS as u64 + cfg.packets.retention_secs)
+            .max(cfg.packets.idempotency_ttl_secs)
+            * 1000;
+    let min_order = req
+        .coupon
+        .and_then(|c| c.min_order_cents)
+        .map_or(String::new(), |m| m.to_string());
+    let redeem_within = req
+        .coupon
+        .map_or(String::new(), |c| (c.redeem_within_secs * 1000).to_string());
     let mut conn = store.conn().await?;
     for _ in 0..3 {
         let packet_id = new_packet_id(&req.merchant_id);
@@ -210,6 +227,8 @@ pub async fn create_packet(
             salt: &salt,
             commitment: &commitment,
             index_keep_ms,
+            min_order_cents: &min_order,
+            redeem_within_ms: &redeem_within,
             share_amounts: &amounts,
         };
         let reply = MerchantCreatePacketCall::reply(

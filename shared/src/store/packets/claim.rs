@@ -1,9 +1,13 @@
 //! `POST /packets/{id}/claim`'s store step: claim step 1 (`lua/claim.lua`, reserve the share on
-//! the packet's slot), its reply parsed into [`ClaimReply`], then steps 2 to 4 (`redrive.rs`).
+//! the packet's slot), its reply parsed into [`ClaimReply`], then steps 2 to 4 (`redrive.rs`);
+//! or, for a merchant packet paid out as coupons, the whole claim in `lua/claim.lua` and the
+//! coupon put in the grabber's list.
 
 use redis::Value;
 
+use crate::domain::merchants::{share_code, IssuedTerms, ShareCoupon};
 use crate::domain::packets::{parse_claim_state, ClaimOutcome, Share};
+use crate::store::coupons;
 use crate::store::keys::{is_packet_id, Keys};
 use crate::store::packets::redrive::{redrive_claim, ClaimedPacket};
 use crate::store::scripts::{script_call, texts, Call, CLAIM};
@@ -20,10 +24,19 @@ script_call! {
             grabs: &'a str,
             /// The packet's claims hash (user -> claim state).
             claims: &'a str,
+            /// A coupon packet's coupons hash (share id -> coupon record).
+            coupons: &'a str,
+            /// The books of merchant `books_of` (a coupon packet's merchant hash); any key of
+            /// the slot when `books_of` is empty.
+            books: &'a str,
+            /// The money journal of the packet's tag (a coupon's `coupon_issued`).
+            journal: &'a str,
         }
         ARGV {
             /// The claiming grabber.
             user_id: &'a str,
+            /// The merchant whose books `books` is, or empty (not known yet).
+            books_of: &'a str,
         }
     }
 }
@@ -45,7 +58,14 @@ enum ClaimReply {
         sender_id: String,
         /// A merchant packet's merchant.
         merchant_id: Option<String>,
+        /// A coupon packet's coupon terms.
+        coupon: Option<IssuedTerms>,
+        /// Whether this run issued the coupon.
+        issued: bool,
     },
+    /// `books <merchant_id>`: a coupon packet's claim needs that merchant's books; nothing
+    /// written.
+    Books(String),
     /// `not_found`, `no_share` or `expired`.
     Refused(ClaimOutcome),
 }
@@ -67,13 +87,36 @@ impl ClaimCall<'_> {
                     .ok_or_else(|| Error::bad_reply("claim", "no sender"))?;
                 let merchant_id = reply.get(4).filter(|m| !m.is_empty()).cloned();
                 let (pending, claimed_at_ms) = parse_claim_state(&state)?;
+                let field = |i: usize| reply.get(i).map(String::as_str).unwrap_or("");
+                let number = |i: usize| {
+                    field(i)
+                        .parse::<i64>()
+                        .map_err(|_| Error::bad_reply("claim", format!("{reply:?}")))
+                };
+                let coupon = match field(5) {
+                    "" => None,
+                    _ => Some(IssuedTerms {
+                        redeem_by_ms: number(5)?,
+                        min_order_cents: match field(6) {
+                            "" => None,
+                            _ => Some(number(6)?),
+                        },
+                    }),
+                };
                 Ok(ClaimReply::Reserved {
                     share,
                     pending,
                     claimed_at_ms,
                     sender_id,
                     merchant_id,
+                    coupon,
+                    issued: field(7) == "1",
                 })
+            }
+            Some("books") => {
+                Ok(ClaimReply::Books(reply.get(1).cloned().ok_or_else(
+                    || Error::bad_reply("claim", "books without a merchant"),
+                )?))
             }
             Some("not_found") => Ok(ClaimReply::Refused(ClaimOutcome::NotFound)),
             Some("no_share") => Ok(ClaimReply::Refused(ClaimOutcome::NoShare)),
@@ -83,9 +126,13 @@ impl ClaimCall<'_> {
     }
 }
 
-/// Claims `user_id`'s share of `packet_id` into their wallet, exactly once.
+/// Claims `user_id`'s share of `packet_id` into their wallet (or as their coupon), exactly
+/// once.
 ///
-/// Four idempotent steps: reserve on the packet's slot (`claim.lua`), credit the grabber's
+/// A coupon packet's claim is one step on the packet's slot (`claim.lua` issues the coupon and
+/// moves the merchant's books; the first call learns the merchant and is sent again with its
+/// books), then the coupon is put in the grabber's list (idempotent, done by every call, and
+/// by ledger-export from the `coupon_issued` entry). Otherwise four idempotent steps: reserve on the packet's slot (`claim.lua`), credit the grabber's
 /// wallet once per transfer id `claim:<packet_id>` (`wallet_credit.lua`, another slot; the
 /// credit record is pinned, never forgotten while the claim is pending), mark done
 /// (`claim_done.lua`), un-pin the credit record (`transfer_release.lua`). Any retry or
@@ -98,27 +145,78 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
         return Ok(ClaimOutcome::NotFound);
     }
     let cfg = store.config();
-    let pk = Keys::new(&cfg.key_prefix).packet(packet_id);
+    let keys = Keys::new(&cfg.key_prefix);
+    let pk = keys.packet(packet_id);
+    let journal = keys.journal_of_tag(&packet_id[..4]);
     let mut conn = store.conn().await?;
-    let reply: Value = ClaimCall {
-        meta: &pk.meta,
-        grabs: &pk.grabs,
-        claims: &pk.claims,
-        user_id,
-    }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
-    let (share, pending, claimed_at_ms, sender_id, merchant_id) = match ClaimCall::reply(reply)? {
-        ClaimReply::Reserved {
-            share,
-            pending,
-            claimed_at_ms,
-            sender_id,
-            merchant_id,
-        } => (share, pending, claimed_at_ms, sender_id, merchant_id),
-        ClaimReply::Refused(outcome) => return Ok(outcome),
+    let mut books_of = String::new();
+    let mut books = pk.meta.clone();
+    let reserved = loop {
+        let reply: Value = ClaimCall {
+            meta: &pk.meta,
+            grabs: &pk.grabs,
+            claims: &pk.claims,
+            coupons: &pk.coupons,
+            books: &books,
+            journal: &journal,
+            user_id,
+            books_of: &books_of,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
+        match ClaimCall::reply(reply)? {
+            ClaimReply::Books(merchant) if books_of.is_empty() => {
+                books = keys.merchant(&merchant).merchant;
+                books_of = merchant;
+            }
+            ClaimReply::Books(merchant) => {
+                return Err(Error::Internal(format!(
+                    "claim of packet {packet_id}: its merchant is {merchant}, not {books_of}"
+                )))
+            }
+            ClaimReply::Refused(outcome) => return Ok(outcome),
+            reserved @ ClaimReply::Reserved { .. } => break reserved,
+        }
     };
+    let ClaimReply::Reserved {
+        share,
+        pending,
+        claimed_at_ms,
+        sender_id,
+        merchant_id,
+        coupon,
+        issued,
+    } = reserved
+    else {
+        unreachable!("the loop breaks with a reservation only");
+    };
+    if let Some(terms) = coupon {
+        let code = share_code(packet_id, share.share_id);
+        let member = format!("{packet_id}/{}", share.share_id);
+        coupons::list::remember(
+            store,
+            &mut conn,
+            user_id,
+            &member,
+            claimed_at_ms,
+            terms.redeem_by_ms,
+        )
+        .await?;
+        return Ok(ClaimOutcome::Claimed {
+            balance_cents: wallet::balance(store, user_id).await?,
+            coupon: Some(ShareCoupon {
+                code,
+                amount_off_cents: share.amount_cents,
+                min_order_cents: terms.min_order_cents,
+                redeem_by_ms: terms.redeem_by_ms,
+            }),
+            share,
+            claimed_at_ms,
+            // A lost reply's re-run answers as a later call does: the books moved once.
+            repeat: !issued,
+        });
+    }
     let (balance_cents, repeat) = if pending {
         let packet = ClaimedPacket {
             packet_id,
@@ -137,6 +235,7 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
     Ok(ClaimOutcome::Claimed {
         share,
         balance_cents,
+        coupon: None,
         claimed_at_ms,
         repeat,
     })

@@ -247,8 +247,9 @@ script!(
     /// `lua/grab.lua` (with `lua/rate_limit.lua`): at most one share per user, rate-limited.
     GRAB, "grab.lua", ["rate_limit.lua"]);
 script!(
-    /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot.
-    CLAIM, "claim.lua");
+    /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot (a coupon
+    /// packet's whole claim: the share issued as a coupon).
+    CLAIM, "claim.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/claim_done.lua`: claim step 3, mark the claim done.
     CLAIM_DONE, "claim_done.lua");

@@ -55,7 +55,7 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
     };
     let (record, (secs, micros)): (Option<String>, (i64, i64)) = redis::pipe()
         .cmd("HGET")
-        .arg(&at.keys.issued)
+        .arg(&at.issued)
         .arg(&at.keyed)
         .cmd("TIME")
         .query_async(&mut conn)
@@ -67,7 +67,7 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
     // A code or generated index holds none of `*?[]\`, so it is its own glob pattern.
     let mut releases = Vec::new();
     let mut iter: redis::AsyncIter<(String, String)> = redis::cmd("HSCAN")
-        .arg(&at.keys.issued)
+        .arg(&at.issued)
         .cursor_arg(0)
         .arg("MATCH")
         .arg(format!("{}\n*", at.keyed))
@@ -95,7 +95,7 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
     releases.sort_by_key(|r| r.released_at_ms);
     let reference = format!("{}/{}", at.campaign_id, at.keyed);
     let (journal, journal_complete) =
-        super::unexported(store, &at.keys.journal, |e| e.reference == reference).await?;
+        super::unexported(store, &at.journal, |e| e.reference == reference).await?;
     Ok(Some(CouponLookup {
         campaign_id: at.campaign_id,
         title: at.shape.title.clone(),

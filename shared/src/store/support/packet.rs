@@ -3,13 +3,17 @@
 //! claim state, whether each pending claim's credit already landed in the grabber's wallet,
 //! the refund's schedule in the reclaim index, and the unexported journal entries that
 //! mention the packet (its sender's journal: debit, refunds, settlement, cancel; its
-//! grabbers' journals: the claim credits).
+//! grabbers' journals: the claim credits; a coupon packet's coupon entries, on its own tag).
+//! A merchant packet paid out as coupons shows each claimed share's coupon and its state.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
+use crate::domain::coupons::checkout::IssuedRecord;
+use crate::domain::coupons::CouponState;
 use crate::domain::journal::Entry;
+use crate::domain::merchants::share_code;
 use crate::domain::packets::{ClaimState, PacketView, Share};
 use crate::domain::wallet::claim_transfer_id;
 use crate::store::keys::{user_tag, Keys};
@@ -57,8 +61,10 @@ pub struct GrabLookup {
     pub claim: ClaimState,
     /// Whether the grabber's wallet holds the claim's credit: always for a done or re-driven
     /// claim, never for an unclaimed share; for a pending claim, whether step 2 (the credit)
-    /// landed before the claim was marked done.
+    /// landed before the claim was marked done. Never for a coupon packet's share.
     pub credited: bool,
+    /// A coupon packet's claimed share: its coupon's code and state (by Redis `TIME`).
+    pub coupon: Option<(String, CouponState)>,
 }
 
 /// The support look-up of `packet_id`; `None` for no such packet (including ids of the wrong
@@ -74,14 +80,39 @@ pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLooku
     let view = build(packet_id, &read)?;
     let keys = Keys::new(&store.config().key_prefix);
     let keys = &keys;
+    let mut conn = store.conn().await?;
+    let redeem_by_ms = read
+        .meta
+        .get("redeem_by")
+        .and_then(|v| v.parse::<i64>().ok());
+    let (coupons, (secs, micros)): (HashMap<String, String>, (i64, i64)) = redis::pipe()
+        .cmd("HGETALL")
+        .arg(keys.packet(packet_id).coupons)
+        .cmd("TIME")
+        .query_async(&mut conn)
+        .await?;
+    let now_ms = secs * 1000 + micros / 1000;
+    let coupon_of = |share: &Share| -> Result<Option<(String, CouponState)>, Error> {
+        let (Some(redeem_by_ms), Some(text)) =
+            (redeem_by_ms, coupons.get(&share.share_id.to_string()))
+        else {
+            return Ok(None);
+        };
+        let record = IssuedRecord::parse(text).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(Some((
+            share_code(packet_id, share.share_id),
+            record.state(now_ms, redeem_by_ms),
+        )))
+    };
     let mut parsed = Vec::with_capacity(view.grabs.len());
     for g in &view.grabs {
         let claim = ClaimState::parse(read.claims.get(&g.user_id).map(String::as_str))?;
-        parsed.push((g.user_id.clone(), g.share, claim));
+        parsed.push((g.user_id.clone(), g.share, claim, coupon_of(&g.share)?));
     }
     let grabs: Vec<GrabLookup> = stream::iter(parsed.into_iter().map(
-        |(user_id, share, claim)| async move {
+        |(user_id, share, claim, coupon)| async move {
             let credited = match claim {
+                _ if redeem_by_ms.is_some() => false,
                 ClaimState::Unclaimed => false,
                 ClaimState::Done { .. } | ClaimState::Redriven { .. } => true,
                 ClaimState::Pending { .. } => {
@@ -93,13 +124,13 @@ pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLooku
                 share,
                 claim,
                 credited,
+                coupon,
             })
         },
     ))
     .buffered(IN_FLIGHT)
     .try_collect()
     .await?;
-    let mut conn = store.conn().await?;
     let (due, failed): (Option<i64>, Option<u64>) = redis::pipe()
         .cmd("ZSCORE")
         .arg(keys.reclaim_due())
@@ -118,7 +149,11 @@ pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLooku
             .map(|g| keys.journal_of_tag(&user_tag(&g.user_id))),
     );
     let found: Vec<(Vec<Entry>, bool)> = stream::iter(journals.into_iter().map(|key| async move {
-        super::unexported(store, &key, |e: &Entry| e.reference == packet_id).await
+        let share_prefix = format!("{packet_id}/");
+        super::unexported(store, &key, |e: &Entry| {
+            e.reference == packet_id || e.reference.starts_with(&share_prefix)
+        })
+        .await
     }))
     .buffered(IN_FLIGHT)
     .try_collect()

@@ -1,0 +1,400 @@
+//! Merchant packets paid out as coupons (`payout: "coupon"`): a claimed share becomes the
+//! grabber's coupon worth the share, listed in `GET /coupons`, redeemed once at checkout
+//! through the coupon routes; the merchant's books move with each step, and what is never
+//! claimed or never redeemed goes back to the merchant, once.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::common::{self, call, event, with_body, with_sub, Function};
+use harness::{Backend, TestRedis};
+use hongbao::domain::journal::Kind;
+use hongbao::store::keys::Keys;
+use hongbao::store::{journal, reclaim, wallet, Store};
+
+use super::*;
+
+/// A create body for `order` of `total` cents in `count` shares, paid out as coupons
+/// redeemable `within` seconds after the packet expires, on orders of 10.00 or more.
+fn coupon_order(order_ref: &str, total: i64, count: u32, within: i64) -> Value {
+    let mut body = order(order_ref, total, count);
+    body["payout"] = json!("coupon");
+    body["coupon"] = json!({"redeem_within_secs": within, "min_order_cents": 1_000});
+    body
+}
+
+/// Sends the coupon route `fixture` (`coupon-hold`, `coupon-redeem`, `coupon-release`) with
+/// `body`; (status, answer).
+async fn checkout(store: &Arc<Store>, fixture: &str, body: &Value) -> (u16, Value) {
+    let v = with_body(event(fixture), &body.to_string());
+    let (s, b, _) = call(store, Function::Coupon, &v).await;
+    (s, b)
+}
+
+/// `GET /coupons` as `user`: its items.
+async fn coupons_of(store: &Arc<Store>, user: &str) -> Vec<Value> {
+    let (s, b, _) = call(
+        store,
+        Function::Coupon,
+        &with_sub(event("coupon-list"), user),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    b["items"].as_array().unwrap().clone()
+}
+
+/// The packet's `field` (an integer of its meta hash).
+async fn meta_int(store: &Store, packet_id: &str, field: &str) -> Option<i64> {
+    let meta = Keys::new(&store.config().key_prefix).packet(packet_id).meta;
+    redis::cmd("HGET")
+        .arg(&meta)
+        .arg(field)
+        .query_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap()
+}
+
+/// Grabs and claims `packet_id` as each of `users`; their claim answers.
+async fn grab_and_claim(store: &Arc<Store>, packet_id: &str, users: &[&str]) -> Vec<Value> {
+    let mut claims = Vec::new();
+    for u in users {
+        let (s, b) = as_user(store, Function::Grab, "grab-grab", packet_id, u).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = as_user(store, Function::Claim, "claim-claim", packet_id, u).await;
+        assert_eq!(s, 200, "{b}");
+        claims.push(b);
+    }
+    claims
+}
+
+/// Test: a coupon packet's claimed shares become the grabbers' coupons. The claim answers the
+/// coupon (code `<packet_id>.<share_id>`, worth the share, the packet's minimum order and
+/// `redeem_by`) and credits no wallet; `GET /coupons` lists it; the books move the share from
+/// `reserved` to `outstanding`. Redeemed at checkout for an order of 50.00 it takes the share
+/// off and moves it on to `paid_coupons`, once (the same order again answers `repeat`);
+/// released, it is outstanding again and redeemable by another order; an order below the
+/// minimum is 422, nothing written. The books close after every step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claimed_shares_become_coupons_redeemed_once_at_checkout() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        fund_merchant(&store, SHOP, 5_000).await;
+        let (s, made) = create(&store, &coupon_order("order-c1", 1_200, 4, 3_600)).await;
+        assert_eq!(s, 201, "{made}");
+        assert_eq!(made["coupon"]["min_order_cents"], 1_000, "{made}");
+        let id = made["packet_id"].as_str().unwrap().to_string();
+        let users = ["ivy", "jack", "kim"];
+
+        // Act
+        let claims = grab_and_claim(&store, &id, &users).await;
+        let again = as_user(&store, Function::Claim, "claim-claim", &id, "ivy").await;
+
+        // Assert: the claims
+        let mut issued = 0;
+        for (u, c) in users.iter().zip(&claims) {
+            let share = c["share_id"].as_u64().unwrap();
+            let amount = c["amount_cents"].as_i64().unwrap();
+            issued += amount;
+            assert_eq!(c["repeat"], false, "{backend}: {c}");
+            assert_eq!(c["balance_cents"], 0, "{backend}: {c}");
+            assert_eq!(
+                (&c["coupon"]["code"], &c["coupon"]["amount_off_cents"]),
+                (&json!(format!("{id}.{share}")), &json!(amount)),
+                "{backend}: {c}"
+            );
+            assert_eq!(wallet::balance(&store, u).await.unwrap(), 0, "{backend}");
+            let listed = coupons_of(&store, u).await;
+            assert_eq!(listed.len(), 1, "{backend}: {listed:?}");
+            assert_eq!(
+                (
+                    &listed[0]["code"],
+                    &listed[0]["state"],
+                    &listed[0]["campaign_id"]
+                ),
+                (&c["coupon"]["code"], &json!("issued"), &json!(id)),
+                "{backend}: {listed:?}"
+            );
+            assert_eq!(
+                listed[0]["discount"],
+                json!({"amount_off_cents": amount, "min_order_cents": 1_000}),
+                "{backend}"
+            );
+        }
+        assert_eq!(
+            (again.0, &again.1["repeat"], &again.1["coupon"]),
+            (200, &json!(true), &claims[0]["coupon"]),
+            "{backend}: {:?}",
+            again
+        );
+        let b = books(&store, SHOP).await;
+        assert_eq!(
+            (
+                b.balance_cents,
+                b.reserved_cents,
+                b.outstanding_coupon_cents
+            ),
+            (3_800, 1_200 - issued, issued),
+            "{backend}: {b:?}"
+        );
+        assert!(b.close(), "{backend}: {b:?}");
+
+        // Act: the checkout
+        let code = claims[0]["coupon"]["code"].as_str().unwrap().to_string();
+        let value = claims[0]["amount_cents"].as_i64().unwrap();
+        let redeem = |order: &str, total: i64| {
+            json!({"code": code, "user_id": "ivy", "order_reference": order,
+                   "order_total_cents": total})
+        };
+        let low = checkout(&store, "coupon-redeem", &redeem("shop-order-0", 999)).await;
+        let first = checkout(&store, "coupon-redeem", &redeem("shop-order-1", 5_000)).await;
+        let repeat = checkout(&store, "coupon-redeem", &redeem("shop-order-1", 5_000)).await;
+        let after_redeem = books(&store, SHOP).await;
+        let released = checkout(
+            &store,
+            "coupon-release",
+            &json!({"code": code, "order_reference": "shop-order-1"}),
+        )
+        .await;
+        let after_release = books(&store, SHOP).await;
+        let second = checkout(&store, "coupon-redeem", &redeem("shop-order-2", 5_000)).await;
+
+        // Assert: the checkout
+        assert_eq!(
+            (low.0, &low.1["error"]),
+            (422, &json!("below_minimum")),
+            "{backend}: {low:?}"
+        );
+        assert_eq!(first.0, 200, "{backend}: {first:?}");
+        assert_eq!(
+            (
+                &first.1["discount_cents"],
+                &first.1["repeat"],
+                &first.1["campaign_id"]
+            ),
+            (&json!(value), &json!(false), &json!(id)),
+            "{backend}: {first:?}"
+        );
+        assert_eq!(
+            (repeat.0, &repeat.1["repeat"]),
+            (200, &json!(true)),
+            "{backend}"
+        );
+        assert_eq!(
+            (
+                after_redeem.outstanding_coupon_cents,
+                after_redeem.paid_coupon_cents
+            ),
+            (issued - value, value),
+            "{backend}: {after_redeem:?}"
+        );
+        assert_eq!(released.0, 200, "{backend}: {released:?}");
+        assert_eq!(released.1["released"], "redemption", "{backend}");
+        assert_eq!(
+            (
+                after_release.outstanding_coupon_cents,
+                after_release.paid_coupon_cents
+            ),
+            (issued, 0),
+            "{backend}: {after_release:?}"
+        );
+        assert_eq!(second.0, 200, "{backend}: {second:?}");
+        let end = books(&store, SHOP).await;
+        assert_eq!(
+            (end.outstanding_coupon_cents, end.paid_coupon_cents),
+            (issued - value, value),
+            "{backend}: {end:?}"
+        );
+        for b in [after_redeem, after_release, end] {
+            assert!(b.close(), "{backend}: {b:?}");
+        }
+        assert_eq!(
+            meta_int(&store, &id, "coupon_open_cents").await,
+            Some(issued - value),
+            "{backend}"
+        );
+        let everyone: Vec<String> = users.iter().map(|u| u.to_string()).collect();
+        assert_books(
+            &store,
+            &backend.to_string(),
+            &everyone,
+            std::slice::from_ref(&id),
+            5_000,
+        )
+        .await;
+    }
+}
+
+/// A funded merchant's coupon packet of 30.00 in 6 shares living 6 s, its coupons redeemable
+/// 4 s more: erin and frank claimed theirs, gus grabbed without claiming, and erin's coupon
+/// was redeemed by order `shop-order-9`; (packet id, erin's and frank's claim answers).
+async fn a_packet_with_one_coupon_redeemed(store: &Arc<Store>) -> (String, Vec<Value>) {
+    fund_merchant(store, SHOP, 10_000).await;
+    let mut body = coupon_order("order-c2", 3_000, 6, 4);
+    body["expires_in_secs"] = json!(6);
+    let (s, made) = create(store, &body).await;
+    assert_eq!(s, 201, "{made}");
+    let id = made["packet_id"].as_str().unwrap().to_string();
+    let claims = grab_and_claim(store, &id, &["erin", "frank"]).await;
+    let (s, b) = as_user(store, Function::Grab, "grab-grab", &id, "gus").await;
+    assert_eq!(s, 200, "{b}");
+    let (s, r) = checkout(
+        store,
+        "coupon-redeem",
+        &json!({"code": claims[0]["coupon"]["code"], "user_id": "erin",
+                "order_reference": "shop-order-9", "order_total_cents": 5_000}),
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    (id, claims)
+}
+
+/// Test: expiry, then `redeem_by`. At the packet's expiry reclaim-cron refunds the un-grabbed
+/// and unclaimed shares to the merchant but keeps the coupons' value outstanding (the entry
+/// moves to `redeem_by`); at `redeem_by` it refunds the coupons never redeemed, once
+/// (`merchant_coupon_refund`), and a second run refunds nothing. A redeem after that is 410;
+/// the redeemed coupon's redemption reversed after it goes straight back to the merchant's
+/// balance, once. The sharer gets nothing; the books close at every step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unclaimed_shares_then_unredeemed_coupons_go_back_to_the_merchant_once() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let (id, claims) = a_packet_with_one_coupon_redeemed(&store).await;
+        let issued: i64 = claims
+            .iter()
+            .map(|c| c["amount_cents"].as_i64().unwrap())
+            .sum();
+        let code = claims[0]["coupon"]["code"].as_str().unwrap().to_string();
+        let value = claims[0]["amount_cents"].as_i64().unwrap();
+        let expires_at = meta_int(&store, &id, "expires_at").await.unwrap();
+        let redeem_by = meta_int(&store, &id, "redeem_by").await.unwrap();
+        assert_eq!(redeem_by, expires_at + 4_000);
+
+        // Act: expiry
+        common::sleep_until_redis_ms(&store, expires_at).await;
+        let at_expiry = reclaim::run(&store).await.unwrap();
+        let books_at_expiry = books(&store, SHOP).await;
+        let due: Option<i64> = redis::cmd("ZSCORE")
+            .arg(Keys::new(&store.config().key_prefix).reclaim_due())
+            .arg(&id)
+            .query_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
+
+        // Assert: expiry
+        assert_eq!(
+            (at_expiry.settled, at_expiry.refunded_cents),
+            (1, 3_000 - issued),
+            "{backend}: {at_expiry:?}"
+        );
+        assert_eq!(due, Some(redeem_by), "{backend}");
+        assert_eq!(
+            (
+                books_at_expiry.balance_cents,
+                books_at_expiry.reserved_cents,
+                books_at_expiry.outstanding_coupon_cents,
+                books_at_expiry.paid_coupon_cents
+            ),
+            (10_000 - issued, 0, issued - value, value),
+            "{backend}: {books_at_expiry:?}"
+        );
+
+        // Act: redeem_by
+        common::sleep_until_redis_ms(&store, redeem_by).await;
+        let at_redeem_by = reclaim::run(&store).await.unwrap();
+        let later = reclaim::run(&store).await.unwrap();
+        let late_redeem = checkout(
+            &store,
+            "coupon-redeem",
+            &json!({"code": claims[1]["coupon"]["code"], "user_id": "frank",
+                    "order_reference": "shop-order-10"}),
+        )
+        .await;
+        let late_release = checkout(
+            &store,
+            "coupon-release",
+            &json!({"code": code, "order_reference": "shop-order-9"}),
+        )
+        .await;
+        let again = checkout(
+            &store,
+            "coupon-release",
+            &json!({"code": code, "order_reference": "shop-order-9"}),
+        )
+        .await;
+
+        // Assert: redeem_by and after
+        assert_eq!(
+            (at_redeem_by.settled, at_redeem_by.refunded_cents),
+            (0, issued - value),
+            "{backend}: {at_redeem_by:?}"
+        );
+        assert_eq!(
+            (later.settled, later.refunded_cents),
+            (0, 0),
+            "{backend}: {later:?}"
+        );
+        assert_eq!(
+            (late_redeem.0, &late_redeem.1["error"]),
+            (410, &json!("expired")),
+            "{backend}: {late_redeem:?}"
+        );
+        assert_eq!(late_release.0, 200, "{backend}: {late_release:?}");
+        assert_eq!(
+            (again.0, &again.1["repeat"]),
+            (200, &json!(true)),
+            "{backend}"
+        );
+        let end = books(&store, SHOP).await;
+        assert_eq!(
+            (
+                end.balance_cents,
+                end.reserved_cents,
+                end.outstanding_coupon_cents,
+                end.paid_coupon_cents
+            ),
+            (10_000, 0, 0, 0),
+            "{backend}: {end:?}"
+        );
+        assert!(end.close(), "{backend}: {end:?}");
+        assert_eq!(wallet::balance(&store, "carol").await.unwrap(), 0);
+        let key = Keys::new(&store.config().key_prefix).merchant(SHOP).journal;
+        let entries = journal::read(&store, &key, 200).await.unwrap();
+        let refunds: Vec<(Kind, i64, String)> = entries
+            .iter()
+            .filter(|e| {
+                matches!(e.kind, Kind::MerchantRefund | Kind::MerchantCouponRefund)
+                    && e.reference.starts_with(&id)
+            })
+            .map(|e| (e.kind, e.amount_cents, e.reference.clone()))
+            .collect();
+        let share = claims[0]["share_id"].as_u64().unwrap();
+        assert_eq!(
+            refunds,
+            [
+                (Kind::MerchantRefund, 3_000 - issued, id.clone()),
+                (Kind::MerchantCouponRefund, issued - value, id.clone()),
+                (Kind::MerchantCouponRefund, value, format!("{id}/{share}")),
+            ],
+            "{backend}"
+        );
+        let issued_entries = entries
+            .iter()
+            .filter(|e| e.kind == Kind::CouponIssued && e.reference.starts_with(&id))
+            .count();
+        assert_eq!(issued_entries, 2, "{backend}");
+        let users = ["carol", "erin", "frank", "gus"].map(String::from);
+        assert_books(
+            &store,
+            &backend.to_string(),
+            &users,
+            std::slice::from_ref(&id),
+            10_000,
+        )
+        .await;
+    }
+}
