@@ -351,8 +351,9 @@ def main() -> int:
 def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam: Client) -> None:
     """A merchant's order packet: the team's backend (AWS_IAM; `make serve` signs as its local
     principal) funds the merchant's budget and creates the packet of one order for its customer
-    to share; the sharer's share is taken at creation, six friends race for the other five, one
-    claims into her wallet, and the merchant's books close."""
+    to share, paid out as coupons; the sharer's share is taken at creation, six friends race for
+    the other five, one claims hers as a coupon and pays with it at checkout, and the
+    merchant's books close."""
     merchant_id = f"py-shop-{run}"
     expect(
         "the merchant's budget funded -> 201",
@@ -372,7 +373,8 @@ def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam
         "sharer_id": f"sharer-{run}",
         "total_cents": 2000,
         "count": 6,
-        "payout": "wallet",
+        "payout": "coupon",
+        "coupon": {"min_order_cents": 1_000, "redeem_within_secs": 86_400},
         "sharer_first": True,
     }
     made = expect(
@@ -402,15 +404,34 @@ def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam
         print(f"      {statuses}")
     winner = next(i for i, g in enumerate(grabs) if int(g.status_code) == 200)
     share = grabs[winner].parsed
-    expect(
-        "a winner claims her share into her wallet -> 200",
+    claimed = expect(
+        "a winner claims her share as a coupon worth it -> 200",
         call("claim", friends[winner], id=packet_id),
         200,
         "claim",
-        lambda c: c.amount_cents == share.amount_cents,
+        lambda c: (
+            c.amount_cents == share.amount_cents and c.coupon.amount_off_cents == share.amount_cents
+        ),
+    )
+    code = getattr(getattr(claimed, "coupon", None), "code", "missing")
+    expect(
+        "she pays with the coupon at checkout: the share off her order -> 200",
+        call(
+            "redeem_coupon",
+            iam,
+            body={
+                "code": code,
+                "user_id": f"friend-{winner + 1}-{run}",
+                "order_reference": f"py-order-coupon-{run}",
+                "order_total_cents": 5_000,
+            },
+        ),
+        200,
+        "redeemed",
+        lambda r: r.discount_cents == share.amount_cents,
     )
     expect(
-        "the merchant's books close: deposited = balance + reserved + paid out",
+        "the merchant's books close: deposited = balance + reserved + outstanding + paid out",
         call("get_merchant", iam, merchant_id=merchant_id),
         200,
         "merchant",
@@ -421,7 +442,7 @@ def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam
             + b.outstanding_coupon_cents
             + b.paid_cash_cents
             + b.paid_coupon_cents
-            and b.paid_cash_cents > 0
+            and b.paid_coupon_cents == share.amount_cents
         ),
     )
     expect(

@@ -318,7 +318,8 @@ expect("dave types it -> 200, share 1", chatGrab.response.status === 200
 
 // A merchant's order packet: the team's backend (AWS_IAM) funds the merchant's budget and
 // creates the packet of one order for its customer to share; the sharer's share is taken at
-// creation, six friends race for the other five shares, one claims into her wallet.
+// creation, six friends race for the other five shares, one claims hers as a coupon (the
+// packet pays out as coupons) and pays with it at checkout.
 const merchantId = `ts-shop-${run}`;
 {
   const { data, error, response } = await anonymous.POST("/merchants/{merchant_id}/deposits", {
@@ -330,7 +331,8 @@ const merchantId = `ts-shop-${run}`;
 }
 const order = {
   merchant_id: merchantId, order_reference: `ts-order-packet-${run}`, sharer_id: `sharer-${run}`,
-  total_cents: 2000, count: 6, payout: "wallet" as const, sharer_first: true,
+  total_cents: 2000, count: 6, payout: "coupon" as const, sharer_first: true,
+  coupon: { min_order_cents: 1_000, redeem_within_secs: 86_400 },
 };
 const made = await anonymous.POST("/merchant-packets", { body: order });
 expect("the order's packet -> 201, paid by the merchant, shared by the sharer",
@@ -356,18 +358,27 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
   const { data, error, response } = await friends[winner]!.POST("/packets/{id}/claim", {
     params: { path: { id: orderPacket } },
   });
-  expect("a winner claims her share into her wallet -> 200", response.status === 200
-    && data?.amount_cents === grabs[winner]!.data?.amount_cents, data ?? error);
+  const share = grabs[winner]!.data?.amount_cents;
+  expect("a winner claims her share as a coupon worth it -> 200", response.status === 200
+    && data?.amount_cents === share && data?.coupon?.amount_off_cents === share, data ?? error);
+  const paid = await anonymous.POST("/coupons/redeem", {
+    body: {
+      code: data?.coupon?.code ?? "missing", user_id: `friend-${winner + 1}-${run}`,
+      order_reference: `ts-order-coupon-${run}`, order_total_cents: 5_000,
+    },
+  });
+  expect("she pays with the coupon at checkout: the share off her order -> 200",
+    paid.response.status === 200 && paid.data?.discount_cents === share, paid.data ?? paid.error);
 }
 {
   const { data, error, response } = await anonymous.GET("/merchants/{merchant_id}", {
     params: { path: { merchant_id: merchantId } },
   });
   const b = data;
-  expect("the merchant's books close: deposited = balance + reserved + paid out",
+  expect("the merchant's books close: deposited = balance + reserved + outstanding + paid out",
     response.status === 200 && b !== undefined && b.deposited_cents - b.withdrawn_cents
       === b.balance_cents + b.reserved_cents + b.outstanding_coupon_cents + b.paid_cash_cents
-      + b.paid_coupon_cents && b.paid_cash_cents > 0, data ?? error);
+      + b.paid_coupon_cents && b.paid_coupon_cents > 0, data ?? error);
 }
 {
   const { data, error, response } = await anonymous.GET("/merchants/{merchant_id}/packets", {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::common::{self, call, event, with_body, with_sub, Function};
+use crate::common::{self, call, event, with_sub, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
@@ -22,14 +22,6 @@ fn coupon_order(order_ref: &str, total: i64, count: u32, within: i64) -> Value {
     body["payout"] = json!("coupon");
     body["coupon"] = json!({"redeem_within_secs": within, "min_order_cents": 1_000});
     body
-}
-
-/// Sends the coupon route `fixture` (`coupon-hold`, `coupon-redeem`, `coupon-release`) with
-/// `body`; (status, answer).
-async fn checkout(store: &Arc<Store>, fixture: &str, body: &Value) -> (u16, Value) {
-    let v = with_body(event(fixture), &body.to_string());
-    let (s, b, _) = call(store, Function::Coupon, &v).await;
-    (s, b)
 }
 
 /// `GET /coupons` as `user`: its items.

@@ -65,6 +65,14 @@ pub(super) async fn create(store: &Arc<Store>, body: &Value) -> (u16, Value) {
     (s, b)
 }
 
+/// Sends the coupon route `fixture` (`coupon-hold`, `coupon-redeem`, `coupon-release`, IAM)
+/// with `body`; (status, answer).
+pub(super) async fn checkout(store: &Arc<Store>, fixture: &str, body: &Value) -> (u16, Value) {
+    let v = with_body(event(fixture), &body.to_string());
+    let (s, b, _) = call(store, Function::Coupon, &v).await;
+    (s, b)
+}
+
 /// Sends `user`'s call of the red packet route `fixture` (`grab-grab`, `claim-claim`,
 /// `grab-view`, `create-packet-cancel`) on `packet_id` through `function`.
 pub(super) async fn as_user(

@@ -1,9 +1,12 @@
-//! Lost replies: the create and a claim's step 3 sent again answer as their first run.
+//! Lost replies: the create, a claim's step 3, a coupon packet's claim and its settlement at
+//! `redeem_by` sent again answer as their first run, moving money once.
 
 use crate::common::{self, Function};
 use harness::{Backend, TestRedis};
+use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
 use hongbao::store::scripts::{Call, MerchantCreatePacketCall};
+use hongbao::store::{journal, reclaim};
 use hongbao::Store;
 
 use super::*;
@@ -117,4 +120,113 @@ async fn now_ms(store: &Store) -> i64 {
     let mut conn = store.conn().await.unwrap();
     let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
     s * 1000 + us / 1000
+}
+
+/// Test: a coupon packet's scripts run twice (lost replies re-sent): the claim (its one step on
+/// the merchant's slot) issues one coupon and moves the books once, the second run answering
+/// the same claim, no longer as the run that issued it; the settlement at `redeem_by` refunds
+/// the coupons never redeemed once, the second run answering `settled` with nothing moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn re_sent_coupon_scripts_answer_as_their_first_run() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        fund_merchant(&store, SHOP, 5_000).await;
+        let mut body = order("order-c", 1_000, 2);
+        body["payout"] = serde_json::json!("coupon");
+        body["coupon"] = serde_json::json!({"redeem_within_secs": 1});
+        body["expires_in_secs"] = serde_json::json!(5);
+        let (s, made) = create(&store, &body).await;
+        assert_eq!(s, 201, "{made}");
+        let packet_id = made["packet_id"].as_str().unwrap().to_string();
+        let keys = Keys::new(&store.config().key_prefix);
+        let (mk, pk) = (keys.merchant(SHOP), keys.packet(&packet_id));
+        let (s, grabbed) = as_user(&store, Function::Grab, "grab-grab", &packet_id, "gina").await;
+        assert_eq!(s, 200, "{grabbed}");
+        let share = grabbed["amount_cents"].as_i64().unwrap();
+        let claim = hongbao::store::scripts::ClaimCall {
+            meta: &pk.meta,
+            grabs: &pk.grabs,
+            claims: &pk.claims,
+            coupons: &pk.coupons,
+            books: &mk.merchant,
+            journal: &mk.journal,
+            user_id: "gina",
+            books_of: SHOP,
+        };
+        let mut conn = store.conn().await.unwrap();
+
+        // Act
+        let mut replies = Vec::new();
+        for _ in 0..2 {
+            let reply: redis::Value = claim.invocation().invoke_async(&mut conn).await.unwrap();
+            replies.push(hongbao::store::scripts::texts("claim", reply).unwrap());
+        }
+
+        // Assert
+        assert_eq!((replies[0][0].as_str(), replies[0][7].as_str()), ("claimed", "1"));
+        assert_eq!(replies[1][..7], replies[0][..7], "{backend}");
+        assert_eq!(replies[1][7], "", "{backend}: the re-run issued nothing");
+        let b = books(&store, SHOP).await;
+        assert_eq!(
+            (b.reserved_cents, b.outstanding_coupon_cents, b.close()),
+            (1_000 - share, share, true),
+            "{backend}"
+        );
+        let issued = journal::read(&store, &mk.journal, 1_000).await.unwrap();
+        let issued = issued.iter().filter(|e| e.kind == Kind::CouponIssued).count();
+        assert_eq!(issued, 1, "{backend}");
+
+        // Act: expiry (reclaim-cron), then the settlement at redeem_by run twice.
+        let (expires_at, redeem_by): (i64, i64) = redis::cmd("HMGET")
+            .arg(&pk.meta)
+            .arg("expires_at")
+            .arg("redeem_by")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        common::sleep_until_redis_ms(&store, expires_at).await;
+        assert_eq!(reclaim::run(&store).await.unwrap().settled, 1);
+        common::sleep_until_redis_ms(&store, redeem_by).await;
+        let settle = reclaim::SettleCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            legacy_order: &pk.legacy_order,
+            claims: &pk.claims,
+            wallet: &mk.merchant,
+            ledger: &mk.ledger,
+            recipients: &pk.recipients,
+            sent: &mk.ledger,
+            journal: &mk.journal,
+            coupons: &pk.coupons,
+            packet_id: &packet_id,
+            retention_secs: 3_600,
+            ledger_cap: 100,
+        };
+        let mut replies = Vec::new();
+        for _ in 0..2 {
+            let reply: redis::Value = settle.invocation().invoke_async(&mut conn).await.unwrap();
+            replies.push(hongbao::store::scripts::texts("settle", reply).unwrap());
+        }
+
+        // Assert
+        let refund = (1_000 - share).to_string();
+        let share = share.to_string();
+        assert_eq!(replies[0], ["settled", refund.as_str(), "0", share.as_str()]);
+        assert_eq!(replies[1], ["settled", refund.as_str(), "0", "0"], "{backend}");
+        let b = books(&store, SHOP).await;
+        assert_eq!(
+            (b.balance_cents, b.reserved_cents, b.outstanding_coupon_cents, b.close()),
+            (5_000, 0, 0, true),
+            "{backend}: {b:?}"
+        );
+        let refunds = journal::read(&store, &mk.journal, 1_000).await.unwrap();
+        let refunds = refunds
+            .iter()
+            .filter(|e| e.kind == Kind::MerchantCouponRefund)
+            .count();
+        assert_eq!(refunds, 1, "{backend}");
+    }
 }

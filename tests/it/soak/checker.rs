@@ -134,15 +134,15 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
     let (deposited, withdrawn) = deposits_and_withdrawals(history, &entries, &mut v);
     let wallets: i64 = f.balances.values().sum();
     let held = packets_settled_and_claims_credited(f, &entries, &mut v);
-    let all_settled = f
-        .packets
-        .values()
-        .all(|m| m.get("status").map(String::as_str) == Some("settled"));
+    let all_settled = f.packets.values().all(|m| {
+        m.get("status").map(String::as_str) == Some("settled")
+            && (!m.contains_key("redeem_by") || m.contains_key("coupons_settled_at"))
+    });
     let (merchant_deposited, budgets) =
         super::merchants::check(history, &f.merchants, &f.journal, all_settled, &mut v);
     let deposited = deposited + merchant_deposited;
     if deposited - withdrawn != wallets + budgets + held {
-        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + merchant budgets {budgets} + held in packets {held} (off by {})", wallets + budgets + held - (deposited - withdrawn)));
+        v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + merchant budgets and coupons {budgets} + held in packets {held} (off by {})", wallets + budgets + held - (deposited - withdrawn)));
     }
     acknowledged_are_durable(history, f, &entries, &mut v);
     order_codes_once(history, &mut v);
@@ -336,20 +336,21 @@ fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec
                 n("count")
             ));
         }
-        // Claims: every claim credited exactly once, for its share's amount; refund = the rest.
-        let credits: Vec<&Entry> = f
-            .journal
-            .iter()
-            .filter(|e| e.kind == Kind::ClaimCredit && e.reference == *id)
-            .collect();
-        let credited: i64 = credits.iter().map(|e| e.amount_cents).sum();
+        // Claims: every claim credited exactly once, for its share's amount (a coupon packet's
+        // claim: one coupon issued, worth the share); refund = the rest.
+        let credits = claim_credits(f, id, meta.contains_key("redeem_by"));
+        let credited: i64 = credits.iter().map(|(_, a)| a).sum();
         for (user, record) in g {
             let amount: i64 = record.split(':').nth(1).unwrap().parse().unwrap();
-            let mine: Vec<&&Entry> = credits.iter().filter(|e| e.user_id == *user).collect();
+            let mine: Vec<i64> = credits
+                .iter()
+                .filter(|(u, _)| u == user)
+                .map(|(_, a)| *a)
+                .collect();
             let claimed = f.claims[id].contains_key(user);
             let ok = match mine.as_slice() {
                 [] => !claimed,
-                [e] => e.amount_cents == amount && (claimed || f.claims[id].is_empty() && settled),
+                [a] => *a == amount && (claimed || f.claims[id].is_empty() && settled),
                 _ => false,
             };
             if !ok {
@@ -376,8 +377,65 @@ fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec
                 n("total_cents") - n("claimed_cents")
             ));
         }
+        if meta.contains_key("redeem_by") {
+            coupons_settled(id, meta, &sender, entries, v);
+        }
     }
     held
+}
+
+/// The claims of packet `id` the journal credited: (user, cents), from `claim_credit` entries,
+/// or for a packet paid out as coupons (`coupons`) from its `coupon_issued` entries (reference
+/// `<packet_id>/<share_id>`, worth the share).
+fn claim_credits(f: &Final, id: &str, coupons: bool) -> Vec<(String, i64)> {
+    f.journal
+        .iter()
+        .filter_map(|e| match (&e.share_coupon, e.kind) {
+            (None, Kind::ClaimCredit) if !coupons && e.reference == id => {
+                Some((e.user_id.clone(), e.amount_cents))
+            }
+            (Some(s), Kind::CouponIssued)
+                if coupons && e.reference.split('/').next() == Some(id) =>
+            {
+                Some((e.user_id.clone(), s.amount_off_cents))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A coupon packet after the quiesce (every `redeem_by` has passed): its coupons settled, none
+/// left open, and what its merchant got back for them (`merchant_coupon_refund`: the coupons
+/// never redeemed, and each redemption released after that) = its `coupon_refunded_cents`.
+fn coupons_settled(
+    id: &str,
+    meta: &BTreeMap<String, String>,
+    merchant: &str,
+    entries: &Entries,
+    v: &mut Vec<String>,
+) {
+    let n = |k: &str| meta.get(k).and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+    if !meta.contains_key("coupons_settled_at") || n("coupon_open_cents") != 0 {
+        v.push(format!(
+            "packet {id}: coupons not settled after redeem_by ({} cents open)",
+            n("coupon_open_cents")
+        ));
+    }
+    let refunded: i64 = entries
+        .iter()
+        .filter(|((k, who, reference), _)| {
+            *k == Kind::MerchantCouponRefund
+                && who == merchant
+                && reference.split('/').next() == Some(id)
+        })
+        .flat_map(|(_, list)| list.iter().map(|e| e.amount_cents))
+        .sum();
+    if refunded != n("coupon_refunded_cents") {
+        v.push(format!(
+            "packet {id}: coupons refunded {refunded} by the journal, {} by the packet",
+            n("coupon_refunded_cents")
+        ));
+    }
 }
 
 /// Acknowledged creates, cancels, grabs and claims are durable and agree with the state.
@@ -435,13 +493,18 @@ fn acknowledged_are_durable(history: &[Record], f: &Final, entries: &Entries, v:
                     ));
                 }
             }
-            (Op::Claim { packet, user }, Some((200, _)))
-                if count(Kind::ClaimCredit, user, packet) != 1 =>
-            {
-                v.push(format!(
-                    "acknowledged claim of {packet} by {user} credited {} times",
-                    count(Kind::ClaimCredit, user, packet)
-                ));
+            (Op::Claim { packet, user }, Some((200, b))) => {
+                // A coupon's code is `<packet_id>.<share_id>`, its issue's reference
+                // `<packet_id>/<share_id>`.
+                let n = match b["coupon"]["code"].as_str() {
+                    Some(code) => count(Kind::CouponIssued, user, &code.replacen('.', "/", 1)),
+                    None => count(Kind::ClaimCredit, user, packet),
+                };
+                if n != 1 {
+                    v.push(format!(
+                        "acknowledged claim of {packet} by {user} credited {n} times"
+                    ));
+                }
             }
             _ => {}
         }

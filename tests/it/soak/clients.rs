@@ -429,9 +429,14 @@ pub(super) async fn perform(
                             .unwrap()
                             .push((code.clone(), order.clone()));
                     }
-                    if let (Op::CouponGrab { user, .. }, 200) = (&op, status) {
-                        let code = body["code"].as_str().unwrap_or_default().to_string();
-                        world.coupons.lock().unwrap().push((code, user.clone()));
+                    // A coupon won: from a campaign's grab, or a coupon packet's claim.
+                    let code = match (&op, status) {
+                        (Op::CouponGrab { user, .. }, 200) => Some((&body["code"], user)),
+                        (Op::Claim { user, .. }, 200) => Some((&body["coupon"]["code"], user)),
+                        _ => None,
+                    };
+                    if let Some((Value::String(code), user)) = code {
+                        world.coupons.lock().unwrap().push((code.clone(), user.clone()));
                     }
                     if let (Op::Grab { packet, user, .. }, 200) = (&op, status) {
                         world
@@ -588,7 +593,7 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
 }
 
 /// Claim step 1, a stall, then steps 2-4 (`packets::redrive_claim`), as a sandbox that was slow
-/// between them. Answers 200 when it credited or found the claim done, 404 when there was no
+/// between them (a coupon packet's claim, one step, is sent as a plain claim). Answers 200 when it credited or found the claim done, 404 when there was no
 /// share to claim, 503 when Redis failed (the claim then stays pending for the next re-drive).
 async fn slow_claim(
     store: &Arc<Store>,
@@ -623,6 +628,12 @@ async fn slow_claim(
             }
         }
     };
+    // A coupon packet's claim is one script (its first run learns the merchant's books and
+    // writes nothing): no steps to stall between, so it is sent as a plain claim.
+    if step1.first().map(String::as_str) == Some("books") {
+        let ev = with_sub(on_packet(event("claim-claim"), packet), user);
+        return call(store, Function::Claim, &ev).await;
+    }
     if step1.first().map(String::as_str) != Some("claimed") {
         return (404, json!({"step1": step1}), None);
     }

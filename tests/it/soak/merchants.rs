@@ -1,8 +1,11 @@
 //! Merchant packets in the soak: two merchants' budgets funded during the run (deposits retried
 //! with their reference), orders' packets created from them (each body retried as is, some sent
-//! twice on purpose: one packet per order), then grabbed, claimed and settled with every other
-//! packet. The checker (`check`) closes each merchant's books, counts their deposits in the
-//! money's conservation, and holds each order to one packet and one debit.
+//! twice on purpose: one packet per order; half paid out to wallets, half as coupons), then
+//! grabbed, claimed and settled with every other packet; the coupons claimed go through the
+//! checkouts with the campaigns' coupons, many after their `redeem_by`. The checker (`check`)
+//! closes each merchant's books, counts their deposits and the coupons' value in the money's
+//! conservation, holds each order to one packet and one debit, and each merchant's coupons to
+//! what the journal issued and refunded.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +24,9 @@ use crate::common::{event, with_body};
 /// The merchants of the run.
 pub const MERCHANTS: [&str; 2] = ["soak-shop-a", "soak-shop-b"];
 
+/// The longest `redeem_within_secs` of a coupon packet of the run, seconds.
+pub const COUPON_SECS: u64 = 3;
+
 /// A merchant's operation for client `id`'s `n`-th draw, now and then (`None`: none this time):
 /// a deposit into a budget, or an order's packet for `user` to share (every fifth one sent
 /// twice, as a backend retrying a create whose answer it lost).
@@ -35,7 +41,7 @@ pub fn draw(rng: &mut StdRng, id: usize, n: u64, user: &str) -> Option<Vec<Op>> 
     }
     if rng.random_bool(0.05) {
         let count = rng.random_range(1..=6u32);
-        let body = json!({
+        let mut body = json!({
             "merchant_id": merchant,
             "order_reference": format!("mo-{id}-{n}"),
             "sharer_id": user,
@@ -46,6 +52,12 @@ pub fn draw(rng: &mut StdRng, id: usize, n: u64, user: &str) -> Option<Vec<Op>> 
             "sharer_first": rng.random_bool(0.5),
             "expires_in_secs": rng.random_range(3..8),
         });
+        if rng.random_bool(0.5) {
+            // Redeemable for at most `COUPON_SECS` after the packet expires: the run's
+            // checkouts reach many of them after that, and the quiesce settles them all.
+            body["payout"] = json!("coupon");
+            body["coupon"] = json!({"redeem_within_secs": rng.random_range(1..=COUPON_SECS)});
+        }
         let create = Op::MerchantCreate { body };
         let mut ops = vec![create.clone()];
         if rng.random_bool(0.2) {
@@ -82,10 +94,15 @@ pub fn note_packet(world: &World, op: &Op, status: u16, body: &Value) {
     }
 }
 
-/// The merchants' side of the money, for the conservation check: (deposited, balances),
-/// cents. Deposits acknowledged count, each journaled once; ambiguous ones count as the journal
-/// says. Each merchant's books close; once every packet is settled nothing stays reserved; each
-/// order has one packet (every answer about it names the same one) and one debit.
+/// The merchants' side of the money, for the conservation check: (deposited, kept), cents,
+/// kept = balances + outstanding coupons + coupons redeemed (a redeemed coupon's value was
+/// spent on an order: it leaves the system as a withdrawal does). Deposits acknowledged count,
+/// each journaled once; ambiguous ones count as the journal says. Each merchant's books close;
+/// once every packet is settled nothing stays reserved, and nothing outstanding once every
+/// coupon packet's coupons are (`all_settled` means both); the coupons the journal issued from
+/// a merchant's packets (`coupon_issued`, worth their share) = its outstanding + redeemed +
+/// refunded (`merchant_coupon_refund`); each order has one packet (every answer about it names
+/// the same one) and one debit.
 pub fn check(
     history: &[Record],
     books: &BTreeMap<String, BTreeMap<String, String>>,
@@ -150,7 +167,7 @@ pub fn check(
             ));
         }
     }
-    let mut balances = 0i64;
+    let mut kept = 0i64;
     for m in MERCHANTS {
         let fields: std::collections::HashMap<String, String> = books
             .get(m)
@@ -166,13 +183,33 @@ pub fn check(
         if !b.close() {
             v.push(format!("merchant {m}'s books do not close: {b:?}"));
         }
-        if all_settled && b.reserved_cents != 0 {
+        if all_settled && (b.reserved_cents, b.outstanding_coupon_cents) != (0, 0) {
             v.push(format!(
-                "merchant {m}: {} cents still reserved after every packet settled",
-                b.reserved_cents
+                "merchant {m}: {} cents still reserved, {} outstanding after every packet and \
+                 coupon settled",
+                b.reserved_cents, b.outstanding_coupon_cents
             ));
         }
-        balances += b.balance_cents;
+        let issued: i64 = journal
+            .iter()
+            .filter(|e| e.kind == Kind::CouponIssued)
+            .filter_map(|e| e.share_coupon.as_ref())
+            .filter(|s| s.merchant_id == m)
+            .map(|s| s.amount_off_cents)
+            .sum();
+        let refunded: i64 = journal
+            .iter()
+            .filter(|e| e.kind == Kind::MerchantCouponRefund && e.user_id == m)
+            .map(|e| e.amount_cents)
+            .sum();
+        if issued != b.outstanding_coupon_cents + b.paid_coupon_cents + refunded {
+            v.push(format!(
+                "merchant {m}: coupons issued {issued} != outstanding {} + redeemed {} + \
+                 refunded {refunded}",
+                b.outstanding_coupon_cents, b.paid_coupon_cents
+            ));
+        }
+        kept += b.balance_cents + b.outstanding_coupon_cents + b.paid_coupon_cents;
     }
-    (deposited, balances)
+    (deposited, kept)
 }

@@ -3,7 +3,8 @@
 //! uploaded codes racing a campaign's start (four campaigns spread over 24 pools each,
 //! `soak/coupons.rs`), campaigns that open at once grabbed while their creation is still
 //! writing pools (`soak/opening.rs`), merchants' budgets and their orders' packets (each order
-//! created once however often its body is sent, `soak/merchants.rs`), from many
+//! created once however often its body is sent, half of them paid out as coupons that join the
+//! checkouts, `soak/merchants.rs`), from many
 //! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
 //! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
 //! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
@@ -20,7 +21,8 @@
 //! carry the same detail), and per user (or merchant) they must add up to the balance. The checker
 //! (`soak/checker.rs`) judges the history of what clients sent and were answered against the state
 //! read from every master: money conserved to the cent, no balance ever negative (every journal
-//! entry's balance), each merchant's books closed and counted in the money
+//! entry's balance), each merchant's books closed and counted in the money, its coupons issued
+//! = outstanding + redeemed + refunded, every coupon packet's coupons settled after `redeem_by`
 //! (`merchants::check`), one packet and one debit per order, one share per user and packet,
 //! every acknowledged operation durable, every claim credited exactly once, every expired packet settled and refunded exactly once, no movement
 //! journaled twice, no order code handed out twice, no coupon code answered to two users, issued
