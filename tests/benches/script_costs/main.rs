@@ -10,7 +10,9 @@
 //! * `lua/order_code.lua` (one code) beside `INCR`, server time and the round trip of one
 //!   client through redis-rs (`store::order_codes::next_codes` against `INCR`);
 //! * the coupon checkout: `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
-//!   `lua/coupon_release.lua` beside the bare redemption (`HGET`, `HSET`).
+//!   `lua/coupon_release.lua` beside the bare redemption (`HGET`, `HSET`);
+//! * `lua/claim.lua` on a merchant packet paid out as coupons (the whole claim) beside its
+//!   step 1 on a merchant packet paid into wallets.
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench script_costs
@@ -42,8 +44,10 @@ use serde_json::json;
 mod support;
 
 mod checkout;
+mod claim;
 mod grab;
 use checkout::{checkout_rows, BARE_REDEEM};
+use claim::claim_rows;
 use grab::grab_rows;
 use support::{
     bench_config, ch1_article, env_num, info_field, median, write_json, CH1_KEYS, CH1_VOTE,
@@ -212,6 +216,8 @@ fn script_source(script: &Script) -> &'static str {
         scripts::COUPON_REDEEM.source()
     } else if script.get_hash() == scripts::COUPON_RELEASE.get_hash() {
         scripts::COUPON_RELEASE.source()
+    } else if script.get_hash() == scripts::CLAIM.get_hash() {
+        scripts::CLAIM.source()
     } else {
         panic!("unknown script")
     }
@@ -415,6 +421,7 @@ fn main() {
             rows.extend(vote_rows(&mut b, &store).await);
             rows.extend(order_code_rows(&mut b, &store).await);
             rows.extend(checkout_rows(&mut b, &store).await);
+            rows.extend(claim_rows(&mut b, &store).await);
             eprintln!("round {}/{rounds} done", round + 1);
             per_round.push(rows);
         }

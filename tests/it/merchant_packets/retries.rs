@@ -165,7 +165,10 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
         }
 
         // Assert
-        assert_eq!((replies[0][0].as_str(), replies[0][7].as_str()), ("claimed", "1"));
+        assert_eq!(
+            (replies[0][0].as_str(), replies[0][7].as_str()),
+            ("claimed", "1")
+        );
         assert_eq!(replies[1][..7], replies[0][..7], "{backend}");
         assert_eq!(replies[1][7], "", "{backend}: the re-run issued nothing");
         let b = books(&store, SHOP).await;
@@ -175,7 +178,10 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
             "{backend}"
         );
         let issued = journal::read(&store, &mk.journal, 1_000).await.unwrap();
-        let issued = issued.iter().filter(|e| e.kind == Kind::CouponIssued).count();
+        let issued = issued
+            .iter()
+            .filter(|e| e.kind == Kind::CouponIssued)
+            .count();
         assert_eq!(issued, 1, "{backend}");
 
         // Act: expiry (reclaim-cron), then the settlement at redeem_by run twice.
@@ -214,11 +220,23 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
         // Assert
         let refund = (1_000 - share).to_string();
         let share = share.to_string();
-        assert_eq!(replies[0], ["settled", refund.as_str(), "0", share.as_str()]);
-        assert_eq!(replies[1], ["settled", refund.as_str(), "0", "0"], "{backend}");
+        assert_eq!(
+            replies[0],
+            ["settled", refund.as_str(), "0", share.as_str()]
+        );
+        assert_eq!(
+            replies[1],
+            ["settled", refund.as_str(), "0", "0"],
+            "{backend}"
+        );
         let b = books(&store, SHOP).await;
         assert_eq!(
-            (b.balance_cents, b.reserved_cents, b.outstanding_coupon_cents, b.close()),
+            (
+                b.balance_cents,
+                b.reserved_cents,
+                b.outstanding_coupon_cents,
+                b.close()
+            ),
             (5_000, 0, 0, true),
             "{backend}: {b:?}"
         );

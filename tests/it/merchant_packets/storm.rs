@@ -211,7 +211,11 @@ async fn claim_two_thirds(
     coupons.sort();
     let n = coupons.len();
     coupons.dedup();
-    assert_eq!(n, 2 * coupons.len(), "{label}: each claim twice, one coupon");
+    assert_eq!(
+        n,
+        2 * coupons.len(),
+        "{label}: each claim twice, one coupon"
+    );
     assert!(coupons.len() > 40, "{label}: {} coupons", coupons.len());
     coupons
 }
@@ -238,16 +242,25 @@ async fn checkout_half(store: &Arc<Store>, label: &str, coupons: &[(String, Stri
         let (s, b) = r.unwrap();
         assert_eq!(s, 200, "{label}: {b}");
     }
-    let releases = (0..coupons.len().div_ceil(2)).filter(|i| i % 2 == 1).flat_map(|i| {
-        let (code, order, _) = redemption(coupons, i);
-        let body = json!({"code": code, "order_reference": order});
-        [body.clone(), body].map(|body| {
-            let store = store.clone();
-            tokio::spawn(async move { checkout(&store, "coupon-release", &body).await })
-        })
-    });
-    let answers: Vec<(u16, Value)> = join_all(releases).await.into_iter().map(Result::unwrap).collect();
-    assert!(answers.iter().all(|(s, _)| [200, 409].contains(s)), "{label}: {answers:?}");
+    let releases = (0..coupons.len().div_ceil(2))
+        .filter(|i| i % 2 == 1)
+        .flat_map(|i| {
+            let (code, order, _) = redemption(coupons, i);
+            let body = json!({"code": code, "order_reference": order});
+            [body.clone(), body].map(|body| {
+                let store = store.clone();
+                tokio::spawn(async move { checkout(&store, "coupon-release", &body).await })
+            })
+        });
+    let answers: Vec<(u16, Value)> = join_all(releases)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        answers.iter().all(|(s, _)| [200, 409].contains(s)),
+        "{label}: {answers:?}"
+    );
     (0..coupons.len().div_ceil(2))
         .filter(|i| i % 2 == 0)
         .map(|i| redemption(coupons, i).2)

@@ -436,7 +436,11 @@ pub(super) async fn perform(
                         _ => None,
                     };
                     if let Some((Value::String(code), user)) = code {
-                        world.coupons.lock().unwrap().push((code.clone(), user.clone()));
+                        world
+                            .coupons
+                            .lock()
+                            .unwrap()
+                            .push((code.clone(), user.clone()));
                     }
                     if let (Op::Grab { packet, user, .. }, 200) = (&op, status) {
                         world
