@@ -52,7 +52,7 @@ async fn grabbed_packet(b: &mut Bench, store: &Store, order: &str, payout: &str)
         .collect();
     let replies = b.run(&scripts::GRAB, &grabs).await;
     assert!(
-        replies.iter().all(|r| r == "grabbed"),
+        replies.iter().all(|r| r.starts_with("grabbed:")),
         "{order}: {:?}",
         &replies[..3]
     );
