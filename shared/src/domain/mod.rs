@@ -12,6 +12,7 @@
 //! `crate::store` or `crate::api` (`scripts/check-layers.py`).
 
 pub mod coupons;
+pub mod draws;
 pub mod history;
 pub mod journal;
 pub mod merchants;
