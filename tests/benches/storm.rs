@@ -103,7 +103,9 @@ fn path(result: &Result<GrabOutcome, Error>) -> usize {
             | GrabOutcome::NotARecipient
             | GrabOutcome::NotOpenYet { .. }
             | GrabOutcome::Cancelled
-            | GrabOutcome::WrongPassword,
+            | GrabOutcome::WrongPassword
+            | GrabOutcome::Entered { .. }
+            | GrabOutcome::NotDrawn,
         ) => 5,
         Err(_) => 6,
     }

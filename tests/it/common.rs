@@ -77,6 +77,7 @@ pub fn lucky(total_cents: i64, count: u32, expires_in_secs: u64) -> NewPacket {
         opens_in_secs: 0,
         cover: None,
         password: None,
+        draw: None,
     }
 }
 

@@ -230,6 +230,7 @@ async fn volatile_eviction_never_pays_twice() {
         opens_in_secs: 0,
         cover: None,
         password: None,
+        draw: None,
     };
     let CreateOutcome::Created(p) = packets::create(&store, "alice", &req, Some("k-1"))
         .await
@@ -388,6 +389,7 @@ async fn exact_integers_and_the_balance_limit() {
             opens_in_secs: 0,
             cover: None,
             password: None,
+            draw: None,
         };
         let p = create(&open, "whale2", &req).await;
         let w = wallet::get(&open, "whale2").await.unwrap();

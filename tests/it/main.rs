@@ -40,6 +40,7 @@ mod chat_packets;
 mod connect;
 mod coupons;
 mod discovery;
+mod draws;
 mod durability;
 mod failover;
 mod faults;

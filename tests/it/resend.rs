@@ -76,6 +76,9 @@ async fn create_call(
         salt: &salt,
         commitment: &hongbao::domain::packets::receipt::commitment(&salt, &shares),
         password: "",
+        draw_entry_ms: "",
+        draw_seed: "",
+        draw_commitment: "",
         share_amounts: &shares,
     };
     let mut conn = store.conn().await.unwrap();
@@ -345,11 +348,13 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
             grabs: &pk.grabs,
             rate: &rate,
             recipients: &pk.recipients,
+            tickets: &pk.tickets,
             user_id: "bob",
             rate_limit: 10,
             rate_window_ms: 1_000,
             password: "",
             call_id,
+            ticket: "",
         };
         let mut conn = store.conn().await.unwrap();
         let mut run = async |call_id| {

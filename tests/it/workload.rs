@@ -187,6 +187,7 @@ fn random_op(rng: &mut StdRng, users: &[String], n_packets: usize, step: usize) 
                     opens_in_secs: 0,
                     cover: None,
                     password: None,
+                    draw: None,
                 },
                 key: rng.random_bool(0.5).then(|| format!("idem-{step}")),
             }

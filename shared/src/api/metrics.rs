@@ -13,6 +13,7 @@
 //! | metric | unit | meaning |
 //! | --- | --- | --- |
 //! | `GrabWon`, `GrabSoldOut`, `GrabAlreadyGrabbed`, `GrabRateLimited`, `GrabExpired` | count | grab outcomes (of red packets in the grab function, of coupons in the coupon function: `Function` tells them apart) |
+//! | `DrawEntered` | count | grabs of a draw packet answered 202 (entered; a repeat counts again) |
 //! | `CouponRedeemed` | count | coupons redeemed now (a repeat is not counted) |
 //! | `CouponHeld` | count | checkout holds answered 200 (an order's hold extended, or answered again, counts again) |
 //! | `CouponReleased` | count | holds released and redemptions reversed now (a repeat is not counted) |
@@ -128,6 +129,9 @@ metrics! {
     GRAB_RATE_LIMITED = "GrabRateLimited";
     /// A grab answered `expired`.
     GRAB_EXPIRED = "GrabExpired";
+    /// A grab of a draw packet answered 202: its caller entered the draw (a repeat counts
+    /// again).
+    DRAW_ENTERED = "DrawEntered";
     /// A coupon redeemed now (a repeat of the same order is not counted).
     COUPON_REDEEMED = "CouponRedeemed";
     /// A checkout hold answered 200 (taken, extended, or the order's hold answered again).

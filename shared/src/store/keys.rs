@@ -119,6 +119,9 @@ pub struct PacketKeys {
     /// `lua/coupon_record.lua`; `<share id>\n<order>` -> a release's memory), as a coupon
     /// pool's issued codes.
     pub coupons: String,
+    /// A draw packet's entrants (sorted set, score 0, member `<ticket>:<user_id>`: members
+    /// sort by ticket; `lua/draw_run.lua`).
+    pub tickets: String,
 }
 
 /// The keys of one wallet.
@@ -197,6 +200,7 @@ impl Keys {
             legacy_order: format!("{base}:order"),
             claims: format!("{base}:claims"),
             coupons: format!("{base}:coupons"),
+            tickets: format!("{base}:tickets"),
             recipients: format!("{base}:recipients"),
             meta: base,
         }

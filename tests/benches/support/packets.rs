@@ -33,6 +33,7 @@ pub fn lucky_packet(total_cents: i64, count: u32) -> NewPacket {
         opens_in_secs: 0,
         cover: None,
         password: None,
+        draw: None,
     }
 }
 

@@ -60,8 +60,9 @@ const packetId: string = created.data?.packet_id ?? "missing";
   expect("the same Idempotency-Key again -> the same packet", response.status === 201
     && data?.packet_id === packetId, data ?? error);
 }
+// A grab answers 200 with a share, or 202 without one (a draw packet's entry): `in` narrows.
 const grab = await bob.POST("/packets/{id}/grab", { params: { path: { id: packetId } } });
-const share = grab.data?.amount_cents ?? 0;
+const share = grab.data && "amount_cents" in grab.data ? grab.data.amount_cents : 0;
 expect("bob grabs -> 200 with a share", grab.response.status === 200 && share > 0
   && grab.data?.packet_id === packetId, grab.data ?? grab.error);
 {
@@ -230,9 +231,10 @@ const chatGrab = await dave.POST("/packets/{id}/grab", {
   params: { path: { id: chatId } },
   body: { password },
 });
-const daveCents = chatGrab.data?.amount_cents ?? -1;
+const daveShare = chatGrab.data && "share_id" in chatGrab.data ? chatGrab.data : undefined;
+const daveCents = daveShare?.amount_cents ?? -1;
 expect("dave types it -> 200, share 1", chatGrab.response.status === 200
-  && chatGrab.data?.share_id === 1 && daveCents > 0, chatGrab.data ?? chatGrab.error);
+  && daveShare?.share_id === 1 && daveCents > 0, chatGrab.data ?? chatGrab.error);
 {
   const { data, error, response } = await alice.POST("/packets/{id}/cancel", {
     params: { path: { id: chatId } },
@@ -358,7 +360,8 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
   const { data, error, response } = await friends[winner]!.POST("/packets/{id}/claim", {
     params: { path: { id: orderPacket } },
   });
-  const share = grabs[winner]!.data?.amount_cents;
+  const won = grabs[winner]!.data;
+  const share = won && "amount_cents" in won ? won.amount_cents : undefined;
   expect("a winner claims her share as a coupon worth it -> 200", response.status === 200
     && data?.amount_cents === share && data?.coupon?.amount_off_cents === share, data ?? error);
   const paid = await anonymous.POST("/coupons/redeem", {

@@ -237,6 +237,7 @@ fn fixed(total_cents: i64, count: u32) -> NewPacket {
         opens_in_secs: 0,
         cover: None,
         password: None,
+        draw: None,
     }
 }
 

@@ -2,6 +2,8 @@
 //! (`store::packets::grab_with_password`, `lua/grab.lua`).
 
 use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
@@ -49,6 +51,19 @@ pub struct ShareBody {
 
 crate::api::refusal::ref_fields!(ShareBody);
 
+/// A draw packet's grab during its entry window (202): the caller is one of its entrants (a
+/// repeat answers the same); grab again from `draw_at` for the draw's answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EnteredBody {
+    /// The packet.
+    pub packet_id: String,
+    /// Always `true`: the caller is an entrant.
+    pub entered: bool,
+    /// RFC 3339: when the draw happens (Redis `TIME`).
+    #[schema(format = DateTime)]
+    pub draw_at: String,
+}
+
 crate::api::refusal::refusals! {
     /// What `POST /packets/{id}/grab` refuses, beside the answers every route shares.
     pub enum GrabRefusal {
@@ -75,8 +90,9 @@ crate::api::refusal::refusals! {
                 share: ShareBody,
             },
         }
-        /// 410: every share has been grabbed (`sold_out`), the packet expired (`expired`) or its
-        /// sender cancelled it (`cancelled`). Nothing written.
+        /// 410: every share has been grabbed (`sold_out`), the packet expired (`expired`), its
+        /// sender cancelled it (`cancelled`), or a draw packet's draw is complete and the caller
+        /// did not win (`not_drawn`). Nothing written.
         410 GrabGoneError {
             /// every share has been grabbed; nothing written
             SoldOut = "sold_out",
@@ -84,6 +100,8 @@ crate::api::refusal::refusals! {
             Expired = "expired",
             /// its sender cancelled it; nothing written
             Cancelled = "cancelled",
+            /// a draw packet's draw is complete and the caller did not win; nothing written
+            NotDrawn = "not_drawn",
         }
         /// 425: a scheduled packet before its opening; retry after `Retry-After` seconds (the
         /// time to `opens_at`, rounded up). Nothing written.
@@ -123,15 +141,17 @@ pub const OPERATION: Operation = Operation {
     refusals: GrabRefusal::REFUSALS,
 };
 
-/// `POST /packets/{id}/grab`: 200 [`ShareBody`]; or a [`GrabRefusal`].
+/// `POST /packets/{id}/grab`: 200 [`ShareBody`], 202 [`EnteredBody`] (a draw packet's entry);
+/// or a [`GrabRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "red packets", operation_id = "grab_share",
     summary = "Grab a share of a red packet",
-    description = "Takes the next share of the packet for the caller, at most one per user; claim it before `claim_by` (`POST /packets/{id}/claim`). A password packet needs the body `{\"password\": \"...\"}`; any other packet takes no body (or an empty object).",
+    description = "Takes the next share of the packet for the caller, at most one per user; claim it before `claim_by` (`POST /packets/{id}/claim`). A password packet needs the body `{\"password\": \"...\"}`; any other packet takes no body (or an empty object). A draw packet is not first come, first served: until `draw_at` a grab enters the caller in its draw (202); from then on a winner's grab answers their share (200) and anyone else's 410 `not_drawn`.",
     request_body = GrabRequest,
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
-        (status = 200, description = "a share won", body = ShareBody),
+        (status = 200, description = "a share won (a draw packet's: the caller won the draw)", body = ShareBody),
+        (status = 202, description = "a draw packet during its entry window: the caller is an entrant", body = EnteredBody),
     )
 )]
 pub(crate) async fn grab(
@@ -139,13 +159,30 @@ pub(crate) async fn grab(
     Caller(user): Caller,
     Path(id): Path<String>,
     OptionalJsonBody(body): OptionalJsonBody<GrabRequest>,
-) -> Result<Json<ShareBody>, ApiError> {
+) -> Result<Response, ApiError> {
     let password = body.and_then(|b| b.password).map(|p| p.normalised());
     let outcome = packets::grab_with_password(&state.store, &id, &user, password.as_ref()).await?;
     let (counted, answer) = match outcome {
         GrabOutcome::Grabbed { share, claim_by_ms } => (
             Some(metrics::GRAB_WON),
-            Ok(Json(ShareBody::new(&id, &share, Some(claim_by_ms)))),
+            Ok(Json(ShareBody::new(&id, &share, Some(claim_by_ms))).into_response()),
+        ),
+        GrabOutcome::Entered { draw_at_ms } => (
+            Some(metrics::DRAW_ENTERED),
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(EnteredBody {
+                    packet_id: id.clone(),
+                    entered: true,
+                    draw_at: rfc3339(draw_at_ms),
+                }),
+            )
+                .into_response()),
+        ),
+        GrabOutcome::NotDrawn => (
+            None,
+            Err(GrabRefusal::NotDrawn
+                .because("the draw is complete and you did not win a share; nothing was written")),
         ),
         GrabOutcome::AlreadyGrabbed(share) => (
             Some(metrics::GRAB_ALREADY_GRABBED),

@@ -45,6 +45,15 @@ pub const MIN_ENTRY_SECS: i64 = 10;
 /// The longest entry window, seconds (a day).
 pub const MAX_ENTRY_SECS: i64 = 86_400;
 
+/// A draw packet's terms: the entry window after its opening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrawTerms {
+    /// Seconds entries are taken, from the packet's opening
+    /// ([`MIN_ENTRY_SECS`]`..=`[`MAX_ENTRY_SECS`], and less than the packet's life: its
+    /// winners claim after the draw).
+    pub entry_secs: u64,
+}
+
 /// A fresh seed from `rng` (a CSPRNG in production: `rand::rng()`), as 64 lowercase hex
 /// digits.
 pub fn new_seed(rng: &mut impl rand::Rng) -> String {

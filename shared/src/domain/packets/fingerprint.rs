@@ -15,7 +15,7 @@ impl NewPacket {
     /// count, mode, split (empty for fixed), expiry, the greeting after a presence tag (`0`, or
     /// `1` and the greeting), the number of recipients and each recipient (sorted, distinct),
     /// then each later field that is not at its default as a tag and a value
-    /// (`opens_in_secs`, `cover`).
+    /// (`opens_in_secs`, `cover`, a password's presence, a draw's `entry_secs`).
     /// A field's length says where it ends, so no greeting or user id can pass for another
     /// field, whatever characters it holds (in v1, a greeting `hi|alice` and a greeting `hi`
     /// for recipient `alice` had the same fingerprint).
@@ -58,6 +58,10 @@ impl NewPacket {
         if self.password.is_some() {
             put("password");
         }
+        if let Some(draw) = &self.draw {
+            put("draw_entry_secs");
+            put(&draw.entry_secs.to_string());
+        }
         let mut out = String::from(FINGERPRINT_V2);
         for b in Sha256::digest(canonical.as_bytes()) {
             let _ = write!(out, "{b:02x}");
@@ -80,6 +84,7 @@ impl NewPacket {
             || self.opens_in_secs != 0
             || self.cover.is_some()
             || self.password.is_some()
+            || self.draw.is_some()
         {
             return None;
         }
@@ -120,6 +125,7 @@ mod tests {
             opens_in_secs: 0,
             cover: None,
             password: None,
+            draw: None,
         };
         let mut b = a.clone();
         b.greeting = Some(String::new());
@@ -167,6 +173,7 @@ mod tests {
             opens_in_secs: 0,
             cover: None,
             password: None,
+            draw: None,
         };
         let targeted = NewPacket {
             greeting: Some("hi".into()),

@@ -43,7 +43,8 @@ pub struct Share {
 
 impl Share {
     /// Parses a share record `share_id:amount_cents:grabbed_at_ms[:call_id]` (the call id of
-    /// the grab that won it, 8 hex digits, in records written since grabs carry one).
+    /// the grab that won it, 8 hex digits, in records written since grabs carry one; `drawn`
+    /// for a draw's winner, whose `grabbed_at_ms` is the draw's `draw_at`).
     ///
     /// # Errors
     /// [`BadRecord`] for any other shape.
@@ -51,9 +52,9 @@ impl Share {
         let mut it = record.splitn(4, ':');
         let mut next = || it.next().and_then(|s| s.parse::<i64>().ok());
         let fields = (next(), next(), next());
-        let call_ok = it
-            .next()
-            .is_none_or(|c| c.len() == 8 && c.bytes().all(|b| b.is_ascii_hexdigit()));
+        let call_ok = it.next().is_none_or(|c| {
+            c == "drawn" || c.len() == 8 && c.bytes().all(|b| b.is_ascii_hexdigit())
+        });
         match fields {
             _ if !call_ok => Err(BadRecord(format!("bad share record {record:?}"))),
             (Some(id), Some(amount), Some(at)) if id > 0 && id <= i64::from(u32::MAX) => {
@@ -391,6 +392,15 @@ pub enum GrabOutcome {
         /// Milliseconds until then (≥ 1).
         retry_after_ms: i64,
     },
+    /// A draw packet during its entry window: the caller is one of its entrants (now, or by
+    /// an earlier grab: the same answer); the draw happens at `draw_at_ms`
+    /// ([`crate::domain::draws`]).
+    Entered {
+        /// When the draw happens, Unix ms (Redis `TIME`).
+        draw_at_ms: i64,
+    },
+    /// A draw packet whose draw is complete, and the caller did not win; nothing written.
+    NotDrawn,
 }
 
 /// The outcome of [`crate::store::packets::cancel`].

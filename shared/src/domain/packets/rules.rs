@@ -324,6 +324,7 @@ impl PacketRules {
             opens_in_secs: opens as u64,
             cover: req.cover,
             password,
+            draw: None,
         })
     }
 }
@@ -392,6 +393,9 @@ pub struct NewPacket {
     /// A password packet's password (NFC); grabs must send it. Enforced inside
     /// `lua/grab.lua` by its verifier.
     pub password: Option<Password>,
+    /// A draw packet's terms: grabs during the entry window enter the draw, whose winners
+    /// get the shares (`lua/grab.lua`, `lua/draw_run.lua`); `None`: first come, first served.
+    pub draw: Option<crate::domain::draws::DrawTerms>,
 }
 
 impl NewPacket {

@@ -4,6 +4,7 @@
 
 use redis::Value;
 
+use crate::domain::draws;
 use crate::domain::history::YearBounds;
 use crate::domain::packets::{
     receipt, CreateOutcome, NewPacket, CREATE_WINDOW_MS, PACKETS_WINDOW_MS,
@@ -100,6 +101,14 @@ script_call! {
             commitment: &'a str,
             /// A password packet's verifier (`domain::packets::password`), empty for none.
             password: &'a str,
+            /// A draw packet's entry window, ms from its opening (`draw_at` = `opens_at` +
+            /// this), empty for a first-come-first-served packet.
+            draw_entry_ms: &'a str,
+            /// A draw packet's seed, 64 hex digits (secret until the draw), else empty.
+            draw_seed: &'a str,
+            /// A draw packet's commitment to its seed (`domain::draws::commitment`), else
+            /// empty.
+            draw_commitment: &'a str,
             /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
@@ -228,6 +237,13 @@ pub async fn create(
     // The fairness receipt: the shares are committed to before the first grab can see any.
     let salt = receipt::new_salt(&mut rand::rng());
     let commitment = receipt::commitment(&salt, &amounts);
+    // A draw packet's seed, drawn here with a CSPRNG and committed (domain::draws).
+    let draw = req.draw.map(|d| {
+        let seed = draws::new_seed(&mut rand::rng());
+        let committed = draws::commitment(&seed);
+        ((d.entry_secs * 1000).to_string(), seed, committed)
+    });
+    let (draw_entry_ms, draw_seed, draw_commitment) = draw.unwrap_or_default();
     let mut conn = store.conn().await?;
     let wk = keys.wallet(sender_id);
     let record_id = idempotency_key.map(|k| format!("create:{k}"));
@@ -294,6 +310,9 @@ pub async fn create(
             salt: &salt,
             commitment: &commitment,
             password: &verifier,
+            draw_entry_ms: &draw_entry_ms,
+            draw_seed: &draw_seed,
+            draw_commitment: &draw_commitment,
             share_amounts: &amounts,
         };
         let reply =

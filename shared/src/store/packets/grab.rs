@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use redis::Value;
 
+use super::draw;
+use crate::domain::draws;
 use crate::domain::packets::gone::{SoldOutSeen, Verdict};
 use crate::domain::packets::password::Password;
 use crate::domain::packets::{GrabOutcome, Share};
@@ -27,6 +29,8 @@ script_call! {
             rate: &'a str,
             /// The packet's recipients set (read only for a targeted packet).
             recipients: &'a str,
+            /// A draw packet's entrants (written only for a draw packet).
+            tickets: &'a str,
         }
         ARGV {
             /// The grabbing user.
@@ -40,8 +44,23 @@ script_call! {
             /// This call's id, 8 hex digits drawn per call (a re-sent call carries the same),
             /// empty for none: a re-run of the winning call answers the win again.
             call_id: &'a str,
+            /// The caller's ticket in a draw packet's draw (`domain::draws::ticket`), empty
+            /// when the seed is not known here.
+            ticket: &'a str,
         }
     }
+}
+
+/// What to do with a grab's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    /// The answer, and what the sandbox may remember of the packet.
+    Answer(GrabOutcome, Seen),
+    /// A draw packet's entry sent without the caller's ticket: the packet's seed, to compute
+    /// it (`domain::draws::ticket`) and send the grab again.
+    Seed(String),
+    /// A draw packet whose draw is due and not complete: run it (`draw.rs`), then ask again.
+    DrawDue,
 }
 
 /// What a grab's reply lets this sandbox remember of the packet (`gone.rs`).
@@ -62,7 +81,7 @@ impl GrabCall<'_> {
     ///
     /// # Errors
     /// [`Error::Internal`] for a reply of another shape.
-    fn outcome(reply: Value) -> Result<(GrabOutcome, Seen), Error> {
+    fn outcome(reply: Value) -> Result<Step, Error> {
         let reply = text("grab", reply)?;
         let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
         let bad = || Error::bad_reply("grab", &reply);
@@ -107,9 +126,18 @@ impl GrabCall<'_> {
                     retry_after_ms: (opens_at_ms - now_ms).max(1),
                 }
             }
+            "entered" => GrabOutcome::Entered {
+                draw_at_ms: data.parse().map_err(|_| bad())?,
+            },
+            "not_drawn" => GrabOutcome::NotDrawn,
+            "draw_due" => return Ok(Step::DrawDue),
+            "draw_seed" => {
+                let (seed, _draw_at) = data.split_once(':').ok_or_else(bad)?;
+                return Ok(Step::Seed(seed.to_string()));
+            }
             _ => return Err(bad()),
         };
-        Ok((outcome, seen))
+        Ok(Step::Answer(outcome, seen))
     }
 }
 
@@ -167,24 +195,51 @@ pub async fn grab_with_password(
             None => otherwise,
         });
     }
-    let sent = Instant::now();
-    let reply: Value = GrabCall {
-        meta: &pk.meta,
-        shares: &pk.shares,
-        grabs: &pk.grabs,
-        rate: &keys.grab_rate(packet_id, user_id),
-        recipients: &pk.recipients,
-        user_id,
-        rate_limit: cfg.packets.grab_rate_limit,
-        rate_window_ms: cfg.packets.grab_rate_window_ms,
-        password: &password.map(|p| p.verifier(packet_id)).unwrap_or_default(),
-        call_id: &format!("{:08x}", rand::random::<u32>()),
-    }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
-    let answered = Instant::now();
-    let (outcome, seen) = GrabCall::outcome(reply)?;
+    let rate = keys.grab_rate(packet_id, user_id);
+    let verifier = password.map(|p| p.verifier(packet_id)).unwrap_or_default();
+    let call_id = format!("{:08x}", rand::random::<u32>());
+    // A draw packet may take up to three calls: the entry without the ticket (answered the
+    // seed), then with it; or a grab finding the draw due, the draw, then the grab again.
+    let mut ticket = String::new();
+    let mut step = 0;
+    let (outcome, seen, sent, answered) = loop {
+        step += 1;
+        let sent = Instant::now();
+        let reply: Value = GrabCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            rate: &rate,
+            recipients: &pk.recipients,
+            tickets: &pk.tickets,
+            user_id,
+            rate_limit: cfg.packets.grab_rate_limit,
+            rate_window_ms: cfg.packets.grab_rate_window_ms,
+            password: &verifier,
+            call_id: &call_id,
+            ticket: &ticket,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
+        let answered = Instant::now();
+        match GrabCall::outcome(reply)? {
+            Step::Answer(outcome, seen) => break (outcome, seen, sent, answered),
+            _ if step >= 4 => {
+                return Err(Error::Internal(format!(
+                    "grab of packet {packet_id}: no answer after its draw"
+                )))
+            }
+            Step::Seed(seed) => {
+                ticket = draws::ticket(&seed, user_id).ok_or_else(|| {
+                    Error::Internal(format!("packet {packet_id}: a malformed draw seed"))
+                })?;
+            }
+            Step::DrawDue => {
+                draw::run(store, packet_id).await?;
+            }
+        }
+    };
     match seen {
         Seen::Nothing => {}
         Seen::Expired => gone.expired(packet_id),

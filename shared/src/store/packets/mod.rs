@@ -6,6 +6,7 @@
 //! | `create.rs` | [`create`] | `due_add.lua`, `create_packet.lua` |
 //! | `view.rs` | [`view`], [`view_as`] | `packet_view.lua` |
 //! | `grab.rs` | [`grab`], [`grab_with_password`] | `grab.lua` (or one `HGET`, `gone.rs`) |
+//! | `draw.rs` | [`draw::run`] (a draw packet's draw) | `draw_run.lua` |
 //! | `claim.rs` | [`claim`] (step 1) | `claim.lua` |
 //! | `redrive.rs` | [`redrive_claim`] (steps 2 to 4) | `wallet_credit.lua`, `claim_done.lua`, `transfer_release.lua` |
 //! | `cancel.rs` | [`cancel`] | `cancel.lua` |
@@ -18,6 +19,7 @@
 mod cancel;
 mod claim;
 pub(crate) mod create;
+pub mod draw;
 pub(crate) mod gone;
 mod grab;
 mod redrive;
@@ -30,6 +32,7 @@ pub use crate::domain::packets::{
 pub use cancel::{cancel, CancelCall};
 pub use claim::{claim, ClaimCall};
 pub use create::{create, CreatePacketCall, DueAddCall};
+pub use draw::DrawRunCall;
 pub use grab::{grab, grab_with_password, GrabCall};
 pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall, ClaimedPacket};
 pub use view::{view, view_as, PacketViewCall, ViewAs};

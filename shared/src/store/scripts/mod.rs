@@ -61,7 +61,8 @@ pub use super::lock::UnlockCall;
 pub use super::merchants::{MerchantCreatePacketCall, MerchantDepositCall, MerchantWithdrawCall};
 pub use super::order_codes::OrderCodeCall;
 pub use super::packets::{
-    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DueAddCall, GrabCall, PacketViewCall,
+    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DrawRunCall, DueAddCall, GrabCall,
+    PacketViewCall,
 };
 pub use super::reclaim::SettleCall;
 pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
@@ -164,11 +165,13 @@ macro_rules! script {
 /// given: every script that moves money or records a step of a money movement, and the order
 /// codes and the coupon scripts (a lost counter or issue record would hand out a code twice, a
 /// lost redemption would let a coupon be redeemed twice, a lost close would leave a campaign
-/// its index of ends has let go). Grabs, views, rate limits, locks and
+/// its index of ends has let go), and a draw's chunks (a winner's share must not vanish after
+/// the answer that gave it). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
 pub(crate) const ACKNOWLEDGED: &[&str] = &[
     "create_packet.lua",
+    "draw_run.lua",
     "cancel.lua",
     "due_add.lua",
     "claim.lua",
@@ -246,6 +249,9 @@ script!(
 script!(
     /// `lua/grab.lua` (with `lua/rate_limit.lua`): at most one share per user, rate-limited.
     GRAB, "grab.lua", ["rate_limit.lua"]);
+script!(
+    /// `lua/draw_run.lua`: one chunk of a draw packet's draw (its winners get their shares).
+    DRAW_RUN, "draw_run.lua");
 script!(
     /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot (a coupon
     /// packet's whole claim: the share issued as a coupon).
@@ -368,6 +374,7 @@ fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
         &CANCEL,
         &DUE_ADD,
         &GRAB,
+        &DRAW_RUN,
         &CLAIM,
         &CLAIM_DONE,
         &WALLET_CREDIT,

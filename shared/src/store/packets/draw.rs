@@ -1,0 +1,121 @@
+//! A draw packet's draw (`domain::draws`): `lua/draw_run.lua` called chunk by chunk until the
+//! draw is complete, by whichever request first finds `draw_at` passed (a grab answered
+//! `draw_due`).
+
+use redis::Value;
+
+use crate::store::keys::{is_packet_id, Keys};
+use crate::store::scripts::{script_call, text, Call, DRAW_RUN};
+use crate::store::{Error, Store};
+
+/// The most winners one `draw_run.lua` call assigns: each costs the server an `LPOP` and an
+/// `HSET`, so a chunk holds Redis for about a millisecond (docs/design.md, "Draws").
+pub const DRAW_CHUNK: u32 = 1_000;
+
+script_call! {
+    /// `lua/draw_run.lua`: one chunk of a draw packet's draw.
+    pub struct DrawRunCall<'a> for DRAW_RUN {
+        KEYS {
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The packet's share list.
+            shares: &'a str,
+            /// The packet's grabs hash (user -> share record).
+            grabs: &'a str,
+            /// The packet's entrants (`PacketKeys::tickets`).
+            tickets: &'a str,
+        }
+        ARGV {
+            /// The most winners this call assigns (≥ 1).
+            chunk: u32,
+        }
+    }
+}
+
+/// Where a draw stands after [`run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrawState {
+    /// No such packet.
+    NotFound,
+    /// The packet has no draw.
+    NotADraw,
+    /// Cancelled before its draw: nobody wins.
+    Cancelled,
+    /// Redis `TIME` is before `draw_at_ms`: nothing done.
+    NotDue {
+        /// When the draw is due, Unix ms.
+        draw_at_ms: i64,
+    },
+    /// Complete (by this call or an earlier one).
+    Drawn {
+        /// How many won: `min(count, entrants)`.
+        winners: u64,
+        /// How many entered.
+        entrants: u64,
+    },
+}
+
+impl DrawRunCall<'_> {
+    /// `draw_run.lua`'s reply: `Ok(None)` for `drawing:<done>:<winners>` (call again), else
+    /// the state.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    fn state(reply: Value) -> Result<Option<DrawState>, Error> {
+        let reply = text("draw_run", reply)?;
+        let bad = || Error::bad_reply("draw_run", &reply);
+        let (label, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
+        let numbers: Vec<u64> = data
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
+        Ok(Some(match (label, numbers.as_slice()) {
+            ("drawing", [_, _]) => return Ok(None),
+            ("not_found", []) => DrawState::NotFound,
+            ("not_a_draw", []) => DrawState::NotADraw,
+            ("cancelled", []) => DrawState::Cancelled,
+            ("not_due", [at]) => DrawState::NotDue {
+                draw_at_ms: i64::try_from(*at).map_err(|_| bad())?,
+            },
+            ("drawn", [winners, entrants]) => DrawState::Drawn {
+                winners: *winners,
+                entrants: *entrants,
+            },
+            _ => return Err(bad()),
+        }))
+    }
+}
+
+/// Runs packet `packet_id`'s draw to its end, [`DRAW_CHUNK`] winners per call, and answers
+/// where it stands. Any number of callers may run it at once: each call assigns the next
+/// chunk recorded in the packet, so no winner is assigned twice and the winners are the same
+/// whoever runs it.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached (the chunks done stay done: run it
+/// again); [`Error::Internal`] for a reply of the wrong shape or a packet whose records
+/// disagree.
+pub async fn run(store: &Store, packet_id: &str) -> Result<DrawState, Error> {
+    if !is_packet_id(packet_id) {
+        return Ok(DrawState::NotFound);
+    }
+    let pk = Keys::new(&store.config().key_prefix).packet(packet_id);
+    let mut conn = store.conn().await?;
+    loop {
+        let reply: Value = DrawRunCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            tickets: &pk.tickets,
+            chunk: DRAW_CHUNK,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
+        if let Some(state) = DrawRunCall::state(reply)? {
+            return Ok(state);
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Draw packets (`domain::draws`; `lua/grab.lua`'s draw branch, `lua/draw_run.lua`) through
+//! the grab router, on standalone and on the 3-master cluster: grabs in the entry window enter
+//! the draw (202, the same answer again), at `draw_at` the entrants with the smallest tickets
+//! win the shares in ticket order, once, whoever runs the draw and however many race it; a
+//! winner's grab answers the share and anyone else's 410 `not_drawn`; an entry after
+//! `draw_at` writes nothing.
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+use serde_json::Value;
+
+use crate::common::{self, call, event, with_placeholder, with_sub, Function};
+use harness::{Backend, TestRedis};
+use hongbao::domain::draws::{self, DrawTerms, Reveal};
+use hongbao::store::keys::Keys;
+use hongbao::store::packets::draw::{self as draw_run, DrawState};
+use hongbao::store::packets::NewPacket;
+use hongbao::store::scripts::{Call, DrawRunCall};
+use hongbao::Store;
+
+/// A fixed draw packet of `count` shares of 100 cents, entries for `entry_secs` after it
+/// opens, expiring 60 s after.
+fn draw_packet(count: u32, entry_secs: u64) -> NewPacket {
+    NewPacket {
+        mode: hongbao::domain::split::Mode::Fixed,
+        draw: Some(DrawTerms { entry_secs }),
+        ..common::lucky(i64::from(count) * 100, count, 60)
+    }
+}
+
+/// `user`'s grab of `packet_id` through the grab router: (status, body).
+async fn grab(store: &Arc<Store>, packet_id: &str, user: &str) -> (u16, Value) {
+    let ev = with_sub(
+        with_placeholder(event("grab-grab"), "PACKET_ID", packet_id),
+        user,
+    );
+    let (s, b, _) = call(store, Function::Grab, &ev).await;
+    (s, b)
+}
+
+/// The packet's meta `field`.
+async fn meta(store: &Store, packet_id: &str, field: &str) -> Option<String> {
+    let pk = Keys::new(&store.config().key_prefix).packet(packet_id);
+    redis::cmd("HGET")
+        .arg(&pk.meta)
+        .arg(field)
+        .query_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap()
+}
+
+/// Test: 40 users enter a draw of 5 shares (each twice: the same 202), then at `draw_at` all
+/// grab again: the 5 with the smallest tickets win shares 1..5 in ticket order (200, the same
+/// share on every grab), the others get 410 `not_drawn`; the revealed draw checks out for
+/// every entrant, and the winners' list in share order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_smallest_tickets_win_in_ticket_order() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 500).await;
+        let p = common::create(&store, "sam", &draw_packet(5, 3)).await;
+        let id = p.packet_id.clone();
+        let users: Vec<String> = (0..40).map(|i| format!("entrant-{i:02}")).collect();
+
+        // Act: every user enters twice, before draw_at.
+        for u in users.iter().chain(&users) {
+            let (s, b) = grab(&store, &id, u).await;
+            assert_eq!(
+                (s, b["entered"].as_bool()),
+                (202, Some(true)),
+                "{backend}: {b}"
+            );
+        }
+        let draw_at: i64 = meta(&store, &id, "draw_at").await.unwrap().parse().unwrap();
+        common::sleep_until_redis_ms(&store, draw_at).await;
+        let mut answers = Vec::new();
+        for u in &users {
+            answers.push(grab(&store, &id, u).await);
+        }
+
+        // Assert
+        let seed = meta(&store, &id, "draw_seed").await.unwrap();
+        let refs: Vec<&str> = users.iter().map(String::as_str).collect();
+        let expected = draws::winners(&seed, &refs, 5).unwrap();
+        let mut won: Vec<(u64, String)> = Vec::new();
+        for (u, (s, b)) in users.iter().zip(&answers) {
+            match s {
+                200 => won.push((b["share_id"].as_u64().unwrap(), u.clone())),
+                410 => assert_eq!(b["error"], "not_drawn", "{backend}: {b}"),
+                _ => panic!("{backend}: {u}: {s} {b}"),
+            }
+        }
+        won.sort();
+        let in_order: Vec<&str> = won.iter().map(|(_, u)| u.as_str()).collect();
+        let drawn: Vec<&str> = expected.iter().map(|(_, u)| u.as_str()).collect();
+        assert_eq!(
+            in_order, drawn,
+            "{backend}: the smallest tickets, share 1 the smallest"
+        );
+        assert_eq!(won.iter().map(|w| w.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        let (s, again) = grab(&store, &id, drawn[0]).await;
+        assert_eq!((s, &again["share_id"]), (200, &Value::from(1)), "{backend}");
+        let reveal = Reveal {
+            commitment: meta(&store, &id, "draw_commitment").await.unwrap(),
+            seed: seed.clone(),
+            entrants: 40,
+            winners: 5,
+            threshold: meta(&store, &id, "draw_threshold").await,
+        };
+        assert_eq!(reveal.check_winners(&drawn), Ok(()), "{backend}");
+        for u in &users {
+            let ticket = draws::ticket(&seed, u).unwrap();
+            let result = reveal.check_entrant(u, &ticket, drawn.contains(&u.as_str()));
+            assert_eq!(result, Ok(()), "{backend}: {u}");
+        }
+    }
+}
+
+/// Test: a draw runs once. After `draw_at`, 50 grabs of entrants and 10 runs of the draw race,
+/// and one chunk of `draw_run.lua` is sent again after the draw (a lost reply): 8 winners of
+/// 30 entrants, each with one share, the share list down by 8, `grabbed_count` 8; a packet
+/// with more shares than entrants gives every entrant one and keeps the rest for the refund.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_draw_runs_once_however_many_race_it() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 2_000).await;
+        let p = common::create(&store, "sam", &draw_packet(8, 2)).await;
+        let few = common::create(&store, "sam", &draw_packet(10, 2)).await;
+        let users: Vec<String> = (0..30).map(|i| format!("racer-{i:02}")).collect();
+        for u in &users {
+            assert_eq!(grab(&store, &p.packet_id, u).await.0, 202);
+        }
+        for u in &users[..3] {
+            assert_eq!(grab(&store, &few.packet_id, u).await.0, 202);
+        }
+        let draw_at: i64 = meta(&store, &few.packet_id, "draw_at")
+            .await
+            .unwrap()
+            .parse()
+            .unwrap();
+        common::sleep_until_redis_ms(&store, draw_at).await;
+
+        // Act
+        let grabs = users.iter().cycle().take(50).map(|u| {
+            let (store, id, u) = (store.clone(), p.packet_id.clone(), u.clone());
+            tokio::spawn(async move { grab(&store, &id, &u).await })
+        });
+        let runs = (0..10).map(|_| {
+            let (store, id) = (store.clone(), p.packet_id.clone());
+            tokio::spawn(async move { draw_run::run(&store, &id).await.unwrap() })
+        });
+        let (grabs, runs) = tokio::join!(join_all(grabs), join_all(runs));
+        let pk = Keys::new(&store.config().key_prefix).packet(&p.packet_id);
+        let resent: redis::Value = DrawRunCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            tickets: &pk.tickets,
+            chunk: 1,
+        }
+        .invocation()
+        .invoke_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap();
+        let few_state = draw_run::run(&store, &few.packet_id).await.unwrap();
+
+        // Assert
+        let drawn = DrawState::Drawn {
+            winners: 8,
+            entrants: 30,
+        };
+        assert!(runs.into_iter().all(|r| r.unwrap() == drawn), "{backend}");
+        assert_eq!(
+            hongbao::store::scripts::text("draw_run", resent).unwrap(),
+            "drawn:8:30"
+        );
+        let winners: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(&pk.grabs)
+            .query_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
+        assert_eq!(winners.len(), 8, "{backend}");
+        // Each grab of a winner answered 200, each of anyone else 410.
+        for (u, g) in users.iter().cycle().zip(grabs) {
+            let (s, b) = g.unwrap();
+            let expected = if winners.contains_key(u) { 200 } else { 410 };
+            assert_eq!(s, expected, "{backend}: {u}: {b}");
+        }
+        let left = common::list_items(&store, &pk.shares).await;
+        assert_eq!(left.len(), 0, "{backend}");
+        assert_eq!(
+            meta(&store, &p.packet_id, "grabbed_count").await.as_deref(),
+            Some("8")
+        );
+        assert_eq!(
+            few_state,
+            DrawState::Drawn {
+                winners: 3,
+                entrants: 3
+            }
+        );
+        let few_left = common::list_items(
+            &store,
+            &Keys::new(&store.config().key_prefix)
+                .packet(&few.packet_id)
+                .shares,
+        )
+        .await;
+        assert_eq!(
+            few_left.len(),
+            7,
+            "{backend}: the shares nobody won stay to be refunded"
+        );
+    }
+}
+
+/// Test: an entry after `draw_at` (the draw not run yet, or run) is refused with nothing
+/// written: the entrants' set is unchanged, and the late user gets 410 `not_drawn`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_after_draw_at_writes_nothing() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 500).await;
+        let p = common::create(&store, "sam", &draw_packet(2, 2)).await;
+        for u in ["ann", "ben", "cid"] {
+            assert_eq!(grab(&store, &p.packet_id, u).await.0, 202);
+        }
+        let draw_at: i64 = meta(&store, &p.packet_id, "draw_at")
+            .await
+            .unwrap()
+            .parse()
+            .unwrap();
+        common::sleep_until_redis_ms(&store, draw_at).await;
+        let pk = Keys::new(&store.config().key_prefix).packet(&p.packet_id);
+        let tickets = |store: Arc<Store>, key: String| async move {
+            let t: Vec<String> = redis::cmd("ZRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut store.conn().await.unwrap())
+                .await
+                .unwrap();
+            t
+        };
+        let before = tickets(store.clone(), pk.tickets.clone()).await;
+
+        // Act
+        let (s, b) = grab(&store, &p.packet_id, "late").await;
+
+        // Assert
+        assert_eq!(
+            (s, &b["error"]),
+            (410, &Value::from("not_drawn")),
+            "{backend}: {b}"
+        );
+        assert_eq!(
+            tickets(store.clone(), pk.tickets.clone()).await,
+            before,
+            "{backend}"
+        );
+        assert_eq!(before.len(), 3);
+    }
+}
