@@ -119,8 +119,9 @@ async fn the_smallest_tickets_win_in_ticket_order() {
     }
 }
 
-/// Test: a draw runs once. After `draw_at`, 50 grabs of entrants and 10 runs of the draw race,
-/// and one chunk of `draw_run.lua` is sent again after the draw (a lost reply): 8 winners of
+/// Test: a draw runs once. After `draw_at`, 50 grabs of entrants and 10 runs of the draw in
+/// chunks of 2 winners race, and one chunk of `draw_run.lua` is sent again after the draw (a
+/// lost reply): 8 winners of
 /// 30 entrants, each with one share, the share list down by 8, `grabbed_count` 8; a packet
 /// with more shares than entrants gives every entrant one and keeps the rest for the refund.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -147,14 +148,21 @@ async fn a_draw_runs_once_however_many_race_it() {
         common::sleep_until_redis_ms(&store, draw_at).await;
 
         // Act
-        let grabs = users.iter().cycle().take(50).map(|u| {
-            let (store, id, u) = (store.clone(), p.packet_id.clone(), u.clone());
-            tokio::spawn(async move { grab(&store, &id, &u).await })
-        });
-        let runs = (0..10).map(|_| {
-            let (store, id) = (store.clone(), p.packet_id.clone());
-            tokio::spawn(async move { draw_run::run(&store, &id).await.unwrap() })
-        });
+        let runs: Vec<_> = (0..10)
+            .map(|_| {
+                let (store, id) = (store.clone(), p.packet_id.clone());
+                tokio::spawn(async move { draw_run::run_in_chunks(&store, &id, 2).await.unwrap() })
+            })
+            .collect();
+        let grabs: Vec<_> = users
+            .iter()
+            .cycle()
+            .take(50)
+            .map(|u| {
+                let (store, id, u) = (store.clone(), p.packet_id.clone(), u.clone());
+                tokio::spawn(async move { grab(&store, &id, &u).await })
+            })
+            .collect();
         let (grabs, runs) = tokio::join!(join_all(grabs), join_all(runs));
         let pk = Keys::new(&store.config().key_prefix).packet(&p.packet_id);
         let resent: redis::Value = DrawRunCall {

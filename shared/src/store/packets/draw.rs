@@ -98,6 +98,14 @@ impl DrawRunCall<'_> {
 /// again); [`Error::Internal`] for a reply of the wrong shape or a packet whose records
 /// disagree.
 pub async fn run(store: &Store, packet_id: &str) -> Result<DrawState, Error> {
+    run_in_chunks(store, packet_id, DRAW_CHUNK).await
+}
+
+/// [`run`] with at most `chunk` (≥ 1) winners per call.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_in_chunks(store: &Store, packet_id: &str, chunk: u32) -> Result<DrawState, Error> {
     if !is_packet_id(packet_id) {
         return Ok(DrawState::NotFound);
     }
@@ -109,7 +117,7 @@ pub async fn run(store: &Store, packet_id: &str) -> Result<DrawState, Error> {
             shares: &pk.shares,
             grabs: &pk.grabs,
             tickets: &pk.tickets,
-            chunk: DRAW_CHUNK,
+            chunk,
         }
         .invocation()
         .invoke_async(&mut conn)
