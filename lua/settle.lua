@@ -39,6 +39,8 @@
 -- Returns one of:
 --   {'missing'}                       no such packet (a phantom index entry, or long gone)
 --   {'not_due', expires_at_ms}        Redis TIME is before expires_at: nothing changed
+--   {'draw_due'}                      a draw packet whose draw is due and not complete: run it
+--                                     (draw_run.lua), then call again; nothing changed
 --   {'settled', refund_cents, settled_now, coupon_refund_cents}
 --        settled (settled_now = 1 if by this call, else 0; refund_cents: this call's refund
 --        when settled now, else everything refunded to the sender; coupon_refund_cents: the
@@ -58,6 +60,14 @@ if not status then
   return {'missing'}
 end
 local now = now_ms()
+-- A draw packet whose draw is due and not complete (docs/design.md, "Draws"): its draw runs
+-- first (draw_run.lua), so its winners get their shares before anything is refunded; nothing
+-- written.
+local draw = redis.call('HMGET', KEYS[1], 'draw_at', 'drawn_at')
+if draw[1] and not draw[2] and status ~= 'cancelled' and status ~= 'settled'
+    and now >= tonumber(draw[1]) then
+  return {'draw_due'}
+end
 local merchant = meta[8]
 -- A coupon packet's second phase: due (and not done) at redeem_by.
 local redeem_by = merchant and tonumber(meta[9])

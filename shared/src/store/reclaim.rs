@@ -262,6 +262,8 @@ script_call! {
 enum SettleReply {
     /// `missing`: the packet's keys are gone (retention passed).
     Missing,
+    /// `draw_due`: a draw packet's draw is due: run it first.
+    DrawDue,
     /// `not_due <expires_at>`: the packet expires at `expires_at_ms` (Unix ms).
     NotDue {
         /// The packet's `expires_at`, Unix ms.
@@ -321,6 +323,7 @@ impl SettleCall<'_> {
         };
         Ok(match reply.first().map(String::as_str) {
             Some("missing") => SettleReply::Missing,
+            Some("draw_due") => SettleReply::DrawDue,
             Some("not_due") => SettleReply::NotDue {
                 expires_at_ms: int("settle", reply.get(1))?,
             },
@@ -402,8 +405,9 @@ async fn settle_one(
         }
         None => (wk.wallet, wk.ledger, wk.sent, wk.journal),
     };
-    // At most twice: settle (maybe reporting pending claims), re-drive them, settle again.
-    for _ in 0..2 {
+    // At most three times: a draw packet's draw first, then settle (maybe reporting pending
+    // claims), re-drive them, settle again.
+    for _ in 0..3 {
         let reply: Value = SettleCall {
             meta: &pk.meta,
             shares: &pk.shares,
@@ -427,6 +431,9 @@ async fn settle_one(
             SettleReply::Missing => {
                 // Gone between the HGET and now (retention passed): nothing left to refund.
                 return forget_entry(&mut conn, keys, packet_id).await;
+            }
+            SettleReply::DrawDue => {
+                packets::draw::run(store, packet_id).await?;
             }
             SettleReply::NotDue { expires_at_ms } => {
                 // The index entry was written just before the packet; move it to the real deadline.

@@ -22,10 +22,15 @@ use hongbao::Store;
 /// A fixed draw packet of `count` shares of 100 cents, entries for `entry_secs` after it
 /// opens, expiring 60 s after.
 fn draw_packet(count: u32, entry_secs: u64) -> NewPacket {
+    draw_packet_for(count, entry_secs, 60)
+}
+
+/// [`draw_packet`] expiring `expires_in_secs` after it opens.
+fn draw_packet_for(count: u32, entry_secs: u64, expires_in_secs: u64) -> NewPacket {
     NewPacket {
         mode: hongbao::domain::split::Mode::Fixed,
         draw: Some(DrawTerms { entry_secs }),
-        ..common::lucky(i64::from(count) * 100, count, 60)
+        ..common::lucky(i64::from(count) * 100, count, expires_in_secs)
     }
 }
 
@@ -275,5 +280,79 @@ async fn an_entry_after_draw_at_writes_nothing() {
             "{backend}"
         );
         assert_eq!(before.len(), 3);
+    }
+}
+
+/// Test: nobody grabs after `draw_at`, and reclaim-cron runs the draw then (the index entry's
+/// first due time), moving the entry to the expiry; a winner claims; at expiry reclaim-cron
+/// refunds the rest to the sender: 3 winners of 4 entrants, one claim, 200 refunded, money
+/// conserved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 300).await;
+        let p = common::create(&store, "sam", &draw_packet_for(3, 2, 6)).await;
+        let id = p.packet_id.clone();
+        let users = ["ann", "ben", "cid", "dee"].map(String::from);
+        for u in &users {
+            assert_eq!(grab(&store, &id, u).await.0, 202);
+        }
+        let draw_at: i64 = meta(&store, &id, "draw_at").await.unwrap().parse().unwrap();
+        let keys = Keys::new(&store.config().key_prefix);
+        let due = |store: Arc<Store>, id: String| async move {
+            let at: Option<i64> = redis::cmd("ZSCORE")
+                .arg(Keys::new(&store.config().key_prefix).reclaim_due())
+                .arg(&id)
+                .query_async(&mut store.conn().await.unwrap())
+                .await
+                .unwrap();
+            at
+        };
+        assert!(due(store.clone(), id.clone()).await.unwrap() <= draw_at + 1_000);
+
+        // Act: draw_at, reclaim-cron; a winner claims; expiry, reclaim-cron.
+        common::sleep_until_redis_ms(&store, draw_at).await;
+        let at_draw = hongbao::store::reclaim::run(&store).await.unwrap();
+        let drawn = meta(&store, &id, "drawn_at").await;
+        let moved_to = due(store.clone(), id.clone()).await;
+        let winners: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(keys.packet(&id).grabs)
+            .query_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
+        let winner = winners.keys().next().unwrap().clone();
+        let ev = with_sub(
+            with_placeholder(event("claim-claim"), "PACKET_ID", &id),
+            &winner,
+        );
+        let (claimed, _, _) = call(&store, Function::Claim, &ev).await;
+        let expires_at: i64 = meta(&store, &id, "expires_at")
+            .await
+            .unwrap()
+            .parse()
+            .unwrap();
+        common::sleep_until_redis_ms(&store, expires_at).await;
+        let at_expiry = hongbao::store::reclaim::run(&store).await.unwrap();
+
+        // Assert
+        assert_eq!(
+            (at_draw.settled, at_draw.failed),
+            (0, 0),
+            "{backend}: {at_draw:?}"
+        );
+        assert!(drawn.is_some(), "{backend}: the draw ran at draw_at");
+        assert_eq!(moved_to, Some(expires_at), "{backend}");
+        assert_eq!(winners.len(), 3, "{backend}");
+        assert_eq!(claimed, 200, "{backend}");
+        assert_eq!(
+            (at_expiry.settled, at_expiry.refunded_cents),
+            (1, 200),
+            "{backend}: {at_expiry:?}"
+        );
+        let everyone: Vec<String> = users.iter().cloned().chain(["sam".to_string()]).collect();
+        common::assert_conserved(&store, &everyone, std::slice::from_ref(&id), 300).await;
     }
 }

@@ -400,9 +400,18 @@ pub struct NewPacket {
 
 impl NewPacket {
     /// Seconds from creation until the packet expires: its opening, then `expires_in_secs`.
-    /// The reclaim index's due time.
     pub fn lifetime_secs(&self) -> u64 {
         self.opens_in_secs + self.expires_in_secs
+    }
+
+    /// Seconds from creation until reclaim-cron first looks at the packet (the reclaim
+    /// index's first due time): a draw packet's draw (its opening, then the entry window),
+    /// after which the entry moves to the expiry; any other packet's expiry.
+    pub fn first_due_secs(&self) -> u64 {
+        match self.draw {
+            Some(draw) => self.opens_in_secs + draw.entry_secs,
+            None => self.lifetime_secs(),
+        }
     }
 
     /// The split name stored for this packet: `None` for fixed packets.

@@ -262,7 +262,7 @@ pub async fn create(
         let (indexed, indexed_at_ms) = DueAddCall {
             due: &due,
             packet_id: &packet_id,
-            expires_in_secs: req.lifetime_secs(),
+            expires_in_secs: req.first_due_secs(),
         }
         .run(&mut conn)
         .await?;
