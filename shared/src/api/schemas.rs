@@ -47,6 +47,21 @@ pub struct PacketRequestDoc {
     /// invisible or filler character. Stored only as an HMAC verifier; never returned.
     #[schema(min_length = 1, max_length = 32)]
     password: Option<String>,
+    /// A draw packet: grabs in the entry window enter a draw (202) instead of taking shares
+    /// first come, first served; at `draw_at` the entrants with the smallest tickets win
+    /// (docs/design.md, "Draws").
+    draw: Option<DrawRequestDoc>,
+}
+
+/// A create request's `draw` (unknown fields are refused).
+#[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct DrawRequestDoc {
+    /// Seconds entries are taken after the packet opens (`10..=86400`, less than
+    /// `expires_in_secs`): `draw_at` is the opening plus this.
+    #[schema(minimum = 10, maximum = 86_400)]
+    entry_secs: i64,
 }
 
 /// The body of `POST /merchant-packets` (unknown fields are refused): the order, the sharer,
@@ -182,6 +197,11 @@ pub enum StatusDoc {
     /// Cancelled by its sender: no more grabs, the un-grabbed shares refunded; grabbed shares
     /// stay claimable until `expires_at`.
     Cancelled,
+    /// A draw packet from its opening until its draw is complete: grabs enter the draw (202)
+    /// until `draw_at`.
+    Entering,
+    /// A draw packet whose draw is complete: its winners hold their shares.
+    Drawn,
 }
 
 /// A grab's claim, as a support look-up shows it.

@@ -356,3 +356,99 @@ async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
         common::assert_conserved(&store, &everyone, std::slice::from_ref(&id), 300).await;
     }
 }
+
+/// `POST /packets` with `body` as `sender` (the create-packet function): (status, answer).
+async fn create_route(store: &Arc<Store>, sender: &str, body: &Value) -> (u16, Value) {
+    let ev = with_sub(
+        crate::common::with_body(event("create-packet-lucky"), &body.to_string()),
+        sender,
+    );
+    let (s, b, _) = call(store, Function::CreatePacket, &ev).await;
+    (s, b)
+}
+
+/// `GET /packets/{id}` as `viewer`: the answer (200 asserted).
+async fn view(store: &Arc<Store>, packet_id: &str, viewer: &str) -> Value {
+    let ev = with_sub(
+        with_placeholder(event("grab-view"), "PACKET_ID", packet_id),
+        viewer,
+    );
+    let (s, b, _) = call(store, Function::Grab, &ev).await;
+    assert_eq!(s, 200, "{b}");
+    b
+}
+
+/// Test: a draw packet through the routes. `POST /packets` with `draw` refuses an entry
+/// window outside 10..=86400 s or not shorter than the packet's life (400, nothing written);
+/// the packet's view shows `entering` and the commitment, never the seed; three users enter;
+/// at `draw_at` the view runs the draw and shows `drawn` with the seed and figures, and each
+/// entrant's own `ticket` checks out against them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draw_packet_through_the_routes() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 1_000).await;
+        let body = |entry: i64, expires: i64| {
+            serde_json::json!({"total_cents": 200, "count": 2, "mode": "fixed",
+                               "expires_in_secs": expires, "draw": {"entry_secs": entry}})
+        };
+
+        // Act: refusals, then the packet.
+        let short = create_route(&store, "sam", &body(5, 60)).await;
+        let late = create_route(&store, "sam", &body(60, 60)).await;
+        let (s, made) = create_route(&store, "sam", &body(10, 60)).await;
+
+        // Assert
+        assert_eq!(
+            (short.0, late.0),
+            (400, 400),
+            "{backend}: {short:?} {late:?}"
+        );
+        assert_eq!(s, 201, "{backend}: {made}");
+        let id = made["packet_id"].as_str().unwrap().to_string();
+        let before = view(&store, &id, "sam").await;
+        assert_eq!(before["status"], "entering", "{backend}: {before}");
+        assert!(
+            before["draw"]["seed"].is_null() && before["ticket"].is_null(),
+            "{before}"
+        );
+        let commitment = before["draw"]["commitment"].as_str().unwrap().to_string();
+
+        // Act: three entrants, then draw_at.
+        let users = ["ann", "ben", "cid"];
+        for u in users {
+            assert_eq!(grab(&store, &id, u).await.0, 202, "{backend}");
+        }
+        let draw_at: i64 = meta(&store, &id, "draw_at").await.unwrap().parse().unwrap();
+        common::sleep_until_redis_ms(&store, draw_at).await;
+        let after = view(&store, &id, "ann").await;
+
+        // Assert
+        assert_eq!(after["status"], "drawn", "{backend}: {after}");
+        let d = &after["draw"];
+        let reveal = Reveal {
+            commitment,
+            seed: d["seed"].as_str().unwrap().to_string(),
+            entrants: d["entrants"].as_u64().unwrap(),
+            winners: d["winners"].as_u64().unwrap(),
+            threshold: d["threshold"].as_str().map(str::to_string),
+        };
+        assert_eq!((reveal.entrants, reveal.winners), (3, 2), "{backend}");
+        for u in users {
+            let mine = view(&store, &id, u).await;
+            let won = mine["grabs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|g| g["user_id"] == u);
+            let ticket = mine["ticket"].as_str().unwrap();
+            assert_eq!(
+                reveal.check_entrant(u, ticket, won),
+                Ok(()),
+                "{backend}: {u}"
+            );
+        }
+    }
+}

@@ -19,7 +19,8 @@ pub struct PacketViewBody {
     /// The packet's fields.
     #[serde(flatten)]
     pub packet: PacketBody,
-    /// `scheduled`, `open`, `sold_out`, `cancelled`, `expired` or `settled`.
+    /// `scheduled`, `open`, `sold_out`, `cancelled`, `expired`, `settled`, or for a draw
+    /// packet `entering` and `drawn`.
     #[schema(value_type = crate::api::schemas::StatusDoc)]
     pub status: &'static str,
     /// Shares grabbed so far.
@@ -40,6 +41,12 @@ pub struct PacketViewBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub reveal: Option<RevealBody>,
+    /// A draw packet whose draw is complete: the caller's ticket in it (64 lowercase hex
+    /// digits: `HMAC-SHA256(key = the seed's bytes, message = the caller's user id)`), to check
+    /// against `draw.threshold`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, pattern = "^[0-9a-f]{64}$")]
+    pub ticket: Option<String>,
 }
 
 /// `reveal` of `PacketViewBody`.
@@ -105,6 +112,7 @@ impl From<PacketView> for PacketViewBody {
                 salt: r.salt,
                 shares_cents: r.shares_cents,
             }),
+            ticket: None,
         }
     }
 }
@@ -149,7 +157,18 @@ pub(crate) async fn view(
     Path(id): Path<String>,
 ) -> Result<Json<PacketViewBody>, ApiError> {
     match packets::view_as(&state.store, &id, &viewer).await? {
-        packets::ViewAs::Found(v) => Ok(Json((*v).into())),
+        packets::ViewAs::Found(v) => {
+            let ticket = v
+                .packet
+                .draw
+                .as_ref()
+                .filter(|d| d.result.is_some())
+                .and_then(|d| crate::domain::draws::ticket(&d.seed, &viewer));
+            Ok(Json(PacketViewBody {
+                ticket,
+                ..(*v).into()
+            }))
+        }
         packets::ViewAs::NotFound => Err(ViewRefusal::NotFound.because(no_packet(&id))),
         packets::ViewAs::Forbidden => Err(ViewRefusal::Forbidden
             .because("this red packet is shown only to its sender and recipients")),

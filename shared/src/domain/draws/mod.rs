@@ -45,6 +45,14 @@ pub const MIN_ENTRY_SECS: i64 = 10;
 /// The longest entry window, seconds (a day).
 pub const MAX_ENTRY_SECS: i64 = 86_400;
 
+/// The `draw` of a create request as the client sent it, before `PacketRules::check`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrawRequest {
+    /// Seconds entries are taken after the packet opens.
+    pub entry_secs: i64,
+}
+
 /// A draw packet's terms: the entry window after its opening.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DrawTerms {

@@ -139,6 +139,7 @@ impl MerchantPacketRequest {
             opens_in_secs: None,
             cover: self.cover,
             password: None,
+            draw: None,
         })?;
         match (self.payout, &self.coupon) {
             (Payout::Coupon, None) => {

@@ -121,6 +121,35 @@ pub struct Packet {
     /// A password packet's verifier ([`password::Password::verifier`]), 64 hex digits; never
     /// in an answer, a log line or the journal. `None`: anyone (allowed) may grab.
     pub password_verifier: Option<String>,
+    /// A draw packet's draw; `None`: first come, first served.
+    pub draw: Option<PacketDraw>,
+}
+
+/// A draw packet's draw as stored ([`crate::domain::draws`]; docs/design.md, "Draws").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketDraw {
+    /// When entries close and the draw happens, Unix ms (Redis `TIME`).
+    pub draw_at_ms: i64,
+    /// The commitment to the seed, 64 hex digits, published at creation.
+    pub commitment: String,
+    /// The seed, 64 hex digits: secret until the draw is complete (never in an answer before
+    /// `result` is set).
+    pub seed: String,
+    /// The draw's result once complete.
+    pub result: Option<DrawResult>,
+}
+
+/// A complete draw's figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawResult {
+    /// How many users entered.
+    pub entrants: u64,
+    /// How many won: `min(count, entrants)`.
+    pub winners: u64,
+    /// The largest winning ticket; `None` when nobody entered.
+    pub threshold: Option<String>,
+    /// When the draw completed, Unix ms (Redis `TIME`).
+    pub drawn_at_ms: i64,
 }
 
 impl Packet {
@@ -212,6 +241,25 @@ impl Packet {
             commitment: digest(fields, "commitment")?,
             salt: digest(fields, "salt")?,
             password_verifier: digest(fields, "password")?,
+            draw: match fields.get("draw_at") {
+                None => None,
+                Some(_) => Some(PacketDraw {
+                    draw_at_ms: n("draw_at")?,
+                    commitment: digest(fields, "draw_commitment")?
+                        .ok_or_else(|| BadRecord("a draw without its commitment".into()))?,
+                    seed: digest(fields, "draw_seed")?
+                        .ok_or_else(|| BadRecord("a draw without its seed".into()))?,
+                    result: match fields.get("drawn_at") {
+                        None => None,
+                        Some(_) => Some(DrawResult {
+                            entrants: n("draw_entrants")? as u64,
+                            winners: n("draw_winners")? as u64,
+                            threshold: digest(fields, "draw_threshold")?,
+                            drawn_at_ms: n("drawn_at")?,
+                        }),
+                    },
+                }),
+            },
         })
     }
 }
@@ -243,11 +291,18 @@ pub enum Status {
     /// Cancelled by its sender: no more grabs, the un-grabbed shares refunded; grabbed shares
     /// stay claimable until `expires_at`.
     Cancelled,
+    /// A draw packet from its opening until its draw is complete: grabs enter the draw (until
+    /// `draw_at`).
+    Entering,
+    /// A draw packet whose draw is complete: its winners hold their shares (claimable until
+    /// `expires_at`).
+    Drawn,
 }
 
 impl Status {
     /// The status of `packet` at Redis time `now_ms` (Unix ms): settled, else expired once
-    /// `expires_at` has passed, else sold out once every share is grabbed, else open.
+    /// `expires_at` has passed, else for a draw packet entering until its draw is complete and
+    /// drawn after, else sold out once every share is grabbed, else open.
     pub fn at(packet: &Packet, now_ms: i64) -> Self {
         if packet.settled {
             Status::Settled
@@ -257,6 +312,11 @@ impl Status {
             Status::Scheduled
         } else if now_ms >= packet.expires_at_ms {
             Status::Expired
+        } else if let Some(draw) = &packet.draw {
+            match draw.result {
+                Some(_) => Status::Drawn,
+                None => Status::Entering,
+            }
         } else if packet.grabbed_count >= packet.count {
             Status::SoldOut
         } else {
@@ -270,11 +330,12 @@ impl Status {
     pub fn reveals(self) -> bool {
         matches!(
             self,
-            Status::SoldOut | Status::Expired | Status::Settled | Status::Cancelled
+            Status::SoldOut | Status::Expired | Status::Settled | Status::Cancelled | Status::Drawn
         )
     }
 
-    /// The JSON name: `scheduled`, `open`, `sold_out`, `expired`, `settled`.
+    /// The JSON name: `scheduled`, `open`, `sold_out`, `expired`, `settled`, `cancelled`,
+    /// `entering`, `drawn`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Scheduled => "scheduled",
@@ -283,6 +344,8 @@ impl Status {
             Status::Expired => "expired",
             Status::Settled => "settled",
             Status::Cancelled => "cancelled",
+            Status::Entering => "entering",
+            Status::Drawn => "drawn",
         }
     }
 }

@@ -305,6 +305,25 @@ impl PacketRules {
             }
         }
         let password = req.password.as_ref().map(PasswordText::check).transpose()?;
+        let draw = match &req.draw {
+            None => None,
+            Some(d) => {
+                use crate::domain::draws::{DrawTerms, MAX_ENTRY_SECS, MIN_ENTRY_SECS};
+                if !(MIN_ENTRY_SECS..=MAX_ENTRY_SECS).contains(&d.entry_secs) {
+                    return Err(Invalid(format!(
+                        "draw.entry_secs must be {MIN_ENTRY_SECS}..={MAX_ENTRY_SECS}"
+                    )));
+                }
+                if d.entry_secs >= expires {
+                    return Err(Invalid::new(
+                        "draw.entry_secs must be less than expires_in_secs: the winners claim after the draw, before the packet expires",
+                    ));
+                }
+                Some(DrawTerms {
+                    entry_secs: d.entry_secs as u64,
+                })
+            }
+        };
         if let Some(g) = &req.greeting {
             if g.chars().count() > MAX_GREETING_CHARS {
                 return Err(Invalid(format!(
@@ -324,7 +343,7 @@ impl PacketRules {
             opens_in_secs: opens as u64,
             cover: req.cover,
             password,
-            draw: None,
+            draw,
         })
     }
 }
@@ -363,6 +382,9 @@ pub struct PacketRequest {
     /// Optional password grabbers must send ([`PasswordText::check`]).
     #[serde(default)]
     pub password: Option<PasswordText>,
+    /// Optional: a draw instead of first come, first served ([`crate::domain::draws`]).
+    #[serde(default)]
+    pub draw: Option<crate::domain::draws::DrawRequest>,
 }
 
 /// A validated request to create a red packet.

@@ -152,10 +152,29 @@ async fn snapshot(
     packet_id: &str,
     viewer: &str,
 ) -> Result<Option<(PacketView, bool)>, Error> {
-    let Some(read) = read(store, packet_id, viewer).await? else {
+    let Some(mut snap) = read(store, packet_id, viewer).await? else {
         return Ok(None);
     };
-    Ok(Some((build(packet_id, &read)?, read.recipient)))
+    // A draw packet whose draw is due: the view runs it, as a grab would, and shows its
+    // result (docs/design.md, "Draws").
+    if draw_due(&snap) {
+        super::draw::run(store, packet_id).await?;
+        match read(store, packet_id, viewer).await? {
+            Some(again) => snap = again,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((build(packet_id, &snap)?, snap.recipient)))
+}
+
+/// Whether a snapshot is of a draw packet whose draw is due (Redis `TIME` at or past
+/// `draw_at`) and not complete, neither cancelled nor settled.
+fn draw_due(snap: &ViewReply) -> bool {
+    let field = |k: &str| snap.meta.get(k).map(String::as_str);
+    let due = field("draw_at")
+        .and_then(|at| at.parse::<i64>().ok())
+        .is_some_and(|at| snap.now_ms >= at);
+    due && field("drawn_at").is_none() && !matches!(field("status"), Some("cancelled" | "settled"))
 }
 
 /// `lua/packet_view.lua`'s snapshot of `packet_id` as `viewer` (`""`: nobody) asks for it, as
