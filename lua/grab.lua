@@ -6,8 +6,6 @@
 -- KEYS[3] grabs: grabs hash (user -> share record)
 -- KEYS[4] rate: rate-limit counter of this user on this packet (see rate_limit.lua)
 -- KEYS[5] recipients: the packet's recipients set (read only for a targeted packet)
--- KEYS[6] tickets: a draw packet's entrants (sorted set, lua/draw_run.lua; written only for
---         a draw packet)
 -- ARGV[1] user_id: the caller
 -- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
 -- ARGV[3] rate_window_ms: the window, ms
@@ -15,17 +13,14 @@
 --         (domain::packets::password), '' for none
 -- ARGV[5] call_id: this call's id (8 hex digits, drawn per call; a re-sent call carries the
 --         same), '' for none
--- ARGV[6] ticket: the caller's ticket in a draw packet's draw (64 hex digits,
---         domain::draws::ticket), '' when the caller does not know the packet's seed
 --
 -- A draw packet (meta draw_at) is not first come, first served: from its opening until
--- draw_at a grab enters the caller in its draw (ZADD NX of "<ticket>:<user_id>" to KEYS[6]:
--- one entry per user, the ticket fixed by the seed; the targeted, password, cancellation and
--- expiry checks apply first, and a repeat counts toward the rate limit as a repeat does);
--- nothing else is written. A call without the ticket gets the seed, writes nothing, and is
--- sent again with the ticket (the seed never leaves the service before the draw). From
--- draw_at the draw runs (lua/draw_run.lua, called by whoever finds it due); then a winner's
--- grab answers their share (their record ends ':drawn') and anyone else's 'not_drawn'.
+-- draw_at this script checks the grab as any (targeted, cancelled, expired, not open yet,
+-- password) and answers the packet's seed, writing nothing; the function computes the
+-- caller's ticket from it and enters them with lua/draw_enter.lua (the seed never leaves the
+-- service before the draw). From draw_at the draw runs (lua/draw_run.lua, called by whoever
+-- finds it due); then a winner's grab answers their share (their record ends ':drawn') and
+-- anyone else's 'not_drawn'.
 --
 -- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>[:<call_id>]"; share ids count
 -- from 1 in grab order (so the order needs no list of its own: GET /packets/{id} sorts by
@@ -50,8 +45,8 @@
 --   'not_open_yet:<opens_at_ms>:<now_ms>'   a scheduled packet before its opening (Redis
 --                                           TIME); nothing written, not counted
 --   'grabbed:<record>:<expires_at_ms>'
---   'draw_seed:<seed>:<draw_at_ms>'  a draw packet's entry sent without the ticket
---   'entered:<draw_at_ms>'        the caller is (now or already) an entrant of the draw
+--   'draw_seed:<seed>:<draw_at_ms>'  a draw packet in its entry window: enter with
+--                                 draw_enter.lua; nothing written
 --   'draw_due:<draw_at_ms>'       the entry window has closed and the draw is not complete:
 --                                 run it (draw_run.lua) and ask again; nothing written
 --   'not_drawn'                   the draw is complete and the caller did not win
@@ -72,8 +67,8 @@
 -- and is not counted: it costs Redis one HGET, less than the limiter's own INCR (+ PEXPIRE), so
 -- counting it would double the cost of the answer it limits (API Gateway's route throttle
 -- still bounds the rate).
--- A draw packet's grab from its opening on (see the header): enter, or after draw_at, the
--- draw's answer. Every check runs before the one write (the entry, or a repeat's count).
+-- A draw packet's grab from its opening on (see the header): the seed to enter with, or
+-- after draw_at the draw's answer. Nothing is written but a wrong password's attempt.
 local function draw_entry(meta, now)
   local draw = redis.call('HMGET', KEYS[1], 'draw_winners', 'drawn_at', 'draw_seed')
   if draw[2] then
@@ -89,19 +84,7 @@ local function draw_entry(meta, now)
     end
     return 'wrong_password'
   end
-  if ARGV[6] == '' then
-    return 'draw_seed:' .. draw[3] .. ':' .. meta[9]
-  end
-  if #ARGV[6] ~= 64 or string.find(ARGV[6], '[^0-9a-f]') then
-    return redis.error_reply('ERR hongbao: grab: a ticket is 64 lowercase hex digits')
-  end
-  if redis.call('ZADD', KEYS[6], 'NX', 0, ARGV[6] .. ':' .. ARGV[1]) == 0 then
-    local wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
-    if wait > 0 then
-      return 'rate_limited:' .. wait
-    end
-  end
-  return 'entered:' .. meta[9]
+  return 'draw_seed:' .. draw[3] .. ':' .. meta[9]
 end
 
 local mine = redis.call('HGET', KEYS[3], ARGV[1])

@@ -336,13 +336,11 @@ impl Bench {
             grabs: &k.grabs,
             rate: &rl,
             recipients: &k.recipients,
-            tickets: &k.tickets,
             user_id: "user:__rand_int__",
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
             password: "",
             call_id: "",
-            ticket: "",
         }
         .evalsha_words();
         self.reset_stats();

@@ -348,13 +348,11 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
             grabs: &pk.grabs,
             rate: &rate,
             recipients: &pk.recipients,
-            tickets: &pk.tickets,
             user_id: "bob",
             rate_limit: 10,
             rate_window_ms: 1_000,
             password: "",
             call_id,
-            ticket: "",
         };
         let mut conn = store.conn().await.unwrap();
         let mut run = async |call_id| {

@@ -38,13 +38,11 @@ pub fn grab_call(
         grabs: &pk.grabs,
         rate: &keys.grab_rate(packet_id, user),
         recipients: &pk.recipients,
-        tickets: &pk.tickets,
         user_id: user,
         rate_limit,
         rate_window_ms: GRAB_WINDOW_MS,
         password,
         call_id,
-        ticket: "",
     }
     .texts()
 }

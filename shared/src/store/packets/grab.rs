@@ -12,7 +12,7 @@ use crate::domain::packets::gone::{SoldOutSeen, Verdict};
 use crate::domain::packets::password::Password;
 use crate::domain::packets::{GrabOutcome, Share};
 use crate::store::keys::{is_packet_id, Keys};
-use crate::store::scripts::{script_call, text, Call, GRAB};
+use crate::store::scripts::{script_call, text, Call, DRAW_ENTER, GRAB};
 use crate::store::{Error, Store};
 
 script_call! {
@@ -29,8 +29,6 @@ script_call! {
             rate: &'a str,
             /// The packet's recipients set (read only for a targeted packet).
             recipients: &'a str,
-            /// A draw packet's entrants (written only for a draw packet).
-            tickets: &'a str,
         }
         ARGV {
             /// The grabbing user.
@@ -44,10 +42,56 @@ script_call! {
             /// This call's id, 8 hex digits drawn per call (a re-sent call carries the same),
             /// empty for none: a re-run of the winning call answers the win again.
             call_id: &'a str,
-            /// The caller's ticket in a draw packet's draw (`domain::draws::ticket`), empty
-            /// when the seed is not known here.
-            ticket: &'a str,
         }
+    }
+}
+
+script_call! {
+    /// `lua/draw_enter.lua`: enter a user in a draw packet's draw (acknowledged).
+    pub struct DrawEnterCall<'a> for DRAW_ENTER {
+        KEYS {
+            /// The packet's meta hash.
+            meta: &'a str,
+            /// The packet's entrants (`PacketKeys::tickets`).
+            tickets: &'a str,
+            /// The user's rate-limit counter on this packet (`Keys::grab_rate`).
+            rate: &'a str,
+        }
+        ARGV {
+            /// The entrant.
+            user_id: &'a str,
+            /// Their ticket (`domain::draws::ticket`), 64 lowercase hex digits.
+            ticket: &'a str,
+            /// Attempts allowed per window (0 = unlimited).
+            rate_limit: u32,
+            /// The rate-limit window, ms.
+            rate_window_ms: u64,
+        }
+    }
+}
+
+impl DrawEnterCall<'_> {
+    /// `draw_enter.lua`'s reply: `Ok(None)` for `draw_due` (run the draw, grab again), else
+    /// the grab's outcome.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a reply of another shape.
+    fn outcome(reply: Value) -> Result<Option<GrabOutcome>, Error> {
+        let reply = text("draw_enter", reply)?;
+        let bad = || Error::bad_reply("draw_enter", &reply);
+        let (outcome, data) = reply.split_once(':').unwrap_or((reply.as_str(), ""));
+        Ok(Some(match outcome {
+            "entered" => GrabOutcome::Entered {
+                draw_at_ms: data.parse().map_err(|_| bad())?,
+            },
+            "rate_limited" => GrabOutcome::RateLimited {
+                retry_after_ms: data.parse().map_err(|_| bad())?,
+            },
+            "cancelled" => GrabOutcome::Cancelled,
+            "not_found" => GrabOutcome::NotFound,
+            "draw_due" => return Ok(None),
+            _ => return Err(bad()),
+        }))
     }
 }
 
@@ -56,8 +100,8 @@ script_call! {
 enum Step {
     /// The answer, and what the sandbox may remember of the packet.
     Answer(GrabOutcome, Seen),
-    /// A draw packet's entry sent without the caller's ticket: the packet's seed, to compute
-    /// it (`domain::draws::ticket`) and send the grab again.
+    /// A draw packet in its entry window: the packet's seed, to compute the caller's ticket
+    /// (`domain::draws::ticket`) and enter them (`draw_enter.lua`).
     Seed(String),
     /// A draw packet whose draw is due and not complete: run it (`draw.rs`), then ask again.
     DrawDue,
@@ -198,9 +242,8 @@ pub async fn grab_with_password(
     let rate = keys.grab_rate(packet_id, user_id);
     let verifier = password.map(|p| p.verifier(packet_id)).unwrap_or_default();
     let call_id = format!("{:08x}", rand::random::<u32>());
-    // A draw packet may take up to three calls: the entry without the ticket (answered the
-    // seed), then with it; or a grab finding the draw due, the draw, then the grab again.
-    let mut ticket = String::new();
+    // A draw packet takes more calls: in the entry window the grab (answered the seed), then
+    // the entry; from draw_at a grab finding the draw due, the draw, then the grab again.
     let mut step = 0;
     let (outcome, seen, sent, answered) = loop {
         step += 1;
@@ -211,13 +254,11 @@ pub async fn grab_with_password(
             grabs: &pk.grabs,
             rate: &rate,
             recipients: &pk.recipients,
-            tickets: &pk.tickets,
             user_id,
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
             password: &verifier,
             call_id: &call_id,
-            ticket: &ticket,
         }
         .invocation()
         .invoke_async(&mut conn)
@@ -231,9 +272,27 @@ pub async fn grab_with_password(
                 )))
             }
             Step::Seed(seed) => {
-                ticket = draws::ticket(&seed, user_id).ok_or_else(|| {
+                let ticket = draws::ticket(&seed, user_id).ok_or_else(|| {
                     Error::Internal(format!("packet {packet_id}: a malformed draw seed"))
                 })?;
+                let reply: Value = DrawEnterCall {
+                    meta: &pk.meta,
+                    tickets: &pk.tickets,
+                    rate: &rate,
+                    user_id,
+                    ticket: &ticket,
+                    rate_limit: cfg.packets.grab_rate_limit,
+                    rate_window_ms: cfg.packets.grab_rate_window_ms,
+                }
+                .invocation()
+                .invoke_async(&mut conn)
+                .await?;
+                match DrawEnterCall::outcome(reply)? {
+                    Some(outcome) => break (outcome, Seen::Nothing, sent, Instant::now()),
+                    None => {
+                        draw::run(store, packet_id).await?;
+                    }
+                }
             }
             Step::DrawDue => {
                 draw::run(store, packet_id).await?;

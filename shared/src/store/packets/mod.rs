@@ -5,7 +5,7 @@
 //! | --- | --- | --- |
 //! | `create.rs` | [`create`] | `due_add.lua`, `create_packet.lua` |
 //! | `view.rs` | [`view`], [`view_as`] | `packet_view.lua` |
-//! | `grab.rs` | [`grab`], [`grab_with_password`] | `grab.lua` (or one `HGET`, `gone.rs`) |
+//! | `grab.rs` | [`grab`], [`grab_with_password`] | `grab.lua` (or one `HGET`, `gone.rs`); a draw packet's entry `draw_enter.lua` |
 //! | `draw.rs` | [`draw::run`] (a draw packet's draw) | `draw_run.lua` |
 //! | `claim.rs` | [`claim`] (step 1) | `claim.lua` |
 //! | `redrive.rs` | [`redrive_claim`] (steps 2 to 4) | `wallet_credit.lua`, `claim_done.lua`, `transfer_release.lua` |
@@ -33,6 +33,6 @@ pub use cancel::{cancel, CancelCall};
 pub use claim::{claim, ClaimCall};
 pub use create::{create, CreatePacketCall, DueAddCall};
 pub use draw::DrawRunCall;
-pub use grab::{grab, grab_with_password, GrabCall};
+pub use grab::{grab, grab_with_password, DrawEnterCall, GrabCall};
 pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall, ClaimedPacket};
 pub use view::{view, view_as, PacketViewCall, ViewAs};

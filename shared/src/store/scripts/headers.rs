@@ -187,6 +187,7 @@ fn every_script_header_matches_its_call() {
         check::<CancelCall>(),
         check::<DueAddCall>(),
         check::<GrabCall>(),
+        check::<DrawEnterCall>(),
         check::<DrawRunCall>(),
         check::<ClaimCall>(),
         check::<ClaimDoneCall>(),

@@ -61,8 +61,8 @@ pub use super::lock::UnlockCall;
 pub use super::merchants::{MerchantCreatePacketCall, MerchantDepositCall, MerchantWithdrawCall};
 pub use super::order_codes::OrderCodeCall;
 pub use super::packets::{
-    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DrawRunCall, DueAddCall, GrabCall,
-    PacketViewCall,
+    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DrawEnterCall, DrawRunCall, DueAddCall,
+    GrabCall, PacketViewCall,
 };
 pub use super::reclaim::SettleCall;
 pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
@@ -165,12 +165,13 @@ macro_rules! script {
 /// given: every script that moves money or records a step of a money movement, and the order
 /// codes and the coupon scripts (a lost counter or issue record would hand out a code twice, a
 /// lost redemption would let a coupon be redeemed twice, a lost close would leave a campaign
-/// its index of ends has let go), and a draw's chunks (a winner's share must not vanish after
-/// the answer that gave it). Grabs, views, rate limits, locks and
+/// its index of ends has let go), a draw's entries and chunks (an entrant answered 202 must
+/// be in the draw, a winner's share must not vanish after the answer that gave it). Grabs, views, rate limits, locks and
 /// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
 /// returns to its packet, and the grabber's claim answers `no_share`).
 pub(crate) const ACKNOWLEDGED: &[&str] = &[
     "create_packet.lua",
+    "draw_enter.lua",
     "draw_run.lua",
     "cancel.lua",
     "due_add.lua",
@@ -249,6 +250,10 @@ script!(
 script!(
     /// `lua/grab.lua` (with `lua/rate_limit.lua`): at most one share per user, rate-limited.
     GRAB, "grab.lua", ["rate_limit.lua"]);
+script!(
+    /// `lua/draw_enter.lua` (with `lua/rate_limit.lua`): enter a user in a draw packet's
+    /// draw.
+    DRAW_ENTER, "draw_enter.lua", ["rate_limit.lua"]);
 script!(
     /// `lua/draw_run.lua`: one chunk of a draw packet's draw (its winners get their shares).
     DRAW_RUN, "draw_run.lua");
@@ -374,6 +379,7 @@ fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
         &CANCEL,
         &DUE_ADD,
         &GRAB,
+        &DRAW_ENTER,
         &DRAW_RUN,
         &CLAIM,
         &CLAIM_DONE,
