@@ -5,6 +5,8 @@
 //! winner's grab answers the share and anyone else's 410 `not_drawn`; an entry after
 //! `draw_at` writes nothing.
 
+mod fairness;
+
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -21,7 +23,7 @@ use hongbao::Store;
 
 /// A fixed draw packet of `count` shares of 100 cents, entries for `entry_secs` after it
 /// opens, expiring 60 s after.
-fn draw_packet(count: u32, entry_secs: u64) -> NewPacket {
+pub(super) fn draw_packet(count: u32, entry_secs: u64) -> NewPacket {
     draw_packet_for(count, entry_secs, 60)
 }
 
@@ -45,7 +47,7 @@ async fn grab(store: &Arc<Store>, packet_id: &str, user: &str) -> (u16, Value) {
 }
 
 /// The packet's meta `field`.
-async fn meta(store: &Store, packet_id: &str, field: &str) -> Option<String> {
+pub(super) async fn meta(store: &Store, packet_id: &str, field: &str) -> Option<String> {
     let pk = Keys::new(&store.config().key_prefix).packet(packet_id);
     redis::cmd("HGET")
         .arg(&pk.meta)
