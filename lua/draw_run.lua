@@ -12,6 +12,11 @@
 -- records draw_threshold (the largest winning ticket) and drawn_at (Redis TIME). Shares
 -- nobody won stay in the list and are refunded at expiry, as un-grabbed shares are.
 --
+-- The call that completes the draw journals it (journal.lua, prepended after records.lua):
+-- a draw_run entry of the packet's sender, amount and balance 0 (it moves no money),
+-- reference the packet id, extra "<entrants>|<winners>|<seed>|<commitment>|<threshold>"
+-- (threshold '' when nobody entered), which ledger-export publishes as DrawRun.
+--
 -- Any call may run twice (a lost reply re-sent): the progress lives in the meta hash, so a
 -- call run again assigns the next chunk or answers 'drawn'; no winner is assigned twice.
 --
@@ -19,6 +24,7 @@
 -- KEYS[2] shares: share list (un-grabbed amounts, cents)
 -- KEYS[3] grabs: grabs hash (user -> share record)
 -- KEYS[4] tickets: the packet's entrants (sorted set, see above)
+-- KEYS[5] journal: the money journal of the packet's tag (the draw_run entry)
 -- ARGV[1] chunk: the most winners this call assigns (>= 1)
 -- Returns one of:
 --   'not_found'
@@ -28,7 +34,8 @@
 --   'drawing:<done>:<winners>'    winners assigned so far, of how many; call again
 --   'drawn:<winners>:<entrants>'  the draw is complete (by this call or before)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'draw_at', 'count', 'grabbed_count',
-  'grabbed_cents', 'draw_winners', 'draw_done', 'drawn_at', 'draw_entrants')
+  'grabbed_cents', 'draw_winners', 'draw_done', 'drawn_at', 'draw_entrants', 'sender_id',
+  'packet_id', 'draw_seed', 'draw_commitment', 'draw_threshold')
 if not meta[1] then
   return 'not_found'
 end
@@ -85,6 +92,7 @@ if first then
     'draw_winners', string.format('%d', winners))
 end
 local grabbed, cents = tonumber(meta[4]), tonumber(meta[5])
+local threshold = meta[14] or ''
 for i, entrant in ipairs(parsed) do
   local amount = redis.call('LPOP', KEYS[2])
   local share_id = done + i
@@ -94,6 +102,7 @@ for i, entrant in ipairs(parsed) do
   cents = cents + tonumber(amount)
   if share_id == winners then
     redis.call('HSET', KEYS[1], 'draw_threshold', entrant[1])
+    threshold = entrant[1]
   end
 end
 redis.call('HSET', KEYS[1], 'draw_done', string.format('%d', upto),
@@ -102,4 +111,6 @@ if upto < winners then
   return string.format('drawing:%d:%d', upto, winners)
 end
 redis.call('HSET', KEYS[1], 'drawn_at', string.format('%d', now))
+journal_add(KEYS[5], 'draw_run', meta[10], 0, meta[11], now, 0,
+  string.format('%d|%d|%s|%s|%s', entrants, winners, meta[12], meta[13], threshold))
 return string.format('drawn:%d:%d', winners, entrants)

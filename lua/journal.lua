@@ -8,7 +8,8 @@
 -- coupon_issued); and to the coupon
 -- scripts that issue or redeem a code: coupon_grab.lua and coupon_take.lua (coupon issued),
 -- coupon_redeem.lua (coupon redeemed), coupon_release.lua (a redemption reversed: coupon
--- released), coupon_close.lua (campaign ended).
+-- released), coupon_close.lua (campaign ended); and draw_run.lua (a draw packet's draw
+-- completed: draw_run).
 --
 -- Each movement appends one entry to the journal of the hash tag its script runs on
 -- (`<prefix>:{<tag>}:journal`, a stream), in the same atomic step as the balance change, so
@@ -25,8 +26,8 @@
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
 --             | packet_cancelled | coupon_issued | coupon_redeemed | coupon_released | campaign_ended
 --             | merchant_deposit | merchant_withdrawal | merchant_packet_debit | merchant_refund
---             | merchant_packet_settled | merchant_coupon_refund
---             (coupon entries move no money: amount and balance 0)
+--             | merchant_packet_settled | merchant_coupon_refund | draw_run
+--             (coupon and draw_run entries move no money: amount and balance 0)
 --   user      whose wallet moved (the sender for packet_debit, refund_credit, packet_settled,
 --             packet_cancelled); for merchant_* the merchant id (whose budget moved)
 --   amount    signed cents (debits negative; 0 for packet_settled and packet_cancelled)
@@ -42,7 +43,8 @@
 --             coupon_redeemed the order reference, then "\n<discount_cents>" when the
 --             discount is known (an order reference holds no whitespace); for coupon_released
 --             the order reference; for campaign_ended "<issued>|<redeemed>|<never_issued>";
---             for coupon_issued of a merchant packet's share "<merchant_id>|<amount_off_cents>"
+--             for coupon_issued of a merchant packet's share "<merchant_id>|<amount_off_cents>";
+--             for draw_run "<entrants>|<winners>|<seed>|<commitment>|<threshold or ''>"
 
 local function journal_add(key, kind, user, amount, ref, at, balance, extra)
   local id = redis.sha1hex(kind .. '\n' .. user .. '\n' .. ref .. '\n' .. int(at))

@@ -257,6 +257,11 @@ pub enum JournalKindDoc {
     MerchantRefund,
     /// A merchant packet settled (amount 0).
     MerchantPacketSettled,
+    /// A merchant packet's unredeemed coupons back to its merchant's budget at `redeem_by`,
+    /// or one coupon's redemption reversed after that.
+    MerchantCouponRefund,
+    /// A draw packet's draw completed (amount 0; the feed's `DrawRun` carries the seed).
+    DrawRun,
 }
 
 /// A ledger entry's kind.

@@ -74,6 +74,10 @@ pub enum Kind {
     /// `redeem_by` (reference the packet id), or one coupon's redemption reversed after that
     /// (reference `<packet_id>/<share_id>`); positive. The entry's user is the merchant id.
     MerchantCouponRefund,
+    /// A draw packet's draw completed ([`crate::domain::draws`]); moves no money (amount and
+    /// balance 0). The entry's user is the packet's sender, its reference the packet id,
+    /// [`Entry::draw`] the reveal anyone checks the draw with.
+    DrawRun,
 }
 
 impl Kind {
@@ -96,6 +100,7 @@ impl Kind {
         Kind::MerchantRefund,
         Kind::MerchantPacketSettled,
         Kind::MerchantCouponRefund,
+        Kind::DrawRun,
     ];
 
     /// The journal's name of the kind (the ledger's kind where both have it).
@@ -118,6 +123,7 @@ impl Kind {
             Kind::MerchantRefund => "merchant_refund",
             Kind::MerchantPacketSettled => "merchant_packet_settled",
             Kind::MerchantCouponRefund => "merchant_coupon_refund",
+            Kind::DrawRun => "draw_run",
         }
     }
 
@@ -141,6 +147,7 @@ impl Kind {
             Kind::MerchantRefund => "MerchantRefund",
             Kind::MerchantPacketSettled => "MerchantPacketSettled",
             Kind::MerchantCouponRefund => "MerchantCouponRefund",
+            Kind::DrawRun => "DrawRun",
         }
     }
 
@@ -217,6 +224,24 @@ pub struct Entry {
     /// For [`Kind::CouponIssued`] of a merchant packet's share: its merchant and the coupon's
     /// value.
     pub share_coupon: Option<IssuedShare>,
+    /// For [`Kind::DrawRun`]: the draw's reveal.
+    pub draw: Option<DrawRunFigures>,
+}
+
+/// A completed draw as its `draw_run` entry's `extra` holds it:
+/// `<entrants>|<winners>|<seed>|<commitment>|<threshold or empty>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawRunFigures {
+    /// How many users entered.
+    pub entrants: u64,
+    /// How many won: `min(count, entrants)`.
+    pub winners: u64,
+    /// The seed, 64 lowercase hex digits.
+    pub seed: String,
+    /// The commitment published at creation, 64 lowercase hex digits.
+    pub commitment: String,
+    /// The largest winning ticket; `None` when nobody entered.
+    pub threshold: Option<String>,
 }
 
 /// A merchant packet's share issued as a coupon (a `coupon_issued` entry's `extra`:
@@ -328,6 +353,24 @@ impl Entry {
             }
             _ => (None, None),
         };
+        let draw = match kind {
+            Kind::DrawRun => {
+                let bad_draw =
+                    || bad("`extra` is not `<entrants>|<winners>|<seed>|<commitment>|<threshold>`");
+                let parts: Vec<&str> = extra.split('|').collect();
+                match parts.as_slice() {
+                    [entrants, winners, seed, commitment, threshold] => Some(DrawRunFigures {
+                        entrants: entrants.parse().map_err(|_| bad_draw())?,
+                        winners: winners.parse().map_err(|_| bad_draw())?,
+                        seed: seed.to_string(),
+                        commitment: commitment.to_string(),
+                        threshold: (!threshold.is_empty()).then(|| threshold.to_string()),
+                    }),
+                    _ => return Err(bad_draw()),
+                }
+            }
+            _ => None,
+        };
         let share_coupon = match kind {
             Kind::CouponIssued if !extra.is_empty() => {
                 let (m, a) = extra
@@ -358,6 +401,7 @@ impl Entry {
             campaign_counts,
             code: None,
             share_coupon,
+            draw,
         })
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::common::{self, call, event, with_placeholder, with_sub, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::draws::{self, DrawTerms, Reveal};
+use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::draw::{self as draw_run, DrawState};
 use hongbao::store::packets::NewPacket;
@@ -172,11 +173,13 @@ async fn a_draw_runs_once_however_many_race_it() {
             .collect();
         let (grabs, runs) = tokio::join!(join_all(grabs), join_all(runs));
         let pk = Keys::new(&store.config().key_prefix).packet(&p.packet_id);
+        let journal = Keys::new(&store.config().key_prefix).journal_of_tag(&p.packet_id[..4]);
         let resent: redis::Value = DrawRunCall {
             meta: &pk.meta,
             shares: &pk.shares,
             grabs: &pk.grabs,
             tickets: &pk.tickets,
+            journal: &journal,
             chunk: 1,
         }
         .invocation()
@@ -212,6 +215,28 @@ async fn a_draw_runs_once_however_many_race_it() {
         assert_eq!(
             meta(&store, &p.packet_id, "grabbed_count").await.as_deref(),
             Some("8")
+        );
+        // The draw journaled once, with its reveal.
+        let entries = hongbao::store::journal::read(&store, &journal, 10_000)
+            .await
+            .unwrap();
+        let runs: Vec<_> = entries
+            .iter()
+            .filter(|e| e.kind == Kind::DrawRun && e.reference == p.packet_id)
+            .collect();
+        assert_eq!(runs.len(), 1, "{backend}: {runs:?}");
+        let figures = runs[0].draw.as_ref().unwrap();
+        assert_eq!(
+            (figures.entrants, figures.winners, runs[0].amount_cents),
+            (30, 8, 0)
+        );
+        assert_eq!(
+            Some(figures.seed.clone()),
+            meta(&store, &p.packet_id, "draw_seed").await
+        );
+        assert_eq!(
+            figures.threshold,
+            meta(&store, &p.packet_id, "draw_threshold").await
         );
         assert_eq!(
             few_state,

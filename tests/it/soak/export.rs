@@ -189,6 +189,15 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
                 discount_cents: int("discount_cents"),
                 campaign_counts: None,
                 code: d["code"].as_str().map(str::to_string),
+                draw: d["seed"]
+                    .as_str()
+                    .map(|seed| hongbao::domain::journal::DrawRunFigures {
+                        entrants: d["entrants"].as_u64().unwrap_or_default(),
+                        winners: d["winners"].as_u64().unwrap_or_default(),
+                        seed: seed.to_string(),
+                        commitment: d["commitment"].as_str().unwrap_or_default().to_string(),
+                        threshold: d["threshold"].as_str().map(str::to_string),
+                    }),
                 share_coupon: d["amount_off_cents"].as_i64().map(|a| {
                     hongbao::domain::journal::IssuedShare {
                         merchant_id: d["merchant_id"].as_str().unwrap_or_default().to_string(),

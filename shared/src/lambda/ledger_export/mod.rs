@@ -9,7 +9,8 @@
 //! `PacketDebit`, `ClaimCredit`, `RefundCredit`, `Withdrawal`, `PacketSettled`, `PacketCancelled`, and the coupon
 //! drops' `CouponIssued`, `CouponRedeemed`, `CouponReleased`, `CampaignEnded`, and a
 //! merchant's `MerchantDeposit`, `MerchantWithdrawal`, `MerchantPacketDebit`,
-//! `MerchantRefund`, `MerchantPacketSettled`), `time` the
+//! `MerchantRefund`, `MerchantPacketSettled`, `MerchantCouponRefund`, and a draw packet's
+//! `DrawRun` with the draw's seed and figures), `time` the
 //! movement's Redis time, and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
 //! codes (a generated code's entry holds its index) and each issued coupon is put in its
 //! user's coupon list (`GET /coupons`) again, which completes a grab whose function stopped
@@ -60,8 +61,8 @@ pub struct EventDetail {
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit`, `withdrawal`,
     /// `packet_settled`, `packet_cancelled`, `coupon_issued`, `coupon_redeemed`,
     /// `coupon_released`, `campaign_ended`, `merchant_deposit`, `merchant_withdrawal`,
-    /// `merchant_packet_debit`, `merchant_refund`, `merchant_packet_settled` or
-    /// `merchant_coupon_refund`.
+    /// `merchant_packet_debit`, `merchant_refund`, `merchant_packet_settled`,
+    /// `merchant_coupon_refund` or `draw_run`.
     pub kind: &'static str,
     /// Whose wallet; absent for a merchant's movement.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,6 +121,21 @@ pub struct EventDetail {
     /// `campaign_ended` only: codes never issued.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codes_never_issued: Option<u64>,
+    /// `draw_run` only: how many entered the draw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entrants: Option<u64>,
+    /// `draw_run` only: how many won.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub winners: Option<u64>,
+    /// `draw_run` only: the draw's seed (64 lowercase hex digits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// `draw_run` only: the commitment to the seed published at the packet's creation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commitment: Option<String>,
+    /// `draw_run` only: the largest winning ticket (absent when nobody entered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<String>,
 }
 
 impl From<&Entry> for EventDetail {
@@ -155,6 +171,11 @@ impl From<&Entry> for EventDetail {
             codes_issued: e.campaign_counts.map(|c| c.issued),
             codes_redeemed: e.campaign_counts.map(|c| c.redeemed),
             codes_never_issued: e.campaign_counts.map(|c| c.never_issued),
+            entrants: e.draw.as_ref().map(|d| d.entrants),
+            winners: e.draw.as_ref().map(|d| d.winners),
+            seed: e.draw.as_ref().map(|d| d.seed.clone()),
+            commitment: e.draw.as_ref().map(|d| d.commitment.clone()),
+            threshold: e.draw.as_ref().and_then(|d| d.threshold.clone()),
         }
     }
 }

@@ -24,6 +24,8 @@ script_call! {
             grabs: &'a str,
             /// The packet's entrants (`PacketKeys::tickets`).
             tickets: &'a str,
+            /// The money journal of the packet's tag (the `draw_run` entry).
+            journal: &'a str,
         }
         ARGV {
             /// The most winners this call assigns (≥ 1).
@@ -109,7 +111,9 @@ pub async fn run_in_chunks(store: &Store, packet_id: &str, chunk: u32) -> Result
     if !is_packet_id(packet_id) {
         return Ok(DrawState::NotFound);
     }
-    let pk = Keys::new(&store.config().key_prefix).packet(packet_id);
+    let keys = Keys::new(&store.config().key_prefix);
+    let pk = keys.packet(packet_id);
+    let journal = keys.journal_of_tag(&packet_id[..4]);
     let mut conn = store.conn().await?;
     loop {
         let reply: Value = DrawRunCall {
@@ -117,6 +121,7 @@ pub async fn run_in_chunks(store: &Store, packet_id: &str, chunk: u32) -> Result
             shares: &pk.shares,
             grabs: &pk.grabs,
             tickets: &pk.tickets,
+            journal: &journal,
             chunk,
         }
         .invocation()

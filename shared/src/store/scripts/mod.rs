@@ -256,7 +256,7 @@ script!(
     DRAW_ENTER, "draw_enter.lua", ["rate_limit.lua"]);
 script!(
     /// `lua/draw_run.lua`: one chunk of a draw packet's draw (its winners get their shares).
-    DRAW_RUN, "draw_run.lua");
+    DRAW_RUN, "draw_run.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot (a coupon
     /// packet's whole claim: the share issued as a coupon).
