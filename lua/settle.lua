@@ -27,6 +27,7 @@
 -- KEYS[10] journal: the money journal of the packet's tag
 -- KEYS[11] coupons: a coupon packet's coupons hash (expired with the rest; any key of the
 --          slot for another packet)
+-- KEYS[12] tickets: a draw packet's entrants (expired with the rest)
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] retention_secs: retention after settlement, seconds
 -- ARGV[3] ledger_cap: ledger length cap (entries)
@@ -194,4 +195,5 @@ for _, i in ipairs({1, 2, 3, 4, 5, 8}) do
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 redis.call('EXPIRE', KEYS[11], ttl)
+redis.call('EXPIRE', KEYS[12], ttl)
 return {'settled', refund, settled_now, coupon_refund}

@@ -245,6 +245,8 @@ script_call! {
             journal: &'a str,
             /// A coupon packet's coupons hash (expired with the rest).
             coupons: &'a str,
+            /// A draw packet's entrants (expired with the rest).
+            tickets: &'a str,
         }
         ARGV {
             /// The packet's id.
@@ -420,6 +422,7 @@ async fn settle_one(
             sent: &payer.2,
             journal: &payer.3,
             coupons: &pk.coupons,
+            tickets: &pk.tickets,
             packet_id,
             retention_secs: cfg.packets.retention_secs,
             ledger_cap: crate::domain::wallet::LEDGER_CAP,

@@ -313,7 +313,7 @@ async fn an_entry_after_draw_at_writes_nothing() {
 /// Test: nobody grabs after `draw_at`, and reclaim-cron runs the draw then (the index entry's
 /// first due time), moving the entry to the expiry; a winner claims; at expiry reclaim-cron
 /// refunds the rest to the sender: 3 winners of 4 entrants, one claim, 200 refunded, money
-/// conserved.
+/// conserved, and the entrants' set expires with the packet's keys.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
     for backend in Backend::ALL {
@@ -363,6 +363,11 @@ async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
             .unwrap();
         common::sleep_until_redis_ms(&store, expires_at).await;
         let at_expiry = hongbao::store::reclaim::run(&store).await.unwrap();
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(keys.packet(&id).tickets)
+            .query_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
 
         // Assert
         assert_eq!(
@@ -374,6 +379,10 @@ async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
         assert_eq!(moved_to, Some(expires_at), "{backend}");
         assert_eq!(winners.len(), 3, "{backend}");
         assert_eq!(claimed, 200, "{backend}");
+        assert!(
+            ttl > 0,
+            "{backend}: the entrants expire with the settled packet ({ttl})"
+        );
         assert_eq!(
             (at_expiry.settled, at_expiry.refunded_cents),
             (1, 200),

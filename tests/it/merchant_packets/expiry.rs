@@ -93,6 +93,7 @@ async fn expiry_refunds_the_merchant_and_never_the_sharer() {
             sent: &mk.ledger,
             journal: &mk.journal,
             coupons: &pk.coupons,
+            tickets: &pk.tickets,
             packet_id: &packet_id,
             retention_secs: 60,
             ledger_cap: 100,

@@ -207,6 +207,7 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
             sent: &mk.ledger,
             journal: &mk.journal,
             coupons: &pk.coupons,
+            tickets: &pk.tickets,
             packet_id: &packet_id,
             retention_secs: 3_600,
             ledger_cap: 100,
