@@ -25,9 +25,13 @@
 --   {'forbidden'}                                the caller is not the sender; nothing written
 --   {'not_cancellable', 'sold_out'|'expired'|'settled'}   nothing written
 --   {'cancelled', refunded_cents, cancelled_at_ms}        now or by an earlier call
+--   {'draw_due'}                                 a draw packet past draw_at whose draw is not
+--                                                complete: run it (draw_run.lua) and call again,
+--                                                so its winners keep their shares; nothing
+--                                                written
 local meta = redis.call('HMGET', KEYS[1], 'status', 'sender_id', 'total_cents',
   'grabbed_cents', 'grabbed_count', 'count', 'expires_at', 'cancelled_at',
-  'cancel_refunded_cents', 'created_at', 'refunded_cents')
+  'cancel_refunded_cents', 'created_at', 'refunded_cents', 'draw_at', 'drawn_at')
 local status = meta[1]
 if not status then
   return {'not_found'}
@@ -49,6 +53,9 @@ if not (total and grabbed_cents and grabbed and count and expires_at) then
 end
 if now >= expires_at then
   return {'not_cancellable', 'expired'}
+end
+if meta[12] and not meta[13] and now >= tonumber(meta[12]) then
+  return {'draw_due'}
 end
 if grabbed >= count then
   return {'not_cancellable', 'sold_out'}

@@ -488,3 +488,53 @@ async fn a_draw_packet_through_the_routes() {
         }
     }
 }
+
+/// Test: the sender cancels a draw packet after `draw_at`, before anyone ran the draw: the
+/// cancel runs the draw first, so the 2 entrants keep the 2 shares they won, and only the
+/// share nobody won (100) goes back; the winners still grab (200) and claim their shares.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_after_draw_at_draws_first() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 300).await;
+        let p = common::create(&store, "sam", &draw_packet(3, 2)).await;
+        let id = p.packet_id.clone();
+        for u in ["ann", "ben"] {
+            assert_eq!(grab(&store, &id, u).await.0, 202);
+        }
+        let draw_at: i64 = meta(&store, &id, "draw_at").await.unwrap().parse().unwrap();
+        common::sleep_until_redis_ms(&store, draw_at).await;
+
+        // Act
+        let cancelled = hongbao::store::packets::cancel(&store, &id, "sam")
+            .await
+            .unwrap();
+        let grabs = [
+            grab(&store, &id, "ann").await,
+            grab(&store, &id, "ben").await,
+        ];
+        let ev = with_sub(
+            with_placeholder(event("claim-claim"), "PACKET_ID", &id),
+            "ann",
+        );
+        let (claimed, _, _) = call(&store, Function::Claim, &ev).await;
+
+        // Assert
+        assert!(
+            matches!(
+                cancelled,
+                hongbao::store::packets::CancelOutcome::Cancelled {
+                    refunded_cents: 100,
+                    ..
+                }
+            ),
+            "{backend}: {cancelled:?}"
+        );
+        assert!(grabs.iter().all(|(s, _)| *s == 200), "{backend}: {grabs:?}");
+        assert_eq!(claimed, 200, "{backend}");
+        let everyone = ["sam", "ann", "ben"].map(String::from);
+        common::assert_conserved(&store, &everyone, std::slice::from_ref(&id), 300).await;
+    }
+}

@@ -20,6 +20,8 @@ pub struct Final {
     pub grabs: BTreeMap<String, BTreeMap<String, String>>,
     /// Every packet's claims hash: id -> user -> state.
     pub claims: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every draw packet's entrants (`<ticket>:<user>`, in ticket order): id -> members.
+    pub tickets: BTreeMap<String, Vec<String>>,
     /// Every user's balance, cents.
     pub balances: BTreeMap<String, i64>,
     /// Every merchant's books (the merchant's hash: `balance`, `reserved`, ...).
@@ -48,7 +50,7 @@ impl Final {
 pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
     let keys = Keys::new(&store.config().key_prefix);
     let mut packets = BTreeMap::new();
-    let (mut grabs, mut claims) = (BTreeMap::new(), BTreeMap::new());
+    let (mut grabs, mut claims, mut tickets) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     for &port in masters {
         let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
         let mut conn = client.get_multiplexed_async_connection().await.unwrap();
@@ -84,6 +86,16 @@ pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
                     .query_async(&mut conn)
                     .await
                     .unwrap();
+                if meta.contains_key("draw_at") {
+                    let t: Vec<String> = redis::cmd("ZRANGE")
+                        .arg(&pk.tickets)
+                        .arg(0)
+                        .arg(-1)
+                        .query_async(&mut conn)
+                        .await
+                        .unwrap();
+                    tickets.insert(id.clone(), t);
+                }
                 packets.insert(id.clone(), meta);
                 grabs.insert(id.clone(), g);
                 claims.insert(id, c);
@@ -120,6 +132,7 @@ pub async fn gather(store: &Store, masters: &[u16], users: &[String]) -> Final {
         packets,
         grabs,
         claims,
+        tickets,
         balances,
         merchants,
         journal,
@@ -145,6 +158,7 @@ pub fn check(history: &[Record], f: &Final) -> Vec<String> {
         v.push(format!("money not conserved: deposits {deposited} - withdrawals {withdrawn} != wallets {wallets} + merchant budgets and coupons {budgets} + held in packets {held} (off by {})", wallets + budgets + held - (deposited - withdrawn)));
     }
     acknowledged_are_durable(history, f, &entries, &mut v);
+    super::draws::check(history, f, &mut v);
     order_codes_once(history, &mut v);
     v
 }

@@ -305,6 +305,7 @@ fn draw(rng: &mut StdRng, world: &World, id: usize, n: u64) -> Vec<Op> {
         if body["mode"] == "fixed" {
             body["total_cents"] = json!(i64::from(count) * (total / i64::from(count)));
         }
+        super::draws::maybe_draw(rng, &mut body);
         let key = rng.random_bool(0.6).then(|| format!("ck-{id}-{n}"));
         return vec![Op::Create {
             sender: user,

@@ -4,7 +4,8 @@
 //! `soak/coupons.rs`), campaigns that open at once grabbed while their creation is still
 //! writing pools (`soak/opening.rs`), merchants' budgets and their orders' packets (each order
 //! created once however often its body is sent, half of them paid out as coupons that join the
-//! checkouts, `soak/merchants.rs`), from many
+//! checkouts, `soak/merchants.rs`), draw packets among the users' packets (`soak/draws.rs`),
+//! from many
 //! concurrent clients through the functions' routers on several sandboxes (one `Store` each), on a
 //! 3-master + 3-replica cluster with `REDIS_WAIT_REPLICAS=1` whose every node sits behind a fault
 //! proxy (nodes announce the proxy's port), while a nemesis on the same seed overlaps faults (one
@@ -23,7 +24,7 @@
 //! read from every master: money conserved to the cent, no balance ever negative (every journal
 //! entry's balance), each merchant's books closed and counted in the money, its coupons issued
 //! = outstanding + redeemed + refunded, every coupon packet's coupons settled after `redeem_by`
-//! (`merchants::check`), one packet and one debit per order, one share per user and packet,
+//! (`merchants::check`), every draw verified from its revealed seed (`draws::check`), one packet and one debit per order, one share per user and packet,
 //! every acknowledged operation durable, every claim credited exactly once, every expired packet settled and refunded exactly once, no movement
 //! journaled twice, no order code handed out twice, no coupon code answered to two users, issued
 //! twice or redeemed twice, no user above `per_user` or with more codes than grab calls, each
@@ -50,6 +51,7 @@ mod checker;
 mod checkout;
 mod clients;
 mod coupons;
+mod draws;
 mod export;
 mod grab_again;
 mod merchants;

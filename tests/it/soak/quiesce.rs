@@ -41,13 +41,14 @@ pub async fn resend_ambiguous(
     (final_history, resolved)
 }
 
-/// Waits until every packet has expired and every coupon packet's coupons are past
-/// `redeem_by`, then runs reclaim-cron until nothing is due, locked or stuck (a killed reclaim
+/// Waits until every packet has expired (a draw packet lives longest) and every coupon
+/// packet's coupons are past `redeem_by`, then runs reclaim-cron until nothing is due, locked or stuck (a killed reclaim
 /// run leaves its lock until the lock's TTL: runs are skipped until then). Returns the packets
 /// settled.
 pub async fn settle_every_packet(auditor: &Arc<Store>) -> u64 {
     let coupons = super::merchants::COUPON_SECS;
-    let last_expiry = Instant::now() + Duration::from_secs(9 + coupons);
+    let wait = (9 + coupons).max(super::draws::LIFE_SECS + 1);
+    let last_expiry = Instant::now() + Duration::from_secs(wait);
     tokio::time::sleep_until(last_expiry.into()).await;
     let mut settled = 0;
     for _ in 0..120 {

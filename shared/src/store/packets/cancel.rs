@@ -37,13 +37,15 @@ script_call! {
 }
 
 impl CancelCall<'_> {
-    /// `cancel.lua`'s reply as a [`CancelOutcome`].
+    /// `cancel.lua`'s reply as a [`CancelOutcome`]; `None` for `draw_due` (run the draw,
+    /// then cancel again).
     ///
     /// # Errors
     /// [`Error::Internal`] for a reply of another shape.
-    fn outcome(reply: Value) -> Result<CancelOutcome, Error> {
+    fn outcome(reply: Value) -> Result<Option<CancelOutcome>, Error> {
         let reply = texts("cancel", reply)?;
-        Ok(match reply.first().map(String::as_str) {
+        Ok(Some(match reply.first().map(String::as_str) {
+            Some("draw_due") => return Ok(None),
             Some("cancelled") => CancelOutcome::Cancelled {
                 refunded_cents: int("cancel", reply.get(1))?,
                 cancelled_at_ms: int("cancel", reply.get(2))?,
@@ -59,7 +61,7 @@ impl CancelCall<'_> {
                 })
             }
             _ => return Err(Error::bad_reply("cancel", format!("{reply:?}"))),
-        })
+        }))
     }
 }
 
@@ -101,18 +103,30 @@ pub async fn cancel(
         });
     }
     let wk = keys.wallet(caller_id);
-    let reply: Value = CancelCall {
-        meta: &pk.meta,
-        wallet: &wk.wallet,
-        ledger: &wk.ledger,
-        sent: &wk.sent,
-        journal: &wk.journal,
-        packet_id,
-        caller_id,
-        ledger_cap: crate::domain::wallet::LEDGER_CAP,
+    // A draw packet past draw_at is drawn first (its winners keep their shares), then
+    // cancelled.
+    for _ in 0..2 {
+        let reply: Value = CancelCall {
+            meta: &pk.meta,
+            wallet: &wk.wallet,
+            ledger: &wk.ledger,
+            sent: &wk.sent,
+            journal: &wk.journal,
+            packet_id,
+            caller_id,
+            ledger_cap: crate::domain::wallet::LEDGER_CAP,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
+        match CancelCall::outcome(reply)? {
+            Some(outcome) => return Ok(outcome),
+            None => {
+                super::draw::run(store, packet_id).await?;
+            }
+        }
     }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
-    CancelCall::outcome(reply)
+    Err(Error::Internal(format!(
+        "cancel of packet {packet_id}: its draw is still due after running it"
+    )))
 }
