@@ -14,6 +14,7 @@ when a check fails.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import sys
 import time
@@ -341,11 +342,80 @@ def main() -> int:
     )
 
     merchant_order(run, as_user, anonymous)
+    draw_packet(
+        run, alice, {f"{u}-{run}": c for u, c in (("bob", bob), ("carol", carol), ("dave", dave))}
+    )
 
     print(
         "\npy session: " + ("all checks passed" if not failed else f"{len(failed)} check(s) failed")
     )
     return 1 if failed else 0
+
+
+def draw_packet(run: str, sender: Client, entrants: dict[str, Client]) -> None:
+    """A draw packet: three users enter during its 10 s window (202), then each checks the
+    draw from the public view alone, as the README shows: the seed hashes to the commitment,
+    their ticket is HMAC-SHA256(seed bytes, user id), and they won exactly when it is at most
+    the threshold; a winner's grab answers the share, anyone else's 410 not_drawn."""
+    body = {
+        "total_cents": 200,
+        "count": 2,
+        "mode": "fixed",
+        "expires_in_secs": 60,
+        "draw": {"entry_secs": 10},
+    }
+    made = expect(
+        "a draw packet -> 201 with its commitment, no seed",
+        call("create_packet", sender, body=body),
+        201,
+        "packet",
+        lambda p: len(p.draw.commitment) == 64 and not isinstance(p.draw.seed, str),
+    )
+    packet_id = getattr(made, "packet_id", "missing")
+    for user, client in entrants.items():
+        expect(
+            f"{user} enters -> 202",
+            call("grab", client, id=packet_id),
+            202,
+            "entered",
+            lambda e: e.entered is True,
+        )
+    draw_at = getattr(getattr(made, "draw", None), "draw_at", None)
+    wait = draw_at.timestamp() - time.time() if draw_at else 10
+    time.sleep(max(0.0, wait) + 1.5)
+    for user, client in entrants.items():
+        view = expect(
+            f"{user} checks the draw from the view",
+            call("view", client, id=packet_id),
+            200,
+            "view",
+            lambda v, u=user: draw_checks_out(v, u),
+        )
+        won = any(g.user_id == user for g in getattr(view, "grabs", []))
+        if won:
+            expect(
+                f"{user} won: the grab answers the share",
+                call("grab", client, id=packet_id),
+                200,
+                "share",
+            )
+        else:
+            expect_error(
+                f"{user} was not drawn -> 410", call("grab", client, id=packet_id), 410, "not_drawn"
+            )
+
+
+def draw_checks_out(view: Any, user: str) -> bool:
+    """The README's five lines: the seed matches the commitment, the view's ticket is the
+    seed's for `user`, and `user` won exactly when it is at most the threshold."""
+    draw = view.draw
+    seed = draw.seed
+    committed = hashlib.sha256(("hongbao-draw-v1:" + seed).encode()).hexdigest() == draw.commitment
+    ticket = hmac.new(bytes.fromhex(seed), user.encode(), "sha256").hexdigest()
+    won = any(g.user_id == user for g in view.grabs)
+    threshold = draw.threshold if isinstance(draw.threshold, str) else None
+    under = threshold is not None and ticket <= threshold
+    return view.status == "drawn" and committed and ticket == view.ticket and won == under
 
 
 def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam: Client) -> None:

@@ -7,7 +7,7 @@
 //
 // scripts/contract.py generates the types, type-checks (tsc --strict), compiles and runs it
 // against a `make serve` on a free port. Exit status 1 when a check fails.
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import createClient from "openapi-fetch";
 import type { paths } from "../gen/ts/api.js";
 
@@ -390,6 +390,51 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
   expect("the merchant's packets list the order's packet", response.status === 200
     && data?.items.length === 1 && data.items[0]?.packet_id === orderPacket
     && data.items[0].order_reference === order.order_reference, data ?? error);
+}
+
+// A draw packet: three users enter during its 10 s window (202), then each checks the draw
+// from the public view alone, as the README shows: the seed hashes to the commitment, their
+// ticket is HMAC-SHA256(seed bytes, user id), and they won exactly when it is at most the
+// threshold; a winner's grab answers the share, anyone else's 410 not_drawn.
+{
+  const drawMade = await alice.POST("/packets", {
+    body: {
+      total_cents: 200, count: 2, mode: "fixed", expires_in_secs: 60, draw: { entry_secs: 10 },
+    },
+  });
+  const drawId: string = drawMade.data?.packet_id ?? "missing";
+  expect("a draw packet -> 201 with its commitment, no seed", drawMade.response.status === 201
+    && drawMade.data?.draw?.commitment.length === 64 && drawMade.data.draw.seed === undefined,
+  drawMade.data ?? drawMade.error);
+  const entrants: [string, ReturnType<typeof as>][] = [
+    [`bob-${run}`, bob], [`carol-${run}`, carol], [`dave-${run}`, dave],
+  ];
+  for (const [id, who] of entrants) {
+    const e = await who.POST("/packets/{id}/grab", { params: { path: { id: drawId } } });
+    expect(`${id} enters -> 202`, e.response.status === 202 && e.data !== undefined
+      && "entered" in e.data && e.data.entered, e.data ?? e.error);
+  }
+  const drawAt = Date.parse(drawMade.data?.draw?.draw_at ?? "");
+  await new Promise((done) => setTimeout(done, Math.max(0, drawAt - Date.now()) + 1500));
+  for (const [id, who] of entrants) {
+    const { data, error, response } = await who.GET("/packets/{id}", {
+      params: { path: { id: drawId } },
+    });
+    const seed = data?.draw?.seed ?? "";
+    const committed = createHash("sha256").update(`hongbao-draw-v1:${seed}`, "utf8")
+      .digest("hex") === data?.draw?.commitment;
+    const ticket = createHmac("sha256", Buffer.from(seed, "hex")).update(id, "utf8")
+      .digest("hex");
+    const won = data?.grabs.some((g) => g.user_id === id) ?? false;
+    const threshold = data?.draw?.threshold;
+    expect(`${id} checks the draw from the view`, response.status === 200
+      && data?.status === "drawn" && committed && ticket === data.ticket
+      && won === (threshold !== undefined && ticket <= threshold), data ?? error);
+    const again = await who.POST("/packets/{id}/grab", { params: { path: { id: drawId } } });
+    expect(`${id} grabs after the draw -> ${won ? "200, the share" : "410 not_drawn"}`, won
+      ? again.response.status === 200
+      : again.response.status === 410 && again.error?.error === "not_drawn", again.data ?? again.error);
+  }
 }
 
 console.log(failed.length === 0 ? "\nts session: all checks passed"
