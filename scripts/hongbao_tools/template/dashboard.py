@@ -245,6 +245,7 @@ GRABS = [
     ("GrabWrongPassword", "wrong password"),
     ("GrabRateLimited", "rate limited"),
     ("GrabExpired", "expired"),
+    ("DrawEntered", "entered a draw"),
 ]
 COUPON_GRABS = [g for g in GRABS if g[0] in ("GrabWon", "GrabSoldOut", "GrabAlreadyGrabbed")]
 # Each feature's widgets: its EMF metrics, by the function that emits them.
