@@ -69,7 +69,7 @@ async fn the_smallest_tickets_win_in_ticket_order() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "sam", 500).await;
-        let p = common::create(&store, "sam", &draw_packet(5, 3)).await;
+        let p = common::create(&store, "sam", &draw_packet(5, 8)).await;
         let id = p.packet_id.clone();
         let users: Vec<String> = (0..40).map(|i| format!("entrant-{i:02}")).collect();
 
@@ -139,8 +139,8 @@ async fn a_draw_runs_once_however_many_race_it() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "sam", 2_000).await;
-        let p = common::create(&store, "sam", &draw_packet(8, 2)).await;
-        let few = common::create(&store, "sam", &draw_packet(10, 2)).await;
+        let p = common::create(&store, "sam", &draw_packet(8, 5)).await;
+        let few = common::create(&store, "sam", &draw_packet(10, 5)).await;
         let users: Vec<String> = (0..30).map(|i| format!("racer-{i:02}")).collect();
         for u in &users {
             assert_eq!(grab(&store, &p.packet_id, u).await.0, 202);
@@ -269,7 +269,7 @@ async fn an_entry_after_draw_at_writes_nothing() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "sam", 500).await;
-        let p = common::create(&store, "sam", &draw_packet(2, 2)).await;
+        let p = common::create(&store, "sam", &draw_packet(2, 4)).await;
         for u in ["ann", "ben", "cid"] {
             assert_eq!(grab(&store, &p.packet_id, u).await.0, 202);
         }
@@ -321,7 +321,7 @@ async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "sam", 300).await;
-        let p = common::create(&store, "sam", &draw_packet_for(3, 2, 6)).await;
+        let p = common::create(&store, "sam", &draw_packet_for(3, 4, 8)).await;
         let id = p.packet_id.clone();
         let users = ["ann", "ben", "cid", "dee"].map(String::from);
         for u in &users {
@@ -499,7 +499,7 @@ async fn a_cancel_after_draw_at_draws_first() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "sam", 300).await;
-        let p = common::create(&store, "sam", &draw_packet(3, 2)).await;
+        let p = common::create(&store, "sam", &draw_packet(3, 4)).await;
         let id = p.packet_id.clone();
         for u in ["ann", "ben"] {
             assert_eq!(grab(&store, &id, u).await.0, 202);
