@@ -12,6 +12,8 @@
 -- KEYS[6] loans: the pool's codes taken for reservations (see coupon_take.lua)
 -- KEYS[7] batches: the pool's batches (see coupon_add_codes.lua)
 -- KEYS[8] journal: the pool's tag's journal (pool 0: the campaign_ended entry)
+-- KEYS[9] tickets: a draw campaign's entrants (pool 0's; see coupon_draw_enter.lua), expiring
+--         with the pool (the draw, run before the close, keeps its figures in the pool hash)
 -- ARGV[1] keep_until_ms: when the pool's keys expire (redeem_by + the list retention), Unix ms
 -- ARGV[2] campaign_id: the campaign (the campaign_ended entry's reference)
 -- ARGV[3] report: '1' on pool 0 (report the campaign's end), '' on the others
@@ -64,6 +66,7 @@ else
       redis.call('PEXPIREAT', KEYS[k], ARGV[1])
     end
   end
+  redis.call('PEXPIREAT', KEYS[9], ARGV[1])
 end
 if ARGV[3] ~= '1' then
   return 'closed:' .. int(issued) .. ':' .. int(redeemed) .. ':' .. int(never)

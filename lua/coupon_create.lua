@@ -21,6 +21,8 @@
 --         given or, without one, Redis TIME)
 -- ARGV[8] merchant_id: the merchant the campaign is listed under (part of the fingerprint);
 --         '' = none: no index written
+-- ARGV[9] draw_entry_ms: a draw campaign's entry window, ms (the draw is at the start plus
+--         this, and must be before ends_at); '' = no draw
 --
 -- Returns:
 --   'created:<campaign_no>:<starts_at_ms>:<secret>'  recorded now (and listed under the
@@ -30,6 +32,8 @@
 --   'reference_reused'     the reference names another request; nothing written
 --   'ended:<now_ms>'       ends_at is not after Redis TIME (nor after starts_at); nothing written
 --   'too_long:<now_ms>'    ends_at is more than max_campaign_ms after the start; nothing written
+--   'draw_after_end:<now_ms>'  a draw campaign whose draw (the start + draw_entry_ms) is not
+--                          before ends_at; nothing written
 --   'full'                 every campaign number is taken; nothing written
 local record = redis.call('HGET', KEYS[1], ARGV[1])
 if record then
@@ -54,6 +58,9 @@ if tonumber(ARGV[4]) <= now or tonumber(ARGV[4]) <= tonumber(starts) then
 end
 if tonumber(ARGV[4]) - tonumber(starts) > tonumber(ARGV[7]) then
   return 'too_long:' .. now
+end
+if ARGV[9] ~= '' and tonumber(starts) + tonumber(ARGV[9]) >= tonumber(ARGV[4]) then
+  return 'draw_after_end:' .. now
 end
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 if last >= tonumber(ARGV[6]) then

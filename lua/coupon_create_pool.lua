@@ -22,14 +22,20 @@
 -- ARGV[14] percent_off: the discount's percent off (1..100), or ''
 -- ARGV[15] max_off: the most a percent off takes, cents, or ''
 -- ARGV[16] min_order: the smallest order total a coupon applies to, cents, or ''
--- ARGV[17..] batch: uploaded: the pool's codes (none for generated)
+-- ARGV[17] draw_at_ms: a draw campaign's draw_at, Unix ms (every pool), or '' (no draw)
+-- ARGV[18] draw_seed: pool 0 of a draw campaign: the draw's seed (64 hex digits,
+--          domain::draws::campaign_seed; never in a view before the draw); else ''
+-- ARGV[19] draw_commitment: pool 0 of a draw campaign: the seed's commitment; else ''
+-- ARGV[20..] batch: uploaded: the pool's codes (none for generated)
 --
 -- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
 -- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it
 -- redeemed, less the redemptions reversed), campaign_total, for generated codes next (the next
 -- index to issue), end and secret, and the discount's amount_off, percent_off, max_off and
--- min_order (each only when set; none: the campaign records no value). The discount is part of
--- the fingerprint, so a re-sent creation with another discount is a conflict.
+-- min_order (each only when set; none: the campaign records no value), and for a draw campaign
+-- draw_at (every pool: coupon_grab.lua issues nothing before it) and on pool 0 draw_seed and
+-- draw_commitment. The discount and the draw are part of the fingerprint, so a re-sent
+-- creation with another discount or draw is a conflict.
 --
 -- Returns:
 --   'created'   the pool is written
@@ -49,10 +55,10 @@ if ARGV[8] == 'generated' then
   total = tonumber(ARGV[10]) - tonumber(ARGV[9])
   redis.call('HSET', KEYS[1], 'next', ARGV[9], 'end', ARGV[10], 'secret', ARGV[11])
 else
-  total = #ARGV - 16
+  total = #ARGV - 19
   -- RPUSH in slices of 4,000: Lua's unpack takes at most about 8,000 values at once.
   local slice = {}
-  for i = 17, #ARGV do
+  for i = 20, #ARGV do
     slice[#slice + 1] = ARGV[i]
     if #slice == 4000 or i == #ARGV then
       redis.call('RPUSH', KEYS[2], unpack(slice))
@@ -64,11 +70,12 @@ redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'title', ARGV[2], 'starts_at
   'ends_at', ARGV[4], 'redeem_by', ARGV[5], 'per_user', ARGV[6], 'pools', ARGV[7],
   'kind', ARGV[8], 'total', string.format('%d', total), 'issued', '0', 'redeemed', '0',
   'campaign_total', ARGV[12])
-local discount = { 'amount_off', ARGV[13], 'percent_off', ARGV[14], 'max_off', ARGV[15],
-  'min_order', ARGV[16] }
-for i = 1, #discount, 2 do
-  if discount[i + 1] ~= '' then
-    redis.call('HSET', KEYS[1], discount[i], discount[i + 1])
+local optional = { 'amount_off', ARGV[13], 'percent_off', ARGV[14], 'max_off', ARGV[15],
+  'min_order', ARGV[16], 'draw_at', ARGV[17], 'draw_seed', ARGV[18],
+  'draw_commitment', ARGV[19] }
+for i = 1, #optional, 2 do
+  if optional[i + 1] ~= '' then
+    redis.call('HSET', KEYS[1], optional[i], optional[i + 1])
   end
 end
 return 'created'

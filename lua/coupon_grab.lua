@@ -33,7 +33,7 @@
 --   'not_found'                          no such pool (campaign)
 --   'ended:<ends_at_ms>'                 Redis TIME is at or past ends_at
 --   'rate_limited:<retry_after_ms>'      a visit over the limit (see below); nothing changed
---   'not_started:<starts_at_ms>:<now_ms>'
+--   'not_started:<starts_at_ms>:<now_ms>'   (a draw campaign before draw_at: '<draw_at_ms>')
 --   'already_grabbed:<items>'            the caller holds per_user codes already
 --   'empty:<items>'                      the home pool has no code left and the campaign has
 --                                        no other pool, or this call's reservation was
@@ -59,7 +59,7 @@
 --   win (generated)          HMGET, HMGET, TIME, HSET (issued), HSET (holders), HINCRBY x2,
 --                            XADD
 local meta = redis.call('HMGET', KEYS[1], 'ends_at', 'starts_at', 'per_user', 'kind', 'next',
-  'end', 'redeem_by', 'pools')
+  'end', 'redeem_by', 'pools', 'draw_at')
 if not meta[1] then
   return 'not_found'
 end
@@ -88,6 +88,12 @@ if now < tonumber(meta[2]) then
     return 'rate_limited:' .. wait
   end
   return 'not_started:' .. meta[2] .. ':' .. now
+end
+-- A draw campaign issues codes only from its draw, and only to its winners: the function asks
+-- coupon_draw_enter.lua on pool 0 first and grabs only for a winner. Before draw_at no grab
+-- reaches here; if one did, it is answered as before a start (nothing written, not counted).
+if meta[9] and now < tonumber(meta[9]) then
+  return 'not_started:' .. meta[9] .. ':' .. now
 end
 
 if mine and reservation ~= '' and string.find(' ' .. mine .. ' ', ' ?' .. reservation .. ' ', 1, true) then

@@ -247,7 +247,9 @@ GRABS = [
     ("GrabExpired", "expired"),
     ("DrawEntered", "entered a draw"),
 ]
-COUPON_GRABS = [g for g in GRABS if g[0] in ("GrabWon", "GrabSoldOut", "GrabAlreadyGrabbed")]
+COUPON_GRABS = [
+    g for g in GRABS if g[0] in ("GrabWon", "GrabSoldOut", "GrabAlreadyGrabbed", "DrawEntered")
+]
 # Each feature's widgets: its EMF metrics, by the function that emits them.
 FEATURES = [
     metric(
@@ -258,6 +260,10 @@ FEATURES = [
         ],
     ),
     metric("Red-packet grabs", [emf(m, "Grab", label) for m, label in GRABS]),
+    metric(
+        "Draws run (packets and campaigns)",
+        [emf("DrawRun", "LedgerExport", "draws completed (as ledger-export publishes them)")],
+    ),
     metric(
         "Claims and re-drives",
         [

@@ -13,7 +13,8 @@
 //! | metric | unit | meaning |
 //! | --- | --- | --- |
 //! | `GrabWon`, `GrabSoldOut`, `GrabAlreadyGrabbed`, `GrabRateLimited`, `GrabExpired` | count | grab outcomes (of red packets in the grab function, of coupons in the coupon function: `Function` tells them apart) |
-//! | `DrawEntered` | count | grabs of a draw packet answered 202 (entered; a repeat counts again) |
+//! | `DrawEntered` | count | grabs of a draw packet or campaign answered 202 (entered; a repeat counts again) |
+//! | `DrawRun` | count | draws completed (packets and campaigns), counted by ledger-export as it publishes each draw's one `draw_run` entry |
 //! | `CouponRedeemed` | count | coupons redeemed now (a repeat is not counted) |
 //! | `CouponHeld` | count | checkout holds answered 200 (an order's hold extended, or answered again, counts again) |
 //! | `CouponReleased` | count | holds released and redemptions reversed now (a repeat is not counted) |
@@ -129,9 +130,12 @@ metrics! {
     GRAB_RATE_LIMITED = "GrabRateLimited";
     /// A grab answered `expired`.
     GRAB_EXPIRED = "GrabExpired";
-    /// A grab of a draw packet answered 202: its caller entered the draw (a repeat counts
-    /// again).
+    /// A grab of a draw packet or campaign answered 202: its caller entered the draw (a repeat
+    /// counts again).
     DRAW_ENTERED = "DrawEntered";
+    /// A draw completed (of a packet or a campaign), counted by ledger-export as it publishes
+    /// the draw's one `draw_run` journal entry: each draw once, whoever ran it.
+    DRAW_RUN = "DrawRun";
     /// A coupon redeemed now (a repeat of the same order is not counted).
     COUPON_REDEEMED = "CouponRedeemed";
     /// A checkout hold answered 200 (taken, extended, or the order's hold answered again).

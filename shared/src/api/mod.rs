@@ -18,6 +18,7 @@
 pub mod auth;
 mod contract;
 pub mod coupons;
+pub mod draws;
 pub mod error;
 pub mod extract;
 pub mod history;

@@ -58,8 +58,9 @@ pub struct PacketRequestDoc {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct DrawRequestDoc {
-    /// Seconds entries are taken after the packet opens (`10..=86400`, less than
-    /// `expires_in_secs`): `draw_at` is the opening plus this.
+    /// Seconds entries are taken after the packet opens or the campaign starts
+    /// (`10..=86400`; a packet's less than `expires_in_secs`, a campaign's draw before
+    /// `ends_at`): `draw_at` is the opening or the start plus this.
     #[schema(minimum = 10, maximum = 86_400)]
     entry_secs: i64,
 }
@@ -305,6 +306,8 @@ pub struct CouponCodeDoc(String);
 pub enum CampaignStatusDoc {
     /// Before `starts_at`: grabs answer `not_started`.
     Scheduled,
+    /// A draw campaign from its start until its draw has run: grabs enter the caller (202).
+    Entering,
     /// Grabbing is open and codes are left.
     Open,
     /// Every code is issued (before `ends_at`).

@@ -74,9 +74,10 @@ pub enum Kind {
     /// `redeem_by` (reference the packet id), or one coupon's redemption reversed after that
     /// (reference `<packet_id>/<share_id>`); positive. The entry's user is the merchant id.
     MerchantCouponRefund,
-    /// A draw packet's draw completed ([`crate::domain::draws`]); moves no money (amount and
-    /// balance 0). The entry's user is the packet's sender, its reference the packet id,
-    /// [`Entry::draw`] the reveal anyone checks the draw with.
+    /// A draw packet's or campaign's draw completed ([`crate::domain::draws`]); moves no money
+    /// (amount and balance 0). The entry's user is the packet's sender (empty for a
+    /// campaign's), its reference the packet or campaign id, [`Entry::draw`] the reveal anyone
+    /// checks the draw with.
     DrawRun,
 }
 
@@ -277,6 +278,12 @@ impl Entry {
                 .split_once('/')
                 .unwrap_or((self.reference.as_str(), "")),
         )
+    }
+
+    /// For a [`Kind::DrawRun`] entry, the packet or campaign drawn (its reference); `None`
+    /// for any other kind.
+    pub fn drawn(&self) -> Option<&str> {
+        (self.kind == Kind::DrawRun).then_some(self.reference.as_str())
     }
 }
 

@@ -5,7 +5,7 @@
 //! campaigns of many pools build on these steps. One file a topic: one pool, campaigns,
 //! campaigns of many pools, the checkout, and the API (`api/`).
 
-mod api;
+pub(crate) mod api;
 mod campaigns;
 mod checkout;
 mod paused;

@@ -5,6 +5,7 @@
 //! winner's grab answers the share and anyone else's 410 `not_drawn`; an entry after
 //! `draw_at` writes nothing.
 
+mod campaigns;
 mod fairness;
 
 use std::sync::Arc;

@@ -75,6 +75,13 @@ pub struct CampaignRequest {
     /// creation: the same `reference` with another `merchant_id` is 409 `reference_reused`.
     #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9_.:-]{1,64}$")]
     pub merchant_id: Option<String>,
+    /// A draw campaign: for `entry_secs` (10 to 86,400) after the start a grab enters the
+    /// caller (202), then the entrants with the smallest tickets win one code each, as many as
+    /// the campaign has codes (verifiable from the campaign's view once drawn). `per_user`
+    /// must be 1, and the draw before `ends_at`. Part of the creation: the same `reference`
+    /// with another `draw` is 409 `reference_reused`.
+    #[schema(value_type = Option<super::super::schemas::DrawRequestDoc>)]
+    pub draw: Option<crate::domain::draws::DrawRequest>,
 }
 
 impl CampaignRequest {
@@ -113,6 +120,7 @@ impl CampaignRequest {
             codes_planned: self.codes_planned,
             discount: self.discount.as_ref().map(DiscountBody::rule).transpose()?,
             merchant_id: self.merchant_id,
+            draw: self.draw.as_ref().map(|d| d.terms()).transpose()?,
         };
         campaign.check()?;
         Ok(campaign)
@@ -204,6 +212,12 @@ pub(crate) async fn create(
             return Err(CreateCampaignRefusal::Invalid.because(
                 "a campaign lasts at most 90 days: without starts_at, ends_at must be within \
                      90 days of now (by the store's clock); nothing was written",
+            ))
+        }
+        CreateOutcome::DrawAfterEnd => {
+            return Err(CreateCampaignRefusal::Invalid.because(
+                "draw.entry_secs must end before ends_at: without starts_at the draw is \
+                     entry_secs after now (by the store's clock); nothing was written",
             ))
         }
         CreateOutcome::NoNumberLeft => {

@@ -1,7 +1,10 @@
 //! `POST /campaigns/{id}/grab`: a user grabs a coupon code, first come first served, at most
-//! the campaign's `per_user` (`crate::store::coupons::grab`, `lua/coupon_grab.lua`).
+//! the campaign's `per_user` (`crate::store::coupons::grab`, `lua/coupon_grab.lua`); of a draw
+//! campaign, an entry until its draw, then a winner's code (`lua/coupon_draw_enter.lua`).
 
 use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
@@ -33,6 +36,23 @@ pub struct CouponBody {
     pub grabbed_at: String,
 }
 
+/// A draw campaign's grab before its draw: the caller is an entrant.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(example = json!({
+    "campaign_id": "0001C",
+    "entered": true,
+    "draw_at": "2026-11-25T20:01:00.000Z"
+}))]
+pub struct CampaignEnteredBody {
+    /// The campaign.
+    pub campaign_id: String,
+    /// Always `true`: the caller is an entrant.
+    pub entered: bool,
+    /// RFC 3339: when the draw happens (Redis `TIME`); grab again from then on.
+    #[schema(format = DateTime)]
+    pub draw_at: String,
+}
+
 crate::api::refusal::refusals! {
     /// What `POST /campaigns/{id}/grab` refuses, beside the answers every route shares.
     pub enum CouponGrabRefusal {
@@ -49,13 +69,16 @@ crate::api::refusal::refusals! {
                 coupons: Vec<String>,
             },
         }
-        /// 410: every code of the campaign is issued (`sold_out`), or the campaign ended
-        /// (`ended`).
+        /// 410: every code of the campaign is issued (`sold_out`), the campaign ended
+        /// (`ended`), or a draw campaign's draw has run and the caller did not win
+        /// (`not_drawn`). Nothing written.
         410 CampaignGoneError {
             /// every code of the campaign is issued
             SoldOut = "sold_out",
             /// the campaign ended
             Ended = "ended",
+            /// a draw campaign's draw has run and the caller did not win (or did not enter)
+            NotDrawn = "not_drawn",
         }
         /// 425: the campaign opens at `starts_at`; retry after `Retry-After` seconds.
         425 NotStartedError retry_after "seconds until the campaign opens" {
@@ -79,21 +102,23 @@ pub const OPERATION: Operation = Operation {
     refusals: CouponGrabRefusal::REFUSALS,
 };
 
-/// `POST /campaigns/{id}/grab`: 200 [`CouponBody`]; or a [`CouponGrabRefusal`].
+/// `POST /campaigns/{id}/grab`: 200 [`CouponBody`], 202 [`CampaignEnteredBody`] (a draw
+/// campaign's entry); or a [`CouponGrabRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "coupons", operation_id = "grab_coupon",
     summary = "Grab a coupon of a campaign",
-    description = "Issues the caller one of the campaign's codes, first come first served, at most the campaign's `per_user` codes per user (a retry or a second press answers 409 with the codes held). `sold_out` is answered only when no code is left anywhere in the campaign. Seed 004's visit limit: answers `not_started` and `already_grabbed` count, and past `HONGBAO_COUPON_VISIT_LIMIT` per window the answer is 429.",
+    description = "Issues the caller one of the campaign's codes, first come first served, at most the campaign's `per_user` codes per user (a retry or a second press answers 409 with the codes held). `sold_out` is answered only when no code is left anywhere in the campaign. Seed 004's visit limit: answers `not_started` and `already_grabbed` count, and past `HONGBAO_COUPON_VISIT_LIMIT` per window the answer is 429. A draw campaign is not first come, first served: until `draw_at` a grab enters the caller in its draw (202; a repeat counts as a visit); from then on a winner's grab answers their code (200) and anyone else's 410 `not_drawn`.",
     params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
     responses(
-        (status = 200, description = "a coupon won", body = CouponBody),
+        (status = 200, description = "a coupon won (a draw campaign's: the caller won the draw)", body = CouponBody),
+        (status = 202, description = "a draw campaign before its draw: the caller is an entrant", body = CampaignEnteredBody),
     )
 )]
 pub(crate) async fn grab(
     State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
-) -> Result<Json<CouponBody>, ApiError> {
+) -> Result<Response, ApiError> {
     let visits = state.store.config().coupons.visits;
     let outcome = coupons::grab(&state.store, &id, &user, visits).await?;
     let (counted, answer) = match outcome {
@@ -108,7 +133,25 @@ pub(crate) async fn grab(
                 code,
                 redeem_by: rfc3339(redeem_by_ms),
                 grabbed_at: rfc3339(grabbed_at_ms),
-            })),
+            })
+            .into_response()),
+        ),
+        GrabOutcome::Entered { draw_at_ms } => (
+            Some(metrics::DRAW_ENTERED),
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(CampaignEnteredBody {
+                    campaign_id: id,
+                    entered: true,
+                    draw_at: rfc3339(draw_at_ms),
+                }),
+            )
+                .into_response()),
+        ),
+        GrabOutcome::NotDrawn => (
+            None,
+            Err(CouponGrabRefusal::NotDrawn
+                .because("the draw has run and you did not win a code; nothing was written")),
         ),
         GrabOutcome::AlreadyGrabbed { codes } => (
             Some(metrics::GRAB_ALREADY_GRABBED),

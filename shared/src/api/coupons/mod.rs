@@ -78,7 +78,8 @@ pub struct CampaignBody {
     pub campaign_id: String,
     /// The merchant's title.
     pub title: String,
-    /// `scheduled`, `open`, `sold_out` or `ended`, by Redis `TIME`.
+    /// `scheduled`, `entering` (a draw campaign before its draw), `open`, `sold_out` or
+    /// `ended`, by Redis `TIME`.
     #[schema(value_type = super::schemas::CampaignStatusDoc)]
     pub status: &'static str,
     /// The campaign's codes, every batch included.
@@ -110,6 +111,17 @@ pub struct CampaignBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub coupon_states: Option<Vec<MyCouponBody>>,
+    /// A draw campaign's draw (docs/design.md, "Draws"): its commitment from creation, its
+    /// seed and figures once drawn; absent for a first-come campaign.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub draw: Option<crate::api::draws::DrawBody>,
+    /// The caller's ticket in the draw, 64 lowercase hex digits (`GET /campaigns/{id}` of a
+    /// draw campaign once drawn): they won exactly when they entered and it is at most
+    /// `draw.threshold`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, pattern = "^[0-9a-f]{64}$")]
+    pub ticket: Option<String>,
 }
 
 /// One of the caller's coupons in a campaign, with its state.
@@ -274,6 +286,8 @@ impl CampaignBody {
             coupons: with_coupons.then_some(view.mine),
             coupon_states: with_coupons
                 .then(|| view.mine_states.into_iter().map(Into::into).collect()),
+            draw: view.draw.as_ref().map(crate::api::draws::DrawBody::from),
+            ticket: view.ticket,
         }
     }
 }

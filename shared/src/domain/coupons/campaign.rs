@@ -4,6 +4,7 @@
 use super::codes::{check_batch, duplicates_within};
 use super::discount::{Discount, Off};
 use super::generated::MAX_GENERATED;
+use crate::domain::draws::{DrawTerms, MAX_ENTRY_SECS, MIN_ENTRY_SECS};
 use crate::domain::Invalid;
 
 /// The longest campaign title, in characters.
@@ -77,6 +78,10 @@ pub struct NewCampaign {
     /// The merchant whose campaign list (`GET /campaigns`) shows this campaign
     /// ([`is_merchant_id`]); `None`: no list shows it.
     pub merchant_id: Option<String>,
+    /// A draw campaign ([`crate::domain::draws`]): for `entry_secs` after the start a grab
+    /// enters the caller, then the entrants with the smallest tickets win one code each (as
+    /// many winners as the campaign has codes); `None`: first come, first served.
+    pub draw: Option<DrawTerms>,
 }
 
 /// Whether `reference` is a valid merchant reference: 1 to [`MAX_REFERENCE_BYTES`] bytes of
@@ -112,6 +117,7 @@ impl NewCampaign {
             codes_planned: None,
             discount: None,
             merchant_id: None,
+            draw: None,
         }
     }
 
@@ -188,6 +194,26 @@ impl NewCampaign {
             return Err(Invalid::new(format!(
                 "merchant_id must be 1 to {MAX_MERCHANT_ID_CHARS} characters of [A-Za-z0-9_.:-]"
             )));
+        }
+        if let Some(draw) = self.draw {
+            if self.per_user != 1 {
+                return Err(Invalid::new(
+                    "per_user must be 1 in a draw campaign: each winner wins one code",
+                ));
+            }
+            if !(MIN_ENTRY_SECS as u64..=MAX_ENTRY_SECS as u64).contains(&draw.entry_secs) {
+                return Err(Invalid::new(format!(
+                    "draw.entry_secs must be {MIN_ENTRY_SECS}..={MAX_ENTRY_SECS}"
+                )));
+            }
+            // Without a start the creating script checks it against Redis TIME.
+            if let Some(start) = self.starts_at_ms {
+                if start + draw.entry_secs as i64 * 1000 >= self.ends_at_ms {
+                    return Err(Invalid::new(
+                        "draw.entry_secs must end before ends_at: the winners grab after the draw",
+                    ));
+                }
+            }
         }
         if !is_reference(&self.reference) {
             return Err(Invalid::new(format!(
@@ -278,6 +304,10 @@ impl NewCampaign {
             put("merchant_id");
             put(m);
         }
+        if let Some(d) = self.draw {
+            put("draw_entry_secs");
+            put(&d.entry_secs.to_string());
+        }
         let mut out = String::from("v1:");
         for b in Sha256::digest(canonical.as_bytes()) {
             let _ = write!(out, "{b:02x}");
@@ -302,6 +332,8 @@ pub struct VisitLimit {
 pub enum Status {
     /// Before `starts_at`: grabs answer `not_started`.
     Scheduled,
+    /// A draw campaign from its start until its draw has run: grabs enter the caller.
+    Entering,
     /// Grabbing is open and codes are left.
     Open,
     /// Every code is issued (before `ends_at`).
@@ -329,6 +361,7 @@ impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Scheduled => "scheduled",
+            Status::Entering => "entering",
             Status::Open => "open",
             Status::SoldOut => "sold_out",
             Status::Ended => "ended",

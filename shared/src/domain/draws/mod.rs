@@ -32,6 +32,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
 use crate::domain::packets::receipt::{hex, is_digest_hex};
+use crate::domain::Invalid;
 
 /// The domain-separation prefix of the committed text (a later rule gets a new prefix).
 pub const COMMITMENT_PREFIX: &str = "hongbao-draw-v1:";
@@ -53,14 +54,60 @@ pub struct DrawRequest {
     pub entry_secs: i64,
 }
 
-/// A draw packet's terms: the entry window after its opening.
+/// A draw's terms: the entry window after the packet's opening or the campaign's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DrawTerms {
-    /// Seconds entries are taken, from the packet's opening
-    /// ([`MIN_ENTRY_SECS`]`..=`[`MAX_ENTRY_SECS`], and less than the packet's life: its
-    /// winners claim after the draw).
+    /// Seconds entries are taken, from the packet's opening or the campaign's start
+    /// ([`MIN_ENTRY_SECS`]`..=`[`MAX_ENTRY_SECS`], and less than the packet's life or the
+    /// campaign's: its winners claim or grab after the draw).
     pub entry_secs: u64,
 }
+
+impl DrawRequest {
+    /// The terms asked for, once `entry_secs` is in
+    /// [`MIN_ENTRY_SECS`]`..=`[`MAX_ENTRY_SECS`] (the caller checks it against the packet's
+    /// or campaign's life).
+    ///
+    /// # Errors
+    /// [`Invalid`] naming `draw.entry_secs` and the range.
+    pub fn terms(&self) -> Result<DrawTerms, Invalid> {
+        if !(MIN_ENTRY_SECS..=MAX_ENTRY_SECS).contains(&self.entry_secs) {
+            return Err(Invalid::new(format!(
+                "draw.entry_secs must be {MIN_ENTRY_SECS}..={MAX_ENTRY_SECS}"
+            )));
+        }
+        Ok(DrawTerms {
+            entry_secs: self.entry_secs as u64,
+        })
+    }
+}
+
+/// The draw seed of a campaign (64 lowercase hex digits): `HMAC-SHA256(key = the campaign's
+/// code secret's bytes, message = "hongbao-draw-seed-v1:" + campaign_id)`. The code secret is
+/// drawn with the OS CSPRNG when the campaign is first recorded and every retry of the
+/// creation reads the stored one, so each retry commits to the same seed; HMAC is a
+/// pseudo-random function, so the revealed seed tells nothing of the secret (which keys the
+/// generated codes). `None` when `secret_hex` is not hex of at least 16 bytes.
+pub fn campaign_seed(secret_hex: &str, campaign_id: &str) -> Option<String> {
+    if secret_hex.len() < 32
+        || !secret_hex.len().is_multiple_of(2)
+        || !secret_hex.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    let key: Vec<u8> = (0..secret_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&secret_hex[i..i + 2], 16))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).ok()?;
+    mac.update(CAMPAIGN_SEED_PREFIX.as_bytes());
+    mac.update(campaign_id.as_bytes());
+    Some(hex(&mac.finalize().into_bytes()))
+}
+
+/// The domain-separation prefix of a campaign's seed ([`campaign_seed`]).
+pub const CAMPAIGN_SEED_PREFIX: &str = "hongbao-draw-seed-v1:";
 
 /// A fresh seed from `rng` (a CSPRNG in production: `rand::rng()`), as 64 lowercase hex
 /// digits.
@@ -109,6 +156,33 @@ pub fn winners(seed_hex: &str, entrants: &[&str], count: usize) -> Option<Vec<(S
     tickets.dedup();
     tickets.truncate(count);
     Some(tickets)
+}
+
+/// A draw packet's or campaign's draw as stored (docs/design.md, "Draws").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draw {
+    /// When entries close and the draw happens, Unix ms (Redis `TIME`).
+    pub draw_at_ms: i64,
+    /// The commitment to the seed, 64 hex digits, published at creation.
+    pub commitment: String,
+    /// The seed, 64 hex digits: secret until the draw is complete (never in an answer before
+    /// `result` is set).
+    pub seed: String,
+    /// The draw's result once complete.
+    pub result: Option<DrawResult>,
+}
+
+/// A complete draw's figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawResult {
+    /// How many users entered.
+    pub entrants: u64,
+    /// How many won: `min(count, entrants)` (a campaign's count: its codes).
+    pub winners: u64,
+    /// The largest winning ticket; `None` when nobody entered.
+    pub threshold: Option<String>,
+    /// When the draw completed, Unix ms (Redis `TIME`).
+    pub drawn_at_ms: i64,
 }
 
 /// A draw as its view reveals it once run.

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use super::draws::{Draw, DrawResult};
 use super::merchants::{IssuedTerms, MerchantOrigin, Payout, ShareCoupon};
 use super::split::{LuckySplit, Mode};
 use super::BadRecord;
@@ -122,34 +123,7 @@ pub struct Packet {
     /// in an answer, a log line or the journal. `None`: anyone (allowed) may grab.
     pub password_verifier: Option<String>,
     /// A draw packet's draw; `None`: first come, first served.
-    pub draw: Option<PacketDraw>,
-}
-
-/// A draw packet's draw as stored ([`crate::domain::draws`]; docs/design.md, "Draws").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PacketDraw {
-    /// When entries close and the draw happens, Unix ms (Redis `TIME`).
-    pub draw_at_ms: i64,
-    /// The commitment to the seed, 64 hex digits, published at creation.
-    pub commitment: String,
-    /// The seed, 64 hex digits: secret until the draw is complete (never in an answer before
-    /// `result` is set).
-    pub seed: String,
-    /// The draw's result once complete.
-    pub result: Option<DrawResult>,
-}
-
-/// A complete draw's figures.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DrawResult {
-    /// How many users entered.
-    pub entrants: u64,
-    /// How many won: `min(count, entrants)`.
-    pub winners: u64,
-    /// The largest winning ticket; `None` when nobody entered.
-    pub threshold: Option<String>,
-    /// When the draw completed, Unix ms (Redis `TIME`).
-    pub drawn_at_ms: i64,
+    pub draw: Option<Draw>,
 }
 
 impl Packet {
@@ -243,7 +217,7 @@ impl Packet {
             password_verifier: digest(fields, "password")?,
             draw: match fields.get("draw_at") {
                 None => None,
-                Some(_) => Some(PacketDraw {
+                Some(_) => Some(Draw {
                     draw_at_ms: n("draw_at")?,
                     commitment: digest(fields, "draw_commitment")?
                         .ok_or_else(|| BadRecord("a draw without its commitment".into()))?,

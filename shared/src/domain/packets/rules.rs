@@ -308,20 +308,13 @@ impl PacketRules {
         let draw = match &req.draw {
             None => None,
             Some(d) => {
-                use crate::domain::draws::{DrawTerms, MAX_ENTRY_SECS, MIN_ENTRY_SECS};
-                if !(MIN_ENTRY_SECS..=MAX_ENTRY_SECS).contains(&d.entry_secs) {
-                    return Err(Invalid(format!(
-                        "draw.entry_secs must be {MIN_ENTRY_SECS}..={MAX_ENTRY_SECS}"
-                    )));
-                }
+                let terms = d.terms()?;
                 if d.entry_secs >= expires {
                     return Err(Invalid::new(
                         "draw.entry_secs must be less than expires_in_secs: the winners claim after the draw, before the packet expires",
                     ));
                 }
-                Some(DrawTerms {
-                    entry_secs: d.entry_secs as u64,
-                })
+                Some(terms)
             }
         };
         if let Some(g) = &req.greeting {

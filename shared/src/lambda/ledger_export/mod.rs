@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::api::error::rfc3339;
 use crate::api::metrics;
-use crate::domain::journal::Entry;
+use crate::domain::journal::{Entry, Kind};
 use crate::store::journal::{self, JournalIndex};
 use crate::store::keys::{is_packet_id, Keys};
 use crate::store::lock::Lock;
@@ -143,7 +143,8 @@ impl From<&Entry> for EventDetail {
         EventDetail {
             event_id: e.event_id.clone(),
             kind: e.kind.as_str(),
-            user_id: (!e.kind.is_merchant()).then(|| e.user_id.clone()),
+            // A campaign's draw names no user.
+            user_id: (!e.kind.is_merchant() && !e.user_id.is_empty()).then(|| e.user_id.clone()),
             merchant_id: if e.kind.is_merchant() {
                 Some(e.user_id.clone())
             } else {
@@ -159,11 +160,13 @@ impl From<&Entry> for EventDetail {
             campaign_id: e
                 .coupon_parts()
                 .filter(|(source, _)| !is_packet_id(source))
-                .map(|(campaign, _)| campaign.to_string()),
+                .map(|(campaign, _)| campaign.to_string())
+                .or_else(|| e.drawn().filter(|r| !is_packet_id(r)).map(str::to_string)),
             packet_id: e
                 .coupon_parts()
                 .filter(|(source, _)| is_packet_id(source))
-                .map(|(packet, _)| packet.to_string()),
+                .map(|(packet, _)| packet.to_string())
+                .or_else(|| e.drawn().filter(|r| is_packet_id(r)).map(str::to_string)),
             amount_off_cents: e.share_coupon.as_ref().map(|s| s.amount_off_cents),
             code: e.code.clone(),
             order_reference: e.order_reference.clone(),
@@ -213,6 +216,9 @@ pub struct ExportSummary {
     pub passes: u64,
     /// Age of the oldest entry left unexported when the run ended, ms (0: none left).
     pub lag_ms: u64,
+    /// `draw_run` entries among those published: draws completed (each journaled once, by
+    /// the step that completed it).
+    pub draws: u64,
     /// Another run held the lock: this one did nothing.
     pub skipped_locked: bool,
 }
@@ -269,15 +275,16 @@ async fn run_locked(
             return Ok(summary);
         }
         let before = summary.exported;
-        let results: Vec<Result<(u64, u64), Error>> = stream::iter(0..pending.len())
+        let results: Vec<Result<(u64, u64, u64), Error>> = stream::iter(0..pending.len())
             .map(|i| drain(store, &pending[i], sink, stop_at))
             .buffer_unordered(JOURNALS_IN_FLIGHT)
             .collect()
             .await;
         for r in results {
-            let (exported, failed) = r?;
+            let (exported, failed, draws) = r?;
             summary.exported += exported;
             summary.failed += failed;
+            summary.draws += draws;
             summary.journals += 1;
         }
         if summary.exported == before {
@@ -289,14 +296,14 @@ async fn run_locked(
 }
 
 /// Publishes journal `key`'s entries until it is empty, `stop_at` passes, or a batch is
-/// refused after [`PUBLISH_ATTEMPTS`]; returns (exported, failed).
+/// refused after [`PUBLISH_ATTEMPTS`]; returns (exported, failed, `draw_run` entries exported).
 async fn drain(
     store: &Store,
     key: &str,
     sink: &dyn EventSink,
     stop_at: Instant,
-) -> Result<(u64, u64), Error> {
-    let (mut exported, mut failed) = (0, 0);
+) -> Result<(u64, u64, u64), Error> {
+    let (mut exported, mut failed, mut draws) = (0, 0, 0);
     while Instant::now() < stop_at {
         let mut entries = journal::read(store, key, READ_BATCH).await?;
         if entries.is_empty() {
@@ -312,6 +319,11 @@ async fn drain(
                 .filter(|(_, ok)| **ok)
                 .map(|(e, _)| e.stream_id.clone())
                 .collect();
+            draws += batch
+                .iter()
+                .zip(&accepted)
+                .filter(|(e, ok)| **ok && e.kind == Kind::DrawRun)
+                .count() as u64;
             journal::ack(store, key, &ids).await?;
             exported += ids.len() as u64;
             refused += (batch.len() - ids.len()) as u64;
@@ -321,7 +333,7 @@ async fn drain(
             break;
         }
     }
-    Ok((exported, failed))
+    Ok((exported, failed, draws))
 }
 
 /// `batch` published, the refused entries again up to [`PUBLISH_ATTEMPTS`] times; which were
@@ -365,7 +377,7 @@ async fn lag_ms(store: &Store, keys: &[String]) -> Result<u64, Error> {
 }
 
 /// Runs one [`run_until`] before `deadline_ms` (the invocation's deadline, Unix ms), logs and
-/// counts it ([`metrics`]: `LedgerExported`, `LedgerExportFailed`, and the gauge
+/// counts it ([`metrics`]: `LedgerExported`, `DrawRun`, `LedgerExportFailed`, and the gauge
 /// `LedgerExportLagMs` on every run that held the lock; a run that fails counts one
 /// `LedgerExportFailed`), and returns its summary.
 ///
@@ -386,6 +398,7 @@ pub async fn run(
         }
     };
     metrics::count(metrics::LEDGER_EXPORTED, summary.exported);
+    metrics::count(metrics::DRAW_RUN, summary.draws);
     metrics::count(metrics::LEDGER_EXPORT_FAILED, summary.failed);
     if !summary.skipped_locked {
         metrics::gauge(metrics::LEDGER_EXPORT_LAG_MS, summary.lag_ms as f64);

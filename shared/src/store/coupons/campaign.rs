@@ -4,8 +4,10 @@
 use crate::domain::coupons::{campaign_no, home_pool, CouponState, Discount, IssuedRecord, Status};
 use crate::store::{Error, Store};
 
+use super::draw;
 use super::keys::PoolKeys;
 use super::shape::shape;
+use crate::domain::draws::{ticket, Draw};
 
 /// A campaign's view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,12 @@ pub struct CampaignView {
     /// The caller's coupons with their states, in the same order (a coupon whose record is
     /// missing is left out).
     pub mine_states: Vec<MyCoupon>,
+    /// A draw campaign's draw (its seed and result once drawn: [`Draw::result`]); `None`:
+    /// first come, first served.
+    pub draw: Option<Draw>,
+    /// The caller's ticket in the draw (64 lowercase hex digits), once it is drawn and a user
+    /// is given: with [`Self::draw`] they check their result.
+    pub ticket: Option<String>,
 }
 
 /// One of the caller's coupons in a campaign.
@@ -144,6 +152,8 @@ pub async fn campaign(
             discount: s.discount,
             mine: Vec::new(),
             mine_states: Vec::new(),
+            draw: None,
+            ticket: None,
         });
     }
     let Some(mut view) = view else {
@@ -205,5 +215,19 @@ pub async fn campaign(
     view.codes_issued = issued;
     view.codes_redeemed = redeemed;
     view.status = Status::at(now_ms, view.starts_at_ms, view.ends_at_ms, left);
+    if let Some(d) = &s.draw {
+        let drawn = draw::view(store, &mut conn, campaign_id, &s, d, now_ms).await?;
+        if drawn.result.is_none() && view.status != Status::Ended {
+            view.status = if now_ms < view.starts_at_ms {
+                Status::Scheduled
+            } else {
+                Status::Entering
+            };
+        }
+        if drawn.result.is_some() {
+            view.ticket = user_id.and_then(|u| ticket(&drawn.seed, u));
+        }
+        view.draw = Some(drawn);
+    }
     Ok(Some(view))
 }

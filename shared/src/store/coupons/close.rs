@@ -16,6 +16,7 @@ use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
+use super::draw;
 use super::keys::{ends, PoolKeys};
 use super::settle::settle;
 use super::shape::shape;
@@ -45,6 +46,8 @@ script_call! {
             batches: &'a str,
             /// The pool's tag's journal (stream).
             journal: &'a str,
+            /// A draw campaign's entrants (pool 0's).
+            tickets: &'a str,
         }
         ARGV {
             /// When the pool's keys expire, Unix ms.
@@ -160,6 +163,11 @@ pub async fn close(
             .await?;
         return Ok(None);
     };
+    // A draw nobody asked for is run now (its draw_at is before the end), so every draw is
+    // journaled and revealed.
+    if shape.draw.is_some() {
+        draw::run(store, conn, &id, &shape).await?;
+    }
     // Reservations made before the end are completed (a code taken, or none left).
     let mut redriven = 0;
     for k in 0..shape.pools {
@@ -202,6 +210,7 @@ pub async fn close(
             loans: &keys.loans,
             batches: &keys.batches,
             journal: &keys.journal,
+            tickets: &keys.tickets,
             keep_until_ms: keep_until,
             campaign_id: &id,
             report: if k == 0 { "1" } else { "" },

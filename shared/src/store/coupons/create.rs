@@ -31,6 +31,7 @@ use crate::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
 use crate::domain::coupons::{
     campaign_id, pool_count, pool_of_code, pool_start, CodeSource, Discount, NewCampaign,
 };
+use crate::domain::draws::{campaign_seed, commitment};
 use crate::store::scripts::{text, Call};
 use crate::store::{Conn, Error, Store};
 
@@ -73,6 +74,8 @@ script_call! {
             max_campaign_ms: i64,
             /// The merchant the campaign is listed under; empty: none (no index written).
             merchant_id: &'a str,
+            /// A draw campaign's entry window, ms, in decimal; empty: no draw.
+            draw_entry_ms: &'a str,
         }
     }
 }
@@ -119,6 +122,13 @@ script_call! {
             max_off: &'a str,
             /// The smallest order total a coupon applies to, cents, or empty.
             min_order: &'a str,
+            /// A draw campaign's `draw_at`, Unix ms in decimal (every pool); empty: no draw.
+            draw_at_ms: &'a str,
+            /// Pool 0 of a draw campaign: the draw's seed
+            /// ([`crate::domain::draws::campaign_seed`]); else empty.
+            draw_seed: &'a str,
+            /// Pool 0 of a draw campaign: the seed's commitment; else empty.
+            draw_commitment: &'a str,
             /// Uploaded: the pool's codes (none for generated).
             batch: &'a [&'a str],
         }
@@ -160,6 +170,7 @@ impl CouponCreateCall<'_> {
             ["reference_reused"] => CreateReply::Refused(CreateOutcome::ReferenceReused),
             ["ended", _] => CreateReply::Refused(CreateOutcome::EndsInPast),
             ["too_long", _] => CreateReply::Refused(CreateOutcome::TooLong),
+            ["draw_after_end", _] => CreateReply::Refused(CreateOutcome::DrawAfterEnd),
             ["full"] => CreateReply::Refused(CreateOutcome::NoNumberLeft),
             _ => return Err(bad()),
         })
@@ -221,6 +232,9 @@ pub enum CreateOutcome {
     TooLong,
     /// Every campaign number is taken (500).
     NoNumberLeft,
+    /// A draw campaign without `starts_at` whose draw (Redis `TIME` + the entry window) is not
+    /// before `ends_at` (400); nothing written.
+    DrawAfterEnd,
 }
 
 /// Step 2 of a creation alone: `lua/coupon_create.lua` records `req` under its reference
@@ -240,6 +254,10 @@ pub async fn record(
     // Without a merchant the script writes no index; the key is passed all the same (a
     // script's keys are fixed), on the same tag.
     let merchant_id = req.merchant_id.as_deref().unwrap_or_default();
+    let draw_entry_ms = req
+        .draw
+        .map(|d| (d.entry_secs * 1000).to_string())
+        .unwrap_or_default();
     Ok(CouponCreateCall {
         refs: &refs(prefix),
         seq: &seq(prefix),
@@ -253,6 +271,7 @@ pub async fn record(
         max_campaign_ms: MAX_CAMPAIGN_MS,
         merchant: &merchant_campaigns(prefix, merchant_id),
         merchant_id,
+        draw_entry_ms: &draw_entry_ms,
     }
     .invocation()
     .invoke_async(conn)
@@ -352,6 +371,22 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     for code in codes {
         per_pool[pool_of_code(no, code, pools) as usize].push(code);
     }
+    // A draw campaign's seed, from the stored code secret: every retry commits to the same.
+    let draw = match req.draw {
+        None => None,
+        Some(d) => {
+            let seed = campaign_seed(&secret, &id).ok_or_else(|| {
+                Error::Internal(format!("coupon campaign {id}: a malformed code secret"))
+            })?;
+            let commitment = commitment(&seed);
+            Some((
+                (starts_at_ms + d.entry_secs as i64 * 1000).to_string(),
+                seed,
+                commitment,
+            ))
+        }
+    };
+    let draw = &draw;
     let (kind, secret) = match req.source {
         CodeSource::Uploaded(_) => ("uploaded", ""),
         CodeSource::Generated(_) => ("generated", secret.as_str()),
@@ -388,6 +423,15 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
                 percent_off: &discount[1],
                 max_off: &discount[2],
                 min_order: &discount[3],
+                draw_at_ms: draw.as_ref().map_or("", |d| d.0.as_str()),
+                draw_seed: draw
+                    .as_ref()
+                    .filter(|_| k == 0)
+                    .map_or("", |d| d.1.as_str()),
+                draw_commitment: draw
+                    .as_ref()
+                    .filter(|_| k == 0)
+                    .map_or("", |d| d.2.as_str()),
                 batch: &per_pool[k as usize],
             }
             .invocation()

@@ -28,6 +28,7 @@ use redis::Value;
 
 use crate::domain::coupons::{campaign_no, home_pool, parse, VisitLimit};
 
+use super::draw::{self, Entry};
 use super::list::remember;
 use super::settle::settle;
 use super::shape::{remember_gone, shape, Gone};
@@ -196,6 +197,21 @@ pub async fn grab(
         home,
         user_id,
     };
+    // A draw campaign: an entry until the draw, then only a winner goes on to a code.
+    if let Some(draw) = &shape.draw {
+        match draw::enter(store, &mut conn, campaign_id, &shape, draw, user_id, visits).await? {
+            Entry::Winner => {}
+            Entry::Entered { draw_at_ms } => return Ok(GrabOutcome::Entered { draw_at_ms }),
+            Entry::NotDrawn => return Ok(GrabOutcome::NotDrawn),
+            Entry::NotStarted { retry_after_ms } => {
+                return Ok(GrabOutcome::NotStarted { retry_after_ms })
+            }
+            Entry::RateLimited { retry_after_ms } => {
+                return Ok(GrabOutcome::RateLimited { retry_after_ms })
+            }
+            Entry::NotFound => return Ok(GrabOutcome::NotFound),
+        }
+    }
     if let Some(gone) = shape.gone {
         // As the script: the end is answered first. A sandbox that saw the campaign sold out
         // tells the two final answers apart by its own clock: both are 410, final, and write

@@ -133,6 +133,9 @@ pub struct PoolKeys {
     /// the same tag): the pool's `coupon_issued` and `coupon_redeemed` entries, which
     /// ledger-export publishes.
     pub journal: String,
+    /// A draw campaign's entrants (sorted set, `<ticket>:<user_id>` at score 0; pool 0's
+    /// only: `lua/coupon_draw_enter.lua`).
+    pub tickets: String,
 }
 
 impl PoolKeys {
@@ -148,6 +151,7 @@ impl PoolKeys {
             pending: format!("{base}:pending"),
             loans: format!("{base}:loans"),
             batches: format!("{base}:batches"),
+            tickets: format!("{base}:tickets"),
             journal: format!("{prefix}:{{{tag}}}:journal"),
             pool: base,
         }

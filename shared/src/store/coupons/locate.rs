@@ -155,6 +155,7 @@ pub(super) async fn locate_share(
             ends_at_ms: expires_at.unwrap_or(redeem_by_ms),
             discount: value.map(|v| CouponTerms::discount(v, min_order)),
             gone: None,
+            draw: None,
         },
         share: Some(ShareKeys {
             books: mk.merchant,

@@ -23,6 +23,7 @@ pub mod campaign;
 pub mod close;
 pub mod create;
 pub mod directory;
+pub mod draw;
 pub mod feed;
 pub mod grab;
 pub mod hold;
@@ -91,6 +92,13 @@ pub enum GrabOutcome {
     },
     /// No code is left in the whole campaign.
     SoldOut,
+    /// A draw campaign before its draw: the caller is an entrant (now or before).
+    Entered {
+        /// When the draw happens, Unix ms (Redis `TIME`).
+        draw_at_ms: i64,
+    },
+    /// A draw campaign after its draw: the caller did not win (or did not enter).
+    NotDrawn,
     /// The campaign ended (Redis `TIME` at or past `ends_at`).
     Ended,
     /// The campaign has not started.

@@ -31,6 +31,19 @@ pub(crate) struct Shape {
     pub discount: Option<Discount>,
     /// Sold out or ended, as this sandbox saw it (final states).
     pub gone: Option<Gone>,
+    /// A draw campaign's draw (`None`: first come, first served).
+    pub draw: Option<ShapeDraw>,
+}
+
+/// What a sandbox keeps of a draw campaign's draw: fixed at creation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ShapeDraw {
+    /// When entries close and the draw is due, Unix ms.
+    pub draw_at_ms: i64,
+    /// The seed (64 lowercase hex digits; secret until the draw, never answered before it).
+    pub seed: String,
+    /// Its commitment, published from creation.
+    pub commitment: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,21 +125,29 @@ pub(super) async fn shape(
         Option<String>,
         Option<String>,
     );
-    let (pools, secret, redeem_by, total, title, ends, amount, percent, max, min): Fields =
-        redis::cmd("HMGET")
-            .arg(&keys.pool)
-            .arg("pools")
-            .arg("secret")
-            .arg("redeem_by")
-            .arg("campaign_total")
-            .arg("title")
-            .arg("ends_at")
-            .arg("amount_off")
-            .arg("percent_off")
-            .arg("max_off")
-            .arg("min_order")
-            .query_async(conn)
-            .await?;
+    // The draw: draw_at, draw_seed, draw_commitment.
+    type DrawFields = (Option<i64>, Option<String>, Option<String>);
+    let ((pools, secret, redeem_by, total, title, ends, amount, percent, max, min), drawn): (
+        Fields,
+        DrawFields,
+    ) = redis::pipe()
+        .cmd("HMGET")
+        .arg(&keys.pool)
+        .arg("pools")
+        .arg("secret")
+        .arg("redeem_by")
+        .arg("campaign_total")
+        .arg("title")
+        .arg("ends_at")
+        .arg("amount_off")
+        .arg("percent_off")
+        .arg("max_off")
+        .arg("min_order")
+        .cmd("HMGET")
+        .arg(&keys.pool)
+        .arg(&["draw_at", "draw_seed", "draw_commitment"])
+        .query_async(conn)
+        .await?;
     let (Some(pools), Some(redeem_by_ms), Some(campaign_total), Some(title), Some(ends_at_ms)) =
         (pools, redeem_by, total, title, ends)
     else {
@@ -143,7 +164,21 @@ pub(super) async fn shape(
         min.as_deref(),
     )
     .map_err(|e| Error::Internal(format!("coupon campaign {id}: {e}")))?;
+    let draw = match drawn {
+        (None, _, _) => None,
+        (Some(draw_at_ms), Some(seed), Some(commitment)) => Some(ShapeDraw {
+            draw_at_ms,
+            seed,
+            commitment,
+        }),
+        _ => {
+            return Err(Error::Internal(format!(
+                "coupon campaign {id}: pool 0 has a draw_at without its seed"
+            )))
+        }
+    };
     let shape = Shape {
+        draw,
         no,
         pools,
         key,

@@ -220,6 +220,8 @@ fn every_script_header_matches_its_call() {
         check::<CouponClaimCall>(),
         check::<CouponUnclaimCall>(),
         check::<CouponCloseCall>(),
+        check::<CouponDrawEnterCall>(),
+        check::<CouponDrawRunCall>(),
     ];
     let errors: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     assert!(errors.is_empty(), "{errors:#?}");

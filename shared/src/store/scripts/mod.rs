@@ -49,6 +49,7 @@ pub use super::coupons::add_codes::CouponBatchCall;
 pub use super::coupons::close::CouponCloseCall;
 pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
 pub use super::coupons::directory::{CouponClaimCall, CouponUnclaimCall};
+pub use super::coupons::draw::{CouponDrawEnterCall, CouponDrawRunCall};
 pub use super::coupons::grab::CouponGrabCall;
 pub use super::coupons::hold::CouponHoldCall;
 pub use super::coupons::redeem::CouponRedeemCall;
@@ -197,6 +198,8 @@ pub(crate) const ACKNOWLEDGED: &[&str] = &[
     "coupon_claim.lua",
     "coupon_unclaim.lua",
     "coupon_close.lua",
+    "coupon_draw_enter.lua",
+    "coupon_draw_run.lua",
 ];
 
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
@@ -365,6 +368,13 @@ script!(
 script!(
     /// `lua/coupon_unclaim.lua`: release a code's directory claim if it is the owner's.
     COUPON_UNCLAIM, "coupon_unclaim.lua");
+script!(
+    /// `lua/coupon_draw_enter.lua` (with `lua/rate_limit.lua`): a draw campaign's grab on
+    /// pool 0: enter the caller until `draw_at`, then tell a winner.
+    COUPON_DRAW_ENTER, "coupon_draw_enter.lua", ["rate_limit.lua"]);
+script!(
+    /// `lua/coupon_draw_run.lua`: a draw campaign's draw, once (entrants, winners, threshold).
+    COUPON_DRAW_RUN, "coupon_draw_run.lua", ["records.lua", "journal.lua"]);
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
 pub fn all() -> impl Iterator<Item = (&'static str, &'static Script)> {
@@ -412,6 +422,8 @@ fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
         &COUPON_CLAIM,
         &COUPON_UNCLAIM,
         &COUPON_CLOSE,
+        &COUPON_DRAW_ENTER,
+        &COUPON_DRAW_RUN,
     ];
     ALL.iter().map(|lua| (lua.file(), &***lua))
 }

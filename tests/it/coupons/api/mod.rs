@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use crate::common::{call, event, with_body, with_sub, Function};
 
 /// The fixture `name` with the campaign `id` in its path.
-fn at(name: &str, id: &str) -> Value {
+pub(crate) fn at(name: &str, id: &str) -> Value {
     let mut v = event(name);
     let path = v["rawPath"].as_str().unwrap().replace("CAMPAIGN_ID", id);
     v["rawPath"] = json!(path);
@@ -31,14 +31,14 @@ fn at(name: &str, id: &str) -> Value {
 }
 
 /// `POST /campaigns` with `body`, signed by the fixture's coupon principal.
-async fn create(store: &Arc<Store>, body: &Value) -> (u16, Value) {
+pub(crate) async fn create(store: &Arc<Store>, body: &Value) -> (u16, Value) {
     let v = with_body(event("coupon-create-campaign"), &body.to_string());
     let (s, b, _) = call(store, Function::Coupon, &v).await;
     (s, b)
 }
 
 /// `POST /campaigns/{id}/grab` as `user`: (status, body, `Retry-After`).
-async fn grab(store: &Arc<Store>, id: &str, user: &str) -> (u16, Value, Option<String>) {
+pub(crate) async fn grab(store: &Arc<Store>, id: &str, user: &str) -> (u16, Value, Option<String>) {
     call(
         store,
         Function::Coupon,
@@ -48,7 +48,7 @@ async fn grab(store: &Arc<Store>, id: &str, user: &str) -> (u16, Value, Option<S
 }
 
 /// `GET /campaigns/{id}` as `user`.
-async fn view(store: &Arc<Store>, id: &str, user: &str) -> (u16, Value) {
+pub(crate) async fn view(store: &Arc<Store>, id: &str, user: &str) -> (u16, Value) {
     let (s, b, _) = call(
         store,
         Function::Coupon,
