@@ -135,10 +135,14 @@ def create_event(
     opens_in_secs: int | None = None,
     cover: str | None = None,
     password: str | None = None,
+    draw_entry_secs: int | None = None,
 ) -> dict:
     """`POST /packets` from events/create-packet-lucky.json as `sub`, with this body (the
-    optional fields only when given) and an `Idempotency-Key` header when given."""
+    optional fields only when given; `draw_entry_secs`: `"draw": {"entry_secs": ...}`) and an
+    `Idempotency-Key` header when given."""
     body: dict[str, Any] = {"total_cents": total_cents, "count": count, "mode": mode}
+    if draw_entry_secs is not None:
+        body["draw"] = {"entry_secs": draw_entry_secs}
     for name, value in (("opens_in_secs", opens_in_secs), ("cover", cover), ("password", password)):
         if value is not None:
             body[name] = value

@@ -29,6 +29,7 @@ from .common import (
     SENDER,
 )
 from .coupons import drop, report_drop
+from .draws import draws, report_draws
 from .history import history, report_history
 from .ledger import ledger, report_ledger
 from .merchant_packets import merchant_packets, report_merchant
@@ -348,6 +349,12 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
         lambda: merchant_packets(stack, args, rng, inv),
         lambda m: f"{money(m['paid'])} paid out, {money(m['refunded'])} back to the merchant",
     )
+    drawn = ph.run(
+        f"draws: a draw packet and a draw campaign, {len(users)} entrants each, every result "
+        "checked from the public view",
+        lambda: draws(stack, args, inv, users),
+        lambda d: f"{d['winners']} of {d['entrants']} won each; {d['checked']} verified",
+    )
     errors = sum(sb.error_lines for sb in stack.all_sandboxes())
     inv.check("no ERROR log line in any sandbox", errors == 0, f"{errors} lines")
     inv.check("every sandbox still running", all(sb.alive() for sb in stack.all_sandboxes()))
@@ -365,6 +372,7 @@ def play(stack: LocalStack, args, rng: random.Random, inv: Checks, ph: Phases) -
     report_drop(dropped)
     report_chat(chats)
     report_merchant(merchants)
+    report_draws(drawn)
     report_ledger(feed)
     dashboard(stack, feed["emf"], inv)
     return 0

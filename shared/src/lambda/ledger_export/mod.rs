@@ -143,8 +143,7 @@ impl From<&Entry> for EventDetail {
         EventDetail {
             event_id: e.event_id.clone(),
             kind: e.kind.as_str(),
-            // A campaign's draw names no user.
-            user_id: (!e.kind.is_merchant() && !e.user_id.is_empty()).then(|| e.user_id.clone()),
+            user_id: (!e.kind.is_merchant()).then(|| e.user_id.clone()),
             merchant_id: if e.kind.is_merchant() {
                 Some(e.user_id.clone())
             } else {
