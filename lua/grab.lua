@@ -6,6 +6,8 @@
 -- KEYS[3] grabs: grabs hash (user -> share record)
 -- KEYS[4] rate: rate-limit counter of this user on this packet (see rate_limit.lua)
 -- KEYS[5] recipients: the packet's recipients set (read only for a targeted packet)
+-- KEYS[6] wrong_guesses: the packet's wrong password guesses, every user's, in its open guess
+--         window (a counter whose TTL is the rest of the window)
 -- ARGV[1] user_id: the caller
 -- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
 -- ARGV[3] rate_window_ms: the window, ms
@@ -13,6 +15,9 @@
 --         (domain::packets::password), '' for none
 -- ARGV[5] call_id: this call's id (8 hex digits, drawn per call; a re-sent call carries the
 --         same), '' for none
+-- ARGV[6] guess_budget: wrong guesses per packet per guess window before every user's guesses
+--         slow to one per window (0 = no budget)
+-- ARGV[7] guess_window_ms: the guess window, ms
 --
 -- A draw packet (meta draw_at) is not first come, first served: from its opening until
 -- draw_at this script checks the grab as any (targeted, cancelled, expired, not open yet,
@@ -32,8 +37,8 @@
 -- converting a Lua table reply costs the server about 1 us, a sixth of a repeat's time):
 --   'not_found'
 --   'wrong_password'              a password packet, and ARGV[4] is not its verifier: only the
---                                 attempt is written (counted by the rate limit), so guessing
---                                 costs attempts
+--                                 counters are written (the user's attempt, the packet's wrong
+--                                 guess), so guessing costs attempts
 --   'cancelled'                   the sender cancelled the packet (its un-grabbed shares are
 --                                 refunded); nothing written
 --   'not_a_recipient'             a targeted packet, and the caller is not one of its recipients
@@ -60,6 +65,9 @@
 --   rate limited              HGET, INCR, DECR, PTTL   nothing changed (see rate_limit.lua)
 --   sold out / expired        HGET, HMGET, TIME   nothing written
 --   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs
+--   wrong password            HGET, HMGET, TIME, GET, INCR, INCR   (+ PEXPIRE per window
+--                             opened; without a budget: no GET, one INCR)
+--   guess refused             HGET, HMGET, TIME, GET, INCR, DECR, PTTL   nothing changed
 -- Repeats that reach this script count toward the rate limit. A win does not: a user wins at
 -- most once per packet, so limiting it protects nothing, and counting it would cost every win a
 -- keyed write with a TTL. An unknown, expired or sold-out packet is answered before the limit.
@@ -67,8 +75,43 @@
 -- and is not counted: it costs Redis one HGET, less than the limiter's own INCR (+ PEXPIRE), so
 -- counting it would double the cost of the answer it limits (API Gateway's route throttle
 -- still bounds the rate).
+-- A missing or wrong password (ARGV[4] is not meta's verifier), in both branches: a guess.
+-- Two limits, and only the counters are written:
+-- * the user's own, on KEYS[4]: ARGV[2] attempts per ARGV[3] ms, as any repeat;
+-- * the packet's budget, KEYS[6]: once the packet's open guess window holds ARGV[6] wrong
+--   guesses, every user's guesses on it slow to one per guess window (rl_take on the same
+--   per-user counter with limit 1 and the guess window), until that window closes. So a
+--   crowd of n accounts gets at most ARGV[6] + n answers per guess window instead of n x
+--   ARGV[2] per ARGV[3] ms, and one account gains nothing by the crowd.
+-- A right password meets neither: a win is not counted (see below), so a member who knows
+-- the password gets in however many others guess, and one who mistyped has their next try
+-- within one guess window.
+-- Only an answered guess counts toward the budget (a refused one writes nothing: see
+-- rate_limit.lua), so the budget measures what the crowd learns. The budget's count is read
+-- (GET) before the first write and taken (INCR, + PEXPIRE opening the window) after the
+-- user's counter accepted the guess: it cannot be refused for maxmemory after that first
+-- write. It guards no money, so a TTL is its whole life. A re-sent guess is counted again
+-- and answers 'wrong_password' or 'rate_limited': a refusal as the first was, nothing else
+-- written.
+local function wrong_guess()
+  local budget = tonumber(ARGV[6])
+  local wait
+  if budget > 0 and tonumber(redis.call('GET', KEYS[6]) or '0') >= budget then
+    wait = rl_take(KEYS[4], 1, ARGV[7])
+  else
+    wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
+  end
+  if wait > 0 then
+    return 'rate_limited:' .. wait
+  end
+  if budget > 0 and redis.call('INCR', KEYS[6]) == 1 then
+    redis.call('PEXPIRE', KEYS[6], ARGV[7])
+  end
+  return 'wrong_password'
+end
+
 -- A draw packet's grab from its opening on (see the header): the seed to enter with, or
--- after draw_at the draw's answer. Nothing is written but a wrong password's attempt.
+-- after draw_at the draw's answer. Nothing is written but a wrong password's counters.
 local function draw_entry(meta, now)
   local draw = redis.call('HMGET', KEYS[1], 'draw_winners', 'drawn_at', 'draw_seed')
   if draw[2] then
@@ -78,11 +121,7 @@ local function draw_entry(meta, now)
     return 'draw_due:' .. meta[9]
   end
   if meta[8] and meta[8] ~= ARGV[4] then
-    local wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
-    if wait > 0 then
-      return 'rate_limited:' .. wait
-    end
-    return 'wrong_password'
+    return wrong_guess()
   end
   return 'draw_seed:' .. draw[3] .. ':' .. meta[9]
 end
@@ -139,14 +178,11 @@ if grabbed >= tonumber(meta[4]) then
   return open and string.format('sold_out:%s:%d', meta[2], now) or 'sold_out'
 end
 
--- A password packet: a missing or wrong password costs an attempt of the rate limit (the
--- only write), so 200 guesses are stopped like 200 repeats.
+-- A password packet: a missing or wrong password is a guess (wrong_guess above: the counters
+-- are the only writes), so 200 guesses are stopped like 200 repeats, and a crowd's guesses by
+-- the packet's budget.
 if meta[8] and meta[8] ~= ARGV[4] then
-  local wait = rl_take(KEYS[4], tonumber(ARGV[2]), ARGV[3])
-  if wait > 0 then
-    return 'rate_limited:' .. wait
-  end
-  return 'wrong_password'
+  return wrong_guess()
 end
 
 local amount = redis.call('LPOP', KEYS[2])

@@ -336,11 +336,14 @@ impl Bench {
             grabs: &k.grabs,
             rate: &rl,
             recipients: &k.recipients,
+            wrong_guesses: &k.wrong_guesses,
             user_id: "user:__rand_int__",
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
             password: "",
             call_id: "",
+            guess_budget: cfg.packets.guess_budget,
+            guess_window_ms: cfg.packets.guess_window_ms,
         }
         .evalsha_words();
         self.reset_stats();

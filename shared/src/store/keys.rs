@@ -41,6 +41,7 @@
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>`, `done:<ms>` or `done:<ms>:redriven` (completed by reclaim-cron) |
 //! | `hb:{t}:packet:<id>:coupons` | hash | a merchant packet paid out as coupons: share id -> its coupon's record (`lua/coupon_record.lua`: `<user>\n<issued_at_ms>`, then held or redeemed), `<share id>\n<order>` -> a release's memory (`lua/coupon_release.lua`); kept until `redeem_by` and the retention after it |
 //! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
+//! | `hb:{t}:packet:<id>:wrong_guesses` | string | a password packet's wrong guesses (every user's) in its open guess window (`HONGBAO_GUESS_BUDGET`); TTL = the rest of the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
 //! | `hb:{reclaim}:lock` | string | the running reclaim's random token |
 //! | `hb:{t}:fence` | string | written before a `WAIT` (`REDIS_WAIT_REPLICAS`): one per hash tag |
@@ -122,6 +123,9 @@ pub struct PacketKeys {
     /// A draw packet's entrants (sorted set, score 0, member `<ticket>:<user_id>`: members
     /// sort by ticket; `lua/draw_run.lua`).
     pub tickets: String,
+    /// A password packet's wrong guesses, every user's, in its open guess window (a counter
+    /// whose TTL is the rest of the window, `HONGBAO_GUESS_WINDOW_MS`; `lua/grab.lua`).
+    pub wrong_guesses: String,
 }
 
 /// The keys of one wallet.
@@ -202,6 +206,7 @@ impl Keys {
             coupons: format!("{base}:coupons"),
             tickets: format!("{base}:tickets"),
             recipients: format!("{base}:recipients"),
+            wrong_guesses: format!("{base}:wrong_guesses"),
             meta: base,
         }
     }
@@ -381,6 +386,7 @@ mod tests {
             &w.received,
             &w.history_totals,
             &p.recipients,
+            &p.wrong_guesses,
         ] {
             assert_eq!(tag_of(k), user_tag("alice"), "{k}");
         }

@@ -23,11 +23,25 @@ pub const GRAB_WINDOW_MS: u64 = 3_600_000;
 /// `rate_limit` attempts per [`GRAB_WINDOW_MS`] (0: no limit), the verifier of the password sent
 /// (empty for none), and its call id (as `packets::grab` sends one: a win records it, a repeat,
 /// another call, compares it).
+/// No guess budget: a wrong guess is limited by the user's rate limit alone.
 pub fn grab_call(
     keys: &Keys,
     packet_id: &str,
     user: &str,
     rate_limit: u32,
+    password: &str,
+    call_id: &str,
+) -> (Vec<String>, Vec<String>) {
+    guess_call(keys, packet_id, user, (rate_limit, 0), password, call_id)
+}
+
+/// [`grab_call`] with the packet's guess budget: `limits` is (the user's rate limit, the
+/// packet's wrong guesses per window; 0: no budget), both per [`GRAB_WINDOW_MS`].
+pub fn guess_call(
+    keys: &Keys,
+    packet_id: &str,
+    user: &str,
+    limits: (u32, u32),
     password: &str,
     call_id: &str,
 ) -> (Vec<String>, Vec<String>) {
@@ -38,11 +52,14 @@ pub fn grab_call(
         grabs: &pk.grabs,
         rate: &keys.grab_rate(packet_id, user),
         recipients: &pk.recipients,
+        wrong_guesses: &pk.wrong_guesses,
         user_id: user,
-        rate_limit,
+        rate_limit: limits.0,
         rate_window_ms: GRAB_WINDOW_MS,
         password,
         call_id,
+        guess_budget: limits.1,
+        guess_window_ms: GRAB_WINDOW_MS,
     }
     .texts()
 }
@@ -217,10 +234,21 @@ pub async fn targeted_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> (f
     (targeted_win, outsider)
 }
 
+/// The server's µs per call of the password packet's grab paths.
+pub struct PasswordGrabs {
+    pub win: f64,
+    /// A wrong guess without a guess budget (the script before the budget: one INCR).
+    pub wrong: f64,
+    /// A wrong guess with the budget on and not spent (GET and INCR of the packet's count).
+    pub wrong_budgeted: f64,
+    /// A guess refused once the packet's budget is spent (one per window per user).
+    pub over_budget: f64,
+}
+
 /// A password packet: wins with the right password's verifier, then guesses refused (each
-/// counted by the rate limit, hence a high limit here: the refusal, not the limiter); µs per
-/// call of each.
-pub async fn password_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> (f64, f64) {
+/// counted by the rate limit, hence a high limit here: the refusal, not the limiter), without
+/// and with the packet's guess budget, then guesses refused over a spent budget.
+pub async fn password_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> PasswordGrabs {
     let n = b.calls;
     let keys = Keys::new(&store.config().key_prefix);
     let secret = serde_json::from_value::<hongbao::domain::packets::password::PasswordText>(json!(
@@ -254,7 +282,43 @@ pub async fn password_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> (f
             "wrong_password",
         )
         .await;
-    (password_win, wrong_password)
+    // Each user's first guess, as above, with a budget never spent.
+    let budgeted: Vec<_> = (0..n)
+        .map(|i| {
+            let user = format!("h{i}");
+            guess_call(&keys, &id, &user, (u32::MAX, u32::MAX), &wrong, "0a0a0a0a")
+        })
+        .collect();
+    let wrong_budgeted = b
+        .phase(
+            "grab wrong password, budget on",
+            &scripts::GRAB,
+            &budgeted,
+            "wrong_password",
+        )
+        .await;
+    // The budget (1) spent long since: the users who guessed above have had their one guess
+    // of the window.
+    let over: Vec<_> = (0..n)
+        .map(|i| {
+            let user = format!("h{i}");
+            guess_call(&keys, &id, &user, (u32::MAX, 1), &wrong, "0a0a0a0a")
+        })
+        .collect();
+    let over_budget = b
+        .phase(
+            "grab guess over the budget",
+            &scripts::GRAB,
+            &over,
+            "rate_limited",
+        )
+        .await;
+    PasswordGrabs {
+        win: password_win,
+        wrong: wrong_password,
+        wrong_budgeted,
+        over_budget,
+    }
 }
 
 /// The server's µs per call of the original red-packet blog post's grab paths, and of the
@@ -320,7 +384,7 @@ pub async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     };
     let hb = plain_grabs(b, store, &new).await;
     let (targeted_win, outsider) = targeted_grabs(b, store, &new).await;
-    let (password_win, wrong_password) = password_grabs(b, store, &new).await;
+    let pw = password_grabs(b, store, &new).await;
     let seed = seed_grabs(b).await;
     let merchant_win = merchant_grabs(b, store).await;
     let row = |path, usec, baseline, baseline_usec| Row {
@@ -389,17 +453,25 @@ pub async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                 hb.win,
             )
         },
-        no_goal(
-            "grab: win, password packet",
-            password_win,
-            seed_win,
-            seed.win,
-        ),
+        no_goal("grab: win, password packet", pw.win, seed_win, seed.win),
         no_goal(
             "grab: wrong password (refused, counted)",
-            wrong_password,
+            pw.wrong,
             seed_sold,
             seed.sold,
+        ),
+        // The guess budget's cost: the same guess with the packet's count read and taken.
+        no_goal(
+            "grab: wrong password, guess budget on (refused, counted twice)",
+            pw.wrong_budgeted,
+            "grab: wrong password (refused, counted)",
+            pw.wrong,
+        ),
+        no_goal(
+            "grab: guess over a spent guess budget (rate limited)",
+            pw.over_budget,
+            "grab: wrong password (refused, counted)",
+            pw.wrong,
         ),
         no_goal(
             "grab: not a recipient (refused)",

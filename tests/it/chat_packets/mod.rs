@@ -1,9 +1,11 @@
 //! Red packets as chat apps ship them, through the routers against real servers (standalone
 //! and a 3-master cluster): scheduled opening, covers, and the fairness receipt.
 //!
-//! Cancelling (`cancel.rs`) and password packets (`password.rs`) have their own files.
+//! Cancelling (`cancel.rs`), password packets (`password.rs`) and a crowd guessing a
+//! password (`guesses.rs`) have their own files.
 
 mod cancel;
+mod guesses;
 mod password;
 
 use std::sync::Arc;

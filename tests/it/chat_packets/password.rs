@@ -135,7 +135,8 @@ async fn create_once_per_key(store: &Arc<Store>, answers: &mut String) -> (Strin
 }
 
 /// No password, an empty object, a wrong accent, a wrong case: 403 `wrong_password`, and
-/// nothing written but bob's attempt (the grab rate limit's key).
+/// nothing written but the counters: bob's attempt (the grab rate limit's key) and the packet's
+/// wrong guesses (its guess budget's).
 async fn wrong_passwords_write_only_the_attempt(
     store: &Arc<Store>,
     redis: &TestRedis,
@@ -143,9 +144,10 @@ async fn wrong_passwords_write_only_the_attempt(
     answers: &mut String,
     backend: Backend,
 ) {
-    let rate_key = hongbao::store::keys::Keys::new(&store.config().key_prefix).grab_rate(id, "bob");
+    let keys = hongbao::store::keys::Keys::new(&store.config().key_prefix);
+    let counters = [keys.grab_rate(id, "bob"), keys.packet(id).wrong_guesses];
     let without_attempts = |mut all: Vec<(String, Option<Vec<u8>>)>| {
-        all.retain(|(k, _)| *k != rate_key);
+        all.retain(|(k, _)| !counters.contains(k));
         all
     };
     let before = without_attempts(snapshot(redis).await);
@@ -166,8 +168,15 @@ async fn wrong_passwords_write_only_the_attempt(
     assert_eq!(
         without_attempts(snapshot(redis).await),
         before,
-        "{backend:?}: a wrong password wrote more than the attempt"
+        "{backend:?}: a wrong password wrote more than the counters"
     );
+    let mut conn = redis.raw_conn().await;
+    let wrong: u32 = redis::cmd("GET")
+        .arg(&counters[1])
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(wrong, 4, "{backend:?}: the packet's wrong guesses");
 }
 
 /// 200 guesses by one user: the rate limit stops them.

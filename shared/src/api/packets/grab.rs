@@ -69,13 +69,14 @@ crate::api::refusal::refusals! {
     pub enum GrabRefusal {
         /// 403: a targeted packet, and the caller is not one of its recipients
         /// (`not_a_recipient`; nothing written), or a password packet, and the grab's password is
-        /// missing or wrong (`wrong_password`; only the attempt is counted, by the grab rate
-        /// limit).
+        /// missing or wrong (`wrong_password`; only the guess is counted, by the grab rate limit
+        /// and the packet's guess budget).
         403 GrabForbiddenError {
             /// a targeted packet, and the caller is not one of its recipients; nothing written
             NotARecipient = "not_a_recipient",
-            /// a password packet, and the body's `password` is missing or wrong: the attempt
-            /// counts toward the grab rate limit; nothing else written
+            /// a password packet, and the body's `password` is missing or wrong: the guess
+            /// counts toward the grab rate limit and the packet's guess budget; nothing else
+            /// written
             WrongPassword = "wrong_password",
         }
         404 NotFoundError {
@@ -113,8 +114,12 @@ crate::api::refusal::refusals! {
                 opens_at: Rfc3339,
             },
         }
+        /// 429: too many grab attempts by the caller, or a password packet's wrong guesses
+        /// (every user's) passed its guess budget, and the caller has had their one guess of
+        /// the window; a right password is never refused so. Nothing written.
         429 RateLimitedError retry_after "seconds to wait before retrying" {
-            /// too many grab attempts; retry after `Retry-After` seconds; nothing written
+            /// too many grab attempts, or guesses on a password packet whose guess budget is
+            /// spent; retry after `Retry-After` seconds; nothing written
             RateLimited = "rate_limited",
         }
     }

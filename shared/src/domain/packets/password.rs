@@ -9,8 +9,8 @@
 //! compares. The salt is derived, not stored, so a grab computes the verifier without reading
 //! the packet first (one round trip, as for any grab). The verifier, like the create request's
 //! fingerprint (which records only that a password was given), never reaches a response, a log
-//! line or a journal entry; a wrong guess costs an attempt of the grab rate limit
-//! (`lua/grab.lua`).
+//! line or a journal entry; a wrong guess costs an attempt of the grab rate limit and counts
+//! toward the packet's guess budget (`HONGBAO_GUESS_BUDGET`, `lua/grab.lua`).
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde::Deserialize;

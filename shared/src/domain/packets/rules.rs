@@ -68,6 +68,18 @@ pub const GRAB_RATE_WINDOW_MS: Setting = Setting {
     default: "1000",
     meaning: "rate-limit window, ms (≥ 1)",
 };
+/// `HONGBAO_GUESS_BUDGET`.
+pub const GUESS_BUDGET: Setting = Setting {
+    name: "HONGBAO_GUESS_BUDGET",
+    default: "100",
+    meaning: "wrong password guesses per password packet per guess window (every user's together); once a window holds that many, every user's guesses on that packet slow to one per window (429 + `Retry-After`) until it closes; the right password is never slowed; `0` disables",
+};
+/// `HONGBAO_GUESS_WINDOW_MS`.
+pub const GUESS_WINDOW_MS: Setting = Setting {
+    name: "HONGBAO_GUESS_WINDOW_MS",
+    default: "10000",
+    meaning: "the guess window of `HONGBAO_GUESS_BUDGET`, ms (≥ 1): a fixed window opened by a packet's first wrong guess after the last one closed",
+};
 /// `HONGBAO_RETENTION_SECS`.
 pub const RETENTION_SECS: Setting = Setting {
     name: "HONGBAO_RETENTION_SECS",
@@ -104,6 +116,8 @@ pub const SETTINGS: &[Setting] = &[
     MAX_TOTAL_CENTS,
     GRAB_RATE_LIMIT,
     GRAB_RATE_WINDOW_MS,
+    GUESS_BUDGET,
+    GUESS_WINDOW_MS,
     PACKETS_PER_MINUTE,
     RETENTION_SECS,
     IDEMPOTENCY_TTL_SECS,
@@ -122,6 +136,12 @@ pub struct PacketRules {
     pub grab_rate_limit: u32,
     /// Grab rate-limit window, milliseconds (≥ 1).
     pub grab_rate_window_ms: u64,
+    /// Wrong password guesses per password packet per [`Self::guess_window_ms`], every
+    /// user's together, before every user's guesses on that packet slow to one per window;
+    /// 0 disables the budget (`lua/grab.lua`).
+    pub guess_budget: u32,
+    /// The window of [`Self::guess_budget`], milliseconds (≥ 1).
+    pub guess_window_ms: u64,
     /// Packets a sender may create per minute ([`PACKETS_WINDOW_MS`]); 0 disables the quota.
     pub packets_per_minute: u32,
     /// Seconds a settled packet's keys are kept (≥ `idempotency_ttl_secs`).
@@ -198,6 +218,8 @@ impl PacketRules {
             max_total_cents: lookup.at_least(&MAX_TOTAL_CENTS, 1i64)?,
             grab_rate_limit: lookup.get(&GRAB_RATE_LIMIT)?,
             grab_rate_window_ms: lookup.at_least(&GRAB_RATE_WINDOW_MS, 1)?,
+            guess_budget: lookup.get(&GUESS_BUDGET)?,
+            guess_window_ms: lookup.at_least(&GUESS_WINDOW_MS, 1)?,
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: idempotency_ttl_secs(lookup)?,
@@ -452,6 +474,7 @@ mod tests {
         let d = PacketRules::default();
         assert_eq!((d.max_count, d.max_total_cents), (10_000, 20_000));
         assert_eq!((d.grab_rate_limit, d.grab_rate_window_ms), (10, 1000));
+        assert_eq!((d.guess_budget, d.guess_window_ms), (100, 10_000));
         assert_eq!(
             (d.retention_secs, d.idempotency_ttl_secs),
             (604_800, 86_400)
@@ -462,6 +485,8 @@ mod tests {
             ("HONGBAO_IDEMPOTENCY_TTL_SECS", "0"),
             ("HONGBAO_GRAB_RATE_WINDOW_MS", "0"),
             ("HONGBAO_GRAB_RATE_LIMIT", "-1"),
+            ("HONGBAO_GUESS_BUDGET", "-1"),
+            ("HONGBAO_GUESS_WINDOW_MS", "0"),
         ] {
             assert_eq!(rules(name, value).unwrap_err().name, name, "{name}={value}");
         }

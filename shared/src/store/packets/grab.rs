@@ -16,7 +16,8 @@ use crate::store::scripts::{script_call, text, Call, DRAW_ENTER, GRAB};
 use crate::store::{Error, Store};
 
 script_call! {
-    /// `lua/grab.lua`: at most one share per user, rate-limited.
+    /// `lua/grab.lua`: at most one share per user, rate-limited; a password packet's wrong
+    /// guesses also by the packet's guess budget.
     pub struct GrabCall<'a> for GRAB {
         KEYS {
             /// The packet's meta hash.
@@ -29,6 +30,9 @@ script_call! {
             rate: &'a str,
             /// The packet's recipients set (read only for a targeted packet).
             recipients: &'a str,
+            /// The packet's wrong password guesses in its open guess window
+            /// (`PacketKeys::wrong_guesses`).
+            wrong_guesses: &'a str,
         }
         ARGV {
             /// The grabbing user.
@@ -42,6 +46,11 @@ script_call! {
             /// This call's id, 8 hex digits drawn per call (a re-sent call carries the same),
             /// empty for none: a re-run of the winning call answers the win again.
             call_id: &'a str,
+            /// Wrong guesses per packet per guess window, every user's, before every user's
+            /// guesses on it slow to one per window (0 = no budget).
+            guess_budget: u32,
+            /// The guess window, ms.
+            guess_window_ms: u64,
         }
     }
 }
@@ -186,7 +195,8 @@ impl GrabCall<'_> {
 }
 
 /// Grabs at most one share of `packet_id` for `user_id`, in one round trip: one EVALSHA of
-/// `grab.lua`, subject to the per-user, per-packet rate limit of the configuration; or, for a
+/// `grab.lua`, subject to the per-user, per-packet rate limit of the configuration (and a
+/// password packet's wrong guesses to its guess budget); or, for a
 /// packet this sandbox saw sold out or expired, one `HGET` of its grabs hash (`store/packets/gone.rs`).
 ///
 /// A remembered packet answers [`GrabOutcome::AlreadyGrabbed`] with the caller's share if the
@@ -254,11 +264,14 @@ pub async fn grab_with_password(
             grabs: &pk.grabs,
             rate: &rate,
             recipients: &pk.recipients,
+            wrong_guesses: &pk.wrong_guesses,
             user_id,
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
             password: &verifier,
             call_id: &call_id,
+            guess_budget: cfg.packets.guess_budget,
+            guess_window_ms: cfg.packets.guess_window_ms,
         }
         .invocation()
         .invoke_async(&mut conn)
