@@ -2,11 +2,14 @@
 //! send around a campaign's start, and what the checker holds the campaigns to once they are
 //! closed.
 //!
-//! Four campaigns, each spread over 24 pools, open until 3 s after the run:
+//! Five campaigns, each spread over 24 pools, open until 3 s after the run:
 //! * 40 uploaded codes planned as 60,000, two per user: most home pools are empty, so grabs
 //!   borrow from the others (steps 2 and 3 of a grab);
 //! * 60,001 generated codes, one per user;
 //! * 20 uploaded codes, one per user: the 30 users run them out;
+//! * 4 uploaded codes planned as 60,000, a draw campaign: clients enter its draw for its first
+//!   10 s (more users than codes), then its winners grab their codes
+//!   (`soak::draws::check_campaign`);
 //! * 6 uploaded codes, three per user, starting a third of the way into the run: clients send
 //!   batches of 8 codes to it from the start of the run (some twice at once), so batches race
 //!   the start under the nemesis's faults (a master paused mid-batch, replies dropped after
@@ -43,6 +46,8 @@ pub struct Plan {
     pub uploaded: Vec<String>,
     /// Whether clients send it batches (it starts during the run).
     pub takes_batches: bool,
+    /// Whether it is a draw campaign (`soak::draws::check_campaign`).
+    pub draw: bool,
 }
 
 /// Creates the soak's campaigns (see the module documentation) for a run of `secs` seconds.
@@ -88,6 +93,14 @@ pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
             codes("FIRST", 6),
             true,
         ),
+        (
+            json!({"title": "soak draw", "codes": codes("DRAW", 4), "per_user": 1,
+                   "codes_planned": 60_000, "ends_at": ends, "redeem_by": redeem_by,
+                   "reference": "soak-draw", "draw": {"entry_secs": super::draws::ENTRY_SECS}}),
+            1,
+            codes("DRAW", 4),
+            false,
+        ),
     ];
     let mut out = Vec::new();
     for (body, per_user, uploaded, takes_batches) in plans {
@@ -101,6 +114,7 @@ pub async fn create_campaigns(store: &Arc<Store>, secs: u64) -> Vec<Plan> {
             id: b["campaign_id"].as_str().unwrap().to_string(),
             per_user,
             pools: pool_count(60_000),
+            draw: body.get("draw").is_some(),
             uploaded,
             takes_batches,
         });
@@ -404,6 +418,10 @@ pub async fn check(
             let mut uploaded: BTreeSet<String> = plan.uploaded.iter().cloned().collect();
             uploaded.extend(batched.get(id).cloned().unwrap_or_default());
             check_places(store, plan, &uploaded, &pools, view.codes_total, &mut v).await;
+        }
+        if plan.draw {
+            super::draws::check_campaign(store, plan, view.codes_total, history, events, &mut v)
+                .await;
         }
         let feed_issued = issued.get(id).cloned().unwrap_or_default();
         if feed_issued != pools.as_codes {

@@ -5,14 +5,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use hongbao::domain::coupons::campaign_no;
 use hongbao::domain::draws;
 use hongbao::domain::journal::Kind;
+use hongbao::store::coupons::PoolKeys;
+use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::Rng;
 use serde_json::{json, Value};
 
 use super::checker::Final;
 use super::clients::{Op, Record};
+use super::coupons::Plan;
 
 /// A draw packet's entry window, seconds (the shortest the API accepts).
 pub const ENTRY_SECS: u64 = 10;
@@ -145,5 +149,124 @@ fn winners_match(
         v.push(format!(
             "draw packet {id}: winners {won:?} in share order, the seed gives {drawn:?}"
         ));
+    }
+}
+
+/// A draw campaign of the run verified from its revealed seed (pool 0's record and entrants,
+/// read after the close):
+/// - it was drawn (reclaim-cron's close draws one nobody asked for), its seed hashes to its
+///   commitment;
+/// - each entrant's ticket is the seed's for that user, and `draw_entrants` counts them;
+/// - `draw_winners` = min(its `codes`, entrants), `draw_threshold` the last winner's ticket;
+/// - each grab answered 202 is among the entrants, each answered a code among the winners;
+/// - the feed's one `DrawRun` of the campaign carries the same figures.
+pub async fn check_campaign(
+    store: &Store,
+    plan: &Plan,
+    codes: u64,
+    history: &[Record],
+    events: &[Value],
+    v: &mut Vec<String>,
+) {
+    let id = &plan.id;
+    let keys = PoolKeys::new(
+        &store.config().key_prefix,
+        id,
+        campaign_no(id).unwrap(),
+        0,
+        plan.pools,
+    );
+    let read = async {
+        let mut conn = store.conn().await.map_err(|e| e.to_string())?;
+        let fields: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&keys.pool)
+            .arg(&[
+                "draw_seed",
+                "draw_commitment",
+                "draw_entrants",
+                "draw_winners",
+                "draw_threshold",
+                "drawn_at",
+            ])
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        let members: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&keys.tickets)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>((fields, members))
+    };
+    let (fields, members) = match read.await {
+        Ok(read) => read,
+        Err(e) => return v.push(format!("draw campaign {id}: unreadable: {e}")),
+    };
+    let [Some(seed), Some(commitment), Some(entrants), Some(winners), Some(threshold), Some(_)] =
+        &fields[..]
+    else {
+        return v.push(format!(
+            "draw campaign {id}: not drawn after its close: {fields:?}"
+        ));
+    };
+    if draws::commitment(seed) != *commitment {
+        v.push(format!(
+            "draw campaign {id}: the seed does not hash to its commitment"
+        ));
+    }
+    let mut order: Vec<&str> = Vec::new();
+    for m in &members {
+        match m.split_once(':') {
+            Some((ticket, user)) if draws::ticket(seed, user).as_deref() == Some(ticket) => {
+                order.push(user)
+            }
+            _ => v.push(format!(
+                "draw campaign {id}: entrant {m} is not the seed's ticket"
+            )),
+        }
+    }
+    let won = (codes as usize).min(members.len());
+    let last = won.checked_sub(1).map(|i| &members[i][..64]).unwrap_or("");
+    if entrants.parse() != Ok(members.len()) || winners.parse() != Ok(won) || threshold != last {
+        v.push(format!(
+            "draw campaign {id}: entrants {entrants}, winners {winners}, threshold {threshold}; \
+             the set says {}, {won}, {last}",
+            members.len()
+        ));
+    }
+    println!(
+        "soak: draw campaign {id}: {} entrants, {won} winners of {codes} codes",
+        members.len()
+    );
+    let winners: BTreeSet<&str> = order[..won.min(order.len())].iter().copied().collect();
+    let entered: BTreeSet<&str> = order.iter().copied().collect();
+    for r in history {
+        let (Op::CouponGrab { campaign, user }, Some((status, _))) = (&r.op, &r.answer) else {
+            continue;
+        };
+        if campaign != id {
+            continue;
+        }
+        match *status {
+            202 if !entered.contains(user.as_str()) => v.push(format!(
+                "draw campaign {id}: {user} answered 202, not an entrant"
+            )),
+            200 if !winners.contains(user.as_str()) => v.push(format!(
+                "draw campaign {id}: {user} got a code without winning"
+            )),
+            _ => {}
+        }
+    }
+    let runs: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["detail-type"] == "DrawRun" && e["detail"]["campaign_id"] == json!(id))
+        .collect();
+    match runs[..] {
+        [e] if e["detail"]["seed"] == json!(seed)
+            && e["detail"]["entrants"] == json!(members.len())
+            && e["detail"]["winners"] == json!(won) => {}
+        _ => v.push(format!("draw campaign {id}: DrawRun events {runs:?}")),
     }
 }

@@ -132,6 +132,7 @@ pub async fn run(
             ));
         }
         plans.push(Plan {
+            draw: false,
             id: created.unwrap_or(id),
             per_user: 1,
             pools: POOLS,
