@@ -10,7 +10,8 @@ sandbox, against a private redis-server on a free port. The script:
    voting: vote-*.json; coupon drops: coupon-*.json, a campaign of uploaded codes from its
    creation to its redemptions, one of generated codes, and the caller's coupons; chat
    packets: create-packet-password.json, grab-grab-password.json, create-packet-cancel.json,
-   a scheduled packet);
+   a scheduled packet; draws: create-packet-draw.json, coupon-create-draw-campaign.json,
+   entered, drawn and checked from the views);
    then checks that a function reads only its own settings (a broken HONGBAO_VOTE_SITE fails
    the vote function's Init, naming the variable, while grab answers; so does a broken
    HONGBAO_COUPON_VISIT_WINDOW_MS the coupon function's);
@@ -33,7 +34,8 @@ builds it). Prints PASS/FAIL per
 check; exit code 0 only if all pass.
 
 The sections live in scripts/hongbao_tools/e2e/, one module per feature (`packets`, `wallet`,
-`chat_packets`, `order_codes`, `voting`, `coupons`, `concurrency`, `expiry`, `runtime`, `latency`).
+`chat_packets`, `draws`, `order_codes`, `voting`, `coupons`, `concurrency`, `expiry`, `runtime`,
+`latency`).
 
     .venv/bin/python scripts/e2e_rie.py [--grab-sandboxes 8] [--grabbers 1000] [--threads 32]
                                         [--grab-storm-only]
@@ -53,6 +55,7 @@ from hongbao_tools.e2e import (
     chat_packets,
     concurrency,
     coupons,
+    draws,
     expiry,
     latency,
     merchants,
@@ -126,6 +129,7 @@ def main() -> int:
             ("cold starts", lambda: latency.cold_starts(stack, c, s)),
             ("fixtures", lambda: packets.fixtures(stack, c, s)),
             ("chat packets", lambda: chat_packets.chat_packets(stack, c, s)),
+            ("draws", lambda: draws.draws(stack, c, s)),
             ("order codes", lambda: order_codes.order_codes(stack, c, s)),
             ("voting", lambda: voting.voting(stack, c, s)),
             ("coupons", lambda: coupons.coupons(stack, c, s)),

@@ -81,6 +81,11 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
         cancelled is not None and 0 < cancelled.get("refunded_cents", 0) < 600,
         str(cancelled),
     )
+    # Draws: a draw packet and a draw campaign, each entered (202) in its window.
+    drawn = s.fixture("create-packet-draw", 201)
+    s.fixture("grab-grab", 202, packet_id=(drawn or {}).get("packet_id", "missing"))
+    drawc = s.fixture("coupon-create-draw-campaign", 201)
+    s.fixture("coupon-grab", 202, campaign_id=(drawc or {}).get("campaign_id", "missing"))
     # Order codes.
     s.fixture("next-order-code-single", 201)
     batch = s.fixture("next-order-code-batch", 201)

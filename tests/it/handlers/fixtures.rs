@@ -20,6 +20,7 @@ async fn fixtures_through_the_handlers() {
         let grabbed = grab_twice_and_view(&store, &id, &created).await;
         claim_twice_and_read_wallets(&store, &id, &grabbed).await;
         chat_packet(&store).await;
+        draw_entries(&store).await;
         scheduled_event(&store).await;
     }
 }
@@ -163,6 +164,31 @@ async fn chat_packet(store: &Arc<Store>) {
         ),
         "{c}"
     );
+}
+
+/// The draw fixtures: alice's draw packet and the merchant's draw campaign show their
+/// commitments (never their seeds), and bob's grab of each enters him (202, `entered`).
+async fn draw_entries(store: &Arc<Store>) {
+    let (s, p, _) = call(store, Function::CreatePacket, &event("create-packet-draw")).await;
+    assert_eq!((s, p["draw"]["seed"].is_null()), (201, true), "{p}");
+    let id = p["packet_id"].as_str().unwrap();
+    let (s, g, _) = call(
+        store,
+        Function::Grab,
+        &with_sub(with_packet(event("grab-grab"), id), "bob"),
+    )
+    .await;
+    assert_eq!((s, g["entered"].as_bool()), (202, Some(true)), "{g}");
+    let (s, c, _) = call(
+        store,
+        Function::Coupon,
+        &event("coupon-create-draw-campaign"),
+    )
+    .await;
+    assert_eq!((s, c["status"].as_str()), (201, Some("entering")), "{c}");
+    let grab = crate::coupons::api::at("coupon-grab", c["campaign_id"].as_str().unwrap());
+    let (s, e, _) = call(store, Function::Coupon, &with_sub(grab, "bob")).await;
+    assert_eq!((s, e["entered"].as_bool()), (202, Some(true)), "{e}");
 }
 
 /// The scheduled-event fixture is a valid EventBridge event for reclaim-cron.
