@@ -24,6 +24,7 @@ use hongbao::{Config, Error, Store};
 
 use crate::common::{self, create, fund};
 
+mod draws;
 mod merchant_money;
 
 /// A money movement the functions answered 2xx.
