@@ -48,6 +48,7 @@ MODELS: dict[str, tuple[str, ...]] = {
     "packet": ("PacketBody",),
     "share": ("ShareBody",),
     "entered": ("EnteredBody",),
+    "campaign_entered": ("CampaignEnteredBody",),
     "claim": ("ClaimBody",),
     "wallet": ("WalletBody",),
     "view": ("PacketViewBody",),

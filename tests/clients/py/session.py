@@ -343,7 +343,10 @@ def main() -> int:
 
     merchant_order(run, as_user, anonymous)
     draw_packet(
-        run, alice, {f"{u}-{run}": c for u, c in (("bob", bob), ("carol", carol), ("dave", dave))}
+        run,
+        alice,
+        anonymous,
+        {f"{u}-{run}": c for u, c in (("bob", bob), ("carol", carol), ("dave", dave))},
     )
 
     print(
@@ -352,11 +355,12 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def draw_packet(run: str, sender: Client, entrants: dict[str, Client]) -> None:
-    """A draw packet: three users enter during its 10 s window (202), then each checks the
-    draw from the public view alone, as the README shows: the seed hashes to the commitment,
-    their ticket is HMAC-SHA256(seed bytes, user id), and they won exactly when it is at most
-    the threshold; a winner's grab answers the share, anyone else's 410 not_drawn."""
+def draw_packet(run: str, sender: Client, merchant: Client, entrants: dict[str, Client]) -> None:
+    """A draw packet and a draw campaign: three users enter each during its 10 s window (202),
+    then each checks the draw from the public view alone, as the README shows: the seed hashes
+    to the commitment, their ticket is HMAC-SHA256(seed bytes, user id), and they won exactly
+    when it is at most the threshold; a winner's grab answers the share (or the code), anyone
+    else's 410 not_drawn."""
     body = {
         "total_cents": 200,
         "count": 2,
@@ -372,12 +376,37 @@ def draw_packet(run: str, sender: Client, entrants: dict[str, Client]) -> None:
         lambda p: len(p.draw.commitment) == 64 and not isinstance(p.draw.seed, str),
     )
     packet_id = getattr(made, "packet_id", "missing")
+    campaign = expect(
+        "a draw campaign of 1 code -> 201, entering, its commitment, no seed",
+        call(
+            "create_campaign",
+            merchant,
+            body={
+                "title": "the draw",
+                "codes": [f"PYDRAW-{run}"],
+                "ends_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400)),
+                "reference": f"py-draw-{run}",
+                "draw": {"entry_secs": 10},
+            },
+        ),
+        201,
+        "campaign",
+        lambda c: code(c.status) == "entering" and not isinstance(c.draw.seed, str),
+    )
+    campaign_id = getattr(campaign, "campaign_id", "missing")
     for user, client in entrants.items():
         expect(
             f"{user} enters -> 202",
             call("grab", client, id=packet_id),
             202,
             "entered",
+            lambda e: e.entered is True,
+        )
+        expect(
+            f"{user} enters the campaign's draw -> 202",
+            call("grab_coupon", client, id=campaign_id),
+            202,
+            "campaign_entered",
             lambda e: e.entered is True,
         )
     draw_at = getattr(getattr(made, "draw", None), "draw_at", None)
@@ -403,6 +432,27 @@ def draw_packet(run: str, sender: Client, entrants: dict[str, Client]) -> None:
             expect_error(
                 f"{user} was not drawn -> 410", call("grab", client, id=packet_id), 410, "not_drawn"
             )
+        # The campaign: one code, so one winner; the grab tells who.
+        grabbed = call("grab_coupon", client, id=campaign_id)
+        won = int(grabbed.status_code) == 200
+        expect(
+            f"{user} checks the campaign's draw from the view",
+            call("get_campaign", client, id=campaign_id),
+            200,
+            "campaign",
+            lambda c, u=user, w=won: campaign_draw_checks_out(c, u, w),
+        )
+
+
+def campaign_draw_checks_out(campaign: Any, user: str, won: bool) -> bool:
+    """The README's five lines for a campaign: `won` is whether the user's grab got a code."""
+    draw = campaign.draw
+    seed = draw.seed
+    committed = hashlib.sha256(("hongbao-draw-v1:" + seed).encode()).hexdigest() == draw.commitment
+    ticket = hmac.new(bytes.fromhex(seed), user.encode(), "sha256").hexdigest()
+    threshold = draw.threshold if isinstance(draw.threshold, str) else None
+    under = threshold is not None and ticket <= threshold
+    return committed and ticket == campaign.ticket and won == under and draw.winners == 1
 
 
 def draw_checks_out(view: Any, user: str) -> bool:

@@ -395,10 +395,11 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
     && data.items[0].order_reference === order.order_reference, data ?? error);
 }
 
-// A draw packet: three users enter during its 10 s window (202), then each checks the draw
-// from the public view alone, as the README shows: the seed hashes to the commitment, their
-// ticket is HMAC-SHA256(seed bytes, user id), and they won exactly when it is at most the
-// threshold; a winner's grab answers the share, anyone else's 410 not_drawn.
+// A draw packet and a draw campaign: three users enter each during its 10 s window (202),
+// then each checks the draw from the public view alone, as the README shows: the seed hashes
+// to the commitment, their ticket is HMAC-SHA256(seed bytes, user id), and they won exactly
+// when it is at most the threshold; a winner's grab answers the share (the code), anyone
+// else's 410 not_drawn.
 {
   const drawMade = await alice.POST("/packets", {
     body: {
@@ -409,6 +410,19 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
   expect("a draw packet -> 201 with its commitment, no seed", drawMade.response.status === 201
     && drawMade.data?.draw?.commitment.length === 64 && drawMade.data.draw.seed === undefined,
   drawMade.data ?? drawMade.error);
+  const drawCampaign = await anonymous.POST("/campaigns", {
+    body: {
+      title: "the draw",
+      codes: [`TSDRAW-${run}`],
+      ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+      reference: `ts-draw-${run}`,
+      draw: { entry_secs: 10 },
+    },
+  });
+  const drawCampaignId: string = drawCampaign.data?.campaign_id ?? "missing";
+  expect("a draw campaign of 1 code -> 201, entering, no seed", drawCampaign.response.status === 201
+    && drawCampaign.data?.status === "entering" && drawCampaign.data.draw?.seed === undefined,
+  drawCampaign.data ?? drawCampaign.error);
   const entrants: [string, ReturnType<typeof as>][] = [
     [`bob-${run}`, bob], [`carol-${run}`, carol], [`dave-${run}`, dave],
   ];
@@ -416,6 +430,9 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
     const e = await who.POST("/packets/{id}/grab", { params: { path: { id: drawId } } });
     expect(`${id} enters -> 202`, e.response.status === 202 && e.data !== undefined
       && "entered" in e.data && e.data.entered, e.data ?? e.error);
+    const c = await who.POST("/campaigns/{id}/grab", { params: { path: { id: drawCampaignId } } });
+    expect(`${id} enters the campaign's draw -> 202`, c.response.status === 202
+      && c.data !== undefined && "entered" in c.data && c.data.entered, c.data ?? c.error);
   }
   const drawAt = Date.parse(drawMade.data?.draw?.draw_at ?? "");
   await new Promise((done) => setTimeout(done, Math.max(0, drawAt - Date.now()) + 1500));
@@ -437,6 +454,22 @@ const winner = grabs.findIndex((g) => g.response.status === 200);
     expect(`${id} grabs after the draw -> ${won ? "200, the share" : "410 not_drawn"}`, won
       ? again.response.status === 200
       : again.response.status === 410 && again.error?.error === "not_drawn", again.data ?? again.error);
+    // The campaign: one code, so one winner; the grab tells who, the view proves it.
+    const grabbed = await who.POST("/campaigns/{id}/grab", {
+      params: { path: { id: drawCampaignId } },
+    });
+    const gotCode = grabbed.response.status === 200;
+    const viewed = await who.GET("/campaigns/{id}", { params: { path: { id: drawCampaignId } } });
+    const d = viewed.data?.draw;
+    const cSeed = d?.seed ?? "";
+    const cTicket = createHmac("sha256", Buffer.from(cSeed, "hex")).update(id, "utf8")
+      .digest("hex");
+    const cCommitted = createHash("sha256").update(`hongbao-draw-v1:${cSeed}`, "utf8")
+      .digest("hex") === d?.commitment;
+    expect(`${id} checks the campaign's draw from the view`, viewed.response.status === 200
+      && cCommitted && cTicket === viewed.data?.ticket && d?.winners === 1
+      && gotCode === (d.threshold !== undefined && cTicket <= d.threshold),
+    viewed.data ?? viewed.error);
   }
 }
 
