@@ -22,12 +22,24 @@ NO_SUCH_PACKET = "0" * 24  # a well-formed packet id that no packet has
 NO_SUCH_CAMPAIGN = "ZZZZZ"  # a well-formed campaign id that no campaign of a test run has
 
 
+# The campaign fixtures' times, as placeholders in their bodies: a fixed date would pass. The
+# loaders (this one and tests/it/common.rs `event`) put an end 30 days ahead and a redemption
+# deadline 60 days ahead in their place (a campaign lasts at most 90 days).
+TIME_PLACEHOLDERS = {"ENDS_AT": 30 * 86_400, "REDEEM_BY": 60 * 86_400}
+
+
 def load_event(name: str) -> dict:
-    """A fresh copy of `events/<name>.json`."""
+    """A fresh copy of `events/<name>.json`, its time placeholders (`TIME_PLACEHOLDERS`)
+    filled from now."""
     if name not in _event_cache:
         with open(EVENTS_DIR / f"{name}.json", encoding="utf-8") as f:
             _event_cache[name] = json.load(f)
-    return copy.deepcopy(_event_cache[name])
+    ev = copy.deepcopy(_event_cache[name])
+    if isinstance(ev.get("body"), str):
+        for placeholder, ahead in TIME_PLACEHOLDERS.items():
+            at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + ahead))
+            ev["body"] = ev["body"].replace(placeholder, at)
+    return ev
 
 
 def _stamp(ev: dict) -> None:

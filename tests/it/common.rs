@@ -155,7 +155,18 @@ pub async fn sleep_until_redis_ms(store: &Store, ms: i64) {
 /// Loads the API Gateway event fixture `events/<name>.json`.
 pub fn event(name: &str) -> Value {
     let path = format!("{}/../events/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // The campaign fixtures' times are placeholders (a fixed date would pass), filled as
+    // scripts/hongbao_tools/events.py fills them: the end 30 days ahead, the redemption
+    // deadline 60 days ahead.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    for (placeholder, days) in [("ENDS_AT", 30), ("REDEEM_BY", 60)] {
+        let at = hongbao::api::error::rfc3339(now + days * 86_400_000);
+        text = text.replace(placeholder, &at);
+    }
     serde_json::from_str(&text).unwrap()
 }
 
