@@ -419,7 +419,8 @@ async fn view(store: &Arc<Store>, packet_id: &str, viewer: &str) -> Value {
 /// window outside 10..=86400 s or not shorter than the packet's life (400, nothing written);
 /// the packet's view shows `entering` and the commitment, never the seed; three users enter;
 /// at `draw_at` the view runs the draw and shows `drawn` with the seed and figures, and each
-/// entrant's own `ticket` checks out against them.
+/// entrant's own `ticket` checks out against them; support's look-up shows the draw, its
+/// winners and its one `draw_run` journal entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draw_packet_through_the_routes() {
     for backend in Backend::ALL {
@@ -487,6 +488,24 @@ async fn a_draw_packet_through_the_routes() {
                 "{backend}: {u}"
             );
         }
+        // Support sees the draw: its reveal, its winners' grabs and its one draw_run entry.
+        let (s, looked) = crate::support::look_up_packet(&store, &id, None).await;
+        let journaled = looked["journal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "draw_run")
+            .count();
+        assert_eq!(
+            (
+                s,
+                &looked["packet"]["draw"],
+                looked["grabs"].as_array().map(Vec::len),
+                journaled
+            ),
+            (200, d, Some(2), 1),
+            "{backend}: {looked}"
+        );
     }
 }
 
