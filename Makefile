@@ -189,9 +189,12 @@ openapi:
 ##        1's vote (storm_replay); coupon drops: server CPU per grab of a 100,000-user storm
 ##        beside seed 004's GET/INCR/EXPIRE/SPOP, each master's share on the 3-master cluster,
 ##        bytes per code, grabs/s beside redis-benchmark, a pool's bytes and slot-move time at
-##        10,000 / 50,000 / 200,000 codes (coupon_drop); then 1,000 grabs over 8 sandboxes of
-##        the release grab bootstrap under the Lambda emulator (scripts/e2e_rie.py
-##        --grab-storm-only: every request's latency); figures in target/bench/*.json, drawn
+##        10,000 / 50,000 / 200,000 codes (coupon_drop); a draw of 10,000 winners among
+##        1,000,000 entrants: an entry's server time as the entrants grow, each draw_run.lua
+##        call's hold against 5 ms (SLOWLOG, LATENCY), the entrants' bytes, what dropping them
+##        holds (draw_scale, about 6 minutes: it waits for its entry window); then 1,000
+##        grabs over 8 sandboxes of the release grab bootstrap under the Lambda emulator
+##        (scripts/e2e_rie.py --grab-storm-only: every request's latency); figures in target/bench/*.json, drawn
 ##        into target/bench/report.html, each beside its anchor (scripts/bench_report.py)
 bench: deps release
 	$(CARGO) bench -p hongbao-tests --bench grab_throughput
@@ -204,6 +207,7 @@ bench: deps release
 	$(CARGO) bench -p hongbao-tests --bench ledger_export
 	$(CARGO) bench -p hongbao-tests --bench storm_replay
 	$(CARGO) bench -p hongbao-tests --bench coupon_drop
+	$(CARGO) bench -p hongbao-tests --bench draw_scale
 	$(PY) scripts/e2e_rie.py --grab-storm-only
 	$(PY) scripts/bench_report.py
 
