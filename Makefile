@@ -192,7 +192,7 @@ openapi:
 ##        10,000 / 50,000 / 200,000 codes (coupon_drop); a draw of 10,000 winners among
 ##        1,000,000 entrants: an entry's server time as the entrants grow, each draw_run.lua
 ##        call's hold against 5 ms (SLOWLOG, LATENCY), the entrants' bytes, what dropping them
-##        holds (draw_scale, about 6 minutes: it waits for its entry window); then 1,000
+##        holds (draw_scale, about 2 minutes: it waits out its entry window); then 1,000
 ##        grabs over 8 sandboxes of the release grab bootstrap under the Lambda emulator
 ##        (scripts/e2e_rie.py --grab-storm-only: every request's latency); figures in target/bench/*.json, drawn
 ##        into target/bench/report.html, each beside its anchor (scripts/bench_report.py)

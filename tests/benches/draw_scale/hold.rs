@@ -64,6 +64,16 @@ impl Held {
         })
     }
 
+    /// The `n` longest commands logged, the bench's own included, as `<command> <µs>`.
+    pub fn longest(&self, n: usize) -> Vec<String> {
+        let mut all: Vec<&Logged> = self.logged.iter().collect();
+        all.sort_by_key(|l| std::cmp::Reverse(l.usec));
+        all.iter()
+            .take(n)
+            .map(|l| format!("{} {}", l.command, l.usec))
+            .collect()
+    }
+
     /// The longest `LATENCY LATEST` event (none: 0), ms.
     pub fn max_event_ms(&self) -> i64 {
         self.events.iter().map(|e| e.max_ms).max().unwrap_or(0)
@@ -74,6 +84,7 @@ impl Held {
             "max_command_usec": self.max_usec(),
             "commands": self.measured().count(),
             "latency_latest": self.events.iter().map(Event::json).collect::<Vec<_>>(),
+            "longest_logged": self.longest(5),
             "ping_max_usec": self.ping_max_usec,
             "pings": self.pings,
         })
@@ -112,8 +123,9 @@ pub async fn arm(s: &mut Server, max_len: usize) {
 /// What was logged since [`arm`]; puts the thresholds back to the defaults (10 ms, monitor
 /// off).
 async fn collect(s: &mut Server) -> (Vec<Logged>, Vec<Event>) {
-    let log: Vec<Value> = s.query(&["SLOWLOG", "GET", "-1"]).await;
+    // The latency monitor first: it would see the SLOWLOG GET too.
     let latest: Vec<Value> = s.query(&["LATENCY", "LATEST"]).await;
+    let log: Vec<Value> = s.query(&["SLOWLOG", "GET", "-1"]).await;
     s.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "10000"])
         .await;
     s.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "0"])

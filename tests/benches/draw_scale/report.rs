@@ -110,6 +110,10 @@ pub fn print(f: &Figures) {
         d.held.pings
     );
     println!(
+        "draw: the longest commands logged, the bench's own included: {}",
+        d.held.longest(5).join(", ")
+    );
+    println!(
         "\n| chunk (small draws: {} winners among {} entrants) | calls | median call µs | \
          longest call µs | µs per winner |",
         sweep::SHARES,
