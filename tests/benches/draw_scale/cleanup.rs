@@ -76,7 +76,7 @@ pub async fn drop_each_way(s: &mut Server, tickets: &str) -> Vec<Dropped> {
         let keys: i64 = s.query(&["DBSIZE"]).await;
         let mut conn = s.connect().await;
         let copy_key = copy.clone();
-        let (gone, held) = hold::measure(s, 10_000, async move {
+        let (gone, held) = hold::measure(s, 10_000, 0, async move {
             let started = Instant::now();
             match how {
                 How::Del | How::Unlink => {

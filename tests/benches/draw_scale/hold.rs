@@ -1,5 +1,6 @@
-//! How long one command or one background step holds the server: `SLOWLOG` (every command,
-//! threshold 0 µs, the server's own time per command), `LATENCY LATEST` (the latency monitor,
+//! How long one command or one background step holds the server: `SLOWLOG` (the server's own
+//! time per command, every command from a threshold: 0 µs, or [`SCRIPT_CALLS`] while scripts
+//! run, since a script's own commands are logged too), `LATENCY LATEST` (the latency monitor,
 //! threshold 1 ms: commands and the expiry cycle, which `SLOWLOG` never sees), and a client
 //! sending `PING` every millisecond on its own connection (the longest round trip: whatever
 //! held the main thread, seen from outside, plus this machine's scheduling noise).
@@ -107,11 +108,22 @@ fn int(v: &Value) -> i64 {
     }
 }
 
-/// Logs every command from now on (threshold 0 µs, room for `max_len`), starts the latency
-/// monitor at 1 ms, and clears both.
-pub async fn arm(s: &mut Server, max_len: usize) {
-    s.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"])
-        .await;
+/// The `SLOWLOG` threshold while scripts run, µs. Redis 7.0 and Valkey 9 log the commands a
+/// script calls as well as the script, and logging two per winner (`LPOP`, `HSET`) at 0 µs
+/// made a winner about a fifth dearer on Redis and twice as dear on Valkey in this bench's
+/// runs; every `draw_run.lua` call takes longer than this, every command inside it far less.
+pub const SCRIPT_CALLS: u64 = 100;
+
+/// Logs every command of `from_usec` or more from now on (room for `max_len`), starts the
+/// latency monitor at 1 ms, and clears both.
+pub async fn arm(s: &mut Server, max_len: usize, from_usec: u64) {
+    s.cmd(&[
+        "CONFIG",
+        "SET",
+        "slowlog-log-slower-than",
+        &from_usec.to_string(),
+    ])
+    .await;
     s.cmd(&["CONFIG", "SET", "slowlog-max-len", &max_len.to_string()])
         .await;
     s.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "1"])
@@ -185,14 +197,14 @@ fn probe(
     (stop, task)
 }
 
-/// Runs `step` with everything logged ([`arm`]) and the `PING` probe on a connection of its
-/// own; answers what `step` answered and what it held the server for.
-pub async fn measure<F, T>(s: &mut Server, max_len: usize, step: F) -> (T, Held)
+/// Runs `step` with every command of `from_usec` or more logged ([`arm`]) and the `PING` probe
+/// on a connection of its own; answers what `step` answered and what it held the server for.
+pub async fn measure<F, T>(s: &mut Server, max_len: usize, from_usec: u64, step: F) -> (T, Held)
 where
     F: std::future::Future<Output = T>,
 {
     let probe_conn = s.connect().await;
-    arm(s, max_len).await;
+    arm(s, max_len, from_usec).await;
     let (stop, task) = probe(probe_conn);
     let out = step.await;
     stop.store(true, Ordering::Relaxed);

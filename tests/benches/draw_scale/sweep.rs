@@ -84,7 +84,7 @@ pub async fn prepare(s: &mut Server, store: &Store, cfg: &Config) -> Vec<String>
 pub async fn draw_each(s: &mut Server, store: &Store, ids: &[String]) -> Vec<Swept> {
     let mut out = Vec::new();
     for (id, chunk) in ids.iter().zip(CHUNKS) {
-        let (state, held) = hold::measure(s, 10_000, async {
+        let (state, held) = hold::measure(s, 10_000, hold::SCRIPT_CALLS, async {
             draw::run_in_chunks(store, id, chunk).await.expect("draw")
         })
         .await;
