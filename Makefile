@@ -191,7 +191,10 @@ openapi:
 ##        bytes per code, grabs/s beside redis-benchmark, a pool's bytes and slot-move time at
 ##        10,000 / 50,000 / 200,000 codes (coupon_drop); 1,000 accounts guessing a password
 ##        packet's password, answered guesses/s with the guess budget off and on, and a member's
-##        grab in their midst (guess_crowd); then 1,000 grabs over 8 sandboxes of
+##        grab in their midst (guess_crowd); a draw of 10,000 winners among 1,000,000 entrants:
+##        an entry's server time as the entrants grow, each draw_run.lua call's hold against
+##        5 ms (SLOWLOG, LATENCY), the entrants' bytes, what dropping them holds (draw_scale,
+##        about 2 minutes: it waits out its entry window); then 1,000 grabs over 8 sandboxes of
 ##        the release grab bootstrap under the Lambda emulator (scripts/e2e_rie.py
 ##        --grab-storm-only: every request's latency); figures in target/bench/*.json, drawn
 ##        into target/bench/report.html, each beside its anchor (scripts/bench_report.py)
@@ -207,6 +210,7 @@ bench: deps release
 	$(CARGO) bench -p hongbao-tests --bench storm_replay
 	$(CARGO) bench -p hongbao-tests --bench coupon_drop
 	$(CARGO) bench -p hongbao-tests --bench guess_crowd
+	$(CARGO) bench -p hongbao-tests --bench draw_scale
 	$(PY) scripts/e2e_rie.py --grab-storm-only
 	$(PY) scripts/bench_report.py
 

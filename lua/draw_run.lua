@@ -1,7 +1,7 @@
 -- draw_run.lua: one chunk of a draw packet's draw (domain::draws): once Redis TIME has reached
 -- the packet's draw_at, the entrants with the smallest tickets get the shares, the smallest
 -- ticket share 1, at most ARGV[1] winners per call, so that no call holds the server long
--- (a draw of 10,000 winners is ten calls of 1,000).
+-- (a draw of 10,000 winners is forty calls of 250: store::packets::draw::DRAW_CHUNK).
 --
 -- The entrants are the tickets sorted set (score 0, member "<ticket>:<user_id>", the ticket
 -- 64 lowercase hex digits: members sort by ticket). The first call fixes the draw: it records

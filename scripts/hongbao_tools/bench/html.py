@@ -16,18 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..paths import ROOT
-from . import rates, storms
+from . import draws, rates, storms
 from .plots import Figure, svg_text
 from .schema import Section, ShapeError
 
 # In the order a reader wants them: the storms against the seed designs, the emulator's
-# latency, reclaim and export, then the throughput and cost tables.
+# latency, reclaim and export, the draw, then the throughput and cost tables.
 SECTIONS: tuple[Section, ...] = (
     storms.STORM_REPLAY,
     storms.COUPON_DROP,
     storms.E2E_GRABS,
     rates.RECLAIM_BACKLOG,
     rates.LEDGER_EXPORT,
+    draws.DRAW_SCALE,
     storms.STORM,
     rates.GRAB_THROUGHPUT,
     rates.VOTING,

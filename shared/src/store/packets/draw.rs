@@ -8,9 +8,11 @@ use crate::store::keys::{is_packet_id, Keys};
 use crate::store::scripts::{script_call, text, Call, DRAW_RUN};
 use crate::store::{Error, Store};
 
-/// The most winners one `draw_run.lua` call assigns: each costs the server an `LPOP` and an
-/// `HSET`, so a chunk holds Redis for about a millisecond (docs/design.md, "Draws").
-pub const DRAW_CHUNK: u32 = 1_000;
+/// The most winners one `draw_run.lua` call assigns: each costs the server an `LPOP`, an
+/// `HSET` and their Lua, 3.6 to 7.3 µs (the `draw_scale` bench on Redis 7.0 and Valkey 9), so
+/// a chunk holds the server 1 to 3 ms, well under the 5 ms any one call may hold it; 1,000
+/// held Valkey 6.9 ms (docs/design.md, "Draws").
+pub const DRAW_CHUNK: u32 = 250;
 
 script_call! {
     /// `lua/draw_run.lua`: one chunk of a draw packet's draw.
