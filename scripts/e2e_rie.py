@@ -63,6 +63,7 @@ from hongbao_tools.e2e import (
     packets,
     runtime,
     voting,
+    window,
 )
 from hongbao_tools.e2e.common import State
 from hongbao_tools.paths import ROOT
@@ -92,11 +93,19 @@ def main() -> int:
         action="store_true",
         help="only the grab storm (step 2) and its target/bench/e2e_grabs.json (make bench)",
     )
+    ap.add_argument(
+        "--window-storm",
+        type=int,
+        metavar="CROWD",
+        help="only a crowd of CROWD users against a first-come packet within 1 s and a draw "
+        "packet over a 60 s entry window, and its target/bench/window_storm.json (make bench)",
+    )
     args = ap.parse_args()
     install_signal_handlers()
     t0 = time.perf_counter()
     c = Checks()
-    functions = STORM_FUNCTIONS if args.grab_storm_only else FUNCTIONS
+    only_storm = args.grab_storm_only or args.window_storm is not None
+    functions = STORM_FUNCTIONS if only_storm else FUNCTIONS
     missing = missing_binaries(functions)
     if missing:
         c.check(
@@ -148,14 +157,24 @@ def main() -> int:
                 ("storm funds", lambda: fund_storm(stack, c, args.shares)),
                 storm,
             )
+        if args.window_storm is not None:
+            sections = (
+                ("cold starts", lambda: latency.cold_starts(stack, c, s)),
+                (
+                    "window storm",
+                    lambda: window.window_storm(stack, c, s, args.window_storm, 60, 256),
+                ),
+            )
         for name, fn in sections:
             c.guard(f"{name} section ran without an exception", fn)
-        if not args.grab_storm_only:
+        if not only_storm:
             latency.print_table(stack, s, args.latency_invocations)
     finally:
         stack.close()
     if s.grab_storm is not None:
         print(f"grab storm latencies: {write_json('e2e_grabs', s.grab_storm)}")
+    if s.window_storm is not None:
+        print(f"first come vs a draw window: {write_json('window_storm', s.window_storm)}")
     return c.summary(t0)
 
 

@@ -70,3 +70,5 @@ class State:
         self.latency: dict[str, tuple[list[float], list[float]]] = {}
         # The concurrency section's grab storm, as `make bench` draws it (e2e_grabs.json).
         self.grab_storm: dict | None = None
+        # The window storm's figures (window_storm.json), when run.
+        self.window_storm: dict | None = None
