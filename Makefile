@@ -1,13 +1,14 @@
 # hongbao: `make demo` runs the red-packet scenario end to end through the Lambda runtime
-# emulator on a local Redis it starts itself; `make test` runs every test. Both install what
-# is missing first (scripts/install-deps.sh).
+# emulator on a local Redis it starts itself; `make test` runs every test. Each installs what
+# it needs and is missing first (scripts/install-deps.sh: `--demo` for the demo's few tools).
 
 CARGO    ?= cargo
 PY       := .venv/bin/python
-# Every function's release build, as functions.json declares the functions (`make functions`
-# rewrites it from the Rust declarations, hongbao::lambda::Function) and as `sam build` runs it
-# (scripts/functions.py).
-RELEASE_BUILD := $(shell python3 scripts/functions.py build)
+# The functions' builds, as functions.json declares the functions (`make functions` rewrites it
+# from the Rust declarations, hongbao::lambda::Function; scripts/functions.py): the shipped
+# bootstraps as `sam build` builds them (`make release`), and the local ones (`make local`).
+RELEASE_BUILD := $(shell python3 scripts/functions.py release)
+LOCAL_BUILD := $(shell python3 scripts/functions.py local)
 # The examples (make serve, the template's settings check) are built with the features the tests
 # turn on (`ops`), so they reuse the debug build of `hongbao` that `make unit` made.
 EXAMPLES := -p hongbao --features ops
@@ -15,10 +16,11 @@ EXAMPLES := -p hongbao --features ops
 SEED ?= 1
 SECS ?= 600
 
-.PHONY: soak soak-short demo test deps release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean template
+.PHONY: soak soak-short demo test deps deps-demo local release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean template
 
-## demo: build the functions and play the red-packet scenario under the Lambda emulator
-demo: deps release
+## demo: build the functions (`make local`) and play the red-packet scenario under the Lambda
+##       emulator
+demo: deps-demo local
 	$(PY) scripts/demo.py
 
 ## test: unit, property and integration tests (real redis-server, standalone + cluster; the
@@ -27,15 +29,28 @@ demo: deps release
 ##       contract's lints and generated clients (`make contract`), the API reference page in
 ##       headless Chromium (`make docs-check`), and every function through the real template
 ##       in Docker (`make sam-local`)
-test: deps fmt layers unit replicas valkey soak-short clippy doc lint release e2e serve-check fuzz contract docs-check sam-local
+test: deps fmt layers unit replicas valkey soak-short clippy doc lint local e2e serve-check fuzz contract docs-check release sam-local
 
+## deps: what `make test` needs; deps-demo: only what `make demo`, `make e2e` and `make serve` need
 deps:
 	scripts/install-deps.sh
 
-## release: the functions' bootstraps (target/lambda/<name>/bootstrap), each built by the command
-##          `sam build` runs for it: `cargo lambda build --release --bin <name>` in
-##          functions/<name> (the template's CodeUri), where cargo resolves that crate's features
-##          alone, so only ledger-export links the AWS SDK (hongbao's `eventbridge`). `sam build`
+deps-demo:
+	scripts/install-deps.sh --demo
+
+## local: the functions' bootstraps for local runs (target/local/<name>: make demo, make e2e):
+##        one cargo invocation from the workspace root with `[profile.local]` (Cargo.toml says
+##        why its settings), every function's features unified, so the library compiles once
+##        and the links run in parallel
+local:
+	$(LOCAL_BUILD)
+
+## release: the shipped bootstraps (target/lambda/<name>/bootstrap), `[profile.release]`, as
+##          `sam build` builds them (`cargo lambda build --release --bin <name>` in
+##          functions/<name>, the template's CodeUri, where cargo resolves that crate's features
+##          alone, so only ledger-export links the AWS SDK: hongbao's `eventbridge`): one
+##          `cargo lambda build` per set of features the crates turn on (ledger-export's and
+##          the others'), so each set compiles once and its links run in parallel. `sam build`
 ##          (make sam-local) then finds every artifact current instead of building them again
 release: deps
 	PATH="$(CURDIR)/.venv/bin:$$PATH" && $(RELEASE_BUILD)
@@ -123,13 +138,13 @@ lint:
 	$(CARGO) build --locked $(EXAMPLES) --example check_settings --example serve --example reconcile
 	$(PY) tests/template_matrix.py
 
-e2e:
+e2e: deps-demo local
 	$(PY) scripts/e2e_rie.py
 
 ## serve: the whole HTTP API on http://127.0.0.1:3000 (every function's router, as the template
 ##        routes them) on a redis-server it starts (or REDIS_URL); identity from x-user-id;
 ##        its reference page at /docs (Swagger UI from tests/clients/node_modules, offline)
-serve: deps
+serve: deps-demo
 	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py
 
@@ -213,8 +228,8 @@ bench: deps release
 	$(CARGO) bench -p hongbao-tests --bench coupon_drop
 	$(CARGO) bench -p hongbao-tests --bench guess_crowd
 	$(CARGO) bench -p hongbao-tests --bench draw_scale
-	$(PY) scripts/e2e_rie.py --grab-storm-only
-	$(PY) scripts/e2e_rie.py --window-storm 10000
+	HONGBAO_BOOTSTRAPS=release $(PY) scripts/e2e_rie.py --grab-storm-only
+	HONGBAO_BOOTSTRAPS=release $(PY) scripts/e2e_rie.py --window-storm 10000
 	$(PY) scripts/bench_report.py
 
 ## sam-build: `sam build` (cargo lambda + zig cross-compile to arm64)
@@ -230,7 +245,7 @@ sam-build:
 ##            redis-server and a 3-master cluster at once, moto as EventBridge
 ##            (scripts/sam_local.py; about 2 min after `make release`)
 sam-local: deps
-	scripts/install-deps.sh --with-sam-build --with-docker
+	scripts/install-deps.sh --with-docker
 	$(PY) scripts/sam_local.py
 
 clean:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The hongbao demo: a red-packet scenario played through the Lambda runtime path.
 
-Starts its own redis-server (free loopback port) and the release `bootstrap` binaries under the
+Starts its own redis-server (free loopback port) and the functions' bootstraps (`make local`;
+HONGBAO_BOOTSTRAPS=release for the shipped ones, `make release`) under the
 AWS Lambda Runtime Interface Emulator (one RIE process per sandbox; several grab and claim
 sandboxes), then, only through Lambda invocations with API Gateway v2 / EventBridge events:
 
@@ -79,7 +80,7 @@ def main() -> int:
     install_signal_handlers()
     missing = missing_binaries((*PACKET_FUNCTIONS, "coupon", "merchant", LEDGER_EXPORT))
     if missing:
-        print("missing release binaries: " + ", ".join(map(str, missing)), file=sys.stderr)
+        print("missing bootstraps: " + ", ".join(map(str, missing)), file=sys.stderr)
         print(f"build them first: cd {ROOT} && {BUILD_COMMAND}   (or: make demo)", file=sys.stderr)
         return 2
     if args.log_dir:

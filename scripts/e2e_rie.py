@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end tests of the hongbao functions through the real Lambda runtime path.
 
-The release `bootstrap` binaries (target/lambda/<name>/bootstrap) run under the AWS Lambda Runtime
-Interface Emulator (what `sam local invoke` runs inside its container), one RIE process per
+The functions' bootstraps (the local ones, target/local/<name>, `make local`; with
+HONGBAO_BOOTSTRAPS=release the shipped target/lambda/<name>/bootstrap) run under the AWS Lambda
+Runtime Interface Emulator (what `sam local invoke` runs inside its container), one RIE process per
 sandbox, against a private redis-server on a free port. The script:
 
 1. invokes every events/ fixture and checks status codes and bodies against the contract
@@ -29,9 +30,8 @@ With --grab-storm-only it runs step 2 alone (after cold-starting the create-pack
 grab sandboxes and depositing the packet's money) and writes the same file: what `make bench`
 runs, in a few seconds.
 
-It builds nothing: run `make release` first (every function's bootstrap, as `sam build`
-builds it). Prints PASS/FAIL per
-check; exit code 0 only if all pass.
+It builds nothing: `make e2e` runs `make local` first (`make release` for the shipped
+bootstraps). Prints PASS/FAIL per check; exit code 0 only if all pass.
 
 The sections live in scripts/hongbao_tools/e2e/, one module per feature (`packets`, `wallet`,
 `chat_packets`, `draws`, `order_codes`, `voting`, `coupons`, `concurrency`, `expiry`, `runtime`,

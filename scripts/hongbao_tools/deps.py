@@ -1,7 +1,7 @@
 """Finding what the scripts run: the Lambda Runtime Interface Emulator, `redis-server`,
-Chromium, the release function binaries and the `hongbao` examples. What an install provides
-(RIE, `redis-server`, Chromium) is installed by scripts/install-deps.sh when missing; what cargo
-builds is named with the command that builds it."""
+Chromium, the functions' bootstraps (local or shipped) and the `hongbao` examples. What an
+install provides (RIE, `redis-server`, Chromium) is installed by scripts/install-deps.sh when
+missing; what cargo builds is named with the command that builds it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import functions
-from .paths import EXAMPLES_DIR, INSTALL_DEPS, LAMBDA_DIR, ROOT, VENV_DIR
+from .paths import BOOTSTRAPS, EXAMPLES_DIR, INSTALL_DEPS, LAMBDA_DIR, LOCAL_DIR, ROOT, VENV_DIR
 from .procs import log
 
 # The red-packet functions (the default stack: what demo.py plays): those reading only the
@@ -23,8 +23,9 @@ PACKET_FUNCTIONS = functions.with_features("packets", "reclaim", "wallet")
 LEDGER_EXPORT = "ledger-export"
 # ... and every other function (e2e_rie.py runs them all).
 FUNCTIONS = tuple(n for n in functions.NAMES if n != LEDGER_EXPORT)
-# What builds the release bootstraps (functions.build_commands).
-BUILD_COMMAND = "make release"
+# What builds the bootstraps the emulator runs (paths.BOOTSTRAPS): `make local`
+# (functions.local_build_command) or `make release` (functions.release_build_commands).
+BUILD_COMMAND = f"make {BOOTSTRAPS}"
 
 
 def _rie_arch() -> str:
@@ -108,21 +109,24 @@ def find_chromium(install: bool = True) -> Path:
 
 
 def binary_path(function: str) -> Path:
-    """The release binary of `function` (`target/lambda/<function>/bootstrap`)."""
-    return LAMBDA_DIR / function / "bootstrap"
+    """The bootstrap of `function` the emulator runs: `target/local/<function>` (`make local`)
+    or, with HONGBAO_BOOTSTRAPS=release, the shipped `target/lambda/<function>/bootstrap`."""
+    if BOOTSTRAPS == "release":
+        return LAMBDA_DIR / function / "bootstrap"
+    return LOCAL_DIR / function
 
 
 def missing_binaries(functions: Iterable[str] = PACKET_FUNCTIONS) -> list[Path]:
-    """The release binaries of `functions` that are not built."""
+    """The bootstraps (`binary_path`) of `functions` that are not built."""
     return [binary_path(f) for f in functions if not os.access(binary_path(f), os.X_OK)]
 
 
 def require_binaries(functions: Iterable[str] = PACKET_FUNCTIONS) -> None:
-    """Raises with the build command when a release binary is missing."""
+    """Raises with the build command when a bootstrap (`binary_path`) is missing."""
     missing = missing_binaries(functions)
     if missing:
         raise FileNotFoundError(
-            "missing release binaries: "
+            "missing bootstraps: "
             + ", ".join(str(m) for m in missing)
             + f"\nbuild them first:  (cd {ROOT} && {BUILD_COMMAND})"
         )

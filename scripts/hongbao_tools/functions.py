@@ -7,9 +7,11 @@ Makefile's builds, the template, env.json and these tools without another edit."
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
-FUNCTIONS_JSON = Path(__file__).resolve().parents[2] / "functions.json"
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS_JSON = ROOT / "functions.json"
 
 # Every function's declaration: {"name", "logical_id", "trigger": "http" | "schedule",
 # "features", "operations": [{"event", "method", "path", "auth",
@@ -54,16 +56,42 @@ def timeout_secs(name: str) -> int:
     return SCHEDULED_TIMEOUT_SECS if f["trigger"] == "schedule" else HTTP_TIMEOUT_SECS
 
 
-def build_command(name: str) -> str:
-    """The release build of function `name`, the command `sam build` runs for it (the
-    template's `BuildMethod: rust-cargolambda`, `CodeUri: functions/<name>`), with `--locked`:
-    run in the function's own crate, cargo resolves that crate's features alone, so only
-    ledger-export's bootstrap links the AWS SDK (hongbao's `eventbridge` feature). Built the
-    same way, `make release`'s artifacts are the ones `sam build` then finds current.
-    The bootstrap lands in target/lambda/<name>/bootstrap."""
-    return f"(cd functions/{name} && cargo lambda build --release --locked --bin {name})"
+def hongbao_features(name: str) -> tuple[str, ...]:
+    """The `hongbao` features function `name`'s crate turns on (functions/<name>/Cargo.toml):
+    ("eventbridge",) for ledger-export, () for the others."""
+    manifest = tomllib.loads((ROOT / "functions" / name / "Cargo.toml").read_text("utf-8"))
+    dep = manifest["dependencies"]["hongbao"]
+    return tuple(sorted(dep.get("features", []))) if isinstance(dep, dict) else ()
 
 
-def build_commands() -> str:
-    """Every function's release build (`build_command`), as `make release` runs them."""
-    return " && ".join(build_command(n) for n in NAMES)
+def release_groups() -> list[tuple[str, ...]]:
+    """The functions in groups of crates that turn on the same `hongbao` features, in declared
+    order: built in one cargo invocation, a group resolves the features each of its crates
+    resolves alone (the same compiled artifacts, so `sam build` finds them current), and cargo
+    links its bootstraps in parallel."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for n in NAMES:
+        groups.setdefault(hongbao_features(n), []).append(n)
+    return [tuple(g) for g in groups.values()]
+
+
+def release_build_commands() -> str:
+    """The shipped bootstraps (`make release`): what `sam build` builds (the template's
+    `BuildMethod: rust-cargolambda`, `CodeUri: functions/<name>`: `cargo lambda build --release
+    --bin <name>` in the function's crate, `[profile.release]`), one `cargo lambda build` per
+    group of `release_groups`, with `--locked`. Only ledger-export's bootstrap links the AWS SDK
+    (hongbao's `eventbridge` feature). They land in target/lambda/<name>/bootstrap, where `sam
+    build` then finds them current."""
+    return " && ".join(
+        "cargo lambda build --release --locked " + " ".join(f"-p {n}" for n in group)
+        for group in release_groups()
+    )
+
+
+def local_build_command() -> str:
+    """The local bootstraps (`make local`: `make demo`, `make e2e`, `make test`): every function
+    in one cargo invocation from the workspace root with Cargo.toml's `[profile.local]`. cargo
+    unifies the crates' features, so the library compiles once, with ledger-export's
+    `eventbridge` (the SDK is linked only where it is called). They land in
+    target/local/<name>."""
+    return "cargo build --locked --profile local " + " ".join(f"-p {n}" for n in NAMES)

@@ -1,6 +1,7 @@
 """Lambda sandboxes, the way `sam local invoke` runs a function, without Docker.
 
-A function's release `bootstrap` binary (`target/lambda/<name>/bootstrap`) runs under the AWS Lambda
+A function's bootstrap (`target/local/<name>`, or the shipped `target/lambda/<name>/bootstrap`:
+hongbao_tools.deps.binary_path) runs under the AWS Lambda
 Runtime Interface Emulator (RIE) that the `aws-sam-cli` wheel ships
 (`samcli/local/rapid/aws-lambda-rie-<arch>`): the binary talks to RIE's Runtime API exactly as
 it talks to the real Lambda service, and we invoke it through RIE's invoke endpoint
@@ -77,7 +78,7 @@ class LambdaResponse(dict):
 
 
 class Sandbox:
-    """One RIE process running one release binary: one Lambda execution environment.
+    """One RIE process running one bootstrap: one Lambda execution environment.
 
     It serves one invocation at a time (callers serialise; `SandboxPool` does it for you).
     RIE starts the bootstrap lazily, on the first invocation (the cold start)."""

@@ -493,7 +493,10 @@ def _e2e_figures(d: dict) -> list[Figure]:
 E2E_GRABS = Section(
     name="e2e_grabs",
     title="Grabs through the Lambda Runtime Interface Emulator",
-    command=".venv/bin/python scripts/e2e_rie.py --grab-storm-only (after make release)",
+    command=(
+        "HONGBAO_BOOTSTRAPS=release .venv/bin/python scripts/e2e_rie.py --grab-storm-only"
+        " (after make release)"
+    ),
     anchor="the handler's own time, RIE's REPORT Duration of the same invocations",
     schema=top(
         {
