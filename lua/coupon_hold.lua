@@ -1,5 +1,5 @@
 -- (records.lua and coupon_record.lua are prepended: int, now_ms, coupon_record,
--- coupon_checkout.)
+-- coupon_checkout, call_log_*.)
 -- coupon_hold.lua: hold an issued coupon for one order at checkout, until the order is paid
 -- (coupon_redeem.lua commits the hold) or fails (coupon_release.lua), or the hold lapses by
 -- itself at held_until (Redis TIME; no job is needed). Everything is checked before the one
@@ -13,30 +13,46 @@
 -- ARGV[3] order_reference: the order holding it
 -- ARGV[4] hold_ms: how long the hold lasts from now, ms (at least 1; the API allows 30 s to
 --         1 h)
--- ARGV[5] order_total_cents: the order's total, cents, or '' (not given)
+-- ARGV[5] order_total_cents: the order's total, cents, or '' (not given; refused when the
+--         campaign has a minimum order)
 -- ARGV[6] discount_cents: the order's discount (computed by the function from the campaign's
 --         rule), cents, or '' (no total given, or no rule)
--- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call answers its first run
+-- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call, at any later moment,
+--         answers its first run's answer from the coupon's call log (coupon_record.lua),
+--         writing nothing
+-- ARGV[8] call_keep_ms: how long the call log remembers this call's answer, ms
 --
 -- A hold lasts until min(now + hold_ms, redeem_by): it never outlives the coupon. The same
 -- order again (another call) extends it to that instant, never shortens it, and takes its
--- discount when it gives a total (a call without one keeps the hold's).
+-- discount when it gives a total (a call without one keeps the hold's). Every answer but
+-- not_found, expired, below_minimum and order_total_required is recorded in the call log.
 --
 -- Returns:
 --   'not_found'                          no such pool, or the code is not issued to user_id
 --   'held:<held_until_ms>:<discount>'    held for order_reference (now, or by this call's run)
---   'held_by_other:<held_until_ms>'      another order holds it (unlapsed); nothing written
+--   'held_by_other:<held_until_ms>'      another order holds it (unlapsed); the coupon
+--                                        unchanged (the answer recorded)
 --   'already_redeemed:<redeemed_at_ms>:<order_reference>'   redeemed (by any order, this one
---                                        included); nothing written
+--                                        included); the coupon unchanged (the answer recorded)
 --   'expired:<redeem_by_ms>'             Redis TIME is at or past redeem_by; nothing written
 --   'below_minimum:<min_order_cents>'    order_total_cents is below the campaign's minimum;
+--                                        nothing written
+--   'order_total_required:<min_order_cents>'   the campaign has a minimum order and no
+--                                        order_total_cents was given; nothing written
+--   'busy:<retry_after_ms>'              the coupon's call log is full (coupon_record.lua);
 --                                        nothing written
 local meta = redis.call('HMGET', KEYS[1], 'redeem_by', 'min_order')
 local redeem_by = meta[1]
 if not redeem_by then
   return 'not_found'
 end
-local text = redis.call('HGET', KEYS[2], ARGV[1])
+local log_field = call_log_field(ARGV[1])
+local text, log = unpack(redis.call('HMGET', KEYS[2], ARGV[1], log_field))
+local now = now_ms()
+local answered, kept, earliest = call_log_read(log, ARGV[7], now)
+if answered then
+  return answered
+end
 if not text then
   return 'not_found'
 end
@@ -44,23 +60,34 @@ local r = coupon_record(text)
 if r.user ~= ARGV[2] then
   return 'not_found'
 end
+local full = call_log_full(kept, earliest, now)
+if full then
+  return full
+end
+local keep = tonumber(ARGV[8])
 if r.state == 'redeemed' then
-  return 'already_redeemed:' .. r.at .. ':' .. r.order
+  return call_log_add(KEYS[2], log_field, kept, ARGV[7],
+    'already_redeemed:' .. r.at .. ':' .. r.order, now, keep)
 end
 local mine = r.state == 'held' and r.order == ARGV[3]
 if mine and r.call == ARGV[7] then
+  -- Written by this call before call logs existed: its first answer, nothing written.
   return 'held:' .. r.at .. ':' .. r.discount
 end
-local now = now_ms()
 if r.state == 'held' and not mine and tonumber(r.at) > now then
-  return 'held_by_other:' .. r.at
+  return call_log_add(KEYS[2], log_field, kept, ARGV[7], 'held_by_other:' .. r.at, now, keep)
 end
 if now >= tonumber(redeem_by) then
   return 'expired:' .. redeem_by
 end
 local min_order = meta[2]
-if ARGV[5] ~= '' and min_order and min_order ~= '' and tonumber(ARGV[5]) < tonumber(min_order) then
-  return 'below_minimum:' .. min_order
+if min_order and min_order ~= '' then
+  if ARGV[5] == '' then
+    return 'order_total_required:' .. min_order
+  end
+  if tonumber(ARGV[5]) < tonumber(min_order) then
+    return 'below_minimum:' .. min_order
+  end
 end
 local held_until = math.min(now + tonumber(ARGV[4]), tonumber(redeem_by))
 local discount = ARGV[6]
@@ -70,6 +97,8 @@ if mine then
     discount = r.discount
   end
 end
+-- Writes start here.
 redis.call('HSET', KEYS[2], ARGV[1],
   coupon_checkout(r, ARGV[3], held_until, 'held', discount, ARGV[7]))
-return 'held:' .. int(held_until) .. ':' .. discount
+return call_log_add(KEYS[2], log_field, kept, ARGV[7],
+  'held:' .. int(held_until) .. ':' .. discount, now, keep)

@@ -1,6 +1,6 @@
--- coupon_record.lua: an issued coupon's record, prepended (after records.lua, and journal.lua
--- where a script journals) to the checkout scripts: coupon_hold.lua, coupon_redeem.lua and
--- coupon_release.lua.
+-- coupon_record.lua: an issued coupon's record and call log, prepended (after records.lua, and
+-- journal.lua where a script journals) to the checkout scripts: coupon_hold.lua,
+-- coupon_redeem.lua and coupon_release.lua.
 --
 -- The issuing pool's issued hash maps a code (uploaded) or an index (generated) to its record,
 -- newline-separated (a user id, an order reference and a code hold no newline):
@@ -20,7 +20,63 @@
 --
 -- A release also leaves a memory beside the code, field "<code>\n<order>" ->
 -- "<hold|redemption>\n<released_at_ms>\n<call>", in the same hash (so it lives exactly as long
--- as the pool's records): a repeat of the release answers it.
+-- as the pool's records): another release call of the same order answers it (repeat 1).
+--
+-- The coupon's call log, field "\n<code>" of the same hash, records the one answer of every
+-- checkout call (hold, redeem, release) that found the coupon, one line per call:
+--   "<call> <forget_after_ms> <answer>"
+-- written by the call's first run, first writer wins, never rewritten by a later transition:
+-- a re-run of the call (the same call id, sent again by the client, at any later moment) finds
+-- its line first and answers it, writing nothing. A line is kept keep_ms (the scripts' ARGV,
+-- `HONGBAO_IDEMPOTENCY_TTL_SECS`: longer than any re-send can arrive) and then dropped by the
+-- coupon's next recorded call. A coupon remembers at most CALL_LOG_MAX calls at a time: a call
+-- that would pass it is refused (busy), retry after the oldest line is dropped, writing nothing.
+-- The answers that depend on no transition (no such code, expired, below the minimum, the
+-- order total required) are not recorded: a re-run gives them again by itself.
+local CALL_LOG_MAX = 64
+
+-- The field of code `code`'s call log.
+local function call_log_field(code)
+  return '\n' .. code
+end
+
+-- Reads call log `log` (its text, or false/nil) at `now` (Unix ms): the answer recorded for
+-- call id `call` (nil: none), the lines still kept, and the earliest forget time among them.
+local function call_log_read(log, call, now)
+  local kept, answer, earliest = {}, nil, nil
+  if log then
+    for line in string.gmatch(log, '[^\n]+') do
+      local c, forget, a = string.match(line, '^(%S+) (%d+) (.*)$')
+      if c == call then
+        answer = a
+      end
+      local f = tonumber(forget)
+      if f > now then
+        kept[#kept + 1] = line
+        if not earliest or f < earliest then
+          earliest = f
+        end
+      end
+    end
+  end
+  return answer, kept, earliest
+end
+
+-- 'busy:<retry_after_ms>' when call log `kept` (call_log_read at `now`) is full, else nil.
+local function call_log_full(kept, earliest, now)
+  if #kept >= CALL_LOG_MAX then
+    return 'busy:' .. int(earliest - now)
+  end
+  return nil
+end
+
+-- Records `answer` of call id `call` at `now` in the call log `field` of hash `hash`, beside
+-- its `kept` lines (call_log_read), kept `keep_ms` ms; returns `answer`.
+local function call_log_add(hash, field, kept, call, answer, now, keep_ms)
+  kept[#kept + 1] = call .. ' ' .. int(now + keep_ms) .. ' ' .. answer
+  redis.call('HSET', hash, field, table.concat(kept, '\n'))
+  return answer
+end
 
 -- The record `text` as a table: user, grabbed, and for a held or redeemed coupon order, at
 -- (held_until_ms or redeemed_at_ms, as text), state ('held' | 'redeemed'), discount ('' or

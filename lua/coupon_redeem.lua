@@ -1,5 +1,5 @@
 -- (records.lua, journal.lua and coupon_record.lua are prepended: int, now_ms, journal_add,
--- coupon_record, coupon_checkout.)
+-- coupon_record, coupon_checkout, call_log_*.)
 -- coupon_redeem.lua: redeem an issued coupon at checkout, at most once: the pool that issued the
 -- code records the order that redeemed it. A hold of the same order (coupon_hold.lua) is
 -- committed; a coupon held by another order (unlapsed) is refused. Everything is checked before
@@ -18,19 +18,24 @@
 -- ARGV[2] user_id: the user the checkout says holds it
 -- ARGV[3] order_reference: the order redeeming it
 -- ARGV[4] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
--- ARGV[5] order_total_cents: the order's total, cents, or '' (not given)
+-- ARGV[5] order_total_cents: the order's total, cents, or '' (not given; refused when the
+--         campaign has a minimum order)
 -- ARGV[6] discount_cents: the order's discount (computed by the function from the campaign's
 --         rule), cents, or '' (no total given, or no rule); without a total, the discount of
 --         the order's hold, if it has one
--- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call answers repeat 0, as
---         its first run did
+-- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call, at any later moment,
+--         answers its first run's answer from the coupon's call log (coupon_record.lua),
+--         writing nothing
 -- ARGV[8] share: '1' for a merchant packet's share's coupon (KEYS[1] is the packet's meta,
 --         KEYS[2] its coupons hash, ARGV[1] the share id, ARGV[4] the packet id), else ''
+-- ARGV[9] call_keep_ms: how long the call log remembers this call's answer, ms
 --
 -- A share's coupon is worth its share: its redemption moves those cents in the merchant's
 -- books from `outstanding` to `paid_coupons`, and out of the packet's `coupon_open_cents`,
 -- in the same step. Once the packet's unredeemed coupons went back to the merchant
 -- (`coupons_settled_at`, settle.lua) the coupon is 'expired', whatever the clock says.
+-- Every answer but not_found, expired, below_minimum and order_total_required is recorded in
+-- the call log.
 --
 -- Returns:
 --   'not_found'                          no such pool, or the code is not issued to user_id
@@ -38,17 +43,29 @@
 --   'redeemed:<redeemed_at_ms>:<repeat>:<discount>'   redeemed for order_reference by this
 --                                        call (repeat 0) or by another call of the order
 --                                        (repeat 1, even after redeem_by); discount '' unknown
---   'already_redeemed:<redeemed_at_ms>:<order_reference>'   redeemed by another order
---   'held:<held_until_ms>'               another order holds it (unlapsed); nothing written
+--   'already_redeemed:<redeemed_at_ms>:<order_reference>'   redeemed by another order; the
+--                                        coupon unchanged (the answer recorded)
+--   'held:<held_until_ms>'               another order holds it (unlapsed); the coupon
+--                                        unchanged (the answer recorded)
 --   'expired:<redeem_by_ms>'             Redis TIME is at or past redeem_by; nothing written
 --   'below_minimum:<min_order_cents>'    order_total_cents is below the campaign's minimum;
+--                                        nothing written
+--   'order_total_required:<min_order_cents>'   the campaign has a minimum order and no
+--                                        order_total_cents was given; nothing written
+--   'busy:<retry_after_ms>'              the coupon's call log is full (coupon_record.lua);
 --                                        nothing written
 local meta = redis.call('HMGET', KEYS[1], 'redeem_by', 'min_order', 'coupons_settled_at')
 local redeem_by = meta[1]
 if not redeem_by then
   return 'not_found'
 end
-local text = redis.call('HGET', KEYS[2], ARGV[1])
+local log_field = call_log_field(ARGV[1])
+local text, log = unpack(redis.call('HMGET', KEYS[2], ARGV[1], log_field))
+local now = now_ms()
+local answered, kept, earliest = call_log_read(log, ARGV[7], now)
+if answered then
+  return answered
+end
 if not text then
   return 'not_found'
 end
@@ -56,27 +73,38 @@ local r = coupon_record(text)
 if r.user ~= ARGV[2] then
   return 'not_found'
 end
+local full = call_log_full(kept, earliest, now)
+if full then
+  return full
+end
+local keep = tonumber(ARGV[9])
 if r.state == 'redeemed' then
   if r.order == ARGV[3] then
-    local again = '1'
     if r.call == ARGV[7] then
-      again = '0'
+      -- Written by this call before call logs existed: its first answer, nothing written.
+      return 'redeemed:' .. r.at .. ':0:' .. r.discount
     end
-    return 'redeemed:' .. r.at .. ':' .. again .. ':' .. r.discount
+    return call_log_add(KEYS[2], log_field, kept, ARGV[7],
+      'redeemed:' .. r.at .. ':1:' .. r.discount, now, keep)
   end
-  return 'already_redeemed:' .. r.at .. ':' .. r.order
+  return call_log_add(KEYS[2], log_field, kept, ARGV[7],
+    'already_redeemed:' .. r.at .. ':' .. r.order, now, keep)
 end
-local now = now_ms()
 local mine = r.state == 'held' and r.order == ARGV[3]
 if r.state == 'held' and not mine and tonumber(r.at) > now then
-  return 'held:' .. r.at
+  return call_log_add(KEYS[2], log_field, kept, ARGV[7], 'held:' .. r.at, now, keep)
 end
 if now >= tonumber(redeem_by) or meta[3] then
   return 'expired:' .. redeem_by
 end
 local min_order = meta[2]
-if ARGV[5] ~= '' and min_order and min_order ~= '' and tonumber(ARGV[5]) < tonumber(min_order) then
-  return 'below_minimum:' .. min_order
+if min_order and min_order ~= '' then
+  if ARGV[5] == '' then
+    return 'order_total_required:' .. min_order
+  end
+  if tonumber(ARGV[5]) < tonumber(min_order) then
+    return 'below_minimum:' .. min_order
+  end
 end
 local discount = ARGV[6]
 if ARGV[5] == '' and mine then
@@ -106,4 +134,5 @@ if discount ~= '' then
   extra = extra .. '\n' .. discount
 end
 journal_add(KEYS[3], 'coupon_redeemed', ARGV[2], 0, ARGV[4] .. '/' .. ARGV[1], now, 0, extra)
-return 'redeemed:' .. int(now) .. ':0:' .. discount
+return call_log_add(KEYS[2], log_field, kept, ARGV[7],
+  'redeemed:' .. int(now) .. ':0:' .. discount, now, keep)

@@ -18,19 +18,21 @@
 -- ARGV[4] rate_window_ms: the window, ms
 -- Returns one string:
 --   'not_found'
---   'cancelled'                   the sender cancelled the packet; nothing written
+--   'cancelled'                   the sender cancelled the packet (settled since or not);
+--                                 nothing written
 --   'draw_due:<draw_at_ms>'       entries have closed: run the draw, then grab again;
 --                                 nothing written
 --   'rate_limited:<retry_after_ms>'  a repeat over the grab rate limit
 --   'entered:<draw_at_ms>'        the user is an entrant (now or before)
-local meta = redis.call('HMGET', KEYS[1], 'status', 'draw_at', 'draw_winners')
+local meta = redis.call('HMGET', KEYS[1], 'status', 'draw_at', 'draw_winners', 'cancelled_at')
 if not meta[1] then
   return 'not_found'
 end
 if not meta[2] then
   return redis.error_reply('ERR hongbao: draw_enter: the packet has no draw')
 end
-if meta[1] == 'cancelled' then
+-- Cancelled, also once settled since (settle.lua keeps cancelled_at): never entered again.
+if meta[1] == 'cancelled' or meta[4] then
   return 'cancelled'
 end
 local t = redis.call('TIME')

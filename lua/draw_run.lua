@@ -29,13 +29,14 @@
 -- Returns one of:
 --   'not_found'
 --   'not_a_draw'                  the packet has no draw
---   'cancelled'                   cancelled before its draw: nobody wins, nothing written
+--   'cancelled'                   cancelled before its draw (settled since or not): nobody
+--                                 wins, nothing written
 --   'not_due:<draw_at_ms>'        Redis TIME is before draw_at; nothing written
 --   'drawing:<done>:<winners>'    winners assigned so far, of how many; call again
 --   'drawn:<winners>:<entrants>'  the draw is complete (by this call or before)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'draw_at', 'count', 'grabbed_count',
   'grabbed_cents', 'draw_winners', 'draw_done', 'drawn_at', 'draw_entrants', 'sender_id',
-  'packet_id', 'draw_seed', 'draw_commitment', 'draw_threshold')
+  'packet_id', 'draw_seed', 'draw_commitment', 'draw_threshold', 'cancelled_at')
 if not meta[1] then
   return 'not_found'
 end
@@ -45,7 +46,8 @@ end
 if meta[8] then
   return 'drawn:' .. meta[6] .. ':' .. meta[9]
 end
-if meta[1] == 'cancelled' then
+-- Cancelled, also once settled since (settle.lua keeps cancelled_at): never drawn.
+if meta[1] == 'cancelled' or meta[15] then
   return 'cancelled'
 end
 local t = redis.call('TIME')

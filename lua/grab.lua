@@ -143,7 +143,7 @@ if mine then
 end
 
 local meta = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'grabbed_count', 'count',
-  'grabbed_cents', 'recipients', 'opens_at', 'password', 'draw_at')
+  'grabbed_cents', 'recipients', 'opens_at', 'password', 'draw_at', 'cancelled_at')
 local status = meta[1]
 if not status then
   return 'not_found'
@@ -152,8 +152,9 @@ end
 if meta[6] and redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 0 then
   return 'not_a_recipient'
 end
--- Cancelled by its sender (cancel.lua): no more grabs; nothing written.
-if status == 'cancelled' then
+-- Cancelled by its sender (cancel.lua), also once settled since (settle.lua keeps
+-- cancelled_at): no more grabs; nothing written.
+if status == 'cancelled' or meta[10] then
   return 'cancelled'
 end
 local t = redis.call('TIME')

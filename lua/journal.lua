@@ -18,11 +18,10 @@
 -- deletes each one once EventBridge has accepted it (journal_ack.lua). The stream has no TTL:
 -- like the idempotency records, an entry is never evicted under a volatile-* policy.
 --
--- Entry fields (every number an exact integer):
---   event_id  SHA-1 hex of "<kind>\n<user>\n<ref>\n<at_ms>": the same movement always has the
---             same id (it is written once, when the money moves); a user id holds no newline
---             and a reference or packet id no control character, so distinct movements have
---             distinct ids
+-- Entry fields (every number an exact integer); the entry's event_id is not stored but derived
+-- by its readers from the journal's key, the entry's stream id and its fields
+-- (`hongbao::domain::journal::event_id`): a stream id is given once per journal, so no two
+-- entries share one (entries written before carry an `event_id` field, which stays theirs):
 --   kind      deposit | packet_debit | claim_credit | refund_credit | withdrawal | packet_settled
 --             | packet_cancelled | coupon_issued | coupon_redeemed | coupon_released | campaign_ended
 --             | merchant_deposit | merchant_withdrawal | merchant_packet_debit | merchant_refund
@@ -47,8 +46,7 @@
 --             for draw_run "<entrants>|<winners>|<seed>|<commitment>|<threshold or ''>"
 
 local function journal_add(key, kind, user, amount, ref, at, balance, extra)
-  local id = redis.sha1hex(kind .. '\n' .. user .. '\n' .. ref .. '\n' .. int(at))
-  redis.call('XADD', key, '*', 'event_id', id, 'kind', kind, 'user', user,
+  redis.call('XADD', key, '*', 'kind', kind, 'user', user,
     'amount', int(amount), 'ref', ref, 'at', int(at), 'balance', int(balance),
     'extra', extra or '')
 end

@@ -284,14 +284,19 @@ def coupon_grab_event(campaign_id: str, sub: str) -> dict:
 
 
 def redeem_event(
-    code: str, user_id: str, order_reference: str, *, user_arn: str | None = None
+    code: str,
+    user_id: str,
+    order_reference: str,
+    *,
+    order_total_cents: int | None = None,
+    user_arn: str | None = None,
 ) -> dict:
-    """`POST /coupons/redeem` from events/coupon-redeem.json (AWS_IAM) with this body."""
-    return http_event(
-        "coupon-redeem",
-        body={"code": code, "user_id": user_id, "order_reference": order_reference},
-        user_arn=user_arn,
-    )
+    """`POST /coupons/redeem` from events/coupon-redeem.json (AWS_IAM) with this body; with
+    `order_total_cents` when given (a campaign with a minimum order requires it)."""
+    body: dict = {"code": code, "user_id": user_id, "order_reference": order_reference}
+    if order_total_cents is not None:
+        body["order_total_cents"] = order_total_cents
+    return http_event("coupon-redeem", body=body, user_arn=user_arn)
 
 
 def hold_event(

@@ -55,6 +55,7 @@ mod merchants;
 mod order_codes;
 mod red_packets;
 mod request_contract;
+mod rerun;
 mod resend;
 mod soak;
 mod support;

@@ -77,9 +77,15 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
     redeemers = sorted(won)[:DROP_REDEEMED]
     for u in redeemers:
         order = f"order-{u}"
-        first = stack.invoke("coupon", events.redeem_event(won[u], u, order))
-        repeat = stack.invoke("coupon", events.redeem_event(won[u], u, order))
-        other = stack.invoke("coupon", events.redeem_event(won[u], u, order + "-b"))
+        first = stack.invoke(
+            "coupon", events.redeem_event(won[u], u, order, order_total_cents=12000)
+        )
+        repeat = stack.invoke(
+            "coupon", events.redeem_event(won[u], u, order, order_total_cents=12000)
+        )
+        other = stack.invoke(
+            "coupon", events.redeem_event(won[u], u, order + "-b", order_total_cents=12000)
+        )
         inv.check(
             f"{u}'s coupon redeemed once (the same order again: repeat; another: 409)",
             first.status == 200
@@ -92,7 +98,9 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
         )
     checkouts = checkout(stack, inv, won, sorted(won)[DROP_REDEEMED : DROP_REDEEMED + 3])
     loser = next(u for u in users if u not in won)
-    stranger = stack.invoke("coupon", events.redeem_event(won[redeemers[0]], loser, "order-x"))
+    stranger = stack.invoke(
+        "coupon", events.redeem_event(won[redeemers[0]], loser, "order-x", order_total_cents=12000)
+    )
     inv.check("someone else's code -> 404", stranger.status == 404, str(stranger["body"]))
     view = stack.invoke("coupon", events.campaign_event(cid, redeemers[0]))["body"]
     inv.check(
@@ -164,7 +172,9 @@ def checkout(stack: LocalStack, inv: Checks, won: dict[str, str], buyers: list[s
         other.status == 409 and other["body"].get("error") == "held",
         str(other["body"]),
     )
-    r = stack.invoke("coupon", events.redeem_event(won[paid], paid, f"order-{paid}"))
+    r = stack.invoke(
+        "coupon", events.redeem_event(won[paid], paid, f"order-{paid}", order_total_cents=12000)
+    )
     inv.check(
         f"{paid} pays: the hold is redeemed, 20.00 off",
         r.status == 200 and r["body"].get("discount_cents") == 2000,

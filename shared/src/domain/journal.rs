@@ -189,8 +189,8 @@ pub struct Entry {
     /// The entry's id in its journal (a Redis stream id, `<ms>-<seq>`); deleting it marks the
     /// entry exported.
     pub stream_id: String,
-    /// The movement's id: SHA-1 hex of `kind \n user \n reference \n at_ms`, fixed when the
-    /// money moved; a re-published entry carries the same id.
+    /// The movement's id ([`event_id`]): derived from the entry's place in its journal, so
+    /// two entries never share one; a re-published entry carries the same id.
     pub event_id: String,
     /// What moved the money.
     pub kind: Kind,
@@ -287,13 +287,41 @@ impl Entry {
     }
 }
 
+/// The id of the entry at `stream_id` in journal `journal` (its key) of kind `kind` (as the
+/// journal names it), by `user`, of reference `reference`, at `at_ms` (Unix ms): SHA-1 hex of
+/// `journal \n stream_id \n kind \n user \n reference \n at_ms`.
+///
+/// Unique by construction: one journal per hash tag, and a stream id is given once within its
+/// journal (Redis makes each new id greater than the last); the movement's fields are hashed
+/// in too, so an id given again after the journal was emptied and deleted, or after a failover
+/// lost an entry, names another movement only if that movement has the same kind, user,
+/// reference and millisecond. Entries written before the ids were derived carry their own
+/// `event_id` field (SHA-1 hex of `kind \n user \n reference \n at_ms`), which is kept.
+pub fn event_id(
+    journal: &str,
+    stream_id: &str,
+    kind: &str,
+    user: &str,
+    reference: &str,
+    at_ms: i64,
+) -> String {
+    use sha1::{Digest, Sha1};
+    let text = format!("{journal}\n{stream_id}\n{kind}\n{user}\n{reference}\n{at_ms}");
+    Sha1::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 impl Entry {
-    /// Reads an entry from its stream id and fields (`lua/journal.lua`: `event_id`, `kind`,
-    /// `user`, `amount`, `ref`, `at`, `balance`, `extra`).
+    /// Reads the entry at `stream_id` of journal `journal` (its key) from its fields
+    /// (`lua/journal.lua`: `kind`, `user`, `amount`, `ref`, `at`, `balance`, `extra`; an entry
+    /// written before ids were derived also has `event_id`).
     ///
     /// # Errors
     /// [`BadRecord`] when a field is missing or not of its type.
     pub fn from_fields(
+        journal: &str,
         stream_id: &str,
         fields: &BTreeMap<String, String>,
     ) -> Result<Entry, BadRecord> {
@@ -394,7 +422,17 @@ impl Entry {
         };
         Ok(Entry {
             stream_id: stream_id.to_string(),
-            event_id: text("event_id")?,
+            event_id: match fields.get("event_id") {
+                Some(id) => id.clone(),
+                None => event_id(
+                    journal,
+                    stream_id,
+                    &text("kind")?,
+                    &text("user")?,
+                    &text("ref")?,
+                    int("at")?,
+                ),
+            },
             kind,
             user_id: text("user")?,
             amount_cents: int("amount")?,
@@ -480,6 +518,33 @@ mod tests {
             .collect()
     }
 
+    /// Two entries alike in kind, user, reference and millisecond (a coupon redeemed, released
+    /// and redeemed again by one order within 1 ms) get distinct ids from their stream ids;
+    /// an entry written with its own `event_id` keeps it.
+    #[test]
+    fn event_ids_follow_the_stream_id() {
+        let journal = "hb:{0000}:journal";
+        let alike = [
+            ("kind", "coupon_redeemed"),
+            ("user", "alice"),
+            ("amount", "0"),
+            ("ref", "0000A/7"),
+            ("at", "1700000000000"),
+            ("balance", "0"),
+            ("extra", "order-1"),
+        ];
+        let first = Entry::from_fields(journal, "1700000000000-0", &fields(&alike)).unwrap();
+        let again = Entry::from_fields(journal, "1700000000000-2", &fields(&alike)).unwrap();
+        let elsewhere = Entry::from_fields("hb:{0001}:journal", "1700000000000-0", &fields(&alike));
+        assert_ne!(first.event_id, again.event_id);
+        assert_ne!(first.event_id, elsewhere.unwrap().event_id);
+        assert_eq!(first.event_id.len(), 40);
+        let mut stored = alike.to_vec();
+        stored.push(("event_id", "ab"));
+        let old = Entry::from_fields(journal, "1-0", &fields(&stored)).unwrap();
+        assert_eq!(old.event_id, "ab");
+    }
+
     #[test]
     fn entries_read_back() {
         let base = [
@@ -492,7 +557,7 @@ mod tests {
             ("balance", "9700"),
             ("extra", ""),
         ];
-        let e = Entry::from_fields("1-0", &fields(&base)).unwrap();
+        let e = Entry::from_fields("hb:{0000}:journal", "1-0", &fields(&base)).unwrap();
         assert_eq!(
             (e.kind, e.amount_cents, e.balance_cents),
             (Kind::Withdrawal, -300, 9700)
@@ -501,13 +566,13 @@ mod tests {
         let mut settled = base;
         settled[1] = ("kind", "packet_settled");
         settled[7] = ("extra", "120|880");
-        let e = Entry::from_fields("1-1", &fields(&settled)).unwrap();
+        let e = Entry::from_fields("hb:{0000}:journal", "1-1", &fields(&settled)).unwrap();
         assert_eq!((e.refunded_cents, e.claimed_cents), (Some(120), Some(880)));
         settled[7] = ("extra", "");
-        assert!(Entry::from_fields("1-1", &fields(&settled)).is_err());
+        assert!(Entry::from_fields("hb:{0000}:journal", "1-1", &fields(&settled)).is_err());
         let mut bad = base;
         bad[3] = ("amount", "1e3");
-        assert!(Entry::from_fields("1-2", &fields(&bad)).is_err());
+        assert!(Entry::from_fields("hb:{0000}:journal", "1-2", &fields(&bad)).is_err());
         for &k in Kind::ALL {
             assert_eq!(Kind::parse(k.as_str()), Some(k));
         }
@@ -528,18 +593,38 @@ mod tests {
             ])
         };
         // Written before discounts: the order alone.
-        let old = Entry::from_fields("1-0", &entry("coupon_redeemed", "order-1")).unwrap();
+        let old = Entry::from_fields(
+            "hb:{0000}:journal",
+            "1-0",
+            &entry("coupon_redeemed", "order-1"),
+        )
+        .unwrap();
         assert_eq!(
             (old.order_reference.as_deref(), old.discount_cents),
             (Some("order-1"), None)
         );
-        let new = Entry::from_fields("1-1", &entry("coupon_redeemed", "o|2:x\n1500")).unwrap();
+        let new = Entry::from_fields(
+            "hb:{0000}:journal",
+            "1-1",
+            &entry("coupon_redeemed", "o|2:x\n1500"),
+        )
+        .unwrap();
         assert_eq!(
             (new.order_reference.as_deref(), new.discount_cents),
             (Some("o|2:x"), Some(1_500))
         );
-        assert!(Entry::from_fields("1-2", &entry("coupon_redeemed", "o\n1.5")).is_err());
-        let released = Entry::from_fields("1-3", &entry("coupon_released", "order-1")).unwrap();
+        assert!(Entry::from_fields(
+            "hb:{0000}:journal",
+            "1-2",
+            &entry("coupon_redeemed", "o\n1.5")
+        )
+        .is_err());
+        let released = Entry::from_fields(
+            "hb:{0000}:journal",
+            "1-3",
+            &entry("coupon_released", "order-1"),
+        )
+        .unwrap();
         assert_eq!(
             (released.kind, released.order_reference.as_deref()),
             (Kind::CouponReleased, Some("order-1"))

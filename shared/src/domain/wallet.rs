@@ -537,7 +537,7 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        crate::domain::journal::Entry::from_fields("1-0", &fields).unwrap()
+        crate::domain::journal::Entry::from_fields("hb:{0000}:journal", "1-0", &fields).unwrap()
     }
 
     fn ledger(items: &[&str]) -> Vec<String> {

@@ -160,15 +160,15 @@ pub async fn read(store: &Store, key: &str, count: usize) -> Result<Vec<Entry>, 
         .arg(count)
         .query_async(&mut conn)
         .await?;
-    parse_range(reply)
+    parse_range(key, reply)
 }
 
-/// Entries of an `XRANGE` or `XREVRANGE` reply (`[[id, [field, value, ...]], ...]`), in its
-/// order.
+/// Entries of an `XRANGE` or `XREVRANGE` reply (`[[id, [field, value, ...]], ...]`) of journal
+/// `key`, in its order.
 ///
 /// # Errors
 /// [`Error::Internal`] for a reply of another shape or an entry that is not a journal entry.
-pub fn parse_range(reply: Value) -> Result<Vec<Entry>, Error> {
+pub fn parse_range(key: &str, reply: Value) -> Result<Vec<Entry>, Error> {
     let bad = |what: String| Error::bad_reply("journal", what);
     let Value::Array(items) = reply else {
         return Err(bad(format!("{reply:?}")));
@@ -179,7 +179,7 @@ pub fn parse_range(reply: Value) -> Result<Vec<Entry>, Error> {
             let (id, pairs): (String, Vec<(String, String)>) =
                 redis::FromRedisValue::from_redis_value(item).map_err(|e| bad(e.to_string()))?;
             let fields: BTreeMap<String, String> = pairs.into_iter().collect();
-            Ok(Entry::from_fields(&id, &fields)?)
+            Ok(Entry::from_fields(key, &id, &fields)?)
         })
         .collect()
 }
@@ -231,9 +231,10 @@ pub async fn oldest_at_ms(store: &Store, keys: &[String]) -> Result<Option<i64>,
             let mut conn = conn.clone();
             let mut cmd = redis::cmd("XRANGE");
             cmd.arg(&keys[i]).arg("-").arg("+").arg("COUNT").arg(1);
+            let key = &keys[i];
             async move {
                 let reply: Value = cmd.query_async(&mut conn).await?;
-                Ok::<_, Error>(parse_range(reply)?.first().map(|e| e.at_ms))
+                Ok::<_, Error>(parse_range(key, reply)?.first().map(|e| e.at_ms))
             }
         })
         .buffer_unordered(IN_FLIGHT)

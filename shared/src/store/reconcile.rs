@@ -119,7 +119,7 @@ pub async fn check_wallet(store: &Store, user_id: &str) -> Result<Vec<Mismatch>,
         user_id,
         balance.as_deref(),
         &ledger,
-        &parse_range(journal)?,
+        &parse_range(&keys.journal, journal)?,
     ))
 }
 

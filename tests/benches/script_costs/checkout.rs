@@ -76,6 +76,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                 order_total_cents: "",
                 discount_cents: "",
                 call: &call(i),
+                call_keep_ms: 86_400_000,
             }
             .texts()
         })
@@ -98,6 +99,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                     discount_cents: "",
                     call: &call(salt + i),
                     share: "",
+                    call_keep_ms: 86_400_000,
                 }
                 .texts()
             })
@@ -127,6 +129,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                 call: &call(2 * n + i),
                 share: "",
                 ledger_cap: 100,
+                call_keep_ms: 86_400_000,
             }
             .texts()
         })

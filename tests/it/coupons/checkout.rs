@@ -1,7 +1,8 @@
 //! The coupon checkout through the store and its scripts (`lua/coupon_hold.lua`,
 //! `lua/coupon_redeem.lua`, `lua/coupon_release.lua`): a hold raced by many orders, a hold
 //! that lapses by itself, a hold released and a redemption reversed (credited back once),
-//! every script sent twice, a refusal under the minimum, and records written before holds.
+//! every script sent twice, a refusal under the minimum or without the order's total, and
+//! records written before holds. Re-runs after later transitions: `reruns.rs`.
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
@@ -22,11 +23,14 @@ const VISITS: VisitLimit = VisitLimit {
 };
 
 /// Ten minutes, ms: a hold that does not lapse during a test.
-const LONG: u64 = 600_000;
+pub(super) const LONG: u64 = 600_000;
+
+/// A day, ms: how long the scripts' call logs remember a call here.
+pub(super) const KEEP: u64 = 86_400_000;
 
 /// A campaign of `codes` (uploaded, one pool) under `reference`, worth `discount`, with
 /// `alice` holding its first code; (campaign id, alice's code, the pool's keys).
-async fn alices_coupon(
+pub(super) async fn alices_coupon(
     store: &Store,
     reference: &str,
     codes: &[&str],
@@ -53,7 +57,7 @@ async fn alices_coupon(
 }
 
 /// A field of the pool's hash, as an integer.
-async fn pool_count(store: &Store, keys: &PoolKeys, field: &str) -> i64 {
+pub(super) async fn pool_count(store: &Store, keys: &PoolKeys, field: &str) -> i64 {
     redis::cmd("HGET")
         .arg(&keys.pool)
         .arg(field)
@@ -79,14 +83,14 @@ async fn journal_kinds(store: &Store, keys: &PoolKeys) -> Vec<String> {
 }
 
 /// The script calls of one coupon with a fixed call id, as the client would re-send them.
-struct Calls<'a> {
-    keys: &'a PoolKeys,
-    campaign_id: &'a str,
-    code: &'a str,
+pub(super) struct Calls<'a> {
+    pub(super) keys: &'a PoolKeys,
+    pub(super) campaign_id: &'a str,
+    pub(super) code: &'a str,
 }
 
 impl Calls<'_> {
-    async fn hold(
+    pub(super) async fn hold(
         &self,
         store: &Store,
         order: &str,
@@ -104,6 +108,7 @@ impl Calls<'_> {
             order_total_cents: total,
             discount_cents: discount,
             call,
+            call_keep_ms: KEEP,
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())
@@ -112,8 +117,8 @@ impl Calls<'_> {
         text("coupon_hold", reply).unwrap()
     }
 
-    async fn redeem(&self, store: &Store, order: &str, call: &str) -> String {
-        let reply = CouponRedeemCall {
+    pub(super) fn redeem_call<'c>(&'c self, order: &'c str, call: &'c str) -> CouponRedeemCall<'c> {
+        CouponRedeemCall {
             pool: &self.keys.pool,
             issued: &self.keys.issued,
             journal: &self.keys.journal,
@@ -127,16 +132,26 @@ impl Calls<'_> {
             discount_cents: "",
             call,
             share: "",
+            call_keep_ms: KEEP,
         }
-        .invocation()
-        .invoke_async(&mut store.conn().await.unwrap())
-        .await
-        .unwrap();
+    }
+
+    pub(super) async fn redeem(&self, store: &Store, order: &str, call: &str) -> String {
+        let reply = self
+            .redeem_call(order, call)
+            .invocation()
+            .invoke_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
         text("coupon_redeem", reply).unwrap()
     }
 
-    async fn release(&self, store: &Store, order: &str, call: &str) -> String {
-        let reply = CouponReleaseCall {
+    pub(super) fn release_call<'c>(
+        &'c self,
+        order: &'c str,
+        call: &'c str,
+    ) -> CouponReleaseCall<'c> {
+        CouponReleaseCall {
             pool: &self.keys.pool,
             issued: &self.keys.issued,
             journal: &self.keys.journal,
@@ -149,11 +164,17 @@ impl Calls<'_> {
             call,
             share: "",
             ledger_cap: 100,
+            call_keep_ms: KEEP,
         }
-        .invocation()
-        .invoke_async(&mut store.conn().await.unwrap())
-        .await
-        .unwrap();
+    }
+
+    pub(super) async fn release(&self, store: &Store, order: &str, call: &str) -> String {
+        let reply = self
+            .release_call(order, call)
+            .invocation()
+            .invoke_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
         text("coupon_release", reply).unwrap()
     }
 }
@@ -478,6 +499,46 @@ async fn each_script_sent_twice_answers_as_its_first_run() {
             journal_kinds(&store, &keys).await,
             ["coupon_issued", "coupon_redeemed", "coupon_released"],
             "{backend}"
+        );
+    }
+}
+
+/// Test: a campaign with a minimum order refuses a hold and a redeem that give no order total
+/// (`order_total_required` with the minimum), writing nothing: the minimum cannot be skipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_minimum_needs_the_order_total() {
+    let rule = Discount {
+        off: Off::Amount(500),
+        min_order_cents: Some(5_000),
+    };
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let (_, code, _) = alices_coupon(&store, "min-total", &["MINT-1"], Some(rule)).await;
+        let before = dump_all(&redis, &store).await;
+
+        let hold = coupons::hold(&store, &code, "alice", "o-1", LONG, None).await;
+        let redeem = coupons::redeem(&store, &code, "alice", "o-1", None).await;
+
+        let required = 5_000;
+        assert_eq!(
+            hold.unwrap(),
+            HoldOutcome::OrderTotalRequired {
+                min_order_cents: required
+            },
+            "{backend}"
+        );
+        assert_eq!(
+            redeem.unwrap(),
+            RedeemOutcome::OrderTotalRequired {
+                min_order_cents: required
+            },
+            "{backend}"
+        );
+        assert_eq!(
+            dump_all(&redis, &store).await,
+            before,
+            "{backend}: a refusal wrote"
         );
     }
 }

@@ -11,6 +11,7 @@ mod checkout;
 mod paused;
 mod pool;
 mod pools;
+mod reruns;
 mod retries;
 
 use std::collections::BTreeMap;
@@ -40,7 +41,7 @@ pub(crate) fn coupon_store(
 const SECRET: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
 /// Redis `TIME` in Unix ms.
-async fn redis_ms(store: &Store) -> i64 {
+pub(crate) async fn redis_ms(store: &Store) -> i64 {
     let mut conn = store.conn().await.unwrap();
     let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
     s * 1000 + us / 1000
@@ -169,7 +170,7 @@ async fn redeem(store: &Store, no: u64, code: &str, user: &str, order: &str) -> 
 /// show that a refused step wrote nothing. Not `DUMP`: a hash with a field value over 64 bytes
 /// (a fingerprint) is a hashtable, whose serialized order moves with incremental rehashing,
 /// which a read (`HGET`) can advance.
-async fn dump_all(
+pub(crate) async fn dump_all(
     redis: &TestRedis,
     store: &Store,
 ) -> BTreeMap<String, (String, Vec<String>, bool)> {
@@ -247,7 +248,7 @@ async fn dump_all(
 }
 
 /// A campaign request: `source` codes, open from one second ago for ten minutes.
-fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
+pub(crate) fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
     NewCampaign {
         starts_at_ms: Some(now - 1_000),
         redeem_by_ms: now + 1_200_000,

@@ -20,7 +20,7 @@ use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::draw::{self as draw_run, DrawState};
 use hongbao::store::packets::NewPacket;
-use hongbao::store::scripts::{Call, DrawRunCall};
+use hongbao::store::scripts::{Call, DrawEnterCall, DrawRunCall};
 use hongbao::Store;
 
 /// A fixed draw packet of `count` shares of 100 cents, entries for `entry_secs` after it
@@ -556,5 +556,71 @@ async fn a_cancel_after_draw_at_draws_first() {
         assert_eq!(claimed, 200, "{backend}");
         let everyone = ["sam", "ann", "ben"].map(String::from);
         common::assert_conserved(&store, &everyone, std::slice::from_ref(&id), 300).await;
+    }
+}
+
+/// Test: a draw packet cancelled before its draw and settled at expiry never draws: a stalled
+/// entrant's grab is 410 `cancelled`, a draw run answers `Cancelled`, and nothing is written
+/// (no winner, no `draw_run` entry, every key as it was after the settlement).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_draw_settled_since_never_draws() {
+    for backend in Backend::ALL {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 300).await;
+        let p = common::create(&store, "sam", &draw_packet_for(3, 2, 3)).await;
+        let id = p.packet_id.clone();
+        for u in ["ann", "ben", "cid", "dee"] {
+            assert_eq!(grab(&store, &id, u).await.0, 202);
+        }
+        hongbao::store::packets::cancel(&store, &id, "sam")
+            .await
+            .unwrap();
+        let expires_at: i64 = meta(&store, &id, "expires_at")
+            .await
+            .unwrap()
+            .parse()
+            .unwrap();
+        common::sleep_until_redis_ms(&store, expires_at).await;
+        hongbao::store::reclaim::run(&store).await.unwrap();
+        assert_eq!(
+            meta(&store, &id, "status").await.as_deref(),
+            Some("settled")
+        );
+        let before = crate::coupons::dump_all(&redis, &store).await;
+
+        // Act: a grab; a stalled entry (its seed answered before the cancel); a draw run.
+        let (s, b) = grab(&store, &id, "ann").await;
+        let pk = Keys::new(&store.config().key_prefix).packet(&id);
+        let stalled: String = DrawEnterCall {
+            meta: &pk.meta,
+            tickets: &pk.tickets,
+            rate: &Keys::new(&store.config().key_prefix).grab_rate(&id, "eve"),
+            user_id: "eve",
+            ticket: &"e".repeat(64),
+            rate_limit: 0,
+            rate_window_ms: 1_000,
+        }
+        .invocation()
+        .invoke_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap();
+        let run = draw_run::run(&store, &id).await.unwrap();
+
+        // Assert
+        assert_eq!(
+            (s, &b["error"]),
+            (410, &Value::from("cancelled")),
+            "{backend}: {b}"
+        );
+        assert_eq!(stalled, "cancelled", "{backend}");
+        assert_eq!(run, DrawState::Cancelled, "{backend}");
+        assert_eq!(
+            crate::coupons::dump_all(&redis, &store).await,
+            before,
+            "{backend}"
+        );
+        assert_eq!(meta(&store, &id, "draw_winners").await, None, "{backend}");
     }
 }

@@ -8,8 +8,8 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    checkout_fields, merchant, order_total, DiscountBody, ALREADY_REDEEMED, BELOW_MINIMUM, EXPIRED,
-    HELD,
+    checkout_fields, merchant, order_total, DiscountBody, ALREADY_REDEEMED, BELOW_MINIMUM,
+    CALL_LOG_FULL, EXPIRED, HELD, ORDER_TOTAL_REQUIRED,
 };
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
@@ -78,6 +78,20 @@ pub struct HoldBody {
 crate::api::refusal::refusals! {
     /// What `POST /coupons/hold` refuses, beside the answers every route shares (403 `forbidden` for a caller outside its principals).
     pub enum HoldRefusal {
+        400 InvalidRequestError in CheckoutInvalidError {
+            /// a rule broken (the message says which); nothing written
+            Invalid = "invalid_request",
+        }
+        /// 400: the campaign has a minimum order (`min_order_cents`) and no `order_total_cents`
+        /// was given; nothing written.
+        400 OrderTotalRequiredError in CheckoutInvalidError {
+            /// the campaign has a `min_order_cents` and the call gave no `order_total_cents`;
+            /// nothing written
+            OrderTotalRequired = "order_total_required" {
+                /// The campaign's minimum order total, cents.
+                min_order_cents: i64,
+            },
+        }
         404 NotFoundError {
             /// no such code issued to `user_id`
             NotFound = "not_found",
@@ -119,6 +133,11 @@ crate::api::refusal::refusals! {
                 min_order_cents: i64,
             },
         }
+        429 RateLimitedError retry_after "seconds to wait before retrying" {
+            /// the coupon's checkout calls within `HONGBAO_IDEMPOTENCY_TTL_SECS` reached 64 (its
+            /// call log is full); retry after `Retry-After` seconds; nothing written
+            RateLimited = "rate_limited",
+        }
     }
 }
 
@@ -142,7 +161,6 @@ pub const OPERATION: Operation = Operation {
     security(("sigv4" = [])),
     responses(
         (status = 200, description = "held for the order (now, or its hold extended)", body = HoldBody),
-        (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
     )
 )]
 pub(crate) async fn hold(
@@ -222,5 +240,11 @@ pub(crate) async fn hold(
         HoldOutcome::BelowMinimum { min_order_cents } => {
             Err(HoldRefusal::BelowMinimum { min_order_cents }.because(BELOW_MINIMUM))
         }
+        HoldOutcome::OrderTotalRequired { min_order_cents } => {
+            Err(HoldRefusal::OrderTotalRequired { min_order_cents }.because(ORDER_TOTAL_REQUIRED))
+        }
+        HoldOutcome::Busy { retry_after_ms } => Err(HoldRefusal::RateLimited
+            .because(CALL_LOG_FULL)
+            .retry_after_ms(retry_after_ms)),
     }
 }

@@ -13,7 +13,7 @@ use crate::domain::coupons::Discount;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_id, discount_arg, discount_of, locate, total_arg};
+use super::locate::{call_id, call_keep_ms, discount_arg, discount_of, locate, total_arg};
 
 use crate::store::scripts::{script_call, COUPON_HOLD};
 
@@ -42,9 +42,11 @@ script_call! {
             order_total_cents: &'a str,
             /// The order's discount, cents, or empty (unknown).
             discount_cents: &'a str,
-            /// This call's id (16 hex digits): the same call sent again answers as its first
-            /// run.
+            /// This call's id (16 hex digits): the same call sent again, at any later
+            /// moment, answers as its first run.
             call: &'a str,
+            /// How long the coupon's call log remembers this call's answer, ms.
+            call_keep_ms: u64,
         }
     }
 }
@@ -90,12 +92,23 @@ pub enum HoldOutcome {
         /// The campaign's minimum order total, cents.
         min_order_cents: i64,
     },
+    /// The campaign has a minimum order and no total was given (400); nothing written.
+    OrderTotalRequired {
+        /// The campaign's minimum order total, cents.
+        min_order_cents: i64,
+    },
+    /// The coupon's call log is full (429); nothing written.
+    Busy {
+        /// Until the log's oldest call is forgotten, ms.
+        retry_after_ms: i64,
+    },
 }
 
 impl CouponHoldCall<'_> {
     /// Parses the script's reply: `held:<until_ms>:<discount>`, `held_by_other:<until_ms>`,
     /// `already_redeemed:<at_ms>:<order>`, `expired:<redeem_by_ms>`,
-    /// `below_minimum:<min_cents>` or `not_found`; a hold is of campaign `campaign_id`, whose
+    /// `below_minimum:<min_cents>`, `order_total_required:<min_cents>`, `busy:<retry_after_ms>`
+    /// or `not_found`; a hold is of campaign `campaign_id`, whose
     /// rule is `discount`.
     ///
     /// # Errors
@@ -128,6 +141,12 @@ impl CouponHoldCall<'_> {
             },
             ["below_minimum", min] => HoldOutcome::BelowMinimum {
                 min_order_cents: int(min)?,
+            },
+            ["order_total_required", min] => HoldOutcome::OrderTotalRequired {
+                min_order_cents: int(min)?,
+            },
+            ["busy", ms] => HoldOutcome::Busy {
+                retry_after_ms: int(ms)?,
             },
             ["not_found"] => HoldOutcome::NotFound,
             _ => return Err(bad()),
@@ -164,6 +183,7 @@ pub async fn hold(
         order_total_cents: &total_arg(order_total_cents),
         discount_cents: &discount_arg(&at.shape, order_total_cents),
         call: &call_id(),
+        call_keep_ms: call_keep_ms(store),
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -217,6 +217,13 @@ pub(super) fn call_id() -> String {
     format!("{:016x}", rand::rng().random::<u64>())
 }
 
+/// How long a coupon's call log remembers a checkout call's answer, ms: the store's
+/// `HONGBAO_IDEMPOTENCY_TTL_SECS` (at least Lambda's 900 s maximum timeout + 60 s, so longer than
+/// any re-send of the call can arrive).
+pub(super) fn call_keep_ms(store: &Store) -> u64 {
+    store.config().packets.idempotency_ttl_secs * 1000
+}
+
 /// The discount argument of a checkout script: the discount of an order of `total` cents by
 /// the campaign's rule ([`crate::domain::coupons::Discount::discount_cents`]), in decimal;
 /// empty when no total is given, the campaign has no rule, or the total is below its minimum

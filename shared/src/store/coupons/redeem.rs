@@ -12,7 +12,7 @@ use crate::domain::coupons::Discount;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_id, discount_arg, discount_of, locate, total_arg};
+use super::locate::{call_id, call_keep_ms, discount_arg, discount_of, locate, total_arg};
 
 use crate::store::scripts::{script_call, COUPON_REDEEM};
 
@@ -47,11 +47,13 @@ script_call! {
             order_total_cents: &'a str,
             /// The order's discount, cents, or empty (unknown).
             discount_cents: &'a str,
-            /// This call's id (16 hex digits): the same call sent again answers as its first
-            /// run.
+            /// This call's id (16 hex digits): the same call sent again, at any later
+            /// moment, answers as its first run.
             call: &'a str,
             /// `1` for a share's coupon, else empty.
             share: &'a str,
+            /// How long the coupon's call log remembers this call's answer, ms.
+            call_keep_ms: u64,
         }
     }
 }
@@ -59,7 +61,8 @@ script_call! {
 impl CouponRedeemCall<'_> {
     /// Parses the script's reply: `redeemed:<at_ms>:<repeat 0|1>:<discount>`,
     /// `already_redeemed:<at_ms>:<order>`, `held:<until_ms>`, `expired:<redeem_by_ms>`,
-    /// `below_minimum:<min_cents>` or `not_found`; a redemption is of campaign `campaign_id`,
+    /// `below_minimum:<min_cents>`, `order_total_required:<min_cents>`, `busy:<retry_after_ms>`
+    /// or `not_found`; a redemption is of campaign `campaign_id`,
     /// whose rule is `discount`.
     ///
     /// # Errors
@@ -96,6 +99,12 @@ impl CouponRedeemCall<'_> {
             },
             ["below_minimum", min] => RedeemOutcome::BelowMinimum {
                 min_order_cents: int(min)?,
+            },
+            ["order_total_required", min] => RedeemOutcome::OrderTotalRequired {
+                min_order_cents: int(min)?,
+            },
+            ["busy", ms] => RedeemOutcome::Busy {
+                retry_after_ms: int(ms)?,
             },
             ["not_found"] => RedeemOutcome::NotFound,
             _ => return Err(bad()),
@@ -145,6 +154,16 @@ pub enum RedeemOutcome {
         /// The campaign's minimum order total, cents.
         min_order_cents: i64,
     },
+    /// The campaign has a minimum order and no total was given (400); nothing written.
+    OrderTotalRequired {
+        /// The campaign's minimum order total, cents.
+        min_order_cents: i64,
+    },
+    /// The coupon's call log is full (429); nothing written.
+    Busy {
+        /// Until the log's oldest call is forgotten, ms.
+        retry_after_ms: i64,
+    },
 }
 
 /// Redeems `code` held by `user_id` for order `order_reference`, whose total is
@@ -179,6 +198,7 @@ pub async fn redeem(
         discount_cents: &discount_arg(&at.shape, order_total_cents),
         call: &call_id(),
         share: at.share_arg(),
+        call_keep_ms: call_keep_ms(store),
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -10,7 +10,7 @@ use crate::domain::coupons::Discount;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_id, locate};
+use super::locate::{call_id, call_keep_ms, locate};
 
 use crate::store::scripts::{script_call, COUPON_RELEASE};
 
@@ -42,13 +42,15 @@ script_call! {
             order_reference: &'a str,
             /// The campaign (journal entries name it); a share's coupon's packet.
             campaign_id: &'a str,
-            /// This call's id (16 hex digits): the same call sent again answers as its first
-            /// run.
+            /// This call's id (16 hex digits): the same call sent again, at any later
+            /// moment, answers as its first run.
             call: &'a str,
             /// `1` for a share's coupon, else empty.
             share: &'a str,
             /// Ledger length cap, entries.
             ledger_cap: u32,
+            /// How long the coupon's call log remembers this call's answer, ms.
+            call_keep_ms: u64,
         }
     }
 }
@@ -102,11 +104,17 @@ pub enum ReleaseOutcome {
     },
     /// No such code, or the order never held or redeemed it (404); nothing written.
     NotFound,
+    /// The coupon's call log is full (429); nothing written.
+    Busy {
+        /// Until the log's oldest call is forgotten, ms.
+        retry_after_ms: i64,
+    },
 }
 
 impl CouponReleaseCall<'_> {
     /// Parses the script's reply: `released:<hold|redemption>:<at_ms>:<repeat 0|1>`,
-    /// `held:<until_ms>`, `already_redeemed:<at_ms>:<order>` or `not_found`; a release is of
+    /// `held:<until_ms>`, `already_redeemed:<at_ms>:<order>`, `busy:<retry_after_ms>` or
+    /// `not_found`; a release is of
     /// campaign `campaign_id`, whose rule is `discount`.
     ///
     /// # Errors
@@ -141,6 +149,9 @@ impl CouponReleaseCall<'_> {
             ["already_redeemed", at, order] => ReleaseOutcome::AlreadyRedeemed {
                 order_reference: order.to_string(),
                 redeemed_at_ms: int(at)?,
+            },
+            ["busy", ms] => ReleaseOutcome::Busy {
+                retry_after_ms: int(ms)?,
             },
             ["not_found"] => ReleaseOutcome::NotFound,
             _ => return Err(bad()),
@@ -177,6 +188,7 @@ pub async fn release(
         call: &call_id(),
         share: at.share_arg(),
         ledger_cap: crate::domain::wallet::LEDGER_CAP,
+        call_keep_ms: call_keep_ms(store),
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -1,0 +1,379 @@
+//! The re-run checker's coupon at checkout (`lua/coupon_hold.lua`, `lua/coupon_redeem.lua`,
+//! `lua/coupon_release.lua`): three orders hold, redeem and release one issued coupon in a
+//! random order, now and then naming the wrong user, and earlier calls are re-sent at random
+//! later points. The model: the coupon issued, held by an order or redeemed by one; each
+//! order's last release (what another release call of the order answers); the pool's
+//! `redeemed` count; the journal's entries.
+
+use std::collections::BTreeMap;
+
+use harness::{Backend, TestRedis};
+use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
+use hongbao::domain::coupons::{campaign_no, CodeSource, VisitLimit};
+use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome, PoolKeys};
+use hongbao::store::scripts::{text, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};
+use hongbao::Store;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::{repeated_event_ids, seed, sequences, snapshot, Trace};
+use crate::coupons::coupon_store;
+
+/// The orders of a sequence (several callers' checkouts).
+const ORDERS: [&str; 3] = ["o-a", "o-b", "o-c"];
+
+/// Ten minutes, ms: no hold lapses within a sequence.
+const HOLD_MS: u64 = 600_000;
+
+/// A day, ms: how long the call logs remember a call.
+const KEEP_MS: u64 = 86_400_000;
+
+/// Fresh calls per sequence, at most (a coupon's call log holds 64).
+const MAX_STEPS: usize = 40;
+
+/// One checkout call of the sequence's coupon.
+#[derive(Debug, Clone)]
+enum Op {
+    /// `POST /coupons/hold` for `order`, naming `user`.
+    Hold { order: &'static str, user: String },
+    /// `POST /coupons/redeem` for `order`, naming `user`.
+    Redeem { order: &'static str, user: String },
+    /// `POST /coupons/release` for `order`.
+    Release { order: &'static str },
+}
+
+/// A sequence's coupon: its campaign, pool, code and holder.
+struct Coupon<'a> {
+    campaign_id: &'a str,
+    keys: &'a PoolKeys,
+    code: String,
+    holder: String,
+}
+
+impl Coupon<'_> {
+    fn hold<'c>(&'c self, order: &'c str, user: &'c str, call: &'c str) -> CouponHoldCall<'c> {
+        CouponHoldCall {
+            pool: &self.keys.pool,
+            issued: &self.keys.issued,
+            code: &self.code,
+            user_id: user,
+            order_reference: order,
+            hold_ms: HOLD_MS,
+            order_total_cents: "",
+            discount_cents: "",
+            call,
+            call_keep_ms: KEEP_MS,
+        }
+    }
+
+    fn redeem<'c>(&'c self, order: &'c str, user: &'c str, call: &'c str) -> CouponRedeemCall<'c> {
+        CouponRedeemCall {
+            pool: &self.keys.pool,
+            issued: &self.keys.issued,
+            journal: &self.keys.journal,
+            books: &self.keys.pool,
+            grabs: &self.keys.pool,
+            code: &self.code,
+            user_id: user,
+            order_reference: order,
+            campaign_id: self.campaign_id,
+            order_total_cents: "",
+            discount_cents: "",
+            call,
+            share: "",
+            call_keep_ms: KEEP_MS,
+        }
+    }
+
+    fn release<'c>(&'c self, order: &'c str, call: &'c str) -> CouponReleaseCall<'c> {
+        CouponReleaseCall {
+            pool: &self.keys.pool,
+            issued: &self.keys.issued,
+            journal: &self.keys.journal,
+            books: &self.keys.pool,
+            grabs: &self.keys.pool,
+            ledger: &self.keys.pool,
+            code: &self.code,
+            order_reference: order,
+            campaign_id: self.campaign_id,
+            call,
+            share: "",
+            ledger_cap: 100,
+            call_keep_ms: KEEP_MS,
+        }
+    }
+
+    /// The keys `op`'s script may touch (its `KEYS`).
+    fn keys_of(&self, op: &Op) -> Vec<String> {
+        match op {
+            Op::Hold { order, user } => self.hold(order, user, "").texts().0,
+            Op::Redeem { order, user } => self.redeem(order, user, "").texts().0,
+            Op::Release { order } => self.release(order, "").texts().0,
+        }
+    }
+
+    /// Sends `op` with call id `call`; its answer.
+    async fn send(&self, store: &Store, op: &Op, call: &str) -> String {
+        let mut conn = store.conn().await.unwrap();
+        let (name, reply) = match op {
+            Op::Hold { order, user } => (
+                "coupon_hold",
+                self.hold(order, user, call)
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await,
+            ),
+            Op::Redeem { order, user } => (
+                "coupon_redeem",
+                self.redeem(order, user, call)
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await,
+            ),
+            Op::Release { order } => (
+                "coupon_release",
+                self.release(order, call)
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await,
+            ),
+        };
+        text(name, reply.unwrap()).unwrap()
+    }
+}
+
+/// The coupon's state in the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Issued,
+    Held(&'static str),
+    Redeemed(&'static str),
+}
+
+/// The reference model of one coupon.
+#[derive(Debug)]
+struct Model {
+    state: State,
+    /// Each order's last release: `hold` or `redemption`.
+    released: BTreeMap<&'static str, &'static str>,
+    /// The pool's `redeemed` count (this coupon's part: 0 or 1).
+    redeemed: i64,
+    /// The coupon's journal entries: issued, then one per redemption and per reversal.
+    journal: usize,
+}
+
+impl Model {
+    fn new() -> Self {
+        Model {
+            state: State::Issued,
+            released: BTreeMap::new(),
+            redeemed: 0,
+            journal: 1,
+        }
+    }
+
+    /// What a fresh `op` answers (as [`shape`] writes it), `holder` the coupon's user; moves
+    /// the model on.
+    fn apply(&mut self, op: &Op, holder: &str) -> String {
+        match op {
+            Op::Hold { user, .. } | Op::Redeem { user, .. } if user != holder => "not_found".into(),
+            Op::Hold { order, .. } => match self.state {
+                State::Redeemed(r) => format!("already_redeemed:{r}"),
+                State::Held(h) if h != *order => "held_by_other".into(),
+                _ => {
+                    self.state = State::Held(order);
+                    "held".into()
+                }
+            },
+            Op::Redeem { order, .. } => match self.state {
+                State::Redeemed(r) if r == *order => "redeemed:1".into(),
+                State::Redeemed(r) => format!("already_redeemed:{r}"),
+                State::Held(h) if h != *order => "held".into(),
+                _ => {
+                    self.state = State::Redeemed(order);
+                    self.redeemed += 1;
+                    self.journal += 1;
+                    "redeemed:0".into()
+                }
+            },
+            Op::Release { order } => match self.state {
+                State::Held(h) if h == *order => {
+                    self.state = State::Issued;
+                    self.released.insert(order, "hold");
+                    "released:hold:0".into()
+                }
+                State::Redeemed(r) if r == *order => {
+                    self.state = State::Issued;
+                    self.released.insert(order, "redemption");
+                    self.redeemed -= 1;
+                    self.journal += 1;
+                    "released:redemption:0".into()
+                }
+                _ if self.released.contains_key(order) => {
+                    format!("released:{}:1", self.released[order])
+                }
+                State::Redeemed(r) => format!("already_redeemed:{r}"),
+                State::Held(_) => "held".into(),
+                State::Issued => "not_found".into(),
+            },
+        }
+    }
+}
+
+/// An answer without its times and discounts: what the model predicts.
+fn shape(answer: &str) -> String {
+    let parts: Vec<&str> = answer.split(':').collect();
+    match parts[..] {
+        ["held", _, _] | ["held", _] => "held".into(),
+        ["held_by_other", _] => "held_by_other".into(),
+        ["already_redeemed", _, order] => format!("already_redeemed:{order}"),
+        ["redeemed", _, repeat, _] => format!("redeemed:{repeat}"),
+        ["released", kind, _, repeat] => format!("released:{kind}:{repeat}"),
+        _ => answer.to_string(),
+    }
+}
+
+/// A random fresh call: mostly the holder, now and then another user.
+fn draw(rng: &mut StdRng, holder: &str) -> Op {
+    let order = ORDERS[rng.random_range(0..ORDERS.len())];
+    let user = if rng.random_bool(0.9) {
+        holder.to_string()
+    } else {
+        "intruder".to_string()
+    };
+    match rng.random_range(0..3) {
+        0 => Op::Hold { order, user },
+        1 => Op::Redeem { order, user },
+        _ => Op::Release { order },
+    }
+}
+
+/// What Redis holds of the coupon, as the model's state.
+async fn stored(store: &Store, c: &Coupon<'_>) -> (State, i64) {
+    let mut conn = store.conn().await.unwrap();
+    let (record, count): (String, Option<i64>) = redis::pipe()
+        .cmd("HGET")
+        .arg(&c.keys.issued)
+        .arg(&c.code)
+        .cmd("HGET")
+        .arg(&c.keys.pool)
+        .arg("redeemed")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let order = |o: &str| -> &'static str { ORDERS.into_iter().find(|x| *x == o).unwrap() };
+    let state = match IssuedRecord::parse(&record).unwrap().checkout {
+        Checkout::None => State::Issued,
+        Checkout::Held { order: o, .. } => State::Held(order(&o)),
+        Checkout::Redeemed { order: o, .. } => State::Redeemed(order(&o)),
+    };
+    (state, count.unwrap_or(0))
+}
+
+/// A campaign of `n` uploaded codes on one pool, each grabbed by its own user; the campaign
+/// id, the pool's keys and the (code, user) pairs.
+async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String, String)>) {
+    let now = crate::coupons::redis_ms(store).await;
+    let codes = (0..n).map(|i| format!("RERUN-{i:05}")).collect();
+    let req = crate::coupons::campaign(now, "rerun-checkout", CodeSource::Uploaded(codes));
+    let Ok(CreateOutcome::Created(c)) = coupons::create(store, &req).await else {
+        panic!("not created")
+    };
+    let open = VisitLimit {
+        per_window: 0,
+        window_ms: 1_000,
+    };
+    let mut issued = Vec::with_capacity(n);
+    for i in 0..n {
+        let user = format!("holder-{i:05}");
+        let Ok(GrabOutcome::Grabbed { code, .. }) =
+            coupons::grab(store, &c.campaign_id, &user, open).await
+        else {
+            panic!("{user} won no code")
+        };
+        issued.push((code, user));
+    }
+    let no = campaign_no(&c.campaign_id).unwrap();
+    let keys = PoolKeys::new(&store.config().key_prefix, &c.campaign_id, no, 0, 1);
+    (c.campaign_id, keys, issued)
+}
+
+/// Test: the re-run checker over coupons at checkout, on standalone and on the 3-master
+/// cluster: every re-run answers its first answer and writes nothing, the model agrees with
+/// Redis after every step, and the journal's `event_id`s are all distinct.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkout_reruns_answer_their_first_run() {
+    let seed = seed();
+    let n = sequences(100);
+    for backend in Backend::ALL {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let (campaign_id, keys, issued) = campaign_of(&store, n).await;
+        let mut rng = StdRng::seed_from_u64(seed ^ backend as u64);
+        // Over the sequences done: the journal's entries and the pool's redeemed count.
+        let (mut entries, mut redeemed) = (0, 0);
+        for (sequence, (code, holder)) in issued.into_iter().enumerate() {
+            let coupon = Coupon {
+                campaign_id: &campaign_id,
+                keys: &keys,
+                code,
+                holder,
+            };
+            let mut model = Model::new();
+            let mut sent: Vec<(Op, String, String)> = Vec::new();
+            let mut trace = Trace::default();
+            for step in 0..rng.random_range(8..=MAX_STEPS) {
+                let op = draw(&mut rng, &coupon.holder);
+                let call = format!("{:08x}{step:08x}", sequence);
+                let answer = coupon.send(&store, &op, &call).await;
+                trace.push(format!("{op:?} call {call} -> {answer}"));
+                let expected = model.apply(&op, &coupon.holder);
+                if shape(&answer) != expected {
+                    trace.fail(
+                        seed,
+                        sequence,
+                        format!("{backend}: the model expected {expected}"),
+                    );
+                }
+                sent.push((op, call, answer));
+                if rng.random_bool(0.4) {
+                    let (op, call, first) = sent[rng.random_range(0..sent.len())].clone();
+                    let touched = coupon.keys_of(&op);
+                    let before = snapshot(&store, &touched).await;
+                    let again = coupon.send(&store, &op, &call).await;
+                    trace.push(format!("re-run of {op:?} call {call} -> {again}"));
+                    if again != first {
+                        trace.fail(seed, sequence, format!("{backend}: answered {first} first"));
+                    }
+                    if snapshot(&store, &touched).await != before {
+                        trace.fail(seed, sequence, format!("{backend}: the re-run wrote"));
+                    }
+                }
+                let (state, count) = stored(&store, &coupon).await;
+                if state != model.state {
+                    let what = format!(
+                        "{backend}: Redis holds {state:?}, the model {:?}",
+                        model.state
+                    );
+                    trace.fail(seed, sequence, what);
+                }
+                if count != redeemed + model.redeemed {
+                    let what = format!(
+                        "{backend}: the pool counts {count} redeemed, the model {}",
+                        redeemed + model.redeemed
+                    );
+                    trace.fail(seed, sequence, what);
+                }
+            }
+            entries += model.journal;
+            redeemed += model.redeemed;
+        }
+        let counted = hongbao::store::journal::read(&store, &keys.journal, 100_000)
+            .await
+            .unwrap()
+            .len();
+        assert_eq!(counted, entries, "{backend}: journal entries, seed {seed}");
+        let repeated = repeated_event_ids(&store, &keys.journal).await;
+        assert!(repeated.is_empty(), "{backend}: seed {seed}: {repeated:?}");
+    }
+}
