@@ -1,5 +1,5 @@
 -- (records.lua and coupon_record.lua are prepended: int, now_ms, coupon_record,
--- coupon_checkout, call_log_*.)
+-- coupon_checkout, call_log_*, minimum_refusal.)
 -- coupon_hold.lua: hold an issued coupon for one order at checkout, until the order is paid
 -- (coupon_redeem.lua commits the hold) or fails (coupon_release.lua), or the hold lapses by
 -- itself at held_until (Redis TIME; no job is needed). Everything is checked before the one
@@ -80,14 +80,9 @@ end
 if now >= tonumber(redeem_by) then
   return 'expired:' .. redeem_by
 end
-local min_order = meta[2]
-if min_order and min_order ~= '' then
-  if ARGV[5] == '' then
-    return 'order_total_required:' .. min_order
-  end
-  if tonumber(ARGV[5]) < tonumber(min_order) then
-    return 'below_minimum:' .. min_order
-  end
+local short = minimum_refusal(meta[2], ARGV[5])
+if short then
+  return short
 end
 local held_until = math.min(now + tonumber(ARGV[4]), tonumber(redeem_by))
 local discount = ARGV[6]

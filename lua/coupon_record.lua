@@ -35,6 +35,21 @@
 -- order total required) are not recorded: a re-run gives them again by itself.
 local CALL_LOG_MAX = 64
 
+-- The refusal of an order of `total` cents ('' : not given) under a minimum order of
+-- `min_order` cents (false or '': none): 'order_total_required:<min>' without a total (the
+-- minimum cannot be skipped), 'below_minimum:<min>' under it; nil when the order may use it.
+local function minimum_refusal(min_order, total)
+  if min_order and min_order ~= '' then
+    if total == '' then
+      return 'order_total_required:' .. min_order
+    end
+    if tonumber(total) < tonumber(min_order) then
+      return 'below_minimum:' .. min_order
+    end
+  end
+  return nil
+end
+
 -- The field of code `code`'s call log.
 local function call_log_field(code)
   return '\n' .. code

@@ -1,5 +1,5 @@
 -- (records.lua, journal.lua and coupon_record.lua are prepended: int, now_ms, journal_add,
--- coupon_record, coupon_checkout, call_log_*.)
+-- coupon_record, coupon_checkout, call_log_*, minimum_refusal.)
 -- coupon_redeem.lua: redeem an issued coupon at checkout, at most once: the pool that issued the
 -- code records the order that redeemed it. A hold of the same order (coupon_hold.lua) is
 -- committed; a coupon held by another order (unlapsed) is refused. Everything is checked before
@@ -97,14 +97,9 @@ end
 if now >= tonumber(redeem_by) or meta[3] then
   return 'expired:' .. redeem_by
 end
-local min_order = meta[2]
-if min_order and min_order ~= '' then
-  if ARGV[5] == '' then
-    return 'order_total_required:' .. min_order
-  end
-  if tonumber(ARGV[5]) < tonumber(min_order) then
-    return 'below_minimum:' .. min_order
-  end
+local short = minimum_refusal(meta[2], ARGV[5])
+if short then
+  return short
 end
 local discount = ARGV[6]
 if ARGV[5] == '' and mine then

@@ -463,6 +463,70 @@ pub async fn assert_refused(
     }
 }
 
+/// What key `key` holds: its type (`TYPE`) and content, `field=value` of a hash in field order,
+/// a set's members sorted, `member=score` of a sorted set lowest first, a list's items and a
+/// stream's entries (`<id> <fields>`) in order; a missing key is `none` with nothing. Equal
+/// before and after a call exactly when the call wrote nothing to it (unlike `DUMP`, whose
+/// serialised order of a large hash moves as Redis rehashes it on reads).
+pub async fn key_content(store: &Store, key: &str) -> (String, Vec<String>) {
+    let mut conn = store.conn().await.unwrap();
+    let kind: String = redis::cmd("TYPE")
+        .arg(key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut items: Vec<String> = match kind.as_str() {
+        "none" => Vec::new(),
+        "string" => vec![redis::cmd("GET")
+            .arg(key)
+            .query_async(&mut conn)
+            .await
+            .unwrap()],
+        "hash" => {
+            let fields: std::collections::BTreeMap<String, String> = redis::cmd("HGETALL")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            fields
+                .into_iter()
+                .map(|(f, v)| format!("{f}={v}"))
+                .collect()
+        }
+        "list" => list_items(store, key).await,
+        "set" => redis::cmd("SMEMBERS")
+            .arg(key)
+            .query_async(&mut conn)
+            .await
+            .unwrap(),
+        "zset" => {
+            let members: Vec<(String, String)> = zset_with_scores(store, key).await;
+            members
+                .into_iter()
+                .map(|(m, score)| format!("{m}={score}"))
+                .collect()
+        }
+        "stream" => {
+            let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+                .arg(key)
+                .arg("-")
+                .arg("+")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            entries
+                .into_iter()
+                .map(|(id, f)| format!("{id} {f:?}"))
+                .collect()
+        }
+        other => panic!("{key}: unexpected type {other}"),
+    };
+    if kind == "set" {
+        items.sort();
+    }
+    (kind, items)
+}
+
 /// Every member of the sorted set `key` with its score, lowest first (`ZRANGE key 0 -1
 /// WITHSCORES`).
 pub async fn zset_with_scores<S: redis::FromRedisValue>(

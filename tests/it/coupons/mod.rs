@@ -177,66 +177,7 @@ pub(crate) async fn dump_all(
     let mut conn = store.conn().await.unwrap();
     let mut out = BTreeMap::new();
     for key in redis.all_keys().await {
-        let kind: String = redis::cmd("TYPE")
-            .arg(&key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let mut items: Vec<String> = match kind.as_str() {
-            "string" => vec![redis::cmd("GET")
-                .arg(&key)
-                .query_async(&mut conn)
-                .await
-                .unwrap()],
-            "hash" => {
-                let fields: BTreeMap<String, String> = redis::cmd("HGETALL")
-                    .arg(&key)
-                    .query_async(&mut conn)
-                    .await
-                    .unwrap();
-                fields
-                    .into_iter()
-                    .map(|(f, v)| format!("{f}={v}"))
-                    .collect()
-            }
-            "list" => redis::cmd("LRANGE")
-                .arg(&key)
-                .arg(0)
-                .arg(-1)
-                .query_async(&mut conn)
-                .await
-                .unwrap(),
-            "set" => redis::cmd("SMEMBERS")
-                .arg(&key)
-                .query_async(&mut conn)
-                .await
-                .unwrap(),
-            "zset" => {
-                let members: Vec<(String, i64)> =
-                    crate::common::zset_with_scores(store, &key).await;
-                members
-                    .into_iter()
-                    .map(|(m, score)| format!("{m}={score}"))
-                    .collect()
-            }
-            "stream" => {
-                let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-                    .arg(&key)
-                    .arg("-")
-                    .arg("+")
-                    .query_async(&mut conn)
-                    .await
-                    .unwrap();
-                entries
-                    .into_iter()
-                    .map(|(id, fields)| format!("{id} {fields:?}"))
-                    .collect()
-            }
-            other => panic!("{key}: unexpected type {other}"),
-        };
-        if kind == "set" {
-            items.sort();
-        }
+        let (kind, items) = common::key_content(store, &key).await;
         let ttl: i64 = redis::cmd("PTTL")
             .arg(&key)
             .query_async(&mut conn)

@@ -37,78 +37,16 @@ fn sequences(default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// What Redis holds under `keys`: each key's type, content (a hash's or set's sorted, a sorted
-/// set's members with scores, a list's or stream's in order) and `PEXPIRETIME` (-1: no TTL, -2:
-/// no key). Equal before and after a call exactly when the call wrote none of them. (Not
-/// `DUMP`: a large hash's serialised order moves as Redis rehashes it on reads.)
+/// What Redis holds under `keys`: each key's type and content ([`crate::common::key_content`])
+/// and `PEXPIRETIME` (-1: no TTL, -2: no key), in order. Equal before and after a call exactly
+/// when the call wrote none of them.
 async fn snapshot(store: &Store, keys: &[String]) -> Vec<(String, String, Vec<String>, i64)> {
-    let mut conn = store.conn().await.unwrap();
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
-        let kind: String = redis::cmd("TYPE")
-            .arg(key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let mut items: Vec<String> = match kind.as_str() {
-            "none" => Vec::new(),
-            "string" => vec![redis::cmd("GET")
-                .arg(key)
-                .query_async(&mut conn)
-                .await
-                .unwrap()],
-            "hash" => {
-                let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-                    .arg(key)
-                    .query_async(&mut conn)
-                    .await
-                    .unwrap();
-                fields
-                    .into_iter()
-                    .map(|(f, v)| format!("{f}={v}"))
-                    .collect()
-            }
-            "set" => redis::cmd("SMEMBERS")
-                .arg(key)
-                .query_async(&mut conn)
-                .await
-                .unwrap(),
-            "list" => redis::cmd("LRANGE")
-                .arg(key)
-                .arg(0)
-                .arg(-1)
-                .query_async(&mut conn)
-                .await
-                .unwrap(),
-            "zset" => redis::cmd("ZRANGE")
-                .arg(key)
-                .arg(0)
-                .arg(-1)
-                .arg("WITHSCORES")
-                .query_async(&mut conn)
-                .await
-                .unwrap(),
-            "stream" => {
-                let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-                    .arg(key)
-                    .arg("-")
-                    .arg("+")
-                    .query_async(&mut conn)
-                    .await
-                    .unwrap();
-                entries
-                    .into_iter()
-                    .map(|(id, f)| format!("{id} {f:?}"))
-                    .collect()
-            }
-            other => panic!("{key}: unexpected type {other}"),
-        };
-        if kind == "hash" || kind == "set" {
-            items.sort();
-        }
+        let (kind, items) = crate::common::key_content(store, key).await;
         let expires: i64 = redis::cmd("PEXPIRETIME")
             .arg(key)
-            .query_async(&mut conn)
+            .query_async(&mut store.conn().await.unwrap())
             .await
             .unwrap();
         out.push((key.clone(), kind, items, expires));
