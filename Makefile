@@ -31,9 +31,10 @@ demo: deps-demo local
 ##       contract's lints and generated clients (`make contract`), the API reference page in
 ##       headless Chromium (`make docs-check`), and every function through the real template
 ##       in Docker (`make sam-local`)
-##       Two lanes at once after the test binaries are built: the shipped bootstraps and
-##       `make sam-local` (CPU, then Docker) beside the suites and checks (mostly waiting on
-##       servers); then `make e2e` on the shipped bootstraps (built already, and what ships)
+##       Two lanes at once after the test binaries are built: the shipped bootstraps,
+##       `make sam-local` (CPU, then Docker), clippy, rustdoc and the template's lint beside the
+##       suites and the checks against `make serve` (mostly waiting on servers); then
+##       `make e2e` on the shipped bootstraps (built already, and what ships)
 test: deps fmt layers test-binaries
 	scripts/install-deps.sh --with-docker --with-chromium
 	$(MAKE) -j2 --output-sync=recurse test-shipped test-checks
@@ -45,10 +46,10 @@ test-binaries:
 
 ## test-shipped, test-checks: `make test`'s two lanes, each one target after the other
 test-shipped:
-	$(MAKE) -j1 release sam-local
+	$(MAKE) -j1 release sam-local clippy doc lint
 
 test-checks:
-	$(MAKE) -j1 unit replicas valkey soak-short clippy doc lint serve-check fuzz contract docs-check
+	$(MAKE) -j1 unit replicas valkey soak-short serve-check fuzz contract docs-check
 
 ## deps: what `make test` needs; deps-demo: only what `make demo`, `make e2e` and `make serve` need
 deps:
@@ -108,9 +109,9 @@ SUITES := red_packets:: history:: order_codes:: coupons:: voting:: withdrawals::
 # `-p hongbao-tests` alone cargo would build a second copy of a dozen crates (about 55 s here).
 SUITES_TEST := RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --workspace --locked --test it
 
-## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites again, their cluster half on a
-##           3-master + 3-replica cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged
-##           by its replica)
+## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites again, only their cluster half
+##           (the standalone half is `make unit`'s run again), on a 3-master + 3-replica
+##           cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged by its replica)
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
 

@@ -1,7 +1,8 @@
 -- cancel.lua: the sender cancels an open red packet: it stops taking grabs and its un-grabbed
 -- shares go back to the sender's wallet at once, in this one step.
 -- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix) and
--- journal.lua (journal_add: a refund_credit entry and a packet_cancelled entry).
+-- journal.lua (journal_add: a refund_credit entry and a packet_cancelled entry), then
+-- ledger.lua (ledger_push: the refund's ledger item).
 --
 -- The sender's wallet shares the packet's hash tag (a packet id starts with it), so the refund
 -- is atomic with the status change.
@@ -86,8 +87,8 @@ end
 
 -- Writes start here.
 balance = redis.call('HINCRBY', KEYS[2], 'balance', int(refund))
-redis.call('LPUSH', KEYS[3], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1])
-redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[3]) - 1)
+ledger_push(KEYS[3], KEYS[2], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1],
+  tonumber(ARGV[3]))
 journal_add(KEYS[5], 'refund_credit', ARGV[2], refund, ARGV[1], now, balance)
 journal_add(KEYS[5], 'packet_cancelled', ARGV[2], 0, ARGV[1], now, balance, int(refund))
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'cancelled_at', int(now),

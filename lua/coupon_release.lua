@@ -1,5 +1,5 @@
--- (records.lua, journal.lua and coupon_record.lua are prepended: int, now_ms, journal_add,
--- coupon_record, call_log_*.)
+-- (records.lua, journal.lua, ledger.lua and coupon_record.lua are prepended: int, now_ms,
+-- journal_add, ledger_push, coupon_record, call_log_*.)
 -- coupon_release.lua: an order lets go of its coupon at checkout: its hold is released, or its
 -- redemption reversed (the order failed or was refunded). Either way the coupon is issued again
 -- to the same user, redeemable until redeem_by; a reversed redemption is counted back once
@@ -106,9 +106,8 @@ if r.order == ARGV[2] then
     if pool[2] then
       local balance = redis.call('HINCRBY', KEYS[4], 'balance', int(value))
       redis.call('HINCRBY', KEYS[1], 'coupon_refunded_cents', int(value))
-      redis.call('LPUSH', KEYS[6],
-        'refund_credit|' .. int(value) .. '|' .. int(now) .. '|' .. ARGV[3])
-      redis.call('LTRIM', KEYS[6], 0, tonumber(ARGV[6]) - 1)
+      ledger_push(KEYS[6], KEYS[4],
+        'refund_credit|' .. int(value) .. '|' .. int(now) .. '|' .. ARGV[3], tonumber(ARGV[6]))
       journal_add(KEYS[3], 'merchant_coupon_refund', pool[3], value, ARGV[3] .. '/' .. ARGV[1],
         now, balance)
     else

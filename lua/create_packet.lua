@@ -1,7 +1,8 @@
 -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
 -- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT),
 -- quota.lua (rl_check, rl_count: the creates-per-minute quota) and history.lua (the sender's
--- "sent" list, written here with the debit it records).
+-- "sent" list, written here with the debit it records), journal.lua (journal_add) and
+-- ledger.lua (ledger_push: the debit's ledger item).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
 -- KEYS[1] wallet: sender wallet hash (field `balance`, integer cents)
@@ -156,9 +157,9 @@ local opens_at = now + opens_in * 1000
 local expires_at = opens_at + tonumber(ARGV[8]) * 1000
 
 local after = redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
-redis.call('LPUSH', KEYS[2], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1])
+ledger_push(KEYS[2], KEYS[1], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1],
+  tonumber(ARGV[12]))
 journal_add(KEYS[13], 'packet_debit', ARGV[2], -total, ARGV[1], now, after)
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[12]) - 1)
 
 redis.call('HSET', KEYS[5],
   'packet_id', ARGV[1], 'sender_id', ARGV[2], 'total_cents', int(total), 'count', int(count),

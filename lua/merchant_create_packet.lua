@@ -1,7 +1,7 @@
 -- merchant_create_packet.lua: debit a merchant's budget and create the red packet of one of its
 -- orders, atomically, once per (merchant, order) (POST /merchant-packets). Prepended with
 -- records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and journal.lua
--- (journal_add).
+-- (journal_add), then ledger.lua (ledger_push).
 --
 -- All keys share the merchant's hash tag (a merchant packet's id starts with it), so this runs
 -- in one hash slot on a cluster, and so do the packet's later grabs, claims and settlement.
@@ -123,8 +123,8 @@ local expires_at = now + tonumber(ARGV[13]) * 1000
 -- Writes start here.
 local after = redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
 redis.call('HINCRBY', KEYS[1], 'reserved', int(total))
-redis.call('LPUSH', KEYS[2], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[16]) - 1)
+ledger_push(KEYS[2], KEYS[1], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1],
+  tonumber(ARGV[16]))
 journal_add(KEYS[9], 'merchant_packet_debit', ARGV[2], -total, ARGV[1], now, after)
 
 redis.call('HSET', KEYS[5],

@@ -1,12 +1,13 @@
 -- merchant_deposit.lua: pay money into a merchant's budget, exactly once per reference
 -- (POST /merchants/{merchant_id}/deposits). Prepended with records.lua (int, now_ms,
--- prune_records, forget_score, MAX_EXACT) and journal.lua (journal_add).
+-- prune_records, forget_score, MAX_EXACT), journal.lua (journal_add) and ledger.lua
+-- (ledger_push).
 --
 -- All keys share the merchant's hash tag.
 -- KEYS[1] merchant: the merchant's hash (its books: `balance`, `deposited`, ... in cents;
 --         domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
--- KEYS[3] records: the merchant's idempotency records hash (record id -> fingerprint)
+-- KEYS[3] records: the merchant's idempotency records hash (record id -> money_record)
 -- KEYS[4] records_forget: its "forget after" sorted set (record id -> Unix ms)
 -- KEYS[5] journal: the money journal of the merchant's tag (one merchant_deposit entry)
 -- ARGV[1] amount_cents: the deposit, cents (> 0)
@@ -16,6 +17,8 @@
 -- ARGV[5] ledger_cap: ledger length cap (entries)
 -- ARGV[6] balance_limit_cents: the largest balance a deposit may produce, cents
 -- ARGV[7] merchant_id: the merchant (the journal entry's user)
+-- ARGV[8] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
+--         money_record): its re-run, at any later moment, answers its first 'applied'
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing credited twice), with another amount a conflict. The deposit moves
@@ -23,7 +26,8 @@
 -- comes before the first write.
 -- Returns one of:
 --   {'applied', balance}          credited now; the balance after, cents
---   {'repeat', balance}           this reference was deposited before: nothing changed
+--   {'repeat', balance}           another call deposited this reference before: nothing
+--                                 changed; the balance now, cents
 --   {'conflict', balance}         the reference was used with another amount: nothing changed
 --   {'balance_limit', balance}    the balance would pass ARGV[6]: nothing changed
 local amount = tonumber(ARGV[1])
@@ -38,8 +42,12 @@ local fingerprint = int(amount)
 local prev = redis.call('HGET', KEYS[3], ARGV[3])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
-  if prev ~= fingerprint then
+  local first, call, first_balance = money_record_read(prev)
+  if first ~= fingerprint then
     return {'conflict', int(balance)}
+  end
+  if call == ARGV[8] then
+    return {'applied', first_balance}
   end
   return {'repeat', int(balance)}
 end
@@ -50,10 +58,10 @@ end
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
 redis.call('HINCRBY', KEYS[1], 'deposited', int(amount))
-redis.call('LPUSH', KEYS[2], 'deposit|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[2])
+ledger_push(KEYS[2], KEYS[1], 'deposit|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[2],
+  tonumber(ARGV[5]))
 journal_add(KEYS[5], 'merchant_deposit', ARGV[7], amount, ARGV[2], now, balance)
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
-redis.call('HSET', KEYS[3], ARGV[3], fingerprint)
+redis.call('HSET', KEYS[3], ARGV[3], money_record(fingerprint, ARGV[8], balance))
 redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), ARGV[3])
 prune_records(KEYS[3], KEYS[4], now)
 return {'applied', balance}

@@ -1,12 +1,13 @@
 -- merchant_withdraw.lua: pay money out of a merchant's budget, exactly once per reference
 -- (POST /merchants/{merchant_id}/withdrawals). Prepended with records.lua (int, now_ms,
--- prune_records, forget_score, MAX_EXACT) and journal.lua (journal_add).
+-- prune_records, forget_score, MAX_EXACT), journal.lua (journal_add) and ledger.lua
+-- (ledger_push).
 --
 -- All keys share the merchant's hash tag.
 -- KEYS[1] merchant: the merchant's hash (its books: `balance`, `withdrawn`, ... in cents;
 --         domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
--- KEYS[3] records: the merchant's idempotency records hash (record id -> fingerprint)
+-- KEYS[3] records: the merchant's idempotency records hash (record id -> money_record)
 -- KEYS[4] records_forget: its "forget after" sorted set (record id -> Unix ms)
 -- KEYS[5] journal: the money journal of the merchant's tag (one merchant_withdrawal entry)
 -- ARGV[1] amount_cents: the withdrawal, cents (> 0)
@@ -15,6 +16,8 @@
 -- ARGV[4] keep_ms: keep the record this many ms (> 0)
 -- ARGV[5] ledger_cap: ledger length cap (entries)
 -- ARGV[6] merchant_id: the merchant (the journal entry's user)
+-- ARGV[7] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
+--         money_record): its re-run, at any later moment, answers its first 'applied'
 --
 -- Only the balance can be withdrawn: money reserved in open packets or owed as outstanding
 -- coupons is not. The withdrawal moves `balance` and `withdrawn` together, so the books close
@@ -23,7 +26,8 @@
 -- write.
 -- Returns one of:
 --   {'applied', balance}              paid out now; the balance after, cents
---   {'repeat', balance}               this reference was paid out before: nothing changed
+--   {'repeat', balance}               another call paid this reference out before: nothing
+--                                     changed; the balance now, cents
 --   {'conflict', balance}             the reference was used with another amount: nothing changed
 --   {'insufficient_funds', balance}   the balance is below the amount: nothing changed
 local amount = tonumber(ARGV[1])
@@ -38,8 +42,12 @@ local fingerprint = int(amount)
 local prev = redis.call('HGET', KEYS[3], ARGV[3])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
-  if prev ~= fingerprint then
+  local first, call, first_balance = money_record_read(prev)
+  if first ~= fingerprint then
     return {'conflict', int(balance)}
+  end
+  if call == ARGV[7] then
+    return {'applied', first_balance}
   end
   return {'repeat', int(balance)}
 end
@@ -50,10 +58,10 @@ end
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(-amount))
 redis.call('HINCRBY', KEYS[1], 'withdrawn', int(amount))
-redis.call('LPUSH', KEYS[2], 'withdrawal|' .. int(-amount) .. '|' .. int(now) .. '|' .. ARGV[2])
+ledger_push(KEYS[2], KEYS[1], 'withdrawal|' .. int(-amount) .. '|' .. int(now) .. '|' .. ARGV[2],
+  tonumber(ARGV[5]))
 journal_add(KEYS[5], 'merchant_withdrawal', ARGV[6], -amount, ARGV[2], now, balance)
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
-redis.call('HSET', KEYS[3], ARGV[3], fingerprint)
+redis.call('HSET', KEYS[3], ARGV[3], money_record(fingerprint, ARGV[7], balance))
 redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), ARGV[3])
 prune_records(KEYS[3], KEYS[4], now)
 return {'applied', balance}

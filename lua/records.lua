@@ -40,3 +40,25 @@ local function forget_score(now, keep_ms)
   end
   return '+inf'
 end
+
+-- A deposit's or withdrawal's record (wallet_credit.lua, withdraw.lua, merchant_deposit.lua,
+-- merchant_withdraw.lua): its fingerprint (the amount), then, when the call that applied it
+-- gave its id, ' <call id> <balance after, cents>', so that call's re-run, at any later moment,
+-- answers what it answered first ('applied' and that balance) and a different call with the
+-- same reference 'repeat'. A record written before call ids holds the fingerprint alone.
+local function money_record(fingerprint, call, balance)
+  if call == '' then
+    return fingerprint
+  end
+  return fingerprint .. ' ' .. call .. ' ' .. int(balance)
+end
+
+-- The fingerprint of a money_record, and the call id and balance (a decimal string) of the
+-- call that applied it (nil, nil for a record without them).
+local function money_record_read(record)
+  local fingerprint, call, balance = string.match(record, '^(%S+) (%x+) (%d+)$')
+  if fingerprint then
+    return fingerprint, call, balance
+  end
+  return record, nil, nil
+end

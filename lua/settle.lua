@@ -1,7 +1,8 @@
 -- settle.lua: refund an expired red packet to its sender, exactly once.
 -- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix) and
 -- journal.lua (journal_add: a refund_credit entry when the refund is not 0, and a
--- packet_settled entry, when this call settles).
+-- packet_settled entry, when this call settles), then ledger.lua (ledger_push: a refund's
+-- ledger item).
 --
 -- The payer's account shares the packet's hash tag, so the refund is atomic with settlement.
 -- The payer is the sender, or for a merchant packet (meta `merchant_id`) its merchant: the
@@ -147,8 +148,8 @@ if status ~= 'settled' then
     if merchant then
       redis.call('HINCRBY', KEYS[6], 'reserved', int(-refund))
     end
-    redis.call('LPUSH', KEYS[7], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1])
-    redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
+    ledger_push(KEYS[7], KEYS[6], 'refund_credit|' .. int(refund) .. '|' .. int(now) .. '|' .. ARGV[1],
+      tonumber(ARGV[3]))
     journal_add(KEYS[10], merchant and 'merchant_refund' or 'refund_credit', sender, refund,
       ARGV[1], now, balance)
   end
@@ -171,9 +172,8 @@ if coupons_due then
   if coupon_refund > 0 then
     balance = redis.call('HINCRBY', KEYS[6], 'balance', int(coupon_refund))
     redis.call('HINCRBY', KEYS[6], 'outstanding', int(-coupon_refund))
-    redis.call('LPUSH', KEYS[7],
-      'refund_credit|' .. int(coupon_refund) .. '|' .. int(now) .. '|' .. ARGV[1])
-    redis.call('LTRIM', KEYS[7], 0, tonumber(ARGV[3]) - 1)
+    ledger_push(KEYS[7], KEYS[6],
+      'refund_credit|' .. int(coupon_refund) .. '|' .. int(now) .. '|' .. ARGV[1], tonumber(ARGV[3]))
     journal_add(KEYS[10], 'merchant_coupon_refund', merchant, coupon_refund, ARGV[1], now,
       balance)
   end

@@ -1,13 +1,13 @@
 -- wallet_credit.lua: credit a wallet exactly once per transfer id (deposits, claim credits).
 -- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT),
--- history.lua and journal.lua (journal_add: one journal entry per credit applied, none for a
--- repeat): a claim credit adds the grabber's "received" history entry in the same script,
+-- history.lua, journal.lua (journal_add: one journal entry per credit applied, none for a
+-- repeat) and ledger.lua (ledger_push): a claim credit adds the grabber's "received" history entry in the same script,
 -- so the entry is written exactly when the money arrives, once per transfer id however often
 -- the claim is re-driven.
 --
 -- KEYS[1] wallet: wallet hash (field `balance`, cents)
 -- KEYS[2] ledger: ledger list
--- KEYS[3] records: idempotency records hash (record id -> fingerprint)
+-- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)
 -- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms, +inf =
 --         pinned)
 -- KEYS[5] legacy_record: the transfer's record in the layout before 0.2 (a string
@@ -31,16 +31,24 @@
 --         equal ARGV[1]), '' for a credit that is not history (a deposit)
 -- ARGV[10] history_retention_ms: history retention, ms
 -- ARGV[11] user_id: the wallet's owner (the journal entry's user)
+-- ARGV[12] call: a deposit's call id (16 hex digits), kept in the record it writes (records.lua:
+--          money_record): its re-run, at any later moment, answers its first 'applied'; ''
+--          for a claim credit (re-driven by its packet's claim, which reads 'repeat')
 -- Returns one of:
 --   {'applied', balance}         credited now
---   {'repeat', balance}          this transfer was credited before: nothing changed
+--   {'repeat', balance}          another call credited this transfer before: nothing changed;
+--                                the balance now, cents
 --   {'conflict', balance}        the transfer id was used with a different fingerprint: nothing changed
 --   {'balance_limit', balance}   the credit would take the balance over ARGV[8]: nothing changed
 local prev = redis.call('HGET', KEYS[3], ARGV[4]) or redis.call('GET', KEYS[5])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
-  if prev ~= ARGV[5] then
+  local first, call, first_balance = money_record_read(prev)
+  if first ~= ARGV[5] then
     return {'conflict', balance}
+  end
+  if ARGV[12] ~= '' and call == ARGV[12] then
+    return {'applied', first_balance}
   end
   return {'repeat', balance}
 end
@@ -65,10 +73,10 @@ end
 
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
-redis.call('LPUSH', KEYS[2], ARGV[2] .. '|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[3])
+ledger_push(KEYS[2], KEYS[1], ARGV[2] .. '|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[3],
+  tonumber(ARGV[7]))
 journal_add(KEYS[9], ARGV[2], ARGV[11], amount, ARGV[3], now, balance)
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[7]) - 1)
-redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+redis.call('HSET', KEYS[3], ARGV[4], money_record(ARGV[5], ARGV[12], balance))
 redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[6])), ARGV[4])
 if entry ~= '' then
   history_add(KEYS[6], KEYS[8], 'received', entry)

@@ -1,10 +1,10 @@
 -- withdraw.lua: pay money out of a wallet, exactly once per reference (POST /wallet/withdrawals).
 -- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
--- journal.lua (journal_add).
+-- journal.lua (journal_add), then ledger.lua (ledger_push).
 --
 -- KEYS[1] wallet: wallet hash (field `balance`, cents)
 -- KEYS[2] ledger: ledger list
--- KEYS[3] records: idempotency records hash (record id -> fingerprint)
+-- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)
 -- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms)
 -- KEYS[5] journal: the money journal of the wallet's tag (one withdrawal entry)
 -- ARGV[1] amount_cents: the withdrawal, cents (> 0)
@@ -13,6 +13,8 @@
 -- ARGV[4] keep_ms: keep the record this many ms (> 0)
 -- ARGV[5] ledger_cap: ledger length cap (entries)
 -- ARGV[6] user_id: the wallet's owner (the journal entry's user)
+-- ARGV[7] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
+--         money_record): its re-run, at any later moment, answers its first 'applied'
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing paid twice), with another amount a conflict. A withdrawal refused for want
@@ -20,7 +22,8 @@
 -- Every check comes before the first write.
 -- Returns one of:
 --   {'applied', balance}              paid out now; the balance after, cents
---   {'repeat', balance}               this reference was paid out before: nothing changed
+--   {'repeat', balance}               another call paid this reference out before: nothing
+--                                     changed; the balance now, cents
 --   {'conflict', balance}             the reference was used with another amount: nothing changed
 --   {'insufficient_funds', balance}   the balance is below the amount: nothing changed
 local amount = tonumber(ARGV[1])
@@ -35,8 +38,12 @@ local fingerprint = int(amount)
 local prev = redis.call('HGET', KEYS[3], ARGV[3])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
-  if prev ~= fingerprint then
+  local first, call, first_balance = money_record_read(prev)
+  if first ~= fingerprint then
     return {'conflict', int(balance)}
+  end
+  if call == ARGV[7] then
+    return {'applied', first_balance}
   end
   return {'repeat', int(balance)}
 end
@@ -46,10 +53,10 @@ end
 
 local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(-amount))
-redis.call('LPUSH', KEYS[2], 'withdrawal|' .. int(-amount) .. '|' .. int(now) .. '|' .. ARGV[2])
+ledger_push(KEYS[2], KEYS[1], 'withdrawal|' .. int(-amount) .. '|' .. int(now) .. '|' .. ARGV[2],
+  tonumber(ARGV[5]))
 journal_add(KEYS[5], 'withdrawal', ARGV[6], -amount, ARGV[2], now, balance)
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
-redis.call('HSET', KEYS[3], ARGV[3], fingerprint)
+redis.call('HSET', KEYS[3], ARGV[3], money_record(fingerprint, ARGV[7], balance))
 redis.call('ZADD', KEYS[4], forget_score(now, keep_ms), ARGV[3])
 prune_records(KEYS[3], KEYS[4], now)
 return {'applied', balance}

@@ -9,8 +9,8 @@ use redis::{Cmd, Pipeline, RedisFuture, Value};
 use crate::{node_conn, scan_keys, RedisCluster, RedisServer, ReplicatedCluster, RESPONSE_TIMEOUT};
 
 /// Set to `1` to run [`Backend::Cluster`] tests on a 3-master + 3-replica cluster instead of
-/// 3 masters (`make replicas` runs the red-packet, history, order-code, vote and workload
-/// suites that way, after `make unit` ran them on 3 masters).
+/// 3 masters, and only those ([`Backend::all`]): `make replicas` runs the suites that way,
+/// after `make unit` ran them on standalone and on 3 masters.
 pub const REPLICAS_ENV: &str = "HONGBAO_TEST_CLUSTER_REPLICAS";
 
 /// Which kind of Redis deployment a test runs against.
@@ -23,8 +23,20 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Every backend, for `for backend in Backend::ALL { .. }` loops.
+    /// Every backend.
     pub const ALL: [Backend; 2] = [Backend::Standalone, Backend::Cluster];
+
+    /// The backends a test runs on, for `for backend in Backend::all() { .. }` loops: both, or
+    /// only [`Backend::Cluster`] when [`REPLICAS_ENV`] is `1` (`make replicas` runs the suites
+    /// again for their cluster half on replicas; their standalone half would be the same run
+    /// as `make unit`'s).
+    pub fn all() -> Vec<Backend> {
+        if std::env::var(REPLICAS_ENV).as_deref() == Ok("1") {
+            vec![Backend::Cluster]
+        } else {
+            Backend::ALL.to_vec()
+        }
+    }
 }
 
 impl fmt::Display for Backend {

@@ -12,7 +12,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use harness::{Backend, TestRedis};
-//! for backend in Backend::ALL {
+//! for backend in Backend::all() {
 //!     let redis = TestRedis::start(backend);
 //!     let mut conn = redis.raw_conn().await;
 //!     let _: () = redis::cmd("SET").arg("k").arg(1).query_async(&mut conn).await.unwrap();

@@ -256,7 +256,7 @@ async fn requirepass_auth_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cluster_auto_detection() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let mut config = cfg(&redis.url(), RedisAuth::default());
         assert!(

@@ -85,7 +85,7 @@ async fn claim_interrupted_after_credit(store: &Store, packet_id: &str, user: &s
 /// once done, its record is un-pinned and pruned like any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_redrive_credits_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 300).await;
@@ -304,7 +304,7 @@ async fn volatile_eviction_never_pays_twice() {
 /// and `noeviction` start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allkeys_eviction_refuses_cold_start() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         for (policy, refused) in [
@@ -341,7 +341,7 @@ async fn allkeys_eviction_refuses_cold_start() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exact_integers_and_the_balance_limit() {
     const BIG: i64 = 100_000_000_000;
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let capped = store(&redis, |_| {});
         let (mut applied, mut limited) = (0, 0);
@@ -418,7 +418,7 @@ async fn exact_integers_and_the_balance_limit() {
 /// `settle.lua` writes nothing before it fails; `due_add.lua` never moves an existing entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_packet_does_not_block_refunds() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |c| c.reclaim.batch = 2);
         let senders: Vec<String> = (0..5).map(|i| format!("s{i}")).collect();
@@ -676,7 +676,7 @@ async fn reclaim_goes_on_while_a_wallet_master_is_down() {
 /// (money no run would ever refund), and not the ones the index still holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_sees_stuck_money() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "s", 300).await;

@@ -586,7 +586,7 @@ fn relaxed(c: &mut Config) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn script_flush_and_client_kill_mid_storm() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let clients = Arc::new(Clients::shared(common::store(&redis, relaxed)));
         let (packets, users, deposits) = setup(clients.store(), 3).await;

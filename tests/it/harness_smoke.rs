@@ -104,7 +104,7 @@ async fn cluster_spreads_hash_tags_over_nodes() {
 
 #[tokio::test]
 async fn test_redis_works_for_every_backend() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         assert_eq!(redis.backend(), backend);
         assert_eq!(redis.is_cluster(), backend == Backend::Cluster);

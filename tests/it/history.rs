@@ -146,7 +146,7 @@ fn this_year(store: &Store) -> i32 {
 /// ledger's packet debits and claim credits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_history_pages_exactly_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         let users: Vec<String> = (0..10).map(|i| format!("user{i}")).collect();
@@ -369,7 +369,7 @@ fn rfc3339(ms: i64) -> String {
 /// before its credit. The sent item gets its refund once the packet is settled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redriven_claims_add_one_item() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "alice", 10_000).await;
@@ -474,7 +474,7 @@ async fn redriven_claims_add_one_item() {
 /// history outlives the packet's own keys (settled, then expired after 1 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retention_and_packet_expiry() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |c| {
             c.history.retention_ms = 3_000;
@@ -553,7 +553,7 @@ async fn retention_and_packet_expiry() {
 /// every key before and after); another user's cursor shows nothing of theirs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_history_queries_are_refused() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "alice", 10_000).await;

@@ -11,13 +11,15 @@
 //! reconcile-cron's walk, across runs, finds no wallet the scripts moved and every wallet
 //! moved outside them.
 
+mod reconcile_cron;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use harness::moto::{LedgerFeed, MotoServer};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::{Entry, Kind};
 use hongbao::domain::packets::ClaimOutcome;
-use hongbao::domain::wallet::Mismatch;
+use hongbao::domain::reconcile::Mismatch;
 use hongbao::lambda::ledger_export;
 use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::lambda::reconcile as lambda_reconcile;
@@ -60,7 +62,7 @@ fn movements(entries: &[Entry]) -> Vec<(Kind, String, i64, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_movement_is_journaled_once_and_exported_at_least_once() {
     let moto = MotoServer::start();
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |c| {
             c.ledger_export.lock_ttl_ms = 30_000;
@@ -313,7 +315,7 @@ async fn reconcile_pass(
         runs += 1;
         checked += summary.checked;
         for w in unreconciled {
-            found.insert(w.user_id, w.mismatches);
+            found.insert(w.id, w.mismatches);
         }
         if summary.pass_completed {
             return (runs, checked, found);
@@ -324,7 +326,7 @@ async fn reconcile_pass(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reconcile_cron_finds_every_wallet_moved_outside_the_scripts_and_no_other() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange: every kind of movement, each step sent twice, and 40 more funded wallets.
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |c| c.packets.grab_rate_limit = 0);

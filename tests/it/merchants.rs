@@ -82,7 +82,7 @@ async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
 /// close after each round, and the ledger holds one entry per movement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_movements_move_each_cent_once_and_the_books_close() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -201,7 +201,7 @@ async fn racing_movements_move_each_cent_once_and_the_books_close() {
 /// id, amount, reference or field).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_write_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -322,7 +322,7 @@ async fn refusals_write_nothing() {
 /// keeps its own balance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn movements_are_journaled_as_the_merchants_beside_a_wallet_of_the_same_id() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange: a user named as the merchant, with money of their own.
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

@@ -221,7 +221,7 @@ fn cases() -> Vec<Case> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_route_keeps_the_request_contract() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "alice", 50_000).await;

@@ -120,7 +120,7 @@ async fn journal_len(store: &Store, user: &str) -> usize {
 /// packet's reclaim entry, and the unkeyed one answered a refusal for a packet that exists.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_create_run_twice_answers_as_its_first_run() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let quota = store(&redis, |c| c.packets.packets_per_minute = 1);
         for (case, key, store) in [
@@ -148,7 +148,7 @@ async fn a_create_run_twice_answers_as_its_first_run() {
 /// (brought forward to the index time, for reclaim-cron to look at soon), never removes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_and_foreign_runs_create_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "ann", 1_000).await;
@@ -217,7 +217,7 @@ async fn late_and_foreign_runs_create_nothing() {
 /// record kept `HONGBAO_IDEMPOTENCY_TTL_SECS` = 1 s, as before, the share was paid twice.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_claim_redrive_pays_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |c| c.packets.idempotency_ttl_secs = 1);
         fund(&store, "alice", 1_000).await;
@@ -282,7 +282,7 @@ async fn an_article_post_run_twice_answers_as_its_first_run() {
     use hongbao::domain::voting::{ArticleId, Order};
     use hongbao::store::scripts::ArticlePostCall;
     use hongbao::store::voting::SiteKeys;
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         let keys = SiteKeys::of(store.config());
@@ -334,7 +334,7 @@ async fn an_article_post_run_twice_answers_as_its_first_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grab_run_twice_answers_as_its_first_run() {
     use hongbao::store::scripts::{text, GrabCall};
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 1_000).await;

@@ -373,7 +373,7 @@ struct Workload {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn seeded_random_workload_conserves_money() {
     let moto = MotoServer::start();
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |c| {
             c.packets.grab_rate_limit = 0;

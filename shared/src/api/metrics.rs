@@ -25,7 +25,7 @@
 //! | `ReclaimRemainingDue` | count | due packets left when a reclaim run ended (the backlog alarm) |
 //! | `LedgerExported`, `LedgerExportFailed` | count | journal entries a ledger-export run published / could not publish (a failed run counts 1) |
 //! | `LedgerExportLagMs` | milliseconds | age of the oldest journal entry left unexported when a ledger-export run ended (0: none; the lag alarm) |
-//! | `ReconcileChecked`, `ReconcileMismatch` | count | wallets a reconcile-cron run checked / found not reconciled with their ledger and journal (the mismatch alarm) |
+//! | `ReconcileChecked`, `ReconcileMismatch` | count | accounts (wallets and merchants' budgets) a reconcile-cron run checked / found not reconciled with their ledger, books and journal (the mismatch alarm) |
 //! | `ReconcileFailed` | count | reconcile-cron runs that failed (1 each; the next run goes on from the last step saved) |
 //! | `Unavailable` | count | answers 503 `unavailable` (Redis trouble) |
 //! | `Internal` | count | answers 500 `internal` |

@@ -19,6 +19,7 @@ pub mod merchants;
 pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
+pub mod reconcile;
 pub mod settings;
 pub mod split;
 pub mod voting;

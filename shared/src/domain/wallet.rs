@@ -285,7 +285,9 @@ pub enum DepositOutcome {
         /// Balance after, cents.
         balance_cents: i64,
     },
-    /// This reference was deposited before with the same amount: nothing changed.
+    /// Another call deposited this reference before with the same amount: nothing changed.
+    /// (The same call sent again answers its first answer, [`DepositOutcome::Applied`] with
+    /// the balance it gave: the call id is in the reference's record.)
     Repeat {
         /// Current balance, cents.
         balance_cents: i64,
@@ -313,7 +315,9 @@ pub enum WithdrawalOutcome {
         /// Balance after, cents.
         balance_cents: i64,
     },
-    /// This reference was paid out before with the same amount: nothing changed.
+    /// Another call paid this reference out before with the same amount: nothing changed.
+    /// (The same call sent again answers its first answer, [`WithdrawalOutcome::Applied`]
+    /// with the balance it gave: the call id is in the reference's record.)
     Repeat {
         /// Current balance, cents.
         balance_cents: i64,
@@ -326,162 +330,6 @@ pub enum WithdrawalOutcome {
         /// Current balance, cents.
         balance_cents: i64,
     },
-}
-
-/// What a reconciliation finds wrong with one wallet ([`reconcile`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Mismatch {
-    /// The stored balance is not an integer of 0 to 2^53 − 1 cents.
-    Balance {
-        /// The stored value.
-        stored: String,
-    },
-    /// A ledger item that is not `kind|amount_cents|at_ms|reference`.
-    LedgerEntry {
-        /// The item.
-        item: String,
-    },
-    /// The ledger is whole (fewer than [`LEDGER_CAP`] entries: none ever trimmed), and its
-    /// amounts do not add up to the balance.
-    LedgerSum {
-        /// The balance, cents.
-        balance_cents: i64,
-        /// The sum of the ledger's amounts, cents.
-        ledger_cents: i64,
-    },
-    /// One movement in the ledger twice: a deposit, withdrawal, packet debit or claim credit
-    /// with the same reference (each is applied once per reference), or two entries equal in
-    /// every field.
-    Twice {
-        /// The ledger's kind.
-        kind: &'static str,
-        /// The reference (deposit or withdrawal reference, or packet id).
-        reference: String,
-    },
-    /// A journal entry of the wallet that moves money, of the time the ledger still covers,
-    /// with no ledger entry of the same kind, amount, time and reference.
-    NotInLedger {
-        /// The entry's `event_id`.
-        event_id: String,
-    },
-    /// A journal entry's balance after the movement is not the balance less every later
-    /// movement of the ledger.
-    JournalBalance {
-        /// The entry's `event_id`.
-        event_id: String,
-        /// What the ledger says the balance was after it, cents.
-        expected_cents: i64,
-        /// What the entry says, cents.
-        journal_cents: i64,
-    },
-}
-
-/// The largest integer a Lua number holds exactly, 2^53 − 1: no balance is above it.
-const MAX_EXACT_CENTS: i64 = (1 << 53) - 1;
-
-/// Checks one wallet as read in one atomic step: its stored `balance` (`None`: no balance
-/// field, 0), its `ledger` items newest first (at most [`LEDGER_CAP`]) and the journal entries
-/// still unexported on its hash tag (`journal`, any order; the other users' and the merchants'
-/// are ignored). The rules, each a [`Mismatch`] when broken:
-///
-/// - the balance is an integer of 0 to 2^53 − 1 cents and every ledger item parses;
-/// - a whole ledger (fewer than [`LEDGER_CAP`] items, so none was trimmed) adds up to the
-///   balance: every movement of a wallet writes its ledger item in the same script
-///   (`lua/wallet_credit.lua`, `withdraw.lua`, `create_packet.lua`, `settle.lua`, `cancel.lua`);
-/// - no movement is in the ledger twice (idempotency keys make each one once);
-/// - each journal entry of the user that moves money (`lua/journal.lua`, written in the same
-///   script as the ledger item) is in the ledger, if the ledger reaches back to its time, and
-///   its balance after the movement is the balance less the ledger's later amounts. An
-///   exported entry is gone from the journal, so only the ones left are checked; a gap among
-///   them (a failed export of one entry) changes nothing.
-///
-/// A trimmed ledger's sum says nothing (its oldest movements are gone): such a wallet is
-/// checked by the other rules only.
-pub fn reconcile(
-    user_id: &str,
-    balance: Option<&str>,
-    ledger: &[String],
-    journal: &[super::journal::Entry],
-) -> Vec<Mismatch> {
-    let mut found = Vec::new();
-    let balance_cents = match balance.map(str::parse::<i64>) {
-        None => 0,
-        Some(Ok(b)) if (0..=MAX_EXACT_CENTS).contains(&b) => b,
-        Some(_) => {
-            found.push(Mismatch::Balance {
-                stored: balance.unwrap_or_default().to_string(),
-            });
-            return found;
-        }
-    };
-    let mut entries = Vec::with_capacity(ledger.len());
-    for item in ledger {
-        match Entry::parse(item) {
-            Ok(e) => entries.push(e),
-            Err(_) => found.push(Mismatch::LedgerEntry { item: item.clone() }),
-        }
-    }
-    if !found.is_empty() {
-        return found;
-    }
-    let whole = ledger.len() < LEDGER_CAP as usize;
-    let ledger_cents: i64 = entries.iter().map(|e| e.amount_cents).sum();
-    if whole && ledger_cents != balance_cents {
-        found.push(Mismatch::LedgerSum {
-            balance_cents,
-            ledger_cents,
-        });
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for e in &entries {
-        let once = e.kind != EntryKind::RefundCredit;
-        let key = if once {
-            (e.kind.as_str(), e.reference.as_str(), 0, 0)
-        } else {
-            (
-                e.kind.as_str(),
-                e.reference.as_str(),
-                e.amount_cents,
-                e.at_ms,
-            )
-        };
-        if !seen.insert(key) {
-            found.push(Mismatch::Twice {
-                kind: e.kind.as_str(),
-                reference: e.reference.clone(),
-            });
-        }
-    }
-    let oldest_ms = entries.last().map_or(i64::MIN, |e| e.at_ms);
-    for j in journal
-        .iter()
-        .filter(|j| j.user_id == user_id && j.amount_cents != 0 && !j.kind.is_merchant())
-    {
-        if !whole && j.at_ms < oldest_ms {
-            continue;
-        }
-        let at = entries.iter().position(|e| {
-            e.kind.as_str() == j.kind.as_str()
-                && e.amount_cents == j.amount_cents
-                && e.at_ms == j.at_ms
-                && e.reference == j.reference
-        });
-        let Some(at) = at else {
-            found.push(Mismatch::NotInLedger {
-                event_id: j.event_id.clone(),
-            });
-            continue;
-        };
-        let later: i64 = entries[..at].iter().map(|e| e.amount_cents).sum();
-        if balance_cents - later != j.balance_cents {
-            found.push(Mismatch::JournalBalance {
-                event_id: j.event_id.clone(),
-                expected_cents: balance_cents - later,
-                journal_cents: j.balance_cents,
-            });
-        }
-    }
-    found
 }
 
 #[cfg(test)]
@@ -515,115 +363,5 @@ mod tests {
         assert!(p.allows("arn:aws:sts::123456789012:assumed-role/payments/backend-1"));
         assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/paymentsX/backend-1"));
         assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/other/x"));
-    }
-
-    fn journal(
-        kind: &str,
-        amount: i64,
-        at: i64,
-        reference: &str,
-        balance: i64,
-    ) -> crate::domain::journal::Entry {
-        let fields: std::collections::BTreeMap<String, String> = [
-            ("event_id", format!("e{at}")),
-            ("kind", kind.to_string()),
-            ("user", "alice".to_string()),
-            ("amount", amount.to_string()),
-            ("ref", reference.to_string()),
-            ("at", at.to_string()),
-            ("balance", balance.to_string()),
-            ("extra", if amount == 0 { "0" } else { "" }.to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        crate::domain::journal::Entry::from_fields("hb:{0000}:journal", "1-0", &fields).unwrap()
-    }
-
-    fn ledger(items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn a_wallet_whose_ledger_and_journal_agree_reconciles() {
-        let items = ledger(&["packet_debit|-300|20|p1", "deposit|1000|10|d1"]);
-        let j = [
-            journal("deposit", 1000, 10, "d1", 1000),
-            journal("packet_debit", -300, 20, "p1", 700),
-        ];
-        assert_eq!(reconcile("alice", Some("700"), &items, &j), vec![]);
-        // Another user's entries and entries that move no money are not this wallet's rules.
-        let other = [journal("packet_cancelled", 0, 30, "p1", 5)];
-        assert_eq!(reconcile("alice", Some("700"), &items, &other), vec![]);
-        assert_eq!(reconcile("bob", None, &[], &j), vec![]);
-    }
-
-    #[test]
-    fn a_whole_ledger_must_add_up_to_the_balance() {
-        let items = ledger(&["deposit|1000|10|d1"]);
-        assert_eq!(
-            reconcile("alice", Some("1001"), &items, &[]),
-            vec![Mismatch::LedgerSum {
-                balance_cents: 1001,
-                ledger_cents: 1000
-            }]
-        );
-        // A trimmed ledger (LEDGER_CAP items) says nothing of the balance by its sum.
-        let full: Vec<String> = (0..LEDGER_CAP)
-            .map(|i| format!("deposit|1|{i}|d{i}"))
-            .collect();
-        assert_eq!(reconcile("alice", Some("5000"), &full, &[]), vec![]);
-    }
-
-    #[test]
-    fn a_movement_in_the_ledger_twice_is_found() {
-        let items = ledger(&["claim_credit|50|20|p1", "claim_credit|50|10|p1"]);
-        assert_eq!(
-            reconcile("alice", Some("100"), &items, &[]),
-            vec![Mismatch::Twice {
-                kind: "claim_credit",
-                reference: "p1".into()
-            }]
-        );
-        // A packet refunds its sender twice at most: at the cancel and at settlement.
-        let refunds = ledger(&["refund_credit|5|20|p1", "refund_credit|7|10|p1"]);
-        assert_eq!(reconcile("alice", Some("12"), &refunds, &[]), vec![]);
-    }
-
-    #[test]
-    fn a_journal_entry_must_be_in_the_ledger_with_its_balance() {
-        let items = ledger(&["deposit|1000|10|d1"]);
-        let missing = [journal("withdrawal", -100, 20, "w1", 900)];
-        assert_eq!(
-            reconcile("alice", Some("1000"), &items, &missing),
-            vec![Mismatch::NotInLedger {
-                event_id: "e20".into()
-            }]
-        );
-        let wrong = [journal("deposit", 1000, 10, "d1", 999)];
-        assert_eq!(
-            reconcile("alice", Some("1000"), &items, &wrong),
-            vec![Mismatch::JournalBalance {
-                event_id: "e10".into(),
-                expected_cents: 1000,
-                journal_cents: 999
-            }]
-        );
-    }
-
-    #[test]
-    fn a_bad_balance_or_ledger_item_is_found() {
-        assert_eq!(
-            reconcile("alice", Some("-1"), &[], &[]),
-            vec![Mismatch::Balance {
-                stored: "-1".into()
-            }]
-        );
-        assert_eq!(
-            reconcile("alice", Some("1"), &ledger(&["deposit|x|1|d"]), &[]),
-            vec![Mismatch::LedgerEntry {
-                item: "deposit|x|1|d".into()
-            }]
-        );
     }
 }

@@ -1,7 +1,7 @@
 //! The reconcile-cron function's job, run by an EventBridge schedule (no HTTP): each run
-//! checks the next batch of wallets against their ledgers and the money journal
-//! ([`crate::store::reconcile`]; the rules are [`crate::domain::wallet::reconcile`]'s) and
-//! reports every wallet that does not reconcile. It reads and never repairs: money is never
+//! checks the next batch of wallets and merchants' budgets against their ledgers and the money
+//! journal ([`crate::store::reconcile`]; the rules are [`crate::domain::reconcile`]'s) and
+//! reports every account that does not reconcile. It reads and never repairs: money is never
 //! moved by hand (docs/operations.md#reconcilemismatchalarm).
 
 use std::time::{Duration, Instant};
@@ -11,13 +11,20 @@ use crate::store::reclaim::STOP_MARGIN;
 use crate::store::reconcile::{self, ReconcileSummary};
 use crate::store::{Error, Store};
 
-/// Wallets one run checks at most (a run also stops [`STOP_MARGIN`] before its deadline).
-/// 20,000 a minute: a pass over 10 million wallets takes about 8 hours.
+/// Accounts (wallets and merchants' budgets) one run checks at most (a run also stops
+/// [`STOP_MARGIN`] before its deadline). 20,000 a minute: a pass over 10 million accounts
+/// takes about 8 hours.
 pub const WALLETS_PER_RUN: u64 = 20_000;
 
-/// Runs one [`reconcile::run_until`], until [`WALLETS_PER_RUN`] wallets are checked or
+/// Mismatches of one account its error line shows (the first ones; `mismatch_count` says how
+/// many there are): a balance moved outside the scripts makes every later journal entry's
+/// balance a mismatch too.
+pub const MISMATCHES_LOGGED: usize = 10;
+
+/// Runs one [`reconcile::run_until`], until [`WALLETS_PER_RUN`] accounts are checked or
 /// [`STOP_MARGIN`] before `deadline_ms` (the invocation's deadline, Unix ms; `None`: 30 s);
-/// logs each wallet that does not reconcile (an error line naming the user and what is wrong)
+/// logs each account that does not reconcile (an error line naming the wallet's user or the
+/// merchant and what is wrong)
 /// and the run's summary, counts `ReconcileChecked` and `ReconcileMismatch` ([`metrics`]; a
 /// run that fails counts one `ReconcileFailed`), and returns the summary (as JSON: `{"checked", "mismatched", "scan_steps", "pass_completed"}`).
 ///
@@ -37,11 +44,14 @@ pub async fn run(store: &Store, deadline_ms: Option<u64>) -> Result<ReconcileSum
             return Err(e);
         }
     };
-    for wallet in &unreconciled {
+    for account in &unreconciled {
+        let shown = &account.mismatches[..account.mismatches.len().min(MISMATCHES_LOGGED)];
         tracing::error!(
-            user_id = %wallet.user_id,
-            mismatches = ?wallet.mismatches,
-            "wallet does not reconcile with its ledger and journal"
+            holder = account.holder.as_str(),
+            id = %account.id,
+            mismatch_count = account.mismatches.len(),
+            mismatches = ?shown,
+            "account does not reconcile with its ledger and journal"
         );
     }
     metrics::count(metrics::RECONCILE_CHECKED, summary.checked);

@@ -1,23 +1,24 @@
-//! reconcile-cron: every wallet checked against its ledger and the money journal, a batch per
-//! run, the walk resumed where the last run stopped.
+//! reconcile-cron: every wallet and every merchant's budget checked against its ledger and the
+//! money journal, a batch per run, the walk resumed where the last run stopped.
 //!
-//! Wallets have no index (a wallet is its hash, `<prefix>:{t}:wallet:<user>`), so the walk is
-//! a `SCAN` of each master ([`crate::store::Conn::scan_step`]) for hashes of that shape, never on a request
-//! path. Where each master's scan stands is kept in Redis, so runs (and sandboxes) share it:
+//! Accounts have no index (a wallet is its hash, `<prefix>:{t}:wallet:<user>`, a merchant's
+//! budget `<prefix>:{t}:merchant:<merchant>`), so the walk is a `SCAN` of each master
+//! ([`crate::store::Conn::scan_step`]) for hashes of those shapes, never on a request path. Where each master's scan stands is kept in Redis, so runs (and sandboxes) share it:
 //!
 //! | key | type | contents |
 //! | --- | --- | --- |
 //! | `<prefix>:{reconcile}:cursor` | hash | master (`standalone`, or `host:port` of a cluster master) -> its `SCAN` cursor, or `done` once its scan is over; deleted when every master of the cluster is `done` (a pass is over: the next run starts another); no TTL (it guards no money; losing it only restarts the pass) |
 //!
 //! A cluster's masters are those `CLUSTER SLOTS` names at each run: a master new since the
-//! pass began (a failover, a scale-out) is scanned from its start, so no wallet of it is
-//! missed; a wallet may be checked twice in a pass (`SCAN` may return a key twice), which
+//! pass began (a failover, a scale-out) is scanned from its start, so no account of it is
+//! missed; an account may be checked twice in a pass (`SCAN` may return a key twice), which
 //! changes nothing, as the job writes only its cursor.
 //!
-//! Each wallet is read in one atomic step on its hash tag (`MULTI`: its balance, its ledger,
+//! Each account is read in one atomic step on its hash tag (`MULTI`: its hash, its ledger,
 //! the newest [`JOURNAL_WINDOW`] entries of its tag's journal), then checked by
-//! [`crate::domain::wallet::reconcile`] (the rules are there).
+//! [`crate::domain::reconcile::reconcile`] (the rules are there).
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -29,37 +30,40 @@ use super::journal::parse_range;
 use super::keys::Keys;
 use super::scan::Master;
 use super::Store;
-use crate::domain::wallet::{reconcile, Mismatch, LEDGER_CAP};
+use crate::domain::reconcile::{reconcile, Account, Holder, Mismatch};
+use crate::domain::wallet::LEDGER_CAP;
 
 /// Keys one `SCAN` step asks each master to look at (`COUNT`), at most; fewer when fewer
-/// wallets are left to the run's budget.
+/// accounts are left to the run's budget.
 pub const SCAN_COUNT: usize = 500;
 
-/// Wallets of one `SCAN` step checked at once (each one round trip on its own slot).
+/// Accounts of one `SCAN` step checked at once (each one round trip on its own slot).
 pub const CONCURRENCY: usize = 32;
 
-/// The newest entries of a wallet's journal read with it (`XREVRANGE ... COUNT`): the
+/// The newest entries of an account's journal read with it (`XREVRANGE ... COUNT`): the
 /// entries ledger-export has not published yet, which it deletes within a minute or two.
 pub const JOURNAL_WINDOW: usize = 1_000;
 
 /// What one reconcile run did. Logged and returned by the reconcile-cron function.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReconcileSummary {
-    /// Wallets checked.
+    /// Accounts checked (wallets and merchants' budgets).
     pub checked: u64,
-    /// Wallets with at least one [`Mismatch`].
+    /// Accounts with at least one [`Mismatch`].
     pub mismatched: u64,
     /// `SCAN` steps taken.
     pub scan_steps: u64,
-    /// Whether this run ended a pass over every wallet (the next run starts another).
+    /// Whether this run ended a pass over every account (the next run starts another).
     pub pass_completed: bool,
 }
 
-/// One wallet that did not reconcile.
+/// One account that did not reconcile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreconciled {
-    /// The wallet's user.
-    pub user_id: String,
+    /// A wallet or a merchant's budget.
+    pub holder: Holder,
+    /// The wallet's user or the merchant id.
+    pub id: String,
     /// What was wrong.
     pub mismatches: Vec<Mismatch>,
 }
@@ -77,72 +81,102 @@ fn label(master: &Master) -> String {
     }
 }
 
-/// The user whose wallet hash `key` is (`None`: another key the pattern matched, such as a
+/// The account whose hash `key` is (`None`: another key the pattern matched, such as a
 /// wallet's `:idem` or `:history` hash).
-fn wallet_user(keys: &Keys, prefix: &str, key: &str) -> Option<String> {
+fn account_of(keys: &Keys, prefix: &str, key: &str) -> Option<(Holder, String)> {
     let rest = key.strip_prefix(prefix)?.strip_prefix(":{")?;
-    let (_, encoded) = rest.split_once("}:wallet:")?;
-    let user = percent_encoding::percent_decode_str(encoded)
+    let (_, rest) = rest.split_once("}:")?;
+    let (holder, encoded) = if let Some(e) = rest.strip_prefix("wallet:") {
+        (Holder::Wallet, e)
+    } else {
+        (Holder::Merchant, rest.strip_prefix("merchant:")?)
+    };
+    let id = percent_encoding::percent_decode_str(encoded)
         .decode_utf8()
         .ok()?
         .into_owned();
-    (keys.wallet(&user).wallet == key).then_some(user)
+    let own = match holder {
+        Holder::Wallet => keys.wallet(&id).wallet,
+        Holder::Merchant => keys.merchant(&id).merchant,
+    };
+    (own == key).then_some((holder, id))
 }
 
-/// Checks the wallet of `user_id`: its balance, ledger and journal read in one `MULTI` on its
-/// hash tag, then [`reconcile`].
+/// Checks the account `id` of `holder`: its hash, ledger and journal read in one `MULTI` on
+/// its hash tag, then [`reconcile`] (deposit and withdrawal references deduplicated for
+/// `HONGBAO_DEPOSIT_DEDUP_SECS`).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when its node cannot be reached; [`Error::Internal`] for a reply of
 /// the wrong shape.
-pub async fn check_wallet(store: &Store, user_id: &str) -> Result<Vec<Mismatch>, Error> {
-    let keys = Keys::new(&store.config().key_prefix).wallet(user_id);
+pub async fn check_account(
+    store: &Store,
+    holder: Holder,
+    id: &str,
+) -> Result<Vec<Mismatch>, Error> {
+    let keys = Keys::new(&store.config().key_prefix);
+    let (hash, ledger, journal) = match holder {
+        Holder::Wallet => {
+            let w = keys.wallet(id);
+            (w.wallet, w.ledger, w.journal)
+        }
+        Holder::Merchant => {
+            let m = keys.merchant(id);
+            (m.merchant, m.ledger, m.journal)
+        }
+    };
     let mut conn = store.conn().await?;
-    let (balance, ledger, journal): (Option<String>, Vec<String>, Value) = redis::pipe()
+    let (fields, items, entries): (HashMap<String, String>, Vec<String>, Value) = redis::pipe()
         .atomic()
-        .cmd("HGET")
-        .arg(&keys.wallet)
-        .arg("balance")
+        .cmd("HGETALL")
+        .arg(&hash)
         .cmd("LRANGE")
-        .arg(&keys.ledger)
+        .arg(&ledger)
         .arg(0)
         .arg(LEDGER_CAP as isize - 1)
         .cmd("XREVRANGE")
-        .arg(&keys.journal)
+        .arg(&journal)
         .arg("+")
         .arg("-")
         .arg("COUNT")
         .arg(JOURNAL_WINDOW)
         .query_async(&mut conn)
         .await?;
+    let account = Account {
+        holder,
+        id,
+        fields: &fields,
+        ledger: &items,
+    };
+    let dedup_ms = (store.config().wallet.deposit_dedup_secs * 1000) as i64;
     Ok(reconcile(
-        user_id,
-        balance.as_deref(),
-        &ledger,
-        &parse_range(&keys.journal, journal)?,
+        &account,
+        &parse_range(&journal, entries)?,
+        dedup_ms,
     ))
 }
 
 /// Walks on from where the last run stopped: `SCAN` steps over each master in turn, checking
-/// every wallet each step finds, until about `max_wallets` are checked (a step's wallets are
+/// every account each step finds, until about `max_accounts` are checked (a step's accounts are
 /// all checked: `SCAN` may return more keys than it was asked for), `stop_at` passes, or every
 /// master's scan is over (the pass is over: the cursor is deleted). Each step's cursor is
 /// saved before the next, so a run that fails or times out loses at most one step's work.
-/// The wallets that did not reconcile are returned with the summary (the caller logs and
+/// The accounts that did not reconcile are returned with the summary (the caller logs and
 /// counts them).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a reply of the
-/// wrong shape. A wallet that cannot be read ends the run: the next run checks it again.
+/// wrong shape. An account that cannot be read ends the run: the next run checks it again.
 pub async fn run_until(
     store: &Store,
     stop_at: Instant,
-    max_wallets: u64,
+    max_accounts: u64,
 ) -> Result<(ReconcileSummary, Vec<Unreconciled>), Error> {
     let prefix = store.config().key_prefix.clone();
     let keys = Keys::new(&prefix);
     let cursors = cursor_key(&prefix);
-    let pattern = format!("{prefix}:{{*}}:wallet:*");
+    // `wallet:` and `merchant:` (and a few shapes neither, which account_of drops).
+    let pattern = format!("{prefix}:{{*}}:[wm][ae][lr][lc][eh]*");
     let mut conn = store.conn().await?;
     let masters = conn.masters().await?;
     let saved: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
@@ -162,29 +196,30 @@ pub async fn run_until(
             Some(c) => c.parse::<u64>().unwrap_or(0),
             None => 0,
         };
-        while summary.checked < max_wallets && Instant::now() < stop_at {
-            let count = SCAN_COUNT.min((max_wallets - summary.checked) as usize);
+        while summary.checked < max_accounts && Instant::now() < stop_at {
+            let count = SCAN_COUNT.min((max_accounts - summary.checked) as usize);
             let (next, batch) = conn
                 .scan_step(master, cursor, &pattern, "hash", count)
                 .await?;
             summary.scan_steps += 1;
-            let users = batch
+            let accounts = batch
                 .iter()
-                .filter_map(|key| wallet_user(&keys, &prefix, key));
-            let checked: Vec<(String, Vec<Mismatch>)> = stream::iter(users)
-                .map(|user_id| async move {
-                    let mismatches = check_wallet(store, &user_id).await?;
-                    Ok::<_, Error>((user_id, mismatches))
+                .filter_map(|key| account_of(&keys, &prefix, key));
+            let checked: Vec<(Holder, String, Vec<Mismatch>)> = stream::iter(accounts)
+                .map(|(holder, id)| async move {
+                    let mismatches = check_account(store, holder, &id).await?;
+                    Ok::<_, Error>((holder, id, mismatches))
                 })
                 .buffer_unordered(CONCURRENCY)
                 .try_collect()
                 .await?;
-            for (user_id, mismatches) in checked {
+            for (holder, id, mismatches) in checked {
                 summary.checked += 1;
                 if !mismatches.is_empty() {
                     summary.mismatched += 1;
                     found.push(Unreconciled {
-                        user_id,
+                        holder,
+                        id,
                         mismatches,
                     });
                 }
@@ -206,7 +241,7 @@ pub async fn run_until(
                 break;
             }
         }
-        if summary.checked >= max_wallets || Instant::now() >= stop_at {
+        if summary.checked >= max_accounts || Instant::now() >= stop_at {
             break;
         }
     }

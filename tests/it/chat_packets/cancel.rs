@@ -20,7 +20,7 @@ use crate::common::{self, snapshot};
 /// not cancellable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_races_grabs() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "alice", 100_000).await;

@@ -41,7 +41,7 @@ async fn guess(
 /// a share (200): the crowd never blocks the password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crowd_over_the_guess_budget_is_slowed_and_the_password_still_opens() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |c| {
             c.packets.guess_budget = BUDGET;

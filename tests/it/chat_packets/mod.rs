@@ -84,7 +84,7 @@ fn receipt_holds(commitment: &str, salt: &str, shares: &[i64], total: i64) -> bo
 /// sandbox: the first grab after it wins.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scheduled_packets_open_on_time() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "alice", 10_000).await;
@@ -197,7 +197,7 @@ async fn covers_are_checked() {
 /// the salt breaks the check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receipts_prove_every_split() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "alice", 10_000_000).await;

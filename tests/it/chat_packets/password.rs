@@ -57,7 +57,7 @@ async fn password_packets() {
     // lands beside this one.
     tracing::info!("password_packets: capture on");
     let mut answers = String::new();
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         common::fund(&store, "alice", 10_000).await;

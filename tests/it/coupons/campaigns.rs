@@ -19,7 +19,7 @@ use super::{campaign, coupon_store, dump_all, redis_ms};
 /// the past are refused; every refusal writes nothing (`DUMP` of every key before and after).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creating_a_campaign_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -179,7 +179,7 @@ async fn batches_join_before_the_start() {
         per_window: 0,
         window_ms: 1_000,
     };
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

@@ -183,7 +183,7 @@ impl Calls<'_> {
 /// every other order is told `held` with the winner's `held_until`; none of them may redeem it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thirty_two_orders_race_to_hold_one_code() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (_, code, _) = alices_coupon(&store, "race-1", &["RACE-1"], None).await;
@@ -243,7 +243,7 @@ async fn thirty_two_orders_race_to_hold_one_code() {
 /// the coupon, and the lapsed order may no longer redeem it while the new hold lasts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lapsed_hold_is_taken_by_the_next_order() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (_, code, _) = alices_coupon(&store, "lapse-1", &["LAPSE-1"], None).await;
@@ -290,7 +290,7 @@ async fn a_lapsed_hold_is_taken_by_the_next_order() {
 /// journaled (only the redemption is), and the release repeats with `repeat`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_released_hold_lets_another_order_redeem() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "release-1", &["REL-1"], None).await;
@@ -348,7 +348,7 @@ async fn a_released_hold_lets_another_order_redeem() {
 /// another order redeems it; the reversed order may take it again later (a new cycle).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redemption_reversed_twice_is_credited_back_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "reverse-1", &["REV-1"], None).await;
@@ -429,7 +429,7 @@ async fn a_redemption_reversed_twice_is_credited_back_once() {
 /// `repeat` 0 and credits back once; every key is the same after each re-run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_script_sent_twice_answers_as_its_first_run() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "twice-1", &["TWICE-1"], None).await;
@@ -511,7 +511,7 @@ async fn a_minimum_needs_the_order_total() {
         off: Off::Amount(500),
         min_order_cents: Some(5_000),
     };
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (_, code, _) = alices_coupon(&store, "min-total", &["MINT-1"], Some(rule)).await;
@@ -556,7 +556,7 @@ async fn below_the_minimum_writes_nothing() {
         },
         min_order_cents: Some(5_000),
     };
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (_, code, keys) = alices_coupon(&store, "min-1", &["MIN-1"], Some(rule)).await;
@@ -607,7 +607,7 @@ async fn below_the_minimum_writes_nothing() {
 /// order's release.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_written_before_holds_still_read() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (_, code, keys) = alices_coupon(&store, "old-1", &["OLD-1"], None).await;

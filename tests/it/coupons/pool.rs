@@ -15,7 +15,7 @@ use super::{coupon_store, create, dump_all, grab, grab_call, redeem, redis_ms, P
 /// code; everyone else finds the pool empty; the pool's counts add up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_codes_for_three_hundred_users() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -114,7 +114,7 @@ async fn a_hundred_codes_for_three_hundred_users() {
 /// call takes the next code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grab_sent_again_answers_the_same_win() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -147,7 +147,7 @@ async fn a_grab_sent_again_answers_the_same_win() {
 /// and invert to their index.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_codes_three_per_user() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -191,7 +191,7 @@ async fn generated_codes_three_per_user() {
 /// redeem_by.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn times_visits_and_one_redemption() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

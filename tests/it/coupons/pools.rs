@@ -50,7 +50,7 @@ async fn empty_home_pools_borrow_from_the_others() {
         per_window: 0,
         window_ms: 1_000,
     };
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -166,7 +166,7 @@ async fn redeem_by_code_alone() {
         per_window: 0,
         window_ms: 1_000,
     };
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

@@ -14,7 +14,7 @@ use super::{coupon_store, dump_all};
 /// redeem it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redeem_sent_again_after_a_release_redeems_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "late-redeem", &["LATE-R"], None).await;
@@ -44,7 +44,7 @@ async fn a_redeem_sent_again_after_a_release_redeems_nothing() {
 /// another order redeems the coupon at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hold_sent_again_after_a_release_holds_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "late-hold", &["LATE-H"], None).await;
@@ -74,7 +74,7 @@ async fn a_hold_sent_again_after_a_release_holds_nothing() {
 /// answers its first run and reverses nothing: the last redemption stands, counted once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_sent_again_after_a_later_cycle_reverses_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "late-release", &["LATE-L"], None).await;
@@ -106,7 +106,7 @@ async fn a_release_sent_again_after_a_later_cycle_reverses_nothing() {
 /// millisecond) leave journal entries whose `event_id`s are all distinct.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn journal_ids_stay_distinct_within_one_millisecond() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code, keys) = alices_coupon(&store, "same-ms", &["SAME-MS"], None).await;

@@ -309,7 +309,7 @@ async fn batch_cut_short(
 /// no second code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reservation_has_one_outcome_when_a_batch_is_retried_after_the_start() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -348,7 +348,7 @@ async fn a_reservation_has_one_outcome_when_a_batch_is_retried_after_the_start()
 /// the caller's next grab, a new call, gets the pool's code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -391,7 +391,7 @@ async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
 /// Once the pools are written both win, on the same sandbox (it remembered no sold out).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_campaign_still_being_created_is_never_answered_sold_out() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -435,7 +435,7 @@ async fn a_campaign_still_being_created_is_never_answered_sold_out() {
 /// the directory again, those that landed are counted by the close.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_retried_after_the_close_pushes_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -482,7 +482,7 @@ async fn a_batch_retried_after_the_close_pushes_nothing() {
 /// a new campaign can take them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_cut_short_and_retried_after_the_start_releases_what_it_missed() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -525,7 +525,7 @@ async fn a_batch_cut_short_and_retried_after_the_start_releases_what_it_missed()
 /// answers its own code, not a new one (`per_user` 3).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grab_sent_again_answers_its_own_code() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -555,7 +555,7 @@ async fn a_grab_sent_again_answers_its_own_code() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_creation_releases_every_claim_of_its_codes() {
     use hongbao::domain::coupons::generated::new_campaign_secret;
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

@@ -87,7 +87,7 @@ async fn draw_runs(
 /// run answers its figures, and the view's reveal checks out for every entrant.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_smallest_tickets_win_the_codes_across_pools() {
-    join_all(Backend::ALL.map(|backend| async move {
+    join_all(Backend::all().into_iter().map(|backend| async move {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -258,7 +258,7 @@ async fn created_pools(store: &Store, id: &str) -> u32 {
 /// its closed pools.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn late_entries_write_nothing_and_the_close_draws() {
-    join_all(Backend::ALL.map(|backend| async move {
+    join_all(Backend::all().into_iter().map(|backend| async move {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -347,7 +347,7 @@ async fn late_entries_write_nothing_and_the_close_draws() {
 /// each 400 `invalid_request`; the same reference then creates the valid campaign.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draw_campaigns_refusals_write_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store: Arc<Store> = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

@@ -25,7 +25,7 @@ const ENTRANTS: usize = 1_000;
 /// also those `domain::draws::winners` gives for its revealed seed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn arriving_first_wins_no_more_often_than_arriving_last() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

@@ -65,7 +65,7 @@ pub(super) async fn meta(store: &Store, packet_id: &str, field: &str) -> Option<
 /// every entrant, and the winners' list in share order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_smallest_tickets_win_in_ticket_order() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -135,7 +135,7 @@ async fn the_smallest_tickets_win_in_ticket_order() {
 /// with more shares than entrants gives every entrant one and keeps the rest for the refund.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_draw_runs_once_however_many_race_it() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -265,7 +265,7 @@ async fn a_draw_runs_once_however_many_race_it() {
 /// written: the entrants' set is unchanged, and the late user gets 410 `not_drawn`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_entry_after_draw_at_writes_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -317,7 +317,7 @@ async fn an_entry_after_draw_at_writes_nothing() {
 /// conserved, and the entrants' set expires with the packet's keys.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reclaim_cron_runs_a_draw_nobody_asked_for() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -423,7 +423,7 @@ async fn view(store: &Arc<Store>, packet_id: &str, viewer: &str) -> Value {
 /// winners and its one `draw_run` journal entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draw_packet_through_the_routes() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -514,7 +514,7 @@ async fn a_draw_packet_through_the_routes() {
 /// share nobody won (100) goes back; the winners still grab (200) and claim their shares.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_after_draw_at_draws_first() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -564,7 +564,7 @@ async fn a_cancel_after_draw_at_draws_first() {
 /// (no winner, no `draw_run` entry, every key as it was after the settlement).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_draw_settled_since_never_draws() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

@@ -145,7 +145,7 @@ const OTHER_INVALID: &[(&str, Function, &str, &str)] = &[
 /// Every bad input of the contract gets its 4xx code and changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_inputs_are_refused_and_change_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let id = seed(&store).await;

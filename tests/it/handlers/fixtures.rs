@@ -12,7 +12,7 @@ use crate::common::{self, call, event, with_sub, Function};
 /// The whole HTTP contract's happy path, through the fixtures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixtures_through_the_handlers() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         deposit_twice(&store).await;

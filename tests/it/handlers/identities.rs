@@ -40,7 +40,7 @@ async fn identity_provider_subjects() {
     let twin = format!("{victim}:ledger");
     let mut users: Vec<&str> = subjects.to_vec();
     users.extend([long.as_str(), victim.as_str(), twin.as_str()]);
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         for (i, u) in users.iter().enumerate() {

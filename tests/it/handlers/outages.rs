@@ -13,7 +13,7 @@ use crate::common::{self, call, event, with_sub, Function};
 /// list under our name) makes `WRONGTYPE` inside the script.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrongtype_is_500_not_503() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let wallet = hongbao::store::keys::Keys::new(&store.config().key_prefix)

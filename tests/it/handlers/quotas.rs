@@ -19,7 +19,7 @@ use crate::common::{self, call, event, snapshot, with_body, with_sub, Function};
 /// day in 0.6 s, and an article collected 64 groups.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abuse_quotas() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let defaults = hongbao::Config::default();
         let store = common::store(&redis, |c| {

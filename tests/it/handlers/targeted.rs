@@ -13,7 +13,7 @@ use crate::common::{self, call, event, snapshot, with_body, with_sub, Function};
 /// recipients must be distinct valid user ids.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targeted_packets() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         assert_eq!(deposit(&store, "sender", 10_000, "seed").await.0, 201);

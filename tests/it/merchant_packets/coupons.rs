@@ -69,7 +69,7 @@ async fn grab_and_claim(store: &Arc<Store>, packet_id: &str, users: &[&str]) -> 
 /// minimum is 422, nothing written. The books close after every step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claimed_shares_become_coupons_redeemed_once_at_checkout() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -251,7 +251,7 @@ async fn a_packet_with_one_coupon_redeemed(store: &Arc<Store>) -> (String, Vec<V
 /// balance, once. The sharer gets nothing; the books close at every step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unclaimed_shares_then_unredeemed_coupons_go_back_to_the_merchant_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

@@ -21,7 +21,7 @@ use super::*;
 /// a second run refunds nothing. The sharer cannot cancel the packet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expiry_refunds_the_merchant_and_never_the_sharer() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

@@ -32,7 +32,7 @@ async fn list(store: &Arc<Store>, merchant: &str, query: &str) -> (u16, Value) {
 /// merchant's packets are not listed; a bad cursor is 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merchants_packets_page_newest_first_while_packets_are_created() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

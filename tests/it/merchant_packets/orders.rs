@@ -17,7 +17,7 @@ use super::*;
 /// `reserved` to `paid_cash`. The view names the merchant, the sharer and the payout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_packet_per_order_and_five_winners_among_a_hundred_grabbers() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -145,7 +145,7 @@ async fn one_packet_per_order_and_five_winners_among_a_hundred_grabbers() {
 /// order reference, sharer, total, payout or field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_write_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

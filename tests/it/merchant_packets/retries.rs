@@ -16,7 +16,7 @@ use super::*;
 /// 3 run twice moves the share to `paid_cash` once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn re_sent_scripts_answer_as_their_first_run() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
@@ -128,7 +128,7 @@ async fn now_ms(store: &Store) -> i64 {
 /// the coupons never redeemed once, the second run answering `settled` with nothing moved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn re_sent_coupon_scripts_answer_as_their_first_run() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

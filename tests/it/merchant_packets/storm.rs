@@ -29,7 +29,7 @@ const REDEEM_WITHIN_SECS: i64 = 3;
 /// deposits throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_storm_of_orders_conserves_the_books() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

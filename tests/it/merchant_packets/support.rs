@@ -15,7 +15,7 @@ use super::*;
 /// the member's `claim_credit`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_support_look_up_shows_every_share_and_the_merchants_entries() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});

@@ -16,7 +16,7 @@ use super::{
 async fn dst_zone_business_day_follows_redis_time() {
     let transition = unix(2026, 4, 5, 3, 0, 0);
     let before = transition - 60; // the function's clock: still -03
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "dst", "America/Santiago");
         // 03:30Z is 23:30 -04 on 2026-04-04 (a fixed -03 would say 00:30 on the 5th).
@@ -77,7 +77,7 @@ async fn dst_zone_business_day_follows_redis_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refuses_clock_skew_and_lost_days() {
     let at = unix(2026, 11, 21, 4, 0, 0);
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let out = take_at(&store, 1, at, 0, at - 7 * 3600).await;
@@ -129,7 +129,7 @@ async fn refuses_clock_skew_and_lost_days() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stale_secret_guesses_are_corrected() {
     let at = unix(2026, 11, 24, 4, 0, 0);
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let first = issued(take_at(&store, 3, at, 0, at).await, "2026-11-24");

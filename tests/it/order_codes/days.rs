@@ -24,7 +24,7 @@ async fn ninety_thousand_codes_then_exhausted() {
     // 2026-11-21 12:00:00 in Shanghai (+08:00).
     let at = unix(2026, 11, 21, 4, 0, 0);
     let script = Arc::new(script_at(at, 500_000));
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         // 89,950 codes: 3,000 single calls and random batches of 2..=100, shuffled.
@@ -147,7 +147,7 @@ async fn ninety_thousand_codes_then_exhausted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollover_at_midnight_and_secret_orders() {
     let midnight = unix(2026, 11, 21, 16, 0, 0); // 2026-11-22 00:00:00 +08:00
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         // The function's clock already past midnight, Redis's just before it.
@@ -261,7 +261,7 @@ async fn rollover_at_midnight_and_secret_orders() {
 async fn each_day_start_deletes_hashes_before_yesterday() {
     // 12:00 in Shanghai (+08:00) of 2026-11-`d`.
     let noon = |d: i64| unix(2026, 11, d, 4, 0, 0);
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         for (d, left) in [
@@ -331,7 +331,7 @@ async fn each_day_start_deletes_hashes_before_yesterday() {
 async fn first_requests_of_a_day_share_one_secret() {
     let at = unix(2026, 11, 23, 1, 0, 0); // 09:00 in Shanghai
     let script = Arc::new(script_at(at, 0));
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let tasks = (0..200).map(|_| {

@@ -19,7 +19,7 @@ use crate::common::{assert_refused, Function, Refusal};
 /// 503 `exhausted` with `Retry-After` until the next business day, 503 `unavailable`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handler_contract_and_bad_inputs() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
         let (date, yyyymmdd) = todays_date_clear_of_midnight(&redis).await;
@@ -201,7 +201,7 @@ async fn redis_down_is_unavailable() {
 async fn six_and_seven_digit_codes() {
     let at = unix(2026, 11, 21, 4, 0, 0);
     let script = script_at(at, 0);
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         for digits in [6u32, 7] {
             let prefix = format!("d{digits}");

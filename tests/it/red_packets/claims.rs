@@ -11,7 +11,7 @@ use crate::common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms,
 /// 20 concurrent claims of one share credit the wallet once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_concurrent_claims_credit_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 500).await;
@@ -72,7 +72,7 @@ async fn twenty_concurrent_claims_credit_once() {
 /// user's next claim, or by reclaim-cron after the deadline. Either way, credited once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn interrupted_claims_are_redriven_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 300).await;

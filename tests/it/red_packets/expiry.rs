@@ -14,7 +14,7 @@ use crate::common::{self, assert_conserved, create, fund, lucky, sleep_until_red
 /// total - claimed, and two concurrent reclaim runs refund once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn expiry_and_reclaim_refund_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 1000).await;
@@ -108,7 +108,7 @@ async fn claims_racing_reclaim_at_the_deadline() {
         .chain((0..14).map(|i| -21 + 3 * i))
         .chain([150, 300, 450])
         .collect();
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |c| c.packets.grab_rate_limit = 0);
         let users: Vec<String> = (0..offsets.len()).map(|i| format!("r{i}")).collect();
@@ -251,7 +251,7 @@ async fn claims_racing_reclaim_at_the_deadline() {
 /// (moved to the end of their grace minute, so a run does not take them again meanwhile).
 #[tokio::test]
 async fn phantom_index_entries_are_dropped_after_the_grace_period() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         let keys = hongbao::store::keys::Keys::new("hb");
@@ -290,7 +290,7 @@ async fn phantom_index_entries_are_dropped_after_the_grace_period() {
 /// as from the script.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn after_settlement_and_key_expiry_the_answer_is_expired() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 100).await;

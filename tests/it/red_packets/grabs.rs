@@ -12,7 +12,7 @@ use crate::common::{self, create, fund, lucky, sleep_until_redis_ms, store};
 /// 2,000 concurrent grabbers on a 100-share packet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_thousand_grabbers_one_hundred_shares() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 10_000).await;
@@ -98,7 +98,7 @@ async fn two_thousand_grabbers_one_hundred_shares() {
 /// luck is only shown once every share is grabbed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn best_luck_ties_go_to_the_first_grabber() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 504).await;
@@ -140,7 +140,7 @@ async fn best_luck_ties_go_to_the_first_grabber() {
 /// answer is `expired`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn grab_rate_limit_counts_repeats_per_window() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         // 4 per 4 s.
         let store = store(&redis, |c| {
@@ -235,7 +235,7 @@ async fn grab_rate_limit_counts_repeats_per_window() {
 /// With the default limit (10 repeats per second) the 11th repeat within a second is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_user_many_grabs_and_the_rate_limit() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let relaxed = store(&redis, |c| c.packets.grab_rate_limit = 1000);
         fund(&relaxed, "sender", 1100).await;

@@ -15,7 +15,7 @@ use crate::common::{assert_conserved, create, fund, lucky, store};
 /// 409 to any other body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotency_fingerprints_cannot_collide() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 1000).await;
@@ -92,7 +92,7 @@ async fn idempotency_fingerprints_cannot_collide() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_is_idempotent_and_funded() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 1500).await;

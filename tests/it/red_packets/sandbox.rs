@@ -11,7 +11,7 @@ use crate::common::{self, create, fund, lucky, store};
 /// A sandbox that has not seen it still runs the script.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_sandbox_that_saw_sold_out_answers_a_winners_repeat_with_their_share() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let tweak = |c: &mut hongbao::Config| c.packets.grab_rate_limit = 2;
         let store = store(&redis, tweak);
@@ -77,7 +77,7 @@ async fn a_sandbox_that_saw_sold_out_answers_a_winners_repeat_with_their_share()
 /// has its own id and is never answered from the old packet's entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_packet_created_anew_is_not_answered_from_an_old_entry() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 300).await;

@@ -305,7 +305,7 @@ async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String,
 async fn checkout_reruns_answer_their_first_run() {
     let seed = seed();
     let n = sequences(100);
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (campaign_id, keys, issued) = campaign_of(&store, n).await;

@@ -15,6 +15,7 @@
 //! `HONGBAO_RERUN_SEQUENCES` (per entity kind and backend; `make soak` raises it). A failure
 //! prints the seed, the sequence and its steps up to the failing one.
 
+mod accounts;
 mod checkout;
 
 use std::collections::BTreeMap;

@@ -26,7 +26,7 @@ async fn look_up(store: &Arc<Store>, code: &str, arn: Option<&str>) -> (u16, Val
 /// an unknown code is 404 and a caller outside `HONGBAO_SUPPORT_PRINCIPALS` 403.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_coupon_at_every_checkout_step() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let mut conn = store.conn().await.unwrap();

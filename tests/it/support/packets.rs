@@ -52,7 +52,7 @@ async fn grab_all(store: &hongbao::Store, packet_id: &str, users: &[&str]) -> Ve
 /// sender's debit and the two credits in the journal, and writes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn open_packet_shows_every_claim_step() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         fund(&store, "sender", 600).await;
@@ -119,7 +119,7 @@ async fn open_packet_shows_every_claim_step() {
 /// share refunded, all in the journal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn scheduled_sold_out_cancelled_expired_and_settled_packets() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         fund(&store, "sender", 10_000).await;
@@ -227,7 +227,7 @@ async fn scheduled_sold_out_cancelled_expired_and_settled_packets() {
 /// unknown or malformed id is 404.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_secret_and_refusals() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         fund(&store, "alice", 10_000).await;

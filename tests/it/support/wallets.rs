@@ -17,7 +17,7 @@ use hongbao::store::packets;
 /// fingerprint. A user never seen answers a zero balance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn wallet_mid_claim() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         fund(&store, "alice", 500).await;
@@ -118,7 +118,7 @@ async fn wallet_mid_claim() {
 /// refusal writes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ledger_pages_and_refusals() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         join_all((0..120).map(|i| {

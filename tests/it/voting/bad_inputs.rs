@@ -133,7 +133,7 @@ const GROUP_PAGE_INVALID: &[(&str, &str, &str)] = &[
 /// articles create no key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_inputs_are_refused_and_write_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         post(&store, "alice", "existing").await;

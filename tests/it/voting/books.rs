@@ -16,7 +16,7 @@ use crate::common::{self, event, snapshot};
 /// The reference's numbers, the poster's vote, the one-week window by the Redis clock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_books_numbers_and_the_one_week_window() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
 
@@ -143,7 +143,7 @@ async fn the_books_numbers_and_the_one_week_window() {
 /// racing themself with 200 concurrent random votes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn down_votes_switches_and_never_both() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |c| c.voting.rate_limit = 0);
         let a = post(&store, "alice", "down-votes").await;
@@ -232,7 +232,7 @@ async fn down_votes_switches_and_never_both() {
 /// 500 concurrent distinct voters: exactly +500 × 432; 500 concurrent repeats: nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_hundred_concurrent_voters() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let a = post(&store, "alice", "contention").await;

@@ -13,7 +13,7 @@ use crate::common::{self, event, snapshot};
 /// 26 articles: pages of 25 then 1 then none, by score and by time, ties by higher id first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_of_twenty_five_in_a_documented_order() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         for i in 0..26 {
@@ -91,7 +91,7 @@ async fn pages_of_twenty_five_in_a_documented_order() {
 /// groups are empty and write nothing, only the poster changes an article's groups.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_list_members_through_a_sixty_second_cache() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         post(&store, "alice", "a1").await; // 1
@@ -189,7 +189,7 @@ async fn groups_list_members_through_a_sixty_second_cache() {
 /// Per-user vote rate limit: 429 with Retry-After, nothing written, lifted after the window.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn votes_are_rate_limited_per_user() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         // 3 per 2 s (the window is the counter's TTL, real time: no clock offset moves it).
         let store = common::store(&redis, |c| {

@@ -15,7 +15,7 @@ use crate::common::{self, snapshot};
 /// article, and the sandbox learns the new poster.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandbox_that_knows_the_poster_votes_from_the_record_alone() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let id = post(&store, "alice", "t").await["article_id"]

@@ -72,7 +72,8 @@ pub struct MovementBody {
     pub balance_cents: i64,
     /// The movement's reference.
     pub reference: String,
-    /// `true` when this reference was applied before (nothing moved now).
+    /// `true` when another call applied this reference before (nothing moved now); the same
+    /// call re-sent (a lost reply) answers as its first run did.
     pub repeat: bool,
 }
 

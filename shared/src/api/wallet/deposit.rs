@@ -39,7 +39,8 @@ pub struct DepositBody {
     pub balance_cents: i64,
     /// The deposit's reference.
     pub reference: String,
-    /// `true` when this reference was deposited before (nothing credited now).
+    /// `true` when another call deposited this reference before (nothing credited now); the
+    /// same call re-sent (a lost reply) answers as its first run did.
     pub repeat: bool,
 }
 

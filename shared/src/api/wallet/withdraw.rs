@@ -39,7 +39,8 @@ pub struct WithdrawalBody {
     pub balance_cents: i64,
     /// The withdrawal's reference.
     pub reference: String,
-    /// `true` when this reference was paid out before (nothing paid now).
+    /// `true` when another call paid this reference out before (nothing paid now); the same
+    /// call re-sent (a lost reply) answers as its first run did.
     pub repeat: bool,
 }
 

@@ -210,13 +210,6 @@ pub(crate) async fn locate(
     Ok(Some(Located::of_pool(id, keys, code.to_string(), s)))
 }
 
-/// A fresh id for one checkout call (16 hex digits): the scripts record it, so the same call
-/// sent again (a lost reply) answers as its first run did.
-pub(super) fn call_id() -> String {
-    use rand::Rng;
-    format!("{:016x}", rand::rng().random::<u64>())
-}
-
 /// How long a coupon's call log remembers a checkout call's answer, ms: the store's
 /// `HONGBAO_IDEMPOTENCY_TTL_SECS` (at least Lambda's 900 s maximum timeout + 60 s, so longer than
 /// any re-send of the call can arrive).

@@ -9,10 +9,10 @@
 use redis::Value;
 
 use crate::domain::coupons::Discount;
-use crate::store::scripts::{text, Call};
+use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_id, call_keep_ms, discount_arg, discount_of, locate, total_arg};
+use super::locate::{call_keep_ms, discount_arg, discount_of, locate, total_arg};
 
 use crate::store::scripts::{script_call, COUPON_REDEEM};
 

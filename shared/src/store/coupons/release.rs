@@ -7,10 +7,10 @@
 use redis::Value;
 
 use crate::domain::coupons::Discount;
-use crate::store::scripts::{text, Call};
+use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_id, call_keep_ms, locate};
+use super::locate::{call_keep_ms, locate};
 
 use crate::store::scripts::{script_call, COUPON_RELEASE};
 

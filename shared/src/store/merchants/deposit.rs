@@ -6,7 +6,7 @@ use redis::Value;
 use crate::domain::merchants::MAX_MERCHANT_BALANCE_CENTS;
 use crate::domain::wallet::{DepositOutcome, LEDGER_CAP};
 use crate::store::keys::Keys;
-use crate::store::scripts::{script_call, Call, MERCHANT_DEPOSIT};
+use crate::store::scripts::{call_id, script_call, Call, MERCHANT_DEPOSIT};
 use crate::store::{Error, Store};
 
 script_call! {
@@ -40,6 +40,9 @@ script_call! {
             balance_limit_cents: i64,
             /// The merchant (the journal entry's user).
             merchant_id: &'a str,
+            /// This call's id (16 hex digits, [`crate::store::scripts::call_id`]), kept in the
+            /// record it writes: its re-run, at any later moment, answers its first `applied`.
+            call: &'a str,
         }
     }
 }
@@ -73,6 +76,7 @@ pub async fn deposit(
         ledger_cap: LEDGER_CAP,
         balance_limit_cents: MAX_MERCHANT_BALANCE_CENTS,
         merchant_id,
+        call: &call_id(),
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -5,7 +5,7 @@ use redis::Value;
 
 use crate::domain::wallet::{withdrawal_record_id, WithdrawalOutcome, LEDGER_CAP};
 use crate::store::keys::Keys;
-use crate::store::scripts::{script_call, Call, MERCHANT_WITHDRAW};
+use crate::store::scripts::{call_id, script_call, Call, MERCHANT_WITHDRAW};
 use crate::store::{Error, Store};
 
 script_call! {
@@ -37,6 +37,9 @@ script_call! {
             ledger_cap: u32,
             /// The merchant (the journal entry's user).
             merchant_id: &'a str,
+            /// This call's id (16 hex digits, [`crate::store::scripts::call_id`]), kept in the
+            /// record it writes: its re-run, at any later moment, answers its first `applied`.
+            call: &'a str,
         }
     }
 }
@@ -69,6 +72,7 @@ pub async fn withdraw(
         keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
         ledger_cap: LEDGER_CAP,
         merchant_id,
+        call: &call_id(),
     }
     .invocation()
     .invoke_async(&mut conn)

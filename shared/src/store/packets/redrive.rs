@@ -54,6 +54,7 @@ pub fn claim_credit<'a>(
         keep_ms: 0,
         balance_limit_cents: 0,
         history_entry: Some(history_entry),
+        call: "",
     }
 }
 

@@ -137,6 +137,15 @@ impl std::ops::Deref for Lua {
     }
 }
 
+/// A fresh id for one call of a script that records its outcome under it (16 hex digits): a
+/// checkout call (the coupon's call log), a deposit or a withdrawal (its reference's record).
+/// The same call sent again (the client re-sends a command whose reply was lost, at any later
+/// moment) carries the same id, so it answers as its first run did and writes nothing.
+pub(crate) fn call_id() -> String {
+    use rand::Rng;
+    format!("{:016x}", rand::rng().random::<u64>())
+}
+
 /// `lua/<file>` as `shared/build.rs` prepared it (comment lines blanked).
 macro_rules! code {
     ($file:literal) => {
@@ -152,7 +161,8 @@ macro_rules! script {
     // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
     // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
     // Redis TIME, idempotency records without TTLs), `history.lua` (a user's history; needs
-    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`),
+    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`), `ledger.lua`
+    // (a ledger's push and its trimmed cents; needs `records.lua`),
     // `coupon_record.lua` (an issued coupon's record; needs `records.lua`).
     ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
         $(#[$doc])*
@@ -242,11 +252,11 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
 
 script!(
     /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
-    CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua", "journal.lua"]);
+    CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/cancel.lua`: the sender cancels an open packet; its un-grabbed shares are
     /// refunded in the same step.
-    CANCEL, "cancel.lua", ["records.lua", "history.lua", "journal.lua"]);
+    CANCEL, "cancel.lua", ["records.lua", "history.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
     DUE_ADD, "due_add.lua");
@@ -269,27 +279,27 @@ script!(
     CLAIM_DONE, "claim_done.lua");
 script!(
     /// `lua/wallet_credit.lua`: credit a wallet once per transfer id.
-    WALLET_CREDIT, "wallet_credit.lua", ["records.lua", "history.lua", "journal.lua"]);
+    WALLET_CREDIT, "wallet_credit.lua", ["records.lua", "history.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/settle.lua`: refund an expired packet to its sender, once.
-    SETTLE, "settle.lua", ["records.lua", "history.lua", "journal.lua"]);
+    SETTLE, "settle.lua", ["records.lua", "history.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record once the
     /// claim is done.
     TRANSFER_RELEASE, "transfer_release.lua", ["records.lua"]);
 script!(
     /// `lua/withdraw.lua`: pay money out of a wallet once per reference.
-    WITHDRAW, "withdraw.lua", ["records.lua", "journal.lua"]);
+    WITHDRAW, "withdraw.lua", ["records.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/merchant_deposit.lua`: pay money into a merchant's budget once per reference.
-    MERCHANT_DEPOSIT, "merchant_deposit.lua", ["records.lua", "journal.lua"]);
+    MERCHANT_DEPOSIT, "merchant_deposit.lua", ["records.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/merchant_withdraw.lua`: pay money out of a merchant's budget once per reference.
-    MERCHANT_WITHDRAW, "merchant_withdraw.lua", ["records.lua", "journal.lua"]);
+    MERCHANT_WITHDRAW, "merchant_withdraw.lua", ["records.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/merchant_create_packet.lua`: debit a merchant's budget and create its order's
     /// packet, once per order.
-    MERCHANT_CREATE_PACKET, "merchant_create_packet.lua", ["records.lua", "journal.lua"]);
+    MERCHANT_CREATE_PACKET, "merchant_create_packet.lua", ["records.lua", "journal.lua", "ledger.lua"]);
 script!(
     /// `lua/journal_ack.lua`: delete exported journal entries (and the journal once empty).
     JOURNAL_ACK, "journal_ack.lua");
@@ -343,7 +353,7 @@ script!(
 script!(
     /// `lua/coupon_release.lua` (with `lua/coupon_record.lua`): release an order's hold or
     /// reverse its redemption, once.
-    COUPON_RELEASE, "coupon_release.lua", ["records.lua", "journal.lua", "coupon_record.lua"]);
+    COUPON_RELEASE, "coupon_release.lua", ["records.lua", "journal.lua", "ledger.lua", "coupon_record.lua"]);
 script!(
     /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
     COUPON_TAKE, "coupon_take.lua", ["records.lua", "journal.lua"]);

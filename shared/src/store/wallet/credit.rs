@@ -56,6 +56,9 @@ script_call! {
             history_retention_ms: u64,
             /// The wallet's owner (the journal entry's user).
             user_id: &'a str,
+            /// A deposit's call id (16 hex digits, [`crate::store::scripts::call_id`]), kept in
+            /// its record: its re-run answers its first `applied`; empty for a claim credit.
+            call: &'a str,
         }
     }
 }
@@ -109,6 +112,10 @@ pub struct Transfer<'a> {
     /// ([`crate::domain::history::ReceivedEntry::member`]), written by the same script, so
     /// exactly when the credit is applied; `None` for deposits.
     pub history_entry: Option<&'a str>,
+    /// A deposit's call id ([`crate::store::scripts::call_id`]): its re-run, at any later
+    /// moment, answers [`Credit::applied`] as its first run did; empty for a claim credit
+    /// (re-driven by its claim, which reads a repeat as done).
+    pub call: &'a str,
 }
 
 /// Credits `transfer.amount_cents` to `user_id` unless `transfer.transfer_id` was applied
@@ -147,6 +154,7 @@ pub async fn credit(
         history_entry: transfer.history_entry.unwrap_or(""),
         history_retention_ms: store.config().history.retention_ms,
         user_id,
+        call: transfer.call,
     }
     .invocation()
     .invoke_async(&mut conn)

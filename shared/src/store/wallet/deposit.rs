@@ -1,6 +1,7 @@
 //! `POST /wallet/deposits`'s store step: a credit once per reference ([`super::credit`]).
 
 use crate::domain::wallet::{DepositOutcome, EntryKind};
+use crate::store::scripts::call_id;
 use crate::store::wallet::{credit, Transfer};
 use crate::store::{Error, Store};
 
@@ -30,6 +31,7 @@ pub async fn deposit(
             keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
             balance_limit_cents: store.config().wallet.max_balance_cents,
             history_entry: None,
+            call: &call_id(),
         },
     )
     .await?;

@@ -74,7 +74,7 @@ async fn alices_coupon(store: &Arc<Store>, reference: &str, codes: &[&str]) -> (
 /// redemption (`issued` again) and repeats as `repeat: true`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkout_holds_redeems_and_releases() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (id, code) = alices_coupon(&store, "http-1", &["HTTP-1"]).await;
@@ -157,7 +157,7 @@ async fn coupons_as_they_are(
 /// `min_order_cents`); 409 `held` (with `held_until`) and `already_redeemed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkout_refusals_write_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let (_, held_code) = alices_coupon(&store, "refuse-1", &["REFUSE-1"]).await;

@@ -23,7 +23,7 @@ use crate::coupons::{coupon_store, dump_all, redis_ms};
 /// unknown code is 404.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drop_of_a_hundred_codes_through_the_router() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

@@ -35,7 +35,7 @@ async fn the_callers_coupons_and_the_feed() {
     use hongbao::store::journal::JournalIndex;
 
     let moto = MotoServer::start();
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |c| c.ledger_export.lock_ttl_ms = 30_000);
         let now = redis_ms(&store).await;
@@ -204,7 +204,7 @@ async fn created(store: &Arc<Store>, now: i64, merchant: Option<&str>, reference
 /// the campaign as `GET /campaigns/{id}` shows it, without the caller's coupons.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merchants_campaigns_page_newest_first_while_campaigns_are_created() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -253,7 +253,7 @@ async fn a_merchants_campaigns_page_newest_first_while_campaigns_are_created() {
 /// Test: a merchant's list holds its own campaigns only, not another merchant's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_merchants_campaigns_are_not_listed() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -272,7 +272,7 @@ async fn another_merchants_campaigns_are_not_listed() {
 /// campaign) lists the campaign once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_creation_is_listed_once() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -290,7 +290,7 @@ async fn a_repeated_creation_is_listed_once() {
 /// `reference_reused`, and the other merchant's list stays empty.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_under_another_merchant_is_reused() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -312,7 +312,7 @@ async fn a_reference_under_another_merchant_is_reused() {
 /// written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_campaign_without_a_merchant_is_in_no_list() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
@@ -335,7 +335,7 @@ async fn a_campaign_without_a_merchant_is_in_no_list() {
 async fn a_campaign_without_its_pools_is_left_out_of_its_page() {
     use hongbao::domain::coupons::generated::new_campaign_secret;
     use hongbao::domain::coupons::{CodeSource, NewCampaign};
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;

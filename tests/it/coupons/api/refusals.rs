@@ -19,7 +19,7 @@ use crate::coupons::{coupon_store, dump_all, redis_ms};
 /// visit limit off). Batches join a campaign before its start, once per reference.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_write_nothing() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |c| c.coupons.visits.per_window = 0);
         let now = redis_ms(&store).await;

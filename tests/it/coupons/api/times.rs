@@ -15,7 +15,7 @@ use crate::coupons::{coupon_store, redis_ms};
 /// shows `ended`. A coupon past `redeem_by` is 410 `expired`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn times_and_the_visit_limit() {
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |c| {
             c.coupons.visits.per_window = 3;
@@ -79,7 +79,7 @@ async fn ended_campaigns_are_closed_once() {
     use hongbao::domain::journal::Kind;
     use hongbao::store::journal::{self, JournalIndex};
 
-    for backend in Backend::ALL {
+    for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
