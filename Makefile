@@ -32,8 +32,8 @@ demo: deps-demo local
 ##       headless Chromium (`make docs-check`), and every function through the real template
 ##       in Docker (`make sam-local`)
 ##       Two lanes at once after the test binaries are built: the shipped bootstraps,
-##       `make sam-local` (CPU, then Docker), clippy, rustdoc and the template's lint beside the
-##       suites and the checks against `make serve` (mostly waiting on servers); then
+##       `make sam-local` (CPU, then Docker), clippy and rustdoc beside the suites, the
+##       template's lint and the checks against `make serve` (mostly waiting on servers); then
 ##       `make e2e` on the shipped bootstraps (built already, and what ships)
 test: deps fmt layers test-binaries
 	scripts/install-deps.sh --with-docker --with-chromium
@@ -46,10 +46,10 @@ test-binaries:
 
 ## test-shipped, test-checks: `make test`'s two lanes, each one target after the other
 test-shipped:
-	$(MAKE) -j1 release sam-local clippy doc lint
+	$(MAKE) -j1 release sam-local clippy doc
 
 test-checks:
-	$(MAKE) -j1 unit replicas valkey soak-short serve-check fuzz contract docs-check
+	$(MAKE) -j1 unit replicas valkey soak-short serve-check lint fuzz contract docs-check
 
 ## deps: what `make test` needs; deps-demo: only what `make demo`, `make e2e` and `make serve` need
 deps:

@@ -28,8 +28,11 @@
 -- ARGV[2] books_of: the merchant whose books KEYS[5] is, '' when the caller does not know
 --         the packet's merchant (a coupon packet's claim then answers {'books', merchant_id},
 --         writing nothing, and is sent again with that merchant's books)
+-- ARGV[3] call: this call's id (16 hex digits): a coupon packet's claim keeps it in the state
+--         it writes, so its re-run, at any later moment, answers issued '1' as its first run
 -- A claim state is "pending:<claimed_at_ms>", "done:<claimed_at_ms>" or, completed by
--- reclaim-cron after the window closed, "done:<claimed_at_ms>:redriven".
+-- reclaim-cron after the window closed, "done:<claimed_at_ms>:redriven"; a coupon packet's
+-- claim "done:<claimed_at_ms>:<call>" (the call that issued the coupon).
 -- Returns one of:
 --   {'not_found'} | {'no_share'} | {'expired'} | {'books', merchant_id}
 --   {'claimed', share_record, state, sender_id, merchant_id, redeem_by, min_order, issued}
@@ -37,8 +40,8 @@
 --        entry (a merchant packet's: its sharer); merchant_id is '' for a user's packet, else
 --        the merchant whose books claim_done.lua moves the share in; redeem_by (Unix ms) and
 --        min_order (cents, '' for any order) are a coupon packet's coupon's terms, both ''
---        for a packet paid into wallets; issued is '1' when this run issued the coupon, else
---        '' (a lost reply's re-run answers '', as any later call does)
+--        for a packet paid into wallets; issued is '1' when this call issued the coupon
+--        (this run, or its first run when this is a re-run of the same call), else ''
 local meta = redis.call('HMGET', KEYS[1], 'status', 'sender_id', 'expires_at', 'merchant_id',
   'sharer_id', 'redeem_by', 'min_order', 'packet_id')
 local status = meta[1]
@@ -55,7 +58,12 @@ local merchant = meta[4] or ''
 local redeem_by = meta[6] or ''
 local min_order = meta[7] or ''
 if state then
-  return {'claimed', share, state, sender, merchant, redeem_by, min_order, ''}
+  local issuer = string.match(state, '^done:%d+:(%x+)$')
+  local issued = ''
+  if issuer and issuer == ARGV[3] then
+    issued = '1'
+  end
+  return {'claimed', share, state, sender, merchant, redeem_by, min_order, issued}
 end
 
 local now = now_ms()
@@ -75,7 +83,10 @@ if redeem_by ~= '' then
     return {'books', merchant}
   end
   -- Writes start here: the share becomes the grabber's coupon.
-  state = 'done:' .. int(now)
+  if not string.match(ARGV[3], '^%x+$') then
+    return redis.error_reply('ERR hongbao: claim: a coupon claim needs its call id')
+  end
+  state = 'done:' .. int(now) .. ':' .. ARGV[3]
   redis.call('HSET', KEYS[3], ARGV[1], state)
   redis.call('HINCRBY', KEYS[1], 'claimed_cents', int(amount))
   redis.call('HINCRBY', KEYS[1], 'coupon_open_cents', int(amount))

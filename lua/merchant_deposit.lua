@@ -10,6 +10,8 @@
 -- KEYS[3] records: the merchant's idempotency records hash (record id -> money_record)
 -- KEYS[4] records_forget: its "forget after" sorted set (record id -> Unix ms)
 -- KEYS[5] journal: the money journal of the merchant's tag (one merchant_deposit entry)
+-- KEYS[6] call_answer: this call's refusal, `<merchant>:call:<call id>` (records.lua:
+--         refusal_add)
 -- ARGV[1] amount_cents: the deposit, cents (> 0)
 -- ARGV[2] reference: the caller's reference (the ledger entry's reference)
 -- ARGV[3] record_id: the idempotency record id, `dep:<reference>`
@@ -19,6 +21,7 @@
 -- ARGV[7] merchant_id: the merchant (the journal entry's user)
 -- ARGV[8] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
 --         money_record): its re-run, at any later moment, answers its first 'applied'
+-- ARGV[9] call_keep_ms: how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing credited twice), with another amount a conflict. The deposit moves
@@ -29,7 +32,8 @@
 --   {'repeat', balance}           another call deposited this reference before: nothing
 --                                 changed; the balance now, cents
 --   {'conflict', balance}         the reference was used with another amount: nothing changed
---   {'balance_limit', balance}    the balance would pass ARGV[6]: nothing changed
+--   {'balance_limit', balance}    the balance would pass ARGV[6]: nothing moved (the answer
+--                                 kept in KEYS[6])
 local amount = tonumber(ARGV[1])
 if amount == nil or amount < 1 or amount ~= math.floor(amount) or amount > MAX_EXACT then
   return redis.error_reply('ERR hongbao: merchant_deposit: amount is not a positive integer')
@@ -37,6 +41,10 @@ end
 local keep_ms = tonumber(ARGV[4])
 if keep_ms == nil or keep_ms < 1 then
   return redis.error_reply('ERR hongbao: merchant_deposit: keep_ms must be positive')
+end
+local refused = refusal_read(KEYS[6])
+if refused then
+  return refused
 end
 local fingerprint = int(amount)
 local prev = redis.call('HGET', KEYS[3], ARGV[3])
@@ -52,7 +60,7 @@ if prev then
   return {'repeat', int(balance)}
 end
 if balance + amount > tonumber(ARGV[6]) then
-  return {'balance_limit', int(balance)}
+  return refusal_add(KEYS[6], 'balance_limit', balance, tonumber(ARGV[9]))
 end
 
 local now = now_ms()

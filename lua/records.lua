@@ -53,6 +53,25 @@ local function money_record(fingerprint, call, balance)
   return fingerprint .. ' ' .. call .. ' ' .. int(balance)
 end
 
+-- A refused deposit's or withdrawal's answer, kept under its call id: `key` (a string on the
+-- holder's hash tag, `<holder key>:call:<call id>`) holds '<outcome> <balance>' for keep_ms, so
+-- the call's re-run, at any later moment, answers the refusal it got even when the balance
+-- would now allow it. The key has a TTL: it guards no money (it records that nothing moved),
+-- and it outlives every re-send (keep_ms is HONGBAO_IDEMPOTENCY_TTL_SECS).
+local function refusal_read(key)
+  local answer = redis.call('GET', key)
+  if not answer then
+    return nil
+  end
+  local outcome, balance = string.match(answer, '^(%S+) (%d+)$')
+  return {outcome, balance}
+end
+
+local function refusal_add(key, outcome, balance, keep_ms)
+  redis.call('SET', key, outcome .. ' ' .. int(balance), 'PX', keep_ms)
+  return {outcome, int(balance)}
+end
+
 -- The fingerprint of a money_record, and the call id and balance (a decimal string) of the
 -- call that applied it (nil, nil for a record without them).
 local function money_record_read(record)

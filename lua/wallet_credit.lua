@@ -18,6 +18,8 @@
 -- KEYS[8] history_totals: their history totals hash
 -- KEYS[9] journal: the money journal of the wallet's tag (journal.lua; one entry per credit
 --         applied, of kind ARGV[3])
+-- KEYS[10] call_answer: a deposit's refusal, `<wallet>:call:<call id>` (records.lua:
+--          refusal_add); a claim credit's: any key of the slot, never touched
 -- ARGV[1] amount_cents: the credit, cents (> 0)
 -- ARGV[2] kind: ledger kind (and journal kind: deposit or claim_credit)
 -- ARGV[3] reference: ledger reference
@@ -34,12 +36,20 @@
 -- ARGV[12] call: a deposit's call id (16 hex digits), kept in the record it writes (records.lua:
 --          money_record): its re-run, at any later moment, answers its first 'applied'; ''
 --          for a claim credit (re-driven by its packet's claim, which reads 'repeat')
+-- ARGV[13] call_keep_ms: how long a deposit's refusal is kept (KEYS[10]'s TTL), ms (> 0)
 -- Returns one of:
 --   {'applied', balance}         credited now
 --   {'repeat', balance}          another call credited this transfer before: nothing changed;
 --                                the balance now, cents
 --   {'conflict', balance}        the transfer id was used with a different fingerprint: nothing changed
---   {'balance_limit', balance}   the credit would take the balance over ARGV[8]: nothing changed
+--   {'balance_limit', balance}   the credit would take the balance over ARGV[8]: nothing moved (a
+--                                deposit's answer kept in KEYS[10])
+if ARGV[12] ~= '' then
+  local refused = refusal_read(KEYS[10])
+  if refused then
+    return refused
+  end
+end
 local prev = redis.call('HGET', KEYS[3], ARGV[4]) or redis.call('GET', KEYS[5])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
@@ -58,6 +68,9 @@ if amount == nil or amount < 1 or amount ~= math.floor(amount) then
 end
 local limit = tonumber(ARGV[8])
 if limit > 0 and balance + amount > limit then
+  if ARGV[12] ~= '' then
+    return refusal_add(KEYS[10], 'balance_limit', balance, tonumber(ARGV[13]))
+  end
   return {'balance_limit', balance}
 end
 if balance + amount > MAX_EXACT then

@@ -7,6 +7,7 @@
 -- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)
 -- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms)
 -- KEYS[5] journal: the money journal of the wallet's tag (one withdrawal entry)
+-- KEYS[6] call_answer: this call's refusal, `<wallet>:call:<call id>` (records.lua: refusal_add)
 -- ARGV[1] amount_cents: the withdrawal, cents (> 0)
 -- ARGV[2] reference: the caller's reference (the ledger entry's reference)
 -- ARGV[3] record_id: the idempotency record id, `wd:<reference>`
@@ -15,6 +16,7 @@
 -- ARGV[6] user_id: the wallet's owner (the journal entry's user)
 -- ARGV[7] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
 --         money_record): its re-run, at any later moment, answers its first 'applied'
+-- ARGV[8] call_keep_ms: how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing paid twice), with another amount a conflict. A withdrawal refused for want
@@ -25,7 +27,8 @@
 --   {'repeat', balance}               another call paid this reference out before: nothing
 --                                     changed; the balance now, cents
 --   {'conflict', balance}             the reference was used with another amount: nothing changed
---   {'insufficient_funds', balance}   the balance is below the amount: nothing changed
+--   {'insufficient_funds', balance}   the balance is below the amount: nothing moved (the
+--                                     answer kept in KEYS[6])
 local amount = tonumber(ARGV[1])
 if amount == nil or amount < 1 or amount ~= math.floor(amount) or amount > MAX_EXACT then
   return redis.error_reply('ERR hongbao: withdraw: amount is not a positive integer')
@@ -33,6 +36,10 @@ end
 local keep_ms = tonumber(ARGV[4])
 if keep_ms == nil or keep_ms < 1 then
   return redis.error_reply('ERR hongbao: withdraw: keep_ms must be positive')
+end
+local refused = refusal_read(KEYS[6])
+if refused then
+  return refused
 end
 local fingerprint = int(amount)
 local prev = redis.call('HGET', KEYS[3], ARGV[3])
@@ -48,7 +55,7 @@ if prev then
   return {'repeat', int(balance)}
 end
 if balance < amount then
-  return {'insufficient_funds', int(balance)}
+  return refusal_add(KEYS[6], 'insufficient_funds', balance, tonumber(ARGV[8]))
 end
 
 local now = now_ms()

@@ -105,6 +105,7 @@ fn main() {
                                 journal: &pk.meta,
                                 user_id: &grabber,
                                 books_of: "",
+                                call: "",
                             }
                             .invocation()
                             .invoke_async(&mut conn)

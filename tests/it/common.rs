@@ -106,6 +106,7 @@ pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<S
         journal: &pk.meta,
         user_id: user,
         books_of: "",
+        call: "",
     }
     .invocation()
     .invoke_async(&mut conn)
@@ -265,6 +266,28 @@ pub async fn snapshot(redis: &harness::TestRedis) -> Vec<(String, Option<Vec<u8>
             .unwrap();
         out.push((key, dump));
     }
+    out
+}
+
+/// Every key and its serialized value as [`snapshot`], without the refused deposits' and
+/// withdrawals' call answers (`<holder>:call:<call id>`, kept for a re-send, with a TTL: the
+/// one thing such a refusal writes); panics if one of those has no TTL.
+pub async fn snapshot_but_call_answers(
+    redis: &harness::TestRedis,
+) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut conn = redis.raw_conn().await;
+    let mut out = snapshot(redis).await;
+    for (key, _) in &out {
+        if key.contains(":call:") {
+            let ttl: i64 = redis::cmd("PTTL")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            assert!(ttl > 0, "{key}: a call answer without a TTL ({ttl})");
+        }
+    }
+    out.retain(|(key, _)| !key.contains(":call:"));
     out
 }
 

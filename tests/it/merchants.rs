@@ -70,8 +70,9 @@ async fn books(store: &Store, merchant: &str) -> Books {
 
 /// Every key's DUMP but the replication fences (`REDIS_WAIT_REPLICAS`: replication, not a
 /// write of the call).
+/// Nor the refusals' call answers (with a TTL: [`common::snapshot_but_call_answers`]).
 async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
-    let mut keys = common::snapshot(redis).await;
+    let mut keys = common::snapshot_but_call_answers(redis).await;
     keys.retain(|(k, _)| !k.ends_with(":fence"));
     keys
 }

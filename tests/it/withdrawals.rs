@@ -27,8 +27,9 @@ fn withdrawal(user: &str, cents: i64, reference: &str, arn: Option<&str>) -> Val
 /// Every key's DUMP but the replication fences: with `REDIS_WAIT_REPLICAS` (`make replicas`)
 /// the connection writes `<prefix>:{<tag>}:fence` after every acknowledged script, refusals
 /// included, before its `WAIT`; that is replication, not a write of the withdrawal.
+/// Nor the refusals' call answers (with a TTL: [`common::snapshot_but_call_answers`]).
 async fn snapshot(redis: &TestRedis) -> Vec<(String, Option<Vec<u8>>)> {
-    let mut keys = common::snapshot(redis).await;
+    let mut keys = common::snapshot_but_call_answers(redis).await;
     keys.retain(|(k, _)| !k.ends_with(":fence"));
     keys
 }

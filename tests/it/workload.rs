@@ -127,6 +127,7 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> Done
                         journal: &k.meta,
                         user_id: user,
                         books_of: "",
+                        call: "",
                     }
                     .invocation()
                     .invoke_async(&mut conn)

@@ -294,7 +294,8 @@ pub enum DepositOutcome {
     },
     /// This reference was used before with a different amount: nothing changed.
     ReferenceReused,
-    /// The balance would exceed `HONGBAO_MAX_BALANCE_CENTS`: nothing changed.
+    /// The balance would exceed `HONGBAO_MAX_BALANCE_CENTS`: nothing moved (this answer is
+    /// kept under the call's id, with a TTL, so the same call re-sent answers it again).
     BalanceLimit {
         /// Current balance, cents.
         balance_cents: i64,
@@ -324,8 +325,9 @@ pub enum WithdrawalOutcome {
     },
     /// This reference was used before with a different amount: nothing changed.
     ReferenceReused,
-    /// The balance is below the amount: nothing changed (no record either: the same
-    /// reference may be tried again).
+    /// The balance is below the amount: nothing moved (the reference is not recorded: another
+    /// call may use it again; this answer is kept under the call's id for
+    /// `HONGBAO_IDEMPOTENCY_TTL_SECS`, with a TTL, so the same call re-sent answers it again).
     InsufficientFunds {
         /// Current balance, cents.
         balance_cents: i64,

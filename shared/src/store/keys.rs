@@ -322,6 +322,13 @@ impl Keys {
         format!("{}:{{reclaim}}:lock", self.prefix)
     }
 
+    /// A refused deposit's or withdrawal's answer, kept under its call id: `<holder>:call:<call>`,
+    /// a string on the hash tag of `holder` (a wallet's or a merchant's hash key) with a TTL of
+    /// `HONGBAO_IDEMPOTENCY_TTL_SECS` (`lua/records.lua`: refusal_add).
+    pub fn call_answer(holder: &str, call: &str) -> String {
+        format!("{holder}:call:{call}")
+    }
+
     /// The money journal of hash tag `tag` (4 hex digits): `<prefix>:{<tag>}:journal`.
     pub fn journal_of_tag(&self, tag: &str) -> String {
         format!("{}:{{{tag}}}:journal", self.prefix)

@@ -84,6 +84,7 @@ fn claims(
                 journal: &journal,
                 user_id: &format!("{order}-{i}"),
                 books_of: if coupon { SHOP } else { "" },
+                call: "00000000000000c1",
             }
             .texts()
         })

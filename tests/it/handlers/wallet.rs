@@ -5,7 +5,9 @@ use harness::{Backend, TestRedis};
 use serde_json::{json, Value};
 
 use super::{deposit, with_packet};
-use crate::common::{self, call, event, snapshot, with_body, with_sub, Function};
+use crate::common::{
+    self, call, event, snapshot, snapshot_but_call_answers, with_body, with_sub, Function,
+};
 
 /// Sets the IAM caller's `userArn`.
 fn with_user_arn(mut v: Value, arn: &str) -> Value {
@@ -14,7 +16,8 @@ fn with_user_arn(mut v: Value, arn: &str) -> Value {
 }
 
 /// Deposits only from `HONGBAO_DEPOSIT_PRINCIPALS` (exact or `*` prefix; unset: nobody), and
-/// never over `HONGBAO_MAX_BALANCE_CENTS`: 201, or 403 / 409 with nothing written.
+/// never over `HONGBAO_MAX_BALANCE_CENTS`: 201, or 403 / 409 with nothing written (a 409's
+/// answer kept under its call id, with a TTL, aside).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deposit_principals_and_balance_limit() {
     let redis = TestRedis::start(Backend::Standalone);
@@ -28,7 +31,7 @@ async fn deposit_principals_and_balance_limit() {
     let allowed = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/worker-7";
     let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 600, "a")).await;
     assert_eq!((s, b["balance_cents"].clone()), (201, json!(600)), "{b}");
-    let before = snapshot(&redis).await;
+    let before = snapshot_but_call_answers(&redis).await;
     for arn in [
         "arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x",
         "arn:aws:sts::123456789012:assumed-role/other/x",
@@ -49,9 +52,9 @@ async fn deposit_principals_and_balance_limit() {
         "{b}"
     );
     assert_eq!(
-        snapshot(&redis).await,
+        snapshot_but_call_answers(&redis).await,
         before,
-        "a refused deposit wrote something"
+        "a refused deposit wrote something but its answer"
     );
     let (s, _, _) = call(&store, Function::Wallet, &dep(allowed, 400, "c")).await;
     assert_eq!(s, 201, "up to the limit exactly");

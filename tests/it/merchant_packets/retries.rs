@@ -124,7 +124,7 @@ async fn now_ms(store: &Store) -> i64 {
 
 /// Test: a coupon packet's scripts run twice (lost replies re-sent): the claim (its one step on
 /// the merchant's slot) issues one coupon and moves the books once, the second run answering
-/// the same claim, no longer as the run that issued it; the settlement at `redeem_by` refunds
+/// exactly as the first (`issued` included; another call's claim is not the issuer); the settlement at `redeem_by` refunds
 /// the coupons never redeemed once, the second run answering `settled` with nothing moved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn re_sent_coupon_scripts_answer_as_their_first_run() {
@@ -154,6 +154,7 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
             journal: &mk.journal,
             user_id: "gina",
             books_of: SHOP,
+            call: "00000000000000c1",
         };
         let mut conn = store.conn().await.unwrap();
 
@@ -169,8 +170,17 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
             (replies[0][0].as_str(), replies[0][7].as_str()),
             ("claimed", "1")
         );
-        assert_eq!(replies[1][..7], replies[0][..7], "{backend}");
-        assert_eq!(replies[1][7], "", "{backend}: the re-run issued nothing");
+        assert_eq!(
+            replies[1], replies[0],
+            "{backend}: the re-run answers its first run"
+        );
+        let other = hongbao::store::scripts::ClaimCall {
+            call: "00000000000000c2",
+            ..claim
+        };
+        let reply: redis::Value = other.invocation().invoke_async(&mut conn).await.unwrap();
+        let later = hongbao::store::scripts::texts("claim", reply).unwrap();
+        assert_eq!(later[7], "", "{backend}: another call issued nothing");
         let b = books(&store, SHOP).await;
         assert_eq!(
             (b.reserved_cents, b.outstanding_coupon_cents, b.close()),

@@ -97,6 +97,7 @@ async fn interrupted_claims_are_redriven_once() {
                 journal: &keys.meta,
                 user_id: u,
                 books_of: "",
+                call: "",
             }
             .invocation()
             .invoke_async(&mut conn)

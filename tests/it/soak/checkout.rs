@@ -5,10 +5,16 @@
 //! by one order at a time, never redeemed while another order's hold runs, redeemed at most
 //! once per redemption not released, and the feed's `CouponRedeemed` and `CouponReleased`
 //! events adding up to the pools' redemptions.
+//!
+//! One step in five is sent through the store under a call id of its own and sent again with
+//! that id 0.3-2.5 s later ([`Resent`]), as the cluster client re-sends a command whose reply
+//! was lost while other orders move the coupon on: the second answer must be the first.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+use hongbao::store::coupons::{self, HoldOutcome, RedeemOutcome, ReleaseOutcome};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -19,6 +25,15 @@ use crate::common::{call, event, with_body, Function};
 
 /// The shortest hold the API accepts, seconds.
 const HOLD_SECS: u32 = 30;
+
+/// A checkout step sent under call id `call` and, `stall_ms` later, sent again with it.
+#[derive(Debug, Clone)]
+pub struct Resent {
+    /// The call id (16 hex digits).
+    pub call: String,
+    /// How long after its answer the step is sent again, ms.
+    pub stall_ms: u64,
+}
 
 /// A checkout step for `code` (won by `holder`; `user` another user, now and then named at
 /// checkout instead: 404), under one of a few orders (they repeat: a retried checkout, or a
@@ -34,19 +49,37 @@ pub fn draw(
 ) -> Op {
     let user = if rng.random_bool(0.9) { holder } else { user };
     let order = format!("ord-{}", rng.random_range(0..3) + n % 7);
+    let resent = rng.random_bool(0.2).then(|| Resent {
+        call: format!("{:016x}", rng.random::<u64>()),
+        stall_ms: rng.random_range(300..2_500),
+    });
     match rng.random_range(0..100) {
         0..20 if held.is_some() => {
             let (code, order) = held.unwrap_or_default();
-            Op::CouponRelease { code, order }
+            Op::CouponRelease {
+                code,
+                order,
+                resent,
+            }
         }
         0..35 => Op::CouponHold {
             code,
             user,
             order,
             hold_secs: HOLD_SECS,
+            resent,
         },
-        35..75 => Op::CouponRedeem { code, user, order },
-        _ => Op::CouponRelease { code, order },
+        35..75 => Op::CouponRedeem {
+            code,
+            user,
+            order,
+            resent,
+        },
+        _ => Op::CouponRelease {
+            code,
+            order,
+            resent,
+        },
     }
 }
 
@@ -62,6 +95,108 @@ pub async fn send_hold(
                       "hold_secs": hold_secs});
     let ev = with_body(event("coupon-hold"), &body.to_string());
     call(store, Function::Coupon, &ev).await
+}
+
+/// A step's answer through the store: its outcome as text (what a re-send must answer again)
+/// and the answer the API would give, as far as the checks read it (the status; `held_until`
+/// or `redeemed_at`).
+async fn store_step(store: &Store, op: &Op, call: &str) -> Result<(String, u16, Value), String> {
+    let rfc = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+            .unwrap_or_default()
+    };
+    let refused = |text: String| (text, 409, json!({"error": "refused"}));
+    let answer = match op {
+        Op::CouponHold {
+            code,
+            user,
+            order,
+            hold_secs,
+            ..
+        } => {
+            let ms = u64::from(*hold_secs) * 1000;
+            match coupons::hold_as(store, code, user, order, ms, None, call).await {
+                Ok(o @ HoldOutcome::Held { held_until_ms, .. }) => (
+                    format!("{o:?}"),
+                    200,
+                    json!({"held_until": rfc(held_until_ms)}),
+                ),
+                Ok(o) => refused(format!("{o:?}")),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Op::CouponRedeem {
+            code, user, order, ..
+        } => match coupons::redeem_as(store, code, user, order, None, call).await {
+            Ok(o @ RedeemOutcome::Redeemed { redeemed_at_ms, .. }) => (
+                format!("{o:?}"),
+                200,
+                json!({"redeemed_at": rfc(redeemed_at_ms)}),
+            ),
+            Ok(o) => refused(format!("{o:?}")),
+            Err(e) => return Err(e.to_string()),
+        },
+        Op::CouponRelease { code, order, .. } => {
+            match coupons::release_as(store, code, order, call).await {
+                Ok(o @ ReleaseOutcome::Released { .. }) => (format!("{o:?}"), 200, json!({})),
+                Ok(o) => refused(format!("{o:?}")),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        other => return Err(format!("not a checkout step: {other:?}")),
+    };
+    Ok(answer)
+}
+
+/// A [`Resent`] step: sent under its call id (a 503 when Redis did not answer: the client sends
+/// it again, with the same id), then, `stall_ms` after its answer, sent again with the same id;
+/// the answer carries both outcomes (`resent`: `first`, `again`), which [`check_resent`] judges.
+pub async fn send_resent(
+    store: &Arc<Store>,
+    op: &Op,
+    resent: &Resent,
+) -> (u16, Value, Option<String>) {
+    let (first, status, mut body) = match store_step(store, op, &resent.call).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            return (
+                503,
+                json!({"error": "unavailable", "message": e}),
+                Some("1".into()),
+            )
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(resent.stall_ms)).await;
+    let mut again = None;
+    for _ in 0..20 {
+        match store_step(store, op, &resent.call).await {
+            Ok((text, ..)) => {
+                again = Some(text);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
+    body["resent"] = json!({"first": first, "again": again});
+    (status, body, None)
+}
+
+/// Every [`Resent`] step's second answer is its first (one that got none, Redis unreachable
+/// for 5 s, is not judged).
+pub fn check_resent(history: &[Record]) -> Vec<String> {
+    let mut v = Vec::new();
+    for r in history {
+        let Some((_, body)) = &r.answer else { continue };
+        let resent = &body["resent"];
+        if !resent["again"].is_null() && resent["again"] != resent["first"] {
+            v.push(format!(
+                "{:?}: re-sent with its call id, answered {} first and {} again",
+                r.op, resent["first"], resent["again"]
+            ));
+        }
+    }
+    v
 }
 
 /// `POST /coupons/release` (IAM).
@@ -108,7 +243,7 @@ pub fn check_holds(history: &[Record]) -> Vec<String> {
                     holds.entry(code).or_default().push((order, start, until));
                 }
             }
-            (Op::CouponRelease { code, order }, Some((200, _))) => {
+            (Op::CouponRelease { code, order, .. }, Some((200, _))) => {
                 released.entry(code).or_default().push(order);
             }
             (Op::CouponRedeem { code, order, .. }, Some((200, b))) => {

@@ -75,21 +75,30 @@ pub enum Op {
     /// A grab call sent again after its reply was lost, another press of the user between
     /// (`soak/grab_again.rs`).
     CouponGrabAgain { campaign: String, user: String },
-    /// `POST /coupons/redeem` (IAM) of `code` for `order`.
+    /// `POST /coupons/redeem` (IAM) of `code` for `order`; with `resent`, the store's redeem
+    /// under a call id of its own, sent again later (`soak/checkout.rs`).
     CouponRedeem {
         code: String,
         user: String,
         order: String,
+        resent: Option<super::checkout::Resent>,
     },
-    /// `POST /coupons/hold` (IAM) of `code` for `order`, `hold_secs` long.
+    /// `POST /coupons/hold` (IAM) of `code` for `order`, `hold_secs` long; `resent` as a
+    /// redeem's.
     CouponHold {
         code: String,
         user: String,
         order: String,
         hold_secs: u32,
+        resent: Option<super::checkout::Resent>,
     },
-    /// `POST /coupons/release` (IAM) of `order`'s hold or redemption of `code`.
-    CouponRelease { code: String, order: String },
+    /// `POST /coupons/release` (IAM) of `order`'s hold or redemption of `code`; `resent` as a
+    /// redeem's.
+    CouponRelease {
+        code: String,
+        order: String,
+        resent: Option<super::checkout::Resent>,
+    },
     /// `POST /campaigns` (IAM) of a campaign that opens at once, created during the run
     /// (`soak/opening.rs`), retried with the same reference.
     CouponOpen { body: Value },
@@ -133,9 +142,12 @@ impl Op {
             Op::OrderCodes { .. } => "order_codes",
             Op::CouponGrab { .. } => "coupon_grab",
             Op::CouponGrabAgain { .. } => "coupon_grab_again",
-            Op::CouponRedeem { .. } => "coupon_redeem",
-            Op::CouponHold { .. } => "coupon_hold",
-            Op::CouponRelease { .. } => "coupon_release",
+            Op::CouponRedeem { resent: None, .. } => "coupon_redeem",
+            Op::CouponHold { resent: None, .. } => "coupon_hold",
+            Op::CouponRelease { resent: None, .. } => "coupon_release",
+            Op::CouponRedeem { .. } => "coupon_redeem_resent",
+            Op::CouponHold { .. } => "coupon_hold_resent",
+            Op::CouponRelease { .. } => "coupon_release_resent",
             Op::CouponBatch { .. } => "coupon_batch",
             Op::CouponOpen { .. } => "coupon_open",
             Op::CouponSlowGrab { .. } => "coupon_slow_grab",
@@ -546,7 +558,18 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             ev["pathParameters"]["id"] = json!(campaign);
             call(store, Function::Coupon, &ev).await
         }
-        Op::CouponRedeem { code, user, order } => {
+        Op::CouponRedeem {
+            resent: Some(r), ..
+        }
+        | Op::CouponHold {
+            resent: Some(r), ..
+        }
+        | Op::CouponRelease {
+            resent: Some(r), ..
+        } => super::checkout::send_resent(store, op, r).await,
+        Op::CouponRedeem {
+            code, user, order, ..
+        } => {
             let body = json!({"code": code, "user_id": user, "order_reference": order});
             let ev = with_body(event("coupon-redeem"), &body.to_string());
             call(store, Function::Coupon, &ev).await
@@ -559,8 +582,9 @@ pub async fn attempt(op: &Op, store: &Arc<Store>) -> (u16, Value, Option<String>
             user,
             order,
             hold_secs,
+            ..
         } => super::checkout::send_hold(store, code, user, order, *hold_secs).await,
-        Op::CouponRelease { code, order } => {
+        Op::CouponRelease { code, order, .. } => {
             super::checkout::send_release(store, code, order).await
         }
         Op::CouponBatch {
@@ -621,6 +645,7 @@ async fn slow_claim(
                     journal: &pk.meta,
                     user_id: user,
                     books_of: "",
+                    call: "",
                 }
                 .invocation()
                 .invoke_async(&mut conn)

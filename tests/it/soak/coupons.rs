@@ -381,6 +381,7 @@ pub async fn check(
     let (redeemed, redemption_violations) = super::checkout::redemptions(events);
     v.extend(redemption_violations);
     v.extend(super::checkout::check_holds(history));
+    v.extend(super::checkout::check_resent(history));
     issued_after_sold_out(events, &sold_out, &mut v);
     for plan in plans {
         let id = &plan.id;

@@ -29,7 +29,9 @@
 //! journaled twice, no order code handed out twice, no coupon code answered to two users, issued
 //! twice or redeemed twice, no user above `per_user` or with more codes than grab calls, each
 //! code held by one order at a time and redeemed at most once per redemption not released (the
-//! feed's `CouponRedeemed` and `CouponReleased` adding up to the pools' redemptions), each
+//! feed's `CouponRedeemed` and `CouponReleased` adding up to the pools' redemptions), every
+//! checkout step re-sent with its call id after the coupon moved on answering its first answer
+//! (`checkout::check_resent`), each
 //! code issued to a user one the user's items show, every uploaded code in exactly one place (a
 //! pool of its campaign or free in the directory) and none in a closed pool, each campaign's
 //! `codes_left` + issued = `codes_total` and its one `CampaignEnded` matching its counts

@@ -486,7 +486,8 @@ pub enum ClaimOutcome {
 /// A grab's claim, as the packet's claims hash records it (`lua/claim.lua` writes
 /// `pending:<claimed_at_ms>`, `lua/claim_done.lua` turns it into `done:<claimed_at_ms>`, or
 /// `done:<claimed_at_ms>:redriven` when reclaim-cron completed it after the claim window
-/// closed; no entry: never claimed).
+/// closed; a coupon packet's claim `done:<claimed_at_ms>:<call id>`, the call that issued the
+/// coupon; no entry: never claimed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimState {
     /// The grabber has not claimed the share.
@@ -533,6 +534,12 @@ impl ClaimState {
             (Some("pending"), None) => Ok(ClaimState::Pending { claimed_at_ms }),
             (Some("done"), None) => Ok(ClaimState::Done { claimed_at_ms }),
             (Some("done"), Some(Self::REDRIVEN_MARK)) => Ok(ClaimState::Redriven { claimed_at_ms }),
+            // A coupon packet's claim keeps the id of the call that issued the coupon.
+            (Some("done"), Some(call))
+                if !call.is_empty() && call.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                Ok(ClaimState::Done { claimed_at_ms })
+            }
             _ => Err(bad()),
         }
     }
@@ -615,8 +622,15 @@ mod tests {
             ClaimState::Redriven { claimed_at_ms: 13 }
         );
         assert_eq!(ClaimState::parse(None).unwrap(), ClaimState::Unclaimed);
+        // A coupon packet's claim keeps the id of the call that issued the coupon.
+        assert_eq!(
+            ClaimState::parse(Some("done:13:00000000000000c1")).unwrap(),
+            ClaimState::Done { claimed_at_ms: 13 }
+        );
         for bad in [
             "pending:13:redriven",
+            "pending:13:00000000000000c1",
+            "done:13:",
             "done:13:other",
             "done:x",
             "done",

@@ -169,6 +169,33 @@ pub async fn hold(
     hold_ms: u64,
     order_total_cents: Option<i64>,
 ) -> Result<HoldOutcome, Error> {
+    hold_as(
+        store,
+        code,
+        user_id,
+        order_reference,
+        hold_ms,
+        order_total_cents,
+        &call_id(),
+    )
+    .await
+}
+
+/// [`hold`] under the call id `call` (16 hex digits): the same call sent again, at any later
+/// moment, answers its first answer and writes nothing (the coupon's call log). A caller that
+/// re-sends its own calls passes its own id; [`hold`] takes a fresh one.
+///
+/// # Errors
+/// As [`hold`]'s.
+pub async fn hold_as(
+    store: &Store,
+    code: &str,
+    user_id: &str,
+    order_reference: &str,
+    hold_ms: u64,
+    order_total_cents: Option<i64>,
+    call: &str,
+) -> Result<HoldOutcome, Error> {
     let mut conn = store.conn().await?;
     let Some(at) = locate(store, &mut conn, code).await? else {
         return Ok(HoldOutcome::NotFound);
@@ -182,7 +209,7 @@ pub async fn hold(
         hold_ms: hold_ms.max(1),
         order_total_cents: &total_arg(order_total_cents),
         discount_cents: &discount_arg(&at.shape, order_total_cents),
-        call: &call_id(),
+        call,
         call_keep_ms: call_keep_ms(store),
     }
     .invocation()

@@ -42,12 +42,12 @@ pub use add_codes::{add_codes, AddCodesOutcome};
 pub use campaign::{campaign, CampaignView, MyCoupon};
 pub use create::{create, CreateOutcome, Created};
 pub use grab::{grab, OPENING_RETRY_MS};
-pub use hold::{hold, HoldOutcome};
+pub use hold::{hold, hold_as, HoldOutcome};
 pub use keys::{pool_tag, PoolKeys};
 pub use list::{page, CouponPage, ListedCoupon};
 pub use list_campaigns::{list_campaigns, CampaignPage};
-pub use redeem::{redeem, RedeemOutcome};
-pub use release::{release, ReleaseOutcome, Released};
+pub use redeem::{redeem, redeem_as, RedeemOutcome};
+pub use release::{release, release_as, ReleaseOutcome, Released};
 
 use shape::Shape;
 

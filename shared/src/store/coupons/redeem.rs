@@ -179,6 +179,31 @@ pub async fn redeem(
     order_reference: &str,
     order_total_cents: Option<i64>,
 ) -> Result<RedeemOutcome, Error> {
+    redeem_as(
+        store,
+        code,
+        user_id,
+        order_reference,
+        order_total_cents,
+        &call_id(),
+    )
+    .await
+}
+
+/// [`redeem`] under the call id `call` (16 hex digits): the same call sent again, at any later
+/// moment, answers its first answer and writes nothing (the coupon's call log). A caller that
+/// re-sends its own calls passes its own id; [`redeem`] takes a fresh one.
+///
+/// # Errors
+/// As [`redeem`]'s.
+pub async fn redeem_as(
+    store: &Store,
+    code: &str,
+    user_id: &str,
+    order_reference: &str,
+    order_total_cents: Option<i64>,
+    call: &str,
+) -> Result<RedeemOutcome, Error> {
     let mut conn = store.conn().await?;
     let Some(at) = locate(store, &mut conn, code).await? else {
         return Ok(RedeemOutcome::NotFound);
@@ -196,7 +221,7 @@ pub async fn redeem(
         campaign_id: &at.campaign_id,
         order_total_cents: &total_arg(order_total_cents),
         discount_cents: &discount_arg(&at.shape, order_total_cents),
-        call: &call_id(),
+        call,
         share: at.share_arg(),
         call_keep_ms: call_keep_ms(store),
     }

@@ -170,6 +170,21 @@ pub async fn release(
     code: &str,
     order_reference: &str,
 ) -> Result<ReleaseOutcome, Error> {
+    release_as(store, code, order_reference, &call_id()).await
+}
+
+/// [`release`] under the call id `call` (16 hex digits): the same call sent again, at any later
+/// moment, answers its first answer and writes nothing (the coupon's call log). A caller that
+/// re-sends its own calls passes its own id; [`release`] takes a fresh one.
+///
+/// # Errors
+/// As [`release`]'s.
+pub async fn release_as(
+    store: &Store,
+    code: &str,
+    order_reference: &str,
+    call: &str,
+) -> Result<ReleaseOutcome, Error> {
     let mut conn = store.conn().await?;
     let Some(at) = locate(store, &mut conn, code).await? else {
         return Ok(ReleaseOutcome::NotFound);
@@ -185,7 +200,7 @@ pub async fn release(
         code: &at.keyed,
         order_reference,
         campaign_id: &at.campaign_id,
-        call: &call_id(),
+        call,
         share: at.share_arg(),
         ledger_cap: crate::domain::wallet::LEDGER_CAP,
         call_keep_ms: call_keep_ms(store),

@@ -24,6 +24,8 @@ script_call! {
             records_forget: &'a str,
             /// The money journal of the merchant's tag (one `merchant_deposit` entry).
             journal: &'a str,
+            /// This call's refusal, kept under its call id ([`Keys::call_answer`]).
+            call_answer: &'a str,
         }
         ARGV {
             /// The deposit, cents (> 0).
@@ -40,9 +42,11 @@ script_call! {
             balance_limit_cents: i64,
             /// The merchant (the journal entry's user).
             merchant_id: &'a str,
-            /// This call's id (16 hex digits, [`crate::store::scripts::call_id`]), kept in the
+            /// This call's id (16 hex digits, fresh per call), kept in the
             /// record it writes: its re-run, at any later moment, answers its first `applied`.
             call: &'a str,
+            /// How long a refusal's answer is kept (`call_answer`'s TTL), ms.
+            call_keep_ms: u64,
         }
     }
 }
@@ -50,7 +54,8 @@ script_call! {
 /// Pays `amount_cents` into `merchant_id`'s budget, once per `reference` (per merchant; the
 /// record, `dep:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL, as a
 /// wallet's), unless the balance would pass [`MAX_MERCHANT_BALANCE_CENTS`]
-/// (`lua/merchant_deposit.lua`; a refused deposit writes nothing).
+/// (`lua/merchant_deposit.lua`; a refused deposit moves nothing and keeps only its answer
+/// under its call id, with a TTL: [`Keys::call_answer`]).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is
@@ -62,6 +67,7 @@ pub async fn deposit(
     reference: &str,
 ) -> Result<DepositOutcome, Error> {
     let mk = Keys::new(&store.config().key_prefix).merchant(merchant_id);
+    let call = call_id();
     let mut conn = store.conn().await?;
     let reply: Value = MerchantDepositCall {
         merchant: &mk.merchant,
@@ -69,6 +75,7 @@ pub async fn deposit(
         records: &mk.records,
         records_forget: &mk.records_forget,
         journal: &mk.journal,
+        call_answer: &Keys::call_answer(&mk.merchant, &call),
         amount_cents,
         reference,
         record_id: &format!("dep:{reference}"),
@@ -76,7 +83,8 @@ pub async fn deposit(
         ledger_cap: LEDGER_CAP,
         balance_limit_cents: MAX_MERCHANT_BALANCE_CENTS,
         merchant_id,
-        call: &call_id(),
+        call: &call,
+        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
     }
     .invocation()
     .invoke_async(&mut conn)

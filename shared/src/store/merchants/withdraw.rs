@@ -23,6 +23,8 @@ script_call! {
             records_forget: &'a str,
             /// The money journal of the merchant's tag (one `merchant_withdrawal` entry).
             journal: &'a str,
+            /// This call's refusal, kept under its call id ([`Keys::call_answer`]).
+            call_answer: &'a str,
         }
         ARGV {
             /// The withdrawal, cents (> 0).
@@ -37,17 +39,19 @@ script_call! {
             ledger_cap: u32,
             /// The merchant (the journal entry's user).
             merchant_id: &'a str,
-            /// This call's id (16 hex digits, [`crate::store::scripts::call_id`]), kept in the
+            /// This call's id (16 hex digits, fresh per call), kept in the
             /// record it writes: its re-run, at any later moment, answers its first `applied`.
             call: &'a str,
+            /// How long a refusal's answer is kept (`call_answer`'s TTL), ms.
+            call_keep_ms: u64,
         }
     }
 }
 
 /// Pays `amount_cents` out of `merchant_id`'s budget, once per `reference` (per merchant; the
 /// record, `wd:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL), unless
-/// the balance is below the amount (`lua/merchant_withdraw.lua`; a refused withdrawal writes
-/// nothing).
+/// the balance is below the amount (`lua/merchant_withdraw.lua`; a refused withdrawal moves
+/// nothing and keeps only its answer under its call id, with a TTL: [`Keys::call_answer`]).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is
@@ -59,6 +63,7 @@ pub async fn withdraw(
     reference: &str,
 ) -> Result<WithdrawalOutcome, Error> {
     let mk = Keys::new(&store.config().key_prefix).merchant(merchant_id);
+    let call = call_id();
     let mut conn = store.conn().await?;
     let reply: Value = MerchantWithdrawCall {
         merchant: &mk.merchant,
@@ -66,13 +71,15 @@ pub async fn withdraw(
         records: &mk.records,
         records_forget: &mk.records_forget,
         journal: &mk.journal,
+        call_answer: &Keys::call_answer(&mk.merchant, &call),
         amount_cents,
         reference,
         record_id: &withdrawal_record_id(reference),
         keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
         ledger_cap: LEDGER_CAP,
         merchant_id,
-        call: &call_id(),
+        call: &call,
+        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -10,7 +10,7 @@ use crate::domain::packets::{parse_claim_state, ClaimOutcome, Share};
 use crate::store::coupons;
 use crate::store::keys::{is_packet_id, Keys};
 use crate::store::packets::redrive::{redrive_claim, ClaimedPacket};
-use crate::store::scripts::{script_call, texts, Call, CLAIM};
+use crate::store::scripts::{call_id, script_call, texts, Call, CLAIM};
 use crate::store::wallet;
 use crate::store::{Error, Store};
 
@@ -37,6 +37,10 @@ script_call! {
             user_id: &'a str,
             /// The merchant whose books `books` is, or empty (not known yet).
             books_of: &'a str,
+            /// This call's id (16 hex digits, fresh per call): a coupon
+            /// packet's claim keeps it in its state, so its re-run answers `issued` as its
+            /// first run did.
+            call: &'a str,
         }
     }
 }
@@ -151,6 +155,7 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
     let mut conn = store.conn().await?;
     let mut books_of = String::new();
     let mut books = pk.meta.clone();
+    let call = call_id();
     let reserved = loop {
         let reply: Value = ClaimCall {
             meta: &pk.meta,
@@ -161,6 +166,7 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
             journal: &journal,
             user_id,
             books_of: &books_of,
+            call: &call,
         }
         .invocation()
         .invoke_async(&mut conn)
@@ -213,7 +219,7 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
             }),
             share,
             claimed_at_ms,
-            // A lost reply's re-run answers as a later call does: the books moved once.
+            // `issued` is this call's (its re-run's too): a later call is a repeat.
             repeat: !issued,
         });
     }

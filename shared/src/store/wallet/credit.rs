@@ -31,6 +31,9 @@ script_call! {
             history_totals: &'a str,
             /// The money journal of the wallet's tag (one entry per credit applied).
             journal: &'a str,
+            /// A deposit's refusal under its call id ([`Keys::call_answer`]); a claim
+            /// credit's: any key of the slot, never touched.
+            call_answer: &'a str,
         }
         ARGV {
             /// The credit, cents (> 0).
@@ -56,9 +59,11 @@ script_call! {
             history_retention_ms: u64,
             /// The wallet's owner (the journal entry's user).
             user_id: &'a str,
-            /// A deposit's call id (16 hex digits, [`crate::store::scripts::call_id`]), kept in
+            /// A deposit's call id (16 hex digits, fresh per call), kept in
             /// its record: its re-run answers its first `applied`; empty for a claim credit.
             call: &'a str,
+            /// How long a deposit's refusal is kept, ms.
+            call_keep_ms: u64,
         }
     }
 }
@@ -112,7 +117,7 @@ pub struct Transfer<'a> {
     /// ([`crate::domain::history::ReceivedEntry::member`]), written by the same script, so
     /// exactly when the credit is applied; `None` for deposits.
     pub history_entry: Option<&'a str>,
-    /// A deposit's call id ([`crate::store::scripts::call_id`]): its re-run, at any later
+    /// A deposit's call id (16 hex digits, fresh per call): its re-run, at any later
     /// moment, answers [`Credit::applied`] as its first run did; empty for a claim credit
     /// (re-driven by its claim, which reads a repeat as done).
     pub call: &'a str,
@@ -143,6 +148,11 @@ pub async fn credit(
         sent: &wk.sent,
         history_totals: &wk.history_totals,
         journal: &wk.journal,
+        call_answer: &if transfer.call.is_empty() {
+            wk.wallet.clone()
+        } else {
+            Keys::call_answer(&wk.wallet, transfer.call)
+        },
         amount_cents: transfer.amount_cents,
         kind: transfer.kind.as_str(),
         reference: transfer.reference,
@@ -155,6 +165,7 @@ pub async fn credit(
         history_retention_ms: store.config().history.retention_ms,
         user_id,
         call: transfer.call,
+        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -23,6 +23,8 @@ script_call! {
             records_forget: &'a str,
             /// The money journal of the wallet's tag (one `withdrawal` entry).
             journal: &'a str,
+            /// This call's refusal, kept under its call id ([`Keys::call_answer`]).
+            call_answer: &'a str,
         }
         ARGV {
             /// The withdrawal, cents (> 0).
@@ -37,9 +39,11 @@ script_call! {
             ledger_cap: u32,
             /// The wallet's owner (the journal entry's user).
             user_id: &'a str,
-            /// This call's id (16 hex digits, [`crate::store::scripts::call_id`]), kept in the
+            /// This call's id (16 hex digits, fresh per call), kept in the
             /// record it writes: its re-run, at any later moment, answers its first `applied`.
             call: &'a str,
+            /// How long a refusal's answer is kept (`call_answer`'s TTL), ms.
+            call_keep_ms: u64,
         }
     }
 }
@@ -66,7 +70,8 @@ impl WithdrawCall<'_> {
 /// Pays `amount_cents` out of `user_id`'s wallet, once per `reference` (per user; the record,
 /// `wd:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL, as deposits'
 /// are), unless the balance is below the amount (`lua/withdraw.lua`, one script on the
-/// wallet's hash slot; a refused withdrawal writes nothing).
+/// wallet's hash slot; a refused withdrawal moves nothing and keeps only its answer under its
+/// call id, with a TTL: [`crate::store::keys::Keys::call_answer`]).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; retrying with the same reference is
@@ -78,6 +83,7 @@ pub async fn withdraw(
     reference: &str,
 ) -> Result<WithdrawalOutcome, Error> {
     let wk = Keys::new(&store.config().key_prefix).wallet(user_id);
+    let call = call_id();
     let mut conn = store.conn().await?;
     let reply: Value = WithdrawCall {
         wallet: &wk.wallet,
@@ -85,13 +91,15 @@ pub async fn withdraw(
         records: &wk.records,
         records_forget: &wk.records_forget,
         journal: &wk.journal,
+        call_answer: &Keys::call_answer(&wk.wallet, &call),
         amount_cents,
         reference,
         record_id: &withdrawal_record_id(reference),
         keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
         ledger_cap: LEDGER_CAP,
         user_id,
-        call: &call_id(),
+        call: &call,
+        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
     }
     .invocation()
     .invoke_async(&mut conn)
