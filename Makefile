@@ -9,9 +9,11 @@ PY       := .venv/bin/python
 # bootstraps as `sam build` builds them (`make release`), and the local ones (`make local`).
 RELEASE_BUILD := $(shell python3 scripts/functions.py release)
 LOCAL_BUILD := $(shell python3 scripts/functions.py local)
-# The examples (make serve, the template's settings check) are built with the features the tests
-# turn on (`ops`), so they reuse the debug build of `hongbao` that `make unit` made.
-EXAMPLES := -p hongbao --features ops
+# The examples (make serve, the template's settings check) are built with the workspace's
+# features (`--workspace`: the tests turn on `ops`), the ones `cargo test --workspace` resolves,
+# so they are the very binaries `make test-binaries` built (`-p hongbao --features ops` resolves
+# others and built `hongbao` again: 1-2 min on 2 cores).
+EXAMPLES := --workspace
 
 SEED ?= 1
 SECS ?= 600

@@ -17,6 +17,7 @@
 
 mod accounts;
 mod checkout;
+mod packets;
 
 use std::collections::BTreeMap;
 
