@@ -33,10 +33,10 @@ demo: deps-demo local
 ##       contract's lints and generated clients (`make contract`), the API reference page in
 ##       headless Chromium (`make docs-check`), and every function through the real template
 ##       in Docker (`make sam-local`)
-##       Two lanes at once after the test binaries are built: the shipped bootstraps,
-##       `make sam-local` (CPU, then Docker), clippy and rustdoc beside the suites, the
-##       template's lint and the checks against `make serve` (mostly waiting on servers); then
-##       `make e2e` on the shipped bootstraps (built already, and what ships)
+##       Two lanes at once after the test binaries are built: the shipped bootstraps and
+##       `make sam-local` (CPU, then Docker) beside the suites, the template's lint, the checks
+##       against `make serve` (mostly waiting on servers), clippy and rustdoc; then `make e2e`
+##       on the shipped bootstraps (built already, and what ships)
 test: deps fmt layers test-binaries
 	scripts/install-deps.sh --with-docker --with-chromium
 	$(MAKE) -j2 --output-sync=recurse test-shipped test-checks
@@ -48,10 +48,10 @@ test-binaries:
 
 ## test-shipped, test-checks: `make test`'s two lanes, each one target after the other
 test-shipped:
-	$(MAKE) -j1 release sam-local clippy doc
+	$(MAKE) -j1 release sam-local
 
 test-checks:
-	$(MAKE) -j1 unit replicas valkey soak-short serve-check lint fuzz contract docs-check
+	$(MAKE) -j1 unit replicas valkey soak-short serve-check lint fuzz contract docs-check clippy doc
 
 ## deps: what `make test` needs; deps-demo: only what `make demo`, `make e2e` and `make serve` need
 deps:
