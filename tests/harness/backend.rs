@@ -13,6 +13,11 @@ use crate::{node_conn, scan_keys, RedisCluster, RedisServer, ReplicatedCluster, 
 /// after `make unit` ran them on standalone and on 3 masters.
 pub const REPLICAS_ENV: &str = "HONGBAO_TEST_CLUSTER_REPLICAS";
 
+/// Set to `standalone` or `cluster` to run the tests' [`Backend::all`] loops on that backend
+/// only: `make valkey` runs the suites on Valkey 8 standalone only (its cluster code is Valkey
+/// 9's, which runs both).
+pub const BACKENDS_ENV: &str = "HONGBAO_TEST_BACKENDS";
+
 /// Which kind of Redis deployment a test runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
@@ -27,14 +32,21 @@ impl Backend {
     pub const ALL: [Backend; 2] = [Backend::Standalone, Backend::Cluster];
 
     /// The backends a test runs on, for `for backend in Backend::all() { .. }` loops: both, or
-    /// only [`Backend::Cluster`] when [`REPLICAS_ENV`] is `1` (`make replicas` runs the suites
-    /// again for their cluster half on replicas; their standalone half would be the same run
-    /// as `make unit`'s).
+    /// the one [`BACKENDS_ENV`] names, or only [`Backend::Cluster`] when [`REPLICAS_ENV`] is `1`
+    /// (`make replicas` runs the suites again for their cluster half on replicas; their
+    /// standalone half would be the same run as `make unit`'s).
+    ///
+    /// # Panics
+    /// When [`BACKENDS_ENV`] is neither `standalone` nor `cluster`.
     pub fn all() -> Vec<Backend> {
         if std::env::var(REPLICAS_ENV).as_deref() == Ok("1") {
-            vec![Backend::Cluster]
-        } else {
-            Backend::ALL.to_vec()
+            return vec![Backend::Cluster];
+        }
+        match std::env::var(BACKENDS_ENV).as_deref() {
+            Err(_) => Backend::ALL.to_vec(),
+            Ok("standalone") => vec![Backend::Standalone],
+            Ok("cluster") => vec![Backend::Cluster],
+            Ok(other) => panic!("{BACKENDS_ENV}={other}: expected standalone or cluster"),
         }
     }
 }
