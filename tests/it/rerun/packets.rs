@@ -18,7 +18,7 @@ use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{repeated_event_ids, seed, sequences, snapshot, Trace};
+use super::{repeated_event_ids, rerun_one, seed, sequences, Entity, Sent, Trace};
 use crate::common;
 
 /// The users who grab.
@@ -62,9 +62,12 @@ impl Packet {
             guess_window_ms: 1_000,
         }
     }
+}
 
-    /// The keys `op`'s script may touch (its `KEYS`).
-    fn keys_of(&self, op: &Op) -> Vec<String> {
+impl Entity for Packet {
+    type Op = Op;
+
+    fn keys_of(&self, op: &Op, _call: &str) -> Vec<String> {
         let pk = self.keys.packet(&self.id);
         let wk = self.keys.wallet(&self.sender);
         match op {
@@ -76,8 +79,8 @@ impl Packet {
         }
     }
 
-    /// Sends `op` with call id `call` (a grab's; a cancel has none: it answers from the
-    /// packet's `cancelled_at`); its answer.
+    /// A grab's call id is `call`; a cancel has none: it answers from the packet's
+    /// `cancelled_at`.
     async fn send(&self, store: &Store, op: &Op, call: &str) -> String {
         let mut conn = store.conn().await.unwrap();
         let pk = self.keys.packet(&self.id);
@@ -184,7 +187,7 @@ fn shape(answer: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn packet_reruns_answer_their_first_run() {
     let seed = seed();
-    let n = sequences(100);
+    let n = sequences(300);
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |c| c.packets.grab_rate_limit = 0);
@@ -205,8 +208,8 @@ async fn packet_reruns_answer_their_first_run() {
                 left_cents: total,
                 ..Model::default()
             };
-            let mut sent: Vec<(Op, String, String)> = Vec::new();
-            let mut trace = Trace::default();
+            let mut sent: Vec<Sent<Op>> = Vec::new();
+            let mut trace = Trace::new(seed, sequence, backend);
             for step in 0..rng.random_range(6..=20) {
                 let op = if rng.random_bool(0.12) {
                     Op::Cancel
@@ -220,57 +223,37 @@ async fn packet_reruns_answer_their_first_run() {
                 trace.push(format!("{op:?} call {call} -> {answer}"));
                 let expected = model.apply(&op, &answer);
                 if shape(&answer) != expected {
-                    trace.fail(
-                        seed,
-                        sequence,
-                        format!("{backend}: the model expected {expected}"),
-                    );
+                    trace.fail(format!("the model expected {expected}"));
                 }
                 sent.push((op, call, answer));
                 if rng.random_bool(0.4) {
-                    let (op, call, first) = sent[rng.random_range(0..sent.len())].clone();
-                    let touched = packet.keys_of(&op);
-                    let before = snapshot(&store, &touched).await;
-                    let again = packet.send(&store, &op, &call).await;
-                    trace.push(format!("re-run of {op:?} call {call} -> {again}"));
                     // A sold-out answer carries the time it was given; every other answer is
                     // the first one exactly (a packet stays sold out or cancelled, a share its
                     // grabber's, a cancel its figures).
-                    let same = if first.starts_with("sold_out") {
-                        shape(&again) == shape(&first)
-                    } else {
-                        again == first
+                    let same = |(_, _, first): &Sent<Op>, again: &str| {
+                        if first.starts_with("sold_out") {
+                            shape(again) == shape(first)
+                        } else {
+                            again == first
+                        }
                     };
-                    if !same {
-                        trace.fail(seed, sequence, format!("{backend}: answered {first} first"));
-                    }
-                    if snapshot(&store, &touched).await != before {
-                        trace.fail(seed, sequence, format!("{backend}: the re-run wrote"));
-                    }
+                    rerun_one(&packet, &store, &sent, &mut rng, &mut trace, same).await;
                 }
                 let grabbed = common::key_content(&store, &packet.keys.packet(&packet.id).grabs)
                     .await
                     .1
                     .len();
                 if grabbed != model.grabbed.len() {
-                    trace.fail(
-                        seed,
-                        sequence,
-                        format!(
-                            "{backend}: Redis holds {grabbed} grabs, the model {}",
-                            model.grabbed.len()
-                        ),
-                    );
+                    trace.fail(format!(
+                        "Redis holds {grabbed} grabs, the model {}",
+                        model.grabbed.len()
+                    ));
                 }
                 let mismatches = reconcile::check_account(&store, Holder::Wallet, &sender)
                     .await
                     .unwrap();
                 if !mismatches.is_empty() {
-                    trace.fail(
-                        seed,
-                        sequence,
-                        format!("{backend}: the sender does not reconcile: {mismatches:?}"),
-                    );
+                    trace.fail(format!("the sender does not reconcile: {mismatches:?}"));
                 }
             }
             let journal = packet.keys.wallet(&sender).journal;

@@ -679,7 +679,8 @@ async fn slow_claim(
         sender_id: &step1[3],
         merchant_id: merchant,
     };
-    match packets::redrive_claim(store, claimed, user, &share, claimed_at_ms, false).await {
+    let call = format!("{:016x}", rand::random::<u64>());
+    match packets::redrive_claim(store, claimed, user, &share, claimed_at_ms, false, &call).await {
         Ok(c) => (
             200,
             json!({"applied": c.applied, "amount_cents": share.amount_cents}),

@@ -229,7 +229,8 @@ pub async fn claim(store: &Store, packet_id: &str, user_id: &str) -> Result<Clai
             sender_id: &sender_id,
             merchant_id: merchant_id.as_deref(),
         };
-        let credited = redrive_claim(store, packet, user_id, &share, claimed_at_ms, false).await?;
+        let credited =
+            redrive_claim(store, packet, user_id, &share, claimed_at_ms, false, &call).await?;
         (credited.balance_cents, !credited.applied)
     } else {
         // Done before: step 4 again (idempotent) in case the earlier call stopped before it.

@@ -76,7 +76,9 @@ pub struct ClaimedPacket<'a> {
 /// history entry, mark the claim done (`redriven`: reclaim-cron completes a claim left pending
 /// when the window closed, and the state records it as re-driven) and, for a merchant packet,
 /// move the share from its merchant's `reserved` to `paid_cash` in that same step, un-pin the
-/// record. Used by [`claim`](fn@super::claim) and by reclaim-cron.
+/// record. Used by [`claim`](fn@super::claim) and by reclaim-cron. `call` is the claim call's
+/// id (16 hex digits, fresh per call): the credit's record keeps it, so that call's re-sent credit
+/// answers `applied` as its first run did (another call's answers it was not the one).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; the claim stays pending and a later
@@ -88,6 +90,7 @@ pub async fn redrive_claim(
     share: &Share,
     claimed_at_ms: i64,
     redriven: bool,
+    call: &str,
 ) -> Result<Credit, Error> {
     let ClaimedPacket {
         packet_id,
@@ -106,12 +109,11 @@ pub async fn redrive_claim(
         claimed_at_ms,
     }
     .member(year_of(&cfg.history.tz, claimed_at_ms));
-    let mut credited = wallet::credit(
-        store,
-        user_id,
-        &claim_credit(packet_id, &transfer_id, amount_cents, &fingerprint, &entry),
-    )
-    .await?;
+    let transfer = wallet::Transfer {
+        call,
+        ..claim_credit(packet_id, &transfer_id, amount_cents, &fingerprint, &entry)
+    };
+    let mut credited = wallet::credit(store, user_id, &transfer).await?;
     if credited.conflict {
         return Err(Error::Internal(format!(
             "transfer {transfer_id} for {user_id} conflicts"
@@ -124,7 +126,7 @@ pub async fn redrive_claim(
         None => pk.claims.clone(),
     };
     let mut conn = store.conn().await?;
-    let _: i64 = ClaimDoneCall {
+    let _: String = ClaimDoneCall {
         claims: &pk.claims,
         grabs: &pk.grabs,
         books: &books,

@@ -117,9 +117,9 @@ pub struct Transfer<'a> {
     /// ([`crate::domain::history::ReceivedEntry::member`]), written by the same script, so
     /// exactly when the credit is applied; `None` for deposits.
     pub history_entry: Option<&'a str>,
-    /// A deposit's call id (16 hex digits, fresh per call): its re-run, at any later
-    /// moment, answers [`Credit::applied`] as its first run did; empty for a claim credit
-    /// (re-driven by its claim, which reads a repeat as done).
+    /// The call's id (16 hex digits, fresh per deposit or claim call; empty for none): the
+    /// record keeps it, so that call's re-run, at any later moment, answers
+    /// [`Credit::applied`] as its first run did, and another call's answers a repeat.
     pub call: &'a str,
 }
 
