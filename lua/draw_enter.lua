@@ -23,7 +23,8 @@
 --   'draw_due:<draw_at_ms>'       entries have closed: run the draw, then grab again;
 --                                 nothing written
 --   'rate_limited:<retry_after_ms>'  a repeat over the grab rate limit
---   'entered:<draw_at_ms>'        the user is an entrant (now or before)
+--   'entered:<draw_at_ms>'        the user is an entrant (now or before; also once entries
+--                                 closed or the packet was cancelled, for an entrant)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'draw_at', 'draw_winners', 'cancelled_at')
 if not meta[1] then
   return 'not_found'
@@ -31,13 +32,20 @@ end
 if not meta[2] then
   return redis.error_reply('ERR hongbao: draw_enter: the packet has no draw')
 end
--- Cancelled, also once settled since (settle.lua keeps cancelled_at): never entered again.
-if meta[1] == 'cancelled' or meta[4] then
-  return 'cancelled'
-end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if meta[3] or meta[1] == 'settled' or now >= tonumber(meta[2]) then
+local cancelled = meta[1] == 'cancelled' or meta[4]
+local closed = meta[3] or meta[1] == 'settled' or now >= tonumber(meta[2])
+-- An entry is the entrant's one outcome: their call sent again once entries closed or the
+-- packet was cancelled (a lost reply re-sent late) answers it, writing nothing.
+if (cancelled or closed) and redis.call('ZSCORE', KEYS[2], ARGV[2] .. ':' .. ARGV[1]) then
+  return 'entered:' .. meta[2]
+end
+-- Cancelled, also once settled since (settle.lua keeps cancelled_at): never entered again.
+if cancelled then
+  return 'cancelled'
+end
+if closed then
   return 'draw_due:' .. meta[2]
 end
 if #ARGV[2] ~= 64 or string.find(ARGV[2], '[^0-9a-f]') then

@@ -624,3 +624,52 @@ async fn a_cancelled_draw_settled_since_never_draws() {
         assert_eq!(meta(&store, &id, "draw_winners").await, None, "{backend}");
     }
 }
+
+/// Test: an entrant's entry sent again after `draw_at` (its reply lost, re-sent late) answers
+/// `entered` as its first run did, and writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_re_sent_after_draw_at_answers_entered() {
+    for backend in Backend::all() {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        common::fund(&store, "sam", 200).await;
+        let p = common::create(&store, "sam", &draw_packet(2, 2)).await;
+        let keys = Keys::new(&store.config().key_prefix);
+        let (pk, rate) = (
+            keys.packet(&p.packet_id),
+            keys.grab_rate(&p.packet_id, "eve"),
+        );
+        let ticket = "e".repeat(64);
+        let entry = DrawEnterCall {
+            meta: &pk.meta,
+            tickets: &pk.tickets,
+            rate: &rate,
+            user_id: "eve",
+            ticket: &ticket,
+            rate_limit: 0,
+            rate_window_ms: 1_000,
+        };
+        let mut conn = store.conn().await.unwrap();
+        let first: String = entry.invocation().invoke_async(&mut conn).await.unwrap();
+        let draw_at: i64 = meta(&store, &p.packet_id, "draw_at")
+            .await
+            .unwrap()
+            .parse()
+            .unwrap();
+        common::sleep_until_redis_ms(&store, draw_at).await;
+        let before = crate::coupons::dump_all(&redis, &store).await;
+
+        // Act
+        let again: String = entry.invocation().invoke_async(&mut conn).await.unwrap();
+
+        // Assert
+        assert_eq!(first, format!("entered:{draw_at}"), "{backend}");
+        assert_eq!(again, first, "{backend}");
+        assert_eq!(
+            crate::coupons::dump_all(&redis, &store).await,
+            before,
+            "{backend}"
+        );
+    }
+}
