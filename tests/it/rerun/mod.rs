@@ -87,8 +87,9 @@ async fn snapshot(store: &Store, keys: &[String]) -> Vec<(String, i64, Vec<Strin
     if keys.is_empty() {
         return Vec::new();
     }
-    let script = redis::Script::new(SNAPSHOT_LUA);
-    let mut invocation = script.prepare_invoke();
+    static SCRIPT: std::sync::LazyLock<redis::Script> =
+        std::sync::LazyLock::new(|| redis::Script::new(SNAPSHOT_LUA));
+    let mut invocation = SCRIPT.prepare_invoke();
     for key in keys {
         invocation.key(key);
     }

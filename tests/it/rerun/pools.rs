@@ -361,14 +361,12 @@ async fn check(store: &Store, c: &Campaign, total: usize, per_user: u32, trace: 
     for k in 0..POOLS {
         let keys = c.pool(k);
         let (codes, pool_issued, holders): (
-            Vec<String>,
+            usize,
             BTreeMap<String, String>,
             BTreeMap<String, String>,
         ) = redis::pipe()
-            .cmd("LRANGE")
+            .cmd("LLEN")
             .arg(&keys.codes)
-            .arg(0)
-            .arg(-1)
             .cmd("HGETALL")
             .arg(&keys.issued)
             .cmd("HGETALL")
@@ -376,8 +374,9 @@ async fn check(store: &Store, c: &Campaign, total: usize, per_user: u32, trace: 
             .query_async(&mut conn)
             .await
             .unwrap();
-        left += codes.len();
-        for (code, record) in pool_issued {
+        left += codes;
+        // A `<code>\n<order>` field is a release's memory, not an issued code.
+        for (code, record) in pool_issued.into_iter().filter(|(c, _)| !c.contains('\n')) {
             let user = record.split('\n').next().unwrap().to_string();
             if issued.insert(format!("{k}/{code}"), user).is_some() {
                 trace.fail(format!("code {k}/{code} issued twice"));
