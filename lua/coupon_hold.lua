@@ -1,5 +1,6 @@
--- (records.lua and coupon_record.lua are prepended: int, now_ms, coupon_record,
--- coupon_checkout, call_log_*, minimum_refusal.)
+-- (records.lua and coupon_record.lua are prepended: int, now_ms, call_answer_read,
+-- call_answer_add, coupon_record, coupon_checkout, minimum_refusal,
+-- pool_closing.)
 -- coupon_hold.lua: hold an issued coupon for one order at checkout, until the order is paid
 -- (coupon_redeem.lua commits the hold) or fails (coupon_release.lua), or the hold lapses by
 -- itself at held_until (Redis TIME; no job is needed). Everything is checked before the one
@@ -8,6 +9,8 @@
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua; min_order, redeem_by)
 -- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record
 --         (see coupon_record.lua)
+-- KEYS[3] call_answer: this call's answer, `<issued>:call:<call id>` (records.lua:
+--         call_answer_add)
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
 -- ARGV[2] user_id: the user the checkout says holds it
 -- ARGV[3] order_reference: the order holding it
@@ -17,18 +20,19 @@
 --         campaign has a minimum order)
 -- ARGV[6] discount_cents: the order's discount (computed by the function from the campaign's
 --         rule), cents, or '' (no total given, or no rule)
--- ARGV[7] call: this call's id (16 hex digits): a re-run of the same call, at any later moment,
---         answers its first run's answer from the coupon's call log (coupon_record.lua),
+-- ARGV[7] call: this call's id (16 hex digits), written into the coupon's record; a re-run of
+--         the same call, at any later moment, answers its first run's answer from KEYS[3],
 --         writing nothing
--- ARGV[8] call_keep_ms: how long the call log remembers this call's answer, ms
+-- ARGV[8] call_keep_ms: how long KEYS[3] is kept (the re-send horizon), ms
 --
 -- A hold lasts until min(now + hold_ms, redeem_by): it never outlives the coupon. The same
 -- order again (another call) extends it to that instant, never shortens it, and takes its
 -- discount when it gives a total (a call without one keeps the hold's). Every answer but
--- not_found, expired, below_minimum and order_total_required is recorded in the call log.
+-- not_found, expired, below_minimum and order_total_required is recorded under KEYS[3].
 --
 -- Returns:
---   'not_found'                          no such pool, or the code is not issued to user_id
+--   'not_found'                          no such pool (or its keys expire within
+--                                        call_keep_ms), or the code is not issued to user_id
 --   'held:<held_until_ms>:<discount>'    held for order_reference (now, or by this call's run)
 --   'held_by_other:<held_until_ms>'      another order holds it (unlapsed); the coupon
 --                                        unchanged (the answer recorded)
@@ -39,20 +43,19 @@
 --                                        nothing written
 --   'order_total_required:<min_order_cents>'   the campaign has a minimum order and no
 --                                        order_total_cents was given; nothing written
---   'busy:<retry_after_ms>'              the coupon's call log is full (coupon_record.lua);
---                                        nothing written
+local answered = call_answer_read(KEYS[3])
+if answered then
+  return answered
+end
+if pool_closing(KEYS[1], tonumber(ARGV[8])) then
+  return 'not_found'
+end
 local meta = redis.call('HMGET', KEYS[1], 'redeem_by', 'min_order')
 local redeem_by = meta[1]
 if not redeem_by then
   return 'not_found'
 end
-local log_field = call_log_field(ARGV[1])
-local text, log = unpack(redis.call('HMGET', KEYS[2], ARGV[1], log_field))
-local now = now_ms()
-local answered, kept, earliest = call_log_read(log, ARGV[7], now)
-if answered then
-  return answered
-end
+local text = redis.call('HGET', KEYS[2], ARGV[1])
 if not text then
   return 'not_found'
 end
@@ -60,22 +63,18 @@ local r = coupon_record(text)
 if r.user ~= ARGV[2] then
   return 'not_found'
 end
-local full = call_log_full(kept, earliest, now)
-if full then
-  return full
-end
+local now = now_ms()
 local keep = tonumber(ARGV[8])
 if r.state == 'redeemed' then
-  return call_log_add(KEYS[2], log_field, kept, ARGV[7],
-    'already_redeemed:' .. r.at .. ':' .. r.order, now, keep)
+  return call_answer_add(KEYS[3], 'already_redeemed:' .. r.at .. ':' .. r.order, keep)
 end
 local mine = r.state == 'held' and r.order == ARGV[3]
 if mine and r.call == ARGV[7] then
-  -- Written by this call before call logs existed: its first answer, nothing written.
+  -- Written by this call before its answer had its own key: its first answer, nothing written.
   return 'held:' .. r.at .. ':' .. r.discount
 end
 if r.state == 'held' and not mine and tonumber(r.at) > now then
-  return call_log_add(KEYS[2], log_field, kept, ARGV[7], 'held_by_other:' .. r.at, now, keep)
+  return call_answer_add(KEYS[3], 'held_by_other:' .. r.at, keep)
 end
 if now >= tonumber(redeem_by) then
   return 'expired:' .. redeem_by
@@ -95,5 +94,4 @@ end
 -- Writes start here.
 redis.call('HSET', KEYS[2], ARGV[1],
   coupon_checkout(r, ARGV[3], held_until, 'held', discount, ARGV[7]))
-return call_log_add(KEYS[2], log_field, kept, ARGV[7],
-  'held:' .. int(held_until) .. ':' .. discount, now, keep)
+return call_answer_add(KEYS[3], 'held:' .. int(held_until) .. ':' .. discount, keep)

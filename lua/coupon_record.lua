@@ -1,4 +1,4 @@
--- coupon_record.lua: an issued coupon's record and call log, prepended (after records.lua, and
+-- coupon_record.lua: an issued coupon's record, prepended (after records.lua, and
 -- journal.lua where a script journals) to the checkout scripts: coupon_hold.lua,
 -- coupon_redeem.lua and coupon_release.lua.
 --
@@ -22,18 +22,22 @@
 -- "<hold|redemption>\n<released_at_ms>\n<call>", in the same hash (so it lives exactly as long
 -- as the pool's records): another release call of the same order answers it (repeat 1).
 --
--- The coupon's call log, field "\n<code>" of the same hash, records the one answer of every
--- checkout call (hold, redeem, release) that found the coupon, one line per call:
---   "<call> <forget_after_ms> <answer>"
--- written by the call's first run, first writer wins, never rewritten by a later transition:
--- a re-run of the call (the same call id, sent again by the client, at any later moment) finds
--- its line first and answers it, writing nothing. A line is kept keep_ms (the scripts' ARGV,
--- `HONGBAO_IDEMPOTENCY_TTL_SECS`: longer than any re-send can arrive) and then dropped by the
--- coupon's next recorded call. A coupon remembers at most CALL_LOG_MAX calls at a time: a call
--- that would pass it is refused (busy), retry after the oldest line is dropped, writing nothing.
--- The answers that depend on no transition (no such code, expired, below the minimum, the
--- order total required) are not recorded: a re-run gives them again by itself.
-local CALL_LOG_MAX = 64
+-- Every checkout call (hold, redeem, release) keeps its answer under its own key,
+-- `<issued key>:call:<call id>` (records.lua: call_answer_read, call_answer_add), read before
+-- anything else, so a re-run at any later moment (also after the coupon moved on, or after
+-- its pool's keys expired) answers its first run and writes nothing. The answers that depend on
+-- no transition (no such code, expired, below the minimum, the order total required) are not
+-- recorded: a re-run gives them again by itself.
+
+-- Whether the pool whose hash is `pool` is in the last `keep_ms` ms of its keys' life (they
+-- expire at the pool's end plus its retention; a key without a TTL never does): a checkout
+-- call then answers 'not_found' and writes nothing, as it will once the keys are gone. So
+-- every answer recorded under a call's key is recorded at least keep_ms before its pool's keys
+-- expire, and a re-run within the re-send horizon still finds the pool, and so its answer.
+local function pool_closing(pool, keep_ms)
+  local ttl = redis.call('PTTL', pool)
+  return ttl >= 0 and ttl < keep_ms
+end
 
 -- The refusal of an order of `total` cents ('' : not given) under a minimum order of
 -- `min_order` cents (false or '': none): 'order_total_required:<min>' without a total (the
@@ -48,49 +52,6 @@ local function minimum_refusal(min_order, total)
     end
   end
   return nil
-end
-
--- The field of code `code`'s call log.
-local function call_log_field(code)
-  return '\n' .. code
-end
-
--- Reads call log `log` (its text, or false/nil) at `now` (Unix ms): the answer recorded for
--- call id `call` (nil: none), the lines still kept, and the earliest forget time among them.
-local function call_log_read(log, call, now)
-  local kept, answer, earliest = {}, nil, nil
-  if log then
-    for line in string.gmatch(log, '[^\n]+') do
-      local c, forget, a = string.match(line, '^(%S+) (%d+) (.*)$')
-      if c == call then
-        answer = a
-      end
-      local f = tonumber(forget)
-      if f > now then
-        kept[#kept + 1] = line
-        if not earliest or f < earliest then
-          earliest = f
-        end
-      end
-    end
-  end
-  return answer, kept, earliest
-end
-
--- 'busy:<retry_after_ms>' when call log `kept` (call_log_read at `now`) is full, else nil.
-local function call_log_full(kept, earliest, now)
-  if #kept >= CALL_LOG_MAX then
-    return 'busy:' .. int(earliest - now)
-  end
-  return nil
-end
-
--- Records `answer` of call id `call` at `now` in the call log `field` of hash `hash`, beside
--- its `kept` lines (call_log_read), kept `keep_ms` ms; returns `answer`.
-local function call_log_add(hash, field, kept, call, answer, now, keep_ms)
-  kept[#kept + 1] = call .. ' ' .. int(now + keep_ms) .. ' ' .. answer
-  redis.call('HSET', hash, field, table.concat(kept, '\n'))
-  return answer
 end
 
 -- The record `text` as a table: user, grabbed, and for a held or redeemed coupon order, at

@@ -1,5 +1,6 @@
 -- (records.lua, journal.lua, ledger.lua and coupon_record.lua are prepended: int, now_ms,
--- journal_add, ledger_push, coupon_record, call_log_*.)
+-- call_answer_read, call_answer_add, journal_add, ledger_push, coupon_record,
+-- pool_closing.)
 -- coupon_release.lua: an order lets go of its coupon at checkout: its hold is released, or its
 -- redemption reversed (the order failed or was refunded). Either way the coupon is issued again
 -- to the same user, redeemable until redeem_by; a reversed redemption is counted back once
@@ -8,8 +9,7 @@
 --
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record, and
---         "<code>\n<order>" -> the release's memory, "\n<code>" -> the coupon's call log (see
---         coupon_record.lua)
+--         "<code>\n<order>" -> the release's memory (see coupon_record.lua)
 -- KEYS[3] journal: the pool's tag's journal (journal.lua): a reversed redemption appends
 --         coupon_released (user: the coupon's holder; extra: the order reference)
 -- KEYS[4] books: a share's coupon's merchant hash (its books); else any key of the slot,
@@ -18,16 +18,18 @@
 --         value); else any key of the slot, never touched
 -- KEYS[6] ledger: a share's coupon's merchant's ledger list; else any key of the slot, never
 --         touched
+-- KEYS[7] call_answer: this call's answer, `<issued>:call:<call id>` (records.lua:
+--         call_answer_add)
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
 -- ARGV[2] order_reference: the order releasing it
 -- ARGV[3] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
--- ARGV[4] call: this call's id (16 hex digits): a re-run of the same call, at any later moment,
---         answers its first run's answer from the coupon's call log (coupon_record.lua),
+-- ARGV[4] call: this call's id (16 hex digits), written into the release's memory; a re-run
+--         of the same call, at any later moment, answers its first run's answer from KEYS[7],
 --         writing nothing
 -- ARGV[5] share: '1' for a merchant packet's share's coupon (KEYS[1] is the packet's meta,
 --         KEYS[2] its coupons hash, ARGV[1] the share id, ARGV[3] the packet id), else ''
 -- ARGV[6] ledger_cap: ledger length cap (entries)
--- ARGV[7] call_keep_ms: how long the call log remembers this call's answer, ms
+-- ARGV[7] call_keep_ms: how long KEYS[7] is kept (the re-send horizon), ms
 --
 -- A share's coupon's reversed redemption moves its value back in the merchant's books, in
 -- the same step: from `paid_coupons` to `outstanding` (and the packet's
@@ -35,13 +37,13 @@
 -- the unredeemed ones (`coupons_settled_at`), straight back to `balance`, journaled
 -- merchant_coupon_refund (reference `<packet_id>/<share_id>`), so it is returned once.
 --
--- The order is looked for in this order: this very call's line in the coupon's call log (a
--- re-run: its answer, whatever happened since); the coupon held or redeemed by the order
--- (released now, also a lapsed hold); the order's memory (an earlier release by another call:
+-- The order is looked for in this order: this very call's answer (KEYS[7]: a re-run answers
+-- it, whatever happened since); the coupon held or redeemed by the order (released now, also
+-- a lapsed hold); the order's memory (an earlier release by another call:
 -- its answer, repeat 1, also after another order took the coupon); the coupon held (unlapsed)
 -- or redeemed by another order (refused). The same order may hold and redeem the coupon again
 -- after its release (a new cycle, which a later release releases in turn). Every answer of a
--- coupon that exists is recorded in the call log (not_found too: re-run after the order took
+-- coupon that exists is recorded under KEYS[7] (not_found too: re-run after the order took
 -- the coupon, it must still release nothing).
 --
 -- Returns:
@@ -51,29 +53,31 @@
 --                                        answer recorded)
 --   'already_redeemed:<redeemed_at_ms>:<order_reference>'   another order redeemed it; the
 --                                        coupon unchanged (the answer recorded)
---   'busy:<retry_after_ms>'              the coupon's call log is full (coupon_record.lua);
---                                        nothing written
---   'not_found'                          no such pool or code, or the order never held or
+--   'not_found'                          no such pool (or its keys expire within
+--                                        call_keep_ms) or code, or the order never held or
 --                                        redeemed it; the coupon unchanged (recorded when the
 --                                        code exists)
+local answered = call_answer_read(KEYS[7])
+if answered then
+  return answered
+end
+if pool_closing(KEYS[1], tonumber(ARGV[7])) then
+  return 'not_found'
+end
 local pool = redis.call('HMGET', KEYS[1], 'redeem_by', 'coupons_settled_at', 'merchant_id')
 local redeem_by = pool[1]
 if not redeem_by then
   return 'not_found'
 end
 local memo_field = ARGV[1] .. '\n' .. ARGV[2]
-local log_field = call_log_field(ARGV[1])
-local text, memo, log = unpack(redis.call('HMGET', KEYS[2], ARGV[1], memo_field, log_field))
+local text, memo = unpack(redis.call('HMGET', KEYS[2], ARGV[1], memo_field))
 local now = now_ms()
-local answered, kept, earliest = call_log_read(log, ARGV[4], now)
-if answered then
-  return answered
-end
 local kind, at, call
 if memo then
   kind, at, call = string.match(memo, '^([^\n]*)\n([^\n]*)\n([^\n]*)$')
   if call == ARGV[4] then
-    -- Written by this call before call logs existed: its first answer, nothing written.
+    -- Written by this call before its answer had its own key: its first answer, nothing
+    -- written.
     return 'released:' .. kind .. ':' .. at .. ':0'
   end
 end
@@ -81,10 +85,6 @@ if not text then
   return 'not_found'
 end
 local r = coupon_record(text)
-local full = call_log_full(kept, earliest, now)
-if full then
-  return full
-end
 local keep = tonumber(ARGV[7])
 if r.order == ARGV[2] then
   local released = 'hold'
@@ -115,25 +115,22 @@ if r.order == ARGV[2] then
       redis.call('HINCRBY', KEYS[1], 'coupon_open_cents', int(value))
     end
   end
-  redis.call('HSET', KEYS[2], ARGV[1], r.user .. '\n' .. r.grabbed,
-    memo_field, released .. '\n' .. int(now) .. '\n' .. ARGV[4])
   if released == 'redemption' then
     redis.call('HINCRBY', KEYS[1], 'redeemed', -1)
     journal_add(KEYS[3], 'coupon_released', r.user, 0, ARGV[3] .. '/' .. ARGV[1], now, 0, ARGV[2])
   end
-  return call_log_add(KEYS[2], log_field, kept, ARGV[4],
-    'released:' .. released .. ':' .. int(now) .. ':0', now, keep)
+  redis.call('HSET', KEYS[2], ARGV[1], r.user .. '\n' .. r.grabbed,
+    memo_field, released .. '\n' .. int(now) .. '\n' .. ARGV[4])
+  return call_answer_add(KEYS[7], 'released:' .. released .. ':' .. int(now) .. ':0', keep)
 end
 if memo then
-  return call_log_add(KEYS[2], log_field, kept, ARGV[4],
-    'released:' .. kind .. ':' .. at .. ':1', now, keep)
+  return call_answer_add(KEYS[7], 'released:' .. kind .. ':' .. at .. ':1', keep)
 end
 if r.state == 'redeemed' then
-  return call_log_add(KEYS[2], log_field, kept, ARGV[4],
-    'already_redeemed:' .. r.at .. ':' .. r.order, now, keep)
+  return call_answer_add(KEYS[7], 'already_redeemed:' .. r.at .. ':' .. r.order, keep)
 end
 if r.state == 'held' and tonumber(r.at) > now then
-  return call_log_add(KEYS[2], log_field, kept, ARGV[4], 'held:' .. r.at, now, keep)
+  return call_answer_add(KEYS[7], 'held:' .. r.at, keep)
 end
 -- Recorded too: re-run after this order held or redeemed the coupon, it must not release it.
-return call_log_add(KEYS[2], log_field, kept, ARGV[4], 'not_found', now, keep)
+return call_answer_add(KEYS[7], 'not_found', keep)

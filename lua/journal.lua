@@ -15,8 +15,9 @@
 -- (`<prefix>:{<tag>}:journal`, a stream), in the same atomic step as the balance change, so
 -- the journal holds exactly the movements made: a retried or re-driven step that moves no
 -- money (a repeat) writes no entry. ledger-export reads the entries, publishes them and
--- deletes each one once EventBridge has accepted it (journal_ack.lua). The stream has no TTL:
--- like the idempotency records, an entry is never evicted under a volatile-* policy.
+-- deletes each one once EventBridge has accepted it (journal_ack.lua). A stream holding entries
+-- has no TTL: like the idempotency records, an entry is never evicted under a volatile-*
+-- policy (an emptied one keeps a short TTL for its last id, journal_ack.lua).
 --
 -- Entry fields (every number an exact integer); the entry's event_id is not stored but derived
 -- by its readers from the journal's key, the entry's stream id and its fields
@@ -33,7 +34,8 @@
 --   ref       the deposit or withdrawal reference, or the packet id; for a coupon
 --             "<campaign_id>/<code or generated index>" (a merchant packet's share's coupon:
 --             "<packet_id>/<share_id>", as is merchant_coupon_refund's for one coupon's
---             reversed redemption), for campaign_ended the campaign id
+--             reversed redemption; "<packet_id>/coupons" for merchant_coupon_refund of the
+--             packet's unredeemed coupons at redeem_by), for campaign_ended the campaign id
 --   at        Redis TIME, Unix ms
 --   balance   the wallet's balance after the movement, cents
 --   extra     '' or, for packet_settled and merchant_packet_settled,
@@ -49,4 +51,6 @@ local function journal_add(key, kind, user, amount, ref, at, balance, extra)
   redis.call('XADD', key, '*', 'kind', kind, 'user', user,
     'amount', int(amount), 'ref', ref, 'at', int(at), 'balance', int(balance),
     'extra', extra or '')
+  -- An emptied journal kept for its last id (journal_ack.lua) holds entries again: no TTL.
+  redis.call('PERSIST', key)
 end

@@ -53,13 +53,31 @@ local function money_record(fingerprint, call, balance)
   return fingerprint .. ' ' .. call .. ' ' .. int(balance)
 end
 
--- A refused deposit's or withdrawal's answer, kept under its call id: `key` (a string on the
--- holder's hash tag, `<holder key>:call:<call id>`) holds '<outcome> <balance>' for keep_ms, so
--- the call's re-run, at any later moment, answers the refusal it got even when the balance
--- would now allow it. The key has a TTL: it guards no money (it records that nothing moved),
--- and it outlives every re-send (keep_ms is HONGBAO_IDEMPOTENCY_TTL_SECS).
-local function refusal_read(key)
+-- A call's answer under its own key: `key` (a string on the entity's hash tag,
+-- `<entity key>:call:<call id>`) is written by the call's first run, in the same script as the
+-- transition it made or refused, first writer wins (SET NX: a later transition never rewrites
+-- it), and kept keep_ms: the re-send horizon, how long after its first run the same call can
+-- still arrive (store::horizon). Every run reads it first (call_answer_read); a re-run answers
+-- it and writes nothing. One key per call: no cap on an entity's calls, O(1) Redis time, nothing
+-- rewritten that grows; the key's TTL bounds what a caller's calls keep.
+local function call_answer_read(key)
   local answer = redis.call('GET', key)
+  if answer then
+    return answer
+  end
+  return nil
+end
+
+local function call_answer_add(key, answer, keep_ms)
+  redis.call('SET', key, answer, 'PX', keep_ms, 'NX')
+  return answer
+end
+
+-- A refused deposit's or withdrawal's answer, kept under its call id (call_answer_add):
+-- '<outcome> <balance>', so the call's re-run answers the refusal it got even when the balance
+-- would now allow it. The key has a TTL: it guards no money (it records that nothing moved).
+local function refusal_read(key)
+  local answer = call_answer_read(key)
   if not answer then
     return nil
   end
@@ -68,7 +86,7 @@ local function refusal_read(key)
 end
 
 local function refusal_add(key, outcome, balance, keep_ms)
-  redis.call('SET', key, outcome .. ' ' .. int(balance), 'PX', keep_ms)
+  call_answer_add(key, outcome .. ' ' .. int(balance), keep_ms)
   return {outcome, int(balance)}
 end
 

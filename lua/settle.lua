@@ -32,6 +32,17 @@
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] retention_secs: retention after settlement, seconds
 -- ARGV[3] ledger_cap: ledger length cap (entries)
+-- ARGV[4] call_id: this call's id (the re-run of a call is known by it)
+--
+-- A call that settles (either phase) records its answer in the meta hash, first writer wins:
+-- `settled_by` for the call that settled the shares, `coupons_settled_by` for the one that
+-- refunded the unredeemed coupons (one call may be both), each
+-- `<call_id>|<answer>|<refund_cents>|<settled_now>|<coupon_refund_cents>`. The same call sent
+-- again (the cluster client re-sends a command whose reply was lost, maybe after a later call
+-- moved the packet on) answers that record and writes nothing; a 'pending' answer lists the
+-- claims pending now (re-driving them is the caller's next step either way). A call that
+-- settled nothing records nothing: its answer is the packet's state, read again by a re-run.
+-- The keys' retention TTL is set once (EXPIRE NX): a later call does not move it.
 --
 -- The refund is total - claimed: the un-grabbed shares plus the grabbed-but-unclaimed ones,
 -- less what cancel.lua refunded already (a cancelled packet's un-grabbed shares); the packet's
@@ -56,11 +67,49 @@
 --        this script again (keys keep no TTL until no claim is pending)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'refunded_cents', 'expires_at',
   'total_cents', 'claimed_cents', 'created_at', 'sender_id', 'merchant_id', 'redeem_by',
-  'coupon_open_cents', 'coupons_settled_at')
+  'coupon_open_cents', 'coupons_settled_at', 'settled_by', 'coupons_settled_by')
 local status = meta[1]
 if not status then
   return {'missing'}
 end
+
+-- Claims still waiting for their wallet credit (reads only).
+local function pending_claims()
+  local pending = {}
+  local claims = redis.call('HGETALL', KEYS[5])
+  for i = 1, #claims, 2 do
+    if string.sub(claims[i + 1], 1, 8) == 'pending:' then
+      local share = redis.call('HGET', KEYS[3], claims[i])
+      local amount = share and tonumber(string.match(share, '^%d+:(%d+):'))
+      if not amount then
+        return nil
+      end
+      pending[#pending + 1] = claims[i]
+      pending[#pending + 1] = share
+      pending[#pending + 1] = claims[i + 1]
+    end
+  end
+  return pending
+end
+
+-- The answer of this call's first run, when it settled: answered again, nothing written.
+for _, record in ipairs({meta[12], meta[13]}) do
+  local by, answer, refund, now_flag, coupon =
+    string.match(record or '', '^([^|]+)|(%a+)|(%d+)|([01])|(%d+)$')
+  if by == ARGV[4] then
+    if answer == 'coupons_open' then
+      return {'coupons_open', tonumber(refund), tonumber(now_flag), tonumber(meta[9])}
+    elseif answer == 'pending' then
+      local reply = {'pending', tonumber(refund), tonumber(now_flag)}
+      for _, item in ipairs(pending_claims() or {}) do
+        reply[#reply + 1] = item
+      end
+      return reply
+    end
+    return {'settled', tonumber(refund), tonumber(now_flag), tonumber(coupon)}
+  end
+end
+
 local now = now_ms()
 -- A draw packet whose draw is due and not complete (docs/design.md, "Draws"): its draw runs
 -- first (draw_run.lua), so its winners get their shares before anything is refunded; nothing
@@ -85,20 +134,9 @@ if coupons_due then
   end
 end
 
--- Claims still waiting for their wallet credit (reads only).
-local pending = {}
-local claims = redis.call('HGETALL', KEYS[5])
-for i = 1, #claims, 2 do
-  if string.sub(claims[i + 1], 1, 8) == 'pending:' then
-    local share = redis.call('HGET', KEYS[3], claims[i])
-    local amount = share and tonumber(string.match(share, '^%d+:(%d+):'))
-    if not amount then
-      return redis.error_reply('ERR hongbao: settle: pending claim without a share record')
-    end
-    pending[#pending + 1] = claims[i]
-    pending[#pending + 1] = share
-    pending[#pending + 1] = claims[i + 1]
-  end
+local pending = pending_claims()
+if not pending then
+  return redis.error_reply('ERR hongbao: settle: pending claim without a share record')
 end
 
 local refund = tonumber(meta[2])
@@ -172,18 +210,40 @@ if coupons_due then
   if coupon_refund > 0 then
     balance = redis.call('HINCRBY', KEYS[6], 'balance', int(coupon_refund))
     redis.call('HINCRBY', KEYS[6], 'outstanding', int(-coupon_refund))
+    -- Referenced `<packet_id>/coupons`: a movement of its own, never equal to the shares'
+    -- refund of the same packet in the same millisecond (the same call may make both).
+    local reference = ARGV[1] .. '/coupons'
     ledger_push(KEYS[7], KEYS[6],
-      'refund_credit|' .. int(coupon_refund) .. '|' .. int(now) .. '|' .. ARGV[1], tonumber(ARGV[3]))
-    journal_add(KEYS[10], 'merchant_coupon_refund', merchant, coupon_refund, ARGV[1], now,
+      'refund_credit|' .. int(coupon_refund) .. '|' .. int(now) .. '|' .. reference,
+      tonumber(ARGV[3]))
+    journal_add(KEYS[10], 'merchant_coupon_refund', merchant, coupon_refund, reference, now,
       balance)
   end
   redis.call('HSET', KEYS[1], 'coupon_open_cents', 0, 'coupons_settled_at', int(now))
   redis.call('HINCRBY', KEYS[1], 'coupon_refunded_cents', int(coupon_refund))
-elseif redeem_by and not meta[11] then
-  return {'coupons_open', refund, settled_now, int(redeem_by)}
 end
 
-if #pending > 0 then
+-- This call's answer, recorded when it settled something (first writer wins: a field is
+-- written by the one call that did its phase).
+local answer = 'settled'
+if redeem_by and not meta[11] and not coupons_due then
+  answer = 'coupons_open'
+elseif #pending > 0 then
+  answer = 'pending'
+end
+local record = ARGV[4] .. '|' .. answer .. '|' .. int(refund) .. '|' .. settled_now .. '|'
+  .. int(coupon_refund)
+if settled_now == 1 then
+  redis.call('HSET', KEYS[1], 'settled_by', record)
+end
+if coupons_due then
+  redis.call('HSET', KEYS[1], 'coupons_settled_by', record)
+end
+
+if answer == 'coupons_open' then
+  return {'coupons_open', refund, settled_now, int(redeem_by)}
+end
+if answer == 'pending' then
   local reply = {'pending', refund, settled_now}
   for i = 1, #pending do
     reply[#reply + 1] = pending[i]
@@ -192,8 +252,8 @@ if #pending > 0 then
 end
 local ttl = tonumber(ARGV[2])
 for _, i in ipairs({1, 2, 3, 4, 5, 8}) do
-  redis.call('EXPIRE', KEYS[i], ttl)
+  redis.call('EXPIRE', KEYS[i], ttl, 'NX')
 end
-redis.call('EXPIRE', KEYS[11], ttl)
-redis.call('EXPIRE', KEYS[12], ttl)
+redis.call('EXPIRE', KEYS[11], ttl, 'NX')
+redis.call('EXPIRE', KEYS[12], ttl, 'NX')
 return {'settled', refund, settled_now, coupon_refund}

@@ -378,3 +378,64 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
         assert_eq!(v.packet.grabbed_count, 1, "{backend:?}");
     }
 }
+
+/// A settle run again after a later settle call (the reclaim cron's next pass) answers as its
+/// first run did, `settled` by this call with its refund, and writes nothing: not the keys'
+/// retention TTL either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settle_sent_again_after_a_later_settle_answers_its_first_run() {
+    use hongbao::store::scripts::SettleCall;
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        fund(&store, "sender", 1_000).await;
+        let p = crate::common::create(&store, "sender", &lucky(300, 3, 1)).await;
+        crate::common::sleep_until_redis_ms(&store, p.expires_at_ms).await;
+        let keys = Keys::new(&store.config().key_prefix);
+        let (pk, wk) = (keys.packet(&p.packet_id), keys.wallet("sender"));
+        let mut conn = store.conn().await.unwrap();
+        let mut settle = async |call_id: &str| {
+            let call = SettleCall {
+                meta: &pk.meta,
+                shares: &pk.shares,
+                grabs: &pk.grabs,
+                legacy_order: &pk.legacy_order,
+                claims: &pk.claims,
+                wallet: &wk.wallet,
+                ledger: &wk.ledger,
+                recipients: &pk.recipients,
+                sent: &wk.sent,
+                journal: &wk.journal,
+                coupons: &pk.coupons,
+                tickets: &pk.tickets,
+                packet_id: &p.packet_id,
+                retention_secs: 3_600,
+                ledger_cap: 1_000,
+                call_id,
+            };
+            let reply = call.invocation().invoke_async(&mut conn).await.unwrap();
+            texts("settle", reply).unwrap().join(":")
+        };
+        let first = settle("5e771e01").await;
+        assert_eq!(settle("5e771e02").await, "settled:300:0:0", "{backend:?}");
+        let expiry = async |store: &Store| -> i64 {
+            let mut conn = store.conn().await.unwrap();
+            redis::cmd("PEXPIRETIME")
+                .arg(&pk.meta)
+                .query_async(&mut conn)
+                .await
+                .unwrap()
+        };
+        let before = (crate::common::snapshot(&redis).await, expiry(&store).await);
+        tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+
+        let again = settle("5e771e01").await;
+
+        assert_eq!(
+            (first.as_str(), again.as_str()),
+            ("settled:300:1:0", "settled:300:1:0")
+        );
+        let after = (crate::common::snapshot(&redis).await, expiry(&store).await);
+        assert!(after == before, "{backend:?}: the re-run wrote");
+    }
+}

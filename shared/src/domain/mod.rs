@@ -20,6 +20,7 @@ pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
 pub mod reconcile;
+pub mod resend;
 pub mod settings;
 pub mod split;
 pub mod voting;

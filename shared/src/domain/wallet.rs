@@ -3,6 +3,7 @@
 //! `lua/transfer_release.lua` and (for debits and refunds) `lua/create_packet.lua` and
 //! `lua/settle.lua`, called by [`crate::store::wallet`].
 
+use super::resend::{LAMBDA_MAX_TIMEOUT_SECS, NODE_CLOCK_MARGIN_SECS, RESEND_HORIZON_SECS};
 use super::settings::Setting;
 use super::{BadRecord, ConfigError, Lookup};
 
@@ -29,7 +30,7 @@ pub const MAX_BALANCE_LIMIT_CENTS: i64 = 1_000_000_000_000_000;
 pub const DEPOSIT_DEDUP_SECS: Setting = Setting {
     name: "HONGBAO_DEPOSIT_DEDUP_SECS",
     default: "2592000",
-    meaning: "how long a deposit or withdrawal `reference` is remembered, s (≥ 1)",
+    meaning: "how long a deposit or withdrawal `reference` is remembered, s (≥ 960, the re-send horizon: Lambda's 900 s maximum timeout + 60 s)",
 };
 /// `HONGBAO_MAX_BALANCE_CENTS`.
 pub const MAX_BALANCE_CENTS: Setting = Setting {
@@ -71,7 +72,7 @@ pub const SETTINGS: &[Setting] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalletRules {
     /// Seconds a deposit or withdrawal `reference` is remembered (`HONGBAO_DEPOSIT_DEDUP_SECS`,
-    /// ≥ 1).
+    /// ≥ [`RESEND_HORIZON_SECS`] when read from the settings).
     pub deposit_dedup_secs: u64,
     /// Largest balance a deposit may produce, cents (`HONGBAO_MAX_BALANCE_CENTS`, at most
     /// [`MAX_BALANCE_LIMIT_CENTS`]). Claim credits and refunds are never refused: they move
@@ -94,6 +95,27 @@ impl Default for WalletRules {
     }
 }
 
+/// `HONGBAO_DEPOSIT_DEDUP_SECS`, refused below [`RESEND_HORIZON_SECS`]: a re-sent deposit or
+/// withdrawal finds the record its first run wrote only while the reference is remembered, and
+/// one re-sent after the record was pruned would be applied again.
+fn deposit_dedup_secs(lookup: &Lookup<'_>) -> Result<u64, ConfigError> {
+    let secs: u64 = lookup.get(&DEPOSIT_DEDUP_SECS)?;
+    if secs < RESEND_HORIZON_SECS {
+        return Err(ConfigError::new(
+            &DEPOSIT_DEDUP_SECS,
+            secs,
+            format!(
+                "must be at least {RESEND_HORIZON_SECS}, the re-send horizon (a call can be sent \
+                 again for as long as the Lambda invocation that made it runs, at most \
+                 {LAMBDA_MAX_TIMEOUT_SECS} s, plus {NODE_CLOCK_MARGIN_SECS} s for the Redis nodes' \
+                 clocks): a deposit or withdrawal re-sent after its reference was forgotten would \
+                 be applied again"
+            ),
+        ));
+    }
+    Ok(secs)
+}
+
 impl WalletRules {
     /// Reads [`SETTINGS`].
     ///
@@ -109,7 +131,7 @@ impl WalletRules {
             ));
         }
         Ok(WalletRules {
-            deposit_dedup_secs: lookup.at_least(&DEPOSIT_DEDUP_SECS, 1)?,
+            deposit_dedup_secs: deposit_dedup_secs(lookup)?,
             max_balance_cents,
             deposit_principals: IamPrincipals::from_lookup(lookup, &DEPOSIT_PRINCIPALS)?,
             withdrawal_principals: IamPrincipals::from_lookup(lookup, &WITHDRAWAL_PRINCIPALS)?,
@@ -365,5 +387,22 @@ mod tests {
         assert!(p.allows("arn:aws:sts::123456789012:assumed-role/payments/backend-1"));
         assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/paymentsX/backend-1"));
         assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/other/x"));
+    }
+
+    /// A deposit's or withdrawal's reference is remembered at least the re-send horizon: a
+    /// shorter `HONGBAO_DEPOSIT_DEDUP_SECS` is refused, naming the horizon.
+    #[test]
+    fn deposit_dedup_outlives_the_resend_horizon() {
+        let rules = |value: &'static str| {
+            let f = move |n: &str| (n == DEPOSIT_DEDUP_SECS.name).then(|| value.to_string());
+            WalletRules::from_lookup(&Lookup::new(&f))
+        };
+
+        let short = rules("959").unwrap_err();
+        let at_horizon = rules("960").unwrap();
+
+        assert_eq!(short.name, "HONGBAO_DEPOSIT_DEDUP_SECS");
+        assert!(short.reason.contains("at least 960"), "{short}");
+        assert_eq!(at_horizon.deposit_dedup_secs, 960);
     }
 }

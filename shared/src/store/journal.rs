@@ -104,7 +104,8 @@ impl JournalIndex {
 }
 
 /// The journals that hold entries (one pass: [`JournalIndex::commands`] `EXISTS`, then one
-/// `EXISTS` per journal of each group that holds any).
+/// `XLEN` per journal of each group that holds any: a journal emptied by its last ack exists,
+/// empty, for [`EMPTY_JOURNAL_KEEP_MS`]).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached.
@@ -131,9 +132,18 @@ pub async fn pending(store: &Store, index: &JournalIndex) -> Result<Vec<String>,
         .try_collect()
         .await?;
     let candidates: Vec<&String> = busy.iter().flat_map(|&g| &groups[g]).collect();
+    let len = |key: &String| {
+        let mut conn = conn.clone();
+        let cmd = {
+            let mut c = redis::cmd("XLEN");
+            c.arg(key);
+            c
+        };
+        async move { cmd.query_async::<u64>(&mut conn).await.map_err(Error::from) }
+    };
     let mut keys: Vec<String> = stream::iter(0..candidates.len())
         .map(|i| {
-            let query = exists(std::slice::from_ref(candidates[i]));
+            let query = len(candidates[i]);
             async move { Ok::<_, Error>((query.await? > 0).then_some(i)) }
         })
         .buffer_unordered(IN_FLIGHT)
@@ -192,14 +202,24 @@ script_call! {
             journal: &'a str,
         }
         ARGV {
+            /// How long an emptied journal is kept (its last stream id with it), ms:
+            /// [`EMPTY_JOURNAL_KEEP_MS`].
+            empty_keep_ms: u64,
             /// The stream ids of the exported entries.
             stream_ids: &'a [String],
         }
     }
 }
 
-/// Marks entries of journal `key` exported: deletes them (`XDEL`), and the journal once it is
-/// empty (`lua/journal_ack.lua`). Returns the entries left. Deleting an entry twice (a run
+/// How long an emptied journal is kept, ms: the Redis nodes' clock margin
+/// ([`crate::domain::packets::NODE_CLOCK_MARGIN_SECS`]). While it exists it keeps its last
+/// stream id, so the next entry's id is past it even in the same millisecond or after a
+/// failover to a node whose clock is behind: a journal's stream ids, and so its entries'
+/// event ids, are never given twice.
+pub const EMPTY_JOURNAL_KEEP_MS: u64 = crate::domain::packets::NODE_CLOCK_MARGIN_SECS * 1000;
+
+/// Marks entries of journal `key` exported: deletes them (`XDEL`); an emptied journal expires
+/// [`EMPTY_JOURNAL_KEEP_MS`] later unless an entry is added (`lua/journal_ack.lua`). Returns the entries left. Deleting an entry twice (a run
 /// re-acknowledging) changes nothing.
 ///
 /// # Errors
@@ -212,6 +232,7 @@ pub async fn ack(store: &Store, key: &str, stream_ids: &[String]) -> Result<u64,
     let mut conn = store.conn().await?;
     Ok(JournalAckCall {
         journal: key,
+        empty_keep_ms: EMPTY_JOURNAL_KEEP_MS,
         stream_ids,
     }
     .invocation()

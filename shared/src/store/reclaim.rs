@@ -255,6 +255,8 @@ script_call! {
             retention_secs: u64,
             /// Ledger length cap, entries.
             ledger_cap: u32,
+            /// This call's id: the same call sent again answers its first answer.
+            call_id: &'a str,
         }
     }
 }
@@ -410,6 +412,7 @@ async fn settle_one(
     // At most three times: a draw packet's draw first, then settle (maybe reporting pending
     // claims), re-drive them, settle again.
     for _ in 0..3 {
+        let call = call_id();
         let reply: Value = SettleCall {
             meta: &pk.meta,
             shares: &pk.shares,
@@ -426,6 +429,7 @@ async fn settle_one(
             packet_id,
             retention_secs: cfg.packets.retention_secs,
             ledger_cap: crate::domain::wallet::LEDGER_CAP,
+            call_id: &call,
         }
         .invocation()
         .invoke_async(&mut conn)

@@ -56,6 +56,12 @@ async fn issued_campaign(b: &mut Bench, store: &Store, n: usize) -> (String, Poo
     (c.campaign_id, keys)
 }
 
+/// The key of call `call`'s answer on the pool of issued hash `issued` (borrowed by the
+/// script calls for the whole run).
+fn answer_key(issued: &str, call: &str) -> &'static str {
+    Box::leak(hongbao::store::keys::Keys::call_answer(issued, call).into_boxed_str())
+}
+
 /// Checkout paths of `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
 /// `lua/coupon_release.lua`, beside the bare redemption.
 pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
@@ -69,6 +75,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             CouponHoldCall {
                 pool: &keys.pool,
                 issued: &keys.issued,
+                call_answer: answer_key(&keys.issued, &call(i)),
                 code: &codes[i],
                 user_id: &users[i],
                 order_reference: "order-1",
@@ -91,6 +98,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                     journal: &keys.journal,
                     books: &keys.pool,
                     grabs: &keys.pool,
+                    call_answer: answer_key(&keys.issued, &call(salt + i)),
                     code: &codes[i],
                     user_id: &users[i],
                     order_reference: order,
@@ -123,6 +131,7 @@ pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
                 books: &keys.pool,
                 grabs: &keys.pool,
                 ledger: &keys.pool,
+                call_answer: answer_key(&keys.issued, &call(2 * n + i)),
                 code: &codes[i],
                 order_reference: "order-1",
                 campaign_id: &id,

@@ -25,7 +25,7 @@ const VISITS: VisitLimit = VisitLimit {
 /// Ten minutes, ms: a hold that does not lapse during a test.
 pub(super) const LONG: u64 = 600_000;
 
-/// A day, ms: how long the scripts' call logs remember a call here.
+/// A day, ms: how long the scripts keep a call's answer here.
 pub(super) const KEEP: u64 = 86_400_000;
 
 /// A campaign of `codes` (uploaded, one pool) under `reference`, worth `discount`, with
@@ -82,6 +82,12 @@ async fn journal_kinds(store: &Store, keys: &PoolKeys) -> Vec<String> {
         .collect()
 }
 
+/// The key of call `call`'s answer on the pool of issued hash `issued`, for a script call's
+/// borrowed keys.
+fn answer_key(issued: &str, call: &str) -> &'static str {
+    Box::leak(hongbao::store::keys::Keys::call_answer(issued, call).into_boxed_str())
+}
+
 /// The script calls of one coupon with a fixed call id, as the client would re-send them.
 pub(super) struct Calls<'a> {
     pub(super) keys: &'a PoolKeys,
@@ -101,6 +107,7 @@ impl Calls<'_> {
         let reply = CouponHoldCall {
             pool: &self.keys.pool,
             issued: &self.keys.issued,
+            call_answer: answer_key(&self.keys.issued, call),
             code: self.code,
             user_id: "alice",
             order_reference: order,
@@ -124,6 +131,7 @@ impl Calls<'_> {
             journal: &self.keys.journal,
             books: &self.keys.pool,
             grabs: &self.keys.pool,
+            call_answer: answer_key(&self.keys.issued, call),
             code: self.code,
             user_id: "alice",
             order_reference: order,
@@ -158,6 +166,7 @@ impl Calls<'_> {
             books: &self.keys.pool,
             grabs: &self.keys.pool,
             ledger: &self.keys.pool,
+            call_answer: answer_key(&self.keys.issued, call),
             code: self.code,
             order_reference: order,
             campaign_id: self.campaign_id,

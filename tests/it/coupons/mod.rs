@@ -146,17 +146,21 @@ async fn grab_call(store: &Store, no: u64, user: &str, limit: u32, call: &str) -
 /// One redeem of `code` (as the pool keys it) of campaign `no`.
 async fn redeem(store: &Store, no: u64, code: &str, user: &str, order: &str) -> String {
     let keys = PoolKeys::new("hb", &campaign_id(no), no, 0, 1);
+    let call = format!("{:016x}", rand::random::<u64>());
+    let answer = hongbao::store::keys::Keys::call_answer(&keys.issued, &call);
     let reply = CouponRedeemCall {
         pool: &keys.pool,
         issued: &keys.issued,
         journal: &keys.journal,
         books: &keys.pool,
         grabs: &keys.pool,
+        call_answer: &answer,
         code,
         user_id: user,
         order_reference: order,
         campaign_id: &campaign_id(no),
-        call: &format!("{:016x}", rand::random::<u64>()),
+        call: &call,
+        call_keep_ms: 60_000,
         ..Default::default()
     }
     .invocation()

@@ -369,7 +369,11 @@ async fn unclaimed_shares_then_unredeemed_coupons_go_back_to_the_merchant_once()
             refunds,
             [
                 (Kind::MerchantRefund, 3_000 - issued, id.clone()),
-                (Kind::MerchantCouponRefund, issued - value, id.clone()),
+                (
+                    Kind::MerchantCouponRefund,
+                    issued - value,
+                    format!("{id}/coupons")
+                ),
                 (Kind::MerchantCouponRefund, value, format!("{id}/{share}")),
             ],
             "{backend}"

@@ -75,8 +75,8 @@ async fn expiry_refunds_the_merchant_and_never_the_sharer() {
         // Act
         let first = reclaim::run(&store).await.unwrap();
         let second = reclaim::run(&store).await.unwrap();
-        // The settlement's reply lost and the script sent again: it answers the settled
-        // packet and refunds nothing more.
+        // Another settle call (a later cron pass that found the entry again): it answers the
+        // settled packet and refunds nothing more.
         let (pk, mk) = {
             let keys = Keys::new(&store.config().key_prefix);
             (keys.packet(&packet_id), keys.merchant(SHOP))
@@ -97,6 +97,7 @@ async fn expiry_refunds_the_merchant_and_never_the_sharer() {
             packet_id: &packet_id,
             retention_secs: 60,
             ledger_cap: 100,
+            call_id: "5e771e99",
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())

@@ -3,21 +3,35 @@
 //! random order, now and then naming the wrong user, and earlier calls are re-sent at random
 //! later points. The model: the coupon issued, held by an order or redeemed by one; each
 //! order's last release (what another release call of the order answers); the pool's
-//! `redeemed` count; the journal's entries.
+//! `redeemed` count; the journal's entries. The same sequences run on a campaign's coupons and
+//! on merchant packets' share coupons, whose redemptions move the merchant's books.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
 use hongbao::domain::coupons::{campaign_no, CodeSource, VisitLimit};
+use hongbao::domain::reconcile::Holder;
 use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome, PoolKeys};
+use hongbao::store::keys::Keys;
+use hongbao::store::reconcile;
 use hongbao::store::scripts::{text, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use serde_json::json;
 
 use super::{repeated_event_ids, rerun_one, seed, sequences, Entity, Sent, Trace};
+use crate::common::{self, Function};
 use crate::coupons::coupon_store;
+use crate::merchant_packets::SHOP;
+
+/// The key of call `call`'s answer on the pool of issued hash `issued`, for a script call's
+/// borrowed keys.
+fn answer_key(issued: &str, call: &str) -> &'static str {
+    Box::leak(hongbao::store::keys::Keys::call_answer(issued, call).into_boxed_str())
+}
 
 /// The orders of a sequence (several callers' checkouts).
 const ORDERS: [&str; 3] = ["o-a", "o-b", "o-c"];
@@ -25,10 +39,10 @@ const ORDERS: [&str; 3] = ["o-a", "o-b", "o-c"];
 /// Ten minutes, ms: no hold lapses within a sequence.
 const HOLD_MS: u64 = 600_000;
 
-/// A day, ms: how long the call logs remember a call.
+/// A day, ms: how long the scripts keep a call's answer.
 const KEEP_MS: u64 = 86_400_000;
 
-/// Fresh calls per sequence, at most (a coupon's call log holds 64).
+/// Fresh calls per sequence, at most.
 const MAX_STEPS: usize = 40;
 
 /// One checkout call of the sequence's coupon.
@@ -42,19 +56,48 @@ enum Op {
     Release { order: &'static str },
 }
 
-/// A sequence's coupon: its campaign, pool, code and holder.
-struct Coupon<'a> {
-    campaign_id: &'a str,
-    keys: &'a PoolKeys,
+/// A sequence's coupon: its campaign (a share's coupon: its packet), the keys its checkout
+/// scripts take, its code as the pool keys it, and its holder.
+struct Coupon {
+    campaign_id: String,
+    /// The pool's hash (a share's coupon: the packet's meta hash).
+    pool: String,
+    /// The issued codes (a share's coupon: the packet's coupons hash).
+    issued: String,
+    journal: String,
+    /// A share's coupon's merchant hash, packet grabs hash and merchant ledger; a campaign
+    /// coupon's pool hash for each.
+    books: String,
+    grabs: String,
+    ledger: String,
+    /// `1` for a share's coupon, else empty.
+    share: &'static str,
     code: String,
     holder: String,
 }
 
-impl Coupon<'_> {
+impl Coupon {
+    /// Campaign code `code`, issued by the pool of `keys` to `holder`.
+    fn of_pool(campaign_id: &str, keys: &PoolKeys, code: String, holder: String) -> Coupon {
+        Coupon {
+            campaign_id: campaign_id.to_string(),
+            pool: keys.pool.clone(),
+            issued: keys.issued.clone(),
+            journal: keys.journal.clone(),
+            books: keys.pool.clone(),
+            grabs: keys.pool.clone(),
+            ledger: keys.pool.clone(),
+            share: "",
+            code,
+            holder,
+        }
+    }
+
     fn hold<'c>(&'c self, order: &'c str, user: &'c str, call: &'c str) -> CouponHoldCall<'c> {
         CouponHoldCall {
-            pool: &self.keys.pool,
-            issued: &self.keys.issued,
+            pool: &self.pool,
+            issued: &self.issued,
+            call_answer: answer_key(&self.issued, call),
             code: &self.code,
             user_id: user,
             order_reference: order,
@@ -68,50 +111,52 @@ impl Coupon<'_> {
 
     fn redeem<'c>(&'c self, order: &'c str, user: &'c str, call: &'c str) -> CouponRedeemCall<'c> {
         CouponRedeemCall {
-            pool: &self.keys.pool,
-            issued: &self.keys.issued,
-            journal: &self.keys.journal,
-            books: &self.keys.pool,
-            grabs: &self.keys.pool,
+            pool: &self.pool,
+            issued: &self.issued,
+            journal: &self.journal,
+            books: &self.books,
+            grabs: &self.grabs,
+            call_answer: answer_key(&self.issued, call),
             code: &self.code,
             user_id: user,
             order_reference: order,
-            campaign_id: self.campaign_id,
+            campaign_id: &self.campaign_id,
             order_total_cents: "",
             discount_cents: "",
             call,
-            share: "",
+            share: self.share,
             call_keep_ms: KEEP_MS,
         }
     }
 
     fn release<'c>(&'c self, order: &'c str, call: &'c str) -> CouponReleaseCall<'c> {
         CouponReleaseCall {
-            pool: &self.keys.pool,
-            issued: &self.keys.issued,
-            journal: &self.keys.journal,
-            books: &self.keys.pool,
-            grabs: &self.keys.pool,
-            ledger: &self.keys.pool,
+            pool: &self.pool,
+            issued: &self.issued,
+            journal: &self.journal,
+            books: &self.books,
+            grabs: &self.grabs,
+            ledger: &self.ledger,
+            call_answer: answer_key(&self.issued, call),
             code: &self.code,
             order_reference: order,
-            campaign_id: self.campaign_id,
+            campaign_id: &self.campaign_id,
             call,
-            share: "",
+            share: self.share,
             ledger_cap: 100,
             call_keep_ms: KEEP_MS,
         }
     }
 }
 
-impl Entity for Coupon<'_> {
+impl Entity for Coupon {
     type Op = Op;
 
-    fn keys_of(&self, op: &Op, _call: &str) -> Vec<String> {
+    fn keys_of(&self, op: &Op, call: &str) -> Vec<String> {
         match op {
-            Op::Hold { order, user } => self.hold(order, user, "").texts().0,
-            Op::Redeem { order, user } => self.redeem(order, user, "").texts().0,
-            Op::Release { order } => self.release(order, "").texts().0,
+            Op::Hold { order, user } => self.hold(order, user, call).texts().0,
+            Op::Redeem { order, user } => self.redeem(order, user, call).texts().0,
+            Op::Release { order } => self.release(order, call).texts().0,
         }
     }
 
@@ -251,14 +296,14 @@ fn draw(rng: &mut StdRng, holder: &str) -> Op {
 }
 
 /// What Redis holds of the coupon, as the model's state.
-async fn stored(store: &Store, c: &Coupon<'_>) -> (State, i64) {
+async fn stored(store: &Store, c: &Coupon) -> (State, i64) {
     let mut conn = store.conn().await.unwrap();
     let (record, count): (String, Option<i64>) = redis::pipe()
         .cmd("HGET")
-        .arg(&c.keys.issued)
+        .arg(&c.issued)
         .arg(&c.code)
         .cmd("HGET")
-        .arg(&c.keys.pool)
+        .arg(&c.pool)
         .arg("redeemed")
         .query_async(&mut conn)
         .await
@@ -270,6 +315,77 @@ async fn stored(store: &Store, c: &Coupon<'_>) -> (State, i64) {
         Checkout::Redeemed { order: o, .. } => State::Redeemed(order(&o)),
     };
     (state, count.unwrap_or(0))
+}
+
+/// A share's coupon's books as the checker follows them: the coupon's value, cents, and the
+/// merchant's `paid_coupons` before the sequence (the earlier sequences' redemptions).
+#[derive(Debug, Clone, Copy)]
+struct ShareBooks {
+    value: i64,
+    paid_before: i64,
+}
+
+/// One sequence of fresh calls and re-runs on `coupon`; after every step the coupon's state
+/// is the model's, the pool's `redeemed` count `redeemed_before` plus the model's and, for a
+/// share's coupon (`books`), the merchant's `paid_coupons` moves with the redemption, its books
+/// close and its account reconciles. The model at the end.
+async fn run_sequence(
+    store: &Store,
+    coupon: &Coupon,
+    redeemed_before: i64,
+    books: Option<ShareBooks>,
+    rng: &mut StdRng,
+    trace: &mut Trace,
+) -> Model {
+    let mut model = Model::new();
+    let mut sent: Vec<Sent<Op>> = Vec::new();
+    for step in 0..rng.random_range(8..=MAX_STEPS) {
+        let op = draw(rng, &coupon.holder);
+        let call = format!("{:08x}{step:08x}", trace.sequence);
+        let answer = coupon.send(store, &op, &call).await;
+        trace.push(format!("{op:?} call {call} -> {answer}"));
+        let expected = model.apply(&op, &coupon.holder);
+        if shape(&answer) != expected {
+            trace.fail(format!("the model expected {expected}"));
+        }
+        sent.push((op, call, answer));
+        if rng.random_bool(0.4) {
+            let same = |(_, _, first): &Sent<Op>, again: &str| again == first;
+            rerun_one(coupon, store, &sent, rng, trace, same).await;
+        }
+        let (state, count) = stored(store, coupon).await;
+        if state != model.state {
+            let what = format!("Redis holds {state:?}, the model {:?}", model.state);
+            trace.fail(what);
+        }
+        if count != redeemed_before + model.redeemed {
+            let what = format!(
+                "the pool counts {count} redeemed, the model {}",
+                redeemed_before + model.redeemed
+            );
+            trace.fail(what);
+        }
+        if let Some(b) = books {
+            check_books(store, b, &model, trace).await;
+        }
+    }
+    model
+}
+
+/// A share's coupon's step: the merchant's `paid_coupons` is the earlier sequences' plus the
+/// coupon's value while it is redeemed, its books close, and its account reconciles.
+async fn check_books(store: &Store, b: ShareBooks, model: &Model, trace: &Trace) {
+    let books = crate::merchant_packets::books(store, SHOP).await;
+    let paid = b.paid_before + b.value * model.redeemed;
+    if books.paid_coupon_cents != paid || !books.close() {
+        trace.fail(format!("the books {books:?}, the model paid {paid}"));
+    }
+    let mismatches = reconcile::check_account(store, Holder::Merchant, SHOP)
+        .await
+        .unwrap();
+    if !mismatches.is_empty() {
+        trace.fail(format!("the merchant does not reconcile: {mismatches:?}"));
+    }
 }
 
 /// A campaign of `n` uploaded codes on one pool, each grabbed by its own user; the campaign
@@ -315,42 +431,9 @@ async fn checkout_reruns_answer_their_first_run() {
         // Over the sequences done: the journal's entries and the pool's redeemed count.
         let (mut entries, mut redeemed) = (0, 0);
         for (sequence, (code, holder)) in issued.into_iter().enumerate() {
-            let coupon = Coupon {
-                campaign_id: &campaign_id,
-                keys: &keys,
-                code,
-                holder,
-            };
-            let mut model = Model::new();
-            let mut sent: Vec<Sent<Op>> = Vec::new();
+            let coupon = Coupon::of_pool(&campaign_id, &keys, code, holder);
             let mut trace = Trace::new(seed, sequence, backend);
-            for step in 0..rng.random_range(8..=MAX_STEPS) {
-                let op = draw(&mut rng, &coupon.holder);
-                let call = format!("{:08x}{step:08x}", sequence);
-                let answer = coupon.send(&store, &op, &call).await;
-                trace.push(format!("{op:?} call {call} -> {answer}"));
-                let expected = model.apply(&op, &coupon.holder);
-                if shape(&answer) != expected {
-                    trace.fail(format!("the model expected {expected}"));
-                }
-                sent.push((op, call, answer));
-                if rng.random_bool(0.4) {
-                    let same = |(_, _, first): &Sent<Op>, again: &str| again == first;
-                    rerun_one(&coupon, &store, &sent, &mut rng, &mut trace, same).await;
-                }
-                let (state, count) = stored(&store, &coupon).await;
-                if state != model.state {
-                    let what = format!("Redis holds {state:?}, the model {:?}", model.state);
-                    trace.fail(what);
-                }
-                if count != redeemed + model.redeemed {
-                    let what = format!(
-                        "the pool counts {count} redeemed, the model {}",
-                        redeemed + model.redeemed
-                    );
-                    trace.fail(what);
-                }
-            }
+            let model = run_sequence(&store, &coupon, redeemed, None, &mut rng, &mut trace).await;
             entries += model.journal;
             redeemed += model.redeemed;
         }
@@ -360,6 +443,75 @@ async fn checkout_reruns_answer_their_first_run() {
             .len();
         assert_eq!(counted, entries, "{backend}: journal entries, seed {seed}");
         let repeated = repeated_event_ids(&store, &keys.journal).await;
+        assert!(repeated.is_empty(), "{backend}: seed {seed}: {repeated:?}");
+    }
+}
+
+/// A merchant packet of two shares paid out as coupons (order `rerun-<sequence>`), one share
+/// grabbed and claimed by `holder` through the routers: its coupon and value, cents.
+async fn share_coupon(store: &Arc<Store>, sequence: usize, holder: &str) -> (Coupon, i64) {
+    let mut body = crate::merchant_packets::order(&format!("rerun-{sequence}"), 600, 2);
+    body["payout"] = json!("coupon");
+    body["coupon"] = json!({"redeem_within_secs": 86_400});
+    let (s, made) = crate::merchant_packets::create(store, &body).await;
+    assert_eq!(s, 201, "{made}");
+    let id = made["packet_id"].as_str().unwrap().to_string();
+    for (function, fixture) in [
+        (Function::Grab, "grab-grab"),
+        (Function::Claim, "claim-claim"),
+    ] {
+        let (s, b) = crate::merchant_packets::as_user(store, function, fixture, &id, holder).await;
+        assert_eq!(s, 200, "{fixture}: {b}");
+        if fixture == "claim-claim" {
+            let value = b["amount_cents"].as_i64().unwrap();
+            let code = b["coupon"]["code"].as_str().unwrap();
+            let share_id = code.rsplit_once('.').unwrap().1.to_string();
+            let keys = Keys::new(&store.config().key_prefix);
+            let (pk, mk) = (keys.packet(&id), keys.merchant(SHOP));
+            let coupon = Coupon {
+                campaign_id: id.clone(),
+                pool: pk.meta,
+                issued: pk.coupons,
+                journal: keys.packet_journal(&id),
+                books: mk.merchant,
+                grabs: pk.grabs,
+                ledger: mk.ledger,
+                share: "1",
+                code: share_id,
+                holder: holder.to_string(),
+            };
+            return (coupon, value);
+        }
+    }
+    unreachable!("the claim returns")
+}
+
+/// Test: the re-run checker over merchant packets' share coupons at checkout, on standalone
+/// and on the 3-master cluster: as for a campaign's coupon, and the merchant's books move a
+/// redemption's value `outstanding` → `paid_coupons` and back at its release, once per
+/// transition, whatever is re-sent; the books close and the merchant's account reconciles
+/// after every step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_coupon_reruns_answer_their_first_run() {
+    let seed = seed();
+    // A third of the sequences: each creates, grabs and claims a packet through the routers.
+    let n = sequences(300).div_ceil(3);
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        crate::merchant_packets::fund_merchant(&store, SHOP, 600 * n as i64).await;
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x54a7 ^ backend as u64);
+        let mut paid_before = 0;
+        for sequence in 0..n {
+            let (coupon, value) =
+                share_coupon(&store, sequence, &format!("buyer-{sequence}")).await;
+            let mut trace = Trace::new(seed, sequence, backend);
+            let books = ShareBooks { value, paid_before };
+            let model = run_sequence(&store, &coupon, 0, Some(books), &mut rng, &mut trace).await;
+            paid_before += value * model.redeemed;
+        }
+        let journal = Keys::new(&store.config().key_prefix).merchant(SHOP).journal;
+        let repeated = repeated_event_ids(&store, &journal).await;
         assert!(repeated.is_empty(), "{backend}: seed {seed}: {repeated:?}");
     }
 }

@@ -271,10 +271,6 @@ const BELOW_MINIMUM: &str =
 const ORDER_TOTAL_REQUIRED: &str = "the campaign has a minimum order: order_total_cents is \
      required to hold or redeem its coupons; nothing was written";
 
-/// The message of a 429 `rate_limited` at checkout: the coupon's call log is full.
-const CALL_LOG_FULL: &str = "this coupon took too many checkout calls within \
-     HONGBAO_IDEMPOTENCY_TTL_SECS; nothing was written; retry after Retry-After seconds";
-
 /// The message of a 410 `expired`.
 const EXPIRED: &str = "this coupon may no longer be redeemed";
 

@@ -7,8 +7,8 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    checkout_fields, merchant, order_total, DiscountBody, ALREADY_REDEEMED, BELOW_MINIMUM,
-    CALL_LOG_FULL, EXPIRED, HELD, ORDER_TOTAL_REQUIRED,
+    checkout_fields, merchant, order_total, DiscountBody, ALREADY_REDEEMED, BELOW_MINIMUM, EXPIRED,
+    HELD, ORDER_TOTAL_REQUIRED,
 };
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
@@ -126,11 +126,6 @@ crate::api::refusal::refusals! {
                 min_order_cents: i64,
             },
         }
-        429 RateLimitedError retry_after "seconds to wait before retrying" {
-            /// the coupon's checkout calls within `HONGBAO_IDEMPOTENCY_TTL_SECS` reached 64 (its
-            /// call log is full); retry after `Retry-After` seconds; nothing written
-            RateLimited = "rate_limited",
-        }
     }
 }
 
@@ -220,8 +215,5 @@ pub(crate) async fn redeem(
         RedeemOutcome::OrderTotalRequired { min_order_cents } => {
             Err(RedeemRefusal::OrderTotalRequired { min_order_cents }.because(ORDER_TOTAL_REQUIRED))
         }
-        RedeemOutcome::Busy { retry_after_ms } => Err(RedeemRefusal::RateLimited
-            .because(CALL_LOG_FULL)
-            .retry_after_ms(retry_after_ms)),
     }
 }

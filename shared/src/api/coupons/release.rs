@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{checkout_fields, merchant, DiscountBody, ALREADY_REDEEMED, CALL_LOG_FULL, HELD};
+use super::{checkout_fields, merchant, DiscountBody, ALREADY_REDEEMED, HELD};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
@@ -89,11 +89,6 @@ crate::api::refusal::refusals! {
                 redeemed_at: Rfc3339,
             },
         }
-        429 RateLimitedError retry_after "seconds to wait before retrying" {
-            /// the coupon's checkout calls within `HONGBAO_IDEMPOTENCY_TTL_SECS` reached 64 (its
-            /// call log is full); retry after `Retry-After` seconds; nothing written
-            RateLimited = "rate_limited",
-        }
     }
 }
 
@@ -169,9 +164,6 @@ pub(crate) async fn release(
             redeemed_at: Rfc3339(rfc3339(redeemed_at_ms)),
         }
         .because(ALREADY_REDEEMED)),
-        ReleaseOutcome::Busy { retry_after_ms } => Err(ReleaseRefusal::RateLimited
-            .because(CALL_LOG_FULL)
-            .retry_after_ms(retry_after_ms)),
         ReleaseOutcome::NotFound => {
             Err(ReleaseRefusal::NotFound
                 .because("this order neither holds nor redeemed such a coupon"))

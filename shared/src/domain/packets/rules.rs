@@ -94,13 +94,9 @@ pub const IDEMPOTENCY_TTL_SECS: Setting = Setting {
         "how long an `Idempotency-Key` (and a done claim's credit record) is remembered, s (≥ 960: Lambda's 900 s maximum timeout + 60 s)",
 };
 
-/// AWS Lambda's maximum function timeout, s (15 minutes): no invocation runs longer, whatever
-/// timeout the template gives the claim function or reclaim-cron.
-pub const LAMBDA_MAX_TIMEOUT_SECS: u64 = 900;
-
-/// Difference allowed between the clocks of the Redis nodes that set and check a record's
-/// "forget after" time (a failover moves a wallet's slot to another node), s.
-pub const NODE_CLOCK_MARGIN_SECS: u64 = 60;
+pub use crate::domain::resend::{
+    LAMBDA_MAX_TIMEOUT_SECS, NODE_CLOCK_MARGIN_SECS, RESEND_HORIZON_SECS,
+};
 
 /// The shortest `HONGBAO_IDEMPOTENCY_TTL_SECS`, s: a done claim's credit record is kept this
 /// long after the claim is marked done, and it must outlive every claim re-drive that read the
@@ -108,7 +104,7 @@ pub const NODE_CLOCK_MARGIN_SECS: u64 = 60;
 /// would find no record and credit the share again. A re-drive runs inside one Lambda
 /// invocation, so it ends within [`LAMBDA_MAX_TIMEOUT_SECS`]; [`NODE_CLOCK_MARGIN_SECS`] more
 /// covers the clocks.
-pub const MIN_IDEMPOTENCY_TTL_SECS: u64 = LAMBDA_MAX_TIMEOUT_SECS + NODE_CLOCK_MARGIN_SECS;
+pub const MIN_IDEMPOTENCY_TTL_SECS: u64 = RESEND_HORIZON_SECS;
 
 /// The red-packet settings, in the order of docs/configuration.md.
 pub const SETTINGS: &[Setting] = &[

@@ -10,6 +10,7 @@
 use redis::Value;
 
 use crate::domain::coupons::Discount;
+use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
@@ -28,6 +29,8 @@ script_call! {
             pool: &'a str,
             /// The issuing pool's issued codes (hash).
             issued: &'a str,
+            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `issued`).
+            call_answer: &'a str,
         }
         ARGV {
             /// The code as the pool keys it: the uploaded code, or the generated index.
@@ -45,7 +48,7 @@ script_call! {
             /// This call's id (16 hex digits): the same call sent again, at any later
             /// moment, answers as its first run.
             call: &'a str,
-            /// How long the coupon's call log remembers this call's answer, ms.
+            /// How long this call's answer is kept (the re-send horizon), ms.
             call_keep_ms: u64,
         }
     }
@@ -97,17 +100,12 @@ pub enum HoldOutcome {
         /// The campaign's minimum order total, cents.
         min_order_cents: i64,
     },
-    /// The coupon's call log is full (429); nothing written.
-    Busy {
-        /// Until the log's oldest call is forgotten, ms.
-        retry_after_ms: i64,
-    },
 }
 
 impl CouponHoldCall<'_> {
     /// Parses the script's reply: `held:<until_ms>:<discount>`, `held_by_other:<until_ms>`,
     /// `already_redeemed:<at_ms>:<order>`, `expired:<redeem_by_ms>`,
-    /// `below_minimum:<min_cents>`, `order_total_required:<min_cents>`, `busy:<retry_after_ms>`
+    /// `below_minimum:<min_cents>`, `order_total_required:<min_cents>`,
     /// or `not_found`; a hold is of campaign `campaign_id`, whose
     /// rule is `discount`.
     ///
@@ -145,9 +143,6 @@ impl CouponHoldCall<'_> {
             ["order_total_required", min] => HoldOutcome::OrderTotalRequired {
                 min_order_cents: int(min)?,
             },
-            ["busy", ms] => HoldOutcome::Busy {
-                retry_after_ms: int(ms)?,
-            },
             ["not_found"] => HoldOutcome::NotFound,
             _ => return Err(bad()),
         })
@@ -182,7 +177,8 @@ pub async fn hold(
 }
 
 /// [`hold`] under the call id `call` (16 hex digits): the same call sent again, at any later
-/// moment, answers its first answer and writes nothing (the coupon's call log). A caller that
+/// moment, answers its first answer and writes nothing (its answer's key,
+/// [`Keys::call_answer`]). A caller that
 /// re-sends its own calls passes its own id; [`hold`] takes a fresh one.
 ///
 /// # Errors
@@ -203,6 +199,7 @@ pub async fn hold_as(
     let reply: Value = CouponHoldCall {
         pool: &at.pool,
         issued: &at.issued,
+        call_answer: &Keys::call_answer(&at.issued, call),
         code: &at.keyed,
         user_id,
         order_reference,

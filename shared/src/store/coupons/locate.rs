@@ -210,7 +210,7 @@ pub(crate) async fn locate(
     Ok(Some(Located::of_pool(id, keys, code.to_string(), s)))
 }
 
-/// How long a coupon's call log remembers a checkout call's answer, ms: the store's
+/// How long a checkout call's answer is kept under its call id, ms: the store's
 /// `HONGBAO_IDEMPOTENCY_TTL_SECS` (at least Lambda's 900 s maximum timeout + 60 s, so longer than
 /// any re-send of the call can arrive).
 pub(super) fn call_keep_ms(store: &Store) -> u64 {

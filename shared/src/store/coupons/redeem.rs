@@ -9,6 +9,7 @@
 use redis::Value;
 
 use crate::domain::coupons::Discount;
+use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
@@ -33,6 +34,8 @@ script_call! {
             books: &'a str,
             /// A share's coupon's packet's grabs hash; else the pool's hash.
             grabs: &'a str,
+            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `issued`).
+            call_answer: &'a str,
         }
         ARGV {
             /// The code as the pool keys it: the uploaded code, or the generated index.
@@ -52,7 +55,7 @@ script_call! {
             call: &'a str,
             /// `1` for a share's coupon, else empty.
             share: &'a str,
-            /// How long the coupon's call log remembers this call's answer, ms.
+            /// How long this call's answer is kept (the re-send horizon), ms.
             call_keep_ms: u64,
         }
     }
@@ -61,7 +64,7 @@ script_call! {
 impl CouponRedeemCall<'_> {
     /// Parses the script's reply: `redeemed:<at_ms>:<repeat 0|1>:<discount>`,
     /// `already_redeemed:<at_ms>:<order>`, `held:<until_ms>`, `expired:<redeem_by_ms>`,
-    /// `below_minimum:<min_cents>`, `order_total_required:<min_cents>`, `busy:<retry_after_ms>`
+    /// `below_minimum:<min_cents>`, `order_total_required:<min_cents>`,
     /// or `not_found`; a redemption is of campaign `campaign_id`,
     /// whose rule is `discount`.
     ///
@@ -102,9 +105,6 @@ impl CouponRedeemCall<'_> {
             },
             ["order_total_required", min] => RedeemOutcome::OrderTotalRequired {
                 min_order_cents: int(min)?,
-            },
-            ["busy", ms] => RedeemOutcome::Busy {
-                retry_after_ms: int(ms)?,
             },
             ["not_found"] => RedeemOutcome::NotFound,
             _ => return Err(bad()),
@@ -159,11 +159,6 @@ pub enum RedeemOutcome {
         /// The campaign's minimum order total, cents.
         min_order_cents: i64,
     },
-    /// The coupon's call log is full (429); nothing written.
-    Busy {
-        /// Until the log's oldest call is forgotten, ms.
-        retry_after_ms: i64,
-    },
 }
 
 /// Redeems `code` held by `user_id` for order `order_reference`, whose total is
@@ -191,7 +186,8 @@ pub async fn redeem(
 }
 
 /// [`redeem`] under the call id `call` (16 hex digits): the same call sent again, at any later
-/// moment, answers its first answer and writes nothing (the coupon's call log). A caller that
+/// moment, answers its first answer and writes nothing (its answer's key,
+/// [`Keys::call_answer`]). A caller that
 /// re-sends its own calls passes its own id; [`redeem`] takes a fresh one.
 ///
 /// # Errors
@@ -215,6 +211,7 @@ pub async fn redeem_as(
         journal: &at.journal,
         books,
         grabs,
+        call_answer: &Keys::call_answer(&at.issued, call),
         code: &at.keyed,
         user_id,
         order_reference,

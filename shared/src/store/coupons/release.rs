@@ -7,6 +7,7 @@
 use redis::Value;
 
 use crate::domain::coupons::Discount;
+use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
@@ -33,6 +34,8 @@ script_call! {
             grabs: &'a str,
             /// A share's coupon's merchant's ledger; else the pool's hash.
             ledger: &'a str,
+            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `issued`).
+            call_answer: &'a str,
         }
         ARGV {
             /// The code as the pool keys it: the uploaded code, the generated index, or the
@@ -49,7 +52,7 @@ script_call! {
             share: &'a str,
             /// Ledger length cap, entries.
             ledger_cap: u32,
-            /// How long the coupon's call log remembers this call's answer, ms.
+            /// How long this call's answer is kept (the re-send horizon), ms.
             call_keep_ms: u64,
         }
     }
@@ -104,17 +107,11 @@ pub enum ReleaseOutcome {
     },
     /// No such code, or the order never held or redeemed it (404); nothing written.
     NotFound,
-    /// The coupon's call log is full (429); nothing written.
-    Busy {
-        /// Until the log's oldest call is forgotten, ms.
-        retry_after_ms: i64,
-    },
 }
 
 impl CouponReleaseCall<'_> {
     /// Parses the script's reply: `released:<hold|redemption>:<at_ms>:<repeat 0|1>`,
-    /// `held:<until_ms>`, `already_redeemed:<at_ms>:<order>`, `busy:<retry_after_ms>` or
-    /// `not_found`; a release is of
+    /// `held:<until_ms>`, `already_redeemed:<at_ms>:<order>`, or `not_found`; a release is of
     /// campaign `campaign_id`, whose rule is `discount`.
     ///
     /// # Errors
@@ -150,9 +147,6 @@ impl CouponReleaseCall<'_> {
                 order_reference: order.to_string(),
                 redeemed_at_ms: int(at)?,
             },
-            ["busy", ms] => ReleaseOutcome::Busy {
-                retry_after_ms: int(ms)?,
-            },
             ["not_found"] => ReleaseOutcome::NotFound,
             _ => return Err(bad()),
         })
@@ -174,7 +168,8 @@ pub async fn release(
 }
 
 /// [`release`] under the call id `call` (16 hex digits): the same call sent again, at any later
-/// moment, answers its first answer and writes nothing (the coupon's call log). A caller that
+/// moment, answers its first answer and writes nothing (its answer's key,
+/// [`Keys::call_answer`]). A caller that
 /// re-sends its own calls passes its own id; [`release`] takes a fresh one.
 ///
 /// # Errors
@@ -197,6 +192,7 @@ pub async fn release_as(
         books,
         grabs,
         ledger,
+        call_answer: &Keys::call_answer(&at.issued, call),
         code: &at.keyed,
         order_reference,
         campaign_id: &at.campaign_id,

@@ -138,7 +138,7 @@ impl std::ops::Deref for Lua {
 }
 
 /// A fresh id for one call of a script that records its outcome under it (16 hex digits): a
-/// checkout call (the coupon's call log), a deposit or a withdrawal (its reference's record).
+/// checkout call (its answer's key, `Keys::call_answer`), a deposit or a withdrawal (its reference's record).
 /// The same call sent again (the client re-sends a command whose reply was lost, at any later
 /// moment) carries the same id, so it answers as its first run did and writes nothing.
 pub(crate) fn call_id() -> String {

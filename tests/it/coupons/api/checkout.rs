@@ -134,24 +134,20 @@ async fn a_checkout_holds_redeems_and_releases() {
     }
 }
 
-/// Every key as [`dump_all`] reads it, without the coupons' call logs (`lua/coupon_record.lua`:
-/// an issued hash's `\n<code>` field), where a refusal by another order's hold or redemption
+/// Every key as [`dump_all`] reads it, without the calls' answers (`<issued>:call:<call id>`,
+/// `lua/records.lua`: call_answer_add), where a refusal by another order's hold or redemption
 /// records its answer for its re-runs.
 async fn coupons_as_they_are(
     redis: &TestRedis,
     store: &Store,
 ) -> std::collections::BTreeMap<String, (String, Vec<String>, bool)> {
     let mut all = dump_all(redis, store).await;
-    for (key, (_, items, _)) in all.iter_mut() {
-        if key.ends_with(":issued") {
-            items.retain(|item| !item.starts_with('\n'));
-        }
-    }
+    all.retain(|key, _| !key.contains(":issued:call:"));
     all
 }
 
 /// Test: every refusal of the checkout routes writes nothing (every key compared before and
-/// after, but for the call log where a 409's answer is recorded): 403 for a call not signed by a coupon principal; 400 for `hold_secs` 29 or 3601, a
+/// after, but for the key where a 409's answer is recorded): 403 for a call not signed by a coupon principal; 400 for `hold_secs` 29 or 3601, a
 /// missing field, an unknown field, a negative total, a bad code or order; 404 for a code not
 /// issued to the user or a code of no campaign; 422 below the minimum (with
 /// `min_order_cents`); 409 `held` (with `held_until`) and `already_redeemed`.
