@@ -19,6 +19,7 @@
 mod accounts;
 mod checkout;
 mod claims;
+mod draws;
 mod packets;
 mod pools;
 
