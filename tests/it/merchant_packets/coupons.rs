@@ -394,3 +394,44 @@ async fn unclaimed_shares_then_unredeemed_coupons_go_back_to_the_merchant_once()
         .await;
     }
 }
+
+/// Test: a coupon packet first settled after its `redeem_by`, by one reclaim-cron call that
+/// refunds its un-grabbed share and its unredeemed coupon, each worth 3.00, in the same
+/// millisecond: two movements in the merchant's ledger, and its account reconciles with no
+/// mismatch (no refund seen twice, every journal balance matched).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shares_and_coupons_refunded_in_one_settlement_reconcile() {
+    // Arrange
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    fund_merchant(&store, SHOP, 5_000).await;
+    let mut body = coupon_order("order-eq", 600, 2, 1);
+    body["mode"] = json!("fixed");
+    body["expires_in_secs"] = json!(2);
+    let (s, made) = create(&store, &body).await;
+    assert_eq!(s, 201, "{made}");
+    let id = made["packet_id"].as_str().unwrap().to_string();
+    grab_and_claim(&store, &id, &["dave"]).await;
+    let redeem_by = meta_int(&store, &id, "redeem_by").await.unwrap();
+    common::sleep_until_redis_ms(&store, redeem_by).await;
+
+    // Act
+    let run = reclaim::run(&store).await.unwrap();
+
+    // Assert
+    assert_eq!((run.settled, run.refunded_cents), (1, 600), "{run:?}");
+    let b = books(&store, SHOP).await;
+    assert_eq!(
+        (b.balance_cents, b.outstanding_coupon_cents),
+        (5_000, 0),
+        "{b:?}"
+    );
+    let mismatches = hongbao::store::reconcile::check_account(
+        &store,
+        hongbao::domain::reconcile::Holder::Merchant,
+        SHOP,
+    )
+    .await
+    .unwrap();
+    assert!(mismatches.is_empty(), "{mismatches:?}");
+}
