@@ -57,9 +57,10 @@ end
 -- `<entity key>:call:<call id>`) is written by the call's first run, in the same script as the
 -- transition it made or refused, first writer wins (SET NX: a later transition never rewrites
 -- it), and kept keep_ms: the re-send horizon, how long after its first run the same call can
--- still arrive (store::horizon). Every run reads it first (call_answer_read); a re-run answers
--- it and writes nothing. One key per call: no cap on an entity's calls, O(1) Redis time, nothing
--- rewritten that grows; the key's TTL bounds what a caller's calls keep.
+-- still arrive (domain::resend::CALL_KEEP_MS, 960 s). Every run reads it first
+-- (call_answer_read); a re-run answers it and writes nothing. One key per call: no cap on an
+-- entity's calls, O(1) Redis time, nothing rewritten that grows; the key's TTL bounds what a
+-- caller's calls keep.
 local function call_answer_read(key)
   local answer = redis.call('GET', key)
   if answer then

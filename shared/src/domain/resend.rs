@@ -19,3 +19,8 @@ pub const NODE_CLOCK_MARGIN_SECS: u64 = 60;
 /// a done claim's credit record) is kept at least this long: the settings that set how long
 /// are refused below it.
 pub const RESEND_HORIZON_SECS: u64 = LAMBDA_MAX_TIMEOUT_SECS + NODE_CLOCK_MARGIN_SECS;
+
+/// How long a call's answer is kept under its call id, ms (`lua/records.lua`:
+/// call_answer_add): the re-send horizon, derived, not a setting. Nothing later reads it: a call
+/// re-sent after its first run arrives within [`RESEND_HORIZON_SECS`].
+pub const CALL_KEEP_MS: u64 = RESEND_HORIZON_SECS * 1000;

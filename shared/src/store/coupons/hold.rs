@@ -14,7 +14,7 @@ use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_keep_ms, discount_arg, discount_of, locate, total_arg};
+use super::locate::{discount_arg, discount_of, locate, total_arg};
 
 use crate::store::scripts::{script_call, COUPON_HOLD};
 
@@ -207,7 +207,7 @@ pub async fn hold_as(
         order_total_cents: &total_arg(order_total_cents),
         discount_cents: &discount_arg(&at.shape, order_total_cents),
         call,
-        call_keep_ms: call_keep_ms(store),
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)

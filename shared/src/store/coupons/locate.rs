@@ -210,13 +210,6 @@ pub(crate) async fn locate(
     Ok(Some(Located::of_pool(id, keys, code.to_string(), s)))
 }
 
-/// How long a checkout call's answer is kept under its call id, ms: the store's
-/// `HONGBAO_IDEMPOTENCY_TTL_SECS` (at least Lambda's 900 s maximum timeout + 60 s, so longer than
-/// any re-send of the call can arrive).
-pub(super) fn call_keep_ms(store: &Store) -> u64 {
-    store.config().packets.idempotency_ttl_secs * 1000
-}
-
 /// The discount argument of a checkout script: the discount of an order of `total` cents by
 /// the campaign's rule ([`crate::domain::coupons::Discount::discount_cents`]), in decimal;
 /// empty when no total is given, the campaign has no rule, or the total is below its minimum

@@ -13,7 +13,7 @@ use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_keep_ms, discount_arg, discount_of, locate, total_arg};
+use super::locate::{discount_arg, discount_of, locate, total_arg};
 
 use crate::store::scripts::{script_call, COUPON_REDEEM};
 
@@ -220,7 +220,7 @@ pub async fn redeem_as(
         discount_cents: &discount_arg(&at.shape, order_total_cents),
         call,
         share: at.share_arg(),
-        call_keep_ms: call_keep_ms(store),
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -11,7 +11,7 @@ use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, text, Call};
 use crate::store::{Error, Store};
 
-use super::locate::{call_keep_ms, locate};
+use super::locate::locate;
 
 use crate::store::scripts::{script_call, COUPON_RELEASE};
 
@@ -199,7 +199,7 @@ pub async fn release_as(
         call,
         share: at.share_arg(),
         ledger_cap: crate::domain::wallet::LEDGER_CAP,
-        call_keep_ms: call_keep_ms(store),
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)

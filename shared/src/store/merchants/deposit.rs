@@ -84,7 +84,7 @@ pub async fn deposit(
         balance_limit_cents: MAX_MERCHANT_BALANCE_CENTS,
         merchant_id,
         call: &call,
-        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)

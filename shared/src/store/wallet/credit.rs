@@ -165,7 +165,7 @@ pub async fn credit(
         history_retention_ms: store.config().history.retention_ms,
         user_id,
         call: transfer.call,
-        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -99,7 +99,7 @@ pub async fn withdraw(
         ledger_cap: LEDGER_CAP,
         user_id,
         call: &call,
-        call_keep_ms: store.config().packets.idempotency_ttl_secs * 1000,
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)
