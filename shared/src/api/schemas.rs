@@ -263,6 +263,11 @@ pub enum JournalKindDoc {
     MerchantCouponRefund,
     /// A draw packet's draw completed (amount 0; the feed's `DrawRun` carries the seed).
     DrawRun,
+    /// A wallet's ledger trimmed before its trimmed cents were kept, given its one-time
+    /// baseline by reconcile-cron (amount 0).
+    LedgerBaseline,
+    /// A merchant's ledger given its one-time baseline (amount 0).
+    MerchantLedgerBaseline,
 }
 
 /// A ledger entry's kind.

@@ -79,6 +79,14 @@ pub enum Kind {
     /// campaign's), its reference the packet or campaign id, [`Entry::draw`] the reveal anyone
     /// checks the draw with.
     DrawRun,
+    /// A wallet's ledger, trimmed before its trimmed cents were kept, given its one-time
+    /// baseline by reconcile-cron (`lua/ledger_baseline.lua`); moves no money (amount 0).
+    /// [`Entry::ledger_trimmed_cents`] is what the baseline takes the trimmed items to add
+    /// up to: the balance less the ledger's items, accepted as it was.
+    LedgerBaseline,
+    /// A merchant's ledger given its baseline, as [`Kind::LedgerBaseline`]. The entry's user
+    /// is the merchant id.
+    MerchantLedgerBaseline,
 }
 
 impl Kind {
@@ -102,6 +110,8 @@ impl Kind {
         Kind::MerchantPacketSettled,
         Kind::MerchantCouponRefund,
         Kind::DrawRun,
+        Kind::LedgerBaseline,
+        Kind::MerchantLedgerBaseline,
     ];
 
     /// The journal's name of the kind (the ledger's kind where both have it).
@@ -125,6 +135,8 @@ impl Kind {
             Kind::MerchantPacketSettled => "merchant_packet_settled",
             Kind::MerchantCouponRefund => "merchant_coupon_refund",
             Kind::DrawRun => "draw_run",
+            Kind::LedgerBaseline => "ledger_baseline",
+            Kind::MerchantLedgerBaseline => "merchant_ledger_baseline",
         }
     }
 
@@ -149,6 +161,8 @@ impl Kind {
             Kind::MerchantPacketSettled => "MerchantPacketSettled",
             Kind::MerchantCouponRefund => "MerchantCouponRefund",
             Kind::DrawRun => "DrawRun",
+            Kind::LedgerBaseline => "LedgerBaseline",
+            Kind::MerchantLedgerBaseline => "MerchantLedgerBaseline",
         }
     }
 
@@ -163,7 +177,8 @@ impl Kind {
 
     /// Whether the kind moves (or settles a packet of) a merchant's budget
     /// ([`Kind::MerchantDeposit`], [`Kind::MerchantWithdrawal`], [`Kind::MerchantPacketDebit`],
-    /// [`Kind::MerchantRefund`], [`Kind::MerchantPacketSettled`]): the entry's user is a
+    /// [`Kind::MerchantRefund`], [`Kind::MerchantPacketSettled`], [`Kind::MerchantCouponRefund`],
+    /// [`Kind::MerchantLedgerBaseline`]): the entry's user is a
     /// merchant id, not a wallet's owner.
     pub fn is_merchant(self) -> bool {
         matches!(
@@ -174,6 +189,7 @@ impl Kind {
                 | Kind::MerchantRefund
                 | Kind::MerchantPacketSettled
                 | Kind::MerchantCouponRefund
+                | Kind::MerchantLedgerBaseline
         )
     }
 
@@ -227,6 +243,9 @@ pub struct Entry {
     pub share_coupon: Option<IssuedShare>,
     /// For [`Kind::DrawRun`]: the draw's reveal.
     pub draw: Option<DrawRunFigures>,
+    /// For [`Kind::LedgerBaseline`] and [`Kind::MerchantLedgerBaseline`]: the cents the
+    /// baseline takes the items trimmed off the ledger to add up to.
+    pub ledger_trimmed_cents: Option<i64>,
 }
 
 /// A completed draw as its `draw_run` entry's `extra` holds it:
@@ -406,6 +425,14 @@ impl Entry {
             }
             _ => None,
         };
+        let ledger_trimmed_cents = match kind {
+            Kind::LedgerBaseline | Kind::MerchantLedgerBaseline => Some(
+                extra
+                    .parse::<i64>()
+                    .map_err(|_| bad("`extra` is not `<trimmed_cents>`"))?,
+            ),
+            _ => None,
+        };
         let share_coupon = match kind {
             Kind::CouponIssued if !extra.is_empty() => {
                 let (m, a) = extra
@@ -447,6 +474,7 @@ impl Entry {
             code: None,
             share_coupon,
             draw,
+            ledger_trimmed_cents,
         })
     }
 }

@@ -1,8 +1,10 @@
 //! The reconcile-cron function's job, run by an EventBridge schedule (no HTTP): each run
 //! checks the next batch of wallets and merchants' budgets against their ledgers and the money
 //! journal ([`crate::store::reconcile`]; the rules are [`crate::domain::reconcile`]'s) and
-//! reports every account that does not reconcile. It reads and never repairs: money is never
-//! moved by hand (docs/operations.md#reconcilemismatchalarm).
+//! reports every account that does not reconcile. It moves no money and repairs nothing: it
+//! writes only its cursor and, once per ledger trimmed before its trimmed cents were kept, that
+//! ledger's journaled baseline ([`crate::store::reconcile::baseline`];
+//! docs/operations.md#reconcilemismatchalarm).
 
 use std::time::{Duration, Instant};
 

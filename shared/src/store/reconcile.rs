@@ -12,7 +12,8 @@
 //! A cluster's masters are those `CLUSTER SLOTS` names at each run: a master new since the
 //! pass began (a failover, a scale-out) is scanned from its start, so no account of it is
 //! missed; an account may be checked twice in a pass (`SCAN` may return a key twice), which
-//! changes nothing, as the job writes only its cursor.
+//! changes nothing, as the job writes only its cursor (and once per ledger trimmed before its
+//! trimmed cents were kept, that ledger's journaled baseline: [`baseline`]).
 //!
 //! Each account is read in one atomic step on its hash tag (`MULTI`: its hash, its ledger,
 //! the newest [`JOURNAL_WINDOW`] entries of its tag's journal), then checked by
@@ -29,6 +30,7 @@ use super::error::Error;
 use super::journal::parse_range;
 use super::keys::Keys;
 use super::scan::Master;
+use super::scripts::{call_id, script_call, text, Call, LEDGER_BASELINE};
 use super::Store;
 use crate::domain::reconcile::{reconcile, Account, Holder, Mismatch};
 use crate::domain::wallet::LEDGER_CAP;
@@ -156,6 +158,104 @@ pub async fn check_account(
     ))
 }
 
+script_call! {
+    /// `lua/ledger_baseline.lua`: the one-time baseline of a ledger trimmed before its
+    /// trimmed cents were kept.
+    pub struct LedgerBaselineCall<'a> for LEDGER_BASELINE {
+        KEYS {
+            /// The wallet's or the merchant's hash.
+            holder: &'a str,
+            /// Its ledger (list).
+            ledger: &'a str,
+            /// The money journal of its tag (stream).
+            journal: &'a str,
+            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `holder`).
+            call_answer: &'a str,
+        }
+        ARGV {
+            /// The wallet's owner or the merchant (the journal entry's user).
+            holder_id: &'a str,
+            /// The journal entry's kind: `ledger_baseline` or `merchant_ledger_baseline`.
+            kind: &'a str,
+            /// Ledger length cap, entries.
+            ledger_cap: u32,
+            /// How long this call's answer is kept (the re-send horizon), ms.
+            call_keep_ms: u64,
+        }
+    }
+}
+
+/// Whether an account's only mismatch is a ledger's sum with no trimmed cents: a ledger
+/// trimmed before `ledger_trimmed_cents` existed may be one (its baseline decides).
+fn only_untrimmed_sum(mismatches: &[Mismatch]) -> bool {
+    matches!(
+        mismatches,
+        [Mismatch::LedgerSum {
+            trimmed_cents: 0,
+            ..
+        }]
+    )
+}
+
+/// Gives the ledger of account `id` of `holder` its one-time baseline under call id `call`
+/// (`lua/ledger_baseline.lua`): when the ledger is at its cap ([`LEDGER_CAP`]) and its hash
+/// has no `ledger_trimmed_cents` (it was trimmed before the field existed), the field is set to
+/// the balance less the ledger's items and the baseline journaled (`ledger_baseline` or
+/// `merchant_ledger_baseline`, with those cents), and logged; later drift is reported as
+/// any other. Returns the cents taken as trimmed, `None` when no baseline was needed.
+///
+/// # Errors
+/// [`Error::Unavailable`] when its node cannot be reached; [`Error::Internal`] for a reply of
+/// the wrong shape or a ledger item without its cents.
+pub async fn baseline(
+    store: &Store,
+    holder: Holder,
+    id: &str,
+    call: &str,
+) -> Result<Option<i64>, Error> {
+    const NAME: &str = "ledger_baseline";
+    let keys = Keys::new(&store.config().key_prefix);
+    let (hash, ledger, journal, kind) = match holder {
+        Holder::Wallet => {
+            let w = keys.wallet(id);
+            (w.wallet, w.ledger, w.journal, "ledger_baseline")
+        }
+        Holder::Merchant => {
+            let m = keys.merchant(id);
+            (m.merchant, m.ledger, m.journal, "merchant_ledger_baseline")
+        }
+    };
+    let mut conn = store.conn().await?;
+    let reply: Value = LedgerBaselineCall {
+        holder: &hash,
+        ledger: &ledger,
+        journal: &journal,
+        call_answer: &Keys::call_answer(&hash, call),
+        holder_id: id,
+        kind,
+        ledger_cap: LEDGER_CAP,
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
+    }
+    .invocation()
+    .invoke_async(&mut conn)
+    .await?;
+    let reply = text(NAME, reply)?;
+    match reply.split_once(':') {
+        None if reply == "not_needed" => Ok(None),
+        Some(("baselined", cents)) => {
+            let cents: i64 = cents.parse().map_err(|_| Error::bad_reply(NAME, &reply))?;
+            tracing::warn!(
+                holder = holder.as_str(),
+                %id,
+                ledger_trimmed_cents = cents,
+                "ledger trimmed before its trimmed cents were kept: baselined (journaled)"
+            );
+            Ok(Some(cents))
+        }
+        _ => Err(Error::bad_reply(NAME, &reply)),
+    }
+}
+
 /// Walks on from where the last run stopped: `SCAN` steps over each master in turn, checking
 /// every account each step finds, until about `max_accounts` are checked (a step's accounts are
 /// all checked: `SCAN` may return more keys than it was asked for), `stop_at` passes, or every
@@ -207,7 +307,12 @@ pub async fn run_until(
                 .filter_map(|key| account_of(&keys, &prefix, key));
             let checked: Vec<(Holder, String, Vec<Mismatch>)> = stream::iter(accounts)
                 .map(|(holder, id)| async move {
-                    let mismatches = check_account(store, holder, &id).await?;
+                    let mut mismatches = check_account(store, holder, &id).await?;
+                    if only_untrimmed_sum(&mismatches)
+                        && baseline(store, holder, &id, &call_id()).await?.is_some()
+                    {
+                        mismatches = check_account(store, holder, &id).await?;
+                    }
                     Ok::<_, Error>((holder, id, mismatches))
                 })
                 .buffer_unordered(CONCURRENCY)

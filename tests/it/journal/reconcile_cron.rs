@@ -291,3 +291,116 @@ async fn a_ledger_item_that_does_not_parse_is_reported() {
         );
     }
 }
+
+/// `holder` `id` with a ledger trimmed past its cap whose trimmed cents were never kept (the
+/// field deleted, as before it existed); the cents the field held.
+async fn trimmed_before_the_field(store: &Store, holder: Holder, id: &str) -> i64 {
+    movements(store, holder, id, LEDGER_CAP as usize + 40).await;
+    let keys = Keys::new("hb");
+    let hash = match holder {
+        Holder::Wallet => keys.wallet(id).wallet,
+        Holder::Merchant => keys.merchant(id).merchant,
+    };
+    let mut conn = store.conn().await.unwrap();
+    let (cents, _): (i64, i64) = redis::pipe()
+        .cmd("HGET")
+        .arg(&hash)
+        .arg(LEDGER_TRIMMED_FIELD)
+        .cmd("HDEL")
+        .arg(&hash)
+        .arg(LEDGER_TRIMMED_FIELD)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    cents
+}
+
+/// The `ledger_baseline` / `merchant_ledger_baseline` entries of `id`'s journal: their cents.
+async fn baselines(store: &Store, journal: &str) -> Vec<i64> {
+    let entries = hongbao::store::journal::read(store, journal, 10_000)
+        .await
+        .unwrap();
+    entries
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                hongbao::domain::journal::Kind::LedgerBaseline
+                    | hongbao::domain::journal::Kind::MerchantLedgerBaseline
+            )
+        })
+        .map(|e| e.ledger_trimmed_cents.unwrap())
+        .collect()
+}
+
+/// Test: a wallet and a merchant whose ledgers were trimmed before their trimmed cents were
+/// kept are given their baseline by the first pass (the cents the field would hold, each
+/// journaled once) and reported by none; a later pass journals nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ledgers_trimmed_before_the_field_are_baselined_once() {
+    for backend in Backend::all() {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = store_on(&redis);
+        let wallet_cents = trimmed_before_the_field(&store, Holder::Wallet, "old-w").await;
+        let merchant_cents = trimmed_before_the_field(&store, Holder::Merchant, "old-m").await;
+
+        // Act
+        let (_, first) = pass(&store).await;
+        let (_, second) = pass(&store).await;
+
+        // Assert
+        assert_eq!((first, second), (vec![], vec![]), "{backend}");
+        let keys = Keys::new("hb");
+        assert_eq!(
+            baselines(&store, &keys.wallet("old-w").journal).await,
+            [wallet_cents],
+            "{backend}"
+        );
+        assert_eq!(
+            baselines(&store, &keys.merchant("old-m").journal).await,
+            [merchant_cents],
+            "{backend}"
+        );
+    }
+}
+
+/// Test: a balance moved outside the scripts after its ledger's baseline is reported.
+#[tokio::test]
+async fn drift_after_a_baseline_is_reported() {
+    let found = planted(Holder::Wallet, async |store, keys| {
+        trimmed_before_the_field(store, Holder::Wallet, "acct").await;
+        let _ = pass(store).await;
+        hincrby(store, &keys.wallet("acct").wallet, "balance", 5).await;
+    })
+    .await;
+
+    for f in found {
+        assert!(
+            matches!(f.as_slice(), [Mismatch::LedgerSum { .. }, ..]),
+            "{f:?}"
+        );
+    }
+}
+
+/// Test: a baseline sent again with its call id after the ledger moved on answers its first
+/// run (`baselined` and its cents) and writes nothing.
+#[tokio::test]
+async fn a_baseline_sent_again_answers_its_first_run() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = store_on(&redis);
+    let cents = trimmed_before_the_field(&store, Holder::Wallet, "acct").await;
+    let call = "0000000000ba5e01";
+    let first = reconcile::baseline(&store, Holder::Wallet, "acct", call)
+        .await
+        .unwrap();
+    movements(&store, Holder::Wallet, "acct", 3).await;
+    let before = common::snapshot(&redis).await;
+
+    let again = reconcile::baseline(&store, Holder::Wallet, "acct", call)
+        .await
+        .unwrap();
+
+    assert_eq!((first, again), (Some(cents), Some(cents)));
+    assert!(common::snapshot(&redis).await == before, "the re-run wrote");
+}

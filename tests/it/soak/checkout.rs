@@ -218,9 +218,11 @@ fn ms(v: &Value) -> Option<i64> {
 }
 
 /// Each code held by one order at a time: a hold or a redemption of an order while another
-/// order's hold (answered 200, its start its `held_until` less its length) had not lapsed, and
-/// that order released nothing of the code, is a violation.
-pub fn check_holds(history: &[Record]) -> Vec<String> {
+/// order's hold (answered 200) had not lapsed, and that order released nothing of the code, is
+/// a violation. A hold's start is its `held_until` less its length, or, when `held_until` was
+/// cut to the coupon's `redeem_by`, when its answered attempt was sent (`started_epoch_ms`,
+/// Unix ms, plus the attempt's `at_ms`): never earlier than the hold was made.
+pub fn check_holds(history: &[Record], started_epoch_ms: i64) -> Vec<String> {
     let mut v = Vec::new();
     // code -> (order, start, until) of each hold; code -> orders that released it; code ->
     // (order, at) of each redemption.
@@ -239,7 +241,8 @@ pub fn check_holds(history: &[Record]) -> Vec<String> {
                 Some((200, b)),
             ) => {
                 if let Some(until) = ms(&b["held_until"]) {
-                    let start = until - i64::from(*hold_secs) * 1000;
+                    let sent = r.attempts.last().map_or(0, |a| a.at_ms as i64);
+                    let start = (until - i64::from(*hold_secs) * 1000).max(started_epoch_ms + sent);
                     holds.entry(code).or_default().push((order, start, until));
                 }
             }

@@ -380,7 +380,7 @@ pub async fn check(
     let (issued, ended) = feed(events, &mut v);
     let (redeemed, redemption_violations) = super::checkout::redemptions(events);
     v.extend(redemption_violations);
-    v.extend(super::checkout::check_holds(history));
+    v.extend(super::checkout::check_holds(history, started_epoch_ms));
     v.extend(super::checkout::check_resent(history));
     issued_after_sold_out(events, &sold_out, &mut v);
     for plan in plans {

@@ -198,6 +198,7 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
                         commitment: d["commitment"].as_str().unwrap_or_default().to_string(),
                         threshold: d["threshold"].as_str().map(str::to_string),
                     }),
+                ledger_trimmed_cents: int("ledger_trimmed_cents"),
                 share_coupon: d["amount_off_cents"].as_i64().map(|a| {
                     hongbao::domain::journal::IssuedShare {
                         merchant_id: d["merchant_id"].as_str().unwrap_or_default().to_string(),

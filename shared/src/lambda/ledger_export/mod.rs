@@ -136,6 +136,11 @@ pub struct EventDetail {
     /// `draw_run` only: the largest winning ticket (absent when nobody entered).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threshold: Option<String>,
+    /// `ledger_baseline` and `merchant_ledger_baseline` only: the cents the ledger's one-time
+    /// baseline takes its items trimmed before they were counted to add up to (the balance
+    /// less the ledger's items, accepted as it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_trimmed_cents: Option<i64>,
 }
 
 impl From<&Entry> for EventDetail {
@@ -178,6 +183,7 @@ impl From<&Entry> for EventDetail {
             seed: e.draw.as_ref().map(|d| d.seed.clone()),
             commitment: e.draw.as_ref().map(|d| d.commitment.clone()),
             threshold: e.draw.as_ref().and_then(|d| d.threshold.clone()),
+            ledger_trimmed_cents: e.ledger_trimmed_cents,
         }
     }
 }

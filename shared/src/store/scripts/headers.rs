@@ -197,6 +197,7 @@ fn every_script_header_matches_its_call() {
         check::<MerchantWithdrawCall>(),
         check::<MerchantCreatePacketCall>(),
         check::<JournalAckCall>(),
+        check::<LedgerBaselineCall>(),
         check::<SettleCall>(),
         check::<TransferReleaseCall>(),
         check::<PacketViewCall>(),

@@ -66,6 +66,7 @@ pub use super::packets::{
     GrabCall, PacketViewCall,
 };
 pub use super::reclaim::SettleCall;
+pub use super::reconcile::LedgerBaselineCall;
 pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
 pub use super::wallet::{TransferReleaseCall, WalletCreditCall, WithdrawCall};
 pub(crate) use call::script_call;
@@ -194,6 +195,7 @@ pub(crate) const ACKNOWLEDGED: &[&str] = &[
     "merchant_deposit.lua",
     "merchant_withdraw.lua",
     "merchant_create_packet.lua",
+    "ledger_baseline.lua",
     "order_code.lua",
     "coupon_create.lua",
     "coupon_create_pool.lua",
@@ -301,8 +303,13 @@ script!(
     /// packet, once per order.
     MERCHANT_CREATE_PACKET, "merchant_create_packet.lua", ["records.lua", "journal.lua", "ledger.lua"]);
 script!(
-    /// `lua/journal_ack.lua`: delete exported journal entries (and the journal once empty).
+    /// `lua/journal_ack.lua`: delete exported journal entries (an emptied journal expires a
+    /// minute later).
     JOURNAL_ACK, "journal_ack.lua");
+script!(
+    /// `lua/ledger_baseline.lua`: the one-time baseline of a ledger trimmed before its
+    /// trimmed cents were kept (reconcile-cron).
+    LEDGER_BASELINE, "ledger_baseline.lua", ["records.lua", "journal.lua"]);
 script!(
     /// `lua/packet_view.lua`: a consistent snapshot of a packet.
     PACKET_VIEW, "packet_view.lua");
@@ -411,6 +418,7 @@ fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
         &MERCHANT_CREATE_PACKET,
         &MERCHANT_WITHDRAW,
         &JOURNAL_ACK,
+        &LEDGER_BASELINE,
         &PACKET_VIEW,
         &HISTORY_PAGE,
         &UNLOCK,
