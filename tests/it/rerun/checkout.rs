@@ -22,7 +22,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use super::{repeated_event_ids, rerun_one, seed, sequences, Entity, Sent, Trace};
+use super::{rerun_one, seed, sequences, Entity, Export, Sent, Trace};
 use crate::common::{self, Function};
 use crate::coupons::coupon_store;
 use crate::merchant_packets::SHOP;
@@ -328,12 +328,14 @@ struct ShareBooks {
 /// One sequence of fresh calls and re-runs on `coupon`; after every step the coupon's state
 /// is the model's, the pool's `redeemed` count `redeemed_before` plus the model's and, for a
 /// share's coupon (`books`), the merchant's `paid_coupons` moves with the redemption, its books
-/// close and its account reconciles. The model at the end.
+/// close and its account reconciles. Now and then between steps the journal is exported
+/// (`export`). The model at the end.
 async fn run_sequence(
     store: &Store,
     coupon: &Coupon,
     redeemed_before: i64,
     books: Option<ShareBooks>,
+    export: &mut Export,
     rng: &mut StdRng,
     trace: &mut Trace,
 ) -> Model {
@@ -367,6 +369,9 @@ async fn run_sequence(
         }
         if let Some(b) = books {
             check_books(store, b, &model, trace).await;
+        }
+        if rng.random_bool(0.2) {
+            export.drain(store).await;
         }
     }
     model
@@ -430,20 +435,33 @@ async fn checkout_reruns_answer_their_first_run() {
         let mut rng = StdRng::seed_from_u64(seed ^ backend as u64);
         // Over the sequences done: the journal's entries and the pool's redeemed count.
         let (mut entries, mut redeemed) = (0, 0);
+        let mut export = Export::new(&keys.journal);
         for (sequence, (code, holder)) in issued.into_iter().enumerate() {
             let coupon = Coupon::of_pool(&campaign_id, &keys, code, holder);
             let mut trace = Trace::new(seed, sequence, backend);
-            let model = run_sequence(&store, &coupon, redeemed, None, &mut rng, &mut trace).await;
+            let model = run_sequence(
+                &store,
+                &coupon,
+                redeemed,
+                None,
+                &mut export,
+                &mut rng,
+                &mut trace,
+            )
+            .await;
             entries += model.journal;
             redeemed += model.redeemed;
         }
-        let counted = hongbao::store::journal::read(&store, &keys.journal, 100_000)
-            .await
-            .unwrap()
-            .len();
-        assert_eq!(counted, entries, "{backend}: journal entries, seed {seed}");
-        let repeated = repeated_event_ids(&store, &keys.journal).await;
-        assert!(repeated.is_empty(), "{backend}: seed {seed}: {repeated:?}");
+        export.drain(&store).await;
+        assert_eq!(
+            export.count, entries,
+            "{backend}: journal entries, seed {seed}"
+        );
+        assert!(
+            export.repeated.is_empty(),
+            "{backend}: seed {seed}: {:?}",
+            export.repeated
+        );
     }
 }
 
@@ -502,16 +520,29 @@ async fn share_coupon_reruns_answer_their_first_run() {
         crate::merchant_packets::fund_merchant(&store, SHOP, 600 * n as i64).await;
         let mut rng = StdRng::seed_from_u64(seed ^ 0x54a7 ^ backend as u64);
         let mut paid_before = 0;
+        let mut export = Export::new(&Keys::new(&store.config().key_prefix).merchant(SHOP).journal);
         for sequence in 0..n {
             let (coupon, value) =
                 share_coupon(&store, sequence, &format!("buyer-{sequence}")).await;
             let mut trace = Trace::new(seed, sequence, backend);
             let books = ShareBooks { value, paid_before };
-            let model = run_sequence(&store, &coupon, 0, Some(books), &mut rng, &mut trace).await;
+            let model = run_sequence(
+                &store,
+                &coupon,
+                0,
+                Some(books),
+                &mut export,
+                &mut rng,
+                &mut trace,
+            )
+            .await;
             paid_before += value * model.redeemed;
         }
-        let journal = Keys::new(&store.config().key_prefix).merchant(SHOP).journal;
-        let repeated = repeated_event_ids(&store, &journal).await;
-        assert!(repeated.is_empty(), "{backend}: seed {seed}: {repeated:?}");
+        export.drain(&store).await;
+        assert!(
+            export.repeated.is_empty(),
+            "{backend}: seed {seed}: {:?}",
+            export.repeated
+        );
     }
 }
