@@ -30,7 +30,8 @@ pub struct PacketRequestDoc {
     #[schema(max_length = 100)]
     greeting: Option<String>,
     /// A targeted packet: the only users who may grab it or see it (besides the sender),
-    /// 1 to 500 distinct user ids, at least `count` of them.
+    /// 1 to 500 distinct user ids, at least `count` of them, at most 20,480 bytes (UTF-8)
+    /// together.
     #[schema(min_items = 1, max_items = 500)]
     recipients: Option<Vec<String>>,
     /// Seconds from creation until grabs open (`0..=604800`, default 0: at once); a grab

@@ -10,7 +10,7 @@ use crate::common::{self, call, event, snapshot, with_body, with_sub, Function};
 /// fourth user's grab is 403 `not_a_recipient` and changes nothing (DUMP of every key before
 /// and after); the view is 403 for that outsider and 200 for the sender and the recipients;
 /// the 3 recipients grab and claim. A packet's `count` may not exceed its recipients, and
-/// recipients must be distinct valid user ids.
+/// recipients must be distinct valid user ids of at most 20 KiB together.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targeted_packets() {
     for backend in Backend::all() {
@@ -44,6 +44,10 @@ async fn targeted_packets() {
             (
                 "501 recipients",
                 json!({"total_cents": 300, "count": 1, "recipients": (0..501).map(|i| format!("u{i}")).collect::<Vec<_>>()}),
+            ),
+            (
+                "recipients over 20 KiB",
+                json!({"total_cents": 300, "count": 1, "recipients": (0..100).map(|i| format!("{i:03}{}", "字".repeat(252))).collect::<Vec<_>>()}),
             ),
         ] {
             let before = snapshot(&redis).await;

@@ -27,6 +27,12 @@ pub const DEFAULT_EXPIRES_IN_SECS: u64 = 86_400;
 /// Most recipients of a targeted packet.
 pub const MAX_RECIPIENTS: usize = 500;
 
+/// Most bytes (UTF-8) of a targeted packet's recipient ids together: 20 KiB, room for
+/// [`MAX_RECIPIENTS`] UUIDs (36 bytes each, Cognito's `sub`) while one create can store no
+/// more than that of ids, whatever characters they use (a user id may be up to 255 characters
+/// of up to 4 bytes each).
+pub const MAX_RECIPIENTS_BYTES: usize = 20_480;
+
 /// The longest greeting, characters.
 pub const MAX_GREETING_CHARS: usize = 100;
 
@@ -282,6 +288,13 @@ impl PacketRules {
                         "recipients must hold 1 to {MAX_RECIPIENTS} user ids"
                     )));
                 }
+                let bytes: usize = ids.iter().map(String::len).sum();
+                if bytes > MAX_RECIPIENTS_BYTES {
+                    return Err(Invalid(format!(
+                        "recipients' ids must add up to at most {MAX_RECIPIENTS_BYTES} bytes \
+                         (UTF-8), not {bytes}"
+                    )));
+                }
                 if let Some(bad) = ids.iter().find(|id| !is_user_id(id)) {
                     return Err(Invalid(format!(
                         "recipient {:?} is not a user id (1 to {} printable characters)",
@@ -381,7 +394,8 @@ pub struct PacketRequest {
     #[serde(default)]
     pub greeting: Option<String>,
     /// Optional: the only users who may grab (a targeted packet), 1 to [`MAX_RECIPIENTS`]
-    /// distinct user ids; the sender may be one of them.
+    /// distinct user ids of at most [`MAX_RECIPIENTS_BYTES`] bytes together; the sender may be
+    /// one of them.
     #[serde(default)]
     pub recipients: Option<Vec<String>>,
     /// Seconds from creation until grabs open (`0..=604800`, default 0: at once).
@@ -527,5 +541,30 @@ mod tests {
             ..PacketRules::default()
         };
         assert_eq!(built.claim_record_keep_ms(), 960_000);
+    }
+
+    /// A targeted packet's recipient ids add up to at most [`MAX_RECIPIENTS_BYTES`] bytes:
+    /// 500 UUIDs fit; 100 ids of 255 characters of three bytes each (76,500 bytes) are
+    /// refused, naming the bound in bytes.
+    #[test]
+    fn recipients_are_bounded_in_bytes() {
+        let req = |ids: Vec<String>| -> PacketRequest {
+            serde_json::from_value(
+                serde_json::json!({"total_cents": 100, "count": 1, "recipients": ids}),
+            )
+            .unwrap()
+        };
+        let uuids = (0..500)
+            .map(|i| format!("{i:08}-0000-4000-8000-000000000000"))
+            .collect();
+        let wide = (0..100)
+            .map(|i| format!("{i:03}{}", "字".repeat(252)))
+            .collect();
+
+        let fits = PacketRules::default().check(req(uuids));
+        let refused = PacketRules::default().check(req(wide)).unwrap_err();
+
+        assert!(fits.is_ok(), "{fits:?}");
+        assert!(refused.0.contains("at most 20480 bytes"), "{refused:?}");
     }
 }
