@@ -8,6 +8,8 @@
 -- KEYS[5] recipients: the packet's recipients set (read only for a targeted packet)
 -- KEYS[6] wrong_guesses: the packet's wrong password guesses, every user's, in its open guess
 --         window (a counter whose TTL is the rest of the window)
+-- KEYS[7] guesses: this user's wrong password guesses on this packet over its life (a counter
+--         expiring at the packet's expires_at)
 -- ARGV[1] user_id: the caller
 -- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
 -- ARGV[3] rate_window_ms: the window, ms
@@ -18,6 +20,9 @@
 -- ARGV[6] guess_budget: wrong guesses per packet per guess window before every user's guesses
 --         slow to one per window (0 = no budget)
 -- ARGV[7] guess_window_ms: the guess window, ms
+-- ARGV[8] guesses_per_user: wrong guesses one user may make on a password packet over its
+--         life; from then on their every password attempt on it, right or wrong, is refused
+--         (0 = no cap)
 --
 -- A draw packet (meta draw_at) is not first come, first served: from its opening until
 -- draw_at this script checks the grab as any (targeted, cancelled, expired, not open yet,
@@ -38,7 +43,10 @@
 --   'not_found'
 --   'wrong_password'              a password packet, and ARGV[4] is not its verifier: only the
 --                                 counters are written (the user's attempt, the packet's wrong
---                                 guess), so guessing costs attempts
+--                                 guess, the user's guesses), so guessing costs attempts
+--   'guesses_exhausted'           a password packet, and the caller's wrong guesses on it reached
+--                                 ARGV[8]: refused without looking at the password, for good;
+--                                 nothing written
 --   'cancelled'                   the sender cancelled the packet (its un-grabbed shares are
 --                                 refunded); nothing written
 --   'not_a_recipient'             a targeted packet, and the caller is not one of its recipients
@@ -65,8 +73,10 @@
 --   rate limited              HGET, INCR, DECR, PTTL   nothing changed (see rate_limit.lua)
 --   sold out / expired        HGET, HMGET, TIME   nothing written
 --   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs
---   wrong password            HGET, HMGET, TIME, GET, INCR, INCR   (+ PEXPIRE per window
---                             opened; without a budget: no GET, one INCR)
+--   wrong password            HGET, HMGET, TIME, GET, GET, INCR, INCR, INCR   (+ PEXPIRE
+--                             per window opened, PEXPIREAT at the user's first guess; without a
+--                             budget or a cap: no GET and one INCR fewer each)
+--   guesses exhausted         HGET, HMGET, TIME, GET   nothing written
 --   guess refused             HGET, HMGET, TIME, GET, INCR, DECR, PTTL   nothing changed
 -- Repeats that reach this script count toward the rate limit. A win does not: a user wins at
 -- most once per packet, so limiting it protects nothing, and counting it would cost every win a
@@ -86,6 +96,10 @@
 -- A right password meets neither: a win is not counted (see below), so a member who knows
 -- the password gets in however many others guess, and one who mistyped has their next try
 -- within one guess window.
+-- * the user's guesses over the packet's life, KEYS[7]: once they reach ARGV[8], every
+--   password attempt of theirs on the packet is 'guesses_exhausted' before the password is
+--   compared (a right one too: otherwise each further try would still tell right from wrong),
+--   so one account learns at most ARGV[8] answers, however long it waits.
 -- Only an answered guess counts toward the budget (a refused one writes nothing: see
 -- rate_limit.lua), so the budget measures what the crowd learns. The budget's count is read
 -- (GET) before the first write and taken (INCR, + PEXPIRE opening the window) after the
@@ -93,7 +107,7 @@
 -- write. It guards no money, so a TTL is its whole life. A re-sent guess is counted again
 -- and answers 'wrong_password' or 'rate_limited': a refusal as the first was, nothing else
 -- written.
-local function wrong_guess()
+local function wrong_guess(expires_at)
   local budget = tonumber(ARGV[6])
   local wait
   if budget > 0 and tonumber(redis.call('GET', KEYS[6]) or '0') >= budget then
@@ -107,7 +121,16 @@ local function wrong_guess()
   if budget > 0 and redis.call('INCR', KEYS[6]) == 1 then
     redis.call('PEXPIRE', KEYS[6], ARGV[7])
   end
+  if tonumber(ARGV[8]) > 0 and redis.call('INCR', KEYS[7]) == 1 then
+    redis.call('PEXPIREAT', KEYS[7], expires_at)
+  end
   return 'wrong_password'
+end
+
+-- Whether the caller's wrong guesses on this password packet reached ARGV[8] (read only).
+local function guesses_exhausted()
+  local cap = tonumber(ARGV[8])
+  return cap > 0 and tonumber(redis.call('GET', KEYS[7]) or '0') >= cap
 end
 
 -- A draw packet's grab from its opening on (see the header): the seed to enter with, or
@@ -120,8 +143,11 @@ local function draw_entry(meta, now)
   if draw[1] or now >= tonumber(meta[9]) then
     return 'draw_due:' .. meta[9]
   end
+  if meta[8] and guesses_exhausted() then
+    return 'guesses_exhausted'
+  end
   if meta[8] and meta[8] ~= ARGV[4] then
-    return wrong_guess()
+    return wrong_guess(meta[2])
   end
   return 'draw_seed:' .. draw[3] .. ':' .. meta[9]
 end
@@ -182,8 +208,11 @@ end
 -- A password packet: a missing or wrong password is a guess (wrong_guess above: the counters
 -- are the only writes), so 200 guesses are stopped like 200 repeats, and a crowd's guesses by
 -- the packet's budget.
+if meta[8] and guesses_exhausted() then
+  return 'guesses_exhausted'
+end
 if meta[8] and meta[8] ~= ARGV[4] then
-  return wrong_guess()
+  return wrong_guess(meta[2])
 end
 
 local amount = redis.call('LPOP', KEYS[2])

@@ -337,6 +337,7 @@ impl Bench {
             rate: &rl,
             recipients: &k.recipients,
             wrong_guesses: &k.wrong_guesses,
+            guesses: &k.wrong_guesses,
             user_id: "user:__rand_int__",
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
@@ -344,6 +345,7 @@ impl Bench {
             call_id: "",
             guess_budget: cfg.packets.guess_budget,
             guess_window_ms: cfg.packets.guess_window_ms,
+            guesses_per_user: 0,
         }
         .evalsha_words();
         self.reset_stats();

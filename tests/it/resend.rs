@@ -349,6 +349,7 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
             rate: &rate,
             recipients: &pk.recipients,
             wrong_guesses: &pk.wrong_guesses,
+            guesses: &pk.wrong_guesses,
             user_id: "bob",
             rate_limit: 10,
             rate_window_ms: 1_000,
@@ -356,6 +357,7 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
             call_id,
             guess_budget: 100,
             guess_window_ms: 10_000,
+            guesses_per_user: 0,
         };
         let mut conn = store.conn().await.unwrap();
         let mut run = async |call_id| {

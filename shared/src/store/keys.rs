@@ -225,6 +225,18 @@ impl Keys {
         )
     }
 
+    /// The wrong password guesses of `user_id` on packet `packet_id` over the packet's life
+    /// (`lua/grab.lua`: a counter expiring at the packet's `expires_at`).
+    pub fn guesses(&self, packet_id: &str, user_id: &str) -> String {
+        format!(
+            "{}:{{{}}}:packet:{}:guesses:{}",
+            self.prefix,
+            &packet_id[..4],
+            packet_id,
+            user_key_part(user_id)
+        )
+    }
+
     /// The wallet of `user_id` (the id encoded by [`user_key_part`]).
     pub fn wallet(&self, user_id: &str) -> WalletKeys {
         let wallet = format!(

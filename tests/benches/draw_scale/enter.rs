@@ -165,6 +165,7 @@ async fn seed_usec(s: &mut Server, t: &Target<'_>, n: usize) -> f64 {
                 rate: &rate,
                 recipients: &t.pk.recipients,
                 wrong_guesses: &t.pk.wrong_guesses,
+                guesses: &t.pk.wrong_guesses,
                 user_id: &user,
                 rate_limit: t.cfg.packets.grab_rate_limit,
                 rate_window_ms: t.cfg.packets.grab_rate_window_ms,
@@ -172,6 +173,7 @@ async fn seed_usec(s: &mut Server, t: &Target<'_>, n: usize) -> f64 {
                 call_id: "0badcafe",
                 guess_budget: t.cfg.packets.guess_budget,
                 guess_window_ms: t.cfg.packets.guess_window_ms,
+                guesses_per_user: 0,
             }
             .texts();
             pipe.cmd("EVALSHA")

@@ -53,6 +53,7 @@ pub fn guess_call(
         rate: &keys.grab_rate(packet_id, user),
         recipients: &pk.recipients,
         wrong_guesses: &pk.wrong_guesses,
+        guesses: &pk.wrong_guesses,
         user_id: user,
         rate_limit: limits.0,
         rate_window_ms: GRAB_WINDOW_MS,
@@ -60,6 +61,7 @@ pub fn guess_call(
         call_id,
         guess_budget: limits.1,
         guess_window_ms: GRAB_WINDOW_MS,
+        guesses_per_user: 0,
     }
     .texts()
 }

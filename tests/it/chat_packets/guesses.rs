@@ -103,3 +103,57 @@ async fn a_crowd_over_the_guess_budget_is_slowed_and_the_password_still_opens() 
         assert_eq!(member, 200, "{backend:?}: the right password");
     }
 }
+
+/// Test: one account's wrong guesses on a password packet stop at `HONGBAO_GUESSES_PER_USER`
+/// (10 here): its first 10 are 403 `wrong_password`, every later attempt 403
+/// `guesses_exhausted`, the right password too, writing nothing; another account with the
+/// right password grabs a share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_accounts_guesses_stop_for_good_at_its_cap() {
+    for backend in Backend::all() {
+        // Arrange
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |c| {
+            c.packets.grab_rate_limit = 0;
+            c.packets.guess_budget = 0;
+            c.packets.guesses_per_user = 10;
+        });
+        common::fund(&store, "alice", 10_000).await;
+        let body = json!({"total_cents": 500, "count": 5, "password": "芝麻开门"});
+        let (s, p) = create(&store, "alice", &body).await;
+        assert_eq!(s, 201, "{p}");
+        let id = p["packet_id"].as_str().unwrap().to_string();
+        let mut answered = Vec::new();
+        for n in 0..10 {
+            answered.push(guess(&store, &id, "mallory", &format!("{n:06}")).await.1);
+        }
+        let before = common::snapshot(&redis).await;
+
+        // Act
+        let wrong = guess(&store, &id, "mallory", "000010").await;
+        let right = guess(&store, &id, "mallory", "芝麻开门").await;
+        let member = guess(&store, &id, "bob", "芝麻开门").await;
+
+        // Assert
+        assert!(
+            answered
+                .iter()
+                .all(|e| e.as_deref() == Some("wrong_password")),
+            "{backend}: {answered:?}"
+        );
+        assert_eq!(wrong.0, 403, "{backend}");
+        assert_eq!(wrong.1.as_deref(), Some("guesses_exhausted"), "{backend}");
+        assert_eq!(right.1.as_deref(), Some("guesses_exhausted"), "{backend}");
+        assert_eq!(member.0, 200, "{backend}: {member:?}");
+        let after = common::snapshot(&redis).await;
+        let changed: Vec<&String> = after
+            .iter()
+            .filter(|kv| !before.contains(kv))
+            .map(|(k, _)| k)
+            .collect();
+        assert!(
+            changed.iter().all(|k| !k.contains("mallory")),
+            "{backend}: mallory's refused attempts wrote {changed:?}"
+        );
+    }
+}

@@ -59,7 +59,8 @@ async fn password_packets() {
     let mut answers = String::new();
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
+        // The grab rate limit alone (the cap on one user's guesses has its own test).
+        let store = common::store(&redis, |c| c.packets.guesses_per_user = 0);
         common::fund(&store, "alice", 10_000).await;
         let (id, verifier) = create_once_per_key(&store, &mut answers).await;
         wrong_passwords_write_only_the_attempt(&store, &redis, &id, &mut answers, backend).await;
@@ -145,7 +146,11 @@ async fn wrong_passwords_write_only_the_attempt(
     backend: Backend,
 ) {
     let keys = hongbao::store::keys::Keys::new(&store.config().key_prefix);
-    let counters = [keys.grab_rate(id, "bob"), keys.packet(id).wrong_guesses];
+    let counters = [
+        keys.grab_rate(id, "bob"),
+        keys.packet(id).wrong_guesses,
+        keys.guesses(id, "bob"),
+    ];
     let without_attempts = |mut all: Vec<(String, Option<Vec<u8>>)>| {
         all.retain(|(k, _)| !counters.contains(k));
         all

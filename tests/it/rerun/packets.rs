@@ -53,6 +53,7 @@ impl Packet {
             rate,
             recipients: &pk.recipients,
             wrong_guesses: &pk.wrong_guesses,
+            guesses: &pk.wrong_guesses,
             user_id: user,
             rate_limit: 0,
             rate_window_ms: 1_000,
@@ -60,6 +61,7 @@ impl Packet {
             call_id: call,
             guess_budget: 0,
             guess_window_ms: 1_000,
+            guesses_per_user: 0,
         }
     }
 }

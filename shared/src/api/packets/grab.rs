@@ -69,15 +69,20 @@ crate::api::refusal::refusals! {
     pub enum GrabRefusal {
         /// 403: a targeted packet, and the caller is not one of its recipients
         /// (`not_a_recipient`; nothing written), or a password packet, and the grab's password is
-        /// missing or wrong (`wrong_password`; only the guess is counted, by the grab rate limit
-        /// and the packet's guess budget).
+        /// missing or wrong (`wrong_password`; only the guess is counted, by the grab rate limit,
+        /// the packet's guess budget and the caller's guesses on it) or the caller's guesses on
+        /// it are exhausted (`guesses_exhausted`; nothing written).
         403 GrabForbiddenError {
             /// a targeted packet, and the caller is not one of its recipients; nothing written
             NotARecipient = "not_a_recipient",
             /// a password packet, and the body's `password` is missing or wrong: the guess
-            /// counts toward the grab rate limit and the packet's guess budget; nothing else
-            /// written
+            /// counts toward the grab rate limit, the packet's guess budget and the caller's
+            /// `HONGBAO_GUESSES_PER_USER`; nothing else written
             WrongPassword = "wrong_password",
+            /// a password packet, and the caller's wrong guesses on it reached
+            /// `HONGBAO_GUESSES_PER_USER`: their password attempts on it are refused for good
+            /// (the password is not compared); nothing written
+            GuessesExhausted = "guesses_exhausted",
         }
         404 NotFoundError {
             /// no such packet
@@ -223,6 +228,12 @@ pub(crate) async fn grab(
             Some(metrics::GRAB_WRONG_PASSWORD),
             Err(GrabRefusal::WrongPassword.because(
                 "this red packet needs its password (body {\"password\": \"...\"}); a missing or wrong one counts toward the grab rate limit and writes nothing else",
+            )),
+        ),
+        GrabOutcome::GuessesExhausted => (
+            None,
+            Err(GrabRefusal::GuessesExhausted.because(
+                "your wrong guesses of this red packet's password reached the limit: no further password of yours is tried on it; nothing was written",
             )),
         ),
         GrabOutcome::Cancelled => (

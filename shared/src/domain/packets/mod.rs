@@ -25,9 +25,9 @@ pub use super::reclaim::{
 pub use fingerprint::FINGERPRINT_V2;
 pub use rules::{
     is_cover_id, NewPacket, PacketRequest, PacketRules, COVERS, DEFAULT_EXPIRES_IN_SECS,
-    GRAB_RATE_LIMIT, GRAB_RATE_WINDOW_MS, GUESS_BUDGET, GUESS_WINDOW_MS, IDEMPOTENCY_TTL_SECS,
-    LAMBDA_MAX_TIMEOUT_SECS, MAX_COUNT, MAX_COVER_CHARS, MAX_EXPIRES_IN_SECS, MAX_GREETING_CHARS,
-    MAX_OPENS_IN_SECS, MAX_RECIPIENTS, MAX_RECIPIENTS_BYTES, MAX_TOTAL_CENTS,
+    GRAB_RATE_LIMIT, GRAB_RATE_WINDOW_MS, GUESSES_PER_USER, GUESS_BUDGET, GUESS_WINDOW_MS,
+    IDEMPOTENCY_TTL_SECS, LAMBDA_MAX_TIMEOUT_SECS, MAX_COUNT, MAX_COVER_CHARS, MAX_EXPIRES_IN_SECS,
+    MAX_GREETING_CHARS, MAX_OPENS_IN_SECS, MAX_RECIPIENTS, MAX_RECIPIENTS_BYTES, MAX_TOTAL_CENTS,
     MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_PER_MINUTE, PACKETS_WINDOW_MS,
     RESEND_HORIZON_SECS, RETENTION_SECS, SETTINGS,
 };
@@ -423,6 +423,10 @@ pub enum GrabOutcome {
     /// A password packet, and the grab's password is missing or wrong; nothing written but
     /// the attempt, counted by the grab rate limit.
     WrongPassword,
+    /// A password packet, and the caller's wrong guesses on it reached
+    /// `HONGBAO_GUESSES_PER_USER`: their password attempts on it are refused for good, the
+    /// password not compared; nothing written.
+    GuessesExhausted,
     /// A scheduled packet before its opening (Redis `TIME`); nothing written.
     NotOpenYet {
         /// When grabs open, Unix ms.

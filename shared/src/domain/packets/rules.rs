@@ -86,6 +86,12 @@ pub const GUESS_WINDOW_MS: Setting = Setting {
     default: "10000",
     meaning: "the guess window of `HONGBAO_GUESS_BUDGET`, ms (≥ 1): a fixed window opened by a packet's first wrong guess after the last one closed",
 };
+/// `HONGBAO_GUESSES_PER_USER`.
+pub const GUESSES_PER_USER: Setting = Setting {
+    name: "HONGBAO_GUESSES_PER_USER",
+    default: "10",
+    meaning: "wrong password guesses one user may make on one password packet over its life; from then on their every password attempt on it, right or wrong, is 403 `guesses_exhausted` (at the default 10, finding a 6-digit password takes 50,000 accounts for even odds and 100,000 for certainty, a 4-digit one 500 and 1,000); `0` disables",
+};
 /// `HONGBAO_RETENTION_SECS`.
 pub const RETENTION_SECS: Setting = Setting {
     name: "HONGBAO_RETENTION_SECS",
@@ -120,6 +126,7 @@ pub const SETTINGS: &[Setting] = &[
     GRAB_RATE_WINDOW_MS,
     GUESS_BUDGET,
     GUESS_WINDOW_MS,
+    GUESSES_PER_USER,
     PACKETS_PER_MINUTE,
     RETENTION_SECS,
     IDEMPOTENCY_TTL_SECS,
@@ -144,6 +151,9 @@ pub struct PacketRules {
     pub guess_budget: u32,
     /// The window of [`Self::guess_budget`], milliseconds (≥ 1).
     pub guess_window_ms: u64,
+    /// Wrong password guesses one user may make on one password packet over its life; then
+    /// their every password attempt on it is refused (`lua/grab.lua`); 0 disables.
+    pub guesses_per_user: u32,
     /// Packets a sender may create per minute ([`PACKETS_WINDOW_MS`]); 0 disables the quota.
     pub packets_per_minute: u32,
     /// Seconds a settled packet's keys are kept (≥ `idempotency_ttl_secs`).
@@ -222,6 +232,7 @@ impl PacketRules {
             grab_rate_window_ms: lookup.at_least(&GRAB_RATE_WINDOW_MS, 1)?,
             guess_budget: lookup.get(&GUESS_BUDGET)?,
             guess_window_ms: lookup.at_least(&GUESS_WINDOW_MS, 1)?,
+            guesses_per_user: lookup.get(&GUESSES_PER_USER)?,
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: idempotency_ttl_secs(lookup)?,

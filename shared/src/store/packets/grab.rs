@@ -33,6 +33,9 @@ script_call! {
             /// The packet's wrong password guesses in its open guess window
             /// (`PacketKeys::wrong_guesses`).
             wrong_guesses: &'a str,
+            /// The user's wrong password guesses on this packet over its life
+            /// (`Keys::guesses`).
+            guesses: &'a str,
         }
         ARGV {
             /// The grabbing user.
@@ -51,6 +54,9 @@ script_call! {
             guess_budget: u32,
             /// The guess window, ms.
             guess_window_ms: u64,
+            /// Wrong guesses one user may make on a password packet over its life (0 = no
+            /// cap).
+            guesses_per_user: u32,
         }
     }
 }
@@ -170,6 +176,7 @@ impl GrabCall<'_> {
             "not_a_recipient" => GrabOutcome::NotARecipient,
             "cancelled" => GrabOutcome::Cancelled,
             "wrong_password" => GrabOutcome::WrongPassword,
+            "guesses_exhausted" => GrabOutcome::GuessesExhausted,
             "not_open_yet" => {
                 let (opens_at, now) = data.split_once(':').ok_or_else(bad)?;
                 let opens_at_ms: i64 = opens_at.parse().map_err(|_| bad())?;
@@ -250,6 +257,7 @@ pub async fn grab_with_password(
         });
     }
     let rate = keys.grab_rate(packet_id, user_id);
+    let guesses = keys.guesses(packet_id, user_id);
     let verifier = password.map(|p| p.verifier(packet_id)).unwrap_or_default();
     let call_id = format!("{:08x}", rand::random::<u32>());
     // A draw packet takes more calls: in the entry window the grab (answered the seed), then
@@ -265,6 +273,7 @@ pub async fn grab_with_password(
             rate: &rate,
             recipients: &pk.recipients,
             wrong_guesses: &pk.wrong_guesses,
+            guesses: &guesses,
             user_id,
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,
@@ -272,6 +281,7 @@ pub async fn grab_with_password(
             call_id: &call_id,
             guess_budget: cfg.packets.guess_budget,
             guess_window_ms: cfg.packets.guess_window_ms,
+            guesses_per_user: cfg.packets.guesses_per_user,
         }
         .invocation()
         .invoke_async(&mut conn)
