@@ -45,8 +45,18 @@ PLAYWRIGHT = ROOT / "tests" / "clients" / "node_modules" / "playwright-core"
 SCREENSHOT = TARGET_DIR / "docs" / "api-docs.png"
 
 
+def banner_command(base: str) -> str:
+    """The command the start banner suggests: a deposit to alice, pasted as printed."""
+    body = '{"user_id":"alice","amount_cents":10000,"reference":"banner-1"}'
+    return (
+        f"curl -s -w '\\n%{{http_code}}\\n' -X POST {base}/wallet/deposits "
+        f"-H 'content-type: application/json' -d '{body}'"
+    )
+
+
 def check(base: str) -> int:
-    """The README's curl session, then the contract's error answers; prints PASS/FAIL lines."""
+    """The README's curl session, the contract's error answers, then the start banner's
+    command as printed; prints PASS/FAIL lines."""
     failed: list[str] = []
 
     def expect(name: str, ok: bool, detail: object = "") -> None:
@@ -197,6 +207,15 @@ def check(base: str) -> int:
         s == 400 and b.get("error") == "invalid_request",
         (s, b),
     )
+    # Last: the banner's deposit to alice leaves the session's balances above as they were.
+    banner = subprocess.run(
+        banner_command(base), shell=True, capture_output=True, text=True, check=False
+    )
+    expect(
+        "the banner's command as printed -> 201",
+        banner.stdout.strip().endswith("201"),
+        (banner.stdout, banner.stderr),
+    )
     print(f"\n{'all checks passed' if not failed else f'{len(failed)} check(s) failed'}")
     return 1 if failed else 0
 
@@ -305,10 +324,7 @@ def main() -> int:
             return docs(base, args.spec.resolve())
         print(f"hongbao API on {base} (Redis {redis_url}); identity: the x-user-id header.")
         print(f"API reference: {base}/docs")
-        print(
-            f"Try: curl -s -X POST {base}/wallet/deposits "
-            '-d \'{"user_id":"alice","amount_cents":10000,"reference":"r1"}\''
-        )
+        print(f"Try: {banner_command(base)}")
         print("Ctrl-C stops it.")
         while api.poll() is None:
             time.sleep(0.5)
