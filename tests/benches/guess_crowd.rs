@@ -1,8 +1,9 @@
 //! A crowd guessing a password packet's password: 1,000 accounts send wrong guesses as fast as
 //! this machine lets them, through `store::packets::grab_with_password` (the grab function's
 //! store step: one EVALSHA of `lua/grab.lua` each), on a private `redis-server`, first with the
-//! packet's guess budget off (`HONGBAO_GUESS_BUDGET=0`: each account limited by the grab rate
-//! limit alone), then with the default budget on. Half-way through each run a member who knows
+//! packet's guess budget off (`HONGBAO_GUESS_BUDGET=0` and `HONGBAO_GUESSES_PER_USER=0`: each
+//! account limited by the grab rate limit alone), then with the defaults on (the budget, and
+//! each account's 10 wrong guesses over the packet's life: later ones are refused). Half-way through each run a member who knows
 //! the password grabs once.
 //!
 //! ```text
@@ -11,7 +12,7 @@
 //! ```
 //!
 //! Per run: the guesses the crowd had answered (`wrong_password`: what it learns) per second,
-//! the guesses refused (429), the server's `usec_per_call` of EVALSHA (`INFO commandstats`;
+//! the guesses refused (429, or 403 `guesses_exhausted`), the server's `usec_per_call` of EVALSHA (`INFO commandstats`;
 //! every call of the run is a grab) and the member's grab (its answer and wall time). Prints a
 //! table and writes `target/bench/guess_crowd.json`. Checks: with the budget on, the crowd's
 //! answered guesses stay within (budget + accounts) per window started, and the member wins.
@@ -102,7 +103,7 @@ async fn run(label: &'static str, cfg: Config, accounts: usize, tasks: usize, se
                     }
                     match packets::grab_with_password(&store, &id, user, Some(&guess)).await {
                         Ok(GrabOutcome::WrongPassword) => answered.fetch_add(1, Ordering::Relaxed),
-                        Ok(GrabOutcome::RateLimited { .. }) => {
+                        Ok(GrabOutcome::RateLimited { .. } | GrabOutcome::GuessesExhausted) => {
                             refused.fetch_add(1, Ordering::Relaxed)
                         }
                         other => panic!("{user}: {other:?}"),
@@ -154,6 +155,7 @@ fn main() {
     let base = bench_config(server.url(), false);
     let mut off = base.clone();
     off.packets.guess_budget = 0;
+    off.packets.guesses_per_user = 0;
     let runs = rt.block_on(async {
         vec![
             run("budget off", off, accounts, tasks, secs).await,

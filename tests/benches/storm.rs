@@ -104,6 +104,7 @@ fn path(result: &Result<GrabOutcome, Error>) -> usize {
             | GrabOutcome::NotOpenYet { .. }
             | GrabOutcome::Cancelled
             | GrabOutcome::WrongPassword
+            | GrabOutcome::GuessesExhausted
             | GrabOutcome::Entered { .. }
             | GrabOutcome::NotDrawn,
         ) => 5,

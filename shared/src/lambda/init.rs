@@ -152,8 +152,10 @@ pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
         Ok(EvictionVerdict::Volatile(policy)) => {
             tracing::warn!(
                 policy,
-                "maxmemory-policy evicts keys with a TTL: money records have none, but packet \
-                 records and rate limits may vanish early under memory pressure; prefer noeviction"
+                "maxmemory-policy evicts keys with a TTL: money records have none, but a call's \
+                 kept answer (960 s) may vanish early under memory pressure, and a checkout call \
+                 re-sent after it could apply again, as packet records and rate limits may \
+                 vanish early; use noeviction"
             );
             Ok(())
         }

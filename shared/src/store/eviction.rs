@@ -14,9 +14,11 @@ pub enum EvictionVerdict {
     /// `noeviction` (or a policy this code does not know): full memory refuses writes (503),
     /// nothing is evicted.
     Safe(String),
-    /// `volatile-*`: only keys with a TTL can be evicted. hongbao keeps no money-guarding state
-    /// in such keys (idempotency records have no TTL), but a packet's or a rate limit's records
-    /// can vanish early; worth one warning.
+    /// `volatile-*`: only keys with a TTL can be evicted. Balances and idempotency records have
+    /// none, but a call's kept answer (`<entity>:call:<call id>`, kept the re-send horizon) has
+    /// one: evicted early, a checkout call re-sent within the horizon could apply again; and a
+    /// packet's or a rate limit's records can vanish early. Worth one warning: the template
+    /// deploys `noeviction`.
     Volatile(String),
     /// `allkeys-*`: any key, a wallet included, can be evicted. The functions refuse to start.
     AllKeys(String),

@@ -285,6 +285,7 @@ pub fn grab_path(result: &Result<GrabOutcome, Error>) -> &'static str {
         Ok(GrabOutcome::NotOpenYet { .. }) => "not open yet",
         Ok(GrabOutcome::Cancelled) => "cancelled",
         Ok(GrabOutcome::WrongPassword) => "wrong password",
+        Ok(GrabOutcome::GuessesExhausted) => "guesses exhausted",
         Ok(GrabOutcome::Entered { .. }) => "entered",
         Ok(GrabOutcome::NotDrawn) => "not drawn",
         Err(_) => "error",

@@ -183,12 +183,28 @@ pub async fn send_resent(
 }
 
 /// Every [`Resent`] step's second answer is its first (one that got none, Redis unreachable
-/// for 5 s, is not judged).
+/// for 5 s, is not judged), but a hold's or a redeem's refusal that no transition made, which
+/// may be answered by another such refusal (docs/design.md: a refusal that writes nothing).
 pub fn check_resent(history: &[Record]) -> Vec<String> {
     let mut v = Vec::new();
+    // A refusal no transition made (no such coupon for the user, expired, below the minimum,
+    // the total required) is not recorded: its re-send answers the coupon's state then, a
+    // refusal as true at that later moment (the pool's keys gone by then: not found).
+    let unrecorded = |v: &Value| {
+        v.as_str().is_some_and(|s| {
+            ["NotFound", "Expired", "BelowMinimum", "OrderTotalRequired"]
+                .iter()
+                .any(|r| s.starts_with(r))
+        })
+    };
     for r in history {
         let Some((_, body)) = &r.answer else { continue };
         let resent = &body["resent"];
+        let first_unrecorded =
+            unrecorded(&resent["first"]) && !matches!(r.op, Op::CouponRelease { .. });
+        if first_unrecorded && unrecorded(&resent["again"]) {
+            continue;
+        }
         if !resent["again"].is_null() && resent["again"] != resent["first"] {
             v.push(format!(
                 "{:?}: re-sent with its call id, answered {} first and {} again",
