@@ -386,6 +386,7 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
 /// retention TTL either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_settle_sent_again_after_a_later_settle_answers_its_first_run() {
+    use hongbao::store::reclaim::Payer;
     use hongbao::store::scripts::SettleCall;
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
@@ -394,27 +395,10 @@ async fn a_settle_sent_again_after_a_later_settle_answers_its_first_run() {
         let p = crate::common::create(&store, "sender", &lucky(300, 3, 1)).await;
         crate::common::sleep_until_redis_ms(&store, p.expires_at_ms).await;
         let keys = Keys::new(&store.config().key_prefix);
-        let (pk, wk) = (keys.packet(&p.packet_id), keys.wallet("sender"));
+        let (pk, payer) = (keys.packet(&p.packet_id), Payer::wallet(&keys, "sender"));
         let mut conn = store.conn().await.unwrap();
         let mut settle = async |call_id: &str| {
-            let call = SettleCall {
-                meta: &pk.meta,
-                shares: &pk.shares,
-                grabs: &pk.grabs,
-                legacy_order: &pk.legacy_order,
-                claims: &pk.claims,
-                wallet: &wk.wallet,
-                ledger: &wk.ledger,
-                recipients: &pk.recipients,
-                sent: &wk.sent,
-                journal: &wk.journal,
-                coupons: &pk.coupons,
-                tickets: &pk.tickets,
-                packet_id: &p.packet_id,
-                retention_secs: 3_600,
-                ledger_cap: 1_000,
-                call_id,
-            };
+            let call = SettleCall::of(&pk, &payer, &p.packet_id, 3_600, 1_000, call_id);
             let reply = call.invocation().invoke_async(&mut conn).await.unwrap();
             texts("settle", reply).unwrap().join(":")
         };

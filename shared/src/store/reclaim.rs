@@ -33,7 +33,7 @@ use redis::Value;
 use serde::Serialize;
 
 use super::error::Error;
-use super::keys::{is_packet_id, Keys};
+use super::keys::{is_packet_id, Keys, PacketKeys};
 use super::lock::Lock;
 use super::packets::{self, Share};
 use super::scripts::{call_id, int, script_call, texts, Call, SETTLE};
@@ -261,6 +261,79 @@ script_call! {
     }
 }
 
+/// The account a packet's settlement refunds, as [`SettleCall`] takes it: the sender's wallet
+/// (its hash, ledger, "sent" history and journal), or a merchant packet's budget (its hash,
+/// ledger and journal; a merchant has no "sent" history, so its ledger stands in for that key,
+/// which `lua/settle.lua` then leaves alone).
+#[derive(Debug, Clone)]
+pub struct Payer {
+    /// The wallet's or the merchant's hash.
+    pub hash: String,
+    /// Its ledger list.
+    pub ledger: String,
+    /// The sender's "sent" history; a merchant's ledger.
+    pub sent: String,
+    /// The money journal of its tag.
+    pub journal: String,
+}
+
+impl Payer {
+    /// User `user_id`'s wallet.
+    pub fn wallet(keys: &Keys, user_id: &str) -> Payer {
+        let w = keys.wallet(user_id);
+        Payer {
+            hash: w.wallet,
+            ledger: w.ledger,
+            sent: w.sent,
+            journal: w.journal,
+        }
+    }
+
+    /// Merchant `merchant_id`'s budget.
+    pub fn merchant(keys: &Keys, merchant_id: &str) -> Payer {
+        let m = keys.merchant(merchant_id);
+        Payer {
+            hash: m.merchant,
+            sent: m.ledger.clone(),
+            ledger: m.ledger,
+            journal: m.journal,
+        }
+    }
+}
+
+impl<'a> SettleCall<'a> {
+    /// The settle call of packet `packet_id` (its keys `pk`) refunding `payer`: the packet's
+    /// keys are kept `retention_secs` s once settled, the payer's ledger `ledger_cap` items;
+    /// `call_id` is this call's id (its re-run answers its first answer).
+    pub fn of(
+        pk: &'a PacketKeys,
+        payer: &'a Payer,
+        packet_id: &'a str,
+        retention_secs: u64,
+        ledger_cap: u32,
+        call_id: &'a str,
+    ) -> SettleCall<'a> {
+        SettleCall {
+            meta: &pk.meta,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            legacy_order: &pk.legacy_order,
+            claims: &pk.claims,
+            wallet: &payer.hash,
+            ledger: &payer.ledger,
+            recipients: &pk.recipients,
+            sent: &payer.sent,
+            journal: &payer.journal,
+            coupons: &pk.coupons,
+            tickets: &pk.tickets,
+            packet_id,
+            retention_secs,
+            ledger_cap,
+            call_id,
+        }
+    }
+}
+
 /// `settle.lua`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum SettleReply {
@@ -401,36 +474,22 @@ async fn settle_one(
         return Ok(());
     };
     // The payer's account: the sender's wallet, or a merchant packet's budget (same slot).
-    let wk = keys.wallet(&sender);
     let payer = match &merchant {
-        Some(m) => {
-            let mk = keys.merchant(m);
-            (mk.merchant, mk.ledger.clone(), mk.ledger, mk.journal)
-        }
-        None => (wk.wallet, wk.ledger, wk.sent, wk.journal),
+        Some(m) => Payer::merchant(keys, m),
+        None => Payer::wallet(keys, &sender),
     };
     // At most three times: a draw packet's draw first, then settle (maybe reporting pending
     // claims), re-drive them, settle again.
     for _ in 0..3 {
         let call = call_id();
-        let reply: Value = SettleCall {
-            meta: &pk.meta,
-            shares: &pk.shares,
-            grabs: &pk.grabs,
-            legacy_order: &pk.legacy_order,
-            claims: &pk.claims,
-            wallet: &payer.0,
-            ledger: &payer.1,
-            recipients: &pk.recipients,
-            sent: &payer.2,
-            journal: &payer.3,
-            coupons: &pk.coupons,
-            tickets: &pk.tickets,
+        let reply: Value = SettleCall::of(
+            &pk,
+            &payer,
             packet_id,
-            retention_secs: cfg.packets.retention_secs,
-            ledger_cap: crate::domain::wallet::LEDGER_CAP,
-            call_id: &call,
-        }
+            cfg.packets.retention_secs,
+            crate::domain::wallet::LEDGER_CAP,
+            &call,
+        )
         .invocation()
         .invoke_async(&mut conn)
         .await?;

@@ -8,6 +8,7 @@ use crate::common::{self, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
+use hongbao::store::reclaim::Payer;
 use hongbao::store::scripts::{Call, SettleCall};
 use hongbao::store::{journal, reclaim, wallet};
 
@@ -79,30 +80,13 @@ async fn expiry_refunds_the_merchant_and_never_the_sharer() {
         // settled packet and refunds nothing more.
         let (pk, mk) = {
             let keys = Keys::new(&store.config().key_prefix);
-            (keys.packet(&packet_id), keys.merchant(SHOP))
+            (keys.packet(&packet_id), Payer::merchant(&keys, SHOP))
         };
-        let resent: redis::Value = SettleCall {
-            meta: &pk.meta,
-            shares: &pk.shares,
-            grabs: &pk.grabs,
-            legacy_order: &pk.legacy_order,
-            claims: &pk.claims,
-            wallet: &mk.merchant,
-            ledger: &mk.ledger,
-            recipients: &pk.recipients,
-            sent: &mk.ledger,
-            journal: &mk.journal,
-            coupons: &pk.coupons,
-            tickets: &pk.tickets,
-            packet_id: &packet_id,
-            retention_secs: 60,
-            ledger_cap: 100,
-            call_id: "5e771e99",
-        }
-        .invocation()
-        .invoke_async(&mut store.conn().await.unwrap())
-        .await
-        .unwrap();
+        let resent: redis::Value = SettleCall::of(&pk, &mk, &packet_id, 60, 100, "5e771e99")
+            .invocation()
+            .invoke_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
         let resent = hongbao::store::scripts::texts("settle", resent).unwrap();
 
         // Assert

@@ -214,25 +214,9 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
         common::sleep_until_redis_ms(&store, redeem_by).await;
         // Two settle calls (two cron passes), each with its own call id.
         let mut replies = Vec::new();
+        let payer = reclaim::Payer::merchant(&keys, SHOP);
         for call_id in ["c0ffee01", "c0ffee02"] {
-            let settle = reclaim::SettleCall {
-                meta: &pk.meta,
-                shares: &pk.shares,
-                grabs: &pk.grabs,
-                legacy_order: &pk.legacy_order,
-                claims: &pk.claims,
-                wallet: &mk.merchant,
-                ledger: &mk.ledger,
-                recipients: &pk.recipients,
-                sent: &mk.ledger,
-                journal: &mk.journal,
-                coupons: &pk.coupons,
-                tickets: &pk.tickets,
-                packet_id: &packet_id,
-                retention_secs: 3_600,
-                ledger_cap: 100,
-                call_id,
-            };
+            let settle = reclaim::SettleCall::of(&pk, &payer, &packet_id, 3_600, 100, call_id);
             let reply: redis::Value = settle.invocation().invoke_async(&mut conn).await.unwrap();
             replies.push(hongbao::store::scripts::texts("settle", reply).unwrap());
         }

@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use harness::{Backend, TestRedis};
 use hongbao::domain::draws::{self, DrawTerms};
 use hongbao::domain::reconcile::Holder;
-use hongbao::store::keys::{Keys, PacketKeys, WalletKeys};
+use hongbao::store::keys::{Keys, PacketKeys};
+use hongbao::store::reclaim::Payer;
 use hongbao::store::reconcile;
 use hongbao::store::scripts::{
     text, texts, Call, CancelCall, DrawEnterCall, DrawRunCall, SettleCall,
@@ -60,30 +61,8 @@ struct Packet {
 }
 
 impl Packet {
-    fn settle<'c>(
-        &'c self,
-        pk: &'c PacketKeys,
-        wk: &'c WalletKeys,
-        call: &'c str,
-    ) -> SettleCall<'c> {
-        SettleCall {
-            meta: &pk.meta,
-            shares: &pk.shares,
-            grabs: &pk.grabs,
-            legacy_order: &pk.legacy_order,
-            claims: &pk.claims,
-            wallet: &wk.wallet,
-            ledger: &wk.ledger,
-            recipients: &pk.recipients,
-            sent: &wk.sent,
-            journal: &wk.journal,
-            coupons: &pk.coupons,
-            tickets: &pk.tickets,
-            packet_id: &self.id,
-            retention_secs: 600,
-            ledger_cap: 5,
-            call_id: call,
-        }
+    fn settle<'c>(&'c self, pk: &'c PacketKeys, payer: &'c Payer, call: &'c str) -> SettleCall<'c> {
+        SettleCall::of(pk, payer, &self.id, 600, 5, call)
     }
 
     /// `user`'s ticket in this draw.
@@ -95,14 +74,17 @@ impl Packet {
 impl Entity for Packet {
     type Op = Op;
 
-    fn keys_of(&self, op: &Op, _call: &str) -> Vec<String> {
+    fn keys_of(&self, op: &Op, call: &str) -> Vec<String> {
         let pk = self.keys.packet(&self.id);
         let wk = self.keys.wallet(&self.sender);
         match op {
             Op::Enter { user } => vec![pk.meta, pk.tickets, self.keys.grab_rate(&self.id, user)],
             Op::Run { .. } => vec![pk.meta, pk.shares, pk.grabs, pk.tickets, wk.journal],
             Op::Cancel => vec![pk.meta, wk.wallet, wk.ledger, wk.sent, wk.journal],
-            Op::Settle => self.settle(&pk, &wk, "").texts().0,
+            Op::Settle => {
+                let payer = Payer::wallet(&self.keys, &self.sender);
+                self.settle(&pk, &payer, call).texts().0
+            }
         }
     }
 
@@ -162,7 +144,7 @@ impl Entity for Packet {
             }
             Op::Settle => {
                 let reply = self
-                    .settle(&pk, &wk, call)
+                    .settle(&pk, &Payer::wallet(&self.keys, &self.sender), call)
                     .invocation()
                     .invoke_async(&mut conn)
                     .await;
