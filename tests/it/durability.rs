@@ -186,8 +186,9 @@ async fn junk(conn: &mut RawConn, from: usize, n: usize) {
     }
 }
 
-/// With `maxmemory` + `volatile-lru` and memory churned by TTL'd junk (tens of
-/// thousands of evictions), retried deposits, creates and claims never pay twice, the
+/// With `maxmemory` + `volatile-lru` (what an ElastiCache Serverless cache does at its data
+/// storage limit; elsewhere the functions refuse the policy) and memory churned by TTL'd junk
+/// (tens of thousands of evictions), retried deposits, creates and claims never pay twice, the
 /// money journal's unexported entries all survive, and the day's order codes go on (the day
 /// hash has no TTL: evicted, it would stop the day with 500s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -300,39 +301,64 @@ async fn volatile_eviction_never_pays_twice() {
     assert_eq!(journal_entries().await, journaled);
 }
 
-/// An `allkeys-*` policy refuses the cold start with the setting named; `volatile-*`
-/// and `noeviction` start.
+/// An evicting policy (`allkeys-*`, `volatile-*`) refuses the cold start with the setting
+/// named; `noeviction` starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn allkeys_eviction_refuses_cold_start() {
+async fn evicting_policies_refuse_cold_start() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         for (policy, refused) in [
             ("allkeys-lru", true),
             ("allkeys-lfu", true),
-            ("volatile-lru", false),
+            ("volatile-lru", true),
+            ("volatile-ttl", true),
             ("noeviction", false),
         ] {
-            redis
-                .on_every_node(
-                    redis::cmd("CONFIG")
-                        .arg("SET")
-                        .arg("maxmemory-policy")
-                        .arg(policy)
-                        .clone(),
-                )
-                .await;
+            set_policy(&redis, policy).await;
             let verdict = hongbao::lambda::check_eviction(&store).await;
             assert_eq!(verdict.is_err(), refused, "{backend:?} {policy}");
             if let Err(e) = verdict {
                 let text = e.to_string();
                 assert!(
-                    text.contains("maxmemory-policy") && text.contains(policy),
+                    text.contains("maxmemory-policy")
+                        && text.contains(policy)
+                        && text.contains("noeviction"),
                     "{text}"
                 );
             }
         }
     }
+}
+
+/// An ElastiCache Serverless cache (whose policy no one sets) reporting `volatile-lru` starts
+/// with a warning; `allkeys-*` still refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serverless_cache_starts_with_volatile_eviction() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = store(&redis, |c| {
+        c.redis_auth.iam_target = hongbao::store::redis_auth::IamTarget::ElastiCacheServerless;
+    });
+
+    set_policy(&redis, "volatile-lru").await;
+    let volatile = hongbao::lambda::check_eviction(&store).await;
+    set_policy(&redis, "allkeys-lru").await;
+    let allkeys = hongbao::lambda::check_eviction(&store).await;
+
+    assert!(volatile.is_ok(), "{volatile:?}");
+    assert!(allkeys.is_err());
+}
+
+async fn set_policy(redis: &TestRedis, policy: &str) {
+    redis
+        .on_every_node(
+            redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("maxmemory-policy")
+                .arg(policy)
+                .clone(),
+        )
+        .await;
 }
 
 /// 1,001 deposits of 10^11 cents: exact up to the balance limit, then 409-style

@@ -10,6 +10,7 @@ use super::Function;
 use crate::api::state::ApiState;
 use crate::domain::wallet::IamPrincipals;
 use crate::domain::{ConfigError, Lookup};
+use crate::store::redis_auth::IamTarget;
 use crate::store::{EvictionVerdict, Store};
 
 /// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), levels from
@@ -63,7 +64,7 @@ fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
 ///
 /// # Errors
 /// [`InitError::Config`] when a setting the function reads is invalid, and
-/// [`InitError::Eviction`] when the server may evict any key: the function then fails Init
+/// [`InitError::Eviction`] when the server's policy evicts keys: the function then fails Init
 /// with that message instead of running misconfigured.
 pub async fn init(function: Function) -> Result<ApiState, InitError> {
     let env = |name: &str| std::env::var(name).ok();
@@ -125,40 +126,59 @@ fn log_unset_principals(function: Function, lookup: &Lookup<'_>) -> Result<(), C
     Ok(())
 }
 
+/// What an eviction refusal tells the operator to do.
+const NOEVICTION: &str = "Set maxmemory-policy to noeviction in the cache's parameter group \
+     (full memory then refuses writes with 503; nothing is evicted)";
+
 /// Why a sandbox refuses to start.
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
     /// An environment variable is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The server's `maxmemory-policy` may evict a wallet or an idempotency record.
+    /// The server's `maxmemory-policy` may evict a key that guards money or a scarce thing.
     #[error("{0}")]
     Eviction(String),
 }
 
-/// Checks the server's `maxmemory-policy` ([`Store::check_eviction_policy`]): `allkeys-*` is
-/// refused, `volatile-*` logs one warning, and a refused `INFO` logs that the policy could not
-/// be checked. A Redis error here is logged, not fatal (requests answer 503 meanwhile).
+/// Checks the server's `maxmemory-policy` ([`Store::check_eviction_policy`]): an evicting
+/// policy is refused, and a refused `INFO` logs that the policy could not be checked. A Redis
+/// error here is logged, not fatal (requests answer 503 meanwhile).
+///
+/// Every key an evicting policy may take guards a scarce thing: `allkeys-*` may take a wallet;
+/// `volatile-*` may take any key with a TTL, and those include a call's kept answer (kept the
+/// re-send horizon, 960 s: evicted, a re-sent hold, redeem or release applies again), a coupon
+/// pool's codes and a settled packet's records. Only an ElastiCache Serverless cache, whose
+/// policy no one can set (it evicts keys with a TTL at its data storage limit), starts with a
+/// warning: that deployment is documented as keeping no guarantee.
 ///
 /// # Errors
-/// [`InitError::Eviction`] for an `allkeys-*` policy.
+/// [`InitError::Eviction`] for an `allkeys-*` or `volatile-*` policy (`volatile-*` on a
+/// serverless cache: a warning).
 pub async fn check_eviction(store: &Store) -> Result<(), InitError> {
+    let serverless = store.config().redis_auth.iam_target == IamTarget::ElastiCacheServerless;
     match store.check_eviction_policy().await {
         Ok(EvictionVerdict::AllKeys(policy)) => Err(InitError::Eviction(format!(
             "the Redis server's maxmemory-policy is {policy}: it may evict any key, a wallet \
              balance or an idempotency record included, so money could be lost or paid twice. \
-             Set maxmemory-policy to noeviction (or volatile-*) in the cache's parameter group"
+             {NOEVICTION}"
         ))),
-        Ok(EvictionVerdict::Volatile(policy)) => {
+        Ok(EvictionVerdict::Volatile(policy)) if serverless => {
             tracing::warn!(
                 policy,
-                "maxmemory-policy evicts keys with a TTL: money records have none, but a call's \
-                 kept answer (960 s) may vanish early under memory pressure, and a checkout call \
-                 re-sent after it could apply again, as packet records and rate limits may \
-                 vanish early; use noeviction"
+                "an ElastiCache Serverless cache at its data storage limit evicts keys with a \
+                 TTL: a call's kept answer, a coupon pool or a settled packet's records may \
+                 vanish early, and a checkout call re-sent after it could apply again; keep the \
+                 limit well above use (the store memory alarm)"
             );
             Ok(())
         }
+        Ok(EvictionVerdict::Volatile(policy)) => Err(InitError::Eviction(format!(
+            "the Redis server's maxmemory-policy is {policy}: under memory pressure it evicts \
+             keys with a TTL, and those guard scarce things: a call's kept answer (a hold, \
+             redeem or release re-sent within 960 s would apply again), a coupon pool's codes, \
+             a settled packet's records. {NOEVICTION}"
+        ))),
         Ok(EvictionVerdict::Safe(policy)) => {
             tracing::info!(policy, "maxmemory-policy checked");
             Ok(())

@@ -1,7 +1,9 @@
 //! The eviction check: what the server's `maxmemory-policy` means for money. Balances,
-//! idempotency and transfer records have no TTL and must never be evicted, so an `allkeys-*`
-//! policy stops a function at Init, a `volatile-*` one is worth a warning, and `noeviction`
-//! (full memory refuses writes: 503) is what the template deploys.
+//! idempotency and transfer records have no TTL; a call's kept answer, a coupon pool and a
+//! settled packet's records have one, and each guards a scarce thing. So an `allkeys-*` or a
+//! `volatile-*` policy stops a function at Init (`volatile-*` on ElastiCache Serverless, whose
+//! policy no one sets: a warning), and `noeviction` (full memory refuses writes: 503) is what
+//! the template deploys.
 
 use redis::Value;
 
@@ -16,9 +18,9 @@ pub enum EvictionVerdict {
     Safe(String),
     /// `volatile-*`: only keys with a TTL can be evicted. Balances and idempotency records have
     /// none, but a call's kept answer (`<entity>:call:<call id>`, kept the re-send horizon) has
-    /// one: evicted early, a checkout call re-sent within the horizon could apply again; and a
-    /// packet's or a rate limit's records can vanish early. Worth one warning: the template
-    /// deploys `noeviction`.
+    /// one: evicted early, a checkout call re-sent within the horizon could apply again; a
+    /// coupon pool's codes and a settled packet's records can vanish early. The functions
+    /// refuse to start (on ElastiCache Serverless: a warning).
     Volatile(String),
     /// `allkeys-*`: any key, a wallet included, can be evicted. The functions refuse to start.
     AllKeys(String),

@@ -12,7 +12,9 @@
 //! * the coupon checkout: `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
 //!   `lua/coupon_release.lua` beside the bare redemption (`HGET`, `HSET`);
 //! * `lua/claim.lua` on a merchant packet paid out as coupons (the whole claim) beside its
-//!   step 1 on a merchant packet paid into wallets.
+//!   step 1 on a merchant packet paid into wallets;
+//! * `lua/wallet_credit.lua` (a deposit) and `lua/withdraw.lua` (a withdrawal applied, one
+//!   refused) beside the same paths of those scripts as commit 6c9536b had them (`wallet.rs`).
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench script_costs
@@ -26,7 +28,8 @@
 //! Prints a table (path, µs/call, baseline, its µs/call, ratio, goal, met) and writes the same
 //! figures to `target/bench/script_costs.json`, so two runs can be compared. The goals are the
 //! issue's: grab and vote ≤ 1.3× their baselines on every path, one order code ≤ 1.5× an `INCR`
-//! round trip, a merchant packet's grab ≤ 1.05× a user's packet's. Every phase starts with `CONFIG RESETSTAT` and checks that exactly its calls
+//! round trip, a merchant packet's grab ≤ 1.05× a user's packet's, a deposit's and a
+//! withdrawal's paths ≤ 1.2× their 6c9536b scripts'. Every phase starts with `CONFIG RESETSTAT` and checks that exactly its calls
 //! arrived and answered the expected path.
 
 use std::time::Instant;
@@ -46,6 +49,7 @@ mod support;
 mod checkout;
 mod claim;
 mod grab;
+mod wallet;
 use checkout::{checkout_rows, BARE_REDEEM};
 use claim::claim_rows;
 use grab::grab_rows;
@@ -53,6 +57,7 @@ use support::{
     bench_config, ch1_article, env_num, info_field, median, write_json, CH1_KEYS, CH1_VOTE,
     SEED_GRAB,
 };
+use wallet::wallet_rows;
 
 /// Default calls per phase (`BENCH_CALLS` overrides it).
 const DEFAULT_CALLS: usize = 20_000;
@@ -98,6 +103,8 @@ impl Row {
 struct Bench {
     conn: MultiplexedConnection,
     calls: usize,
+    /// Sources of scripts a row builds at run time (an earlier commit's), for `SCRIPT LOAD`.
+    sources: Vec<String>,
 }
 
 impl Bench {
@@ -133,7 +140,7 @@ impl Bench {
         // Load once, so every measured call is an EVALSHA that hits the script cache.
         let _: String = redis::cmd("SCRIPT")
             .arg("LOAD")
-            .arg(script_source(script))
+            .arg(script_source(script, &self.sources))
             .query_async(&mut self.conn)
             .await
             .expect("SCRIPT LOAD");
@@ -196,31 +203,26 @@ fn first_text(v: Value) -> String {
     }
 }
 
-/// The source of a bench-only script (kept beside its `Script`).
-fn script_source(script: &Script) -> &'static str {
-    if script.get_hash() == Script::new(SEED_GRAB).get_hash() {
-        SEED_GRAB
-    } else if script.get_hash() == Script::new(CH1_VOTE).get_hash() {
-        CH1_VOTE
-    } else if script.get_hash() == Script::new(LIMITED_REPEAT_FLOOR).get_hash() {
-        LIMITED_REPEAT_FLOOR
-    } else if script.get_hash() == scripts::GRAB.get_hash() {
-        scripts::GRAB.source()
-    } else if script.get_hash() == scripts::VOTE.get_hash() {
-        scripts::VOTE.source()
-    } else if script.get_hash() == Script::new(BARE_REDEEM).get_hash() {
-        BARE_REDEEM
-    } else if script.get_hash() == scripts::COUPON_HOLD.get_hash() {
-        scripts::COUPON_HOLD.source()
-    } else if script.get_hash() == scripts::COUPON_REDEEM.get_hash() {
-        scripts::COUPON_REDEEM.source()
-    } else if script.get_hash() == scripts::COUPON_RELEASE.get_hash() {
-        scripts::COUPON_RELEASE.source()
-    } else if script.get_hash() == scripts::CLAIM.get_hash() {
-        scripts::CLAIM.source()
-    } else {
-        panic!("unknown script")
-    }
+/// The source of `script`: a bench-only script of this file, one of `lua/` a row measures, or
+/// one a row registered ([`Bench::sources`]).
+fn script_source<'a>(script: &Script, registered: &'a [String]) -> &'a str {
+    let ours = [
+        &scripts::GRAB,
+        &scripts::VOTE,
+        &scripts::COUPON_HOLD,
+        &scripts::COUPON_REDEEM,
+        &scripts::COUPON_RELEASE,
+        &scripts::CLAIM,
+        &scripts::WALLET_CREDIT,
+        &scripts::WITHDRAW,
+    ]
+    .map(|lua| lua.source());
+    [SEED_GRAB, CH1_VOTE, LIMITED_REPEAT_FLOOR, BARE_REDEEM]
+        .into_iter()
+        .chain(ours)
+        .chain(registered.iter().map(String::as_str))
+        .find(|source| Script::new(source).get_hash() == script.get_hash())
+        .expect("unknown script")
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -406,7 +408,11 @@ fn main() {
             .get_multiplexed_async_connection()
             .await
             .expect("connect");
-        let mut b = Bench { conn, calls };
+        let mut b = Bench {
+            conn,
+            calls,
+            sources: Vec::new(),
+        };
         let version: String = b.cmd(&["INFO", "server"]).await;
         let version = version
             .lines()
@@ -422,6 +428,7 @@ fn main() {
             rows.extend(order_code_rows(&mut b, &store).await);
             rows.extend(checkout_rows(&mut b, &store).await);
             rows.extend(claim_rows(&mut b, &store).await);
+            rows.extend(wallet_rows(&mut b, &store).await);
             eprintln!("round {}/{rounds} done", round + 1);
             per_round.push(rows);
         }

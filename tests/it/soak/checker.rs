@@ -328,21 +328,17 @@ fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec
                 count(debit, &sender, id)
             ));
         }
-        // Shares: one per user, ids 1..=grabbed, within the total. A settled packet's keys
-        // carry the retention TTL, so volatile-lru may have evicted its grabs and claims
-        // hashes: then the journal alone speaks for its claims.
+        // Shares: one per user, ids 1..=grabbed, within the total (nothing is evicted: the
+        // nodes run noeviction, as the functions require).
         let g = &f.grabs[id];
-        let settled = meta.get("status").map(String::as_str) == Some("settled");
-        let evicted = settled && g.is_empty() && n("grabbed_count") > 0;
         let mut ids: Vec<i64> = g
             .values()
             .map(|r| r.split(':').next().unwrap().parse().unwrap())
             .collect();
         ids.sort_unstable();
-        if !evicted
-            && (ids != (1..=ids.len() as i64).collect::<Vec<_>>()
-                || ids.len() as i64 != n("grabbed_count")
-                || n("grabbed_count") > n("count"))
+        if ids != (1..=ids.len() as i64).collect::<Vec<_>>()
+            || ids.len() as i64 != n("grabbed_count")
+            || n("grabbed_count") > n("count")
         {
             v.push(format!(
                 "packet {id}: share ids {ids:?}, grabbed_count {}, count {}",
@@ -364,7 +360,7 @@ fn packets_settled_and_claims_credited(f: &Final, entries: &Entries, v: &mut Vec
             let claimed = f.claims[id].contains_key(user);
             let ok = match mine.as_slice() {
                 [] => !claimed,
-                [a] => *a == amount && (claimed || f.claims[id].is_empty() && settled),
+                [a] => *a == amount && claimed,
                 _ => false,
             };
             if !ok {
@@ -459,13 +455,7 @@ fn acknowledged_are_durable(history: &[Record], f: &Final, entries: &Entries, v:
         match (&r.op, &r.answer) {
             (Op::Create { .. }, Some((201, b))) => {
                 let id = b["packet_id"].as_str().unwrap_or_default();
-                // A settled packet's keys carry the retention TTL, and volatile-lru may evict
-                // them: its journal entries (debit, settlement) keep it.
-                let settled_in_journal = f
-                    .journal
-                    .iter()
-                    .any(|e| e.kind == Kind::PacketSettled && e.reference == id);
-                if !f.packets.contains_key(id) && !settled_in_journal {
+                if !f.packets.contains_key(id) {
                     v.push(format!("acknowledged packet {id} does not exist"));
                 }
             }
@@ -493,8 +483,11 @@ fn acknowledged_are_durable(history: &[Record], f: &Final, entries: &Entries, v:
             }
             (Op::Grab { packet, user, .. }, Some((s @ (200 | 409), b))) => {
                 let share = if *s == 200 { b } else { &b["share"] };
-                let Some(g) = f.grabs.get(packet).filter(|g| !g.is_empty()) else {
-                    continue; // evicted after settlement (checked above)
+                let Some(g) = f.grabs.get(packet) else {
+                    v.push(format!(
+                        "grab of {packet} by {user} answered {s}: no grabs hash"
+                    ));
+                    continue;
                 };
                 if share["share_id"].is_null() {
                     continue;

@@ -38,7 +38,7 @@ pub fn maybe_draw(rng: &mut StdRng, body: &mut Value) {
 ///   hashes to its commitment;
 /// - each entrant's ticket is the seed's for that user;
 /// - `draw_entrants` counts them;
-/// - its winners (the grabs hash, unless evicted after settlement) are the `count` smallest
+/// - its winners (the grabs hash) are the `count` smallest
 ///   tickets, share 1 the smallest, and `draw_threshold` the last of them;
 /// - each entry answered 202 is among the entrants;
 /// - the journal's one `draw_run` entry carries the same figures.
@@ -72,9 +72,12 @@ pub fn check(history: &[Record], f: &Final, v: &mut Vec<String>) {
         let entrants: u64 = field("draw_entrants")
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
-        let evicted = members.is_empty() && entrants > 0;
-        if evicted {
-            continue; // settled, and its keys evicted under volatile-lru: the journal speaks
+        if members.len() as u64 != entrants {
+            v.push(format!(
+                "draw packet {id}: {} tickets, draw_entrants {entrants}",
+                members.len()
+            ));
+            continue;
         }
         let mut users = Vec::with_capacity(members.len());
         for m in members {
@@ -119,7 +122,7 @@ pub fn check(history: &[Record], f: &Final, v: &mut Vec<String>) {
     }
 }
 
-/// The packet's grabs (unless evicted) are exactly `expected`, share ids in ticket order, and
+/// The packet's grabs are exactly `expected`, share ids in ticket order, and
 /// its threshold the last expected ticket.
 fn winners_match(
     id: &str,

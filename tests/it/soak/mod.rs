@@ -12,9 +12,10 @@
 //! node out at a time, killed or paused): a primary SIGKILLed and taken over by its replica, nodes
 //! SIGSTOPped longer than the response timeout, `CLIENT KILL`, `SCRIPT FLUSH`, replies delayed, a
 //! reply dropped after its command ran, connections cut mid-pipeline, memory pressure under
-//! `volatile-lru`, and sandboxes killed in the middle of a request, of a claim's steps or of a
-//! reclaim run. ledger-export runs beside them into EventBridge (moto in server mode), some killed
-//! at a random point or between `PutEvents` and the delete (`soak/export.rs`).
+//! `noeviction` (writes refused with OOM), and sandboxes killed in the middle of a request, of
+//! a claim's steps or of a reclaim run. ledger-export runs beside them into EventBridge (moto in
+//! server mode), some killed at a random point or between `PutEvents` and the delete
+//! (`soak/export.rs`).
 //!
 //! Then the nemesis heals, and the system quiesces: reclaim-cron runs until every packet (all
 //! expire within seconds) is settled and every campaign (they end 3 s after the run) is closed,

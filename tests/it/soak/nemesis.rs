@@ -252,8 +252,9 @@ fn kill_and_take_over(cluster: &Cluster, pick: usize, back: Duration, log: &Log)
     log.note(format!("heal restart {master} (a replica now)"));
 }
 
-/// `maxmemory` just above the node's use, `volatile-lru`, for `span`: keys with a TTL may be
-/// evicted and scripts' writes refused with OOM. Returns false when the node was not reachable.
+/// `maxmemory` just above the node's use, `noeviction` (the policy the functions require),
+/// for `span`: scripts' first writes are refused with OOM once the node fills (503, nothing
+/// half-applied); nothing is evicted. Returns false when the node was not reachable.
 fn memory_pressure(cluster: &Cluster, port: u16, span: Duration) -> bool {
     {
         let c = cluster.lock().unwrap_or_else(|e| e.into_inner());
@@ -279,7 +280,7 @@ fn memory_pressure(cluster: &Cluster, port: u16, span: Duration) -> bool {
     let _: redis::RedisResult<()> = redis::cmd("CONFIG")
         .arg("SET")
         .arg("maxmemory-policy")
-        .arg("volatile-lru")
+        .arg("noeviction")
         .query(&mut conn);
     set_maxmemory(port, used + 64 * 1024);
     std::thread::sleep(span);
