@@ -12,14 +12,25 @@
 -- KEYS[4] sent: the sender's "sent" history list: the packet's entry gets the refund and the
 --         flag 'c'
 -- KEYS[5] journal: the money journal of the sender's tag
+-- KEYS[6] recipients: the packet's recipients set (deleted: no grab can come after a cancel)
+-- KEYS[7] shares: the packet's share list (TTL'd when this cancel settles the packet)
+-- KEYS[8] grabs: the packet's grabs hash (likewise)
+-- KEYS[9] claims: the packet's claims hash (likewise)
+-- KEYS[10] tickets: a draw packet's entrants (likewise; any key of the packet otherwise)
+-- KEYS[11] legacy_order: the packet's grab order list of older versions (likewise)
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] caller_id: the caller (only the sender may cancel)
 -- ARGV[3] ledger_cap: ledger length cap (entries)
+-- ARGV[4] retention_secs: how long a settled packet's keys are kept, seconds (> 0)
 --
 -- Shares already grabbed stay claimable until expires_at; settle.lua refunds the unclaimed
 -- ones then (total - claimed - what this refunded). The share list is kept: the fairness
--- receipt's reveal reads the un-grabbed shares from it. Every check runs before the first
--- write. A run that finds the packet cancelled (by this call or an earlier one) answers with
+-- receipt's reveal reads the un-grabbed shares from it. The recipients set is deleted at once
+-- (it only decides who may grab; a grabber still sees the packet by their grab). A packet
+-- nobody grabbed holds nothing after the refund: this cancel settles it (status `settled`,
+-- `settled_at`, a packet_settled entry, as settle.lua would at expires_at) and every key
+-- gets the retention TTL now, so a sender who creates and cancels keeps only small, expiring
+-- keys. Every check runs before the first write. A run that finds the packet cancelled (by this call or an earlier one) answers with
 -- that cancel's figures and writes nothing, so a re-sent call answers as the first run did.
 -- Returns one of:
 --   {'not_found'}
@@ -45,6 +56,10 @@ if meta[8] then
 end
 if status == 'settled' then
   return {'not_cancellable', 'settled'}
+end
+local retention = tonumber(ARGV[4])
+if not retention or retention < 1 then
+  return redis.error_reply('ERR hongbao: cancel: retention_secs must be positive')
 end
 local now = now_ms()
 local total, grabbed_cents = tonumber(meta[3]), tonumber(meta[4])
@@ -100,5 +115,14 @@ if sent then
   end
   redis.call('ZREM', KEYS[4], sent)
   redis.call('ZADD', KEYS[4], 0, head .. mode_field .. 'c' .. mid .. int(refund) .. tail)
+end
+redis.call('DEL', KEYS[6])
+if grabbed == 0 then
+  -- Nothing left in the packet: settled now (settle.lua finds it settled and moves nothing).
+  journal_add(KEYS[5], 'packet_settled', ARGV[2], 0, ARGV[1], now, balance, int(refund) .. '|0')
+  redis.call('HSET', KEYS[1], 'status', 'settled', 'settled_at', int(now))
+  for _, key in ipairs({KEYS[1], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]}) do
+    redis.call('EXPIRE', key, retention, 'NX')
+  end
 end
 return {'cancelled', refund, now}

@@ -49,7 +49,8 @@
 --                                 nothing written
 --   'cancelled'                   the sender cancelled the packet (its un-grabbed shares are
 --                                 refunded); nothing written
---   'not_a_recipient'             a targeted packet, and the caller is not one of its recipients
+--   'not_a_recipient'             a targeted packet neither cancelled nor settled, and the
+--                                 caller is not one of its recipients
 --   'rate_limited:<retry_after_ms>'
 --   'already_grabbed:<record>'    the caller's one share, however often they ask
 --   'expired[:<expires_at_ms>]'   Redis TIME is at or past expires_at, or the packet is settled
@@ -66,7 +67,8 @@
 -- expired and sold_out carry their data only for an untargeted packet: the sandbox may then
 -- remember the answer and give it to later callers with one HGET of KEYS[3] instead of this
 -- script (shared/src/store/packets/gone.rs; both states are monotone). A targeted packet's
--- answer is not remembered: it depends on the caller (not_a_recipient comes first).
+-- answer is not remembered: it depends on the caller (not_a_recipient comes first while the
+-- packet takes grabs).
 --
 -- Redis commands per path:
 --   repeat (already grabbed)  HGET, INCR          (HGET, INCR, PEXPIRE opening a window)
@@ -174,8 +176,11 @@ local status = meta[1]
 if not status then
   return 'not_found'
 end
--- A targeted packet: one SISMEMBER, and only for those; nothing written.
-if meta[6] and redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 0 then
+-- A targeted packet that still takes grabs: one SISMEMBER, and only for those; nothing
+-- written. A cancelled or settled one has dropped its recipients (cancel.lua, settle.lua):
+-- every caller gets its state below.
+local closed = status == 'cancelled' or status == 'settled' or meta[10]
+if meta[6] and not closed and redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 0 then
   return 'not_a_recipient'
 end
 -- Cancelled by its sender (cancel.lua), also once settled since (settle.lua keeps

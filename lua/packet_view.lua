@@ -8,7 +8,8 @@
 -- Returns {} when the packet does not exist, else
 --   {meta (flat HGETALL), grabs (flat HGETALL), claims (flat HGETALL), now_ms, recipient,
 --    ungrabbed}
--- where recipient is 1 when the packet is targeted and the viewer is one of its recipients,
+-- where recipient is 1 when the packet is targeted and the viewer is one of its recipients or
+-- grabbed a share of it,
 -- and ungrabbed is the share list (LRANGE) once the packet is cancelled, expired or settled (the fairness
 -- receipt's reveal: grabbed shares from grabs, the rest from here), else {} (an open packet's
 -- list is secret, and reading thousands of shares on every view would cost every view).
@@ -19,9 +20,14 @@ if #meta == 0 then
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A grabber counts as a recipient: a cancelled or settled packet has dropped its recipients
+-- set, and its grabbers still see it.
 local recipient = 0
 if ARGV[1] ~= '' and redis.call('HEXISTS', KEYS[1], 'recipients') == 1 then
   recipient = redis.call('SISMEMBER', KEYS[4], ARGV[1])
+  if recipient == 0 then
+    recipient = redis.call('HEXISTS', KEYS[2], ARGV[1])
+  end
 end
 local ungrabbed = {}
 local status, expires_at = nil, nil

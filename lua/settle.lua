@@ -22,7 +22,8 @@
 -- KEYS[5] claims: claims hash
 -- KEYS[6] wallet: sender wallet hash (a merchant packet: the merchant's hash)
 -- KEYS[7] ledger: sender ledger list (a merchant packet: the merchant's ledger)
--- KEYS[8] recipients: recipients set (targeted packets; expired with the rest)
+-- KEYS[8] recipients: recipients set (targeted packets; deleted once settled: no grab comes
+--         after expires_at, and a grabber sees the packet by their grab)
 -- KEYS[9] sent: the sender's "sent" history list: the packet's entry gets its refunded_cents
 --         (a merchant packet: any key of the slot, not read or written)
 -- KEYS[10] journal: the money journal of the packet's tag
@@ -251,9 +252,10 @@ if answer == 'pending' then
   return reply
 end
 local ttl = tonumber(ARGV[2])
-for _, i in ipairs({1, 2, 3, 4, 5, 8}) do
+for _, i in ipairs({1, 2, 3, 4, 5}) do
   redis.call('EXPIRE', KEYS[i], ttl, 'NX')
 end
+redis.call('DEL', KEYS[8])
 redis.call('EXPIRE', KEYS[11], ttl, 'NX')
 redis.call('EXPIRE', KEYS[12], ttl, 'NX')
 return {'settled', refund, settled_now, coupon_refund}

@@ -237,7 +237,7 @@ script_call! {
             wallet: &'a str,
             /// The sender's ledger list.
             ledger: &'a str,
-            /// The packet's recipients set.
+            /// The packet's recipients set (deleted once settled).
             recipients: &'a str,
             /// The sender's sent history.
             sent: &'a str,

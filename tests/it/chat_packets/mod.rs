@@ -7,6 +7,7 @@
 mod cancel;
 mod guesses;
 mod password;
+mod tombstones;
 
 use std::sync::Arc;
 

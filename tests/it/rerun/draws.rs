@@ -80,7 +80,11 @@ impl Entity for Packet {
         match op {
             Op::Enter { user } => vec![pk.meta, pk.tickets, self.keys.grab_rate(&self.id, user)],
             Op::Run { .. } => vec![pk.meta, pk.shares, pk.grabs, pk.tickets, wk.journal],
-            Op::Cancel => vec![pk.meta, wk.wallet, wk.ledger, wk.sent, wk.journal],
+            Op::Cancel => {
+                CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                    .texts()
+                    .0
+            }
             Op::Settle => {
                 let payer = Payer::wallet(&self.keys, &self.sender);
                 self.settle(&pk, &payer, call).texts().0
@@ -127,19 +131,10 @@ impl Entity for Packet {
                 text("draw_run", reply.unwrap()).unwrap()
             }
             Op::Cancel => {
-                let reply = CancelCall {
-                    meta: &pk.meta,
-                    wallet: &wk.wallet,
-                    ledger: &wk.ledger,
-                    sent: &wk.sent,
-                    journal: &wk.journal,
-                    packet_id: &self.id,
-                    caller_id: &self.sender,
-                    ledger_cap: 5,
-                }
-                .invocation()
-                .invoke_async(&mut conn)
-                .await;
+                let reply = CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await;
                 texts("cancel", reply.unwrap()).unwrap().join(":")
             }
             Op::Settle => {
@@ -265,6 +260,10 @@ impl Model {
                 }
                 let refund = self.total() - i64::from(self.done) * SHARE_CENTS;
                 self.cancelled = Some(refund);
+                if self.done == 0 {
+                    // Nothing left in the packet: the cancel settled it.
+                    self.settled = Some(refund);
+                }
                 format!("cancelled:{refund}")
             }
             Op::Settle => {

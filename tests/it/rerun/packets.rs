@@ -77,7 +77,11 @@ impl Entity for Packet {
                 let rate = self.keys.grab_rate(&self.id, user);
                 self.grab(user, "", &pk, &rate).texts().0
             }
-            Op::Cancel => vec![pk.meta, wk.wallet, wk.ledger, wk.sent, wk.journal],
+            Op::Cancel => {
+                CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                    .texts()
+                    .0
+            }
         }
     }
 
@@ -98,19 +102,10 @@ impl Entity for Packet {
             }
             Op::Cancel => {
                 let wk = self.keys.wallet(&self.sender);
-                let reply = CancelCall {
-                    meta: &pk.meta,
-                    wallet: &wk.wallet,
-                    ledger: &wk.ledger,
-                    sent: &wk.sent,
-                    journal: &wk.journal,
-                    packet_id: &self.id,
-                    caller_id: &self.sender,
-                    ledger_cap: 5,
-                }
-                .invocation()
-                .invoke_async(&mut conn)
-                .await;
+                let reply = CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                    .invocation()
+                    .invoke_async(&mut conn)
+                    .await;
                 texts("cancel", reply.unwrap()).unwrap().join(":")
             }
         }

@@ -5,7 +5,7 @@
 use redis::Value;
 
 use crate::domain::packets::{CancelOutcome, Status};
-use crate::store::keys::{is_packet_id, user_tag, Keys};
+use crate::store::keys::{is_packet_id, user_tag, Keys, PacketKeys, WalletKeys};
 use crate::store::scripts::{int, script_call, texts, Call, CANCEL};
 use crate::store::{Error, Store};
 
@@ -22,8 +22,21 @@ script_call! {
             ledger: &'a str,
             /// The sender's sent history.
             sent: &'a str,
-            /// The money journal of the sender's tag (`refund_credit`, `packet_cancelled`).
+            /// The money journal of the sender's tag (`refund_credit`, `packet_cancelled`,
+            /// and `packet_settled` when the cancel settles the packet).
             journal: &'a str,
+            /// The packet's recipients set (deleted by the cancel).
+            recipients: &'a str,
+            /// The packet's share list (TTL'd when the cancel settles the packet).
+            shares: &'a str,
+            /// The packet's grabs hash (likewise).
+            grabs: &'a str,
+            /// The packet's claims hash (likewise).
+            claims: &'a str,
+            /// A draw packet's entrants (likewise).
+            tickets: &'a str,
+            /// The grab order list of older versions (likewise).
+            legacy_order: &'a str,
         }
         ARGV {
             /// The packet's id.
@@ -32,6 +45,40 @@ script_call! {
             caller_id: &'a str,
             /// Ledger length cap, entries.
             ledger_cap: u32,
+            /// How long a settled packet's keys are kept, seconds (> 0).
+            retention_secs: u64,
+        }
+    }
+}
+
+impl<'a> CancelCall<'a> {
+    /// The cancel of packet `packet_id` (its keys `pk`) by `caller_id` (their wallet keys
+    /// `wk`): a packet it settles keeps its keys `retention_secs` s, the sender's ledger
+    /// `ledger_cap` items.
+    pub fn of(
+        pk: &'a PacketKeys,
+        wk: &'a WalletKeys,
+        packet_id: &'a str,
+        caller_id: &'a str,
+        retention_secs: u64,
+        ledger_cap: u32,
+    ) -> CancelCall<'a> {
+        CancelCall {
+            meta: &pk.meta,
+            wallet: &wk.wallet,
+            ledger: &wk.ledger,
+            sent: &wk.sent,
+            journal: &wk.journal,
+            recipients: &pk.recipients,
+            shares: &pk.shares,
+            grabs: &pk.grabs,
+            claims: &pk.claims,
+            tickets: &pk.tickets,
+            legacy_order: &pk.legacy_order,
+            packet_id,
+            caller_id,
+            ledger_cap,
+            retention_secs,
         }
     }
 }
@@ -68,8 +115,10 @@ impl CancelCall<'_> {
 /// Cancels `packet_id` for `caller_id`, who must be its sender: it stops taking grabs and its
 /// un-grabbed shares are refunded to the sender's wallet in the same script (ledger entry
 /// `refund_credit`, journal entries `refund_credit` and `packet_cancelled`, the sent history's
-/// entry updated). Shares already grabbed stay claimable until `expires_at`; reclaim-cron
-/// refunds the unclaimed ones then. A repeat (a retry, a re-sent call) answers the first
+/// entry updated), and its recipients set is deleted. Shares already grabbed stay claimable
+/// until `expires_at`; reclaim-cron refunds the unclaimed ones then. A packet nobody grabbed
+/// is settled by the cancel (`packet_settled` journaled) and its keys kept the retention
+/// (`HONGBAO_RETENTION_SECS`) from now. A repeat (a retry, a re-sent call) answers the first
 /// cancel's figures and moves nothing.
 ///
 /// # Errors
@@ -106,16 +155,14 @@ pub async fn cancel(
     // A draw packet past draw_at is drawn first (its winners keep their shares), then
     // cancelled.
     for _ in 0..2 {
-        let reply: Value = CancelCall {
-            meta: &pk.meta,
-            wallet: &wk.wallet,
-            ledger: &wk.ledger,
-            sent: &wk.sent,
-            journal: &wk.journal,
+        let reply: Value = CancelCall::of(
+            &pk,
+            &wk,
             packet_id,
             caller_id,
-            ledger_cap: crate::domain::wallet::LEDGER_CAP,
-        }
+            cfg.packets.retention_secs,
+            crate::domain::wallet::LEDGER_CAP,
+        )
         .invocation()
         .invoke_async(&mut conn)
         .await?;

@@ -21,7 +21,7 @@ script_call! {
             grabs: &'a str,
             /// The packet's claims hash.
             claims: &'a str,
-            /// The packet's recipients set.
+            /// The packet's recipients set (deleted once cancelled or settled).
             recipients: &'a str,
             /// The packet's share list (read once the packet is expired or settled).
             shares: &'a str,
@@ -45,7 +45,8 @@ pub(crate) struct ViewReply {
     pub(crate) claims: HashMap<String, String>,
     /// Redis `TIME`, Unix ms.
     pub(crate) now_ms: i64,
-    /// Whether the viewer is one of the packet's recipients.
+    /// Whether the viewer is one of the packet's recipients or grabbed a share of it (a
+    /// cancelled or settled packet has dropped its recipients).
     pub(crate) recipient: bool,
     /// The un-grabbed share amounts, cents, in list order (only once the packet is expired or
     /// settled; else empty).
@@ -124,12 +125,13 @@ pub enum ViewAs {
     Found(Box<PacketView>),
     /// No such packet.
     NotFound,
-    /// A targeted packet, and `viewer` is neither its sender nor one of its recipients.
+    /// A targeted packet, and `viewer` is neither its sender, nor one of its recipients, nor
+    /// one of its grabbers.
     Forbidden,
 }
 
-/// [`view`] for `viewer`: a targeted packet is shown only to its sender and recipients;
-/// the recipient check is part of the same snapshot script.
+/// [`view`] for `viewer`: a targeted packet is shown only to its sender, its recipients while
+/// it takes grabs, and its grabbers; the check is part of the same snapshot script.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached.
