@@ -18,6 +18,7 @@
 -- KEYS[9] claims: the packet's claims hash (likewise)
 -- KEYS[10] tickets: a draw packet's entrants (likewise; any key of the packet otherwise)
 -- KEYS[11] legacy_order: the packet's grab order list of older versions (likewise)
+-- KEYS[12] open_packets: the sender's open packets (create_packet.lua): the packet leaves it
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] caller_id: the caller (only the sender may cancel)
 -- ARGV[3] ledger_cap: ledger length cap (entries)
@@ -117,6 +118,7 @@ if sent then
   redis.call('ZADD', KEYS[4], 0, head .. mode_field .. 'c' .. mid .. int(refund) .. tail)
 end
 redis.call('DEL', KEYS[6])
+redis.call('ZREM', KEYS[12], ARGV[1])
 if grabbed == 0 then
   -- Nothing left in the packet: settled now (settle.lua finds it settled and moves nothing).
   journal_add(KEYS[5], 'packet_settled', ARGV[2], 0, ARGV[1], now, balance, int(refund) .. '|0')

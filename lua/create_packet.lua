@@ -19,6 +19,9 @@
 -- KEYS[11] received: the sender's "received" history list (pruned here too)
 -- KEYS[12] history_totals: the sender's history totals hash
 -- KEYS[13] journal: the money journal of the sender's tag (journal.lua; one packet_debit entry)
+-- KEYS[14] open_packets: the sender's open packets (sorted set, packet id -> expires_at ms;
+--          entries past it pruned here; written only while ARGV[28] > 0; expires with its
+--          latest entry)
 -- ARGV[1] packet_id: the new packet's id
 -- ARGV[2] sender_id: the sender's user id
 -- ARGV[3] total_cents: the packet's total, cents
@@ -57,7 +60,9 @@
 --          opens_at + this; lua/draw_run.lua), '' for a first-come-first-served packet
 -- ARGV[26] draw_seed: a draw packet's seed, 64 hex digits (secret until the draw), else ''
 -- ARGV[27] draw_commitment: SHA-256 hex of "hongbao-draw-v1:<seed>" (domain::draws), else ''
--- ARGV[28..27+count] share_amounts: the share amounts (cents), count of them, in share-id
+-- ARGV[28] max_open_packets: packets the sender may have open at once (created, neither
+--          expired nor cancelled; cancel.lua removes its entry), 0: no bound
+-- ARGV[29..28+count] share_amounts: the share amounts (cents), count of them, in share-id
 --          order (grabs pop them from the left)
 --
 -- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy
@@ -74,6 +79,9 @@
 --                                      changed
 --   {'rate_limited', wait_ms}          the sender's quota of creates is used up: nothing changed
 --                                      (a repeat of an earlier create is answered before this)
+--   {'too_many_open', wait_ms}         the sender has ARGV[28] packets open; the first of them
+--                                      expires in wait_ms: nothing changed (a repeat is
+--                                      answered before this)
 local total = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
 local record_id = ARGV[10]
@@ -117,7 +125,7 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 27 ~= count then
+if #ARGV - 28 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 if ARGV[25] ~= '' and not (tonumber(ARGV[25]) and #ARGV[26] == 64 and #ARGV[27] == 64
@@ -126,7 +134,7 @@ if ARGV[25] ~= '' and not (tonumber(ARGV[25]) and #ARGV[26] == 64 and #ARGV[27] 
     'the packet\'s life, its seed and its commitment')
 end
 local sum = 0
-for i = 28, #ARGV do
+for i = 29, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -141,6 +149,17 @@ local quota, window = tonumber(ARGV[13]), tonumber(ARGV[14])
 local wait, used = rl_check(KEYS[8], quota, 1, window)
 if wait > 0 then
   return {'rate_limited', wait}
+end
+
+-- Open packets: one ZCOUNT (the set holds at most ARGV[28] entries past now).
+local max_open = tonumber(ARGV[28])
+if not max_open then
+  return redis.error_reply('ERR hongbao: create_packet: max_open_packets is not a number')
+end
+if max_open > 0 and redis.call('ZCOUNT', KEYS[14], '(' .. int(now), '+inf') >= max_open then
+  local first = redis.call('ZRANGEBYSCORE', KEYS[14], '(' .. int(now), '+inf', 'WITHSCORES',
+    'LIMIT', 0, 1)
+  return {'too_many_open', math.max(1, tonumber(first[2]) - now)}
 end
 
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
@@ -188,7 +207,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 28
+local i = 29
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
@@ -213,4 +232,12 @@ history_prune(KEYS[10], KEYS[12], 'sent', cutoff)
 history_prune(KEYS[11], KEYS[12], 'received', cutoff)
 prune_records(KEYS[3], KEYS[4], now)
 rl_count(KEYS[8], quota, used, 1, window)
+if max_open > 0 then
+  -- Every entry was open when it was added and at most ARGV[28] are open at any time, so this
+  -- prunes at most ARGV[28] entries.
+  redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', int(now))
+  redis.call('ZADD', KEYS[14], int(expires_at), ARGV[1])
+  local last = redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[14], last[2])
+end
 return {'created', ARGV[1]}

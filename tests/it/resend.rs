@@ -52,6 +52,7 @@ async fn create_call(
         received: &wk.received,
         history_totals: &wk.history_totals,
         journal: &wk.journal,
+        open_packets: &wk.open_packets,
         packet_id,
         sender_id: sender,
         total_cents: total,
@@ -79,6 +80,7 @@ async fn create_call(
         draw_entry_ms: "",
         draw_seed: "",
         draw_commitment: "",
+        max_open_packets: cfg.packets.max_open_packets,
         share_amounts: &shares,
     };
     let mut conn = store.conn().await.unwrap();

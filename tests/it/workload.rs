@@ -101,6 +101,7 @@ async fn run(store: &Store, packets_ids: &[String], op: Op, retry: bool) -> Done
                     CreateOutcome::InsufficientFunds { .. } => {}
                     CreateOutcome::IdempotencyKeyReused => panic!("same body, same key"),
                     CreateOutcome::RateLimited { .. } => panic!("the quota is off here"),
+                    CreateOutcome::TooManyOpen { .. } => panic!("the bound is off here"),
                 }
             }
             Op::Grab { packet, user } => {

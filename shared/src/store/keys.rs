@@ -142,6 +142,10 @@ pub struct WalletKeys {
     /// Packets created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`; a counter
     /// whose TTL is the rest of the window).
     pub creates: String,
+    /// The sender's open packets: sorted set, packet id -> `expires_at` (Unix ms), entries
+    /// past it pruned by the next create, removed by a cancel; expires with its latest entry
+    /// (`HONGBAO_MAX_OPEN_PACKETS_PER_USER`).
+    pub open_packets: String,
     /// Sent history (sorted set, lexicographic; no TTL).
     pub sent: String,
     /// Received history (sorted set, lexicographic; no TTL).
@@ -250,6 +254,7 @@ impl Keys {
             records: format!("{wallet}:idem"),
             records_forget: format!("{wallet}:idem:forget"),
             creates: format!("{wallet}:creates"),
+            open_packets: format!("{wallet}:open"),
             sent: format!("{wallet}:sent"),
             received: format!("{wallet}:received"),
             history_totals: format!("{wallet}:history"),

@@ -6,6 +6,7 @@
 
 mod cancel;
 mod guesses;
+mod open_packets;
 mod password;
 mod tombstones;
 

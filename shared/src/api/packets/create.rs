@@ -26,9 +26,19 @@ crate::api::refusal::refusals! {
                 balance_cents: i64,
             },
         }
-        409 IdempotencyKeyReusedError {
+        409 IdempotencyKeyReusedError in CreateConflictError {
             /// the key was used with a different request
             IdempotencyKeyReused = "idempotency_key_reused",
+        }
+        /// 409: the sender has `HONGBAO_MAX_OPEN_PACKETS_PER_USER` packets open.
+        409 TooManyOpenPacketsError in CreateConflictError retry_after "seconds until the first of the sender's open packets expires" {
+            /// the sender has `HONGBAO_MAX_OPEN_PACKETS_PER_USER` packets open (neither
+            /// expired nor cancelled); retry after `Retry-After` seconds, or cancel one;
+            /// nothing written
+            TooManyOpenPackets = "too_many_open_packets" {
+                /// The bound, packets.
+                max_open_packets: u32,
+            },
         }
         429 RateLimitedError retry_after "seconds to wait before retrying" {
             /// the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After`
@@ -106,5 +116,14 @@ pub(crate) async fn create(
                 state.store.config().packets.packets_per_minute
             ))
             .retry_after_ms(retry_after_ms)),
+        CreateOutcome::TooManyOpen { retry_after_ms } => {
+            let max_open_packets = state.store.config().packets.max_open_packets;
+            Err(CreateRefusal::TooManyOpenPackets { max_open_packets }
+                .because(format!(
+                    "at most {max_open_packets} open red packets per sender \
+                     (HONGBAO_MAX_OPEN_PACKETS_PER_USER): cancel one or wait until one expires"
+                ))
+                .retry_after_ms(retry_after_ms))
+        }
     }
 }

@@ -27,9 +27,9 @@ pub use rules::{
     is_cover_id, NewPacket, PacketRequest, PacketRules, COVERS, DEFAULT_EXPIRES_IN_SECS,
     GRAB_RATE_LIMIT, GRAB_RATE_WINDOW_MS, GUESSES_PER_USER, GUESS_BUDGET, GUESS_WINDOW_MS,
     IDEMPOTENCY_TTL_SECS, LAMBDA_MAX_TIMEOUT_SECS, MAX_COUNT, MAX_COVER_CHARS, MAX_EXPIRES_IN_SECS,
-    MAX_GREETING_CHARS, MAX_OPENS_IN_SECS, MAX_RECIPIENTS, MAX_RECIPIENTS_BYTES, MAX_TOTAL_CENTS,
-    MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_PER_MINUTE, PACKETS_WINDOW_MS,
-    RESEND_HORIZON_SECS, RETENTION_SECS, SETTINGS,
+    MAX_GREETING_CHARS, MAX_OPENS_IN_SECS, MAX_OPEN_PACKETS, MAX_RECIPIENTS, MAX_RECIPIENTS_BYTES,
+    MAX_TOTAL_CENTS, MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_PER_MINUTE,
+    PACKETS_WINDOW_MS, RESEND_HORIZON_SECS, RETENTION_SECS, SETTINGS,
 };
 
 /// One grabbed share.
@@ -378,6 +378,12 @@ pub enum CreateOutcome {
     /// changed.
     RateLimited {
         /// Milliseconds until the window closes (≥ 1).
+        retry_after_ms: i64,
+    },
+    /// The sender has `HONGBAO_MAX_OPEN_PACKETS_PER_USER` packets open (neither expired nor
+    /// cancelled); nothing changed.
+    TooManyOpen {
+        /// Milliseconds until the first of them expires (≥ 1).
         retry_after_ms: i64,
     },
 }

@@ -66,6 +66,12 @@ pub const PACKETS_PER_MINUTE: Setting = Setting {
     default: "10",
     meaning: "red packets a sender may create per minute (a fixed window opened by the first create; 429 + `Retry-After` beyond it, nothing written); `0` disables",
 };
+/// `HONGBAO_MAX_OPEN_PACKETS_PER_USER`.
+pub const MAX_OPEN_PACKETS: Setting = Setting {
+    name: "HONGBAO_MAX_OPEN_PACKETS_PER_USER",
+    default: "100",
+    meaning: "red packets one sender may have open at once (created, neither expired nor cancelled; a scheduled one from its creation): beyond it a create is 409 `too_many_open_packets`, nothing written; `0` disables",
+};
 /// The window of [`PACKETS_PER_MINUTE`], milliseconds.
 pub const PACKETS_WINDOW_MS: u64 = 60_000;
 /// `HONGBAO_GRAB_RATE_WINDOW_MS`.
@@ -128,6 +134,7 @@ pub const SETTINGS: &[Setting] = &[
     GUESS_WINDOW_MS,
     GUESSES_PER_USER,
     PACKETS_PER_MINUTE,
+    MAX_OPEN_PACKETS,
     RETENTION_SECS,
     IDEMPOTENCY_TTL_SECS,
     COVERS,
@@ -156,6 +163,9 @@ pub struct PacketRules {
     pub guesses_per_user: u32,
     /// Packets a sender may create per minute ([`PACKETS_WINDOW_MS`]); 0 disables the quota.
     pub packets_per_minute: u32,
+    /// Packets one sender may have open at once (created, neither expired nor cancelled);
+    /// 0 disables the bound (`lua/create_packet.lua`).
+    pub max_open_packets: u32,
     /// Seconds a settled packet's keys are kept (≥ `idempotency_ttl_secs`).
     pub retention_secs: u64,
     /// Seconds a create-packet `Idempotency-Key` is remembered, and a done claim's credit
@@ -234,6 +244,7 @@ impl PacketRules {
             guess_window_ms: lookup.at_least(&GUESS_WINDOW_MS, 1)?,
             guesses_per_user: lookup.get(&GUESSES_PER_USER)?,
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
+            max_open_packets: lookup.get(&MAX_OPEN_PACKETS)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: idempotency_ttl_secs(lookup)?,
             covers: covers(lookup)?,

@@ -37,6 +37,8 @@ script_call! {
             tickets: &'a str,
             /// The grab order list of older versions (likewise).
             legacy_order: &'a str,
+            /// The sender's open packets (the packet leaves it).
+            open_packets: &'a str,
         }
         ARGV {
             /// The packet's id.
@@ -75,6 +77,7 @@ impl<'a> CancelCall<'a> {
             claims: &pk.claims,
             tickets: &pk.tickets,
             legacy_order: &pk.legacy_order,
+            open_packets: &wk.open_packets,
             packet_id,
             caller_id,
             ledger_cap,

@@ -46,6 +46,8 @@ script_call! {
             history_totals: &'a str,
             /// The money journal of the sender's tag (one `packet_debit` entry).
             journal: &'a str,
+            /// The sender's open packets (`WalletKeys::open_packets`).
+            open_packets: &'a str,
         }
         ARGV {
             /// The new packet's id.
@@ -109,6 +111,9 @@ script_call! {
             /// A draw packet's commitment to its seed (`domain::draws::commitment`), else
             /// empty.
             draw_commitment: &'a str,
+            /// Packets the sender may have open at once
+            /// (`HONGBAO_MAX_OPEN_PACKETS_PER_USER`); 0: no bound.
+            max_open_packets: u32,
             /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
@@ -165,6 +170,11 @@ pub(crate) enum CreateReply {
         /// Until the sender's quota window ends, ms.
         retry_after_ms: i64,
     },
+    /// `too_many_open <ms>`.
+    TooManyOpen {
+        /// Until the first of the sender's open packets expires, ms.
+        retry_after_ms: i64,
+    },
     /// `id_taken`: the drawn id belongs to another packet; draw another.
     IdTaken,
     /// `stale`: delivered after its window; nothing was created.
@@ -188,6 +198,9 @@ impl CreatePacketCall<'_> {
             },
             Some("idempotency_key_reused") => CreateReply::IdempotencyKeyReused,
             Some("rate_limited") => CreateReply::RateLimited {
+                retry_after_ms: int("create_packet", reply.get(1))?,
+            },
+            Some("too_many_open") => CreateReply::TooManyOpen {
                 retry_after_ms: int("create_packet", reply.get(1))?,
             },
             Some("id_taken") => CreateReply::IdTaken,
@@ -286,6 +299,7 @@ pub async fn create(
             received: &wk.received,
             history_totals: &wk.history_totals,
             journal: &wk.journal,
+            open_packets: &wk.open_packets,
             packet_id: &packet_id,
             sender_id,
             total_cents: req.total_cents,
@@ -313,6 +327,7 @@ pub async fn create(
             draw_entry_ms: &draw_entry_ms,
             draw_seed: &draw_seed,
             draw_commitment: &draw_commitment,
+            max_open_packets: cfg.packets.max_open_packets,
             share_amounts: &amounts,
         };
         let reply =
@@ -345,6 +360,9 @@ pub async fn create(
             CreateReply::IdempotencyKeyReused => CreateOutcome::IdempotencyKeyReused,
             CreateReply::RateLimited { retry_after_ms } => {
                 CreateOutcome::RateLimited { retry_after_ms }
+            }
+            CreateReply::TooManyOpen { retry_after_ms } => {
+                CreateOutcome::TooManyOpen { retry_after_ms }
             }
             CreateReply::IdTaken => continue,
             // Delivered after its window (held up in the network): nothing was created; the
