@@ -1,6 +1,6 @@
 -- cancel.lua: the sender cancels an open red packet: it stops taking grabs and its un-grabbed
 -- shares go back to the sender's wallet at once, in this one step.
--- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix) and
+-- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix, history_replace) and
 -- journal.lua (journal_add: a refund_credit entry and a packet_cancelled entry), then
 -- ledger.lua (ledger_push: the refund's ledger item).
 --
@@ -114,8 +114,7 @@ if sent then
   if not string.find(mode_field, ';', 1, true) then
     mode_field = mode_field .. ';;;'
   end
-  redis.call('ZREM', KEYS[4], sent)
-  redis.call('ZADD', KEYS[4], 0, head .. mode_field .. 'c' .. mid .. int(refund) .. tail)
+  history_replace(KEYS[4], sent, head .. mode_field .. 'c' .. mid .. int(refund) .. tail)
 end
 redis.call('DEL', KEYS[6])
 redis.call('ZREM', KEYS[12], ARGV[1])

@@ -227,6 +227,7 @@ if opens_in > 0 or ARGV[21] ~= '' or ARGV[24] ~= '' then
 end
 history_add(KEYS[10], KEYS[12], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..
   int(total) .. '|' .. int(count) .. '|' .. mode_field .. '|' .. int(expires_at) .. '||' .. ARGV[7])
+history_keep(KEYS[10], KEYS[11], KEYS[12], tonumber(ARGV[16]))
 local cutoff = now - tonumber(ARGV[16])
 history_prune(KEYS[10], KEYS[12], 'sent', cutoff)
 history_prune(KEYS[11], KEYS[12], 'received', cutoff)

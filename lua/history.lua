@@ -13,11 +13,13 @@
 -- entry can be taken out of its year's totals. The totals are one hash per user:
 -- `<year>:<role>:count` and `<year>:<role>:cents`, exact integers.
 --
--- Nothing here has a TTL: entries older than the retention are pruned by these scripts, at
--- most HISTORY_PRUNE_BATCH per list per write (oldest first), so a list never needs SCAN and
--- eviction policies that take keys with a TTL (volatile-*) never take history; a claimed
--- share's received entry outlives the packet's own keys. history_page.lua hides older entries
--- at once.
+-- Entries older than the retention are pruned by these scripts, at most HISTORY_PRUNE_BATCH
+-- per list per write (oldest first), so a list never needs SCAN; history_page.lua hides older
+-- entries at once. A user who stops sending and receiving keeps nothing: every add gives the
+-- user's three keys (both lists and the totals) one TTL, the retention from now
+-- (history_keep), so they go together once every entry is older than the retention, the
+-- totals with the entries they sum. (The functions refuse a volatile-* eviction policy, which
+-- could take them earlier.) A claimed share's received entry outlives the packet's own keys.
 local HISTORY_PRUNE_BATCH = 64
 
 -- The business year of Unix ms t by a bounds argument `<first_year>:<s1>:<s2>:<s3>:<s4>`
@@ -63,6 +65,26 @@ local function history_add(zset, totals, role, member)
   local year, cents = history_fields(member)
   if redis.call('ZADD', zset, 'NX', 0, member) == 1 then
     history_count(totals, role, int(year), 1, cents)
+  end
+end
+
+-- Replaces entry `old` of list `zset` with `new` (a refund written into a sent entry),
+-- keeping the list's TTL: ZREM of its only entry deletes the key, and ZADD would make it again
+-- without one.
+local function history_replace(zset, old, new)
+  local keep = redis.call('PTTL', zset)
+  redis.call('ZREM', zset, old)
+  redis.call('ZADD', zset, 0, new)
+  if keep > 0 then
+    redis.call('PEXPIRE', zset, keep)
+  end
+end
+
+-- Keeps a user's history keys (`sent`, `received`, `totals`) `keep_ms` from now: called after
+-- every history_add, so they expire together once the newest entry is older than keep_ms.
+local function history_keep(sent, received, totals, keep_ms)
+  for _, key in ipairs({sent, received, totals}) do
+    redis.call('PEXPIRE', key, keep_ms)
   end
 end
 

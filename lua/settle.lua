@@ -1,5 +1,5 @@
 -- settle.lua: refund an expired red packet to its sender, exactly once.
--- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix) and
+-- Prepended with records.lua (int, now_ms, MAX_EXACT), history.lua (history_prefix, history_replace) and
 -- journal.lua (journal_add: a refund_credit entry when the refund is not 0, and a
 -- packet_settled entry, when this call settles), then ledger.lua (ledger_push: a refund's
 -- ledger item).
@@ -199,8 +199,7 @@ if status ~= 'settled' then
   -- The share list is kept (it expires with the other keys): the fairness receipt's reveal
   -- reads the un-grabbed shares from it.
   if sent then
-    redis.call('ZREM', KEYS[9], sent)
-    redis.call('ZADD', KEYS[9], 0, sent_head .. int(already + refund) .. sent_tail)
+    history_replace(KEYS[9], sent, sent_head .. int(already + refund) .. sent_tail)
   end
   settled_now = 1
 end

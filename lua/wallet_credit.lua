@@ -93,6 +93,7 @@ redis.call('HSET', KEYS[3], ARGV[4], money_record(ARGV[5], ARGV[12], balance))
 redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[6])), ARGV[4])
 if entry ~= '' then
   history_add(KEYS[6], KEYS[8], 'received', entry)
+  history_keep(KEYS[7], KEYS[6], KEYS[8], tonumber(ARGV[10]))
   local cutoff = now - tonumber(ARGV[10])
   history_prune(KEYS[6], KEYS[8], 'received', cutoff)
   history_prune(KEYS[7], KEYS[8], 'sent', cutoff)

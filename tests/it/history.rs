@@ -469,9 +469,10 @@ async fn redriven_claims_add_one_item() {
     }
 }
 
-/// Entries older than `HONGBAO_HISTORY_RETENTION_DAYS` (3 s here) are hidden at once and gone,
-/// with their totals, after the user's next history write (a create, or a claim credit); the
-/// history outlives the packet's own keys (settled, then expired after 1 s).
+/// Entries older than `HONGBAO_HISTORY_RETENTION_DAYS` (3 s here) are hidden at once, and gone
+/// with their totals when the user's history keys expire (the retention after their newest
+/// entry) or at the user's next history write (a create, or a claim credit); the history
+/// outlives the packet's own keys (settled, then expired after 1 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retention_and_packet_expiry() {
     for backend in Backend::all() {
@@ -508,7 +509,7 @@ async fn retention_and_packet_expiry() {
         let year = year_of(&store.config().history.tz, a.created_at_ms);
         assert_eq!(summary(&store, "alice", year).await["sent"]["count"], 1);
 
-        // Past the retention: hidden at once, still stored until the next write.
+        // Past the retention: hidden at once; alice's keys (her newest entry is this one) gone.
         sleep_until_redis_ms(&store, a.created_at_ms + 3_100).await;
         assert!(all_items(&store, "alice", "sent", 7, |_| None)
             .await
@@ -517,8 +518,8 @@ async fn retention_and_packet_expiry() {
             .await
             .is_empty());
         let (alice, bob) = (keys.wallet("alice"), keys.wallet("bob"));
-        assert_eq!(zcard(&store, &alice.sent).await, 1);
-        assert_eq!(zcard(&store, &bob.received).await, 1);
+        assert_eq!(zcard(&store, &alice.sent).await, 0);
+        assert_eq!(summary(&store, "alice", year).await["sent"]["count"], 0);
 
         // alice's next write (a create) prunes her list and her totals.
         let b = create(&store, "alice", &lucky(200, 1, 600)).await;
@@ -537,7 +538,6 @@ async fn retention_and_packet_expiry() {
             assert_eq!(summary(&store, "alice", year).await["sent"]["count"], 0);
         }
         // bob's next write (a claim credit) prunes his received list.
-        assert_eq!(zcard(&store, &bob.received).await, 1);
         grab_and_claim(&store, &b.packet_id, "bob").await;
         assert_eq!(zcard(&store, &bob.received).await, 1);
         let received = all_items(&store, "bob", "received", 7, |_| None).await;
@@ -546,6 +546,46 @@ async fn retention_and_packet_expiry() {
             summary(&store, "bob", y).await["received"],
             json!({"count": 1, "total_cents": 200})
         );
+    }
+}
+
+/// A user's history keys (both lists and the totals) expire together, the retention after
+/// their newest entry: a sender's at the create, a grabber's at the claim's credit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_keys_expire_the_retention_after_their_newest_entry() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = store(&redis, |c| c.history.retention_ms = 60_000);
+    let keys = Keys::new(&store.config().key_prefix);
+    fund(&store, "alice", 1_000).await;
+
+    let a = create(&store, "alice", &lucky(500, 1, 600)).await;
+    grab_and_claim(&store, &a.packet_id, "bob").await;
+
+    let mut conn = store.conn().await.unwrap();
+    for user in ["alice", "bob"] {
+        let w = keys.wallet(user);
+        for key in [&w.sent, &w.received, &w.history_totals] {
+            let exists: i64 = redis::cmd("EXISTS")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            let ttl: i64 = redis::cmd("PTTL")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            assert!(
+                exists == 0 || (50_000..=60_000).contains(&ttl),
+                "{key}: PTTL {ttl}"
+            );
+        }
+        let sent_or_received = if user == "alice" {
+            &w.sent
+        } else {
+            &w.received
+        };
+        assert_eq!(zcard(&store, sent_or_received).await, 1, "{user}");
     }
 }
 

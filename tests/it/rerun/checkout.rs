@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
-use hongbao::domain::coupons::{campaign_no, CodeSource, VisitLimit};
+use hongbao::domain::coupons::{campaign_no, CodeSource, NewCampaign, VisitLimit};
 use hongbao::domain::reconcile::Holder;
 use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome, PoolKeys};
 use hongbao::store::keys::Keys;
@@ -398,7 +398,12 @@ async fn check_books(store: &Store, b: ShareBooks, model: &Model, trace: &Trace)
 async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String, String)>) {
     let now = crate::coupons::redis_ms(store).await;
     let codes = (0..n).map(|i| format!("RERUN-{i:05}")).collect();
-    let req = crate::coupons::campaign(now, "rerun-checkout", CodeSource::Uploaded(codes));
+    // Redeemable for a week: a long run (thousands of sequences on a loaded machine) must not
+    // outlive the coupons it checks.
+    let req = NewCampaign {
+        redeem_by_ms: now + 7 * 86_400_000,
+        ..crate::coupons::campaign(now, "rerun-checkout", CodeSource::Uploaded(codes))
+    };
     let Ok(CreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("not created")
     };
