@@ -1,6 +1,6 @@
 -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
 -- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT),
--- quota.lua (rl_check, rl_count: the creates-per-minute quota) and history.lua (the sender's
+-- quota.lua (rl_check, rl_count: the creates-per-minute and per-day quotas) and history.lua (the sender's
 -- "sent" list, written here with the debit it records), journal.lua (journal_add) and
 -- ledger.lua (ledger_push: the debit's ledger item).
 --
@@ -22,6 +22,8 @@
 -- KEYS[14] open_packets: the sender's open packets (sorted set, packet id -> expires_at ms;
 --          entries past it pruned here; written only while ARGV[28] > 0; expires with its
 --          latest entry)
+-- KEYS[15] creates_day: the sender's packets created in the open day window (string counter,
+--          TTL)
 -- ARGV[1] packet_id: the new packet's id
 -- ARGV[2] sender_id: the sender's user id
 -- ARGV[3] total_cents: the packet's total, cents
@@ -62,7 +64,9 @@
 -- ARGV[27] draw_commitment: SHA-256 hex of "hongbao-draw-v1:<seed>" (domain::draws), else ''
 -- ARGV[28] max_open_packets: packets the sender may have open at once (created, neither
 --          expired nor cancelled; cancel.lua removes its entry), 0: no bound
--- ARGV[29..28+count] share_amounts: the share amounts (cents), count of them, in share-id
+-- ARGV[29] packets_per_day: packets a sender may create per day window (0: no limit)
+-- ARGV[30] day_window_ms: the day window, ms
+-- ARGV[31..30+count] share_amounts: the share amounts (cents), count of them, in share-id
 --          order (grabs pop them from the left)
 --
 -- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy
@@ -77,8 +81,9 @@
 --   {'id_taken'}                       packet id belongs to another packet (retry with a new id)
 --   {'stale'}                          delivered after its window (ARGV[18], ARGV[19]): nothing
 --                                      changed
---   {'rate_limited', wait_ms}          the sender's quota of creates is used up: nothing changed
---                                      (a repeat of an earlier create is answered before this)
+--   {'rate_limited', wait_ms, window}  the sender's quota of creates per `window` ('minute' or
+--                                      'day') is used up: nothing changed (a repeat of an
+--                                      earlier create is answered before this)
 --   {'too_many_open', wait_ms}         the sender has ARGV[28] packets open; the first of them
 --                                      expires in wait_ms: nothing changed (a repeat is
 --                                      answered before this)
@@ -125,7 +130,7 @@ end
 if #recipients > 0 and #recipients < count then
   return redis.error_reply('ERR hongbao: create_packet: fewer recipients than shares')
 end
-if #ARGV - 28 ~= count then
+if #ARGV - 30 ~= count then
   return redis.error_reply('ERR hongbao: create_packet: share list length does not match count')
 end
 if ARGV[25] ~= '' and not (tonumber(ARGV[25]) and #ARGV[26] == 64 and #ARGV[27] == 64
@@ -134,7 +139,7 @@ if ARGV[25] ~= '' and not (tonumber(ARGV[25]) and #ARGV[26] == 64 and #ARGV[27] 
     'the packet\'s life, its seed and its commitment')
 end
 local sum = 0
-for i = 29, #ARGV do
+for i = 31, #ARGV do
   local amount = tonumber(ARGV[i])
   if amount == nil or amount < 1 or amount ~= math.floor(amount) then
     return redis.error_reply('ERR hongbao: create_packet: share below one cent or not an integer')
@@ -148,7 +153,12 @@ end
 local quota, window = tonumber(ARGV[13]), tonumber(ARGV[14])
 local wait, used = rl_check(KEYS[8], quota, 1, window)
 if wait > 0 then
-  return {'rate_limited', wait}
+  return {'rate_limited', wait, 'minute'}
+end
+local day_quota, day_window = tonumber(ARGV[29]), tonumber(ARGV[30])
+local day_wait, day_used = rl_check(KEYS[15], day_quota, 1, day_window)
+if day_wait > 0 then
+  return {'rate_limited', day_wait, 'day'}
 end
 
 -- Open packets: one ZCOUNT (the set holds at most ARGV[28] entries past now).
@@ -207,7 +217,7 @@ if #recipients > 0 then
   redis.call('SADD', KEYS[9], unpack(recipients))
 end
 
-local i = 29
+local i = 31
 while i <= #ARGV do
   local last = math.min(i + 999, #ARGV)
   redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
@@ -233,6 +243,7 @@ history_prune(KEYS[10], KEYS[12], 'sent', cutoff)
 history_prune(KEYS[11], KEYS[12], 'received', cutoff)
 prune_records(KEYS[3], KEYS[4], now)
 rl_count(KEYS[8], quota, used, 1, window)
+rl_count(KEYS[15], day_quota, day_used, 1, day_window)
 if max_open > 0 then
   -- Every entry was open when it was added and at most ARGV[28] are open at any time, so this
   -- prunes at most ARGV[28] entries.

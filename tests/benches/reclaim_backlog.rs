@@ -57,6 +57,7 @@ fn main() {
         };
         cfg.packets.packets_per_minute = 0; // thousands of packets per sender
         cfg.packets.max_open_packets = 0;
+        cfg.packets.packets_per_day = 0;
         let store = Arc::new(Store::new(cfg));
         let per_sender = n.div_ceil(SENDERS) as i64 * 100;
         for s in 0..SENDERS {

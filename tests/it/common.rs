@@ -46,6 +46,7 @@ pub fn store(redis: &TestRedis, tweak: impl FnOnce(&mut Config)) -> Arc<Store> {
     // The per-user quotas are off here: suites create hundreds of packets and take whole days
     // of codes from one user. `handlers::quotas::abuse_quotas` runs them at their production defaults.
     cfg.packets.packets_per_minute = 0;
+    cfg.packets.packets_per_day = 0;
     cfg.packets.max_open_packets = 0;
     cfg.order_codes.per_user_per_day = 0;
     cfg.voting.articles_per_day = 0;

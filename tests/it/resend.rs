@@ -53,6 +53,7 @@ async fn create_call(
         history_totals: &wk.history_totals,
         journal: &wk.journal,
         open_packets: &wk.open_packets,
+        creates_day: &wk.creates_day,
         packet_id,
         sender_id: sender,
         total_cents: total,
@@ -81,6 +82,8 @@ async fn create_call(
         draw_seed: "",
         draw_commitment: "",
         max_open_packets: cfg.packets.max_open_packets,
+        packets_per_day: cfg.packets.packets_per_day,
+        day_window_ms: 86_400_000,
         share_amounts: &shares,
     };
     let mut conn = store.conn().await.unwrap();

@@ -142,6 +142,9 @@ pub struct WalletKeys {
     /// Packets created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`; a counter
     /// whose TTL is the rest of the window).
     pub creates: String,
+    /// Packets created in the open day window (`HONGBAO_PACKETS_PER_DAY`; a counter whose TTL
+    /// is the rest of the window).
+    pub creates_day: String,
     /// The sender's open packets: sorted set, packet id -> `expires_at` (Unix ms), entries
     /// past it pruned by the next create, removed by a cancel; expires with its latest entry
     /// (`HONGBAO_MAX_OPEN_PACKETS_PER_USER`).
@@ -254,6 +257,7 @@ impl Keys {
             records: format!("{wallet}:idem"),
             records_forget: format!("{wallet}:idem:forget"),
             creates: format!("{wallet}:creates"),
+            creates_day: format!("{wallet}:creates:day"),
             open_packets: format!("{wallet}:open"),
             sent: format!("{wallet}:sent"),
             received: format!("{wallet}:received"),

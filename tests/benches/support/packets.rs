@@ -17,6 +17,7 @@ pub fn bench_config(url: String, cluster: bool) -> Config {
     cfg.packets.max_total_cents = i64::MAX;
     cfg.packets.packets_per_minute = 0; // benches create many packets per sender
     cfg.packets.max_open_packets = 0;
+    cfg.packets.packets_per_day = 0;
     cfg
 }
 

@@ -1,5 +1,6 @@
-//! `HONGBAO_MAX_OPEN_PACKETS_PER_USER`: a sender's open packets are bounded; a cancel or an
-//! expiry frees a place; a repeat is answered at the bound.
+//! What one sender may make: `HONGBAO_MAX_OPEN_PACKETS_PER_USER` bounds their open packets
+//! (a cancel or an expiry frees a place), `HONGBAO_PACKETS_PER_DAY` their creates per day; a
+//! repeat is answered at either bound.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,4 +72,38 @@ async fn an_expired_packet_frees_its_place() {
     tokio::time::sleep(Duration::from_millis(1_100)).await;
 
     assert_eq!(create(&store, "alice", &body).await.0, 201);
+}
+
+/// Test: with a quota of 2 creates a day, a third create is 429 `rate_limited` naming
+/// `HONGBAO_PACKETS_PER_DAY`, with a `Retry-After` of about a day, and debits nothing; a
+/// repeat of an earlier create's key is still answered 201.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_senders_creates_per_day_are_bounded() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |c| c.packets.packets_per_day = 2);
+    common::fund(&store, "alice", 1_000).await;
+    let body = json!({"total_cents": 100, "count": 2});
+    let (_, first) = create_with_key(&store, &body, "k-1").await;
+    assert_eq!(create(&store, "alice", &body).await.0, 201);
+
+    let ev = with_sub(
+        with_body(event("create-packet-lucky"), &body.to_string()),
+        "alice",
+    );
+    let (s, refused, retry_after) = call(&store, Function::CreatePacket, &ev).await;
+    let repeat = create_with_key(&store, &body, "k-1").await;
+
+    assert_eq!(
+        (s, refused["error"].as_str()),
+        (429, Some("rate_limited")),
+        "{refused}"
+    );
+    assert!(refused["message"]
+        .as_str()
+        .unwrap()
+        .contains("HONGBAO_PACKETS_PER_DAY"));
+    let secs: u64 = retry_after.unwrap().parse().unwrap();
+    assert!((86_000..=86_400).contains(&secs), "Retry-After {secs}");
+    assert_eq!(repeat.1["packet_id"], first["packet_id"]);
+    assert_eq!(balance(&store, "alice").await, 1_000 - 200);
 }

@@ -41,8 +41,8 @@ crate::api::refusal::refusals! {
             },
         }
         429 RateLimitedError retry_after "seconds to wait before retrying" {
-            /// the sender's `HONGBAO_PACKETS_PER_MINUTE` is used up; retry after `Retry-After`
-            /// seconds; nothing written
+            /// the sender's `HONGBAO_PACKETS_PER_MINUTE` or `HONGBAO_PACKETS_PER_DAY` is used
+            /// up; retry after `Retry-After` seconds; nothing written
             RateLimited = "rate_limited",
         }
     }
@@ -110,12 +110,25 @@ pub(crate) async fn create(
         ),
         CreateOutcome::IdempotencyKeyReused => Err(CreateRefusal::IdempotencyKeyReused
             .because("this Idempotency-Key was used with a different request")),
-        CreateOutcome::RateLimited { retry_after_ms } => Err(CreateRefusal::RateLimited
-            .because(format!(
-                "at most {} red packets per minute per sender (HONGBAO_PACKETS_PER_MINUTE)",
-                state.store.config().packets.packets_per_minute
-            ))
-            .retry_after_ms(retry_after_ms)),
+        CreateOutcome::RateLimited {
+            retry_after_ms,
+            per_day,
+        } => {
+            let rules = &state.store.config().packets;
+            Err(CreateRefusal::RateLimited
+                .because(if per_day {
+                    format!(
+                        "at most {} red packets per day per sender (HONGBAO_PACKETS_PER_DAY)",
+                        rules.packets_per_day
+                    )
+                } else {
+                    format!(
+                        "at most {} red packets per minute per sender (HONGBAO_PACKETS_PER_MINUTE)",
+                        rules.packets_per_minute
+                    )
+                })
+                .retry_after_ms(retry_after_ms))
+        }
         CreateOutcome::TooManyOpen { retry_after_ms } => {
             let max_open_packets = state.store.config().packets.max_open_packets;
             Err(CreateRefusal::TooManyOpenPackets { max_open_packets }

@@ -28,8 +28,9 @@ pub use rules::{
     GRAB_RATE_LIMIT, GRAB_RATE_WINDOW_MS, GUESSES_PER_USER, GUESS_BUDGET, GUESS_WINDOW_MS,
     IDEMPOTENCY_TTL_SECS, LAMBDA_MAX_TIMEOUT_SECS, MAX_COUNT, MAX_COVER_CHARS, MAX_EXPIRES_IN_SECS,
     MAX_GREETING_CHARS, MAX_OPENS_IN_SECS, MAX_OPEN_PACKETS, MAX_RECIPIENTS, MAX_RECIPIENTS_BYTES,
-    MAX_TOTAL_CENTS, MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_PER_MINUTE,
-    PACKETS_WINDOW_MS, RESEND_HORIZON_SECS, RETENTION_SECS, SETTINGS,
+    MAX_TOTAL_CENTS, MIN_IDEMPOTENCY_TTL_SECS, NODE_CLOCK_MARGIN_SECS, PACKETS_DAY_WINDOW_MS,
+    PACKETS_PER_DAY, PACKETS_PER_MINUTE, PACKETS_WINDOW_MS, RESEND_HORIZON_SECS, RETENTION_SECS,
+    SETTINGS,
 };
 
 /// One grabbed share.
@@ -374,11 +375,13 @@ pub enum CreateOutcome {
     },
     /// The `Idempotency-Key` was used before with a different request; nothing changed.
     IdempotencyKeyReused,
-    /// The sender created `HONGBAO_PACKETS_PER_MINUTE` packets in the open window; nothing
-    /// changed.
+    /// The sender created `HONGBAO_PACKETS_PER_MINUTE` packets in the open minute window, or
+    /// `HONGBAO_PACKETS_PER_DAY` in the open day window; nothing changed.
     RateLimited {
         /// Milliseconds until the window closes (≥ 1).
         retry_after_ms: i64,
+        /// The day's quota (not the minute's) is used up.
+        per_day: bool,
     },
     /// The sender has `HONGBAO_MAX_OPEN_PACKETS_PER_USER` packets open (neither expired nor
     /// cancelled); nothing changed.

@@ -66,6 +66,14 @@ pub const PACKETS_PER_MINUTE: Setting = Setting {
     default: "10",
     meaning: "red packets a sender may create per minute (a fixed window opened by the first create; 429 + `Retry-After` beyond it, nothing written); `0` disables",
 };
+/// `HONGBAO_PACKETS_PER_DAY`.
+pub const PACKETS_PER_DAY: Setting = Setting {
+    name: "HONGBAO_PACKETS_PER_DAY",
+    default: "100",
+    meaning: "red packets a sender may create per 24 hours (a fixed window opened by the first create; 429 + `Retry-After` beyond it, nothing written); `0` disables",
+};
+/// The window of [`PACKETS_PER_DAY`], milliseconds.
+pub const PACKETS_DAY_WINDOW_MS: u64 = 86_400_000;
 /// `HONGBAO_MAX_OPEN_PACKETS_PER_USER`.
 pub const MAX_OPEN_PACKETS: Setting = Setting {
     name: "HONGBAO_MAX_OPEN_PACKETS_PER_USER",
@@ -134,6 +142,7 @@ pub const SETTINGS: &[Setting] = &[
     GUESS_WINDOW_MS,
     GUESSES_PER_USER,
     PACKETS_PER_MINUTE,
+    PACKETS_PER_DAY,
     MAX_OPEN_PACKETS,
     RETENTION_SECS,
     IDEMPOTENCY_TTL_SECS,
@@ -163,6 +172,8 @@ pub struct PacketRules {
     pub guesses_per_user: u32,
     /// Packets a sender may create per minute ([`PACKETS_WINDOW_MS`]); 0 disables the quota.
     pub packets_per_minute: u32,
+    /// Packets a sender may create per 24 hours ([`PACKETS_DAY_WINDOW_MS`]); 0 disables.
+    pub packets_per_day: u32,
     /// Packets one sender may have open at once (created, neither expired nor cancelled);
     /// 0 disables the bound (`lua/create_packet.lua`).
     pub max_open_packets: u32,
@@ -244,6 +255,7 @@ impl PacketRules {
             guess_window_ms: lookup.at_least(&GUESS_WINDOW_MS, 1)?,
             guesses_per_user: lookup.get(&GUESSES_PER_USER)?,
             packets_per_minute: lookup.get(&PACKETS_PER_MINUTE)?,
+            packets_per_day: lookup.get(&PACKETS_PER_DAY)?,
             max_open_packets: lookup.get(&MAX_OPEN_PACKETS)?,
             retention_secs: lookup.get(&RETENTION_SECS)?,
             idempotency_ttl_secs: idempotency_ttl_secs(lookup)?,

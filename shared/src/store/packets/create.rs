@@ -7,7 +7,7 @@ use redis::Value;
 use crate::domain::draws;
 use crate::domain::history::YearBounds;
 use crate::domain::packets::{
-    receipt, CreateOutcome, NewPacket, CREATE_WINDOW_MS, PACKETS_WINDOW_MS,
+    receipt, CreateOutcome, NewPacket, CREATE_WINDOW_MS, PACKETS_DAY_WINDOW_MS, PACKETS_WINDOW_MS,
 };
 use crate::domain::split;
 use crate::store::keys::{new_packet_id, Keys};
@@ -48,6 +48,8 @@ script_call! {
             journal: &'a str,
             /// The sender's open packets (`WalletKeys::open_packets`).
             open_packets: &'a str,
+            /// The sender's creates in the open day window (`WalletKeys::creates_day`).
+            creates_day: &'a str,
         }
         ARGV {
             /// The new packet's id.
@@ -114,6 +116,10 @@ script_call! {
             /// Packets the sender may have open at once
             /// (`HONGBAO_MAX_OPEN_PACKETS_PER_USER`); 0: no bound.
             max_open_packets: u32,
+            /// Packets a sender may create per day window; 0: no limit.
+            packets_per_day: u32,
+            /// The day window, ms ([`PACKETS_DAY_WINDOW_MS`]).
+            day_window_ms: u64,
             /// The share amounts, cents: `count` of them, in share-id order.
             share_amounts: &'a [i64],
         }
@@ -165,10 +171,12 @@ pub(crate) enum CreateReply {
     },
     /// `idempotency_key_reused`.
     IdempotencyKeyReused,
-    /// `rate_limited <ms>`.
+    /// `rate_limited <ms> <minute|day>`.
     RateLimited {
         /// Until the sender's quota window ends, ms.
         retry_after_ms: i64,
+        /// The day's quota is used up (not the minute's).
+        per_day: bool,
     },
     /// `too_many_open <ms>`.
     TooManyOpen {
@@ -199,6 +207,7 @@ impl CreatePacketCall<'_> {
             Some("idempotency_key_reused") => CreateReply::IdempotencyKeyReused,
             Some("rate_limited") => CreateReply::RateLimited {
                 retry_after_ms: int("create_packet", reply.get(1))?,
+                per_day: reply.get(2).map(String::as_str) == Some("day"),
             },
             Some("too_many_open") => CreateReply::TooManyOpen {
                 retry_after_ms: int("create_packet", reply.get(1))?,
@@ -300,6 +309,7 @@ pub async fn create(
             history_totals: &wk.history_totals,
             journal: &wk.journal,
             open_packets: &wk.open_packets,
+            creates_day: &wk.creates_day,
             packet_id: &packet_id,
             sender_id,
             total_cents: req.total_cents,
@@ -328,6 +338,8 @@ pub async fn create(
             draw_seed: &draw_seed,
             draw_commitment: &draw_commitment,
             max_open_packets: cfg.packets.max_open_packets,
+            packets_per_day: cfg.packets.packets_per_day,
+            day_window_ms: PACKETS_DAY_WINDOW_MS,
             share_amounts: &amounts,
         };
         let reply =
@@ -358,9 +370,13 @@ pub async fn create(
                 CreateOutcome::InsufficientFunds { balance_cents }
             }
             CreateReply::IdempotencyKeyReused => CreateOutcome::IdempotencyKeyReused,
-            CreateReply::RateLimited { retry_after_ms } => {
-                CreateOutcome::RateLimited { retry_after_ms }
-            }
+            CreateReply::RateLimited {
+                retry_after_ms,
+                per_day,
+            } => CreateOutcome::RateLimited {
+                retry_after_ms,
+                per_day,
+            },
             CreateReply::TooManyOpen { retry_after_ms } => {
                 CreateOutcome::TooManyOpen { retry_after_ms }
             }

@@ -243,11 +243,11 @@ fn a_call_writes_its_fields_in_order() {
         ..Default::default()
     };
     let (keys, args) = call.texts();
-    assert_eq!((keys.len(), args.len()), (14, 30));
+    assert_eq!((keys.len(), args.len()), (15, 32));
     assert_eq!((keys[0].as_str(), keys[11].as_str()), ("w", "h"));
     assert_eq!(&args[..1], ["p"]);
     assert_eq!(&args[3..4], ["2"]);
-    assert_eq!(&args[28..], ["5", "7"]);
+    assert_eq!(&args[30..], ["5", "7"]);
     let days = [(20_000, "s1"), (20_001, "")];
     let words = OrderCodeCall {
         day_hashes: &["d1".into(), "d2".into()],
