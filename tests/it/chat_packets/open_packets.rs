@@ -25,6 +25,16 @@ async fn create_with_key(store: &Arc<Store>, body: &Value, key: &str) -> (u16, V
     (s, b)
 }
 
+/// alice funded with 1,000 cents and two packets of 100 created, the first with
+/// `Idempotency-Key` `k-1`: the body they share and the first's answer.
+async fn two_created(store: &Arc<Store>) -> (Value, Value) {
+    common::fund(store, "alice", 1_000).await;
+    let body = json!({"total_cents": 100, "count": 2});
+    let (_, first) = create_with_key(store, &body, "k-1").await;
+    assert_eq!(create(store, "alice", &body).await.0, 201);
+    (body, first)
+}
+
 /// Test: with 2 packets open, a third create is 409 `too_many_open_packets` (+ the bound and
 /// a `Retry-After`) and debits nothing; a repeat of an earlier create's key is still answered
 /// 201; a cancel frees a place.
@@ -32,10 +42,7 @@ async fn create_with_key(store: &Arc<Store>, body: &Value, key: &str) -> (u16, V
 async fn a_senders_open_packets_are_bounded() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = bounded(&redis);
-    common::fund(&store, "alice", 1_000).await;
-    let body = json!({"total_cents": 100, "count": 2});
-    let (_, first) = create_with_key(&store, &body, "k-1").await;
-    assert_eq!(create(&store, "alice", &body).await.0, 201);
+    let (body, first) = two_created(&store).await;
 
     let ev = with_sub(
         with_body(event("create-packet-lucky"), &body.to_string()),
@@ -81,10 +88,7 @@ async fn an_expired_packet_frees_its_place() {
 async fn a_senders_creates_per_day_are_bounded() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = common::store(&redis, |c| c.packets.packets_per_day = 2);
-    common::fund(&store, "alice", 1_000).await;
-    let body = json!({"total_cents": 100, "count": 2});
-    let (_, first) = create_with_key(&store, &body, "k-1").await;
-    assert_eq!(create(&store, "alice", &body).await.0, 201);
+    let (body, first) = two_created(&store).await;
 
     let ev = with_sub(
         with_body(event("create-packet-lucky"), &body.to_string()),
