@@ -252,6 +252,7 @@ bench: deps release
 	$(CARGO) bench -p hongbao-tests --bench reclaim_backlog
 	$(CARGO) bench -p hongbao-tests --bench script_costs
 	$(CARGO) bench -p hongbao-tests --bench packet_memory
+	$(CARGO) bench -p hongbao-tests --bench read_routes
 	$(CARGO) bench -p hongbao-tests --bench storm
 	$(CARGO) bench -p hongbao-tests --bench ledger_export
 	$(CARGO) bench -p hongbao-tests --bench storm_replay

@@ -17,7 +17,7 @@
 -- KEYS[8] grabs: the packet's grabs hash (likewise)
 -- KEYS[9] claims: the packet's claims hash (likewise)
 -- KEYS[10] tickets: a draw packet's entrants (likewise; any key of the packet otherwise)
--- KEYS[11] legacy_order: the packet's grab order list of older versions (likewise)
+-- KEYS[11] order: the packet's grab order list (likewise)
 -- KEYS[12] open_packets: the sender's open packets (create_packet.lua): the packet leaves it
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] caller_id: the caller (only the sender may cancel)

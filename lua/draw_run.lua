@@ -8,7 +8,8 @@
 -- draw_entrants (ZCARD) and draw_winners = min(count, entrants), after which no entry is
 -- taken (grab.lua). Each call assigns the next winners from draw_done: it pops their shares
 -- from the share list in share-id order and writes each winner's share record
--- "<share_id>:<amount>:<draw_at>:drawn" in the grabs hash, as a grab would have; the last one
+-- "<share_id>:<amount>:<draw_at>:drawn" in the grabs hash, appends them to the order list and
+-- keeps best_user and best_cents in meta (ties: the earlier share), as a grab would have; the last one
 -- records draw_threshold (the largest winning ticket) and drawn_at (Redis TIME). Shares
 -- nobody won stay in the list and are refunded at expiry, as un-grabbed shares are.
 --
@@ -25,6 +26,8 @@
 -- KEYS[3] grabs: grabs hash (user -> share record)
 -- KEYS[4] tickets: the packet's entrants (sorted set, see above)
 -- KEYS[5] journal: the money journal of the packet's tag (the draw_run entry)
+-- KEYS[6] order: the packet's grab order list (each winner appended in share-id order, as a
+--         grab would have)
 -- ARGV[1] chunk: the most winners this call assigns (>= 1)
 -- Returns one of:
 --   'not_found'
@@ -36,7 +39,8 @@
 --   'drawn:<winners>:<entrants>'  the draw is complete (by this call or before)
 local meta = redis.call('HMGET', KEYS[1], 'status', 'draw_at', 'count', 'grabbed_count',
   'grabbed_cents', 'draw_winners', 'draw_done', 'drawn_at', 'draw_entrants', 'sender_id',
-  'packet_id', 'draw_seed', 'draw_commitment', 'draw_threshold', 'cancelled_at')
+  'packet_id', 'draw_seed', 'draw_commitment', 'draw_threshold', 'cancelled_at', 'best_cents',
+  'best_user')
 if not meta[1] then
   return 'not_found'
 end
@@ -95,11 +99,16 @@ if first then
 end
 local grabbed, cents = tonumber(meta[4]), tonumber(meta[5])
 local threshold = meta[14] or ''
+local best_cents, best_user = tonumber(meta[16]), meta[17]
 for i, entrant in ipairs(parsed) do
   local amount = redis.call('LPOP', KEYS[2])
   local share_id = done + i
   redis.call('HSET', KEYS[3], entrant[2],
     string.format('%d:%s:%d:drawn', share_id, amount, draw_at))
+  redis.call('RPUSH', KEYS[6], entrant[2])
+  if not best_cents or tonumber(amount) > best_cents then
+    best_cents, best_user = tonumber(amount), entrant[2]
+  end
   grabbed = grabbed + 1
   cents = cents + tonumber(amount)
   if share_id == winners then
@@ -109,6 +118,9 @@ for i, entrant in ipairs(parsed) do
 end
 redis.call('HSET', KEYS[1], 'draw_done', string.format('%d', upto),
   'grabbed_count', string.format('%d', grabbed), 'grabbed_cents', string.format('%d', cents))
+if best_user then
+  redis.call('HSET', KEYS[1], 'best_user', best_user, 'best_cents', string.format('%d', best_cents))
+end
 if upto < winners then
   return string.format('drawing:%d:%d', upto, winners)
 end

@@ -10,6 +10,8 @@
 --         window (a counter whose TTL is the rest of the window)
 -- KEYS[7] guesses: this user's wrong password guesses on this packet over its life (a counter
 --         expiring at the packet's expires_at)
+-- KEYS[8] order: the packet's grab order list (a win appends the grabber: element i holds
+--         share i + 1), which lets the packet view read one page of grabs
 -- ARGV[1] user_id: the caller
 -- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
 -- ARGV[3] rate_window_ms: the window, ms
@@ -33,8 +35,10 @@
 -- anyone else's 'not_drawn'.
 --
 -- A share record is "<share_id>:<amount_cents>:<grabbed_at_ms>[:<call_id>]"; share ids count
--- from 1 in grab order (so the order needs no list of its own: GET /packets/{id} sorts by
--- share id). Any call may run twice (a cluster client re-sends a command whose reply was
+-- from 1 in grab order. A win also appends the grabber to the order list (KEYS[8]) and, when
+-- its share is larger than every earlier one, records it in meta as best_user and best_cents
+-- (ties go to the earlier grab), so that the packet view answers a page of grabs and the best
+-- luck without reading every grab. Any call may run twice (a cluster client re-sends a command whose reply was
 -- lost): a run that finds the caller's share recorded with this call's id is that call run
 -- again and answers 'grabbed' as the first run did (HGET meta for its expires_at), not
 -- counted by the rate limit; another call of the same user is a repeat.
@@ -74,7 +78,7 @@
 --   repeat (already grabbed)  HGET, INCR          (HGET, INCR, PEXPIRE opening a window)
 --   rate limited              HGET, INCR, DECR, PTTL   nothing changed (see rate_limit.lua)
 --   sold out / expired        HGET, HMGET, TIME   nothing written
---   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs
+--   win                       HGET, HMGET, TIME, LPOP, HSET meta, HSET grabs, RPUSH
 --   wrong password            HGET, HMGET, TIME, GET, GET, INCR, INCR, INCR   (+ PEXPIRE
 --                             per window opened, PEXPIREAT at the user's first guess; without a
 --                             budget or a cap: no GET and one INCR fewer each)
@@ -171,7 +175,7 @@ if mine then
 end
 
 local meta = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'grabbed_count', 'count',
-  'grabbed_cents', 'recipients', 'opens_at', 'password', 'draw_at', 'cancelled_at')
+  'grabbed_cents', 'recipients', 'opens_at', 'password', 'draw_at', 'cancelled_at', 'best_cents')
 local status = meta[1]
 if not status then
   return 'not_found'
@@ -228,8 +232,13 @@ end
 
 -- Exact integers: counts and cents are far below 2^53.
 local share_id = grabbed + 1
-redis.call('HSET', KEYS[1], 'grabbed_count', string.format('%d', share_id),
-  'grabbed_cents', string.format('%d', tonumber(meta[5]) + tonumber(amount)))
+local counts = {'grabbed_count', string.format('%d', share_id),
+  'grabbed_cents', string.format('%d', tonumber(meta[5]) + tonumber(amount))}
+if not meta[11] or tonumber(amount) > tonumber(meta[11]) then
+  counts[5], counts[6], counts[7], counts[8] = 'best_user', ARGV[1], 'best_cents', amount
+end
+redis.call('HSET', KEYS[1], unpack(counts))
+redis.call('RPUSH', KEYS[8], ARGV[1])
 local record = string.format('%d:%s:%d', share_id, amount, now)
 if ARGV[5] ~= '' then
   record = record .. ':' .. ARGV[5]

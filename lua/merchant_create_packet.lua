@@ -15,6 +15,7 @@
 -- KEYS[7] grabs: the packet's grabs hash (the sharer's share, when sharer_first)
 -- KEYS[8] packets: the merchant's packets (sorted set: packet id -> created_at, Unix ms)
 -- KEYS[9] journal: the money journal of the merchant's tag (one merchant_packet_debit entry)
+-- KEYS[10] order: the packet's grab order list (the sharer, when sharer_first)
 -- ARGV[1] packet_id: the new packet's id
 -- ARGV[2] merchant_id: the merchant (the journal entry's user)
 -- ARGV[3] order_reference: the order (one packet per merchant and order)
@@ -151,7 +152,9 @@ if ARGV[6] == '1' then
   -- The sharer's share: share 1, recorded as grab.lua records a win.
   local amount = ARGV[first]
   redis.call('HSET', KEYS[7], ARGV[4], string.format('1:%s:%d', amount, now))
-  redis.call('HSET', KEYS[5], 'grabbed_count', 1, 'grabbed_cents', amount)
+  redis.call('HSET', KEYS[5], 'grabbed_count', 1, 'grabbed_cents', amount,
+    'best_user', ARGV[4], 'best_cents', amount)
+  redis.call('RPUSH', KEYS[10], ARGV[4])
   first = first + 1
 end
 local i = first

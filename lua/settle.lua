@@ -18,7 +18,7 @@
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list
 -- KEYS[3] grabs: grabs hash
--- KEYS[4] legacy_order: grab order list (legacy: written by older versions; only expired here)
+-- KEYS[4] order: grab order list (the grabbers' user ids by share id; only expired here)
 -- KEYS[5] claims: claims hash
 -- KEYS[6] wallet: sender wallet hash (a merchant packet: the merchant's hash)
 -- KEYS[7] ledger: sender ledger list (a merchant packet: the merchant's ledger)

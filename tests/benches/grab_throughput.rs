@@ -338,6 +338,7 @@ impl Bench {
             recipients: &k.recipients,
             wrong_guesses: &k.wrong_guesses,
             guesses: &k.wrong_guesses,
+            order: &k.order,
             user_id: "user:__rand_int__",
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,

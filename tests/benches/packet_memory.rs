@@ -9,7 +9,7 @@
 //! ```
 //!
 //! hongbao's keys are counted in two groups: the packet's own (meta hash, share list, grabs
-//! hash; the grab order is the share ids' order), which live until the packet is settled and
+//! hash, order list: the page index of the view), which live until the packet is settled and
 //! its retention ends, and the grab rate-limit counters (a win writes none; a repeat opens one,
 //! expiring with its window). Writes the figures to `target/bench/packet_memory.json` too.
 //!
@@ -77,7 +77,7 @@ async fn hongbao_packet(
     let keys = Keys::new(&store.config().key_prefix);
     let pk = keys.packet(&p.packet_id);
     let mut own = 0;
-    for k in [&pk.meta, &pk.shares, &pk.grabs, &pk.claims] {
+    for k in [&pk.meta, &pk.shares, &pk.grabs, &pk.order, &pk.claims] {
         own += usage(conn, k).await;
     }
     let mut limits = 0;

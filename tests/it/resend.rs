@@ -355,6 +355,7 @@ async fn a_grab_run_twice_answers_as_its_first_run() {
             recipients: &pk.recipients,
             wrong_guesses: &pk.wrong_guesses,
             guesses: &pk.wrong_guesses,
+            order: &pk.order,
             user_id: "bob",
             rate_limit: 10,
             rate_window_ms: 1_000,

@@ -36,7 +36,7 @@
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
-//! | `hb:{t}:packet:<id>:order` | list | user ids in grab order (legacy: written by older versions; settle expires it) |
+//! | `hb:{t}:packet:<id>:order` | list | the grabbers' user ids in share-id order (element i: share i + 1): the packet view's pages (`lua/packet_view.lua`); absent or short for a packet grabbed before this index existed |
 //! | `hb:{t}:packet:<id>:recipients` | set | a targeted packet's recipients (user ids); expires with the packet |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>`, `done:<ms>` or `done:<ms>:redriven` (completed by reclaim-cron) |
 //! | `hb:{t}:packet:<id>:coupons` | hash | a merchant packet paid out as coupons: share id -> its coupon's record (`lua/coupon_record.lua`: `<user>\n<issued_at_ms>`, then held or redeemed), `<share id>\n<order>` -> a release's memory (`lua/coupon_release.lua`); kept until `redeem_by` and the retention after it |
@@ -108,10 +108,11 @@ pub struct PacketKeys {
     pub shares: String,
     /// Grabs hash (user -> share record).
     pub grabs: String,
-    /// Grab order list (user ids), written by older versions and read by none now:
-    /// share ids give the grab order. `settle.lua` still expires it, so that packets
-    /// grabbed before an upgrade leave nothing behind.
-    pub legacy_order: String,
+    /// Grab order list: the grabbers' user ids in share-id order (element `i` holds share
+    /// `i + 1`), appended by every grab (`lua/grab.lua`, `lua/draw_run.lua`,
+    /// `lua/merchant_create_packet.lua`) so that the packet view reads a page of grabs
+    /// without reading them all (`lua/packet_view.lua`).
+    pub order: String,
     /// A targeted packet's recipients (set of user ids; absent for an untargeted packet).
     pub recipients: String,
     /// Claims hash (user -> claim state).
@@ -208,7 +209,7 @@ impl Keys {
         PacketKeys {
             shares: format!("{base}:shares"),
             grabs: format!("{base}:grabs"),
-            legacy_order: format!("{base}:order"),
+            order: format!("{base}:order"),
             claims: format!("{base}:claims"),
             coupons: format!("{base}:coupons"),
             tickets: format!("{base}:tickets"),
@@ -404,7 +405,7 @@ mod tests {
             &p.meta,
             &p.shares,
             &p.grabs,
-            &p.legacy_order,
+            &p.order,
             &p.claims,
             &w.wallet,
             &w.ledger,

@@ -229,8 +229,8 @@ script_call! {
             shares: &'a str,
             /// The packet's grabs hash.
             grabs: &'a str,
-            /// The packet's legacy grab order list (only expired).
-            legacy_order: &'a str,
+            /// The packet's grab order list (only expired).
+            order: &'a str,
             /// The packet's claims hash.
             claims: &'a str,
             /// The sender's wallet hash.
@@ -317,7 +317,7 @@ impl<'a> SettleCall<'a> {
             meta: &pk.meta,
             shares: &pk.shares,
             grabs: &pk.grabs,
-            legacy_order: &pk.legacy_order,
+            order: &pk.order,
             claims: &pk.claims,
             wallet: &payer.hash,
             ledger: &payer.ledger,

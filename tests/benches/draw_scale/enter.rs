@@ -166,6 +166,7 @@ async fn seed_usec(s: &mut Server, t: &Target<'_>, n: usize) -> f64 {
                 recipients: &t.pk.recipients,
                 wrong_guesses: &t.pk.wrong_guesses,
                 guesses: &t.pk.wrong_guesses,
+                order: &t.pk.order,
                 user_id: &user,
                 rate_limit: t.cfg.packets.grab_rate_limit,
                 rate_window_ms: t.cfg.packets.grab_rate_window_ms,

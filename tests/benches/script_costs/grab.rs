@@ -54,6 +54,7 @@ pub fn guess_call(
         recipients: &pk.recipients,
         wrong_guesses: &pk.wrong_guesses,
         guesses: &pk.wrong_guesses,
+        order: &pk.order,
         user_id: user,
         rate_limit: limits.0,
         rate_window_ms: GRAB_WINDOW_MS,

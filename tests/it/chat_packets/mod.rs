@@ -58,6 +58,31 @@ async fn view(store: &Arc<Store>, id: &str, user: &str) -> Value {
     b
 }
 
+/// Every share of a revealed packet as `user` reads them: the view's `reveal.shares_cents`,
+/// then each page's of `GET /packets/{id}/grabs` from the view's `next_cursor` to the last.
+async fn revealed_shares(store: &Arc<Store>, id: &str, user: &str) -> Vec<i64> {
+    let cents = |v: &Value| -> Vec<i64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_i64().unwrap())
+            .collect()
+    };
+    let first = view(store, id, user).await;
+    let mut shares = cents(&first["reveal"]["shares_cents"]);
+    let mut cursor = first["next_cursor"].as_str().map(str::to_string);
+    while let Some(at) = cursor {
+        let mut ev = with_sub(with_packet(event("grab-grabs"), id), user);
+        ev["rawQueryString"] = Value::from(format!("cursor={at}"));
+        ev["queryStringParameters"]["cursor"] = Value::from(at);
+        let (s, page, _) = call(store, Function::Grab, &ev).await;
+        assert_eq!(s, 200, "{page}");
+        shares.extend(cents(&page["shares_cents"]));
+        cursor = page["next_cursor"].as_str().map(str::to_string);
+    }
+    shares
+}
+
 /// Unix ms of an RFC 3339 time.
 fn ms(text: &Value) -> i64 {
     chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap())

@@ -181,6 +181,7 @@ async fn a_draw_runs_once_however_many_race_it() {
             grabs: &pk.grabs,
             tickets: &pk.tickets,
             journal: &journal,
+            order: &pk.order,
             chunk: 1,
         }
         .invocation()

@@ -38,6 +38,7 @@ async fn re_sent_scripts_answer_as_their_first_run() {
             grabs: &pk.grabs,
             packets: &mk.packets,
             journal: &mk.journal,
+            order: &pk.order,
             packet_id: &packet_id,
             merchant_id: SHOP,
             order_reference: "order-9",

@@ -8,4 +8,5 @@ mod claims;
 mod expiry;
 mod grabs;
 mod idempotency;
+mod pages;
 mod sandbox;

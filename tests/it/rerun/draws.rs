@@ -123,6 +123,7 @@ impl Entity for Packet {
                     grabs: &pk.grabs,
                     tickets: &pk.tickets,
                     journal: &wk.journal,
+                    order: &pk.order,
                     chunk: *chunk,
                 }
                 .invocation()

@@ -54,6 +54,7 @@ impl Packet {
             recipients: &pk.recipients,
             wrong_guesses: &pk.wrong_guesses,
             guesses: &pk.wrong_guesses,
+            order: &pk.order,
             user_id: user,
             rate_limit: 0,
             rate_window_ms: 1_000,

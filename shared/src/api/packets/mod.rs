@@ -7,6 +7,7 @@
 //! | `POST /packets` | create-packet | [`create`] |
 //! | `POST /packets/{id}/cancel` | create-packet | [`cancel`] |
 //! | `GET /packets/{id}` | grab | [`view`] |
+//! | `GET /packets/{id}/grabs` | grab | [`grabs`] |
 //! | `POST /packets/{id}/grab` | grab | [`grab`] |
 //! | `GET /packets`, `GET /packets/summary` | grab | [`super::history`] |
 //! | `POST /packets/{id}/claim` | claim | [`claim`] |
@@ -15,6 +16,7 @@ pub mod cancel;
 pub mod claim;
 pub mod create;
 pub mod grab;
+pub mod grabs;
 pub mod view;
 
 use serde::Serialize;
@@ -27,6 +29,7 @@ use utoipa_axum::routes;
 
 pub use claim::ClaimBody;
 pub use grab::{GrabRefusal, GrabRequest, ShareBody};
+pub use grabs::GrabsPageBody;
 pub use view::{BestLuckBody, GrabBody, PacketViewBody, RevealBody};
 
 /// The routes of the create-packet function, the sender's: `POST /packets`,
@@ -37,11 +40,13 @@ pub fn create_routes() -> Routes {
         .route(&cancel::OPERATION, routes!(cancel::cancel))
 }
 
-/// The routes of the grab function: `GET /packets/{id}`, `POST /packets/{id}/grab`, and the
+/// The routes of the grab function: `GET /packets/{id}`, `GET /packets/{id}/grabs`,
+/// `POST /packets/{id}/grab`, and the
 /// caller's history, `GET /packets` and `GET /packets/summary` ([`super::history`]).
 pub fn grab_routes() -> Routes {
     Routes::new()
         .route(&view::OPERATION, routes!(view::view))
+        .route(&grabs::OPERATION, routes!(grabs::grabs))
         .route(&grab::OPERATION, routes!(grab::grab))
         .merge(super::history::routes())
 }

@@ -10,7 +10,7 @@ use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
-use crate::domain::packets::PacketView;
+use crate::domain::packets::{Grab, PacketView};
 use crate::store::packets;
 
 /// The body of `GET /packets/{id}`.
@@ -29,13 +29,23 @@ pub struct PacketViewBody {
     pub grabbed_cents: i64,
     /// Refunded at settlement, cents.
     pub refunded_cents: i64,
-    /// Grabs in grab order.
+    /// The first page of grabs in grab order: shares 1 to 100 (those grabbed). The rest, a
+    /// page at a time, from `GET /packets/{id}/grabs?cursor=<next_cursor>`.
     pub grabs: Vec<GrabBody>,
+    /// Pass as `cursor` to `GET /packets/{id}/grabs` for the next page of grabs (and, once
+    /// revealed, of shares); `null` when this page holds the last.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
+    /// The caller's own grab of this packet, on whatever page it is; `null` when they grabbed
+    /// none.
+    #[schema(required = true)]
+    pub my_grab: Option<GrabBody>,
     /// The largest share once every share is grabbed, else `null`.
     #[schema(required = true)]
     pub best_luck: Option<BestLuckBody>,
     /// The fairness receipt's proof, once the packet is sold out, expired or settled (absent
-    /// while it is scheduled or open): check that SHA-256 of
+    /// while it is scheduled or open): join `shares_cents` of this page and of every next
+    /// page (`GET /packets/{id}/grabs`), then check that SHA-256 of
     /// `hongbao-shares-v1:<salt>:<shares_cents joined by ",">` is `commitment`, that the
     /// shares sum to `total_cents`, and that your grab's `share_id` holds your amount.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,7 +65,9 @@ pub struct RevealBody {
     /// The salt committed to, 64 lowercase hex digits (secret until now).
     #[schema(pattern = "^[0-9a-f]{64}$")]
     pub salt: String,
-    /// Every share's amount, cents, in share-id order (share 1 first): `count` of them.
+    /// The page's shares' amounts, cents, in share-id order: shares 1 to 100 in the view
+    /// (every share of a packet of at most 100), the cursor's page in
+    /// `GET /packets/{id}/grabs`; joined, `count` of them.
     pub shares_cents: Vec<i64>,
 }
 
@@ -85,6 +97,18 @@ pub struct BestLuckBody {
     pub amount_cents: i64,
 }
 
+impl From<Grab> for GrabBody {
+    fn from(g: Grab) -> Self {
+        GrabBody {
+            user_id: g.user_id,
+            share_id: g.share.share_id,
+            amount_cents: g.share.amount_cents,
+            grabbed_at: rfc3339(g.share.grabbed_at_ms),
+            claimed: g.claimed,
+        }
+    }
+}
+
 impl From<PacketView> for PacketViewBody {
     fn from(v: PacketView) -> Self {
         PacketViewBody {
@@ -93,17 +117,9 @@ impl From<PacketView> for PacketViewBody {
             grabbed_count: v.packet.grabbed_count,
             grabbed_cents: v.packet.grabbed_cents,
             refunded_cents: v.packet.refunded_cents,
-            grabs: v
-                .grabs
-                .into_iter()
-                .map(|g| GrabBody {
-                    user_id: g.user_id,
-                    share_id: g.share.share_id,
-                    amount_cents: g.share.amount_cents,
-                    grabbed_at: rfc3339(g.share.grabbed_at_ms),
-                    claimed: g.claimed,
-                })
-                .collect(),
+            grabs: v.grabs.into_iter().map(GrabBody::from).collect(),
+            next_cursor: v.next_cursor.map(|c| c.to_string()),
+            my_grab: v.mine.map(GrabBody::from),
             best_luck: v.best_luck.map(|(user_id, amount_cents)| BestLuckBody {
                 user_id,
                 amount_cents,
@@ -145,7 +161,7 @@ pub const OPERATION: Operation = Operation {
 #[utoipa::path(
     get, path = OPERATION.path, tag = "red packets", operation_id = "view_packet",
     summary = "View a red packet",
-    description = "The packet, its status, its grabs in grab order and, once every share is grabbed, the best luck. A targeted packet is shown only to its sender and recipients.",
+    description = "The packet, its status, the caller's own grab, the first page of its grabs in grab order (100 shares; the rest from `GET /packets/{id}/grabs`) and, once every share is grabbed, the best luck. A targeted packet is shown only to its sender and recipients. Its cost does not grow with the packet's size.",
     params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
     responses(
         (status = 200, description = "the packet, its grabs and best luck", body = PacketViewBody),
@@ -156,7 +172,7 @@ pub(crate) async fn view(
     Caller(viewer): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<PacketViewBody>, ApiError> {
-    match packets::view_as(&state.store, &id, &viewer).await? {
+    match packets::view_as(&state.store, &id, &viewer, 1).await? {
         packets::ViewAs::Found(v) => {
             let ticket = v
                 .packet

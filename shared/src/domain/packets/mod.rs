@@ -337,27 +337,54 @@ pub struct Grab {
     pub claimed: bool,
 }
 
-/// A consistent snapshot of a packet.
+/// Positions (share ids) in one page of a packet's grabs and of its reveal: what
+/// `GET /packets/{id}` shows first and `GET /packets/{id}/grabs` shows per call, so that a
+/// view's Redis time is bounded by the page, not by the packet's size (up to
+/// `HONGBAO_MAX_COUNT` shares).
+pub const GRABS_PAGE: u32 = 100;
+
+/// The positions of the page of a packet's grabs (and reveal) that starts at share id `from`,
+/// `size` of them, and the `from` of the next page: `None` after the last position there is
+/// (`count` once the packet reveals its shares, `grabbed_count` before), or when `size` is 0.
+pub fn next_page(packet: &Packet, reveals: bool, from: u32, size: u32) -> Option<u32> {
+    let end = if reveals {
+        packet.count
+    } else {
+        packet.grabbed_count
+    };
+    let next = from.saturating_add(size);
+    (size > 0 && next <= end).then_some(next)
+}
+
+/// A consistent snapshot of a packet and one page of its grabs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PacketView {
     /// Fields and counters.
     pub packet: Packet,
     /// Status at the snapshot's Redis `TIME`.
     pub status: Status,
-    /// Grabs in grab order.
+    /// A page of grabs in grab order: those of the page's positions (share ids) that were
+    /// grabbed, at most [`GRABS_PAGE`].
     pub grabs: Vec<Grab>,
+    /// The viewer's own grab, on whatever page it is; `None` when they grabbed none.
+    pub mine: Option<Grab>,
+    /// The share id the next page starts at ([`next_page`]); `None` after the last.
+    pub next_cursor: Option<u32>,
     /// The largest share once every share is grabbed (ties: the earlier grab), else `None`.
     pub best_luck: Option<(String, i64)>,
-    /// The fairness receipt's reveal once [`Status::reveals`] (and the packet has a receipt).
+    /// The fairness receipt's reveal once [`Status::reveals`] (and the packet has a receipt):
+    /// the page's shares.
     pub reveal: Option<Reveal>,
 }
 
-/// The reveal of a packet's fairness receipt ([`receipt`]): the salt and every share.
+/// The reveal of a packet's fairness receipt ([`receipt`]): the salt and the shares of one
+/// page's positions (every share once the pages are joined).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reveal {
     /// The salt, 64 hex digits.
     pub salt: String,
-    /// Every share's amount, cents, in share-id order (share 1 first).
+    /// The page's shares' amounts, cents, in share-id order (the page's first position
+    /// first).
     pub shares_cents: Vec<i64>,
 }
 

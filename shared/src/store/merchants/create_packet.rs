@@ -39,6 +39,8 @@ script_call! {
             packets: &'a str,
             /// The money journal of the merchant's tag (one `merchant_packet_debit` entry).
             journal: &'a str,
+            /// The packet's grab order list (the sharer, when `sharer_first`).
+            order: &'a str,
         }
         ARGV {
             /// The new packet's id (the merchant's tag, then 80 random bits).
@@ -206,6 +208,7 @@ pub async fn create_packet(
             grabs: &pk.grabs,
             packets: &mk.packets,
             journal: &mk.journal,
+            order: &pk.order,
             packet_id: &packet_id,
             merchant_id: &req.merchant_id,
             order_reference: &req.order_reference,

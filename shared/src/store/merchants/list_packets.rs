@@ -1,11 +1,11 @@
 //! `GET /merchants/{merchant_id}/packets`'s store step: a page of the merchant's packets,
 //! newest first, from its packets index (a sorted set by `created_at`, written by
-//! `lua/merchant_create_packet.lua`), each packet read as `GET /packets/{id}` reads it.
+//! `lua/merchant_create_packet.lua`), each packet read as `GET /packets/{id}` reads it, without its grabs.
 
 use crate::domain::merchants::PacketsCursor;
 use crate::domain::packets::PacketView;
 use crate::store::keys::Keys;
-use crate::store::packets::view;
+use crate::store::packets::summary;
 use crate::store::{Error, Store};
 
 /// A page of a merchant's packets.
@@ -78,7 +78,7 @@ pub async fn list_packets(
         });
     let mut packets = Vec::with_capacity(candidates.len());
     for (id, _) in &candidates {
-        if let Some(v) = view(store, id).await? {
+        if let Some(v) = summary(store, id).await? {
             packets.push(v);
         }
     }

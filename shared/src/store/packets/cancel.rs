@@ -35,8 +35,8 @@ script_call! {
             claims: &'a str,
             /// A draw packet's entrants (likewise).
             tickets: &'a str,
-            /// The grab order list of older versions (likewise).
-            legacy_order: &'a str,
+            /// The packet's grab order list (likewise).
+            order: &'a str,
             /// The sender's open packets (the packet leaves it).
             open_packets: &'a str,
         }
@@ -76,7 +76,7 @@ impl<'a> CancelCall<'a> {
             grabs: &pk.grabs,
             claims: &pk.claims,
             tickets: &pk.tickets,
-            legacy_order: &pk.legacy_order,
+            order: &pk.order,
             open_packets: &wk.open_packets,
             packet_id,
             caller_id,

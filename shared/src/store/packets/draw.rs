@@ -28,6 +28,8 @@ script_call! {
             tickets: &'a str,
             /// The money journal of the packet's tag (the `draw_run` entry).
             journal: &'a str,
+            /// The packet's grab order list (each winner appended).
+            order: &'a str,
         }
         ARGV {
             /// The most winners this call assigns (≥ 1).
@@ -124,6 +126,7 @@ pub async fn run_in_chunks(store: &Store, packet_id: &str, chunk: u32) -> Result
             grabs: &pk.grabs,
             tickets: &pk.tickets,
             journal: &journal,
+            order: &pk.order,
             chunk,
         }
         .invocation()

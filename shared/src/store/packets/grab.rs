@@ -36,6 +36,8 @@ script_call! {
             /// The user's wrong password guesses on this packet over its life
             /// (`Keys::guesses`).
             guesses: &'a str,
+            /// The packet's grab order list (a win appends the grabber).
+            order: &'a str,
         }
         ARGV {
             /// The grabbing user.
@@ -274,6 +276,7 @@ pub async fn grab_with_password(
             recipients: &pk.recipients,
             wrong_guesses: &pk.wrong_guesses,
             guesses: &guesses,
+            order: &pk.order,
             user_id,
             rate_limit: cfg.packets.grab_rate_limit,
             rate_window_ms: cfg.packets.grab_rate_window_ms,

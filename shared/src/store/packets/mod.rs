@@ -4,7 +4,7 @@
 //! | file | operation | scripts |
 //! | --- | --- | --- |
 //! | `create.rs` | [`create`] | `due_add.lua`, `create_packet.lua` |
-//! | `view.rs` | [`view`], [`view_as`] | `packet_view.lua` |
+//! | `view.rs` | [`view`], [`view_as`], [`summary`] | `packet_view.lua` |
 //! | `grab.rs` | [`grab`], [`grab_with_password`] | `grab.lua` (or one `HGET`, `gone.rs`); a draw packet's entry `draw_enter.lua` |
 //! | `draw.rs` | [`draw::run`] (a draw packet's draw) | `draw_run.lua` |
 //! | `claim.rs` | [`claim`] (step 1) | `claim.lua` |
@@ -35,4 +35,4 @@ pub use create::{create, CreatePacketCall, DueAddCall};
 pub use draw::DrawRunCall;
 pub use grab::{grab, grab_with_password, DrawEnterCall, GrabCall};
 pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall, ClaimedPacket};
-pub use view::{view, view_as, PacketViewCall, ViewAs};
+pub use view::{summary, view, view_as, PacketViewCall, ViewAs};

@@ -1,5 +1,5 @@
 //! `GET /support/packets/{id}`'s store step: the packet as its sender sees it
-//! ([`super::super::packets::view`]'s snapshot, one `lua/packet_view.lua`), each grab with its
+//! ([`super::super::packets::view`]: `lua/packet_view.lua` a page at a time), each grab with its
 //! claim state, whether each pending claim's credit already landed in the grabber's wallet,
 //! the refund's schedule in the reclaim index, and the unexported journal entries that
 //! mention the packet (its sender's journal: debit, refunds, settlement, cancel; its
@@ -17,7 +17,7 @@ use crate::domain::merchants::share_code;
 use crate::domain::packets::{ClaimState, PacketView, Share};
 use crate::domain::wallet::claim_transfer_id;
 use crate::store::keys::{user_tag, Keys};
-use crate::store::packets::view::{build, read};
+use crate::store::packets::view::{read_all, WholePacket};
 use crate::store::{Error, Store};
 
 /// Grabbers' slots read at once.
@@ -74,17 +74,18 @@ pub struct GrabLookup {
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record that
 /// does not parse.
 pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLookup>, Error> {
-    let Some(read) = read(store, packet_id, "").await? else {
+    let Some(WholePacket { view, claims, meta }) = read_all(store, packet_id).await? else {
         return Ok(None);
     };
-    let view = build(packet_id, &read)?;
     let keys = Keys::new(&store.config().key_prefix);
     let keys = &keys;
     let mut conn = store.conn().await?;
-    let redeem_by_ms = read
-        .meta
-        .get("redeem_by")
-        .and_then(|v| v.parse::<i64>().ok());
+    let redeem_by_ms = view
+        .packet
+        .merchant
+        .as_ref()
+        .and_then(|m| m.coupon.as_ref())
+        .map(|c| c.redeem_by_ms);
     let (coupons, (secs, micros)): (HashMap<String, String>, (i64, i64)) = redis::pipe()
         .cmd("HGETALL")
         .arg(keys.packet(packet_id).coupons)
@@ -106,7 +107,7 @@ pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLooku
     };
     let mut parsed = Vec::with_capacity(view.grabs.len());
     for g in &view.grabs {
-        let claim = ClaimState::parse(read.claims.get(&g.user_id).map(String::as_str))?;
+        let claim = ClaimState::parse(claims.get(&g.user_id).map(String::as_str))?;
         parsed.push((g.user_id.clone(), g.share, claim, coupon_of(&g.share)?));
     }
     let grabs: Vec<GrabLookup> = stream::iter(parsed.into_iter().map(
@@ -161,7 +162,7 @@ pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLooku
     let journal_complete = found.iter().all(|(_, complete)| *complete);
     let mut journal: Vec<Entry> = found.into_iter().flat_map(|(e, _)| e).collect();
     journal.sort_by(|a, b| (a.at_ms, &a.stream_id).cmp(&(b.at_ms, &b.stream_id)));
-    let at = |field: &str| read.meta.get(field).and_then(|v| v.parse::<i64>().ok());
+    let at = |field: &str| meta.get(field).and_then(|v| v.parse::<i64>().ok());
     Ok(Some(PacketLookup {
         grabs,
         cancelled_at_ms: at("cancelled_at"),
