@@ -37,6 +37,8 @@
    (h) every SQS queue an EventBridge rule targets (or uses as its dead-letter queue) has a
        queue policy letting events.amazonaws.com send to it only with aws:SourceArn = that
        rule, and no queue policy statement lacks that condition;
+   (i) the ledger event bus's policy denies events:PutEvents to every principal but
+       ledger-export's role;
 4. checks that the Rules refuse the combination exactly when the functions would not boot.
 
 A function the `check_settings` example does not know yet (the Rust side has not got it) fails

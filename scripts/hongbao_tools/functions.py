@@ -43,6 +43,17 @@ def principals(declared: list[dict]) -> dict[str, str]:
 PRINCIPALS: dict[str, str] = principals(DECLARED)
 
 
+def merchant_bound(declared: list[dict]) -> frozenset[str]:
+    """The principals variables of `declared` whose entries may bind a principal to merchants
+    (`<principal>=<merchant>|...`): those of the operations whose tenant is a merchant."""
+    return frozenset(
+        op["principals"]
+        for f in declared
+        for op in f["operations"]
+        if op.get("tenant") == "merchant"
+    )
+
+
 def with_features(*features: str) -> tuple[str, ...]:
     """The functions that read no feature's settings but `features` (e.g. the red-packet
     stack: packets, reclaim, wallet)."""

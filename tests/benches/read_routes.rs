@@ -50,10 +50,14 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()>,
 {
+    // One request first: the scripts loaded (a first EVALSHA answers NOSCRIPT and loads it).
+    request().await;
     let _: () = redis::cmd("CONFIG")
         .arg("SET")
         .arg("slowlog-log-slower-than")
         .arg(1000)
+        .arg("slowlog-max-len")
+        .arg(REQUESTS * 200)
         .query_async(conn)
         .await
         .expect("CONFIG SET");

@@ -59,6 +59,7 @@ mod rerun;
 mod resend;
 mod soak;
 mod support;
+mod tenants;
 mod voting;
 mod withdrawals;
 mod workload;

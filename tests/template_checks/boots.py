@@ -1,6 +1,6 @@
 """Whether the functions of one render would boot, and reach nothing they need not.
 
-The checks (a)-(h) of tests/template_matrix.py. Most are hand-written because they ask what a
+The checks (a)-(i) of tests/template_matrix.py. Most are hand-written because they ask what a
 policy evaluator does not answer: not "is X allowed" but "is nothing but X allowed" (a role's
 statements are exactly the Connect, SendMessage and PutEvents the code needs; a queue policy
 admits exactly one EventBridge rule) and whether a network path exists between security groups.
@@ -233,6 +233,8 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
             why.append(f"{n}: the functions' egress {e} reaches neither the store nor EventBridge")
     # (h) queues written by EventBridge rules admit exactly those rules
     why += queue_policy_problems(stack)
+    # (i) only ledger-export's role may publish on the ledger bus
+    why += bus_policy_problems(stack)
     return why
 
 
@@ -361,3 +363,24 @@ def queue_policy_problems(stack: Stack) -> list[str]:
                 if arn and arn.startswith("arn:aws:sqs:") and rule_arn not in admitted.get(arn, ()):
                     why.append(f"{n} sends to {arn}, whose queue policy does not admit it")
     return why
+
+
+def bus_policy_problems(stack: Stack) -> list[str]:
+    """(i): the ledger event bus has a policy that denies events:PutEvents on it to every
+    principal but ledger-export's role (an explicit deny also binds the account's own roles)."""
+    bus = stack.getatt("LedgerEventBus", "Arn")
+    role = stack.getatt("LedgerExportFunctionRole", "Arn")
+    bus_name = stack.ref("LedgerEventBus")
+    for n in stack.existing("AWS::Events::EventBusPolicy"):
+        pol = stack.resource(n)
+        st = pol.get("Statement", {})
+        if (
+            pol.get("EventBusName") in (bus_name, bus)
+            and st.get("Effect") == "Deny"
+            and st.get("Principal") == "*"
+            and as_list(st.get("Action")) == ["events:PutEvents"]
+            and as_list(st.get("Resource")) == [bus]
+            and st.get("Condition") == {"ArnNotEquals": {"aws:PrincipalArn": role}}
+        ):
+            return []
+    return [f"LedgerEventBus: no policy denies events:PutEvents to every principal but {role}"]

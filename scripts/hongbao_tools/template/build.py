@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hongbao_tools.functions import principals
+from hongbao_tools.functions import merchant_bound, principals
 from hongbao_tools.template import dashboard
 from hongbao_tools.template.defaults import (
     alarm_metric,
@@ -17,6 +17,7 @@ from hongbao_tools.template.defaults import (
     replace_policies,
 )
 from hongbao_tools.template.docs import MEANS, RUNBOOK, SETTINGS_DOC, alarm_meanings, settings_table
+from hongbao_tools.template.principals import allowed
 from hongbao_tools.template.yamltext import (
     KEY,
     blocks,
@@ -139,6 +140,7 @@ class Builder:
             self.functions.append(fn)
         # The principals variable of each `iam` operation, and its parameter.
         self.principals = principals(spec)
+        self.merchant_bound = merchant_bound(spec)
         self.settings_doc = settings_table(root / SETTINGS_DOC)
         self.meanings = alarm_meanings(root / RUNBOOK)
         self.placed_alarms: set[str] = set()
@@ -267,7 +269,8 @@ class Builder:
         out = []
         for env, name in self.principals.items():
             text = folded(self.setting_description(env))
-            out.append(self.proto("principal-parameter", {"Param": name, "Description": text}))
+            values = {"Param": name, "Description": text} | allowed(env in self.merchant_bound)
+            out.append(self.proto("principal-parameter", values))
         return "\n".join(out)
 
     def setting_description(self, variable: str) -> str:

@@ -15,6 +15,32 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use super::state::ApiState;
 use crate::domain::settings::Setting;
+use crate::domain::wallet::IamPrincipals;
+
+/// Checks that `arn`, one of `setting`'s principals, acts for `merchant_id` (`None`: something
+/// no merchant owns) — see [`Tenant`].
+///
+/// # Errors
+/// 403 `forbidden` naming the merchant and the setting.
+pub(crate) fn act_for(
+    principals: &IamPrincipals,
+    setting: &Setting,
+    arn: Option<&str>,
+    merchant_id: Option<&str>,
+) -> Result<(), super::error::ApiError> {
+    if arn.is_some_and(|arn| principals.acts_for(arn, merchant_id)) {
+        return Ok(());
+    }
+    let whose = match merchant_id {
+        Some(m) => format!("merchant {m:?}"),
+        None => "no merchant (name one of yours)".to_string(),
+    };
+    Err(super::error::ApiError::forbidden(format!(
+        "this principal acts only for the merchants {} binds it to \
+         (`<principal>=<merchant>|…`), not for {whose}",
+        setting.name
+    )))
+}
 
 /// An HTTP method an operation answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,7 +75,24 @@ pub enum Auth {
     Iam {
         /// The setting listing the admitted principals.
         principals: &'static Setting,
+        /// Whose data the operation touches, and so which principals bound to merchants may
+        /// call it.
+        tenant: Tenant,
     },
+}
+
+/// Whose data an AWS_IAM operation touches. A principal bound to some merchants
+/// (`<principal>=<merchant>|…` in `HONGBAO_MERCHANT_PRINCIPALS` or
+/// `HONGBAO_COUPON_PRINCIPALS`) is refused 403, nothing written, on a merchant's operation for
+/// another merchant ([`crate::domain::wallet::IamPrincipals::acts_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tenant {
+    /// Users' wallets and the support look-ups: the setting's principals act for every user
+    /// (their settings take no merchant binding).
+    Users,
+    /// One merchant's, found in the request as this says (e.g. "the path's `merchant_id`",
+    /// "the campaign's merchant").
+    Merchant(&'static str),
 }
 
 /// One HTTP operation: `METHOD path`, its authorization, and the name of its event in the
@@ -75,7 +118,15 @@ impl Operation {
     pub const fn principals(&self) -> Option<&'static Setting> {
         match self.auth {
             Auth::Jwt => None,
-            Auth::Iam { principals } => Some(principals),
+            Auth::Iam { principals, .. } => Some(principals),
+        }
+    }
+
+    /// Whose data an AWS_IAM operation touches (`None` for a JWT one).
+    pub const fn tenant(&self) -> Option<Tenant> {
+        match self.auth {
+            Auth::Jwt => None,
+            Auth::Iam { tenant, .. } => Some(tenant),
         }
     }
 
@@ -86,19 +137,29 @@ impl Operation {
 }
 
 impl Serialize for Operation {
-    /// `{"event", "method", "path", "auth": "jwt" | "iam", "principals": setting | null}`.
+    /// `{"event", "method", "path", "auth": "jwt" | "iam", "principals": setting | null,
+    /// "tenant": "users" | "merchant" | null}` (`tenant`: [`Tenant`]; a setting of a
+    /// `merchant` operation may bind its principals to merchants).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let (auth, principals) = match self.auth {
-            Auth::Jwt => ("jwt", None),
-            Auth::Iam { principals } => ("iam", Some(principals.name)),
+        let (auth, principals, tenant) = match self.auth {
+            Auth::Jwt => ("jwt", None, None),
+            Auth::Iam { principals, tenant } => (
+                "iam",
+                Some(principals.name),
+                Some(match tenant {
+                    Tenant::Users => "users",
+                    Tenant::Merchant(_) => "merchant",
+                }),
+            ),
         };
-        let mut st = s.serialize_struct("Operation", 5)?;
+        let mut st = s.serialize_struct("Operation", 6)?;
         st.serialize_field("event", self.event)?;
         st.serialize_field("method", &self.method)?;
         st.serialize_field("path", self.path)?;
         st.serialize_field("auth", auth)?;
         st.serialize_field("principals", &principals)?;
+        st.serialize_field("tenant", &tenant)?;
         st.end()
     }
 }

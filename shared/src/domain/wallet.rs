@@ -140,32 +140,81 @@ impl WalletRules {
     }
 }
 
-/// The IAM callers allowed to deposit, to withdraw or to read the support look-ups: exact `userArn`s, or prefixes (entries
-/// that end in `*`, e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
+/// The IAM callers allowed to deposit, to withdraw or to read the support look-ups, or to call
+/// the merchant and coupon routes: exact `userArn`s, or prefixes (entries that end in `*`,
+/// e.g. `arn:aws:sts::123456789012:assumed-role/payments/*`). Empty: nobody.
+///
+/// In `HONGBAO_MERCHANT_PRINCIPALS` and `HONGBAO_COUPON_PRINCIPALS` an entry may name the
+/// merchants it acts for: `<principal>=<merchant>[|<merchant>…]` (a platform whose merchants
+/// each run their own backend); an entry without `=` acts for every merchant. A caller matched
+/// by several entries acts for the merchants of all of them ([`Self::acts_for`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IamPrincipals {
-    entries: Vec<String>,
+    entries: Vec<PrincipalEntry>,
+}
+
+/// One entry of an [`IamPrincipals`] list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PrincipalEntry {
+    /// The `userArn`, or its prefix before a trailing `*`.
+    pattern: String,
+    /// Whether `pattern` is a prefix (the entry ended in `*`).
+    prefix: bool,
+    /// The merchants it acts for; `None`: every merchant.
+    merchants: Option<Vec<String>>,
+}
+
+impl PrincipalEntry {
+    fn matches(&self, user_arn: &str) -> bool {
+        if self.prefix {
+            user_arn.starts_with(&self.pattern)
+        } else {
+            user_arn == self.pattern
+        }
+    }
 }
 
 /// The name [`IamPrincipals`] had when only deposits were IAM-signed.
 pub type DepositPrincipals = IamPrincipals;
 
+/// The settings whose entries may name merchants (`<principal>=<merchant>|…`): the routes
+/// of a merchant's budget, packets, campaigns and checkout.
+const MERCHANT_BOUND_SETTINGS: [&str; 2] =
+    ["HONGBAO_MERCHANT_PRINCIPALS", "HONGBAO_COUPON_PRINCIPALS"];
+
 impl IamPrincipals {
     /// Reads `setting` (unset: nobody).
     ///
     /// # Errors
-    /// [`ConfigError`] naming `setting` when its value does not parse ([`Self::parse`]).
+    /// [`ConfigError`] naming `setting` when its value does not parse ([`Self::parse`]), or
+    /// when an entry names merchants in a setting whose routes act for users, not merchants
+    /// (deposits, withdrawals, support look-ups).
     pub fn from_lookup(lookup: &Lookup<'_>, setting: &Setting) -> Result<Self, ConfigError> {
-        match lookup.raw(setting) {
-            Some(v) => Self::parse(&v).map_err(|reason| ConfigError::new(setting, &v, reason)),
-            None => Ok(Self::default()),
+        let Some(v) = lookup.raw(setting) else {
+            return Ok(Self::default());
+        };
+        let parsed = Self::parse(&v).map_err(|reason| ConfigError::new(setting, &v, reason))?;
+        if parsed.is_bound() && !MERCHANT_BOUND_SETTINGS.contains(&setting.name) {
+            return Err(ConfigError::new(
+                setting,
+                &v,
+                format!(
+                    "an entry names merchants (`=`), but these routes act for users: only {} \
+                     bind a principal to merchants",
+                    MERCHANT_BOUND_SETTINGS.join(" and ")
+                ),
+            ));
         }
+        Ok(parsed)
     }
 
-    /// Parses a comma-separated list; blanks around entries are ignored.
+    /// Parses a comma-separated list of `<principal>` or `<principal>=<merchant>[|<merchant>…]`
+    /// entries; blanks around entries, principals and merchants are ignored.
     ///
     /// # Errors
-    /// A reason when an entry is empty, is a bare `*`, or has a `*` anywhere but at its end.
+    /// A reason when an entry is empty, is a bare `*`, has a `*` anywhere but at the end of
+    /// its principal, or names a merchant that is not a merchant id
+    /// ([`super::merchants::is_merchant_id`]).
     pub fn parse(list: &str) -> Result<Self, String> {
         let mut entries = Vec::new();
         for raw in list.split(',') {
@@ -173,13 +222,34 @@ impl IamPrincipals {
             if e.is_empty() {
                 return Err("an entry is empty".into());
             }
-            let stem = e.strip_suffix('*').unwrap_or(e);
+            let (principal, merchants) = match e.split_once('=') {
+                None => (e, None),
+                Some((principal, list)) => {
+                    let merchants: Vec<String> =
+                        list.split('|').map(|m| m.trim().to_string()).collect();
+                    if let Some(bad) = merchants
+                        .iter()
+                        .find(|m| !super::merchants::is_merchant_id(m))
+                    {
+                        return Err(format!(
+                            "entry {e:?}: merchant {bad:?} is not a merchant id (after `=`, \
+                             merchant ids separated by `|`, each 1 to 64 of A-Z a-z 0-9 _ . : -)"
+                        ));
+                    }
+                    (principal.trim(), Some(merchants))
+                }
+            };
+            let stem = principal.strip_suffix('*').unwrap_or(principal);
             if stem.is_empty() || stem.contains('*') {
                 return Err(format!(
                     "entry {e:?}: `*` may only end an entry that names an ARN prefix"
                 ));
             }
-            entries.push(e.to_string());
+            entries.push(PrincipalEntry {
+                pattern: stem.to_string(),
+                prefix: principal.ends_with('*'),
+                merchants,
+            });
         }
         Ok(IamPrincipals { entries })
     }
@@ -189,13 +259,39 @@ impl IamPrincipals {
         self.entries.is_empty()
     }
 
+    /// Whether some entry names the merchants it acts for.
+    pub fn is_bound(&self) -> bool {
+        self.entries.iter().any(|e| e.merchants.is_some())
+    }
+
     /// Whether `user_arn` matches an entry exactly, or starts with an entry's text before its
     /// trailing `*`.
     pub fn allows(&self, user_arn: &str) -> bool {
-        self.entries.iter().any(|e| match e.strip_suffix('*') {
-            Some(prefix) => user_arn.starts_with(prefix),
-            None => user_arn == e,
-        })
+        self.entries.iter().any(|e| e.matches(user_arn))
+    }
+
+    /// The merchants `user_arn` acts for: `None` when an entry without merchants matches it
+    /// (every merchant), else those of every matching entry (empty when none matches).
+    pub fn merchants_of(&self, user_arn: &str) -> Option<Vec<&str>> {
+        let mut merchants = Vec::new();
+        for e in self.entries.iter().filter(|e| e.matches(user_arn)) {
+            match &e.merchants {
+                None => return None,
+                Some(ms) => merchants.extend(ms.iter().map(String::as_str)),
+            }
+        }
+        Some(merchants)
+    }
+
+    /// Whether `user_arn` may act for `merchant_id` (`None`: something no merchant owns, such
+    /// as a campaign created without a merchant, which only an entry without merchants may
+    /// touch).
+    pub fn acts_for(&self, user_arn: &str, merchant_id: Option<&str>) -> bool {
+        match (self.merchants_of(user_arn), merchant_id) {
+            (None, _) => self.allows(user_arn),
+            (Some(ms), Some(m)) => ms.contains(&m),
+            (Some(_), None) => false,
+        }
     }
 }
 
@@ -387,6 +483,49 @@ mod tests {
         assert!(p.allows("arn:aws:sts::123456789012:assumed-role/payments/backend-1"));
         assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/paymentsX/backend-1"));
         assert!(!p.allows("arn:aws:sts::123456789012:assumed-role/other/x"));
+    }
+
+    /// An entry `<principal>=<merchant>|…` acts for its merchants only; one without `=` for
+    /// every merchant; a caller matched by several acts for all of theirs.
+    #[test]
+    fn a_bound_principal_acts_for_its_merchants_only() {
+        let p = IamPrincipals::parse(
+            "arn:x:role/ops, arn:x:role/shop-a*=shop-a|shop-c, arn:x:role/shop-a-2=shop-b",
+        )
+        .unwrap();
+
+        assert!(p.acts_for("arn:x:role/ops", Some("shop-b")));
+        assert!(p.acts_for("arn:x:role/ops", None));
+        assert!(p.acts_for("arn:x:role/shop-a-1", Some("shop-c")));
+        assert!(!p.acts_for("arn:x:role/shop-a-1", Some("shop-b")));
+        assert!(!p.acts_for("arn:x:role/shop-a-1", None));
+        assert!(p.acts_for("arn:x:role/shop-a-2", Some("shop-b")));
+        assert!(!p.acts_for("arn:x:role/other", Some("shop-a")));
+    }
+
+    #[test]
+    fn a_merchant_that_is_no_merchant_id_is_refused() {
+        for bad in [
+            "arn:x:role/a=",
+            "arn:x:role/a=shop a",
+            "arn:x:role/a=x||y",
+            "=shop-a",
+        ] {
+            assert!(IamPrincipals::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Deposits, withdrawals and support look-ups act for users: an entry naming merchants
+    /// there is refused at Init rather than read as a limit it would not be.
+    #[test]
+    fn merchants_are_named_only_where_routes_act_for_merchants() {
+        let v = |n: &str| (n == "HONGBAO_DEPOSIT_PRINCIPALS").then(|| "arn:x:a=shop-a".to_string());
+        let err = IamPrincipals::from_lookup(&Lookup::new(&v), &DEPOSIT_PRINCIPALS).unwrap_err();
+        assert!(err.to_string().contains("act for users"), "{err}");
+        let v =
+            |n: &str| (n == "HONGBAO_MERCHANT_PRINCIPALS").then(|| "arn:x:a=shop-a".to_string());
+        let merchants = &super::super::merchants::MERCHANT_PRINCIPALS;
+        assert!(IamPrincipals::from_lookup(&Lookup::new(&v), merchants).is_ok());
     }
 
     /// A deposit's or withdrawal's reference is remembered at least the re-send horizon: a

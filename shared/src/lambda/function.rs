@@ -319,4 +319,26 @@ mod tests {
             "(route, sigv4) only in openapi: {only_documented:?}; only declared: {only_declared:?}"
         );
     }
+
+    /// Every operation of a setting whose principals may be bound to merchants declares whose
+    /// merchant it touches (its handler checks it), and no other declares one: a merchant or
+    /// coupon route added without its tenant check fails here (and in the per-route test,
+    /// `tests/it/tenants.rs`).
+    #[test]
+    fn merchant_bound_operations_declare_their_merchant() {
+        use crate::api::operation::Tenant;
+        use crate::domain::coupons::rules::COUPON_PRINCIPALS;
+        use crate::domain::merchants::MERCHANT_PRINCIPALS;
+        let bound = [MERCHANT_PRINCIPALS.name, COUPON_PRINCIPALS.name];
+        let wrong: Vec<String> = Function::ALL
+            .iter()
+            .flat_map(|f| f.operations())
+            .filter_map(|op| {
+                let by_merchant = op.principals().is_some_and(|p| bound.contains(&p.name));
+                let declares = matches!(op.tenant(), Some(Tenant::Merchant(_)));
+                (by_merchant != declares).then(|| op.route_key())
+            })
+            .collect();
+        assert!(wrong.is_empty(), "tenant declared wrong: {wrong:?}");
+    }
 }

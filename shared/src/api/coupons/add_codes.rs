@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{duplicate_codes_message, merchant, Duplicates};
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, IamPrincipal, JsonBody, Path};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::coupons::codes::check_batch;
 use crate::domain::coupons::is_reference;
@@ -96,6 +96,7 @@ pub const OPERATION: Operation = Operation {
     path: "/campaigns/{id}/codes",
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+        tenant: Tenant::Merchant("the campaign's merchant (path `id`)"),
     },
     refusals: AddCodesRefusal::REFUSALS,
 };
@@ -120,7 +121,7 @@ pub(crate) async fn add_codes(
     Path(id): Path<String>,
     body: Result<JsonBody<CodesRequest>, ApiError>,
 ) -> Result<(StatusCode, Json<CampaignCodesBody>), ApiError> {
-    merchant(&state, arn)?;
+    let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     check_batch(&b.codes)?;
     if !is_reference(&b.reference) {
@@ -128,6 +129,7 @@ pub(crate) async fn add_codes(
             "reference must be 1 to 128 bytes of printable ASCII without spaces",
         ));
     }
+    super::for_campaign_owner(&state, &arn, &id).await?;
     let outcome = coupons::add_codes(&state.store, &id, &b.reference, &b.codes)
         .await
         .map_err(|e| {

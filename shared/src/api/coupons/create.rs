@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::{duplicate_codes_message, instant, merchant, CampaignBody, DiscountBody, Duplicates};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::coupons::{CodeSource, NewCampaign};
 use crate::store::coupons::{self, CreateOutcome};
@@ -161,6 +161,7 @@ pub const OPERATION: Operation = Operation {
     path: "/campaigns",
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+        tenant: Tenant::Merchant("the body's `merchant_id` (none: only an unbound principal)"),
     },
     refusals: CreateCampaignRefusal::REFUSALS,
 };
@@ -183,9 +184,10 @@ pub(crate) async fn create(
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<CampaignRequest>, ApiError>,
 ) -> Result<(StatusCode, Json<CampaignBody>), ApiError> {
-    merchant(&state, arn)?;
+    let arn = merchant(&state, arn)?;
     let JsonBody(body) = body?;
     let req = body.campaign()?;
+    super::for_merchant(&state, &arn, req.merchant_id.as_deref())?;
     let retry = "the campaign may have been created; the same body under the same reference \
                  answers it";
     let created = match coupons::create(&state.store, &req)

@@ -14,7 +14,7 @@ use super::{
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::domain::coupons::HOLD_SECS;
@@ -143,6 +143,9 @@ pub const OPERATION: Operation = Operation {
     path: "/coupons/hold",
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+        tenant: Tenant::Merchant(
+            "the coupon's merchant (its campaign's, or a share coupon's packet's)",
+        ),
     },
     refusals: HoldRefusal::REFUSALS,
 };
@@ -163,10 +166,11 @@ pub(crate) async fn hold(
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<HoldRequest>, ApiError>,
 ) -> Result<Json<HoldBody>, ApiError> {
-    merchant(&state, arn)?;
+    let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     checkout_fields(&b.code, Some(&b.user_id), &b.order_reference)?;
     let total = order_total(b.order_total_cents)?;
+    super::for_code_owner(&state, &arn, &b.code).await?;
     let secs = u32::try_from(b.hold_secs)
         .ok()
         .filter(|s| HOLD_SECS.contains(s))

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{merchant, CampaignBody};
 use crate::api::error::ApiError;
 use crate::api::extract::{query_params, IamPrincipal};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::coupons::campaign::{is_merchant_id, MAX_MERCHANT_ID_CHARS};
 use crate::domain::coupons::{campaign_id, campaign_no};
@@ -48,6 +48,7 @@ pub const OPERATION: Operation = Operation {
     path: "/campaigns",
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+        tenant: Tenant::Merchant("the query's `merchant_id` (none: only an unbound principal)"),
     },
     refusals: ListCampaignsRefusal::REFUSALS,
 };
@@ -73,8 +74,9 @@ pub(crate) async fn list_campaigns(
     IamPrincipal(arn): IamPrincipal,
     RawQuery(query): RawQuery,
 ) -> Result<Json<CampaignsBody>, ApiError> {
-    merchant(&state, arn)?;
+    let arn = merchant(&state, arn)?;
     let q = parse_query(query.as_deref())?;
+    super::for_merchant(&state, &arn, Some(&q.merchant_id))?;
     let page = coupons::list_campaigns(&state.store, &q.merchant_id, q.limit, q.before).await?;
     Ok(Json(CampaignsBody {
         items: page

@@ -30,10 +30,11 @@ use super::operation::Routes;
 use super::state::ApiState;
 use crate::domain::coupons::codes::is_code;
 use crate::domain::coupons::discount::{is_order_total, MAX_CENTS};
+use crate::domain::coupons::rules::COUPON_PRINCIPALS;
 use crate::domain::coupons::{is_reference, parse, Discount, Off};
 use crate::domain::merchants::parse_share_code;
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
-use crate::store::coupons::{CampaignView, MyCoupon};
+use crate::store::coupons::{self, CampaignView, MyCoupon};
 use utoipa_axum::routes;
 
 /// The routes of the coupon function.
@@ -53,19 +54,73 @@ pub fn routes() -> Routes {
         .route(&release::OPERATION, routes!(release::release))
 }
 
-/// Refuses a call that is not AWS_IAM-signed by one of `HONGBAO_COUPON_PRINCIPALS`.
+/// Refuses a call that is not AWS_IAM-signed by one of `HONGBAO_COUPON_PRINCIPALS`; answers
+/// the caller's principal.
 ///
 /// # Errors
 /// 403 `forbidden` naming the setting.
-fn merchant(state: &ApiState, arn: Option<String>) -> Result<(), ApiError> {
+fn merchant(state: &ApiState, arn: Option<String>) -> Result<String, ApiError> {
     let principals = &state.store.config().coupons.principals;
-    if arn.is_some_and(|arn| principals.allows(&arn)) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(
+    match arn {
+        Some(arn) if principals.allows(&arn) => Ok(arn),
+        _ => Err(ApiError::forbidden(
             "campaigns, their codes and the checkout (hold, redeem, release) are accepted only \
              from AWS_IAM-signed calls of the principals in HONGBAO_COUPON_PRINCIPALS",
-        ))
+        )),
+    }
+}
+
+/// Checks that `arn` acts for `merchant_id` (`None`: a campaign created without a merchant):
+/// a principal bound to merchants in `HONGBAO_COUPON_PRINCIPALS` acts only for those.
+///
+/// # Errors
+/// 403 `forbidden` naming the merchant and the setting.
+fn for_merchant(state: &ApiState, arn: &str, merchant_id: Option<&str>) -> Result<(), ApiError> {
+    crate::api::operation::act_for(
+        &state.store.config().coupons.principals,
+        &COUPON_PRINCIPALS,
+        Some(arn),
+        merchant_id,
+    )
+}
+
+/// Checks that `arn` acts for the merchant that owns `code` (its campaign's, or its share
+/// packet's; [`coupons::owner::code_of`]), reading the owner only for a principal bound to
+/// merchants. A code nothing issued passes: the operation answers it as for anyone.
+///
+/// # Errors
+/// 403 `forbidden`; 503 when Redis cannot be reached.
+async fn for_code_owner(state: &ApiState, arn: &str, code: &str) -> Result<(), ApiError> {
+    let Some(mine) = state.store.config().coupons.principals.merchants_of(arn) else {
+        return Ok(());
+    };
+    match coupons::owner::code_of(&state.store, code, &mine).await? {
+        Some(false) => Err(ApiError::forbidden(format!(
+            "this principal acts only for the merchants {} binds it to, and this coupon is \
+             another merchant's",
+            COUPON_PRINCIPALS.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that `arn` acts for the merchant campaign `id` was created for, reading it only for
+/// a principal bound to merchants.
+///
+/// # Errors
+/// 403 `forbidden`; 503 when Redis cannot be reached.
+async fn for_campaign_owner(state: &ApiState, arn: &str, id: &str) -> Result<(), ApiError> {
+    let Some(mine) = state.store.config().coupons.principals.merchants_of(arn) else {
+        return Ok(());
+    };
+    if coupons::owner::campaign_of(&state.store, id, &mine).await? {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "this principal acts only for the merchants {} binds it to, and campaign {id} is \
+             not one of theirs",
+            COUPON_PRINCIPALS.name
+        )))
     }
 }
 

@@ -13,7 +13,7 @@ use super::{
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, RedeemOutcome};
@@ -136,6 +136,9 @@ pub const OPERATION: Operation = Operation {
     path: "/coupons/redeem",
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+        tenant: Tenant::Merchant(
+            "the coupon's merchant (its campaign's, or a share coupon's packet's)",
+        ),
     },
     refusals: RedeemRefusal::REFUSALS,
 };
@@ -156,10 +159,11 @@ pub(crate) async fn redeem(
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<RedeemRequest>, ApiError>,
 ) -> Result<Json<RedeemBody>, ApiError> {
-    merchant(&state, arn)?;
+    let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     checkout_fields(&b.code, Some(&b.user_id), &b.order_reference)?;
     let total = order_total(b.order_total_cents)?;
+    super::for_code_owner(&state, &arn, &b.code).await?;
     let outcome = coupons::redeem(&state.store, &b.code, &b.user_id, &b.order_reference, total)
         .await
         .map_err(|e| {

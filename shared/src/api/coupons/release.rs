@@ -10,7 +10,7 @@ use super::{checkout_fields, merchant, DiscountBody, ALREADY_REDEEMED, HELD};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::refusal::Rfc3339;
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, ReleaseOutcome};
@@ -99,6 +99,9 @@ pub const OPERATION: Operation = Operation {
     path: "/coupons/release",
     auth: Auth::Iam {
         principals: &crate::domain::coupons::rules::COUPON_PRINCIPALS,
+        tenant: Tenant::Merchant(
+            "the coupon's merchant (its campaign's, or a share coupon's packet's)",
+        ),
     },
     refusals: ReleaseRefusal::REFUSALS,
 };
@@ -120,9 +123,10 @@ pub(crate) async fn release(
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<ReleaseRequest>, ApiError>,
 ) -> Result<Json<ReleaseBody>, ApiError> {
-    merchant(&state, arn)?;
+    let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     checkout_fields(&b.code, None, &b.order_reference)?;
+    super::for_code_owner(&state, &arn, &b.code).await?;
     let outcome = coupons::release(&state.store, &b.code, &b.order_reference)
         .await
         .map_err(|e| {

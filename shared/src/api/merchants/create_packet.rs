@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::packets::PacketBody;
 use crate::api::state::ApiState;
 use crate::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
@@ -44,6 +44,7 @@ pub const OPERATION: Operation = Operation {
     path: "/merchant-packets",
     auth: Auth::Iam {
         principals: &crate::domain::merchants::MERCHANT_PRINCIPALS,
+        tenant: Tenant::Merchant("the body's `merchant_id`"),
     },
     refusals: MerchantPacketRefusal::REFUSALS,
 };
@@ -84,6 +85,7 @@ pub(crate) async fn create_packet(
     super::check_principal(&state, arn.as_deref())?;
     let JsonBody(req) = body?;
     let new = req.check(&state.store.config().packets)?;
+    super::check_merchant(&state, arn.as_deref(), &new.merchant_id)?;
     let outcome = merchants::create_packet(&state.store, &new)
         .await
         .map_err(|e| {

@@ -9,7 +9,7 @@ use super::{check_caller, movement, MovementBody, MovementRequest};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody, Path};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::merchants::MAX_MERCHANT_BALANCE_CENTS;
 use crate::domain::wallet::DepositOutcome;
@@ -38,6 +38,7 @@ pub const OPERATION: Operation = Operation {
     path: "/merchants/{merchant_id}/deposits",
     auth: Auth::Iam {
         principals: &crate::domain::merchants::MERCHANT_PRINCIPALS,
+        tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: MerchantDepositRefusal::REFUSALS,
 };

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::check_caller;
 use crate::api::error::ApiError;
 use crate::api::extract::{query_params, IamPrincipal, Path};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::packets::PacketBody;
 use crate::api::state::ApiState;
 use crate::domain::history::{parse_limit, DEFAULT_LIMIT};
@@ -74,6 +74,7 @@ pub const OPERATION: Operation = Operation {
     path: "/merchants/{merchant_id}/packets",
     auth: Auth::Iam {
         principals: &crate::domain::merchants::MERCHANT_PRINCIPALS,
+        tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: crate::api::refusal::Refusals::NONE,
 };

@@ -78,10 +78,12 @@ pub struct MovementBody {
 }
 
 /// Checks a call of a merchant route, in this order: AWS_IAM-signed by a principal of
-/// `HONGBAO_MERCHANT_PRINCIPALS` (`arn`), then the merchant id of the path.
+/// `HONGBAO_MERCHANT_PRINCIPALS` (`arn`), then the merchant id of the path, then that the
+/// principal acts for that merchant ([`check_merchant`]).
 ///
 /// # Errors
-/// 403 `forbidden` naming the setting; 400 `invalid_request` for a bad merchant id.
+/// 403 `forbidden` naming the setting; 400 `invalid_request` for a bad merchant id; 403
+/// `forbidden` naming the merchant.
 pub(crate) fn check_caller(
     state: &ApiState,
     arn: Option<&str>,
@@ -93,7 +95,25 @@ pub(crate) fn check_caller(
             "merchant_id must be 1 to {MAX_MERCHANT_ID_CHARS} of A-Z a-z 0-9 _ . : -"
         )));
     }
-    Ok(())
+    check_merchant(state, arn, merchant_id)
+}
+
+/// Checks that `arn` acts for `merchant_id` (a principal bound to merchants in
+/// `HONGBAO_MERCHANT_PRINCIPALS`, `<principal>=<merchant>|…`, acts only for those).
+///
+/// # Errors
+/// 403 `forbidden` naming the merchant and the setting.
+pub(crate) fn check_merchant(
+    state: &ApiState,
+    arn: Option<&str>,
+    merchant_id: &str,
+) -> Result<(), ApiError> {
+    crate::api::operation::act_for(
+        &state.store.config().merchants.principals,
+        &MERCHANT_PRINCIPALS,
+        arn,
+        Some(merchant_id),
+    )
 }
 
 /// Checks that a call of a merchant route is AWS_IAM-signed by a principal of

@@ -9,7 +9,7 @@ use super::{check_caller, movement, MovementBody, MovementRequest};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody, Path};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::wallet::WithdrawalOutcome;
 use crate::store::merchants;
@@ -40,6 +40,7 @@ pub const OPERATION: Operation = Operation {
     path: "/merchants/{merchant_id}/withdrawals",
     auth: Auth::Iam {
         principals: &crate::domain::merchants::MERCHANT_PRINCIPALS,
+        tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: MerchantWithdrawRefusal::REFUSALS,
 };

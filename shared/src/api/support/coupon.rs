@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, IamPrincipal, Path};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::coupons::checkout::Checkout;
 use crate::store::support::{self, CouponLookup, ReleaseLookup};
@@ -150,6 +150,7 @@ pub const OPERATION: Operation = Operation {
     path: "/support/coupons/{code}",
     auth: Auth::Iam {
         principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+        tenant: Tenant::Users,
     },
     refusals: SupportCouponRefusal::REFUSALS,
 };

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, Path};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::packets::{no_packet, PacketViewBody};
 use crate::api::state::ApiState;
 use crate::store::support::{self, GrabLookup, PacketLookup};
@@ -141,6 +141,7 @@ pub const OPERATION: Operation = Operation {
     path: "/support/packets/{id}",
     auth: Auth::Iam {
         principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+        tenant: Tenant::Users,
     },
     refusals: SupportPacketRefusal::REFUSALS,
 };

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{query_params, IamPrincipal, Path};
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::api::wallet::EntryBody;
 use crate::domain::wallet::LEDGER_CAP;
@@ -99,6 +99,7 @@ pub const OPERATION: Operation = Operation {
     path: "/support/wallets/{user_id}",
     auth: Auth::Iam {
         principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+        tenant: Tenant::Users,
     },
     refusals: crate::api::refusal::Refusals::NONE,
 };

@@ -10,7 +10,7 @@ use super::{movement, Movement, MovementRoute};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
 use crate::store::wallet;
@@ -67,6 +67,7 @@ pub const OPERATION: Operation = Operation {
     path: "/wallet/deposits",
     auth: Auth::Iam {
         principals: &crate::domain::wallet::DEPOSIT_PRINCIPALS,
+        tenant: Tenant::Users,
     },
     refusals: DepositRefusal::REFUSALS,
 };

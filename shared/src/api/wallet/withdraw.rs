@@ -10,7 +10,7 @@ use super::{movement, Movement, MovementRoute};
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
-use crate::api::operation::{Auth, Method, Operation};
+use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::wallet::{WithdrawalOutcome, MAX_WITHDRAWAL_CENTS};
 use crate::store::wallet;
@@ -69,6 +69,7 @@ pub const OPERATION: Operation = Operation {
     path: "/wallet/withdrawals",
     auth: Auth::Iam {
         principals: &crate::domain::wallet::WITHDRAWAL_PRINCIPALS,
+        tenant: Tenant::Users,
     },
     refusals: WithdrawRefusal::REFUSALS,
 };

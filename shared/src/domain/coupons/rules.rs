@@ -10,7 +10,7 @@ use crate::domain::{ConfigError, Lookup};
 pub const COUPON_PRINCIPALS: Setting = Setting {
     name: "HONGBAO_COUPON_PRINCIPALS",
     default: NO_DEFAULT,
-    meaning: "comma-separated IAM `userArn`s allowed to call the coupon function's AWS_IAM routes, the merchant backend's (campaigns, their codes, the checkout: the operations of `functions.json` whose `principals` is this setting), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: each of them is 403 (logged at cold start)",
+    meaning: "comma-separated IAM `userArn`s allowed to call the coupon function's AWS_IAM routes, the merchant backend's (campaigns, their codes, the checkout: the operations of `functions.json` whose `principals` is this setting), as for `HONGBAO_DEPOSIT_PRINCIPALS`; an entry `<principal>=<merchant>[|<merchant>…]` acts only for those merchants (403 on another merchant's campaigns and coupons, and on campaigns created without a merchant; nothing written), one without `=` for every merchant. Unset: each of them is 403 (logged at cold start)",
 };
 
 /// `HONGBAO_COUPON_VISIT_LIMIT`.

@@ -40,7 +40,7 @@ pub const MAX_MERCHANT_BALANCE_CENTS: i64 = 1_000_000_000_000_000;
 pub const MERCHANT_PRINCIPALS: Setting = Setting {
     name: "HONGBAO_MERCHANT_PRINCIPALS",
     default: super::settings::NO_DEFAULT,
-    meaning: "comma-separated IAM `userArn`s allowed to call the merchant function's routes, the team's backend (merchant budgets: the operations of `functions.json` whose `principals` is this setting), as for `HONGBAO_DEPOSIT_PRINCIPALS`. Unset: each of them is 403 (logged at cold start)",
+    meaning: "comma-separated IAM `userArn`s allowed to call the merchant function's routes, the team's backend (merchant budgets: the operations of `functions.json` whose `principals` is this setting), as for `HONGBAO_DEPOSIT_PRINCIPALS`; an entry `<principal>=<merchant>[|<merchant>…]` acts only for those merchants (403 on another's budget or packets, nothing written), one without `=` for every merchant. Unset: each of them is 403 (logged at cold start)",
 };
 
 /// `HONGBAO_MERCHANT_LOW_BALANCE_CENTS`.

@@ -42,6 +42,8 @@ pub(crate) struct Located {
 /// The keys a share's coupon's checkout moves money in (on the packet's slot).
 #[derive(Debug, Clone)]
 pub(crate) struct ShareKeys {
+    /// The packet's merchant (whose budget funds the coupon).
+    pub merchant_id: String,
     /// The merchant's hash (its books).
     pub books: String,
     /// The packet's grabs hash (the coupon's value).
@@ -158,6 +160,7 @@ pub(super) async fn locate_share(
             draw: None,
         },
         share: Some(ShareKeys {
+            merchant_id: merchant,
             books: mk.merchant,
             grabs: pk.grabs,
             ledger: mk.ledger,

@@ -31,6 +31,7 @@ pub mod keys;
 pub mod list;
 pub mod list_campaigns;
 pub(crate) mod locate;
+pub mod owner;
 pub mod redeem;
 pub mod release;
 pub mod settle;

@@ -1,0 +1,252 @@
+//! Tenants kept apart: a principal bound to merchants (`<principal>=<merchant>|…` in
+//! `HONGBAO_MERCHANT_PRINCIPALS` and `HONGBAO_COUPON_PRINCIPALS`) acts for those only. Every
+//! operation that declares a merchant tenant (`hongbao::api::operation::Tenant`) is called, as
+//! a principal bound to `shop-b`, about `shop-a`'s budget, packets, campaign or coupons: 403
+//! `forbidden`, nothing written. The operations come from the declarations, so a new merchant
+//! or coupon route fails here until its request is added.
+
+use std::sync::Arc;
+
+use harness::{Backend, TestRedis};
+use hongbao::api::error::rfc3339;
+use hongbao::api::operation::{Operation, Tenant};
+use hongbao::domain::wallet::IamPrincipals;
+use hongbao::Store;
+use serde_json::{json, Value};
+
+use crate::common::{self, call, event, with_body, with_sub, Function, DEPOSIT_PRINCIPALS};
+
+/// The team's own backend: acts for every merchant (the fixtures' principals).
+const TEAM: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/payments-backend";
+/// shop-b's backend, bound to shop-b.
+const SHOP_B: &str = "arn:aws:sts::123456789012:assumed-role/shop-b/backend";
+
+/// A store whose merchant and coupon principals are the team's (every merchant) and shop-b's
+/// backend (bound to shop-b).
+fn bound_store(redis: &TestRedis) -> Arc<Store> {
+    let list = format!("{DEPOSIT_PRINCIPALS}, {SHOP_B}=shop-b");
+    common::store(redis, |c| {
+        c.merchants.principals = IamPrincipals::parse(&list).unwrap();
+        c.coupons.principals = IamPrincipals::parse(&list).unwrap();
+    })
+}
+
+/// An AWS_IAM event of `op` signed by `arn`: its path with `params` put in, `query`, `body`.
+fn signed(
+    op: &Operation,
+    arn: &str,
+    params: &[(&str, &str)],
+    query: &str,
+    body: Option<&Value>,
+) -> Value {
+    let mut v = event("merchant-deposit");
+    let mut path = op.path.to_string();
+    let mut path_params = json!({});
+    for (name, value) in params {
+        path = path.replace(&format!("{{{name}}}"), value);
+        path_params[*name] = json!(value);
+    }
+    v["routeKey"] = json!(op.route_key());
+    v["requestContext"]["routeKey"] = json!(op.route_key());
+    v["rawPath"] = json!(path);
+    v["requestContext"]["http"]["path"] = json!(path);
+    v["requestContext"]["http"]["method"] = json!(op.method.as_str());
+    v["pathParameters"] = path_params;
+    v["rawQueryString"] = json!(query);
+    v["queryStringParameters"] = json!(url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect::<std::collections::HashMap<String, String>>());
+    v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
+    match body {
+        Some(b) => with_body(v, &b.to_string()),
+        None => {
+            v["body"] = Value::Null;
+            v
+        }
+    }
+}
+
+/// The function that routes `op`.
+fn function_of(op: &Operation) -> Function {
+    *Function::ALL
+        .iter()
+        .find(|f| f.operations().iter().any(|o| o.event == op.event))
+        .expect("routed")
+}
+
+/// Every operation with a merchant tenant.
+fn merchant_operations() -> Vec<&'static Operation> {
+    Function::ALL
+        .iter()
+        .flat_map(|f| f.operations())
+        .filter(|op| matches!(op.tenant(), Some(Tenant::Merchant(_))))
+        .collect()
+}
+
+/// shop-a's things, made by the team: a budget, a campaign, bob's coupon of it, and carol's
+/// coupon of a merchant packet paid out as coupons.
+struct ShopA {
+    /// Redis `TIME` at the arrangement, Unix ms.
+    now: i64,
+    campaign: String,
+    code: String,
+    share_code: String,
+}
+
+async fn shop_a(store: &Arc<Store>) -> ShopA {
+    let by_team = |op: &'static Operation, params: &[(&str, &str)], body: Value| {
+        signed(op, TEAM, params, "", Some(&body))
+    };
+    let deposit = by_team(
+        &hongbao::api::merchants::deposit::OPERATION,
+        &[("merchant_id", "shop-a")],
+        json!({"amount_cents": 100_000, "reference": "topup-1"}),
+    );
+    let (s, b, _) = call(store, Function::Merchant, &deposit).await;
+    assert_eq!(s, 201, "{b}");
+    let now = crate::coupons::redis_ms(store).await;
+    let campaign = by_team(
+        &hongbao::api::coupons::create::OPERATION,
+        &[],
+        json!({"title": "shop-a's drop", "generate": 10, "ends_at": rfc3339(now + 600_000),
+               "per_user": 1, "redeem_by": rfc3339(now + 3_600_000), "reference": "shop-a-1",
+               "merchant_id": "shop-a"}),
+    );
+    let (s, b, _) = call(store, Function::Coupon, &campaign).await;
+    assert_eq!(s, 201, "{b}");
+    let campaign = b["campaign_id"].as_str().unwrap().to_string();
+    let (s, b, _) = crate::coupons::api::grab(store, &campaign, "bob").await;
+    assert_eq!(s, 200, "{b}");
+    let code = b["code"].as_str().unwrap().to_string();
+    let packet = by_team(
+        &hongbao::api::merchants::create_packet::OPERATION,
+        &[],
+        json!({"merchant_id": "shop-a", "order_reference": "order-1", "sharer_id": "carol",
+               "total_cents": 2000, "count": 2, "payout": "coupon", "sharer_first": true,
+               "coupon": {"redeem_within_secs": 86_400}}),
+    );
+    let (s, b, _) = call(store, Function::Merchant, &packet).await;
+    assert_eq!(s, 201, "{b}");
+    let id = b["packet_id"].as_str().unwrap();
+    let claim = with_sub(
+        common::with_placeholder(event("claim-claim"), "PACKET_ID", id),
+        "carol",
+    );
+    let (s, b, _) = call(store, Function::Claim, &claim).await;
+    assert_eq!(s, 200, "{b}");
+    let share_code = b["coupon"]["code"].as_str().unwrap().to_string();
+    ShopA {
+        now,
+        campaign,
+        code,
+        share_code,
+    }
+}
+
+/// `op` as shop-b's backend would send it about shop-a's things (each operation's request;
+/// a new merchant operation needs its line here).
+fn about_shop_a(op: &'static Operation, a: &ShopA) -> Vec<Value> {
+    let shop = [("merchant_id", "shop-a")];
+    let order =
+        |code: &str, user: &str| json!({"code": code, "user_id": user, "order_reference": "o-9"});
+    let coupons = [(&a.code, "bob"), (&a.share_code, "carol")];
+    let sign = |params: &[(&str, &str)], query: &str, body: Option<Value>| {
+        signed(op, SHOP_B, params, query, body.as_ref())
+    };
+    match op.event {
+        "GetMerchant" => vec![sign(&shop, "", None)],
+        "MerchantListPackets" => vec![sign(&shop, "", None)],
+        "MerchantDeposit" | "MerchantWithdraw" => vec![sign(
+            &shop,
+            "",
+            Some(json!({"amount_cents": 100, "reference": "r-9"})),
+        )],
+        "MerchantCreatePacket" => vec![sign(
+            &[],
+            "",
+            Some(
+                json!({"merchant_id": "shop-a", "order_reference": "order-9",
+                        "sharer_id": "dave", "total_cents": 100, "count": 1, "payout": "wallet"}),
+            ),
+        )],
+        "CreateCampaign" => ["shop-a", ""]
+            .map(|m| {
+                let mut body = json!({"title": "t", "generate": 10,
+                                  "ends_at": rfc3339(a.now + 600_000), "per_user": 1,
+                                  "redeem_by": rfc3339(a.now + 3_600_000), "reference": "b-1"});
+                if !m.is_empty() {
+                    body["merchant_id"] = json!(m);
+                }
+                sign(&[], "", Some(body))
+            })
+            .to_vec(),
+        "ListCampaigns" => vec![sign(&[], "merchant_id=shop-a", None)],
+        "AddCampaignCodes" => vec![sign(
+            &[("id", &a.campaign)],
+            "",
+            Some(json!({"codes": ["X-0001"], "reference": "batch-9"})),
+        )],
+        "HoldCoupon" => coupons
+            .map(|(c, user)| {
+                let mut body = order(c, user);
+                body["hold_secs"] = json!(600);
+                sign(&[], "", Some(body))
+            })
+            .to_vec(),
+        "RedeemCoupon" => coupons
+            .map(|(c, user)| sign(&[], "", Some(order(c, user))))
+            .to_vec(),
+        "ReleaseCoupon" => coupons
+            .map(|(c, _)| sign(&[], "", Some(json!({"code": c, "order_reference": "o-9"}))))
+            .to_vec(),
+        other => panic!("{other}: add shop-b's request about shop-a to about_shop_a"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principal_bound_to_one_merchant_is_refused_on_another() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = bound_store(&redis);
+        let a = shop_a(&store).await;
+        let before = common::snapshot_but_call_answers(&redis).await;
+
+        let mut answers = Vec::new();
+        for op in merchant_operations() {
+            for request in about_shop_a(op, &a) {
+                let (s, b, _) = call(&store, function_of(op), &request).await;
+                answers.push((op.event, s, b["error"].clone()));
+            }
+        }
+
+        let refused: Vec<_> = answers
+            .iter()
+            .filter(|(_, s, e)| *s != 403 || *e != json!("forbidden"))
+            .collect();
+        assert!(refused.is_empty(), "{backend:?}: not refused: {refused:?}");
+        assert_eq!(answers.len(), 15, "{answers:?}");
+        assert_eq!(
+            common::snapshot_but_call_answers(&redis).await,
+            before,
+            "{backend:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_principal_acts_for_its_own_merchant() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = bound_store(&redis);
+    let op = &hongbao::api::merchants::deposit::OPERATION;
+    let deposit = signed(
+        op,
+        SHOP_B,
+        &[("merchant_id", "shop-b")],
+        "",
+        Some(&json!({"amount_cents": 500, "reference": "topup-b"})),
+    );
+
+    let (s, b, _) = call(&store, Function::Merchant, &deposit).await;
+
+    assert_eq!((s, b["balance_cents"].as_i64()), (201, Some(500)), "{b}");
+}
