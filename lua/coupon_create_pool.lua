@@ -26,13 +26,15 @@
 -- ARGV[18] draw_seed: pool 0 of a draw campaign: the draw's seed (64 hex digits,
 --          domain::draws::campaign_seed; never in a view before the draw); else ''
 -- ARGV[19] draw_commitment: pool 0 of a draw campaign: the seed's commitment; else ''
--- ARGV[20..] batch: uploaded: the pool's codes (none for generated)
+-- ARGV[20] id_tag: the campaign's id tag (16 characters, domain::coupons::id_tag: its public id
+--          is its number's 5 characters and this), or '' (a campaign known by its number alone)
+-- ARGV[21..] batch: uploaded: the pool's codes (none for generated)
 --
 -- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
 -- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it
 -- redeemed, less the redemptions reversed), campaign_total, for generated codes next (the next
 -- index to issue), end and secret, and the discount's amount_off, percent_off, max_off and
--- min_order (each only when set; none: the campaign records no value), and for a draw campaign
+-- min_order (each only when set; none: the campaign records no value), id_tag (when set), and for a draw campaign
 -- draw_at (every pool: coupon_grab.lua issues nothing before it) and on pool 0 draw_seed and
 -- draw_commitment. The discount and the draw are part of the fingerprint, so a re-sent
 -- creation with another discount or draw is a conflict.
@@ -55,10 +57,10 @@ if ARGV[8] == 'generated' then
   total = tonumber(ARGV[10]) - tonumber(ARGV[9])
   redis.call('HSET', KEYS[1], 'next', ARGV[9], 'end', ARGV[10], 'secret', ARGV[11])
 else
-  total = #ARGV - 19
+  total = #ARGV - 20
   -- RPUSH in slices of 4,000: Lua's unpack takes at most about 8,000 values at once.
   local slice = {}
-  for i = 20, #ARGV do
+  for i = 21, #ARGV do
     slice[#slice + 1] = ARGV[i]
     if #slice == 4000 or i == #ARGV then
       redis.call('RPUSH', KEYS[2], unpack(slice))
@@ -72,7 +74,7 @@ redis.call('HSET', KEYS[1], 'fingerprint', ARGV[1], 'title', ARGV[2], 'starts_at
   'campaign_total', ARGV[12])
 local optional = { 'amount_off', ARGV[13], 'percent_off', ARGV[14], 'max_off', ARGV[15],
   'min_order', ARGV[16], 'draw_at', ARGV[17], 'draw_seed', ARGV[18],
-  'draw_commitment', ARGV[19] }
+  'draw_commitment', ARGV[19], 'id_tag', ARGV[20] }
 for i = 1, #optional, 2 do
   if optional[i + 1] ~= '' then
     redis.call('HSET', KEYS[1], optional[i], optional[i + 1])

@@ -14,7 +14,8 @@ from ..report import parse_rfc3339, rfc3339
 from ..rie import LocalStack
 from .common import OUTSIDER_ARN, RFC3339, State, answered
 
-CAMPAIGN_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{5}$")
+# A campaign id: its number (5 characters), then its 80-bit tag (16).
+CAMPAIGN_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{21}$")
 GENERATED_CODE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{18}$")
 CAMPAIGN_FIELDS = {
     "campaign_id",

@@ -238,6 +238,10 @@ pub struct Entry {
     /// filled in by the store before publishing (a generated code's entry holds its index,
     /// which the campaign's key turns into the code); `None` as read.
     pub code: Option<String>,
+    /// For the entries of a campaign (its coupons', [`Kind::CampaignEnded`], its
+    /// [`Kind::DrawRun`]): the campaign's public id (the reference names it by its number's 5
+    /// characters), filled in by the store before publishing; `None` as read.
+    pub campaign_id: Option<String>,
     /// For [`Kind::CouponIssued`] of a merchant packet's share: its merchant and the coupon's
     /// value.
     pub share_coupon: Option<IssuedShare>,
@@ -472,6 +476,7 @@ impl Entry {
             discount_cents,
             campaign_counts,
             code: None,
+            campaign_id: None,
             share_coupon,
             draw,
             ledger_trimmed_cents,

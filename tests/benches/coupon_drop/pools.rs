@@ -276,6 +276,7 @@ pub async fn pool_sizes(
             end_index: 0,
             secret: "",
             campaign_total: size,
+            id_tag: "",
             batch: &batch,
             ..Default::default()
         }

@@ -28,10 +28,16 @@ const DEPOSIT_CENTS: i64 = 10_000;
 /// `lua/<file>` as [`BEFORE`] composed it: `helpers` then `file`, from `git show`; `None`
 /// when the history does not hold that commit.
 fn before(file: &str, helpers: &[&str]) -> Option<String> {
+    script_at(BEFORE, file, helpers)
+}
+
+/// `lua/<file>` as commit `commit` composed it: `helpers` then `file`, from `git show`; `None`
+/// when the history does not hold that commit.
+pub fn script_at(commit: &str, file: &str, helpers: &[&str]) -> Option<String> {
     let mut source = String::new();
     for f in helpers.iter().chain(std::iter::once(&file)) {
         let out = Command::new("git")
-            .args(["show", &format!("{BEFORE}:lua/{f}")])
+            .args(["show", &format!("{commit}:lua/{f}")])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .ok()?;

@@ -95,6 +95,7 @@ async fn create(store: &Store, no: u64, p: &Pool<'_>) -> String {
         end_index: end,
         secret: if p.generated.is_some() { SECRET } else { "" },
         campaign_total: p.generated.map_or(p.codes.len() as u64, |(a, b)| b - a),
+        id_tag: "",
         batch: p.codes,
         ..Default::default()
     }

@@ -30,6 +30,7 @@ async fn create_pool_of_three(store: &Store, no: u64, k: u32, codes: &[&str], no
         end_index: 0,
         secret: "",
         campaign_total: 15,
+        id_tag: "",
         batch: codes,
         ..Default::default()
     }

@@ -69,6 +69,7 @@ impl Campaign {
             end_index: 0,
             secret: "",
             campaign_total: codes.len() as u64,
+            id_tag: "",
             batch: codes,
             ..Default::default()
         }

@@ -15,7 +15,7 @@ use crate::coupons::api::{create, grab, view};
 use crate::coupons::coupon_store;
 use harness::{Backend, TestRedis};
 use hongbao::api::error::rfc3339;
-use hongbao::domain::coupons::campaign_no;
+use hongbao::domain::coupons::{campaign_id, campaign_no};
 use hongbao::domain::draws::{self, Reveal};
 use hongbao::domain::journal::Kind;
 use hongbao::store::coupons::draw::{run_draw, Drawn};
@@ -76,7 +76,8 @@ async fn draw_runs(
         .await
         .unwrap()
         .into_iter()
-        .filter(|e| e.kind == Kind::DrawRun && e.reference == id)
+        // The journal names a campaign by its number's 5 characters.
+        .filter(|e| e.kind == Kind::DrawRun && e.reference == campaign_id(campaign_no(id).unwrap()))
         .collect()
 }
 
@@ -213,7 +214,7 @@ async fn the_smallest_tickets_win_the_codes_across_pools() {
             tickets: &keys.tickets,
             journal: &keys.journal,
             codes: 999,
-            campaign_id: &id,
+            campaign_id: &campaign_id(campaign_no(&id).unwrap()),
         }
         .invocation()
         .invoke_async(&mut store.conn().await.unwrap())

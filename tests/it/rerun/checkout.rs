@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
-use hongbao::domain::coupons::{campaign_no, CodeSource, NewCampaign, VisitLimit};
+use hongbao::domain::coupons::{campaign_id, campaign_no, CodeSource, NewCampaign, VisitLimit};
 use hongbao::domain::reconcile::Holder;
 use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome, PoolKeys};
 use hongbao::store::keys::Keys;
@@ -423,7 +423,8 @@ async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String,
     }
     let no = campaign_no(&c.campaign_id).unwrap();
     let keys = PoolKeys::new(&store.config().key_prefix, &c.campaign_id, no, 0, 1);
-    (c.campaign_id, keys, issued)
+    // The scripts name a campaign by its number's 5 characters, as the store passes it.
+    (campaign_id(no), keys, issued)
 }
 
 /// Test: the re-run checker over coupons at checkout, on standalone and on the 3-master

@@ -273,6 +273,7 @@ async fn create(store: &Store, c: &Campaign, codes: [usize; 3], per_user: u32) {
             end_index: 0,
             secret: "",
             campaign_total: total as u64,
+            id_tag: "",
             batch: &batch,
             ..Default::default()
         }

@@ -189,6 +189,7 @@ pub fn entries(events: &[Value], balances: &BTreeMap<String, i64>) -> (Vec<Entry
                 discount_cents: int("discount_cents"),
                 campaign_counts: None,
                 code: d["code"].as_str().map(str::to_string),
+                campaign_id: d["campaign_id"].as_str().map(str::to_string),
                 draw: d["seed"]
                     .as_str()
                     .map(|seed| hongbao::domain::journal::DrawRunFigures {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use hongbao::domain::coupons::{campaign_no, home_pool, VisitLimit};
+use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool, VisitLimit};
 use hongbao::store::coupons::{self, GrabOutcome, PoolKeys};
 use hongbao::store::scripts::{text, Call, CouponGrabCall};
 use hongbao::Store;
@@ -24,6 +24,8 @@ async fn grab_step(
     call: &str,
 ) -> Result<String, String> {
     let no = campaign_no(campaign).ok_or("a campaign id")?;
+    // The scripts name a campaign by its number's 5 characters, as the store passes it.
+    let campaign = &campaign_id(no);
     let home = home_pool(no, user, POOLS);
     let keys = PoolKeys::new(&store.config().key_prefix, campaign, no, home, POOLS);
     let mut conn = store.conn().await.map_err(|e| e.to_string())?;

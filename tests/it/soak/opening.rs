@@ -1,6 +1,8 @@
 //! The soak's openings: campaigns that open at once, created by a merchant during the run while
-//! the nemesis faults the cluster, and grabbed by bots from the moment the creation is sent
-//! (campaign ids are sequential, so the next one is known before it is announced). A creation
+//! the nemesis faults the cluster, and grabbed by bots from the moment the creation is recorded
+//! (step 1, `lua/coupon_create.lua`): a campaign's id cannot be guessed from the ones before it,
+//! so the bots read it as an insider with the store could (the creation's record holds the
+//! secret its id tag comes from), before the merchant's creation is answered. A creation
 //! cut short by a fault leaves its campaign open on the pools it wrote until the merchant sends
 //! it again after `Retry-After`; in that window a grab that needs a pool not written yet is told
 //! to grab again, never `sold_out`, and each reservation still has one outcome per pool
@@ -19,7 +21,8 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool};
+use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool, id_tag, public_id};
+use hongbao::store::coupons::keys::refs;
 use hongbao::store::coupons::PoolKeys;
 use hongbao::store::scripts::{text, Call, CouponGrabCall, CouponSettleCall, CouponTakeCall};
 use hongbao::Store;
@@ -39,9 +42,9 @@ const POOLS: u32 = 24;
 /// The history's client number of the merchant and the bots.
 const CLIENT: usize = 90;
 
-/// The openings whose creation the merchant has been answered: a stalled press walks only
-/// once its campaign is in here, so that its walk comes after the pools a cut-short creation
-/// missed are written.
+/// The openings whose creation the merchant has been answered (by campaign number's id): a
+/// stalled press walks only once its campaign is in here, so that its walk comes after the
+/// pools a cut-short creation missed are written.
 static CREATED: LazyLock<Mutex<BTreeSet<String>>> = LazyLock::new(Default::default);
 
 /// The highest campaign number among `plans`: the openings take the next ones.
@@ -84,13 +87,15 @@ pub async fn run(
         if Instant::now() + Duration::from_secs(5) >= deadline {
             break;
         }
-        let id = campaign_id(last_no + k);
+        let no = last_no + k;
+        let id = campaign_id(no);
+        let reference = format!("soak-open-{k}");
         let codes: Vec<String> = (0..12).map(|i| format!("OPEN{k:03}-{i:02}")).collect();
         let body = json!({
             "title": format!("soak opening {k}"), "codes": codes, "per_user": 1,
             "codes_planned": 60_000, "ends_at": hongbao::api::error::rfc3339(ends_ms),
             "redeem_by": hongbao::api::error::rfc3339(ends_ms + 3_600_000),
-            "reference": format!("soak-open-{k}"),
+            "reference": reference,
         });
         log.note(format!("opening {k}: campaign {id}"));
         let merchant = Op::CouponOpen { body };
@@ -113,9 +118,9 @@ pub async fn run(
                     )
                 })
                 .collect();
-            let (id, w, l) = (id.clone(), world.clone(), log.clone());
+            let (reference, w, l) = (reference.clone(), world.clone(), log.clone());
             crowds.push(tokio::spawn(async move {
-                bot(&id, &user, presses, deadline, &w, &l).await
+                bot((no, &reference), &user, presses, deadline, &w, &l).await
             }));
         }
         // The next opening waits for this creation (it takes the next campaign number), not
@@ -126,14 +131,15 @@ pub async fn run(
             _ => None,
         };
         world.history.lock().unwrap().push(r);
-        if created.as_ref().is_some_and(|c| *c != id) {
+        let recorded = public_id_of(&sandboxes[0], &reference, no).await;
+        if created.is_some() && created != recorded {
             log.note(format!(
-                "opening {k}: created as {created:?}, its bots grabbed {id}"
+                "opening {k}: created as {created:?}, its bots grabbed {recorded:?}"
             ));
         }
         plans.push(Plan {
             draw: false,
-            id: created.unwrap_or(id),
+            id: created.or(recorded).unwrap_or(id),
             per_user: 1,
             pools: POOLS,
             uploaded: codes,
@@ -147,13 +153,29 @@ pub async fn run(
     plans
 }
 
-/// A bot's presses on campaign `id` until one is answered something final (a code, 409, 410)
-/// or they run out: `presses` (sandbox, pause before it ms, stall ms). A press sent while the
+/// The public id of the opening recorded under `reference` as number `no`, once step 1 of its
+/// creation recorded it: from the record's secret (`<no>\n<fingerprint>\n<starts_at>\n<secret>`),
+/// as an insider with the store could; `None` before, or when the store does not answer.
+async fn public_id_of(store: &Store, reference: &str, no: u64) -> Option<String> {
+    let mut conn = store.conn().await.ok()?;
+    let record: Option<String> = redis::cmd("HGET")
+        .arg(refs(&store.config().key_prefix))
+        .arg(reference)
+        .query_async(&mut conn)
+        .await
+        .ok()?;
+    let secret = record?.split('\n').nth(3)?.to_string();
+    Some(public_id(no, Some(&id_tag(&secret).ok()?)))
+}
+
+/// A bot's presses on the opening (number, reference) until one is answered something final
+/// (a code, 409, 410) or they run out: `presses` (sandbox, pause before it ms, stall ms); a
+/// press before the creation is recorded is not sent (the bot has no id yet). A press sent while the
 /// merchant's creation is not answered yet, or after one answered `not_started` or 5xx (some
 /// pool may not be written yet), is sent as a stalled press and, 5–20 ms later, a second press
 /// of the same user.
 async fn bot(
-    id: &str,
+    (no, reference): (u64, &str),
     user: &str,
     presses: Vec<(Arc<Store>, u64, u64)>,
     deadline: Instant,
@@ -162,17 +184,25 @@ async fn bot(
 ) -> Vec<Record> {
     let mut records = Vec::new();
     let mut stall_next = false;
+    let mut id: Option<String> = None;
+    let number_id = campaign_id(no);
     for (store, pause_ms, stall_ms) in presses {
         tokio::time::sleep(Duration::from_millis(pause_ms)).await;
         if Instant::now() >= deadline {
             break;
         }
+        if id.is_none() {
+            id = public_id_of(&store, reference, no).await;
+        }
+        let Some(id) = id.as_deref() else {
+            continue;
+        };
         let grab = Op::CouponGrab {
             campaign: id.to_string(),
             user: user.to_string(),
         };
         let mut ops = vec![(grab, 0)];
-        if stall_next || !CREATED.lock().unwrap().contains(id) {
+        if stall_next || !CREATED.lock().unwrap().contains(&number_id) {
             let slow = Op::CouponSlowGrab {
                 campaign: id.to_string(),
                 user: user.to_string(),
@@ -241,6 +271,8 @@ async fn walk_late(
     stall_ms: u64,
 ) -> Result<(u16, Value, Option<String>), String> {
     let no = campaign_no(campaign).ok_or("a campaign id")?;
+    // The scripts name a campaign by its number's 5 characters, as the store passes it.
+    let campaign = &campaign_id(no);
     let home = home_pool(no, user, POOLS);
     let prefix = &store.config().key_prefix;
     let keys = |k: u32| PoolKeys::new(prefix, campaign, no, k, POOLS);

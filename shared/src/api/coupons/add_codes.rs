@@ -107,7 +107,7 @@ pub const OPERATION: Operation = Operation {
     post, path = OPERATION.path, tag = "coupons", operation_id = "add_campaign_codes",
     summary = "Add codes to a campaign (AWS_IAM)",
     description = "Adds a batch of up to 10,000 uploaded codes to a campaign of uploaded codes before it starts, once per batch `reference`: the same batch sent again completes it and answers the same. A batch cut short before the start and sent again after it keeps the codes that reached the campaign and lists the others in `released` (free for any campaign); none reached it: 409 `campaign_started`. Only AWS_IAM-signed calls of the principals in `HONGBAO_COUPON_PRINCIPALS`.",
-    params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
+    params(("id" = String, Path, description = "campaign id: 21 characters (5 for a campaign created before ids had a tag)", pattern = "^[0-9A-HJKMNP-TV-Z]{5}([0-9A-HJKMNP-TV-Z]{16})?$")),
     request_body = CodesRequest,
     security(("sigv4" = [])),
     responses(

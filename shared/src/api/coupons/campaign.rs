@@ -37,7 +37,7 @@ pub const OPERATION: Operation = Operation {
     get, path = OPERATION.path, tag = "coupons", operation_id = "get_campaign",
     summary = "A coupon campaign and the caller's coupons in it",
     description = "The campaign's status (`scheduled`, `entering`, `open`, `sold_out`, `ended`, by the store's clock), its exact `codes_left` of `codes_total`, its times, and the codes the caller grabbed from it. A draw campaign shows its `draw`: the commitment from creation, then once drawn (a view from `draw_at` on runs a draw not run yet) the seed, the figures and the caller's `ticket`, to check the result with.",
-    params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
+    params(("id" = String, Path, description = "campaign id: 21 characters (5 for a campaign created before ids had a tag)", pattern = "^[0-9A-HJKMNP-TV-Z]{5}([0-9A-HJKMNP-TV-Z]{16})?$")),
     responses(
         (status = 200, description = "the campaign", body = CampaignBody),
     )

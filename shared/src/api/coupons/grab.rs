@@ -108,7 +108,7 @@ pub const OPERATION: Operation = Operation {
     post, path = OPERATION.path, tag = "coupons", operation_id = "grab_coupon",
     summary = "Grab a coupon of a campaign",
     description = "Issues the caller one of the campaign's codes, first come first served, at most the campaign's `per_user` codes per user (a retry or a second press answers 409 with the codes held). `sold_out` is answered only when no code is left anywhere in the campaign. Seed 004's visit limit: answers `not_started` and `already_grabbed` count, and past `HONGBAO_COUPON_VISIT_LIMIT` per window the answer is 429. A draw campaign is not first come, first served: until `draw_at` a grab enters the caller in its draw (202; a repeat counts as a visit); from then on a winner's grab answers their code (200) and anyone else's 410 `not_drawn`.",
-    params(("id" = String, Path, description = "campaign id, 5 characters", pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")),
+    params(("id" = String, Path, description = "campaign id: 21 characters (5 for a campaign created before ids had a tag)", pattern = "^[0-9A-HJKMNP-TV-Z]{5}([0-9A-HJKMNP-TV-Z]{16})?$")),
     responses(
         (status = 200, description = "a coupon won (a draw campaign's: the caller won the draw)", body = CouponBody),
         (status = 202, description = "a draw campaign before its draw: the caller is an entrant", body = CampaignEnteredBody),

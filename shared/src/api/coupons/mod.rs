@@ -128,8 +128,10 @@ async fn for_campaign_owner(state: &ApiState, arn: &str, id: &str) -> Result<(),
 /// `GET /campaigns`).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CampaignBody {
-    /// 5 characters of Crockford base 32 (`0-9A-Z` without `I L O U`).
-    #[schema(pattern = "^[0-9A-HJKMNP-TV-Z]{5}$")]
+    /// 21 characters of Crockford base 32 (`0-9A-Z` without `I L O U`): the campaign's number
+    /// (5), then 80 bits no one can guess from another campaign's id (16). A campaign created
+    /// before ids had a tag keeps its 5-character id.
+    #[schema(pattern = "^[0-9A-HJKMNP-TV-Z]{5}([0-9A-HJKMNP-TV-Z]{16})?$")]
     pub campaign_id: String,
     /// The merchant's title.
     pub title: String,

@@ -72,9 +72,15 @@ pub fn campaign_id(no: u64) -> String {
     String::from_utf8(out.to_vec()).expect("ASCII")
 }
 
-/// The campaign number of a `campaign_id` (5 characters of [`ALPHABET`], upper case); `None`
-/// for anything else.
+/// The campaign number of a `campaign_id` (5 characters of [`ALPHABET`], upper case), or of a
+/// public id ([`public_id`]: those 5 and a tag, which this does not check); `None` for anything
+/// else.
 pub fn campaign_no(id: &str) -> Option<u64> {
+    parse_public_id(id).map(|(no, _)| no)
+}
+
+/// The number of exactly 5 characters of [`ALPHABET`].
+fn number_of(id: &str) -> Option<u64> {
     if id.len() != CAMPAIGN_CHARS {
         return None;
     }
@@ -82,6 +88,59 @@ pub fn campaign_no(id: &str) -> Option<u64> {
         let v = ALPHABET.iter().position(|&a| a == b)?;
         Some(n * 32 + v as u64)
     })
+}
+
+/// Characters of a campaign's id tag: 80 bits.
+pub const TAG_CHARS: usize = 16;
+
+/// A campaign's id tag: the first 80 bits of HMAC-SHA-256 under the campaign's secret (its 32
+/// hex digits' text, as [`CodeKey`] keys it) of `hongbao-campaign-id-v1`, as [`TAG_CHARS`] characters of
+/// [`ALPHABET`]. It follows the campaign number in the campaign's public id ([`public_id`]), so
+/// that the id of a campaign not announced yet cannot be guessed from the ids before it: the
+/// number counts up, the tag does not, and the secret never leaves Redis and the functions.
+/// Derived, not drawn, so every retry of a creation (which reuses the stored secret) gives the
+/// same id.
+///
+/// # Errors
+/// [`BadRecord`] when `secret` is not 32 hex digits.
+pub fn id_tag(secret: &str) -> Result<String, BadRecord> {
+    if secret.len() != 32 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(BadRecord("a campaign secret is 32 hex digits".into()));
+    }
+    // Keyed by the secret's text, as `CodeKey` is.
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
+    mac.update(b"hongbao-campaign-id-v1");
+    let digest = mac.finalize().into_bytes();
+    let bits = digest[..10]
+        .iter()
+        .fold(0u128, |n, &b| (n << 8) | u128::from(b));
+    Ok((0..TAG_CHARS)
+        .rev()
+        .map(|i| ALPHABET[((bits >> (5 * i)) & 31) as usize] as char)
+        .collect())
+}
+
+/// A campaign's public id: its number's 5 characters ([`campaign_id`]) and, for a campaign
+/// created with one, its [`id_tag`] (21 characters in all). A campaign created before tags
+/// keeps its 5-character id.
+pub fn public_id(no: u64, tag: Option<&str>) -> String {
+    let mut id = campaign_id(no);
+    if let Some(t) = tag {
+        id.push_str(t);
+    }
+    id
+}
+
+/// The campaign number and tag of a public id ([`public_id`]): 5 characters of [`ALPHABET`]
+/// (no tag) or 21 (the number, then the tag); `None` for anything else.
+pub fn parse_public_id(id: &str) -> Option<(u64, Option<&str>)> {
+    let (number, tag) = id.split_at_checked(CAMPAIGN_CHARS)?;
+    let no = number_of(number)?;
+    match tag.len() {
+        0 => Some((no, None)),
+        TAG_CHARS if tag.bytes().all(|b| ALPHABET.contains(&b)) => Some((no, Some(tag))),
+        _ => None,
+    }
 }
 
 /// The keyed permutation of one campaign's 60-bit index space.
@@ -212,6 +271,26 @@ mod tests {
     use super::*;
 
     const SECRET: &str = "00112233445566778899aabbccddeeff";
+
+    #[test]
+    fn a_tagged_id_names_its_campaign_and_its_tag() {
+        let tag = id_tag("0f1e2d3c4b5a69788796a5b4c3d2e1f0").unwrap();
+        let id = public_id(1_000, Some(&tag));
+
+        assert_eq!((id.len(), &id[..5]), (21, "000Z8"));
+        assert_eq!(parse_public_id(&id), Some((1_000, Some(tag.as_str()))));
+        assert_eq!(parse_public_id("000Z8"), Some((1_000, None)));
+        assert_ne!(tag, id_tag("0f1e2d3c4b5a69788796a5b4c3d2e1f1").unwrap());
+        for bad in [
+            "000Z",
+            "000Z8ABC",
+            "000z8",
+            &format!("{id}0"),
+            "000Z8IIIIIIIIIIIIIIII",
+        ] {
+            assert_eq!(parse_public_id(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn campaign_ids_round_trip() {

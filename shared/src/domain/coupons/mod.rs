@@ -22,7 +22,9 @@ pub use crate::domain::journal::CampaignCounts;
 pub use campaign::{is_reference, CodeSource, NewCampaign, Status, VisitLimit};
 pub use checkout::{Checkout, IssuedRecord, HOLD_SECS};
 pub use discount::{BelowMinimum, Discount, Off};
-pub use generated::{campaign_id, campaign_no, parse, CodeKey, ParsedCode};
+pub use generated::{
+    campaign_id, campaign_no, id_tag, parse, parse_public_id, public_id, CodeKey, ParsedCode,
+};
 pub use list::{CouponState, ListCursor};
 pub use pools::{home_pool, pool_count, pool_of_code, pool_of_index, pool_start};
 pub use rules::CouponRules;

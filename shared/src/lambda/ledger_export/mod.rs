@@ -161,11 +161,12 @@ impl From<&Entry> for EventDetail {
             balance_cents: e.balance_cents,
             refunded_cents: e.refunded_cents,
             claimed_cents: e.claimed_cents,
-            campaign_id: e
-                .coupon_parts()
-                .filter(|(source, _)| !is_packet_id(source))
-                .map(|(campaign, _)| campaign.to_string())
-                .or_else(|| e.drawn().filter(|r| !is_packet_id(r)).map(str::to_string)),
+            campaign_id: e.campaign_id.clone().or_else(|| {
+                e.coupon_parts()
+                    .filter(|(source, _)| !is_packet_id(source))
+                    .map(|(campaign, _)| campaign.to_string())
+                    .or_else(|| e.drawn().filter(|r| !is_packet_id(r)).map(str::to_string))
+            }),
             packet_id: e
                 .coupon_parts()
                 .filter(|(source, _)| is_packet_id(source))

@@ -26,13 +26,13 @@
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::codes::{batch_fingerprint, duplicates_within};
-use crate::domain::coupons::{campaign_no, pool_of_code};
+use crate::domain::coupons::pool_of_code;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::directory::{claim, owners, release};
 use super::keys::PoolKeys;
-use super::shape::shape;
+use super::shape::resolve;
 
 use crate::store::scripts::{script_call, COUPON_ADD_CODES, COUPON_BATCH};
 
@@ -201,14 +201,12 @@ pub async fn add_codes(
     if !dups.is_empty() {
         return Ok(AddCodesOutcome::DuplicateCodes(dups));
     }
-    let Some(no) = campaign_no(campaign_id) else {
-        return Ok(AddCodesOutcome::NotFound);
-    };
     let prefix = store.config().key_prefix.as_str();
     let mut conn = store.conn().await?;
-    let Some(s) = shape(store, &mut conn, campaign_id, no).await? else {
+    let Some((id, no, s)) = resolve(store, &mut conn, campaign_id).await? else {
         return Ok(AddCodesOutcome::NotFound);
     };
+    let campaign_id = id.as_str();
     if s.key.is_some() {
         return Ok(AddCodesOutcome::Generated);
     }

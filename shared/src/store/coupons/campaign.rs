@@ -1,12 +1,12 @@
 //! `GET /campaigns/{id}`: a campaign as its pools hold it: rules, status, exact counts and the
 //! caller's coupons with their states (each read from the pool that issued it).
 
-use crate::domain::coupons::{campaign_no, home_pool, CouponState, Discount, IssuedRecord, Status};
+use crate::domain::coupons::{home_pool, CouponState, Discount, IssuedRecord, Status};
 use crate::store::{Error, Store};
 
 use super::draw;
 use super::keys::PoolKeys;
-use super::shape::shape;
+use super::shape::resolve;
 use crate::domain::draws::{ticket, Draw};
 
 /// A campaign's view.
@@ -72,14 +72,12 @@ pub async fn campaign(
     campaign_id: &str,
     user_id: Option<&str>,
 ) -> Result<Option<CampaignView>, Error> {
-    let Some(no) = campaign_no(campaign_id) else {
-        return Ok(None);
-    };
     let prefix = &store.config().key_prefix;
     let mut conn = store.conn().await?;
-    let Some(s) = shape(store, &mut conn, campaign_id, no).await? else {
+    let Some((id, no, s)) = resolve(store, &mut conn, campaign_id).await? else {
         return Ok(None);
     };
+    let campaign_id = id.as_str();
     let bad = |what: &str| Error::Internal(format!("coupon campaign {campaign_id}: {what}"));
     let mut view: Option<CampaignView> = None;
     let (mut total, mut left, mut issued, mut redeemed) = (0u64, 0u64, 0u64, 0u64);
@@ -138,7 +136,7 @@ pub async fn campaign(
             listed + released.unwrap_or(0)
         };
         view.get_or_insert(CampaignView {
-            campaign_id: campaign_id.to_string(),
+            campaign_id: s.public_id(),
             title,
             status: Status::Open,
             codes_total: 0,

@@ -29,7 +29,8 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use crate::domain::coupons::campaign::MAX_CAMPAIGN_MS;
 use crate::domain::coupons::generated::{new_campaign_secret, MAX_CAMPAIGN_NO};
 use crate::domain::coupons::{
-    campaign_id, pool_count, pool_of_code, pool_start, CodeSource, Discount, NewCampaign,
+    campaign_id, id_tag, pool_count, pool_of_code, pool_start, public_id, CodeSource, Discount,
+    NewCampaign,
 };
 use crate::domain::draws::{campaign_seed, commitment};
 use crate::store::scripts::{text, Call};
@@ -129,6 +130,9 @@ script_call! {
             draw_seed: &'a str,
             /// Pool 0 of a draw campaign: the seed's commitment; else empty.
             draw_commitment: &'a str,
+            /// The campaign's id tag ([`crate::domain::coupons::id_tag`]), or empty (a
+            /// campaign known by its number alone).
+            id_tag: &'a str,
             /// Uploaded: the pool's codes (none for generated).
             batch: &'a [&'a str],
         }
@@ -200,7 +204,8 @@ const IN_FLIGHT: usize = 64;
 /// A campaign as created (or found again under its reference).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Created {
-    /// The campaign's id (5 characters, [`campaign_id`]).
+    /// The campaign's public id (21 characters: its number's 5, then its id tag;
+    /// [`crate::domain::coupons::public_id`]).
     pub campaign_id: String,
     /// Its number.
     pub campaign_no: u64,
@@ -322,7 +327,10 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         } => (no, starts_at_ms, secret, repeat),
         CreateReply::Refused(outcome) => return Ok(outcome),
     };
+    // The keys' name (the number's 5 characters), and the public id: the number and a tag
+    // derived from the stored secret, the same on every retry.
     let id = campaign_id(no);
+    let tag = id_tag(&secret).map_err(|e| Error::Internal(format!("coupon campaign {id}: {e}")))?;
 
     if !codes.is_empty() {
         let decided: Option<String> = redis::cmd("HGET")
@@ -395,6 +403,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     let per_pool = &per_pool;
     let discount = &Discount::fields(req.discount.as_ref());
     let (id_ref, fp, prefix_ref) = (&id, &fingerprint, prefix.as_str());
+    let tag_ref = tag.as_str();
     stream::iter(0..pools)
         .map(|k| async move {
             let keys = PoolKeys::new(prefix_ref, id_ref, no, k, pools);
@@ -432,6 +441,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
                     .as_ref()
                     .filter(|_| k == 0)
                     .map_or("", |d| d.2.as_str()),
+                id_tag: tag_ref,
                 batch: &per_pool[k as usize],
             }
             .invocation()
@@ -443,7 +453,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         .try_collect::<Vec<()>>()
         .await?;
     Ok(CreateOutcome::Created(Created {
-        campaign_id: id,
+        campaign_id: public_id(no, Some(&tag)),
         campaign_no: no,
         starts_at_ms,
         pools,

@@ -326,13 +326,11 @@ pub(super) async fn view(
 /// [`Error::Unavailable`] when Redis cannot be reached (nothing is drawn until a run
 /// succeeds: run it again); [`Error::Internal`] for a reply of the wrong shape.
 pub async fn run_draw(store: &Store, campaign_id: &str) -> Result<Option<Drawn>, Error> {
-    let Some(no) = crate::domain::coupons::campaign_no(campaign_id) else {
-        return Ok(None);
-    };
     let mut conn = store.conn().await?;
-    let Some(shape) = super::shape::shape(store, &mut conn, campaign_id, no).await? else {
+    let Some((id, _, shape)) = super::shape::resolve(store, &mut conn, campaign_id).await? else {
         return Ok(None);
     };
+    let campaign_id = id.as_str();
     if shape.draw.is_none() {
         return Ok(None);
     }

@@ -11,7 +11,8 @@ use crate::store::{Error, Store};
 use super::list::remember;
 use super::shape::{shape, Shape};
 
-/// Gives each coupon entry of `entries` its code (a generated code's entry holds its index,
+/// Gives each coupon entry of `entries` its code and its campaign's public id (each campaign
+/// end and draw too) (a generated code's entry holds its index,
 /// which the campaign's key turns into the code; a merchant packet's share's entry
 /// `<packet_id>/<share_id>`, whose code is `<packet_id>.<share_id>`) and puts each issued coupon in its user's
 /// coupon list again ([`remember`], idempotent): the list is complete once the entry is
@@ -22,12 +23,28 @@ use super::shape::{shape, Shape};
 /// [`Error::Unavailable`] when Redis cannot be reached (the batch is then not published; the
 /// next run prepares it again).
 pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> {
-    if !entries.iter().any(|e| e.kind.is_coupon()) {
+    let campaign_draw = |e: &Entry| e.drawn().is_some_and(|r| !is_packet_id(r));
+    if !entries
+        .iter()
+        .any(|e| e.kind.is_coupon() || campaign_draw(e))
+    {
         return Ok(());
     }
     let mut conn = store.conn().await?;
     let mut shapes: HashMap<String, Option<Shape>> = HashMap::new();
     for e in entries.iter_mut() {
+        // A campaign's end or draw: its public id (its reference is the number's id).
+        if e.kind == Kind::CampaignEnded || campaign_draw(e) {
+            let id = e.reference.clone();
+            if let Some(no) = campaign_no(&id) {
+                if !shapes.contains_key(&id) {
+                    let s = shape(store, &mut conn, &id, no).await?;
+                    shapes.insert(id.clone(), s);
+                }
+                e.campaign_id = shapes[&id].as_ref().map(Shape::public_id);
+            }
+            continue;
+        }
         if !matches!(
             e.kind,
             Kind::CouponIssued | Kind::CouponRedeemed | Kind::CouponReleased
@@ -77,6 +94,7 @@ pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> 
             e.code = Some(item);
             continue;
         };
+        e.campaign_id = Some(s.public_id());
         e.code = Some(match (&s.key, item.parse::<u64>()) {
             (Some(key), Ok(index)) => key.code(no, index),
             _ => item.clone(),

@@ -26,12 +26,12 @@
 use rand::Rng;
 use redis::Value;
 
-use crate::domain::coupons::{campaign_no, home_pool, parse, VisitLimit};
+use crate::domain::coupons::{home_pool, parse, VisitLimit};
 
 use super::draw::{self, Entry};
 use super::list::remember;
 use super::settle::settle;
-use super::shape::{remember_gone, shape, Gone};
+use super::shape::{remember_gone, resolve, Gone};
 use super::take::{take, Walk};
 use super::{GrabOutcome, Holder};
 use crate::store::conn::Conn;
@@ -181,14 +181,12 @@ pub async fn grab(
     user_id: &str,
     visits: VisitLimit,
 ) -> Result<GrabOutcome, Error> {
-    let Some(no) = campaign_no(campaign_id) else {
-        return Ok(GrabOutcome::NotFound);
-    };
     let cfg = store.config();
     let mut conn = store.conn().await?;
-    let Some(shape) = shape(store, &mut conn, campaign_id, no).await? else {
+    let Some((id, no, shape)) = resolve(store, &mut conn, campaign_id).await? else {
         return Ok(GrabOutcome::NotFound);
     };
+    let campaign_id = id.as_str();
     let home = home_pool(no, user_id, shape.pools);
     let keys = PoolKeys::new(&cfg.key_prefix, campaign_id, no, home, shape.pools);
     let holder = Holder {

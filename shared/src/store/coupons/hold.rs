@@ -212,5 +212,5 @@ pub async fn hold_as(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponHoldCall::outcome(reply, at.campaign_id, at.shape.discount)
+    CouponHoldCall::outcome(reply, at.shown_id(), at.shape.discount)
 }

@@ -139,11 +139,19 @@ pub struct PoolKeys {
 }
 
 impl PoolKeys {
-    /// The keys of pool `k` of the `pools` pools of campaign `campaign_id` (number
-    /// `campaign_no`) under key prefix `prefix`.
+    /// The keys of pool `k` of the `pools` pools of campaign number `campaign_no` under key
+    /// prefix `prefix`. Keys name a campaign by its number's 5 characters
+    /// ([`crate::domain::coupons::campaign_id`]), whatever `campaign_id` says: the campaign's id
+    /// (either its 5 characters or its public id, which starts with them).
     pub fn new(prefix: &str, campaign_id: &str, campaign_no: u64, k: u32, pools: u32) -> Self {
+        debug_assert_eq!(
+            crate::domain::coupons::campaign_no(campaign_id),
+            Some(campaign_no),
+            "a campaign id of another number"
+        );
         let tag = pool_tag(campaign_no, k, pools);
-        let base = format!("{prefix}:{{{tag}}}:coupon:{campaign_id}:{k}");
+        let name = crate::domain::coupons::campaign_id(campaign_no);
+        let base = format!("{prefix}:{{{tag}}}:coupon:{name}:{k}");
         PoolKeys {
             codes: format!("{base}:codes"),
             issued: format!("{base}:issued"),

@@ -61,7 +61,7 @@ pub async fn remember(
 /// One coupon of a user's list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedCoupon {
-    /// The campaign.
+    /// The campaign's public id (a share coupon's: its packet's id).
     pub campaign_id: String,
     /// The campaign's title.
     pub title: String,
@@ -152,11 +152,11 @@ pub async fn page(
         };
         // A merchant packet's share's coupon (`<packet_id>/<share_id>`), or a campaign's.
         let share_code = format!("{campaign_id}.{item}");
-        let (s, code, issued) = if let Some(share) = parse_share_code(&share_code) {
+        let (s, code, issued, shown_id) = if let Some(share) = parse_share_code(&share_code) {
             let Some(at) = locate_share(store, &mut conn, &share).await? else {
                 continue;
             };
-            (at.shape, share_code, at.issued)
+            (at.shape, share_code, at.issued, campaign_id.to_string())
         } else {
             let Some(no) = campaign_no(campaign_id) else {
                 continue;
@@ -176,7 +176,7 @@ pub async fn page(
                 _ => (pool_of_code(no, item, s.pools), item.to_string()),
             };
             let keys = PoolKeys::new(prefix, campaign_id, no, pool, s.pools);
-            (s.clone(), code, keys.issued)
+            (s.clone(), code, keys.issued, s.public_id())
         };
         let record: Option<String> = redis::cmd("HGET")
             .arg(&issued)
@@ -190,7 +190,7 @@ pub async fn page(
         let record = IssuedRecord::parse(&record).map_err(|e| Error::Internal(e.to_string()))?;
         let redeemed = record.redeemed();
         coupons.push(ListedCoupon {
-            campaign_id: campaign_id.to_string(),
+            campaign_id: shown_id,
             title: s.title,
             code,
             state: record.state(now_ms, s.redeem_by_ms),

@@ -9,12 +9,12 @@
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
-use crate::domain::coupons::campaign_id;
 use crate::domain::coupons::generated::MAX_CAMPAIGN_NO;
 use crate::store::{Error, Store};
 
 use super::campaign::{campaign, CampaignView};
 use super::keys::merchant_campaigns;
+use super::shape::public_id_of;
 
 /// Campaigns of one page read at once.
 const IN_FLIGHT: usize = 8;
@@ -71,7 +71,13 @@ pub async fn list_campaigns(
     numbers.truncate(limit as usize);
     let next_before = if more { numbers.last().copied() } else { None };
     let campaigns: Vec<Option<CampaignView>> = stream::iter(numbers)
-        .map(|no| async move { campaign(store, &campaign_id(no), None).await })
+        .map(|no| async move {
+            let mut conn = store.conn().await?;
+            match public_id_of(store, &mut conn, no).await? {
+                Some(id) => campaign(store, &id, None).await,
+                None => Ok(None),
+            }
+        })
         .buffered(IN_FLIGHT)
         .try_collect()
         .await?;

@@ -22,7 +22,7 @@ use super::shape::{shape, Shape};
 /// A code's issuing pool.
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
-    /// The campaign's id; a share's coupon's packet id.
+    /// The campaign's 5-character id (its keys' name); a share's coupon's packet id.
     pub campaign_id: String,
     /// The issuing pool's hash (a share's coupon: the packet's meta hash).
     pub pool: String,
@@ -62,6 +62,15 @@ impl Located {
             keyed,
             shape,
             share: None,
+        }
+    }
+
+    /// The id the answers give: a campaign's public id ([`Shape::public_id`]), a share
+    /// coupon's packet id.
+    pub fn shown_id(&self) -> String {
+        match &self.share {
+            Some(_) => self.campaign_id.clone(),
+            None => self.shape.public_id(),
         }
     }
 
@@ -158,6 +167,7 @@ pub(super) async fn locate_share(
             discount: value.map(|v| CouponTerms::discount(v, min_order)),
             gone: None,
             draw: None,
+            tag: None,
         },
         share: Some(ShareKeys {
             merchant_id: merchant,

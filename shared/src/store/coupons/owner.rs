@@ -6,7 +6,7 @@
 //! merchant. Both never change once written, so a check made before the operation's script
 //! holds when the script runs. Read-only.
 
-use crate::domain::coupons::campaign_no;
+use crate::domain::coupons::parse_public_id;
 use crate::store::{Error, Store};
 
 use super::keys::merchant_campaigns;
@@ -22,7 +22,7 @@ pub async fn campaign_of(
     campaign_id: &str,
     merchants: &[&str],
 ) -> Result<bool, Error> {
-    let Some(no) = campaign_no(campaign_id) else {
+    let Some((no, _)) = parse_public_id(campaign_id) else {
         return Ok(false);
     };
     let prefix = &store.config().key_prefix;

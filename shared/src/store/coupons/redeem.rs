@@ -225,5 +225,5 @@ pub async fn redeem_as(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponRedeemCall::outcome(reply, at.campaign_id, at.shape.discount)
+    CouponRedeemCall::outcome(reply, at.shown_id(), at.shape.discount)
 }

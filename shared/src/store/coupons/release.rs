@@ -204,5 +204,5 @@ pub async fn release_as(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponReleaseCall::outcome(reply, at.campaign_id, at.shape.discount)
+    CouponReleaseCall::outcome(reply, at.shown_id(), at.shape.discount)
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::domain::coupons::{CodeKey, Discount};
+use crate::domain::coupons::{campaign_id, parse_public_id, public_id, CodeKey, Discount};
 use crate::store::conn::Conn;
 use crate::store::{Error, Store};
 
@@ -33,6 +33,65 @@ pub(crate) struct Shape {
     pub gone: Option<Gone>,
     /// A draw campaign's draw (`None`: first come, first served).
     pub draw: Option<ShapeDraw>,
+    /// Its id tag (`None`: a campaign created before tags, known by its number alone).
+    pub tag: Option<String>,
+}
+
+impl Shape {
+    /// The campaign's public id: its number's 5 characters and its tag
+    /// ([`crate::domain::coupons::public_id`]).
+    pub(crate) fn public_id(&self) -> String {
+        public_id(self.no, self.tag.as_deref())
+    }
+}
+
+/// The public id of campaign number `no` ([`Shape::public_id`]); `None`: no such campaign.
+///
+/// # Errors
+/// As [`shape`]'s.
+pub(crate) async fn public_id_of(
+    store: &Store,
+    conn: &mut Conn,
+    no: u64,
+) -> Result<Option<String>, Error> {
+    Ok(shape(store, conn, &campaign_id(no), no)
+        .await?
+        .map(|s| s.public_id()))
+}
+
+/// A campaign's public id (as the API takes it) resolved: its 5-character id (the name its
+/// keys use), its number and its shape. `None` for an id of no campaign, for a wrong tag, and
+/// for the bare 5-character id of a campaign created with a tag: its number, which counts up,
+/// does not find it (so the next campaign's id cannot be guessed).
+///
+/// # Errors
+/// As [`shape`]'s.
+pub(crate) async fn resolve(
+    store: &Store,
+    conn: &mut Conn,
+    public: &str,
+) -> Result<Option<(String, u64, Shape)>, Error> {
+    let Some((no, tag)) = parse_public_id(public) else {
+        return Ok(None);
+    };
+    let id = campaign_id(no);
+    let Some(s) = shape(store, conn, &id, no).await? else {
+        return Ok(None);
+    };
+    let same = match (tag, s.tag.as_deref()) {
+        (None, None) => true,
+        // Every byte compared, whatever the first difference.
+        (Some(given), Some(kept)) => {
+            given.len() == kept.len()
+                && given
+                    .bytes()
+                    .zip(kept.bytes())
+                    .fold(0u8, |d, (a, b)| d | (a ^ b))
+                    == 0
+        }
+        _ => false,
+    };
+    Ok(same.then_some((id, no, s)))
 }
 
 /// What a sandbox keeps of a draw campaign's draw: fixed at creation.
@@ -125,8 +184,8 @@ pub(super) async fn shape(
         Option<String>,
         Option<String>,
     );
-    // The draw: draw_at, draw_seed, draw_commitment.
-    type DrawFields = (Option<i64>, Option<String>, Option<String>);
+    // The draw: draw_at, draw_seed, draw_commitment; and the id tag.
+    type DrawFields = (Option<i64>, Option<String>, Option<String>, Option<String>);
     let ((pools, secret, redeem_by, total, title, ends, amount, percent, max, min), drawn): (
         Fields,
         DrawFields,
@@ -145,7 +204,7 @@ pub(super) async fn shape(
         .arg("min_order")
         .cmd("HMGET")
         .arg(&keys.pool)
-        .arg(&["draw_at", "draw_seed", "draw_commitment"])
+        .arg(&["draw_at", "draw_seed", "draw_commitment", "id_tag"])
         .query_async(conn)
         .await?;
     let (Some(pools), Some(redeem_by_ms), Some(campaign_total), Some(title), Some(ends_at_ms)) =
@@ -164,7 +223,8 @@ pub(super) async fn shape(
         min.as_deref(),
     )
     .map_err(|e| Error::Internal(format!("coupon campaign {id}: {e}")))?;
-    let draw = match drawn {
+    let (draw_at, draw_seed, draw_commitment, tag) = drawn;
+    let draw = match (draw_at, draw_seed, draw_commitment) {
         (None, _, _) => None,
         (Some(draw_at_ms), Some(seed), Some(commitment)) => Some(ShapeDraw {
             draw_at_ms,
@@ -179,6 +239,7 @@ pub(super) async fn shape(
     };
     let shape = Shape {
         draw,
+        tag,
         no,
         pools,
         key,

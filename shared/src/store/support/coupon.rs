@@ -97,7 +97,7 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
     let (journal, journal_complete) =
         super::unexported(store, &at.journal, |e| e.reference == reference).await?;
     Ok(Some(CouponLookup {
-        campaign_id: at.campaign_id,
+        campaign_id: at.shown_id(),
         title: at.shape.title.clone(),
         redeem_by_ms: at.shape.redeem_by_ms,
         issued,

@@ -283,7 +283,12 @@ async fn a_planned_uploaded_campaign_spreads_over_every_master() {
     assert_eq!(s, 201, "{c}");
     let id = c["campaign_id"].as_str().unwrap().to_string();
     let per_master: Vec<usize> = redis
-        .on_every_node(redis::cmd("KEYS").arg(format!("*:coupon:{id}:*")).clone())
+        // Keys name a campaign by its number's 5 characters.
+        .on_every_node(
+            redis::cmd("KEYS")
+                .arg(format!("*:coupon:{}:*", &id[..5]))
+                .clone(),
+        )
         .await
         .into_iter()
         .map(|v| match v {

@@ -9,6 +9,7 @@
 mod checkout;
 mod drop;
 mod feed;
+mod ids;
 mod refusals;
 mod times;
 
