@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use hongbao::domain::coupons::{campaign_no, pool_count, CodeKey};
+use hongbao::domain::coupons::{campaign_id, campaign_no, pool_count, CodeKey};
 use hongbao::store::coupons::keys::directory;
 use hongbao::store::coupons::PoolKeys;
 use hongbao::Store;
@@ -630,8 +630,9 @@ fn feed(
                     ));
                 }
             }
+            // Its campaign's public id (the reference is the number's 5 characters).
             Some("CampaignEnded") => ended
-                .entry(d["reference"].as_str().unwrap_or_default().into())
+                .entry(d["campaign_id"].as_str().unwrap_or_default().into())
                 .or_default()
                 .push(d.clone()),
             _ => {}
@@ -703,6 +704,7 @@ async fn check_places(
     v: &mut Vec<String>,
 ) {
     let id = &plan.id;
+    let number = campaign_id(campaign_no(id).unwrap_or_default());
     let prefix = &store.config().key_prefix;
     let mut conn = match store.conn().await {
         Ok(c) => c,
@@ -716,7 +718,8 @@ async fn check_places(
             .query_async(&mut conn)
             .await;
         match owner {
-            Ok(Some(o)) if o == *id || o.starts_with(&format!("{id}/")) => {
+            // The directory names a campaign by its number's 5 characters.
+            Ok(Some(o)) if o == number || o.starts_with(&format!("{number}/")) => {
                 mine.insert(code.clone());
             }
             Ok(None) => {}
