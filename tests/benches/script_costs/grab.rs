@@ -159,6 +159,7 @@ pub async fn plain_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> Plain
     let win_before = match crate::wallet::script_at(BEFORE_PAGES, "grab.lua", &["rate_limit.lua"]) {
         Some(source) => {
             let old = Script::new(&source);
+            b.sources.push(source);
             let other = create_packet(store, new, "packet before").await;
             // Its header's 7 keys (no order list) and the same arguments.
             let winners: Vec<_> = (0..n)
