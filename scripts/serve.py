@@ -38,7 +38,7 @@ from hongbao_tools.deps import find_chromium
 from hongbao_tools.paths import ROOT, TARGET_DIR
 from hongbao_tools.procs import free_port, install_signal_handlers, kill_tree
 from hongbao_tools.redis_server import RedisServer
-from hongbao_tools.serve_api import request, start_api
+from hongbao_tools.serve_api import SWAGGER_UI_DIR, request, start_api
 
 BROWSER_CHECK = ROOT / "tests" / "clients" / "docs" / "browser.mjs"
 PLAYWRIGHT = ROOT / "tests" / "clients" / "node_modules" / "playwright-core"
@@ -323,7 +323,15 @@ def main() -> int:
         if args.docs:
             return docs(base, args.spec.resolve())
         print(f"hongbao API on {base} (Redis {redis_url}); identity: the x-user-id header.")
-        print(f"API reference: {base}/docs")
+        ui = Path(os.environ.get("HONGBAO_SWAGGER_UI_DIR", SWAGGER_UI_DIR))
+        if (ui / "swagger-ui-bundle.js").is_file():
+            print(f"API reference: {base}/docs")
+        else:
+            # Said as it is: the page would load blank without Swagger UI's files.
+            print(
+                f"API reference: {base}/openapi.json (the {base}/docs page needs Swagger UI's "
+                "files, which scripts/install-deps.sh installs with npm: Node.js >= 20.19)"
+            )
         print(f"Try: {banner_command(base)}")
         print("Ctrl-C stops it.")
         while api.poll() is None:

@@ -108,13 +108,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Err(e) = state.store.connect_at_cold_start().await {
         tracing::warn!(error = %e, "redis not reachable yet; requests answer 503 until it is");
     }
+    let swagger_ui = env("HONGBAO_SWAGGER_UI_DIR");
+    // The page is only as good as Swagger UI's files: without them it loads blank.
+    let docs = match &swagger_ui {
+        Some(dir)
+            if std::path::Path::new(dir)
+                .join("swagger-ui-bundle.js")
+                .is_file() =>
+        {
+            "/docs"
+        }
+        _ => "/openapi.json (no Swagger UI files: /docs would be blank)",
+    };
     let app = hongbao::lambda::app(state)
         .layer(middleware::from_fn(as_api_gateway))
-        .merge(docs_page(env("HONGBAO_SWAGGER_UI_DIR")));
+        .merge(docs_page(swagger_ui));
     let addr = env("HONGBAO_SERVE_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(%addr, principal = LOCAL_PRINCIPAL, "hongbao API listening");
-    println!("hongbao API on http://{addr} (identity: x-user-id header; docs: /docs)");
+    println!("hongbao API on http://{addr} (identity: x-user-id header; docs: {docs})");
     axum::serve(listener, app).await?;
     Ok(())
 }
