@@ -58,6 +58,7 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     pid = (lucky or {}).get("packet_id", "missing")
     s.fixture("grab-grab", 200, packet_id=pid)
     s.fixture("grab-view", 200, packet_id=pid)
+    s.fixture("grab-grabs", 200, packet_id=pid)
     s.fixture("claim-claim", 200, packet_id=pid)
     # Support look-ups (AWS_IAM): the packet with bob's claim, and bob's wallet.
     looked = s.fixture("wallet-support-packet", 200, packet_id=pid)
