@@ -28,7 +28,7 @@ use serde_json::json;
 
 #[path = "support/mod.rs"]
 mod support;
-use support::{bench_config, lucky_packet, write_json};
+use support::{bench_config, grab_as, lucky_packet, write_json};
 
 /// The grabber ids both layouts store: `user-<n>` (11 to 15 bytes).
 fn user(i: usize) -> String {
@@ -67,13 +67,8 @@ async fn hongbao_packet(
     else {
         panic!("create failed")
     };
-    for chunk in (0..count).collect::<Vec<_>>().chunks(200) {
-        let names: Vec<String> = chunk.iter().map(|&i| user(i)).collect();
-        let grabs = names.iter().map(|u| packets::grab(store, &p.packet_id, u));
-        for g in futures::future::join_all(grabs).await {
-            assert!(matches!(g.expect("grab"), GrabOutcome::Grabbed { .. }));
-        }
-    }
+    let users: Vec<String> = (0..count).map(user).collect();
+    grab_as(store, &p.packet_id, &users).await;
     let keys = Keys::new(&store.config().key_prefix);
     let pk = keys.packet(&p.packet_id);
     let mut own = 0;

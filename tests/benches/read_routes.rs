@@ -23,7 +23,7 @@ use std::process::Command;
 
 use harness::RedisServer;
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, GrabOutcome, ViewAs};
+use hongbao::store::packets::{self, ViewAs};
 use hongbao::store::{support, wallet};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
@@ -31,7 +31,7 @@ use serde_json::json;
 
 #[path = "support/mod.rs"]
 mod support_bench;
-use support_bench::{bench_config, create_packet, info_field, lucky_packet, write_json};
+use support_bench::{bench_config, create_packet, grab_as, info_field, lucky_packet, write_json};
 
 /// The packet view's script as it was before it paged (every grab and claim on every view).
 const BEFORE: &str = "34c64c3";
@@ -102,13 +102,8 @@ async fn packet(store: &Store, sender: &str, grabs: usize) -> String {
         .await
         .expect("deposit");
     let id = create_packet(store, sender, &lucky_packet(total, SHARES)).await;
-    for chunk in (0..grabs).collect::<Vec<_>>().chunks(200) {
-        let names: Vec<String> = chunk.iter().map(|i| format!("user-{i:06}")).collect();
-        let grabbed = names.iter().map(|u| packets::grab(store, &id, u));
-        for g in futures::future::join_all(grabbed).await {
-            assert!(matches!(g.expect("grab"), GrabOutcome::Grabbed { .. }));
-        }
-    }
+    let users: Vec<String> = (0..grabs).map(|i| format!("user-{i:06}")).collect();
+    grab_as(store, &id, &users).await;
     id
 }
 

@@ -21,7 +21,7 @@ pub use info::{
 };
 pub use machine::{loadavg, pin, run_info, rusage_cpu, Started};
 pub use nodes::{node_conn, nodes, owner_of, query, Node};
-pub use packets::{bench_config, create_packet, lucky_packet};
+pub use packets::{bench_config, create_packet, grab_as, lucky_packet};
 pub use redis_benchmark::redis_benchmark;
 
 /// Prints each check that did not hold (`check failed: <what>`), then fails the bench if there

@@ -50,3 +50,17 @@ pub async fn create_packet(store: &Store, sender: &str, req: &NewPacket) -> Stri
         other => panic!("create failed: {other:?}"),
     }
 }
+
+/// Grabs packet `packet_id` once as each of `users`, 200 at a time; panics unless every grab
+/// wins a share.
+pub async fn grab_as(store: &Store, packet_id: &str, users: &[String]) {
+    for chunk in users.chunks(200) {
+        let grabs = chunk.iter().map(|u| packets::grab(store, packet_id, u));
+        for g in futures::future::join_all(grabs).await {
+            assert!(
+                matches!(g.expect("grab"), packets::GrabOutcome::Grabbed { .. }),
+                "a grab that did not win"
+            );
+        }
+    }
+}

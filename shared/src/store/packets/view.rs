@@ -214,7 +214,9 @@ pub(crate) async fn read_all(store: &Store, packet_id: &str) -> Result<Option<Wh
         let mut joined: Option<PacketView> = None;
         let mut claims = HashMap::new();
         loop {
-            let Some((snap, mut page)) = snapshot_reply(store, packet_id, "", from).await? else {
+            let Some((snap, mut page)) =
+                snapshot_reply(store, packet_id, "", from, GRABS_PAGE).await?
+            else {
                 return Ok(None);
             };
             for g in snap.page.iter().filter(|g| !g.claim.is_empty()) {
@@ -304,26 +306,24 @@ async fn snapshot(
     from: u32,
     size: u32,
 ) -> Result<Option<(PacketView, bool)>, Error> {
-    let Some(snap) = due_read(store, packet_id, viewer, from, size).await? else {
-        return Ok(None);
-    };
-    Ok(Some((
-        build(packet_id, viewer, &snap, from, size)?,
-        snap.recipient,
-    )))
+    Ok(snapshot_reply(store, packet_id, viewer, from, size)
+        .await?
+        .map(|(snap, view)| (view, snap.recipient)))
 }
 
-/// [`snapshot`] of a page of [`GRABS_PAGE`] for nobody, with the script's reply.
+/// The page of `size` positions from `from` as the script answered it, and its
+/// [`PacketView`] ([`build`]).
 async fn snapshot_reply(
     store: &Store,
     packet_id: &str,
     viewer: &str,
     from: u32,
+    size: u32,
 ) -> Result<Option<(ViewReply, PacketView)>, Error> {
-    let Some(snap) = due_read(store, packet_id, viewer, from, GRABS_PAGE).await? else {
+    let Some(snap) = due_read(store, packet_id, viewer, from, size).await? else {
         return Ok(None);
     };
-    let view = build(packet_id, viewer, &snap, from, GRABS_PAGE)?;
+    let view = build(packet_id, viewer, &snap, from, size)?;
     Ok(Some((snap, view)))
 }
 
