@@ -149,6 +149,7 @@ def main() -> int:
             ("expiry", lambda: expiry.expiry(stack, c, s)),
             ("metrics", lambda: runtime.metrics(stack, c, s)),
             ("latency", lambda: latency.latency(stack, c, s, args.latency_invocations)),
+            ("redis users", lambda: runtime.redis_users(stack, c, s)),
             ("conservation", lambda: runtime.conservation(stack, c, s)),
         )
         if args.grab_storm_only:

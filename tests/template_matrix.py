@@ -17,12 +17,12 @@
        environment, and its caller comes from the JWT authorizer (`HONGBAO_AUTH_MODE=jwt`, no
        `AWS_SAM_LOCAL`: a header identity is for `sam local` only);
    (b) with IAM auth, the role may `<service>:Connect` exactly on the store and the user the
-       functions sign tokens for (service, resource type, cache and user as the code derives
-       them); without, on nothing;
+       function signs tokens for (service, resource type, cache and user as the code derives
+       them: each function its own Redis user); without, on nothing;
    (c) the functions' security group may reach the store's port on the store's security group,
        which admits it; the subnets are in the VPC of that group;
-   (d) a created store's user group / ACL holds that IAM user (and, for ElastiCache, a disabled
-       `default` user);
+   (d) a created store's user group / ACL holds every function's IAM user (and, for
+       ElastiCache, a disabled `default` user);
    (e) least privilege: a role holds nothing but those Connect statements, `sqs:SendMessage` on
        its function's own OnFailure queue, and (a function with `HONGBAO_EVENT_BUS_NAME`,
        ledger-export) `events:PutEvents` on exactly that bus, which the stack creates and which
@@ -76,7 +76,7 @@ from pathlib import Path
 
 from template_checks import dashboard, runbook
 from template_checks.boots import boots
-from template_checks.live import access_string, live_access_string
+from template_checks.live import access_strings, live_access_strings
 from template_checks.stack import (
     ACCOUNT,
     BASE,
@@ -431,7 +431,7 @@ def main() -> int:
         print("cfn-lint: the transformed template is clean")
 
     if not args.no_live:
-        failures += live_access_string(access_string(template))
+        failures += live_access_strings(access_strings(template))
 
     if UNKNOWN_FUNCTIONS:
         failures.append(

@@ -14,9 +14,36 @@ ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS_JSON = ROOT / "functions.json"
 
 # Every function's declaration: {"name", "logical_id", "trigger": "http" | "schedule",
-# "features", "operations": [{"event", "method", "path", "auth",
-# "principals"}]}, in the declared order.
+# "features", "redis_user", "operations": [{"event", "method", "path", "auth", "principals",
+# "tenant"}]}, in the declared order.
 DECLARED: list[dict] = json.loads(FUNCTIONS_JSON.read_text())["functions"]
+# Every Redis user (hongbao::store::acl): {"name", "scripts", "access"}, `access` with the key
+# prefix written `${KeyPrefix}`.
+REDIS_USERS: list[dict] = json.loads(FUNCTIONS_JSON.read_text())["redis_users"]
+# The password of the Redis users the local runs create (never a deployment's: those use IAM).
+LOCAL_REDIS_PASSWORD = "local-redis-user-password"
+
+
+def create_redis_users(command, prefix: str = "hb") -> None:
+    """Creates every Redis user of REDIS_USERS, named `hongbao-<name>` with
+    LOCAL_REDIS_PASSWORD, through `command` (a server's `command(*args)`); the default user is
+    left as it was."""
+    for user in REDIS_USERS:
+        rules = user["access"].replace("${KeyPrefix}", prefix).split()
+        command(
+            "ACL", "SETUSER", f"hongbao-{user['name']}", "reset", *rules, f">{LOCAL_REDIS_PASSWORD}"
+        )
+
+
+def redis_user_env(function: str) -> dict[str, str]:
+    """The settings that connect `function` as its Redis user (created by create_redis_users)."""
+    user = next(f["redis_user"] for f in DECLARED if f["name"] == function)
+    return {
+        "REDIS_AUTH": "password",
+        "REDIS_USERNAME": f"hongbao-{user}",
+        "REDIS_PASSWORD": LOCAL_REDIS_PASSWORD,
+    }
+
 
 NAMES: tuple[str, ...] = tuple(f["name"] for f in DECLARED)
 # The template's resource of each function (`CreatePacketFunction`) and its name.

@@ -480,11 +480,13 @@ class LocalStack:
         rie = find_rie()
         try:
             self.redis.start()
+            # Each function connects as its own Redis user, as a deployment's do.
+            functions.create_redis_users(self.redis.command)
             for f, n in self.sizes.items():
                 self.pools[f] = SandboxPool(
                     f,
                     n,
-                    self.env,
+                    {**functions.redis_user_env(f), **self.env},
                     redis_url=self.redis.url,
                     rie=rie,
                     log_dir=self.log_dir,

@@ -36,6 +36,7 @@
 
 mod common;
 
+mod acl;
 mod chat_packets;
 mod connect;
 mod coupons;

@@ -146,9 +146,9 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 )
             elif not sgs and problems:
                 why.append(f"{binary}: EventBridge endpoint unusable: {'; '.join(problems)}")
-    # (d) a created store holds the functions' user, and admits only through its security group
+    # (d) a created store holds every function's user, and admits only through its security group
     env = next(iter(r["functions"].values()))["env"]
-    user = env.get("REDIS_USERNAME")
+    fn_users = sorted({f["env"].get("REDIS_USERNAME") for f in r["functions"].values()})
     stores = {
         t: stack.existing(t)
         for t in (
@@ -182,8 +182,12 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 stack.resource(n)["UserName"]: stack.resource(n)
                 for n in stack.existing("AWS::MemoryDB::User")
             }
-            if user not in acl["UserNames"] or users[user]["AuthenticationMode"]["Type"] != "iam":
-                why.append(f"{logical}'s ACL does not hold the IAM user {user}")
+            for user in fn_users:
+                if (
+                    user not in acl["UserNames"]
+                    or users[user]["AuthenticationMode"]["Type"] != "iam"
+                ):
+                    why.append(f"{logical}'s ACL does not hold the IAM user {user}")
         else:
             groups = as_list(props.get("UserGroupIds", props.get("UserGroupId", [])))
             members = [
@@ -193,19 +197,20 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 for n in stack.existing("AWS::ElastiCache::User")
                 if stack.ref(n) in stack.resource(g)["UserIds"]
             ]
-            app = [
-                u
+            iam = {
+                u["UserId"]
                 for u in members
-                if u["UserId"] == user == u["UserName"] and u["AuthenticationMode"]["Type"] == "iam"
-            ]
+                if u["UserId"] == u["UserName"] and u["AuthenticationMode"]["Type"] == "iam"
+            }
             default = [
                 u
                 for u in members
                 if u["UserName"] == "default" and u["AccessString"].split()[0] == "off"
             ]
-            if not app or not default:
+            if not set(fn_users) <= iam or not default:
                 why.append(
-                    f"{logical}'s user group lacks the IAM user {user} or a disabled default user"
+                    f"{logical}'s user group lacks an IAM user of {fn_users} or a disabled "
+                    "default user"
                 )
     if not created and not env["REDIS_URL"].startswith("rediss://"):
         why.append("an existing store reached without TLS")

@@ -1,97 +1,91 @@
-"""The store users' access string on a real redis-server: the README's curl session runs as a
-user with it, which must also be refused FLUSHALL, FLUSHDB, KEYS, CONFIG and keys outside the
-prefix."""
+"""The store users' access strings on a real redis-server: each Redis user of functions.json
+(hongbao::store::acl) as the template creates it is accepted, may send what every connection
+needs, and is refused the dangerous commands, keys outside the prefix and the key families of
+the other users. (tests/it/acl.rs asks ACL DRYRUN of every command of every user's scripts on
+its keys; the end-to-end runs connect each function as its user.)"""
 
 from __future__ import annotations
 
-import os
-import subprocess
+import json
 
 import redis
 
 from hongbao_tools.redis_server import RedisServer
+from hongbao_tools.template.redis_users import camel, memorydb_user
 
 from .stack import ROOT
 
-
-def access_string(template: dict) -> str:
-    """The store users' access string for KeyPrefix `hb`; ElastiCache's and MemoryDB's must be
-    the same."""
-    strings = set()
-    for n in ("ElastiCacheAppUser", "MemoryDbUser"):
-        value = template["Resources"][n]["Properties"]["AccessString"]
-        text = value["Fn::Sub"] if isinstance(value, dict) else value
-        strings.add(text.replace("${KeyPrefix}", "hb"))
-    if len(strings) != 1:
-        raise SystemExit(f"the store users' access strings differ: {strings}")
-    return strings.pop()
+# A key of a family, and the users that may touch it.
+FAMILY_KEYS = {
+    "hb:{ab12}:wallet:alice": {"app"},
+    "hb:{ab12}:merchant:m-1": {"app"},
+    "hb:{vote:news}:article-seq": {"vote"},
+    "hb:{oc}:newest_day": {"order-codes"},
+    "hb:{export}:lock": {"ledger-export"},
+}
 
 
-def live_access_string(acl: str) -> list[str]:
-    """The README's curl session as a user with `acl` on a real redis-server (default user
-    off), then the commands that user must be refused. Returns the failures."""
+def access_strings(template: dict) -> dict[str, str]:
+    """Each Redis user's access string for KeyPrefix `hb`: its ElastiCache and MemoryDB users'
+    must be functions.json's."""
+    out = {}
+    for user in json.loads((ROOT / "functions.json").read_text())["redis_users"]:
+        strings = set()
+        for n in (f"ElastiCache{camel(user['name'])}User", memorydb_user(user["name"])):
+            value = template["Resources"][n]["Properties"]["AccessString"]
+            strings.add(value["Fn::Sub"] if isinstance(value, dict) else value)
+        if strings != {user["access"]}:
+            raise SystemExit(f"{user['name']}: the store users' access strings {strings} differ")
+        out[user["name"]] = user["access"].replace("${KeyPrefix}", "hb")
+    return out
+
+
+def refused(c: redis.Redis, cmd: list[str]) -> str | None:
+    """None when `cmd` is refused for permissions, else what happened."""
+    try:
+        c.execute_command(*cmd)
+        return "allowed"
+    except redis.exceptions.NoPermissionError:
+        return None
+    except redis.exceptions.ResponseError as e:
+        return None if "NOPERM" in str(e) or "no permissions" in str(e) else str(e)
+
+
+def live_access_strings(acls: dict[str, str]) -> list[str]:
+    """Every user of `acls` on a real redis-server (default user off): what each must be
+    allowed and refused. Returns the failures."""
     failures = []
     server = RedisServer().start()
     try:
-        server.command("ACL", "SETUSER", "hongbao-app", "reset", *acl.split(), ">app-password")
+        for name, acl in acls.items():
+            server.command("ACL", "SETUSER", f"hongbao-{name}", "reset", *acl.split(), ">pw")
         server.command("ACL", "SETUSER", "default", "off")
-        env = dict(
-            os.environ,
-            REDIS_URL=server.url,
-            REDIS_AUTH="password",
-            REDIS_USERNAME="hongbao-app",
-            REDIS_PASSWORD="app-password",
-        )
-        p = subprocess.run(
-            [str(ROOT / ".venv/bin/python"), str(ROOT / "scripts/serve.py"), "--check"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if p.returncode != 0:
-            failures.append(
-                f"serve.py --check as the store user failed:\n{p.stdout[-3000:]}{p.stderr[-2000:]}"
-            )
-        else:
-            print(
-                f"live: README curl session as a user with {acl!r}: "
-                f"{p.stdout.count('PASS')} checks passed"
-            )
-        c = redis.Redis(
-            port=server.port, username="hongbao-app", password="app-password", decode_responses=True
-        )
-        for cmd in (
-            ["FLUSHALL"],
-            ["FLUSHDB"],
-            ["KEYS", "hb:*"],
-            ["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
-            ["SET", "other:key", "1"],
-            ["GET", "other:key"],
-            ["SHUTDOWN"],
-            ["ACL", "LIST"],
-            ["SWAPDB", "0", "1"],
-        ):
-            try:
-                c.execute_command(*cmd)
-                failures.append(f"the store user may run {' '.join(cmd)}")
-            except redis.exceptions.NoPermissionError:
-                pass
-            except redis.exceptions.ResponseError as e:
-                if "NOPERM" not in str(e) and "no permissions" not in str(e):
-                    failures.append(f"{' '.join(cmd)}: {e}")
-        for cmd in (
-            ["SET", "hb:probe", "1"],
-            ["INFO", "memory"],
-            ["TIME"],
-            ["EVAL", "return 1", "0"],
-        ):
-            try:
-                c.execute_command(*cmd)
-            except redis.exceptions.ResponseError as e:
-                failures.append(f"the store user may not run {' '.join(cmd)}: {e}")
-        if server.command("DBSIZE") == 0:
-            failures.append("the session wrote nothing")
+        for name in acls:
+            c = redis.Redis(port=server.port, username=f"hongbao-{name}", password="pw")
+            for cmd in (
+                ["FLUSHALL"],
+                ["FLUSHDB"],
+                ["KEYS", "hb:*"],
+                ["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+                ["SET", "other:key", "1"],
+                ["SHUTDOWN"],
+                ["ACL", "LIST"],
+                ["SWAPDB", "0", "1"],
+                ["SCRIPT", "FLUSH"],
+            ) + tuple(["SET", k, "1"] for k, users in FAMILY_KEYS.items() if name not in users):
+                if (what := refused(c, cmd)) is not None:
+                    failures.append(f"hongbao-{name} may run {' '.join(cmd)}: {what}")
+            for cmd in (
+                ["INFO", "memory"],
+                ["TIME"],
+                ["EVAL", "return 1", "0"],
+                ["PING"],
+            ) + tuple(["GET", k] for k, users in FAMILY_KEYS.items() if name in users):
+                try:
+                    c.execute_command(*cmd)
+                except redis.exceptions.ResponseError as e:
+                    failures.append(f"hongbao-{name} may not run {' '.join(cmd)}: {e}")
+            print(f"live: hongbao-{name}'s access string allows and refuses as it should")
     finally:
         server.stop()
     return failures

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 
-from .. import events
+from .. import events, functions
 from ..checks import Checks
 from ..deps import LEDGER_EXPORT
 from ..moto import LedgerFeed, MotoServer
@@ -23,6 +23,8 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
     with MotoServer() as moto:
         feed = LedgerFeed(moto, "hongbao-demo-ledger")
         env = {**moto.lambda_env(), "HONGBAO_EVENT_BUS_NAME": feed.bus_name}
+        # As its own Redis user (hongbao::store::acl), as deployed.
+        env |= functions.redis_user_env(LEDGER_EXPORT)
         with Sandbox(LEDGER_EXPORT, env, redis_url=r.url) as sb:
             run1 = dict(sb.invoke(events.scheduled_event()))
             run2 = dict(sb.invoke(events.scheduled_event()))
@@ -30,6 +32,10 @@ def ledger(stack: LocalStack, inv: Checks) -> dict:
             errors = sb.error_lines
             emf = sb.emf
         got = feed.drain()
+    refused = [e for e in r.command("ACL", "LOG") if "hongbao-ledger-export" in e]
+    inv.check(
+        "ledger-export, as its Redis user, was refused nothing", not refused, str(refused[:2])
+    )
     inv.check(
         f"ledger-export publishes all {entries} journal entries in one run, then finds none",
         run1.get("exported") == entries

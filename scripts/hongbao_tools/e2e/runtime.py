@@ -1,12 +1,13 @@
 """What the Lambda runtime path holds beyond a feature's answers: a function reads only its
-own settings, prints one EMF metric line per invocation and no credentials at trace level; at
-the end money is conserved, no sandbox logged an ERROR and every sandbox still runs."""
+own settings, prints one EMF metric line per invocation and no credentials at trace level, runs
+as its own Redis user and is never refused; at the end money is conserved, no sandbox logged an
+ERROR and every sandbox still runs."""
 
 from __future__ import annotations
 
 import time
 
-from .. import events
+from .. import events, functions
 from ..checks import Checks, check_conservation
 from ..emf import emf_lines
 from ..rie import InvocationError, LocalStack, Sandbox
@@ -192,3 +193,22 @@ def conservation(st: LocalStack, c: Checks, s: State) -> None:
     c.check("no ERROR log line in any sandbox", errors == 0, f"{errors} ERROR lines")
     dead = [sb.name for sb in st.all_sandboxes() if not sb.alive()]
     c.check("every RIE sandbox is still running", not dead, str(dead))
+
+
+def redis_users(st: LocalStack, c: Checks, s: State) -> None:
+    """Each function ran every flow above as its own Redis user (hongbao::store::acl: the
+    server's clients are those users) and was never refused: the server's ACL LOG is empty."""
+    c.section("each function as its own Redis user")
+    want = {f"hongbao-{f['redis_user']}" for f in functions.DECLARED if f["name"] in st.pools}
+    clients = st.redis.command("CLIENT", "LIST")
+    users = {
+        part[5:] for line in clients.splitlines() for part in line.split() if part[:5] == "user="
+    }
+    c.check(f"the sandboxes are connected as {sorted(want)}", want <= users, str(sorted(users)))
+    log = st.redis.command("ACL", "LOG")
+    refusals = [dict(zip(e[::2], e[1::2], strict=False)) for e in log]
+    c.check(
+        "no command of any flow was refused (ACL LOG is empty)",
+        not log,
+        "; ".join(f"{r['username']}: {r['reason']} {r['object']} x{r['count']}" for r in refusals),
+    )

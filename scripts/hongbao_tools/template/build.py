@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hongbao_tools.functions import merchant_bound, principals
-from hongbao_tools.template import dashboard
+from hongbao_tools.template import dashboard, redis_users, throttles
 from hongbao_tools.template.defaults import (
     alarm_metric,
     alarm_metrics,
@@ -20,6 +21,7 @@ from hongbao_tools.template.docs import MEANS, RUNBOOK, SETTINGS_DOC, alarm_mean
 from hongbao_tools.template.principals import allowed
 from hongbao_tools.template.yamltext import (
     KEY,
+    TemplateError,
     blocks,
     body,
     flow,
@@ -50,10 +52,6 @@ SECTIONS = [
 DATA_ONLY = ["functions.yaml", "jobs.yaml"]
 
 
-class TemplateError(Exception):
-    """The sources are inconsistent (the message says where)."""
-
-
 @dataclass
 class Function:
     """A function of functions.json with its entry of template/functions.yaml."""
@@ -62,6 +60,10 @@ class Function:
     settings: dict = field(default_factory=dict)  # its lower-case keys, as data
     properties: list[str] = field(default_factory=list)  # its Properties, as text
     policies: str = ""
+
+    @property
+    def redis_user(self) -> str:
+        return self.spec["redis_user"]
 
     @property
     def logical(self) -> str:
@@ -90,6 +92,7 @@ class Function:
     def values(self) -> dict:
         """Its prototypes' placeholders; <Name> starts its alarms' names (a job's prefix)."""
         v = {"Fn": self.logical, "fn": self.name, "Name": self.logical}
+        v |= {"U": redis_users.camel(self.redis_user)}
         if self.job:
             v |= {"Job": self.job["prefix"], "Name": self.job["prefix"]}
         return v
@@ -115,7 +118,8 @@ class Builder:
                     self.data[key] = load(self.text[key])
                 else:
                     self.sections.append((name, key, text))
-        spec = json.loads((root / "functions.json").read_text())["functions"]
+        declared = json.loads((root / "functions.json").read_text())
+        spec, self.redis_users = declared["functions"], declared["redis_users"]
         own = {k: body(t) for k, t in blocks(self.text["functions"]) if k}
         unknown = set(own) - {f["logical_id"] for f in spec}
         if unknown:
@@ -183,10 +187,17 @@ class Builder:
             if what == "properties":
                 parts = list(fn.properties)
                 own = [f"{v}: !Ref {p}" for p, v in self.function_settings(fn.logical)]
+                envs = [t for t in parts if without_comments_above(t).startswith("Environment:")]
+                if own and envs:
+                    raise TemplateError(f"{fn.name}: an Environment beside settings rows")
+                if fn.redis_user != redis_users.GLOBAL_USER:
+                    own.append(self.proto("redis-username", {"u": fn.redis_user}))
                 if own:
-                    if any(without_comments_above(t).startswith("Environment:") for t in parts):
-                        raise TemplateError(f"{fn.name}: an Environment beside settings rows")
-                    parts.append("Environment:\n  Variables:\n" + indent("\n".join(own), "    "))
+                    variables = indent("\n".join(own), "    ")
+                    if envs:
+                        parts[parts.index(envs[0])] += "\n" + variables
+                    else:
+                        parts.append("Environment:\n  Variables:\n" + variables)
                 rc = self.reserved_concurrency(fn)
                 if rc:
                     parts.append(self.proto("reserved-concurrency", {"P": rc["prefix"]}))
@@ -216,39 +227,6 @@ class Builder:
         return self.proto("http-event", values, auth)
 
     # ------------------------------------------------------------ parameters and more
-    def throttle_parameters(self) -> str:
-        out = []
-        routes = self.routes()
-        for t, spec in self.data["throttles"].items():
-            for r in spec["routes"]:
-                if r not in routes:
-                    raise TemplateError(f"throttle {t}: {r!r} is no operation of functions.json")
-            joined = " and ".join([", ".join(spec["routes"][:-1]), spec["routes"][-1]][-2:])
-            if len(spec["routes"]) < 2:
-                joined = spec["routes"][0]
-            plural = "s" if len(spec["routes"]) > 1 else ""
-            each = "each of " if plural else ""
-            rate = (
-                f"Requests per second admitted on {each}{joined} ({spec['why']}). See "
-                "docs/deployment.md#throttling-cors-and-concurrency."
-            )
-            burst = f"Burst of the {joined} throttle{plural}."
-            values = {"T": t, "Rate": spec["rate"], "Burst": spec["burst"]}
-            values |= {"RateDescription": folded(rate), "BurstDescription": folded(burst)}
-            out.append(self.proto("throttle-parameters", values))
-        return "\n".join(out)
-
-    def route_settings(self) -> str:
-        out = []
-        for t, spec in self.data["throttles"].items():
-            for r in spec["routes"]:
-                out += [
-                    f"{r}:",
-                    f"  ThrottlingRateLimit: !Ref {t}ThrottleRateLimit",
-                    f"  ThrottlingBurstLimit: !Ref {t}ThrottleBurstLimit",
-                ]
-        return "\n".join(out)
-
     def function_paths(self) -> str:
         """Both rules of each entry of template/resources.yaml's `function-paths`."""
         out = []
@@ -476,7 +454,7 @@ class Builder:
         """Every entry of alarms.yaml's Resources as the AWS::CloudWatch::Alarm it stands for
         (template/alarms.yaml says what is added)."""
         lines = section.splitlines()
-        head, rest = lines[0], textwrap_dedent("\n".join(lines[1:]))
+        head, rest = lines[0], textwrap.dedent("\n".join(lines[1:]))
         out = [head]
         for key, text in blocks(rest):
             if key is None:
@@ -526,14 +504,14 @@ class Builder:
             "job-queues": lambda: "\n\n".join(
                 self.proto("job-queues", f.values) for f in self.jobs
             ),
-            "route-settings": self.route_settings,
+            "route-settings": lambda: throttles.route_settings(self),
             "log-levels": lambda: "\n".join(
                 f"{v}: {{Level: {v.upper()}}}" for v in self.parameters["LogLevel"]["AllowedValues"]
             ),
             "function-paths": self.function_paths,
             "job-schedule-parameters": self.job_schedule_parameters,
             "threshold-parameters": self.threshold_parameters,
-            "throttle-parameters": self.throttle_parameters,
+            "throttle-parameters": lambda: throttles.parameters(self),
             "principal-parameters": self.principal_parameters,
             "parameter-variables": self.parameter_variables,
             "reserved-concurrency-parameters": lambda: self.reserved(
@@ -554,7 +532,12 @@ class Builder:
                 self.proto("lambda-alarms", f.values) for f in self.functions if f.http
             ),
             "dashboard": lambda: dashboard.resource(self),
+            "redis-users": lambda: "\n\n".join(
+                self.proto("redis-user", redis_users.values(u)) for u in self.redis_users
+            ),
         }
+        if what == "redis-user-refs":
+            return redis_users.refs(self.redis_users, args[0])
         if what == "job-alarms":
             return self.job_alarms(args)
         if what == "settings-parameters":
@@ -588,12 +571,6 @@ class Builder:
         if missing:
             raise TemplateError(f"job alarms not placed in template/alarms.yaml: {missing}")
         return "\n".join(out).rstrip("\n") + "\n"
-
-
-def textwrap_dedent(text: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(text)
 
 
 def build(root: Path) -> str:

@@ -25,6 +25,10 @@ MARKER = re.compile(r"^(\s*)# @generate ([\w-]+)((?: [\w-]+)*)\s*$")
 KEY = re.compile(r"^([A-Za-z<][\w<>-]*):(?: |$)")
 
 
+class TemplateError(Exception):
+    """The sources are inconsistent (the message says where)."""
+
+
 # ------------------------------------------------------------------------ data from YAML
 @dataclass(frozen=True)
 class Tagged:

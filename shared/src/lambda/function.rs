@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::api::operation::{Operation, Routes};
 use crate::api::{self, contract, ApiState};
+use crate::store::acl::RedisUser;
 use crate::store::Feature;
 
 /// One of hongbao's Lambda functions.
@@ -67,6 +68,8 @@ pub struct Declaration {
     /// The features whose settings it reads at Init ([`crate::store::Config::load`]); the
     /// others keep their defaults, so a setting it does not use never stops it.
     pub features: &'static [Feature],
+    /// The Redis user it connects as ([`RedisUser`]: its key families and commands).
+    pub redis_user: RedisUser,
 }
 
 impl Function {
@@ -93,6 +96,7 @@ impl Function {
                 logical_id: id,
                 trigger: Trigger::Http,
                 features: f,
+                redis_user: RedisUser::App,
             }
         }
         match self {
@@ -105,16 +109,22 @@ impl Function {
                 logical_id: "ReclaimCron",
                 trigger: Trigger::Schedule,
                 features: &[Feature::Packets, Feature::Reclaim],
+                redis_user: RedisUser::App,
             },
-            Function::NextOrderCode => {
-                http("next-order-code", "NextOrderCode", &[Feature::OrderCodes])
-            }
-            Function::Vote => http("vote", "Vote", &[Feature::Voting]),
+            Function::NextOrderCode => Declaration {
+                redis_user: RedisUser::OrderCodes,
+                ..http("next-order-code", "NextOrderCode", &[Feature::OrderCodes])
+            },
+            Function::Vote => Declaration {
+                redis_user: RedisUser::Vote,
+                ..http("vote", "Vote", &[Feature::Voting])
+            },
             Function::LedgerExport => Declaration {
                 name: "ledger-export",
                 logical_id: "LedgerExport",
                 trigger: Trigger::Schedule,
                 features: &[Feature::LedgerExport],
+                redis_user: RedisUser::LedgerExport,
             },
             Function::Coupon => http("coupon", "Coupon", &[Feature::Coupons]),
             Function::ReconcileCron => Declaration {
@@ -122,6 +132,7 @@ impl Function {
                 logical_id: "ReconcileCron",
                 trigger: Trigger::Schedule,
                 features: &[],
+                redis_user: RedisUser::App,
             },
             // Its own function, not create-packet's: every route is the team's backend
             // (AWS_IAM, its own principals), so its concurrency, throttles and alarms are not
@@ -194,9 +205,12 @@ pub fn app(state: ApiState) -> Router {
     contract(routes.into_router().with_state(state))
 }
 
-/// `functions.json`: `{"functions": [{"name", "logical_id", "trigger",
-/// "features", "operations": [{"event", "method", "path", "auth", "principals"}]}]}`, every
-/// function of [`Function::ALL`] in order, pretty-printed with a final newline.
+/// `functions.json`: `{"functions": [{"name", "logical_id", "trigger", "features",
+/// "redis_user", "operations": [{"event", "method", "path", "auth", "principals",
+/// "tenant"}]}], "redis_users": [{"name", "scripts", "access"}]}`, every function of
+/// [`Function::ALL`] and every user of [`RedisUser::ALL`] in order (`access` with the key
+/// prefix written `${KeyPrefix}`, as the template's `!Sub` takes it), pretty-printed with a
+/// final newline.
 pub fn declarations() -> String {
     #[derive(Serialize)]
     struct Entry {
@@ -204,6 +218,7 @@ pub fn declarations() -> String {
         logical_id: &'static str,
         trigger: Trigger,
         features: Vec<&'static str>,
+        redis_user: &'static str,
         operations: Vec<&'static Operation>,
     }
     let functions: Vec<Entry> = Function::ALL
@@ -215,15 +230,35 @@ pub fn declarations() -> String {
                 logical_id: d.logical_id,
                 trigger: d.trigger,
                 features: d.features.iter().map(|x| x.name()).collect(),
+                redis_user: d.redis_user.name(),
                 operations: f.operations(),
             }
         })
         .collect();
     #[derive(Serialize)]
+    struct User {
+        name: &'static str,
+        scripts: &'static [&'static str],
+        access: String,
+    }
+    let redis_users = RedisUser::ALL
+        .iter()
+        .map(|&u| User {
+            name: u.name(),
+            scripts: u.scripts(),
+            access: u.access_string("${KeyPrefix}"),
+        })
+        .collect();
+    #[derive(Serialize)]
     struct Doc {
         functions: Vec<Entry>,
+        redis_users: Vec<User>,
     }
-    let mut out = serde_json::to_string_pretty(&Doc { functions }).expect("plain data serializes");
+    let doc = Doc {
+        functions,
+        redis_users,
+    };
+    let mut out = serde_json::to_string_pretty(&doc).expect("plain data serializes");
     out.push('\n');
     out
 }

@@ -16,6 +16,7 @@
 //! money-conservation and stuck-packet audits (`audit`) and whole-keyspace scans
 //! (`Conn::scan_keys`).
 
+pub mod acl;
 #[cfg(feature = "ops")]
 pub mod audit;
 pub mod config;

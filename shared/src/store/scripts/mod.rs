@@ -88,9 +88,7 @@ pub struct Lua {
 }
 
 /// The scripts this process has sent (`Call::invocation`): where a `NOSCRIPT` or an
-/// acknowledged call finds a script by its SHA-1. Nothing else refers to the scripts as a
-/// whole, so a function's binary links only the scripts its own code calls (a bootstrap
-/// carried all 18, about 25 KB of Lua, before).
+/// acknowledged call finds a script by its SHA-1.
 static INVOKED: Mutex<Vec<&'static Lua>> = Mutex::new(Vec::new());
 
 impl Lua {
@@ -396,6 +394,12 @@ script!(
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
 pub fn all() -> impl Iterator<Item = (&'static str, &'static Script)> {
     all_lua().map(|(name, lua)| (name, &lua.script))
+}
+
+/// Every script's file name and its source as sent (helpers first, comment lines blanked):
+/// what [`super::acl`] reads the commands of a Redis user's scripts from.
+pub fn all_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
+    all_lua().map(|(name, lua)| (name, lua.source()))
 }
 
 /// Every script (its file name is its own: [`Lua::file`]); a test checks each has a call
