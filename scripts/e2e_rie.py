@@ -145,6 +145,7 @@ def main() -> int:
             ("merchants", lambda: merchants.merchants(stack, c, s)),
             ("settings", lambda: runtime.settings_per_function(stack, c, s)),
             ("credentials", lambda: runtime.no_credentials_in_logs(stack, c, s)),
+            ("password secret", lambda: runtime.password_secret(stack, c, s)),
             storm,
             ("expiry", lambda: expiry.expiry(stack, c, s)),
             ("metrics", lambda: runtime.metrics(stack, c, s)),

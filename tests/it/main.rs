@@ -58,6 +58,7 @@ mod red_packets;
 mod request_contract;
 mod rerun;
 mod resend;
+mod secrets;
 mod soak;
 mod support;
 mod tenants;

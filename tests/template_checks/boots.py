@@ -32,7 +32,7 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
     stack: Stack = r["stack"]
     fsg = stack.getatt("FunctionSecurityGroup", "GroupId")
     vpc = stack.resource("FunctionSecurityGroup")["VpcId"]
-    events_sgs = set()  # security groups of working EventBridge endpoints
+    endpoint_sgs = set()  # security groups of working endpoints (EventBridge, Secrets Manager)
     for binary, f in r["functions"].items():
         v = verdicts[binary]
         env = f["env"]
@@ -100,6 +100,8 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
         bus_arn = f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{bus}" if bus else None
         own_queues = failure_destinations(stack, f["logical"])
         may_put = False
+        secret = env.get("REDIS_PASSWORD_SECRET_ARN")
+        may_read_secret = False
         for s in f["statements"]:
             actions = as_list(s.get("Action", []))
             resources = as_list(s.get("Resource", []))
@@ -111,8 +113,12 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 pass  # its OnFailure destination
             elif bus_arn and actions == ["events:PutEvents"] and resources == [bus_arn]:
                 may_put = True
+            elif secret and actions == ["secretsmanager:GetSecretValue"] and resources == [secret]:
+                may_read_secret = True
             else:
                 why.append(f"{binary}: statement beyond least privilege: {s}")
+        if secret and not may_read_secret:
+            why.append(f"{binary}: its role may not secretsmanager:GetSecretValue on {secret}")
         if bus:
             buses = [stack.ref(n) for n in stack.existing("AWS::Events::EventBus")]
             if bus not in buses:
@@ -133,19 +139,25 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 f"{binary}: no path to port {port}: egress to {sorted(store_sgs)}, "
                 f"ingress from the functions on {sorted(admitted)}"
             )
-        # (f) the path to EventBridge
-        if bus:
-            problems, sgs = events_path(stack, fsg, vpc, bus_arn)
-            events_sgs |= sgs
+        # (f) the paths to EventBridge and to the password's secret
+        for action, resource in (
+            ("events:PutEvents", bus_arn),
+            ("secretsmanager:GetSecretValue", secret),
+        ):
+            if not resource:
+                continue
+            service = action.split(":")[0]
+            problems, sgs = endpoint_path(stack, fsg, vpc, action, resource)
+            endpoint_sgs |= sgs
             extra = set(f["security_groups"]) - {fsg}
             if not sgs and not extra:
                 why.append(
-                    f"{binary}: no path to EventBridge (events.{REGION}.amazonaws.com:443): "
-                    f"{'; '.join(problems) or 'no events endpoint in the VPC'}, and no "
+                    f"{binary}: no path to {service}.{REGION}.amazonaws.com:443: "
+                    f"{'; '.join(problems) or f'no {service} endpoint in the VPC'}, and no "
                     "AdditionalSecurityGroupIds"
                 )
             elif not sgs and problems:
-                why.append(f"{binary}: EventBridge endpoint unusable: {'; '.join(problems)}")
+                why.append(f"{binary}: {service} endpoint unusable: {'; '.join(problems)}")
     # (d) a created store holds every function's user, and admits only through its security group
     env = next(iter(r["functions"].values()))["env"]
     fn_users = sorted({f["env"].get("REDIS_USERNAME") for f in r["functions"].values()})
@@ -214,7 +226,8 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
                 )
     if not created and not env["REDIS_URL"].startswith("rediss://"):
         why.append("an existing store reached without TLS")
-    # (g) the functions' security group reaches the store and the EventBridge endpoint, nothing else
+    # (g) the functions' security group reaches the store and the endpoints (EventBridge, Secrets
+    # Manager), nothing else
     port = int(env["REDIS_URL"].split(",")[0].rsplit(":", 1)[1])
     store_sgs = egress_to(stack, fsg, port) & ingress_from(stack, fsg, port)
     for rule in stack.resource("FunctionSecurityGroup").get("SecurityGroupEgress", []):
@@ -233,9 +246,9 @@ def boots(r: dict, verdicts: dict[str, dict]) -> list[str]:
         dest = e.get("DestinationSecurityGroupId")
         ports = (int(e.get("FromPort", -1)), int(e.get("ToPort", -1)))
         to_store = dest in store_sgs and ports[0] <= port <= ports[1]
-        to_events = dest in events_sgs and ports == (443, 443)
-        if e.get("IpProtocol") != "tcp" or not (to_store or to_events):
-            why.append(f"{n}: the functions' egress {e} reaches neither the store nor EventBridge")
+        to_endpoint = dest in endpoint_sgs and ports == (443, 443)
+        if e.get("IpProtocol") != "tcp" or not (to_store or to_endpoint):
+            why.append(f"{n}: the functions' egress {e} reaches neither the store nor an endpoint")
     # (h) queues written by EventBridge rules admit exactly those rules
     why += queue_policy_problems(stack)
     # (i) only ledger-export's role may publish on the ledger bus
@@ -309,13 +322,17 @@ def policy_allows(doc: dict | None, action: str, resource: str) -> bool:
     return policy.is_action_permitted(action, resource) == PermissionResult.PERMITTED
 
 
-def events_path(stack: Stack, fsg: str, vpc: str, bus_arn: str) -> tuple[list[str], set[str]]:
-    """The EventBridge interface endpoints of the VPC the functions can publish through: what is
-    wrong with each one they cannot, and the security groups of those they can."""
+def endpoint_path(
+    stack: Stack, fsg: str, vpc: str, action: str, resource: str
+) -> tuple[list[str], set[str]]:
+    """The interface endpoints of the VPC for `action`'s service (`events:PutEvents`: events)
+    the functions can call `action` on `resource` through: what is wrong with each one they
+    cannot, and the security groups of those they can."""
     problems, sgs = [], set()
+    service = action.split(":")[0]
     for n in stack.existing("AWS::EC2::VPCEndpoint"):
         e = stack.resource(n)
-        if e["ServiceName"] != f"com.amazonaws.{REGION}.events":
+        if e["ServiceName"] != f"com.amazonaws.{REGION}.{service}":
             continue
         wrong = []
         if (
@@ -329,8 +346,8 @@ def events_path(stack: Stack, fsg: str, vpc: str, bus_arn: str) -> tuple[list[st
         reach = own & egress_to(stack, fsg, 443) & ingress_from(stack, fsg, 443)
         if not reach:
             wrong.append(f"443 on its groups {sorted(own)} not open from the functions' group")
-        if not policy_allows(e.get("PolicyDocument"), "events:PutEvents", bus_arn):
-            wrong.append(f"its policy does not allow events:PutEvents on {bus_arn}")
+        if not policy_allows(e.get("PolicyDocument"), action, resource):
+            wrong.append(f"its policy does not allow {action} on {resource}")
         if wrong:
             problems.append(f"{n}: {', '.join(wrong)}")
         else:

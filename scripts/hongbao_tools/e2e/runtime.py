@@ -10,6 +10,7 @@ import time
 from .. import events, functions
 from ..checks import Checks, check_conservation
 from ..emf import emf_lines
+from ..moto import MotoServer
 from ..rie import InvocationError, LocalStack, Sandbox
 from .common import State
 
@@ -212,3 +213,38 @@ def redis_users(st: LocalStack, c: Checks, s: State) -> None:
         not log,
         "; ".join(f"{r['username']}: {r['reason']} {r['object']} x{r['count']}" for r in refusals),
     )
+
+
+def password_secret(st: LocalStack, c: Checks, s: State) -> None:
+    """With REDIS_PASSWORD_SECRET_ARN a function reads its Redis password from Secrets Manager
+    (moto) at Init and serves; a secret that does not exist stops Init, naming the variable and
+    the secret; the password is in no output line."""
+    c.section("the Redis password read from Secrets Manager at Init")
+    password = functions.LOCAL_REDIS_PASSWORD
+    with MotoServer() as moto:
+        arn = moto.client("secretsmanager").create_secret(
+            Name="hongbao/redis", SecretString=password
+        )["ARN"]
+        env = {
+            **moto.lambda_env(),
+            "REDIS_AUTH": "password",
+            "REDIS_USERNAME": "hongbao-app",
+            "REDIS_PASSWORD_SECRET_ARN": arn,
+        }
+        with Sandbox("grab", env, redis_url=st.redis.url, name="grab-secret") as sb:
+            r = sb.invoke(events.view_event(events.NO_SUCH_PACKET, "secret"))
+            c.status("grab with its password's secret answers", r, 404, "not_found")
+            sb.wait_reports()
+            c.check("no output line holds the password", password not in "\n".join(sb.lines))
+        env["REDIS_PASSWORD_SECRET_ARN"] = "hongbao/missing"
+        with Sandbox("grab", env, redis_url=st.redis.url, name="grab-no-secret") as sb:
+            try:
+                sb.invoke(events.view_event(events.NO_SUCH_PACKET, "secret"))
+                c.check("grab with a missing secret fails Init", False, "it answered")
+            except InvocationError as e:
+                named = "REDIS_PASSWORD_SECRET_ARN=hongbao/missing"
+                c.check(
+                    "grab with a missing secret fails Init, naming the variable and the secret",
+                    named in str(e) or logged(sb, named),
+                    str(e)[:300],
+                )

@@ -57,13 +57,15 @@ fn credential_safe_levels() -> tracing_subscriber::filter::Targets {
 }
 
 /// Initialises a sandbox for `function`: JSON tracing, its settings ([`settings`] over the
-/// process environment: the connection settings and only its features' settings), a
-/// [`Store`] that lives for the process, a first connection attempt (so a bad endpoint, CA or
+/// process environment: the connection settings and only its features' settings), the Redis
+/// password from Secrets Manager when `REDIS_PASSWORD_SECRET_ARN` names it, a [`Store`] that
+/// lives for the process, a first connection attempt (so a bad endpoint, CA or
 /// password is one clear log line at cold start; requests then answer 503 while the store
 /// keeps retrying), and the eviction-policy check ([`check_eviction`]).
 ///
 /// # Errors
-/// [`InitError::Config`] when a setting the function reads is invalid, and
+/// [`InitError::Config`] when a setting the function reads is invalid,
+/// [`InitError::Secret`] when the password's secret cannot be read, and
 /// [`InitError::Eviction`] when the server's policy evicts keys: the function then fails Init
 /// with that message instead of running misconfigured.
 pub async fn init(function: Function) -> Result<ApiState, InitError> {
@@ -72,11 +74,18 @@ pub async fn init(function: Function) -> Result<ApiState, InitError> {
     // Tracing first, so that a bad setting stops Init with a logged message.
     init_tracing(&lookup)?;
     let Settings {
-        config,
+        mut config,
         auth,
         metrics,
         ..
     } = settings(function, &lookup)?;
+    if let Some(secret_id) = config.redis_auth.password_secret.clone() {
+        let client = aws_sdk_secretsmanager::Client::new(&super::aws::sdk_config().await);
+        let password = super::secrets::read_password(&client, &secret_id)
+            .await
+            .inspect_err(|e| tracing::error!(error = %e, "the Redis password's secret"))?;
+        config.redis_auth.password = Some(password);
+    }
     init_metrics(&metrics);
     let state = ApiState::new(Store::new(config), auth);
     log_unset_principals(function, &lookup)?;
@@ -139,6 +148,9 @@ pub enum InitError {
     /// The server's `maxmemory-policy` may evict a key that guards money or a scarce thing.
     #[error("{0}")]
     Eviction(String),
+    /// The Redis password's secret could not be read (`REDIS_PASSWORD_SECRET_ARN`).
+    #[error(transparent)]
+    Secret(#[from] super::secrets::SecretError),
 }
 
 /// Checks the server's `maxmemory-policy` ([`Store::check_eviction_policy`]): an evicting

@@ -9,6 +9,7 @@
 //! sandbox, before the first event, and reused by every invocation. This layer sits above
 //! [`crate::api`] (it serves its routers) and [`crate::store`].
 
+pub mod aws;
 mod emf;
 pub mod function;
 mod http;
@@ -18,6 +19,7 @@ pub mod openapi;
 pub mod reclaim;
 pub mod reconcile;
 pub mod scheduled;
+pub mod secrets;
 mod settings;
 
 pub use emf::init_metrics;

@@ -77,6 +77,7 @@ pub const SETTINGS: &[Setting] = &[
     redis_auth::REDIS_AUTH,
     redis_auth::REDIS_USERNAME,
     redis_auth::REDIS_PASSWORD,
+    redis_auth::REDIS_PASSWORD_SECRET_ARN,
     redis_auth::REDIS_CA_CERT,
     redis_auth::REDIS_IAM_CACHE_NAME,
     redis_auth::REDIS_IAM_SERVICE,

@@ -28,23 +28,10 @@ impl EventBridgeSink {
         }
     }
 
-    /// A sink for `bus` configured as a Lambda sandbox is: the region from `AWS_REGION`, the
-    /// credentials Lambda puts in the environment, and `AWS_ENDPOINT_URL` when it is set (a
-    /// local endpoint such as moto's). aws-config reads these variables itself. HTTPS is
-    /// hyper 1 + rustls on `ring`, the provider the Redis client's TLS uses (two providers in
-    /// one process leave rustls without a default, and Redis's TLS connect would panic).
+    /// A sink for `bus` configured as a Lambda sandbox is ([`crate::lambda::aws::sdk_config`]:
+    /// the region, credentials and endpoint from the environment).
     pub async fn from_env(bus: impl Into<String>) -> Self {
-        use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
-        let http = aws_smithy_http_client::Builder::new()
-            .tls_provider(Provider::Rustls(CryptoMode::Ring))
-            .build_https();
-        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .credentials_provider(
-                aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
-            )
-            .http_client(http)
-            .load()
-            .await;
+        let config = crate::lambda::aws::sdk_config().await;
         Self::new(Client::new(&config), bus)
     }
 }

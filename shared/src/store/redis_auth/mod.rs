@@ -2,7 +2,8 @@
 //! `REDIS_USERNAME`, `REDIS_PASSWORD`, `REDIS_CA_CERT`, `REDIS_IAM_*`, `AWS_REGION`.
 //!
 //! * `none`: no `AUTH` (a local `redis-server`, or a cache reachable only from the VPC).
-//! * `password`: `REDIS_PASSWORD` (an ElastiCache AUTH token or an ACL user's password). With
+//! * `password`: `REDIS_PASSWORD` (an ElastiCache AUTH token or an ACL user's password), or
+//!   the Secrets Manager secret `REDIS_PASSWORD_SECRET_ARN` names, read at Init. With
 //!   `REDIS_USERNAME` it is `AUTH <user> <password>` through the same
 //!   [`StreamingCredentialsProvider`](redis::StreamingCredentialsProvider) path as IAM
 //!   ([`RedisCredentials`]); without, the classic `AUTH <password>`.
@@ -43,6 +44,12 @@ pub const REDIS_PASSWORD: Setting = Setting {
     default: NO_DEFAULT,
     meaning: "password / AUTH token for `password`; never logged",
 };
+/// `REDIS_PASSWORD_SECRET_ARN`.
+pub const REDIS_PASSWORD_SECRET_ARN: Setting = Setting {
+    name: "REDIS_PASSWORD_SECRET_ARN",
+    default: NO_DEFAULT,
+    meaning: "with `password`, instead of `REDIS_PASSWORD`: the Secrets Manager secret (ARN or name) whose string is the password, read once at Init; the secret is never logged",
+};
 /// `REDIS_CA_CERT`.
 pub const REDIS_CA_CERT: Setting = Setting {
     name: "REDIS_CA_CERT",
@@ -75,18 +82,6 @@ pub const AWS_REGION: Setting = Setting {
     meaning: "set by Lambda; with `iam`, the region the tokens are signed for (a connect without it: 503 and one error line)",
 };
 
-/// The authentication settings, in the order of docs/configuration.md.
-pub const SETTINGS: &[Setting] = &[
-    REDIS_AUTH,
-    REDIS_USERNAME,
-    REDIS_PASSWORD,
-    REDIS_CA_CERT,
-    REDIS_IAM_CACHE_NAME,
-    REDIS_IAM_SERVICE,
-    REDIS_IAM_SERVERLESS,
-    AWS_REGION,
-];
-
 /// Which `AUTH` a connection sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AuthKind {
@@ -107,8 +102,12 @@ pub struct RedisAuth {
     pub kind: AuthKind,
     /// `REDIS_USERNAME`: the ACL user, or with IAM the ElastiCache user id.
     pub username: Option<String>,
-    /// `REDIS_PASSWORD` (never printed by `Debug`).
+    /// `REDIS_PASSWORD` (never printed by `Debug`), or the string of the secret
+    /// `password_secret` names once Init has read it (`hongbao::lambda::init`).
     pub password: Option<String>,
+    /// `REDIS_PASSWORD_SECRET_ARN`: the Secrets Manager secret holding the password (ARN or
+    /// name), read at Init into `password`.
+    pub password_secret: Option<String>,
     /// `REDIS_CA_CERT`: a PEM file path or PEM text; `None` trusts the public web PKI roots
     /// (which ElastiCache's certificates chain to).
     pub ca_cert: Option<String>,
@@ -157,6 +156,7 @@ impl fmt::Debug for RedisAuth {
             .field("kind", &self.kind)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("password_secret", &self.password_secret)
             .field(
                 "ca_cert",
                 &self
@@ -193,8 +193,8 @@ fn choice<'v>(
 }
 
 impl RedisAuth {
-    /// Reads [`SETTINGS`] through `lookup`, for a `REDIS_URL` whose nodes are `hosts` (lower
-    /// case) and whose scheme is `rediss://` when `tls`; the `auto` IAM service and resource
+    /// Reads its settings (in [`crate::store::config::SETTINGS`]) through `lookup`, for a
+    /// `REDIS_URL` whose nodes are `hosts` (lower case) and whose scheme is `rediss://` when `tls`; the `auto` IAM service and resource
     /// type are derived from the hosts. [`crate::store::Config::load`] calls it, then refuses
     /// `iam` without TLS (a token must never travel in clear text).
     ///
@@ -213,6 +213,7 @@ impl RedisAuth {
         };
         let username = lookup.raw(&REDIS_USERNAME);
         let password = lookup.secret(&REDIS_PASSWORD);
+        let password_secret = lookup.raw(&REDIS_PASSWORD_SECRET_ARN);
         let ca_cert = lookup.raw(&REDIS_CA_CERT);
         let iam_cache_name = lookup.raw(&REDIS_IAM_CACHE_NAME);
         // `auto`: what the hosts say, when they all say the same (a node list mixing a MemoryDB
@@ -263,11 +264,18 @@ impl RedisAuth {
         };
         match kind {
             AuthKind::None => {}
-            AuthKind::Password if password.is_none() => {
+            AuthKind::Password if password.is_none() && password_secret.is_none() => {
                 return Err(ConfigError::new(
                     &REDIS_PASSWORD,
                     "",
-                    "required with REDIS_AUTH=password",
+                    "required with REDIS_AUTH=password (or REDIS_PASSWORD_SECRET_ARN)",
+                ))
+            }
+            AuthKind::Password if password.is_some() && password_secret.is_some() => {
+                return Err(ConfigError::new(
+                    &REDIS_PASSWORD_SECRET_ARN,
+                    "",
+                    "set beside REDIS_PASSWORD: set one of them",
                 ))
             }
             AuthKind::Password => {}
@@ -299,6 +307,7 @@ impl RedisAuth {
             kind,
             username,
             password,
+            password_secret: password_secret.filter(|_| kind == AuthKind::Password),
             ca_cert,
             iam_cache_name,
             iam_target,
@@ -347,6 +356,37 @@ mod tests {
     /// The authentication settings as the real loader reads them ([`Config::from_lookup`]).
     fn auth(vars: &[(&str, &str)]) -> Result<RedisAuth, ConfigError> {
         Config::from_lookup(lookup(vars)).map(|c| c.redis_auth)
+    }
+
+    #[test]
+    fn a_password_may_come_from_its_secret() {
+        let vars = [
+            ("REDIS_AUTH", "password"),
+            ("REDIS_PASSWORD_SECRET_ARN", "hongbao/redis"),
+        ];
+
+        let a = auth(&vars).unwrap();
+
+        assert_eq!(
+            (a.password, a.password_secret.as_deref()),
+            (None, Some("hongbao/redis"))
+        );
+    }
+
+    #[test]
+    fn a_password_and_its_secret_together_are_refused() {
+        let vars = [
+            ("REDIS_AUTH", "password"),
+            ("REDIS_PASSWORD", "s3cret"),
+            ("REDIS_PASSWORD_SECRET_ARN", "hongbao/redis"),
+        ];
+
+        let e = auth(&vars).unwrap_err().to_string();
+
+        assert!(
+            e.contains("REDIS_PASSWORD_SECRET_ARN") && !e.contains("s3cret"),
+            "{e}"
+        );
     }
 
     #[test]
