@@ -134,3 +134,24 @@ async fn a_packet_without_its_order_list_is_paged_from_every_grab() {
     assert_eq!(share_ids(&after), (101..=150).collect::<Vec<_>>());
     assert_eq!(after, before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listings_summaries_are_each_packets_summary() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = store(&redis, |_| {});
+        let open = grabbed(&store, 5, 5).await;
+        let cancelled = grabbed(&store, 5, 2).await;
+        packets::cancel(&store, &cancelled, "sender").await.unwrap();
+        let ids = vec![open, "not-a-packet".to_string(), cancelled];
+        let mut each = Vec::new();
+        for id in &ids {
+            each.push(packets::summary(&store, id).await.unwrap());
+        }
+
+        let listed = packets::summaries(&store, &ids).await.unwrap();
+
+        assert_eq!(listed, each, "{backend:?}");
+        assert!(listed[0].is_some() && listed[1].is_none() && listed[2].is_some());
+    }
+}

@@ -56,7 +56,7 @@ pub struct SupportCouponBody {
     /// The unexported journal entries of the coupon (`coupon_issued`, `coupon_redeemed`,
     /// `coupon_released`), oldest first. Exported entries are on the event bus.
     pub journal: Vec<JournalEntryBody>,
-    /// `false` when the pool's journal held more entries than one look-up reads (5,000).
+    /// `false` when the pool's journal held more entries than one look-up reads (500).
     pub journal_complete: bool,
 }
 

@@ -27,7 +27,7 @@ pub struct SupportPacketBody {
     /// debit, refunds, settlement or cancel; the grabbers' claim credits), oldest first.
     /// Exported entries are on the event bus and in its archive.
     pub journal: Vec<JournalEntryBody>,
-    /// `false` when a journal held more entries than one look-up reads (5,000; the export is
+    /// `false` when a journal held more entries than one look-up reads (500; the export is
     /// behind), so entries of this packet may be missing from `journal`.
     pub journal_complete: bool,
 }

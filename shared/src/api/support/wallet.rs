@@ -38,7 +38,7 @@ pub struct SupportWalletBody {
     /// The wallet's unexported money-journal entries, oldest first (exported ones are on the
     /// event bus and in its archive).
     pub journal: Vec<JournalEntryBody>,
-    /// `false` when the wallet's journal held more entries than one look-up reads (5,000).
+    /// `false` when the wallet's journal held more entries than one look-up reads (500).
     pub journal_complete: bool,
 }
 

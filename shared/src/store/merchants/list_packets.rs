@@ -5,7 +5,7 @@
 use crate::domain::merchants::PacketsCursor;
 use crate::domain::packets::PacketView;
 use crate::store::keys::Keys;
-use crate::store::packets::summary;
+use crate::store::packets::summaries;
 use crate::store::{Error, Store};
 
 /// A page of a merchant's packets.
@@ -76,11 +76,11 @@ pub async fn list_packets(
             created_at_ms: *at,
             packet_id: id.clone(),
         });
-    let mut packets = Vec::with_capacity(candidates.len());
-    for (id, _) in &candidates {
-        if let Some(v) = summary(store, id).await? {
-            packets.push(v);
-        }
-    }
+    let ids: Vec<String> = candidates.into_iter().map(|(id, _)| id).collect();
+    let packets = summaries(store, &ids)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect();
     Ok(PacketsPage { packets, next })
 }

@@ -35,4 +35,4 @@ pub use create::{create, CreatePacketCall, DueAddCall};
 pub use draw::DrawRunCall;
 pub use grab::{grab, grab_with_password, DrawEnterCall, GrabCall};
 pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall, ClaimedPacket};
-pub use view::{summary, view, view_as, PacketViewCall, ViewAs};
+pub use view::{summaries, summary, view, view_as, PacketViewCall, ViewAs};

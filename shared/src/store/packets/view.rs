@@ -178,6 +178,67 @@ pub async fn summary(store: &Store, packet_id: &str) -> Result<Option<PacketView
     Ok(snapshot(store, packet_id, "", 1, 0).await?.map(|(v, _)| v))
 }
 
+/// [`summary`] of each of `packet_ids` (`None` for one that does not exist), in their order:
+/// one pipeline of their meta hashes and Redis `TIME`, the read `lua/packet_view.lua` makes
+/// without a page, without a script call per packet (a page of a merchant's 100 packets is
+/// then about 100 `HGETALL`s of tens of fields). A draw packet whose draw is due is read
+/// through [`summary`], which runs the draw first. The ids should share a hash slot (a
+/// merchant's packets do): on a cluster, `TIME` is asked of their node.
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a meta hash
+/// that does not parse.
+pub async fn summaries(
+    store: &Store,
+    packet_ids: &[String],
+) -> Result<Vec<Option<PacketView>>, Error> {
+    let keys = Keys::new(&store.config().key_prefix);
+    let valid: Vec<&String> = packet_ids.iter().filter(|id| is_packet_id(id)).collect();
+    if valid.is_empty() {
+        return Ok(vec![None; packet_ids.len()]);
+    }
+    let mut pipe = redis::pipe();
+    for id in &valid {
+        pipe.cmd("HGETALL").arg(keys.packet(id).meta);
+    }
+    pipe.cmd("TIME");
+    let mut conn = store.conn().await?;
+    let mut replies: Vec<Value> = pipe.query_async(&mut conn).await?;
+    let (secs, micros): (i64, i64) = redis::from_redis_value(replies.pop().unwrap_or(Value::Nil))
+        .map_err(|e| Error::bad_reply("TIME", e.to_string()))?;
+    let now_ms = secs * 1_000 + micros / 1_000;
+    let mut metas: HashMap<&str, HashMap<String, String>> = HashMap::new();
+    for (id, reply) in valid.iter().zip(replies) {
+        let flat: Vec<String> = redis::from_redis_value(reply)
+            .map_err(|e| Error::bad_reply("HGETALL", e.to_string()))?;
+        if !flat.is_empty() {
+            metas.insert(id.as_str(), pairs(flat));
+        }
+    }
+    let mut out = Vec::with_capacity(packet_ids.len());
+    for id in packet_ids {
+        let Some(meta) = metas.remove(id.as_str()) else {
+            out.push(None);
+            continue;
+        };
+        let read = ViewReply {
+            meta,
+            now_ms,
+            recipient: false,
+            mine: None,
+            page: Vec::new(),
+            every: false,
+            ungrabbed: Vec::new(),
+        };
+        out.push(if draw_due(&read) {
+            summary(store, id).await?
+        } else {
+            Some(build(id, "", &read, 1, 0)?)
+        });
+    }
+    Ok(out)
+}
+
 /// Every grab of a packet and, once it reveals, every share: the pages of
 /// [`GRABS_PAGE`] positions read one script call each (none holds the server longer than a
 /// page), joined; or `None` if there is no such packet (including ids of the wrong shape).
