@@ -55,6 +55,10 @@ fn row(route: &str, what: &str, (us, slow): (f64, u64)) -> Row {
     (route.to_string(), what.to_string(), us, slow)
 }
 
+/// A slow-log entry: id, Unix time (s), duration (µs), the command's words, the client's
+/// address (`?:0` for a script's own commands), the client's name.
+type LogEntry = (i64, i64, u64, Vec<Vec<u8>>, String, String);
+
 /// Slow-log entries kept at most: every command of a row's requests (the support look-up's
 /// request sends about 300).
 const LOG_LEN: usize = REQUESTS * 1_000;
@@ -88,7 +92,7 @@ where
     for _ in 0..REQUESTS {
         request().await;
     }
-    let log: Vec<(i64, i64, u64, Vec<Vec<u8>>, String, String)> = redis::cmd("SLOWLOG")
+    let log: Vec<LogEntry> = redis::cmd("SLOWLOG")
         .arg("GET")
         .arg(-1)
         .query_async(conn)
@@ -112,7 +116,7 @@ where
 
 /// Prints the µs per request of each command in `log`, a script's own commands apart
 /// (`READ_ROUTES_BREAKDOWN` set: where a row's time goes).
-fn print_breakdown(log: &[(i64, i64, u64, Vec<Vec<u8>>, String, String)]) {
+fn print_breakdown(log: &[LogEntry]) {
     let mut by: std::collections::BTreeMap<(bool, String), (u64, u64)> = Default::default();
     for (_, _, usec, args, client, _) in log {
         let name = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
