@@ -29,12 +29,29 @@ pub async fn look_up_packet(
     packet_id: &str,
     arn: Option<&str>,
 ) -> (u16, Value) {
-    let ev = signed(
-        with_placeholder(event("wallet-support-packet"), "PACKET_ID", packet_id),
-        arn,
-    );
-    let (s, b, _) = call(store, Function::Wallet, &ev).await;
+    look_up_packet_page(store, packet_id, "", arn).await
+}
+
+/// `GET /support/packets/{packet_id}?<query>` as `arn` (`None`: the fixture's support role).
+pub async fn look_up_packet_page(
+    store: &Arc<Store>,
+    packet_id: &str,
+    query: &str,
+    arn: Option<&str>,
+) -> (u16, Value) {
+    let mut ev = with_placeholder(event("wallet-support-packet"), "PACKET_ID", packet_id);
+    with_query(&mut ev, query);
+    let (s, b, _) = call(store, Function::Wallet, &signed(ev, arn)).await;
     (s, b)
+}
+
+/// Sets the event's raw query and its parsed parameters to `query`.
+fn with_query(ev: &mut Value, query: &str) {
+    ev["rawQueryString"] = json!(query);
+    let params: serde_json::Map<String, Value> = url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), json!(v)))
+        .collect();
+    ev["queryStringParameters"] = Value::Object(params);
 }
 
 /// `GET /support/wallets/{user_id}` (`user_id` percent-encoded as a client sends it) with the
@@ -51,11 +68,7 @@ pub async fn look_up_wallet(
     ev["rawPath"] = json!(format!("/support/wallets/{encoded}"));
     ev["requestContext"]["http"]["path"] = json!(format!("/support/wallets/{encoded}"));
     ev["pathParameters"] = json!({ "user_id": user_id });
-    ev["rawQueryString"] = json!(query);
-    let params: serde_json::Map<String, Value> = url::form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| (k.into_owned(), json!(v)))
-        .collect();
-    ev["queryStringParameters"] = Value::Object(params);
+    with_query(&mut ev, query);
     let (s, b, _) = call(store, Function::Wallet, &signed(ev, arn)).await;
     (s, b)
 }

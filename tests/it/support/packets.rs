@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{claim_until_credited, claims, journal, look_up_packet, STRANGER};
+use super::{claim_until_credited, claims, journal, look_up_packet, look_up_packet_page, STRANGER};
 use crate::common::{
     self, call, claim_step_one, create, event, fund, lucky, sleep_until_redis_ms, with_sub,
     Function,
@@ -281,4 +281,35 @@ async fn no_secret_and_refusals() {
             "{backend}: a refusal wrote"
         );
     }
+}
+
+/// A look-up pages the grabs as the view does: 100 share positions a page, from the cursor the
+/// previous page gave, and a cursor it did not give is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_look_up_pages_the_grabs_a_hundred_shares_at_a_time() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    fund(&store, "sender", 450).await;
+    let p = create(&store, "sender", &lucky(450, 150, 600)).await;
+    let users: Vec<String> = (0..150).map(|i| format!("user{i}")).collect();
+    let users: Vec<&str> = users.iter().map(String::as_str).collect();
+    grab_all(&store, &p.packet_id, &users).await;
+
+    let (s1, first) = look_up_packet(&store, &p.packet_id, None).await;
+    let (s2, second) = look_up_packet_page(&store, &p.packet_id, "cursor=101", None).await;
+    let (s3, bad) = look_up_packet_page(&store, &p.packet_id, "cursor=0", None).await;
+
+    let ids = |b: &serde_json::Value| -> Vec<u64> {
+        b["grabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["share_id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!((s1, s2, s3), (200, 200, 400), "{first} {second} {bad}");
+    assert_eq!(ids(&first), (1..=100).collect::<Vec<_>>());
+    assert_eq!(first["next_cursor"], json!("101"));
+    assert_eq!(ids(&second), (101..=150).collect::<Vec<_>>());
+    assert_eq!(second["next_cursor"], json!(null));
 }

@@ -1,8 +1,9 @@
-//! `GET /support/packets/{id}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): a red packet as its
-//! sender sees it, every grab with its claim state, the refund, and the unexported journal
-//! entries that mention it (`store::support::packet`).
+//! `GET /support/packets/{id}?cursor=` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): a red packet
+//! as its sender sees it, its grabs a page of 100 share positions at a time with their claim
+//! states, the refund, and the unexported journal entries that mention it
+//! (`store::support::packet`).
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
@@ -10,6 +11,7 @@ use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::packets::grabs::parse_cursor;
 use crate::api::packets::{no_packet, PacketViewBody};
 use crate::api::state::ApiState;
 use crate::store::support::{self, GrabLookup, PacketLookup};
@@ -17,19 +19,25 @@ use crate::store::support::{self, GrabLookup, PacketLookup};
 /// The body of `GET /support/packets/{id}`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SupportPacketBody {
-    /// The packet as its sender sees it (`GET /packets/{id}`).
+    /// The packet as its sender sees it, with the page (`GET /packets/{id}`, or a later page
+    /// of it).
     pub packet: PacketViewBody,
-    /// Every grab in share-id order, with its claim state.
+    /// The page's grabs in share-id order (those of its 100 share positions from the cursor
+    /// that were grabbed), each with its claim state.
     pub grabs: Vec<SupportGrabBody>,
     /// What went back to the sender, and when.
     pub refund: SupportRefundBody,
     /// The unexported money-journal entries whose reference is the packet (the sender's
-    /// debit, refunds, settlement or cancel; the grabbers' claim credits), oldest first.
+    /// debit, refunds, settlement or cancel, on every page; the page's grabbers' claim
+    /// credits), oldest first.
     /// Exported entries are on the event bus and in its archive.
     pub journal: Vec<JournalEntryBody>,
     /// `false` when a journal held more entries than one look-up reads (500; the export is
     /// behind), so entries of this packet may be missing from `journal`.
     pub journal_complete: bool,
+    /// Pass as `cursor` for the next page of grabs; `null` after the last.
+    #[schema(required = true)]
+    pub next_cursor: Option<String>,
 }
 
 /// One grab (`grabs` of `SupportPacketBody`).
@@ -99,6 +107,7 @@ impl From<PacketLookup> for SupportPacketBody {
                 due_at: l.refund_due_at_ms.map(rfc3339),
                 failed_attempts: l.refund_failed_attempts,
             },
+            next_cursor: l.view.next_cursor.map(|c| c.to_string()),
             packet: l.view.into(),
             grabs: l.grabs.into_iter().map(SupportGrabBody::from).collect(),
             journal: l.journal.into_iter().map(JournalEntryBody::from).collect(),
@@ -146,24 +155,31 @@ pub const OPERATION: Operation = Operation {
     refusals: SupportPacketRefusal::REFUSALS,
 };
 
-/// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; or a [`SupportPacketRefusal`].
+/// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; 400 for a bad cursor; or a
+/// [`SupportPacketRefusal`].
 #[utoipa::path(
     get, path = OPERATION.path, tag = "support", operation_id = "support_packet",
     summary = "Look up a red packet for support (AWS_IAM)",
-    description = "The packet as its sender sees it, every grab with its claim state (`unclaimed`, `pending`, `done`, `redriven`) and whether its share is in the grabber's wallet, the refund, and the money-journal entries that mention it and are not exported yet. Read-only; no password or idempotency fingerprint is ever shown. Only AWS_IAM-signed calls of the principals in `HONGBAO_SUPPORT_PRINCIPALS`.",
-    params(("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$")),
+    description = "The packet as its sender sees it, its grabs a page of 100 share positions at a time (from `cursor`; `next_cursor` gives the next page) with each claim state (`unclaimed`, `pending`, `done`, `redriven`) and whether its share is in the grabber's wallet, the refund, and the money-journal entries that mention it and are not exported yet (the sender's, and the page's grabbers'). Read-only; no password or idempotency fingerprint is ever shown. Only AWS_IAM-signed calls of the principals in `HONGBAO_SUPPORT_PRINCIPALS`.",
+    params(
+        ("id" = String, Path, description = "packet id, 24 hex digits", pattern = "^[0-9a-f]{24}$"),
+        ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page (default: the first page)")
+    ),
     security(("sigv4" = [])),
     responses(
-        (status = 200, description = "the packet, its grabs and claims, its refund and journal entries", body = SupportPacketBody),
+        (status = 200, description = "the packet, a page of its grabs and claims, its refund and journal entries", body = SupportPacketBody),
+        (status = 400, description = "`invalid_request`: a cursor this route did not give; nothing written", body = crate::api::schemas::InvalidRequestError),
     )
 )]
 pub(crate) async fn support_packet(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     Path(id): Path<String>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<SupportPacketBody>, ApiError> {
     check_caller(&state, arn.as_deref())?;
-    match support::packet(&state.store, &id).await? {
+    let from = parse_cursor(query.as_deref())?;
+    match support::packet(&state.store, &id, from).await? {
         Some(lookup) => Ok(Json(lookup.into())),
         None => Err(SupportPacketRefusal::NotFound.because(no_packet(&id))),
     }

@@ -252,24 +252,52 @@ pub async fn view(store: &Store, packet_id: &str) -> Result<Option<PacketView>, 
     Ok(read_all(store, packet_id).await?.map(|w| w.view))
 }
 
-/// A whole packet as [`read_all`] joins its pages.
+/// A packet as [`read_all`] joins its pages, or one page of it ([`read_page`]).
 #[derive(Debug)]
-pub(crate) struct WholePacket {
-    /// [`view`]'s answer.
+pub(crate) struct PacketRead {
+    /// [`view`]'s answer, or the page's.
     pub(crate) view: PacketView,
-    /// Every grabber's claim state as the pages read it (user -> claim state,
-    /// `domain::packets::ClaimState`; absent when unclaimed).
+    /// Every grabber's (or the page's grabbers') claim state as the pages read it (user ->
+    /// claim state, `domain::packets::ClaimState`; absent when unclaimed).
     pub(crate) claims: HashMap<String, String>,
     /// The meta hash as the last page read it.
     pub(crate) meta: HashMap<String, String>,
 }
 
-/// [`view`] with every grabber's claim state and the meta hash ([`WholePacket`]).
+/// The page of [`GRABS_PAGE`] positions from share id `from` as nobody in particular sees it
+/// (its sender's view, without the viewer's own grab), with the page's grabbers' claim states
+/// and the meta hash ([`PacketRead`]): one script call, bounded by the page.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record that
 /// does not parse.
-pub(crate) async fn read_all(store: &Store, packet_id: &str) -> Result<Option<WholePacket>, Error> {
+pub(crate) async fn read_page(
+    store: &Store,
+    packet_id: &str,
+    from: u32,
+) -> Result<Option<PacketRead>, Error> {
+    let Some((snap, view)) = snapshot_reply(store, packet_id, "", from, GRABS_PAGE).await? else {
+        return Ok(None);
+    };
+    let claims = snap
+        .page
+        .iter()
+        .filter(|g| !g.claim.is_empty())
+        .map(|g| (g.user.clone(), g.claim.clone()))
+        .collect();
+    Ok(Some(PacketRead {
+        view,
+        claims,
+        meta: snap.meta,
+    }))
+}
+
+/// [`view`] with every grabber's claim state and the meta hash ([`PacketRead`]).
+///
+/// # Errors
+/// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record that
+/// does not parse.
+pub(crate) async fn read_all(store: &Store, packet_id: &str) -> Result<Option<PacketRead>, Error> {
     'again: loop {
         let mut from = 1;
         let mut joined: Option<PacketView> = None;
@@ -307,7 +335,7 @@ pub(crate) async fn read_all(store: &Store, packet_id: &str) -> Result<Option<Wh
             match all.next_cursor {
                 Some(next) => from = next,
                 None => {
-                    return Ok(Some(WholePacket {
+                    return Ok(Some(PacketRead {
                         view: joined.expect("set above"),
                         claims,
                         meta: snap.meta,

@@ -1,10 +1,12 @@
-//! `GET /support/packets/{id}`'s store step: the packet as its sender sees it
-//! ([`super::super::packets::view`]: `lua/packet_view.lua` a page at a time), each grab with its
-//! claim state, whether each pending claim's credit already landed in the grabber's wallet,
-//! the refund's schedule in the reclaim index, and the unexported journal entries that
-//! mention the packet (its sender's journal: debit, refunds, settlement, cancel; its
-//! grabbers' journals: the claim credits; a coupon packet's coupon entries, on its own tag).
-//! A merchant packet paid out as coupons shows each claimed share's coupon and its state.
+//! `GET /support/packets/{id}?cursor=`'s store step, one page of 100 share positions at a
+//! time (its Redis time bounded by the page, as the view's): the packet as its sender sees it
+//! with the page (`lua/packet_view.lua`), each of the page's grabs with its claim state,
+//! whether each pending claim's credit already landed in the grabber's wallet, the refund's
+//! schedule in the reclaim index, and the unexported journal entries that mention the packet
+//! (its sender's journal: debit, refunds, settlement, cancel; the page's claimed grabbers'
+//! journals: their claim credits; a coupon packet's coupon entries, on its own tag). A
+//! merchant packet paid out as coupons shows each of the page's claimed shares' coupon and
+//! its state.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -17,7 +19,7 @@ use crate::domain::merchants::share_code;
 use crate::domain::packets::{ClaimState, PacketView, Share};
 use crate::domain::wallet::claim_transfer_id;
 use crate::store::keys::{user_tag, Keys};
-use crate::store::packets::view::{read_all, WholePacket};
+use crate::store::packets::view::{read_page, PacketRead};
 use crate::store::{Error, Store};
 
 /// Grabbers' slots read at once.
@@ -26,10 +28,10 @@ const IN_FLIGHT: usize = 16;
 /// What support sees of one red packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PacketLookup {
-    /// The packet as its sender sees it (`GET /packets/{id}`), the reveal included once the
-    /// packet is finished.
+    /// The packet as its sender sees it with the page (`GET /packets/{id}` and its
+    /// `next_cursor`), the page's reveal included once the packet is finished.
     pub view: PacketView,
-    /// Every grab in share-id order with its claim state.
+    /// The page's grabs in share-id order, each with its claim state.
     pub grabs: Vec<GrabLookup>,
     /// When the sender cancelled it, Unix ms (Redis `TIME`); `None` if never.
     pub cancelled_at_ms: Option<i64>,
@@ -43,7 +45,8 @@ pub struct PacketLookup {
     pub refund_due_at_ms: Option<i64>,
     /// Failed settlement attempts reclaim-cron recorded (backing off between them).
     pub refund_failed_attempts: u64,
-    /// The unexported journal entries whose reference is the packet, oldest first.
+    /// The unexported journal entries whose reference is the packet, oldest first: the
+    /// sender's and the page's claimed grabbers' (the same sender's on every page).
     pub journal: Vec<Entry>,
     /// Whether every journal searched was read whole (`false`: one held more than
     /// [`super::JOURNAL_READ_LIMIT`] entries, and entries of the packet may be missing).
@@ -67,14 +70,19 @@ pub struct GrabLookup {
     pub coupon: Option<(String, CouponState)>,
 }
 
-/// The support look-up of `packet_id`; `None` for no such packet (including ids of the wrong
-/// shape). Read-only.
+/// The support look-up of `packet_id`'s page of [`crate::domain::packets::GRABS_PAGE`] share
+/// positions from share id `from` (1 for the first page; the view's `next_cursor` for the
+/// next); `None` for no such packet (including ids of the wrong shape). Read-only.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record that
 /// does not parse.
-pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLookup>, Error> {
-    let Some(WholePacket { view, claims, meta }) = read_all(store, packet_id).await? else {
+pub async fn packet(
+    store: &Store,
+    packet_id: &str,
+    from: u32,
+) -> Result<Option<PacketLookup>, Error> {
+    let Some(PacketRead { view, claims, meta }) = read_page(store, packet_id, from).await? else {
         return Ok(None);
     };
     let keys = Keys::new(&store.config().key_prefix);
@@ -86,12 +94,36 @@ pub async fn packet(store: &Store, packet_id: &str) -> Result<Option<PacketLooku
         .as_ref()
         .and_then(|m| m.coupon.as_ref())
         .map(|c| c.redeem_by_ms);
-    let (coupons, (secs, micros)): (HashMap<String, String>, (i64, i64)) = redis::pipe()
-        .cmd("HGETALL")
-        .arg(keys.packet(packet_id).coupons)
-        .cmd("TIME")
-        .query_async(&mut conn)
-        .await?;
+    // The page's shares' coupons only (a coupon packet's hash holds one per claimed share).
+    let share_ids: Vec<String> = view
+        .grabs
+        .iter()
+        .map(|g| g.share.share_id.to_string())
+        .collect();
+    let mut pipe = redis::pipe();
+    pipe.cmd("TIME");
+    if redeem_by_ms.is_some() && !share_ids.is_empty() {
+        pipe.cmd("HMGET")
+            .arg(keys.packet(packet_id).coupons)
+            .arg(&share_ids);
+    }
+    let (secs, micros, records): (i64, i64, Vec<Option<String>>) = {
+        let mut replies: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
+        let records = match replies.len() {
+            2 => redis::from_redis_value(replies.pop().unwrap_or(redis::Value::Nil))
+                .map_err(|e| Error::bad_reply("HMGET", e.to_string()))?,
+            _ => Vec::new(),
+        };
+        let (secs, micros): (i64, i64) =
+            redis::from_redis_value(replies.pop().unwrap_or(redis::Value::Nil))
+                .map_err(|e| Error::bad_reply("TIME", e.to_string()))?;
+        (secs, micros, records)
+    };
+    let coupons: HashMap<String, String> = share_ids
+        .into_iter()
+        .zip(records)
+        .filter_map(|(id, r)| Some((id, r?)))
+        .collect();
     let now_ms = secs * 1000 + micros / 1000;
     let coupon_of = |share: &Share| -> Result<Option<(String, CouponState)>, Error> {
         let (Some(redeem_by_ms), Some(text)) =
