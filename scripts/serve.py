@@ -19,8 +19,9 @@ allowed for the local IAM principal the example stamps on every request. Ctrl-C 
                                                  # and opened, no console error; a screenshot
                                                  # in target/docs/api-docs.png
 
-The page at /docs is Swagger UI (tests/clients/node_modules/swagger-ui-dist, from
-scripts/install-deps.sh) rendering /openapi.json, the document the example generates.
+The page at /docs is Swagger UI (its files built into the example by the crate
+swagger-ui-dist: nothing to install) rendering /openapi.json, the document the example
+generates.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -38,7 +41,7 @@ from hongbao_tools.deps import find_chromium
 from hongbao_tools.paths import ROOT, TARGET_DIR
 from hongbao_tools.procs import free_port, install_signal_handlers, kill_tree
 from hongbao_tools.redis_server import RedisServer
-from hongbao_tools.serve_api import SWAGGER_UI_DIR, request, start_api
+from hongbao_tools.serve_api import request, start_api
 
 BROWSER_CHECK = ROOT / "tests" / "clients" / "docs" / "browser.mjs"
 PLAYWRIGHT = ROOT / "tests" / "clients" / "node_modules" / "playwright-core"
@@ -52,6 +55,15 @@ def banner_command(base: str) -> str:
         f"curl -s -w '\\n%{{http_code}}\\n' -X POST {base}/wallet/deposits "
         f"-H 'content-type: application/json' -d '{body}'"
     )
+
+
+def fetch(url: str) -> tuple[int, bytes, dict]:
+    """GET `url`: (status, body, headers with lower-case names), error answers included."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.read(), {k.lower(): v for k, v in resp.headers.items()}
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), {k.lower(): v for k, v in e.headers.items()}
 
 
 def check(base: str) -> int:
@@ -185,6 +197,18 @@ def check(base: str) -> int:
         == [(bobs.get("code"), "redeemed")],
         (s, b),
     )
+    # The reference page and everything it loads, from this server alone.
+    for path, kind, size in [
+        ("/docs", "text/html", 500),
+        ("/docs/swagger-ui/swagger-ui-bundle.js", "javascript", 500_000),
+        ("/docs/swagger-ui/swagger-ui.css", "text/css", 50_000),
+    ]:
+        s, body, h = fetch(base + path)
+        expect(
+            f"GET {path} -> 200 {kind}, at least {size} bytes",
+            s == 200 and kind in h.get("content-type", "") and len(body) >= size,
+            (s, h.get("content-type"), len(body)),
+        )
     # The contract's error answers, over the wire.
     s, b, _ = request(base, "GET", "/wallet")
     expect(
@@ -323,15 +347,7 @@ def main() -> int:
         if args.docs:
             return docs(base, args.spec.resolve())
         print(f"hongbao API on {base} (Redis {redis_url}); identity: the x-user-id header.")
-        ui = Path(os.environ.get("HONGBAO_SWAGGER_UI_DIR", SWAGGER_UI_DIR))
-        if (ui / "swagger-ui-bundle.js").is_file():
-            print(f"API reference: {base}/docs")
-        else:
-            # Said as it is: the page would load blank without Swagger UI's files.
-            print(
-                f"API reference: {base}/openapi.json (the {base}/docs page needs Swagger UI's "
-                "files, which scripts/install-deps.sh installs with npm: Node.js >= 20.19)"
-            )
+        print(f"API reference: {base}/docs")
         print(f"Try: {banner_command(base)}")
         print("Ctrl-C stops it.")
         while api.poll() is None:

@@ -12,23 +12,19 @@ import urllib.request
 
 from . import functions
 from .deps import require_example
-from .paths import ROOT
 from .procs import spawn, wait_for_port
 
 # The IAM principal the example stamps on every request, allowed to deposit, withdraw and call
 # the coupon merchant routes (create campaigns, add codes, redeem) by default.
 LOCAL_PRINCIPAL = "arn:aws:iam::000000000000:user/hongbao-local"
-# Swagger UI's files for the example's /docs page: the npm package swagger-ui-dist, pinned in
-# tests/clients/package.json and installed by scripts/install-deps.sh.
-SWAGGER_UI_DIR = ROOT / "tests" / "clients" / "node_modules" / "swagger-ui-dist"
 
 
 def start_api(redis_url: str, addr: str) -> subprocess.Popen:
     """Starts the `serve` example on `addr` (`host:port`) against `redis_url` and returns once
     it listens (killed on exit, or with `procs.kill_tree`). Identity from `x-user-id`
     (HONGBAO_AUTH_MODE=header); every AWS_IAM route allowed for LOCAL_PRINCIPAL unless its
-    principals variable (functions.json) says otherwise. Its /docs page takes Swagger UI from
-    SWAGGER_UI_DIR unless HONGBAO_SWAGGER_UI_DIR names another directory."""
+    principals variable (functions.json) says otherwise. Its /docs page needs nothing installed:
+    Swagger UI's files are built into the example."""
     env = dict(os.environ)
     env.update(
         {
@@ -36,7 +32,6 @@ def start_api(redis_url: str, addr: str) -> subprocess.Popen:
             "HONGBAO_AUTH_MODE": "header",
             **{v: env.get(v, LOCAL_PRINCIPAL) for v in functions.PRINCIPALS},
             "HONGBAO_SERVE_ADDR": addr,
-            "HONGBAO_SWAGGER_UI_DIR": env.get("HONGBAO_SWAGGER_UI_DIR", str(SWAGGER_UI_DIR)),
             "RUST_LOG": env.get("RUST_LOG", "warn"),
         }
     )

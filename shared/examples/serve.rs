@@ -17,13 +17,12 @@
 //! * `GET /docs`: the API reference page, Swagger UI rendering `/openapi.json`;
 //! * `GET /openapi.json`: the document this build generates (the committed `openapi.json`: a
 //!   unit test keeps them equal);
-//! * `GET /docs/swagger-ui/*`: Swagger UI's scripts and styles, the files of the npm package
-//!   `swagger-ui-dist` in the directory `HONGBAO_SWAGGER_UI_DIR` names (`scripts/serve.py` sets
-//!   it to `tests/clients/node_modules/swagger-ui-dist`, installed by `scripts/install-deps.sh`),
-//!   so the page needs no network.
+//! * `GET /docs/swagger-ui/swagger-ui-bundle.js` and `…/swagger-ui.css`: Swagger UI's script
+//!   and styles, built into the example by the crate `swagger-ui-dist` (no npm, no download),
+//!   so the page works offline in any clone that can `make serve`.
 //!
 //! Settings are the environment variables of the README (all features read), plus
-//! `HONGBAO_SERVE_ADDR` (default `127.0.0.1:3000`) and `HONGBAO_SWAGGER_UI_DIR`.
+//! `HONGBAO_SERVE_ADDR` (default `127.0.0.1:3000`).
 //!
 //! ```sh
 //! REDIS_URL=redis://127.0.0.1:6379 HONGBAO_AUTH_MODE=header \
@@ -43,7 +42,7 @@ use hongbao::domain::Lookup;
 use hongbao::lambda::Function;
 use hongbao::store::{Config, Feature, Store};
 use lambda_http::request::RequestContext;
-use tower_http::services::ServeDir;
+use swagger_ui_dist::{ApiDefinition, OpenApiSource};
 
 /// The IAM `userArn` every local request carries, as if signed by this principal.
 const LOCAL_PRINCIPAL: &str = "arn:aws:iam::000000000000:user/hongbao-local";
@@ -63,8 +62,9 @@ async fn as_api_gateway(mut req: Request, next: Next) -> Response {
 }
 
 /// The `/docs` page (Swagger UI over `/openapi.json`), `/openapi.json`, and Swagger UI's files
-/// under `/docs/swagger-ui/` from `swagger_ui` (the `swagger-ui-dist` package's directory).
-fn docs_page(swagger_ui: Option<String>) -> Router {
+/// under `/docs/swagger-ui/` (the `swagger-ui-dist` crate's routes; its own page there is
+/// unused: `/docs` is ours, with the mark `make docs-check` waits for).
+fn docs_page() -> Router {
     // Generated once; the process keeps it to the end.
     let openapi: &'static str = hongbao::lambda::openapi::json().leak();
     let router = Router::new()
@@ -76,13 +76,11 @@ fn docs_page(swagger_ui: Option<String>) -> Router {
             "/openapi.json",
             get(move || async move { ([(header::CONTENT_TYPE, "application/json")], openapi) }),
         );
-    match swagger_ui {
-        Some(dir) => router.nest_service("/docs/swagger-ui", ServeDir::new(dir)),
-        None => {
-            tracing::warn!("HONGBAO_SWAGGER_UI_DIR is not set: /docs cannot load Swagger UI");
-            router
-        }
-    }
+    router.merge(swagger_ui_dist::generate_routes(ApiDefinition {
+        uri_prefix: "/docs/swagger-ui",
+        api_definition: OpenApiSource::Uri("/openapi.json"),
+        title: Some("hongbao API"),
+    }))
 }
 
 #[tokio::main]
@@ -108,25 +106,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Err(e) = state.store.connect_at_cold_start().await {
         tracing::warn!(error = %e, "redis not reachable yet; requests answer 503 until it is");
     }
-    let swagger_ui = env("HONGBAO_SWAGGER_UI_DIR");
-    // The page is only as good as Swagger UI's files: without them it loads blank.
-    let docs = match &swagger_ui {
-        Some(dir)
-            if std::path::Path::new(dir)
-                .join("swagger-ui-bundle.js")
-                .is_file() =>
-        {
-            "/docs"
-        }
-        _ => "/openapi.json (no Swagger UI files: /docs would be blank)",
-    };
     let app = hongbao::lambda::app(state)
         .layer(middleware::from_fn(as_api_gateway))
-        .merge(docs_page(swagger_ui));
+        .merge(docs_page());
     let addr = env("HONGBAO_SERVE_ADDR").unwrap_or_else(|| "127.0.0.1:3000".into());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     tracing::info!(%addr, principal = LOCAL_PRINCIPAL, "hongbao API listening");
-    println!("hongbao API on http://{addr} (identity: x-user-id header; docs: {docs})");
+    println!("hongbao API on http://{addr} (identity: x-user-id header; docs: /docs)");
     axum::serve(listener, app).await?;
     Ok(())
 }
