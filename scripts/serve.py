@@ -37,6 +37,7 @@ import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from hongbao_tools import guide
 from hongbao_tools.deps import find_chromium
 from hongbao_tools.paths import ROOT, TARGET_DIR
 from hongbao_tools.procs import free_port, install_signal_handlers, kill_tree
@@ -67,8 +68,9 @@ def fetch(url: str) -> tuple[int, bytes, dict]:
 
 
 def check(base: str) -> int:
-    """The README's curl session, the contract's error answers, then the start banner's
-    command as printed; prints PASS/FAIL lines."""
+    """The README's curl session, docs/checkout.md's requests (hongbao_tools.guide), the /docs
+    page's files, the contract's error answers, then the start banner's command as printed;
+    prints PASS/FAIL lines."""
     failed: list[str] = []
 
     def expect(name: str, ok: bool, detail: object = "") -> None:
@@ -197,6 +199,29 @@ def check(base: str) -> int:
         == [(bobs.get("code"), "redeemed")],
         (s, b),
     )
+    # The checkout guide's own requests, as docs/checkout.md writes them, with the answers it
+    # promises: a hold, the payment fails and the hold is released, a hold again, the payment
+    # succeeds and the coupon is redeemed.
+    hold, redeem_req, release = guide.requests(ROOT / "docs" / "checkout.md")
+    code, user = hold.body["code"], hold.body["user_id"]
+    s, b, _ = request(
+        base,
+        "POST",
+        "/campaigns",
+        body={
+            "title": "20.00 off",
+            "codes": [code],
+            "ends_at": ends,
+            "reference": "local-checkout-guide",
+            "discount": {"amount_off_cents": 2000},
+        },
+    )
+    s, g, _ = request(base, "POST", f"/campaigns/{b.get('campaign_id', '')}/grab", user=user)
+    expect(f"the guide's coupon, {code}, is {user}'s", s == 200 and g.get("code") == code, (s, g))
+    for step in [hold, release, hold, redeem_req]:
+        s, b, _ = request(base, step.method, step.path, body=step.body)
+        problems = guide.differences(step, s, b)
+        expect(f"docs/checkout.md: {step.name()}", not problems, (problems, b))
     # The reference page and everything it loads, from this server alone.
     for path, kind, size in [
         ("/docs", "text/html", 500),
