@@ -11,6 +11,8 @@
   stack (a Redis plus a pool per function).
 * `events` — API Gateway v2 and EventBridge events built from the events/ fixtures.
 * `serve_api` — the `serve` example (the whole HTTP API on one port) and HTTP calls to it.
+* `guide` — a task guide's requests (docs/checkout.md) read from the page, with the answers
+  it promises, for `make serve-check` to play.
 * `checks` — the one check recorder (PASS/FAIL lines, a crashed section as a failed check, a
   summary) and the money-conservation check the demo and the end-to-end tests share.
 * `report` — numbers and text for reports: money, percentiles, RFC 3339 times, histograms,
