@@ -113,22 +113,30 @@ def sam_build(c: Checks, arch: str) -> float:
 
 
 def sdk_only_where_asked(c: Checks) -> None:
-    """Each built bootstrap links the AWS SDK's HTTP stack exactly when its function's crate
-    turns on hongbao's `eventbridge` feature. The mark is the `h2` crate (its source paths in
-    panic locations), which only the SDK's HTTPS client (aws-smithy-http-client) turns on.
-    `sam build` runs in the function's crate (its CodeUri), where cargo resolves that crate's
-    features alone; built from the workspace root, every bootstrap linked it (grab 6,130,696 B
-    instead of 5,677,592 B)."""
+    """Each built bootstrap links the AWS SDK's EventBridge client exactly when its function's
+    crate turns on hongbao's `eventbridge` feature, and every bootstrap links the Secrets
+    Manager client (each function reads the Redis password's secret at Init when
+    `REDIS_PASSWORD_SECRET_ARN` is set: `hongbao::lambda::secrets`). The marks are the clients'
+    crates' source paths in panic locations. `sam build` runs in the function's crate (its
+    CodeUri), where cargo resolves that crate's features alone; built from the workspace root,
+    every bootstrap linked the EventBridge client."""
     for logical_id, name in functions.RESOURCES.items():
         manifest = (ROOT / "functions" / name / "Cargo.toml").read_text(encoding="utf-8")
         wants = '"eventbridge"' in manifest
         bootstrap = BUILD_DIR / logical_id / "bootstrap"
-        links = bootstrap.is_file() and re.search(rb"/h2-\d", bootstrap.read_bytes()) is not None
+        binary = bootstrap.read_bytes() if bootstrap.is_file() else b""
+        size = f"{bootstrap}: {len(binary) if binary else 'missing'} B"
+        links = re.search(rb"/aws-sdk-eventbridge-\d", binary) is not None
         c.check(
-            f"{logical_id}'s bootstrap {'links' if wants else 'does not link'} the SDK's HTTP "
-            "stack",
+            f"{logical_id}'s bootstrap {'links' if wants else 'does not link'} the EventBridge "
+            "client",
             links == wants,
-            f"{bootstrap}: {bootstrap.stat().st_size if bootstrap.is_file() else 'missing'} B",
+            size,
+        )
+        c.check(
+            f"{logical_id}'s bootstrap links the Secrets Manager client",
+            re.search(rb"/aws-sdk-secretsmanager-\d", binary) is not None,
+            size,
         )
 
 
