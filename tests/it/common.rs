@@ -401,6 +401,17 @@ pub fn with_placeholder(v: Value, placeholder: &str, value: &str) -> Value {
     serde_json::from_str(&v.to_string().replace(placeholder, value)).unwrap()
 }
 
+/// The event with query string `raw`: `rawQueryString` (what the handlers read) and
+/// `queryStringParameters`, decoded as API Gateway decodes them.
+pub fn with_query(mut v: Value, raw: &str) -> Value {
+    v["rawQueryString"] = json!(raw);
+    let params: serde_json::Map<String, Value> = url::form_urlencoded::parse(raw.as_bytes())
+        .map(|(k, val)| (k.into_owned(), json!(val)))
+        .collect();
+    v["queryStringParameters"] = Value::Object(params);
+    v
+}
+
 /// One row of a bad-inputs table: a request that must be refused with `status` and the error
 /// code `code` (and a non-empty `message`), writing nothing.
 pub struct Refusal {

@@ -23,19 +23,7 @@ use crate::common::{
 
 /// `events/grab-history.json` as `user`, with query `query`.
 fn history_event(user: &str, query: &str) -> Value {
-    let mut v = common::with_sub(event("grab-history"), user);
-    v["rawQueryString"] = json!(query);
-    // The tests' values need no percent-decoding.
-    let params: serde_json::Map<String, Value> = query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (k.to_string(), json!(v))
-        })
-        .collect();
-    v["queryStringParameters"] = Value::Object(params);
-    v
+    common::with_query(common::with_sub(event("grab-history"), user), query)
 }
 
 /// `events/grab-summary.json` as `user` for `year`.

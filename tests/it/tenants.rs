@@ -52,10 +52,7 @@ fn signed(
     v["requestContext"]["http"]["path"] = json!(path);
     v["requestContext"]["http"]["method"] = json!(op.method.as_str());
     v["pathParameters"] = path_params;
-    v["rawQueryString"] = json!(query);
-    v["queryStringParameters"] = json!(url::form_urlencoded::parse(query.as_bytes())
-        .into_owned()
-        .collect::<std::collections::HashMap<String, String>>());
+    let mut v = common::with_query(v, query);
     v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
     match body {
         Some(b) => with_body(v, &b.to_string()),

@@ -37,7 +37,7 @@ use serde_json::json;
 
 #[path = "../support/mod.rs"]
 mod support_bench;
-use support_bench::{bench_config, write_json};
+use support_bench::{bench_config, runtime, write_json};
 
 mod accounts;
 mod articles;
@@ -137,11 +137,7 @@ fn print_breakdown(log: &[LogEntry]) {
 
 fn main() {
     let server = RedisServer::start();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let rows: Vec<Row> = rt.block_on(async {
+    let rows: Vec<Row> = runtime().block_on(async {
         let mut cfg = bench_config(server.url(), false);
         cfg.voting.articles_per_day = 0; // one poster posts the site's 10,000 articles
         let store = Store::new(cfg);

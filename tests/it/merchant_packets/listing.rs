@@ -18,11 +18,7 @@ async fn list(store: &Arc<Store>, merchant: &str, query: &str) -> (u16, Value) {
     v["rawPath"] = json!(path);
     v["requestContext"]["http"]["path"] = json!(path);
     v["pathParameters"]["merchant_id"] = json!(merchant);
-    v["rawQueryString"] = json!(query);
-    let params: serde_json::Map<String, Value> = url::form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
-    v["queryStringParameters"] = Value::Object(params);
+    let v = crate::common::with_query(v, query);
     let (s, b, _) = call(store, Function::Merchant, &v).await;
     (s, b)
 }

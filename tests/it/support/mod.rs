@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::common::{call, claim_step_one, event, with_placeholder, Function};
+use crate::common::{call, claim_step_one, event, with_placeholder, with_query, Function};
 use hongbao::domain::history::{year_of, ReceivedEntry};
 use hongbao::domain::packets::Share;
 use hongbao::store::{packets as store_packets, wallet};
@@ -39,19 +39,10 @@ pub async fn look_up_packet_page(
     query: &str,
     arn: Option<&str>,
 ) -> (u16, Value) {
-    let mut ev = with_placeholder(event("wallet-support-packet"), "PACKET_ID", packet_id);
-    with_query(&mut ev, query);
+    let ev = with_placeholder(event("wallet-support-packet"), "PACKET_ID", packet_id);
+    let ev = with_query(ev, query);
     let (s, b, _) = call(store, Function::Wallet, &signed(ev, arn)).await;
     (s, b)
-}
-
-/// Sets the event's raw query and its parsed parameters to `query`.
-fn with_query(ev: &mut Value, query: &str) {
-    ev["rawQueryString"] = json!(query);
-    let params: serde_json::Map<String, Value> = url::form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| (k.into_owned(), json!(v)))
-        .collect();
-    ev["queryStringParameters"] = Value::Object(params);
 }
 
 /// `GET /support/wallets/{user_id}` (`user_id` percent-encoded as a client sends it) with the
@@ -68,8 +59,7 @@ pub async fn look_up_wallet(
     ev["rawPath"] = json!(format!("/support/wallets/{encoded}"));
     ev["requestContext"]["http"]["path"] = json!(format!("/support/wallets/{encoded}"));
     ev["pathParameters"] = json!({ "user_id": user_id });
-    with_query(&mut ev, query);
-    let (s, b, _) = call(store, Function::Wallet, &signed(ev, arn)).await;
+    let (s, b, _) = call(store, Function::Wallet, &signed(with_query(ev, query), arn)).await;
     (s, b)
 }
 

@@ -25,23 +25,12 @@ use hongbao::store::voting::{self, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
 use hongbao::Store;
 use serde_json::{json, Value};
 
+pub(super) use crate::common::with_query;
 use crate::common::{self, event, with_body, with_placeholder, with_sub};
 
 /// Replaces the `ARTICLE_ID` placeholder everywhere in the event.
 pub(super) fn with_article(v: Value, id: &str) -> Value {
     with_placeholder(v, "ARTICLE_ID", id)
-}
-
-/// Sets the query string (`rawQueryString`, which the handler reads, and the parsed map).
-pub(super) fn with_query(mut v: Value, raw: &str) -> Value {
-    v["rawQueryString"] = json!(raw);
-    let mut map = serde_json::Map::new();
-    for pair in raw.split('&').filter(|p| !p.is_empty()) {
-        let (k, val) = pair.split_once('=').unwrap_or((pair, ""));
-        map.insert(k.to_string(), json!(val));
-    }
-    v["queryStringParameters"] = Value::Object(map);
-    v
 }
 
 /// Points `vote-group-articles` at `group`.
