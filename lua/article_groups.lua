@@ -2,20 +2,27 @@
 --
 -- "Redis in Action" chapter 1 (josiahcarlson/redis-in-action, python/ch01_listing_source.py,
 -- add_remove_groups, retold in the source blog post on Redis key design): SADD / SREM of the
--- article to `group:<name>` sets. Added here: only the poster may change them, and the article
--- keeps the set of its groups for the answer.
+-- article to `group:<name>` sets. Added here: only the poster may change them, the article
+-- keeps the set of its groups for the answer, and each group keeps its own rankings by score
+-- and by time (the article's entries in the site's rankings, copied when it joins, removed
+-- when it leaves; vote.lua moves the score in each of the article's groups), so a group's page
+-- is one ZRANGE (group_page.lua) instead of the book's intersection.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- KEYS[1] article: article hash
 -- KEYS[2] article_groups: the article's groups (set of group names)
--- KEYS[3..2+g] group_sets: g group sets (article members): first the ARGV[3] groups to add,
+-- KEYS[3] score: the site's score sorted set
+-- KEYS[4] time: the site's time sorted set
+-- KEYS[5..4+g] group_sets: g group sets (article members): first the ARGV[3] groups to add,
 --              then those to remove
+-- KEYS[5+g..4+2g] group_scores: the score sorted sets of the same g groups, in the same order
+-- KEYS[5+2g..4+3g] group_times: the time sorted sets of the same g groups, in the same order
 -- ARGV[1] user_id: caller user id
 -- ARGV[2] member: article member
 -- ARGV[3] adds: how many of the group sets are additions
--- ARGV[4..3+g] group_names: the group names of KEYS[3..2+g], in the same order
+-- ARGV[4..3+g] group_names: the group names of KEYS[5..4+g], in the same order
 -- ARGV[4+g] max_groups: the most groups the article may be in
---           (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); read as ARGV[#KEYS + 2]
+--           (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); read as ARGV[#ARGV]
 --
 -- Returns one of:
 --   {'not_found'}            no such article; nothing written
@@ -23,6 +30,9 @@
 --   {'too_many_groups', n}   the change would put the article in more groups than allowed
 --                            (n = its groups now); nothing written
 --   {'ok', name, ...}        the article's groups afterwards (unordered)
+--
+-- Any call may run twice: the change is a state (in these groups, not in those), so a re-run
+-- writes the same members with the same scores again and answers the same groups.
 local poster = redis.call('HGET', KEYS[1], 'poster')
 if not poster then
   return {'not_found'}
@@ -31,12 +41,13 @@ if poster ~= ARGV[1] then
   return {'forbidden'}
 end
 local adds = tonumber(ARGV[3])
+local g = (#KEYS - 4) / 3
 -- The size afterwards, before any write: additions not yet there, minus removals that are.
 local size = redis.call('SCARD', KEYS[2])
 local after, added = size, false
-for i = 3, #KEYS do
-  local member = redis.call('SISMEMBER', KEYS[2], ARGV[i + 1]) == 1
-  if i - 2 <= adds then
+for i = 1, g do
+  local member = redis.call('SISMEMBER', KEYS[2], ARGV[3 + i]) == 1
+  if i <= adds then
     if not member then
       after, added = after + 1, true
     end
@@ -44,16 +55,29 @@ for i = 3, #KEYS do
     after = after - 1
   end
 end
-if added and after > tonumber(ARGV[#KEYS + 2]) then
+if added and after > tonumber(ARGV[#ARGV]) then
   return {'too_many_groups', size}
 end
-for i = 3, #KEYS do
-  local name = ARGV[i + 1]
-  if i - 2 <= adds then
-    redis.call('SADD', KEYS[i], ARGV[2])
+local score, posted
+if adds > 0 then
+  score = redis.call('ZSCORE', KEYS[3], ARGV[2])
+  posted = redis.call('ZSCORE', KEYS[4], ARGV[2])
+  if not (score and posted) then
+    return redis.error_reply('ERR hongbao: article_groups: the article is missing from the rankings')
+  end
+end
+for i = 1, g do
+  local name, set = ARGV[3 + i], KEYS[4 + i]
+  local by_score, by_time = KEYS[4 + g + i], KEYS[4 + 2 * g + i]
+  if i <= adds then
+    redis.call('SADD', set, ARGV[2])
+    redis.call('ZADD', by_score, score, ARGV[2])
+    redis.call('ZADD', by_time, posted, ARGV[2])
     redis.call('SADD', KEYS[2], name)
   else
-    redis.call('SREM', KEYS[i], ARGV[2])
+    redis.call('SREM', set, ARGV[2])
+    redis.call('ZREM', by_score, ARGV[2])
+    redis.call('ZREM', by_time, ARGV[2])
     redis.call('SREM', KEYS[2], name)
   end
 end

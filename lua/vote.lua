@@ -15,6 +15,8 @@
 --         posted)
 -- KEYS[3] score: score sorted set (article member -> posted_at + ARGV[7] x votes)
 -- KEYS[4] rate: rate-limit counter of the user (see rate_limit.lua)
+-- KEYS[5] article_groups: the article's groups (set of group names)
+-- KEYS[6..5+g] group_scores: the score sorted sets of the g groups ARGV[10..9+g] names
 -- ARGV[1] user_id: the voter
 -- ARGV[2] direction: 1 (up) or -1 (down)
 -- ARGV[3] member: article member (in KEYS[3])
@@ -26,6 +28,8 @@
 --         shared/src/store/voting/mod.rs)
 -- ARGV[9] poster: the article's poster as the calling sandbox remembers it from an earlier
 --         reply, or '' (the sandbox sends '' whenever ARGV[8] is not 0)
+-- ARGV[10..9+g] group_names: the article's groups as the calling sandbox remembers them from an
+--               earlier reply (none at first)
 --
 -- Two ways to know that voting is open (both by the Redis clock):
 -- * ARGV[9] given: the vote record holds the poster's vote for as long as voting is open (Redis
@@ -43,10 +47,17 @@
 --   'rate_limited:<retry_after_ms>'     ARGV[4] attempts already in the window; nothing changed
 --   'unchanged:<votes>:<score>[:<poster>]'   the user already holds this vote (a repeat)
 --   'changed:<votes>:<score>[:<poster>]'     a new vote (+-1) or a switch (+-2)
+--   'regroup:<group>,<group>...'        a new vote or a switch, but ARGV[10..] are not exactly
+--                                       the article's groups: nothing written (the attempt is
+--                                       not counted); the caller sends the vote again with these
 -- (score: the member's score in KEYS[3] as Redis formats it; empty if the member is missing)
 -- Every accepted attempt (unchanged or changed) counts toward the rate limit.
--- Redis commands of a new vote or a switch, with ARGV[9]: HMGET, INCR (+ PEXPIRE opening the
--- voter's window), HSET, HINCRBY, ZINCRBY (chapter 1's vote is ZSCORE, SADD, ZINCRBY, HINCRBY);
+-- A new vote or a switch moves the score in the site's ranking and in each of the article's
+-- groups' rankings (ZADD XX INCR: a group made before groups kept rankings has its ranking
+-- built by group_page.lua, from the site's ranking, when it lacks the article).
+-- Redis commands of a new vote or a switch, with ARGV[9]: HMGET, SCARD (+ a SISMEMBER per
+-- group), INCR (+ PEXPIRE opening the voter's window), HSET, HINCRBY, ZINCRBY (+ a ZADD per
+-- group) (chapter 1's vote is ZSCORE, SADD, ZINCRBY, HINCRBY);
 -- without: HMGET, TIME, HMGET first. A repeat: HMGET, INCR, HGET, ZSCORE. Rate limited: HMGET,
 -- INCR, DECR, PTTL.
 local poster = ARGV[9]
@@ -87,6 +98,22 @@ local tail = remembered and '' or (':' .. poster)
 -- passed to HINCRBY / ZINCRBY as strings too: Lua formats a number argument with "%.14g",
 -- which cost this script about a tenth of its time (callgrind).
 local prev = record[1]
+local dir = ARGV[2]
+
+-- A vote that moves the score moves it in the article's groups too, so the caller must name
+-- exactly the article's groups; checked before the first write.
+if prev ~= dir then
+  local g = #KEYS - 5
+  local same = redis.call('SCARD', KEYS[5]) == g
+  local i = 1
+  while same and i <= g do
+    same = redis.call('SISMEMBER', KEYS[5], ARGV[9 + i]) == 1
+    i = i + 1
+  end
+  if not same then
+    return 'regroup:' .. table.concat(redis.call('SMEMBERS', KEYS[5]), ',')
+  end
+end
 
 -- ARGV[4] accepted attempts per ARGV[5] ms; a refused attempt changes nothing.
 local wait = rl_take(KEYS[4], tonumber(ARGV[4]), ARGV[5])
@@ -94,7 +121,6 @@ if wait > 0 then
   return 'rate_limited:' .. wait
 end
 
-local dir = ARGV[2]
 if prev == dir then
   return 'unchanged:' .. (redis.call('HGET', KEYS[1], 'votes') or '') .. ':'
     .. (redis.call('ZSCORE', KEYS[3], ARGV[3]) or '') .. tail
@@ -113,4 +139,7 @@ end
 redis.call('HSET', KEYS[2], ARGV[1], dir)
 local votes = redis.call('HINCRBY', KEYS[1], 'votes', votes_by)
 local score = redis.call('ZINCRBY', KEYS[3], score_by, ARGV[3])
+for i = 6, #KEYS do
+  redis.call('ZADD', KEYS[i], 'XX', 'INCR', score_by, ARGV[3])
+end
 return 'changed:' .. string.format('%d', votes) .. ':' .. score .. tail

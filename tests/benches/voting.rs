@@ -183,6 +183,8 @@ impl Bench {
             voters: &voters,
             score: &score,
             rate: &rl,
+            article_groups: &self.keys.article_groups(id),
+            group_scores: &[],
             user_id: "user:__rand_int__",
             direction: 1,
             member: &id.member(),
@@ -193,6 +195,8 @@ impl Bench {
             clock_offset_secs: 0,
             // As a sandbox sends it once it has voted on the article (it remembers the poster).
             poster: "bench-poster",
+            // The article is in no group.
+            group_names: &[],
         }
         .evalsha_words();
         let _: () = self.query(&["CONFIG", "RESETSTAT"]);

@@ -361,7 +361,6 @@ mod tests {
             ("HONGBAO_DEPOSIT_PRINCIPALS", "arn:*:x"),
             ("HONGBAO_VOTE_SITE", "News"),
             ("HONGBAO_VOTE_SITE", "a{b}"),
-            ("HONGBAO_VOTE_GROUP_CACHE_SECS", "0"),
             ("HONGBAO_VOTE_RATE_WINDOW_MS", "0"),
         ] {
             let err = Config::from_lookup(one(name, value)).unwrap_err();

@@ -10,7 +10,7 @@ use super::conn::{Conn, REBUILD_AFTER_FAILURES};
 use super::connect::connect;
 use super::error::Error;
 use super::packets::gone::GonePackets;
-use super::voting::posters::ArticlePosters;
+use super::voting::memory::ArticleMemory;
 
 /// A lazily connected, shared Redis handle plus the configuration that built it.
 pub struct Store {
@@ -23,8 +23,8 @@ pub struct Store {
     attempts: std::sync::atomic::AtomicU64,
     /// The red packets this sandbox saw sold out or expired (`store::packets::gone`).
     gone: GonePackets,
-    /// The posters of the articles this sandbox voted on (`store::voting::posters`).
-    posters: ArticlePosters,
+    /// The posters and groups of the articles this sandbox voted on (`store::voting::memory`).
+    articles: ArticleMemory,
 }
 
 impl Store {
@@ -36,7 +36,7 @@ impl Store {
             connecting: tokio::sync::Mutex::new(()),
             attempts: std::sync::atomic::AtomicU64::new(0),
             gone: GonePackets::default(),
-            posters: ArticlePosters::default(),
+            articles: ArticleMemory::default(),
         }
     }
 
@@ -59,9 +59,9 @@ impl Store {
         &self.gone
     }
 
-    /// The posters of the articles this sandbox voted on.
-    pub(crate) fn article_posters(&self) -> &ArticlePosters {
-        &self.posters
+    /// The posters and groups of the articles this sandbox voted on.
+    pub(crate) fn article_memory(&self) -> &ArticleMemory {
+        &self.articles
     }
 
     /// The shared connection, connecting first if needed, and connecting anew when a cluster

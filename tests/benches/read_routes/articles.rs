@@ -1,7 +1,7 @@
 //! The voting site's read routes with [`ARTICLES`] articles, all in one group: the site's
-//! first and last page, and the group's first page from its cache and on the cache's rebuild
-//! (the stamp set back before each request: what the first view after
-//! `HONGBAO_VOTE_GROUP_CACHE_SECS` pays, once per group and order).
+//! first and last page, the group's first and last page from its own ranking, and the group's
+//! first page when its ranking is missing (deleted before each request: what a group made
+//! before groups kept rankings pays once, on its first page by each order).
 
 use futures::future::join_all;
 use hongbao::store::voting::{self, GroupChange, NewArticle, Order, PostOutcome, SiteKeys};
@@ -38,7 +38,7 @@ pub async fn rows(store: &Store, conn: &mut MultiplexedConnection) -> Vec<Row> {
         join_all(chunk.iter().map(|_| post(store))).await;
     }
     let last_page = ARTICLES.div_ceil(voting::ARTICLES_PER_PAGE);
-    let stamp = SiteKeys::of(store.config()).group_cache_stamp(Order::Score, GROUP);
+    let ranking = SiteKeys::of(store.config()).group_ranking(Order::Score, GROUP);
     let admin = conn.clone();
     let mut rows = Vec::new();
     let mut add = |route: &str, what: &str, m: (f64, u64)| rows.push(row(route, what, m));
@@ -54,28 +54,29 @@ pub async fn rows(store: &Store, conn: &mut MultiplexedConnection) -> Vec<Row> {
             .await,
         );
     }
+    for (what, page) in [("the first page", 1), ("the last page", last_page)] {
+        add(
+            "GET /groups/{group}/articles",
+            &format!("10,000 in the group: {what} of 25"),
+            measure(conn, || async {
+                voting::group_articles(store, GROUP, Order::Score, page)
+                    .await
+                    .expect("page");
+            })
+            .await,
+        );
+    }
     add(
         "GET /groups/{group}/articles",
-        "10,000 in the group: the first page, from the cache",
-        measure(conn, || async {
-            voting::group_articles(store, GROUP, Order::Score, 1)
-                .await
-                .expect("page");
-        })
-        .await,
-    );
-    add(
-        "GET /groups/{group}/articles",
-        "10,000 in the group: the first page on the cache's rebuild (+ one SET of the stamp)",
+        "10,000 in a group made before groups kept rankings: its first page (the one-time build, + one DEL)",
         measure(conn, || {
-            let (mut admin, stamp) = (admin.clone(), stamp.clone());
+            let (mut admin, ranking) = (admin.clone(), ranking.clone());
             async move {
-                let _: () = redis::cmd("SET")
-                    .arg(&stamp)
-                    .arg(0)
+                let _: () = redis::cmd("DEL")
+                    .arg(&ranking)
                     .query_async(&mut admin)
                     .await
-                    .expect("SET");
+                    .expect("DEL");
                 voting::group_articles(store, GROUP, Order::Score, 1)
                     .await
                     .expect("page");

@@ -18,8 +18,9 @@
 //!   `GET /campaigns/{id}` with the caller's ten codes, `GET /coupons` (100 a page) and
 //!   `GET /support/coupons/{code}`;
 //! * the voting site's ([`articles`]): `GET /articles` (first and deep page) and
-//!   `GET /groups/{group}/articles` of 10,000 articles in one group, from its cache and on
-//!   the cache's rebuild (once a `HONGBAO_VOTE_GROUP_CACHE_SECS` per group and order).
+//!   `GET /groups/{group}/articles` (first and deep page) of 10,000 articles in one group,
+//!   and a group's first page on the one-time build of its ranking (a group made before
+//!   groups kept rankings).
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench read_routes

@@ -252,6 +252,8 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             voters: &site.voters(id),
             score: &site.ranking(voting::Order::Score),
             rate: &site.vote_rate(&user),
+            article_groups: &site.article_groups(id),
+            group_scores: &[],
             user_id: &user,
             direction,
             member: &id.member(),
@@ -262,6 +264,8 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             clock_offset_secs: 0,
             // As a sandbox sends it once it has voted on the article (it remembers the poster).
             poster: "bench-poster",
+            // The article is in no group.
+            group_names: &[],
         }
         .texts()
     };

@@ -6,14 +6,14 @@
 //!
 //! Time is driven with the voting test clock (`VotingRules::clock_offset_secs`, added to Redis
 //! `TIME` by every voting script): a second `Store` on the same Redis with an offset of
-//! 604,801 s acts one week and a second after the posts, one with 61 s acts after the group
-//! cache's lifetime. No test sleeps.
+//! 604,801 s acts one week and a second after the posts. No test sleeps.
 //!
-//! One file a topic: the books' numbers and votes, pages and groups, the bad-inputs tables, the
-//! sandbox's remembered posters.
+//! One file a topic: the books' numbers and votes, pages, groups, the bad-inputs tables, the
+//! sandbox's remembered posters and groups.
 
 mod bad_inputs;
 mod books;
+mod groups;
 mod pages;
 mod sandbox;
 
@@ -190,8 +190,8 @@ pub(super) async fn assert_consistent(redis: &TestRedis, id: &str) -> (i64, i64)
     (votes, posted + VOTE_SCORE * votes)
 }
 
-/// Every key of the site: the content keys have no TTL, everything else (vote records, group
-/// caches and their stamps, rate-limit states) has one; no key is outside the site's hash tag.
+/// Every key of the site: the content keys have no TTL, everything else (vote records,
+/// rate-limit states) has one; no key is outside the site's hash tag.
 pub(super) async fn assert_ttls(redis: &TestRedis) {
     let mut conn = redis.raw_conn().await;
     let keys = redis.all_keys().await;
@@ -205,16 +205,11 @@ pub(super) async fn assert_ttls(redis: &TestRedis) {
         let rest = key
             .strip_prefix("hb:{vote:news}:")
             .unwrap_or_else(|| panic!("key outside the site tag: {key}"));
-        let expiring = rest.ends_with(":voters")
-            || rest.starts_with("cache:")
-            || rest.starts_with("attempts:");
+        let expiring = rest.ends_with(":voters") || rest.starts_with("attempts:");
         if expiring {
             assert!(ttl > 0, "{key} has no TTL ({ttl})");
         } else {
             assert_eq!(ttl, -1, "{key} should be permanent");
-        }
-        if rest.starts_with("cache:") {
-            assert!(ttl <= 60_000, "{key} cached for {ttl} ms");
         }
     }
 }

@@ -1,14 +1,12 @@
-//! Pages of articles, the groups' lists through their cache, and the vote rate limit.
+//! Pages of articles and the vote rate limit.
 
 use std::collections::HashSet;
 
 use harness::{Backend, TestRedis};
 use serde_json::{json, Value};
 
-use super::{
-    assert_consistent, assert_ttls, call, ids, page, post, set_groups, store_at, vote, with_article,
-};
-use crate::common::{self, event, snapshot};
+use super::{assert_consistent, assert_ttls, ids, page, post, vote};
+use crate::common::{self, snapshot};
 
 /// 26 articles: pages of 25 then 1 then none, by score and by time, ties by higher id first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,105 +81,6 @@ async fn pages_of_twenty_five_in_a_documented_order() {
                 assert_eq!(ids(&p2), ["1"], "the oldest article is last by time");
             }
         }
-        assert_ttls(&redis).await;
-    }
-}
-
-/// Groups: only members are listed, the cached ranking is stale for at most 60 s, unknown
-/// groups are empty and write nothing, only the poster changes an article's groups.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn groups_list_members_through_a_sixty_second_cache() {
-    for backend in Backend::all() {
-        let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
-        post(&store, "alice", "a1").await; // 1
-        post(&store, "alice", "a2").await; // 2
-        post(&store, "bob", "b1").await; // 3
-
-        let (s, g) = set_groups(
-            &store,
-            "1",
-            "alice",
-            json!({"add": ["rust", "redis", "rust"]}),
-        )
-        .await;
-        assert_eq!(
-            (s, g),
-            (200, json!({"article_id": "1", "groups": ["redis", "rust"]}))
-        );
-        let (s, g) = set_groups(
-            &store,
-            "2",
-            "alice",
-            json!({"add": ["rust"], "remove": ["python"]}),
-        )
-        .await;
-        assert_eq!((s, g["groups"].clone()), (200, json!(["rust"])));
-        // The fixtures: alice puts article 2 into "programming", bob lists that group.
-        let (s, g, _) = call(&store, &with_article(event("vote-groups"), "2")).await;
-        assert_eq!(
-            (s, g["groups"].clone()),
-            (200, json!(["programming", "rust"]))
-        );
-        let (s, p, _) = call(&store, &event("vote-group-articles")).await;
-        assert_eq!((s, ids(&p)), (200, vec!["2".to_string()]));
-        // Only the poster.
-        let before = snapshot(&redis).await;
-        let (s, e) = set_groups(&store, "1", "bob", json!({"remove": ["rust"]})).await;
-        assert_eq!((s, e["error"].as_str()), (403, Some("forbidden")));
-        assert_eq!(snapshot(&redis).await, before);
-
-        // Only members, by score: votes put 2 above 1.
-        assert_eq!(vote(&store, "2", "carol", "up").await.0, 200);
-        let (s, p) = page(&store, Some("rust"), "").await;
-        assert_eq!(
-            (s, p["group"].clone(), p["order"].clone(), p["page"].clone()),
-            (200, json!("rust"), json!("score"), json!(1))
-        );
-        assert_eq!(ids(&p), ["2", "1"]);
-        let (_, p) = page(&store, Some("rust"), "order=time").await;
-        assert_eq!(ids(&p), ["2", "1"]);
-        let (_, p) = page(&store, Some("redis"), "").await;
-        assert_eq!(ids(&p), ["1"]);
-
-        // Changes after the cache was built: article 3 joins, article 1 overtakes 2.
-        let (s, _) = set_groups(&store, "3", "bob", json!({"add": ["rust"]})).await;
-        assert_eq!(s, 200);
-        for u in ["dave", "erin"] {
-            assert_eq!(vote(&store, "1", u, "up").await.0, 200);
-        }
-        // Stale (the cached membership and order), but never for 60 s or more.
-        let (_, p) = page(&store, Some("rust"), "").await;
-        assert_eq!(ids(&p), ["2", "1"], "{backend}: cached");
-        assert_eq!(
-            p["articles"][1]["votes"], 3,
-            "the articles' own fields are current"
-        );
-        let (_, p) = page(&store_at(&redis, 50), Some("rust"), "").await;
-        assert_eq!(ids(&p), ["2", "1"], "{backend}: still cached 50 s later");
-        let (_, p) = page(&store_at(&redis, 61), Some("rust"), "").await;
-        assert_eq!(ids(&p), ["1", "2", "3"], "{backend}: rebuilt 61 s later");
-        let (_, p) = page(&store_at(&redis, 61), Some("rust"), "order=time").await;
-        assert_eq!(ids(&p), ["3", "2", "1"]);
-
-        // Removing is seen once the (new) cache is 60 s old.
-        let (s, g) = set_groups(&store, "1", "alice", json!({"remove": ["rust"]})).await;
-        assert_eq!((s, g["groups"].clone()), (200, json!(["redis"])));
-        let (_, p) = page(&store_at(&redis, 61), Some("rust"), "").await;
-        assert_eq!(ids(&p), ["1", "2", "3"]);
-        let (_, p) = page(&store_at(&redis, 122), Some("rust"), "").await;
-        assert_eq!(ids(&p), ["2", "3"]);
-        let (_, p) = page(&store_at(&redis, 122), Some("rust"), "page=2").await;
-        assert_eq!(ids(&p), Vec::<String>::new());
-
-        // An unknown group: an empty list, nothing written.
-        let before = snapshot(&redis).await;
-        let (s, p) = page(&store, Some("nobody-posts-here"), "order=time").await;
-        assert_eq!((s, p["articles"].clone()), (200, json!([])));
-        assert_eq!(snapshot(&redis).await, before);
-        // An empty body changes nothing and answers the groups.
-        let (s, g) = set_groups(&store, "1", "alice", json!({})).await;
-        assert_eq!((s, g["groups"].clone()), (200, json!(["redis"])));
         assert_ttls(&redis).await;
     }
 }

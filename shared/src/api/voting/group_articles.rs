@@ -25,7 +25,7 @@ pub const OPERATION: Operation = Operation {
 #[utoipa::path(
     get, path = OPERATION.path, tag = "voting", operation_id = "list_group_articles",
     summary = "List a group's articles",
-    description = "A page of at most 25 of the group's articles, highest score or newest first (cached up to 60 s).",
+    description = "A page of at most 25 of the group's articles, highest score or newest first (every vote and group change shows at once).",
     params(
         ("group" = String, Path, description = "group name, 1 to 32 of [a-z0-9-]", pattern = "^[a-z0-9-]{1,32}$"),
         ("order" = Option<crate::api::schemas::OrderDoc>, Query, description = "`score` (default) or `time`"),

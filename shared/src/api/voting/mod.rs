@@ -9,7 +9,7 @@
 //! | `POST /articles/{id}/vote` `{"direction": "up" \| "down"}` | 200 [`VoteBody`](vote::VoteBody) | 400, 404 `not_found`, 410 `voting_closed` (+`votes`, `score`), 429 `rate_limited` + `Retry-After` (s) |
 //! | `GET /articles?order=score\|time&page=N` | 200 [`PageBody`], at most 25 articles | 400 |
 //! | `PUT /articles/{id}/groups` `{"add": [...], "remove": [...]}` | 200 [`GroupsBody`](groups::GroupsBody) (sorted) | 400, 403 `forbidden` (not the poster), 404 |
-//! | `GET /groups/{group}/articles?order=score\|time&page=N` | 200 [`PageBody`] with `group` (cached up to 60 s) | 400 |
+//! | `GET /groups/{group}/articles?order=score\|time&page=N` | 200 [`PageBody`] with `group` | 400 |
 //!
 //! One handler per file, named as the store's operations ([`crate::store::voting`]): [`post`](mod@post),
 //! [`list`], [`vote`](mod@vote), [`groups`], [`group_articles`].

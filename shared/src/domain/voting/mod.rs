@@ -20,8 +20,7 @@ pub use groups::{is_group_name, GroupChange};
 pub use link::is_link;
 pub use rules::{
     is_site_name, VotingRules, ARTICLES_WINDOW_MS, SETTINGS, VOTE_ARTICLES_PER_DAY,
-    VOTE_GROUP_CACHE_SECS, VOTE_MAX_GROUPS_PER_ARTICLE, VOTE_RATE_LIMIT, VOTE_RATE_WINDOW_MS,
-    VOTE_SITE,
+    VOTE_MAX_GROUPS_PER_ARTICLE, VOTE_RATE_LIMIT, VOTE_RATE_WINDOW_MS, VOTE_SITE,
 };
 
 /// How long an article can be voted on after it is posted, seconds: one week (the book's

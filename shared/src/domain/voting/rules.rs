@@ -23,12 +23,6 @@ pub const VOTE_RATE_WINDOW_MS: Setting = Setting {
     default: "60000",
     meaning: "vote rate-limit window, ms (≥ 1)",
 };
-/// `HONGBAO_VOTE_GROUP_CACHE_SECS`.
-pub const VOTE_GROUP_CACHE_SECS: Setting = Setting {
-    name: "HONGBAO_VOTE_GROUP_CACHE_SECS",
-    default: "60",
-    meaning: "group ranking cache lifetime, s (≥ 1)",
-};
 
 /// `HONGBAO_VOTE_ARTICLES_PER_DAY`.
 pub const VOTE_ARTICLES_PER_DAY: Setting = Setting {
@@ -50,7 +44,6 @@ pub const SETTINGS: &[Setting] = &[
     VOTE_SITE,
     VOTE_RATE_LIMIT,
     VOTE_RATE_WINDOW_MS,
-    VOTE_GROUP_CACHE_SECS,
     VOTE_ARTICLES_PER_DAY,
     VOTE_MAX_GROUPS_PER_ARTICLE,
 ];
@@ -65,8 +58,6 @@ pub struct VotingRules {
     pub rate_limit: u32,
     /// Vote rate-limit window, milliseconds (≥ 1).
     pub rate_window_ms: u64,
-    /// Seconds a group's ranking (the `ZINTERSTORE` result) is cached: 60 in the book.
-    pub group_cache_secs: u64,
     /// Articles one user may post per [`ARTICLES_WINDOW_MS`]; 0 disables the quota.
     pub articles_per_day: u32,
     /// Groups one article may be in (`1..=1000`).
@@ -101,7 +92,6 @@ impl VotingRules {
             site,
             rate_limit: lookup.get(&VOTE_RATE_LIMIT)?,
             rate_window_ms: lookup.at_least(&VOTE_RATE_WINDOW_MS, 1)?,
-            group_cache_secs: lookup.at_least(&VOTE_GROUP_CACHE_SECS, 1)?,
             articles_per_day: lookup.get(&VOTE_ARTICLES_PER_DAY)?,
             max_groups_per_article: {
                 let n: u32 = lookup.at_least(&VOTE_MAX_GROUPS_PER_ARTICLE, 1)?;

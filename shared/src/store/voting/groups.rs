@@ -3,7 +3,7 @@
 
 use redis::Value;
 
-use super::{ArticleId, GroupChange, GroupsOutcome, SiteKeys};
+use super::{ArticleId, GroupChange, GroupsOutcome, Order, SiteKeys};
 use crate::store::scripts::{int, script_call, texts, Call, ARTICLE_GROUPS};
 use crate::store::{Error, Store};
 
@@ -15,8 +15,16 @@ script_call! {
             article: &'a str,
             /// The article's set of group names.
             article_groups: &'a str,
+            /// The site's score ranking.
+            score: &'a str,
+            /// The site's time ranking.
+            time: &'a str,
             /// The group sets: first those to add the article to, then those to remove it from.
             group_sets: &'a [String],
+            /// The score rankings of the same groups, in the same order.
+            group_scores: &'a [String],
+            /// The time rankings of the same groups, in the same order.
+            group_times: &'a [String],
         }
         ARGV {
             /// The caller.
@@ -62,7 +70,7 @@ impl ArticleGroupsCall<'_> {
 /// of `change.remove`, if `user_id` posted it; one script.
 ///
 /// Source: the book's `add_remove_groups`, restricted to the poster, plus the article's own set
-/// of groups for the answer.
+/// of groups for the answer and each group's own rankings (see the [module docs](super)).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (retrying is safe: the change is
@@ -83,11 +91,17 @@ pub async fn set_groups(
         .chain(&change.remove)
         .map(String::as_str)
         .collect();
-    let group_sets: Vec<String> = group_names.iter().map(|name| keys.group(name)).collect();
+    let each = |key: &dyn Fn(&str) -> String| -> Vec<String> {
+        group_names.iter().map(|name| key(name)).collect()
+    };
     let call = ArticleGroupsCall {
         article: &keys.article(id),
         article_groups: &keys.article_groups(id),
-        group_sets: &group_sets,
+        score: &keys.ranking(Order::Score),
+        time: &keys.ranking(Order::Time),
+        group_sets: &each(&|name| keys.group(name)),
+        group_scores: &each(&|name| keys.group_ranking(Order::Score, name)),
+        group_times: &each(&|name| keys.group_ranking(Order::Time, name)),
         user_id,
         member: &id.member(),
         adds: change.add.len(),

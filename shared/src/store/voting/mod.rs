@@ -7,14 +7,25 @@
 //! own vote) and one in the **time** sorted set; a vote within one week
 //! ([`ONE_WEEK_IN_SECONDS`]) adds [`VOTE_SCORE`] = 432 = 86,400 s / 200 votes (an article with
 //! 200 votes a day keeps its place for a day); pages hold [`ARTICLES_PER_PAGE`] = 25 articles,
-//! highest first; a group is a set intersected with the score or time set and cached for 60 s.
+//! highest first; a group is a set intersected with the score or time set and cached for 60 s
+//! (here each group keeps its own rankings instead, below).
 //!
 //! What this module changes, and why:
 //!
 //! * **Atomic.** Each step is one Lua script (`lua/article_post.lua`, `lua/vote.lua`,
 //!   `lua/article_groups.lua`, `lua/group_page.lua`): the book's separate calls let a crash
 //!   leave a `voted:` set without expiry (the race its chapter 3 exercise names), a vote counted
-//!   in the score but not in the hash, or a group cache without TTL.
+//!   in the score but not in the hash.
+//! * **A group's page costs a page, not the group.** The book rebuilds a group's ranking (a
+//!   `ZINTERSTORE` of the group set with the site's ranking) once a minute, so a page of a
+//!   10,000-article group costs milliseconds of the site's one shard and shows votes a minute
+//!   late. Here each group keeps its own rankings by score and by time: an article joining a
+//!   group is copied in with its entries in the site's rankings, one leaving is removed, and a
+//!   vote moves the score in each of the article's groups (at most
+//!   `HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`). The vote names the article's groups as its sandbox
+//!   remembers them (`memory.rs`); the script checks them before it writes and, when they
+//!   differ, writes nothing and names the article's groups, and the vote is sent again with
+//!   them. A group made before it kept rankings has them built on its first page (once).
 //! * **One vote per user and article.** The book keeps separate up- and down-vote sets, so one
 //!   user could hold both. Here the vote record is one hash `user -> 1 | -1`: a repeat in the
 //!   same direction changes nothing; a switch moves the vote (votes ±2, score ±864). The poster
@@ -45,8 +56,9 @@
 //!   lists the **higher id first**: ids come from an `INCR`, so that is the later post.
 //! * **Declared keys only.** Every key a script touches is passed in `KEYS` (ElastiCache
 //!   refuses scripts that touch others), so posting runs the `INCR` of the id counter as its
-//!   own command before the script, and a page is two round trips: the ranking range (a
-//!   `ZRANGE` or `lua/group_page.lua`), then one pipeline of `HMGET`s of the articles.
+//!   own command before the script, a page is two round trips: the ranking range (a
+//!   `ZRANGE` or `lua/group_page.lua`), then one pipeline of `HMGET`s of the articles, and a
+//!   vote names the article's group rankings it moves.
 //! * **A lost vote record is an error, not a second vote.** Inside its window a record can only
 //!   be missing if something deleted or evicted it (`volatile-*` eviction policies pick keys
 //!   with a TTL); the vote script then answers an error (HTTP 500) instead of recreating the
@@ -54,12 +66,12 @@
 //!   enough memory that it never evicts.
 //!
 //! **The test clock.** Every script adds `VotingRules::clock_offset_secs` (seconds) to Redis
-//! `TIME` before any decision: the one-week deadline, the posting time, the rate-limit window
-//! and the group cache's age. The offset is not an environment variable and no request can set
+//! `TIME` before any decision: the one-week deadline, the posting time and the rate-limit
+//! window. The offset is not an environment variable and no request can set
 //! it: [`VotingRules::from_lookup`] always sets 0; only code that builds the rules by hand (the
-//! integration tests, to act "604,801 s later" or "61 s later") moves it. With 0 the scripts see
+//! integration tests, to act "604,801 s later") moves it. With 0 the scripts see
 //! the Redis clock unchanged. Key expiry (`PEXPIREAT`, `EXPIRE`) always runs on the real
-//! clock, so with a positive offset a record or cache only lives longer than the logical clock
+//! clock, so with a positive offset a record only lives longer than the logical clock
 //! says, and the scripts' own checks still decide: with an offset, [`vote()`] never sends the
 //! poster, so the script always reads the article and `TIME`.
 //!
@@ -72,8 +84,7 @@
 //! | `hb:{vote:S}:score` | sorted set | `<m>` → `posted_at + 432 × votes` | none |
 //! | `hb:{vote:S}:time` | sorted set | `<m>` → `posted_at` | none |
 //! | `hb:{vote:S}:group:<g>` | set | `<m>` of the group's articles | none |
-//! | `hb:{vote:S}:cache:<order>:<g>` | sorted set | the group ∩ ranking (`ZINTERSTORE`) | 60 s |
-//! | `hb:{vote:S}:cache:<order>:<g>:at` | string | when that cache was built (Unix ms) | 60 s |
+//! | `hb:{vote:S}:<order>:<g>` | sorted set | the group's `<m>` → their entries in the site's ranking by `<order>` | none |
 //! | `hb:{vote:S}:attempts:<user>` | string | the user's accepted vote attempts in their open rate-limit window | the rest of the window |
 //! | `hb:{vote:S}:posts:<user>` | string | articles the user posted in the open quota window (`HONGBAO_VOTE_ARTICLES_PER_DAY`) | the rest of the 24 h window |
 //!
@@ -92,9 +103,9 @@ pub use crate::domain::voting::{
 use super::config::Config;
 
 pub mod groups;
+pub(crate) mod memory;
 pub mod pages;
 pub mod post;
-pub(crate) mod posters;
 pub mod vote;
 
 pub use groups::{set_groups, ArticleGroupsCall};
@@ -151,14 +162,10 @@ impl SiteKeys {
         format!("{}:group:{group}", self.base)
     }
 
-    /// The cached intersection of group `group` with the ranking by `order`.
-    pub fn group_cache(&self, order: Order, group: &str) -> String {
-        format!("{}:cache:{}:{group}", self.base, order.as_str())
-    }
-
-    /// When [`SiteKeys::group_cache`] was built (Unix ms, on the scripts' clock).
-    pub fn group_cache_stamp(&self, order: Order, group: &str) -> String {
-        format!("{}:cache:{}:{group}:at", self.base, order.as_str())
+    /// Group `group`'s ranking by `order`: sorted set member → score or posting time, the
+    /// members of [`SiteKeys::group`] with their entries in [`SiteKeys::ranking`].
+    pub fn group_ranking(&self, order: Order, group: &str) -> String {
+        format!("{}:{}:{group}", self.base, order.as_str())
     }
 
     /// The vote rate-limit counter of `user_id` (`lua/rate_limit.lua`: accepted attempts in
@@ -200,8 +207,8 @@ mod tests {
             k.ranking(Order::Score),
             k.ranking(Order::Time),
             k.group("rust"),
-            k.group_cache(Order::Time, "rust"),
-            k.group_cache_stamp(Order::Score, "rust"),
+            k.group_ranking(Order::Time, "rust"),
+            k.group_ranking(Order::Score, "rust"),
             k.vote_rate("a{b}"),
         ] {
             assert!(key.starts_with("hb:{vote:news}:"), "{key}");
@@ -216,6 +223,6 @@ mod tests {
             (c.site.as_str(), c.rate_limit, c.rate_window_ms),
             ("news", 30, 60_000)
         );
-        assert_eq!((c.group_cache_secs, c.clock_offset_secs), (60, 0));
+        assert_eq!(c.clock_offset_secs, 0);
     }
 }

@@ -1,6 +1,6 @@
 //! `GET /articles` and `GET /groups/{group}/articles`: the site's pages, by score or time, and a
-//! group's through its cached intersection (`lua/group_page.lua`; reads only, apart from the
-//! group cache).
+//! group's from the group's own ranking (`lua/group_page.lua`; reads only, apart from a
+//! ranking's one-time build for a group made before groups kept rankings).
 
 use redis::Value;
 
@@ -9,27 +9,21 @@ use crate::store::scripts::{script_call, texts, Call, GROUP_PAGE};
 use crate::store::{Error, Store};
 
 script_call! {
-    /// `lua/group_page.lua`: one page of a group's articles through the cached intersection.
+    /// `lua/group_page.lua`: one page of a group's articles from the group's own ranking.
     pub struct GroupPageCall<'a> for GROUP_PAGE {
         KEYS {
             /// The group set.
             group: &'a str,
-            /// The score or time ranking.
-            ranking: &'a str,
-            /// The cached intersection.
-            cache: &'a str,
-            /// When the cache was built (Unix ms).
-            stamp: &'a str,
+            /// The site's score or time ranking.
+            site_ranking: &'a str,
+            /// The group's ranking by the same order.
+            group_ranking: &'a str,
         }
         ARGV {
             /// First rank, 0-based, highest score first.
             first_rank: u64,
             /// Last rank, inclusive.
             last_rank: u64,
-            /// Cache lifetime, seconds.
-            cache_secs: u64,
-            /// Seconds added to Redis `TIME` (0 except in tests).
-            clock_offset_secs: i64,
         }
     }
 }
@@ -120,10 +114,11 @@ pub async fn articles(store: &Store, order: Order, page: u32) -> Result<Vec<Arti
     load_articles(&mut conn, &keys, &members).await
 }
 
-/// Page `page` of group `group`'s articles by `order`, as [`articles`], through the group's
-/// cached intersection with the ranking (rebuilt when older than `HONGBAO_VOTE_GROUP_CACHE_SECS`,
-/// 60 s by default: a vote or a group change shows within that time). An unknown group, or a
-/// name that is not a group name ([`is_group_name`]), is an empty page and writes nothing.
+/// Page `page` of group `group`'s articles by `order`, as [`articles`], from the group's own
+/// ranking (kept by the group change and the vote: a vote or a group change shows at once).
+/// Two round trips whatever the group's size (`lua/group_page.lua`, then the articles' fields).
+/// An unknown group, or a name that is not a group name ([`is_group_name`]), is an empty page
+/// and writes nothing.
 ///
 /// Source: the book's `get_group_articles` (see `lua/group_page.lua` for the differences).
 ///
@@ -138,19 +133,15 @@ pub async fn group_articles(
     if !is_group_name(group) {
         return Ok(Vec::new());
     }
-    let cfg = store.config();
-    let keys = SiteKeys::of(cfg);
+    let keys = SiteKeys::of(store.config());
     let (start, stop) = page_range(page);
     let mut conn = store.conn().await?;
     let reply: Value = GroupPageCall {
         group: &keys.group(group),
-        ranking: &keys.ranking(order),
-        cache: &keys.group_cache(order, group),
-        stamp: &keys.group_cache_stamp(order, group),
+        site_ranking: &keys.ranking(order),
+        group_ranking: &keys.group_ranking(order, group),
         first_rank: start,
         last_rank: stop,
-        cache_secs: cfg.voting.group_cache_secs,
-        clock_offset_secs: cfg.voting.clock_offset_secs,
     }
     .invocation()
     .invoke_async(&mut conn)

@@ -19,6 +19,10 @@ script_call! {
             score: &'a str,
             /// The voter's rate-limit counter (`SiteKeys::vote_rate`).
             rate: &'a str,
+            /// The article's set of group names.
+            article_groups: &'a str,
+            /// The score rankings of the groups of `group_names`, in the same order.
+            group_scores: &'a [String],
         }
         ARGV {
             /// The voter.
@@ -40,20 +44,40 @@ script_call! {
             /// The article's poster as this sandbox remembers it, or "" (the script then reads
             /// the article and names the poster in its reply).
             poster: &'a str,
+            /// The article's groups as this sandbox remembers them (none at first; the script
+            /// checks them before it writes).
+            group_names: &'a [String],
         }
     }
 }
 
+/// The reply of `lua/vote.lua`.
+#[derive(Debug, PartialEq, Eq)]
+enum Reply {
+    /// The vote's outcome, and the article's poster when the script names it.
+    Done(VoteOutcome, Option<String>),
+    /// The groups sent were not the article's: nothing written; these are its groups.
+    Regroup(Vec<String>),
+}
+
+/// How many times a vote is sent when each reply names other groups (a group change between
+/// two sends): the second send carries the groups the first reply named.
+const SENDS: usize = 3;
+
 impl VoteCall<'_> {
     /// Parses the script's reply, `<outcome>:<votes>:<score>[:<poster>]` (a poster id may
-    /// itself hold ':'): the outcome, and the article's poster when the script names it (a
-    /// recorded vote whose script read the article).
+    /// itself hold ':') or `regroup:<group>,...`: the outcome, and the article's poster when the
+    /// script names it (a recorded vote whose script read the article).
     ///
     /// # Errors
     /// [`Error::Internal`] for any other reply.
-    fn outcome(reply: Value) -> Result<(VoteOutcome, Option<String>), Error> {
+    fn outcome(reply: Value) -> Result<Reply, Error> {
         const NAME: &str = "vote";
         let reply = text(NAME, reply)?;
+        if let Some(groups) = reply.strip_prefix("regroup:") {
+            let groups = groups.split(',').filter(|g| !g.is_empty());
+            return Ok(Reply::Regroup(groups.map(str::to_string).collect()));
+        }
         let mut parts = reply.splitn(4, ':');
         let outcome = parts.next().unwrap_or("");
         let rest: Vec<String> = parts.map(str::to_string).collect();
@@ -85,7 +109,7 @@ impl VoteCall<'_> {
             VoteOutcome::Voted { .. } => rest.get(2).cloned(),
             _ => None,
         };
-        Ok((outcome, poster))
+        Ok(Reply::Done(outcome, poster))
     }
 }
 
@@ -107,7 +131,10 @@ fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
 
 /// Records `user_id`'s vote in `direction` on article `article_id` (API form, e.g. `"42"`), in
 /// one round trip (one EVALSHA of `lua/vote.lua`): not found → closed → rate limit → repeat
-/// (nothing changes) / new vote (±1 vote, ±432) / switch (±2 votes, ±864).
+/// (nothing changes) / new vote (±1 vote, ±432) / switch (±2 votes, ±864), the score moved in
+/// the site's ranking and in each of the article's groups' rankings. A second round trip when
+/// this sandbox does not know the article's groups yet (or they changed): the script then
+/// writes nothing and names them, and the vote is sent again with them.
 ///
 /// Source: the book's `article_vote`, with the down-vote of the source blog post on Redis key
 /// design, made atomic and one-vote-per-user (see the [module docs](super)).
@@ -115,7 +142,8 @@ fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached: the vote may have been recorded; a
 /// retry is safe (a repeat changes nothing). [`Error::Internal`] if the vote record of an open
-/// article is missing (deleted or evicted: the script refuses rather than let users vote twice).
+/// article is missing (deleted or evicted: the script refuses rather than let users vote twice),
+/// or when the article's groups changed between each of [`SENDS`] sends.
 pub async fn vote(
     store: &Store,
     article_id: &str,
@@ -130,34 +158,52 @@ pub async fn vote(
     let mut conn = store.conn().await?;
     // The remembered poster lets the script check the vote record alone (lua/vote.lua); never
     // with the test clock, whose deadline the record's expiry does not follow.
-    let posters = store.article_posters();
-    let poster = match cfg.voting.clock_offset_secs {
-        0 => posters.get(id.get()),
-        _ => None,
-    };
-    let reply: Value = VoteCall {
-        article: &keys.article(id),
-        voters: &keys.voters(id),
-        score: &keys.ranking(Order::Score),
-        rate: &keys.vote_rate(user_id),
-        user_id,
-        direction: direction.value(),
-        member: &id.member(),
-        rate_limit: cfg.voting.rate_limit,
-        rate_window_ms: cfg.voting.rate_window_ms,
-        voting_window_secs: ONE_WEEK_IN_SECONDS,
-        vote_score: VOTE_SCORE,
-        clock_offset_secs: cfg.voting.clock_offset_secs,
-        poster: poster.as_deref().unwrap_or(""),
+    let memory = store.article_memory();
+    for _ in 0..SENDS {
+        let remembered = memory.get(id.get());
+        let poster = match cfg.voting.clock_offset_secs {
+            0 => remembered.poster,
+            _ => None,
+        };
+        let group_scores: Vec<String> = remembered
+            .groups
+            .iter()
+            .map(|group| keys.group_ranking(Order::Score, group))
+            .collect();
+        let reply: Value = VoteCall {
+            article: &keys.article(id),
+            voters: &keys.voters(id),
+            score: &keys.ranking(Order::Score),
+            rate: &keys.vote_rate(user_id),
+            article_groups: &keys.article_groups(id),
+            group_scores: &group_scores,
+            user_id,
+            direction: direction.value(),
+            member: &id.member(),
+            rate_limit: cfg.voting.rate_limit,
+            rate_window_ms: cfg.voting.rate_window_ms,
+            voting_window_secs: ONE_WEEK_IN_SECONDS,
+            vote_score: VOTE_SCORE,
+            clock_offset_secs: cfg.voting.clock_offset_secs,
+            poster: poster.as_deref().unwrap_or(""),
+            group_names: &remembered.groups,
+        }
+        .invocation()
+        .invoke_async(&mut conn)
+        .await?;
+        match VoteCall::outcome(reply)? {
+            Reply::Done(outcome, named) => {
+                if let Some(poster) = named {
+                    memory.remember_poster(id.get(), &poster);
+                }
+                return Ok(outcome);
+            }
+            Reply::Regroup(groups) => memory.remember_groups(id.get(), groups),
+        }
     }
-    .invocation()
-    .invoke_async(&mut conn)
-    .await?;
-    let (outcome, named) = VoteCall::outcome(reply)?;
-    if let Some(poster) = named {
-        posters.remember(id.get(), &poster);
-    }
-    Ok(outcome)
+    Err(Error::Internal(format!(
+        "vote: the groups of article {article_id} changed between each of {SENDS} sends"
+    )))
 }
 
 #[cfg(test)]
@@ -182,7 +228,7 @@ mod tests {
         let reply = |s: &str| Value::BulkString(s.as_bytes().to_vec());
         assert_eq!(
             VoteCall::outcome(reply("changed:3:1767227592.0:a:b")).unwrap(),
-            (
+            Reply::Done(
                 VoteOutcome::Voted {
                     votes: 3,
                     score: 1_767_227_592,
@@ -193,7 +239,7 @@ mod tests {
         );
         assert_eq!(
             VoteCall::outcome(reply("unchanged:1:1767226728")).unwrap(),
-            (
+            Reply::Done(
                 VoteOutcome::Voted {
                     votes: 1,
                     score: 1_767_226_728,
@@ -203,18 +249,29 @@ mod tests {
             )
         );
         assert_eq!(
-            VoteCall::outcome(reply("closed:2:7")).unwrap().0,
-            VoteOutcome::Closed { votes: 2, score: 7 }
+            VoteCall::outcome(reply("closed:2:7")).unwrap(),
+            Reply::Done(VoteOutcome::Closed { votes: 2, score: 7 }, None)
         );
         assert_eq!(
-            VoteCall::outcome(reply("rate_limited:1500")).unwrap().0,
-            VoteOutcome::RateLimited {
-                retry_after_ms: 1500
-            }
+            VoteCall::outcome(reply("rate_limited:1500")).unwrap(),
+            Reply::Done(
+                VoteOutcome::RateLimited {
+                    retry_after_ms: 1500
+                },
+                None
+            )
         );
         assert_eq!(
-            VoteCall::outcome(reply("not_found")).unwrap().0,
-            VoteOutcome::NotFound
+            VoteCall::outcome(reply("not_found")).unwrap(),
+            Reply::Done(VoteOutcome::NotFound, None)
+        );
+        assert_eq!(
+            VoteCall::outcome(reply("regroup:rust,go")).unwrap(),
+            Reply::Regroup(vec!["rust".into(), "go".into()])
+        );
+        assert_eq!(
+            VoteCall::outcome(reply("regroup:")).unwrap(),
+            Reply::Regroup(vec![])
         );
         assert!(VoteCall::outcome(reply("voted:1:2")).is_err());
     }
