@@ -23,6 +23,9 @@
 -- ARGV[2] caller_id: the caller (only the sender may cancel)
 -- ARGV[3] ledger_cap: ledger length cap (entries)
 -- ARGV[4] retention_secs: how long a settled packet's keys are kept, seconds (> 0)
+-- ARGV[5] call: this call's id (16 hex digits), kept in the meta hash as `cancel_call` by the
+--         run that cancels, so a later run tells a re-run of that call (earlier 0, as its
+--         first answer) from another call (earlier 1)
 --
 -- Shares already grabbed stay claimable until expires_at; settle.lua refunds the unclaimed
 -- ones then (total - claimed - what this refunded). The share list is kept: the fairness
@@ -37,14 +40,17 @@
 --   {'not_found'}
 --   {'forbidden'}                                the caller is not the sender; nothing written
 --   {'not_cancellable', 'sold_out'|'expired'|'settled'}   nothing written
---   {'cancelled', refunded_cents, cancelled_at_ms}        now or by an earlier call
+--   {'cancelled', refunded_cents, cancelled_at_ms, earlier}   cancelled by this call (earlier 0,
+--                                                also when a re-run finds its own cancel) or by
+--                                                another call before it (1; also a cancel made
+--                                                before cancels kept their call)
 --   {'draw_due'}                                 a draw packet past draw_at whose draw is not
 --                                                complete: run it (draw_run.lua) and call again,
 --                                                so its winners keep their shares; nothing
 --                                                written
 local meta = redis.call('HMGET', KEYS[1], 'status', 'sender_id', 'total_cents',
   'grabbed_cents', 'grabbed_count', 'count', 'expires_at', 'cancelled_at',
-  'cancel_refunded_cents', 'created_at', 'refunded_cents', 'draw_at', 'drawn_at')
+  'cancel_refunded_cents', 'created_at', 'refunded_cents', 'draw_at', 'drawn_at', 'cancel_call')
 local status = meta[1]
 if not status then
   return {'not_found'}
@@ -53,7 +59,7 @@ if meta[2] ~= ARGV[2] then
   return {'forbidden'}
 end
 if meta[8] then
-  return {'cancelled', tonumber(meta[9]), tonumber(meta[8])}
+  return {'cancelled', tonumber(meta[9]), tonumber(meta[8]), meta[14] == ARGV[5] and 0 or 1}
 end
 if status == 'settled' then
   return {'not_cancellable', 'settled'}
@@ -108,7 +114,7 @@ ledger_push(KEYS[3], KEYS[2], 'refund_credit|' .. int(refund) .. '|' .. int(now)
 journal_add(KEYS[5], 'refund_credit', ARGV[2], refund, ARGV[1], now, balance)
 journal_add(KEYS[5], 'packet_cancelled', ARGV[2], 0, ARGV[1], now, balance, int(refund))
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'cancelled_at', int(now),
-  'cancel_refunded_cents', int(refund), 'refunded_cents', int(refund))
+  'cancel_refunded_cents', int(refund), 'refunded_cents', int(refund), 'cancel_call', ARGV[5])
 if sent then
   -- The flags come last in the mode field (`<mode>;<opens_at>;<cover>;<flags>`).
   if not string.find(mode_field, ';', 1, true) then
@@ -126,4 +132,4 @@ if grabbed == 0 then
     redis.call('EXPIRE', key, retention, 'NX')
   end
 end
-return {'cancelled', refund, now}
+return {'cancelled', refund, now, 0}

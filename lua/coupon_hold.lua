@@ -33,7 +33,9 @@
 -- Returns:
 --   'not_found'                          no such pool (or its keys expire within
 --                                        call_keep_ms), or the code is not issued to user_id
---   'held:<held_until_ms>:<discount>'    held for order_reference (now, or by this call's run)
+--   'held:<held_until_ms>:<discount>:<extended>'   held for order_reference (now, or by this
+--                                        call's run); extended 1: the order held it, unlapsed,
+--                                        before this call (a hold sent again), else 0
 --   'held_by_other:<held_until_ms>'      another order holds it (unlapsed); the coupon
 --                                        unchanged (the answer recorded)
 --   'already_redeemed:<redeemed_at_ms>:<order_reference>'   redeemed (by any order, this one
@@ -94,4 +96,6 @@ end
 -- Writes start here.
 redis.call('HSET', KEYS[2], ARGV[1],
   coupon_checkout(r, ARGV[3], held_until, 'held', discount, ARGV[7]))
-return call_answer_add(KEYS[3], 'held:' .. int(held_until) .. ':' .. discount, keep)
+local extended = (mine and tonumber(r.at) > now) and '1' or '0'
+return call_answer_add(KEYS[3], 'held:' .. int(held_until) .. ':' .. discount .. ':' .. extended,
+  keep)

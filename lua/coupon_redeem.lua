@@ -47,6 +47,10 @@
 --   'redeemed:<redeemed_at_ms>:<repeat>:<discount>'   redeemed for order_reference by this
 --                                        call (repeat 0) or by another call of the order
 --                                        (repeat 1, even after redeem_by); discount '' unknown
+--   'order_reference_reused:<redeemed_at_ms>:<discount>'   this order redeemed it with
+--                                        another discount (ARGV[6] given and not the
+--                                        redemption's); the coupon unchanged (the answer
+--                                        recorded)
 --   'already_redeemed:<redeemed_at_ms>:<order_reference>'   redeemed by another order; the
 --                                        coupon unchanged (the answer recorded)
 --   'held:<held_until_ms>'               another order holds it (unlapsed); the coupon
@@ -84,6 +88,12 @@ if r.state == 'redeemed' then
       -- Written by this call before its answer had its own key: its first answer, nothing
       -- written.
       return 'redeemed:' .. r.at .. ':0:' .. r.discount
+    end
+    -- The same order with another discount (another total, or a total where the first call
+    -- gave none): another call under this order's key, refused.
+    if ARGV[6] ~= '' and ARGV[6] ~= r.discount then
+      return call_answer_add(KEYS[6], 'order_reference_reused:' .. r.at .. ':' .. r.discount,
+        keep)
     end
     return call_answer_add(KEYS[6], 'redeemed:' .. r.at .. ':1:' .. r.discount, keep)
   end

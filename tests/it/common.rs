@@ -231,6 +231,19 @@ pub fn router(f: Function, store: &Arc<Store>) -> axum::Router {
 /// `lambda_http` delivers it; returns (status, JSON body, `Retry-After`). Every answer must be
 /// JSON.
 pub async fn call(store: &Arc<Store>, f: Function, v: &Value) -> (u16, Value, Option<String>) {
+    let (status, body, headers) = answer(store, f, v).await;
+    let retry = headers
+        .get("retry-after")
+        .map(|h| h.to_str().unwrap().to_string());
+    (status, body, retry)
+}
+
+/// As [`call`], with every header of the answer.
+pub async fn answer(
+    store: &Arc<Store>,
+    f: Function,
+    v: &Value,
+) -> (u16, Value, axum::http::HeaderMap) {
     use tower::ServiceExt;
     let req = lambda_http::request::from_str(&v.to_string()).expect("event parses as a request");
     let resp = router(f, store).oneshot(req).await.expect("infallible");
@@ -245,15 +258,12 @@ pub async fn call(store: &Arc<Store>, f: Function, v: &Value) -> (u16, Value, Op
     if status == 405 {
         assert!(resp.headers().contains_key("allow"), "405 without Allow");
     }
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|h| h.to_str().unwrap().to_string());
+    let headers = resp.headers().clone();
     let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
         .await
         .expect("body");
     let body: Value = serde_json::from_slice(&bytes).expect("JSON body");
-    (status, body, retry)
+    (status, body, headers)
 }
 
 /// Every key and its serialized value (DUMP), to prove "nothing changed".

@@ -55,6 +55,7 @@ mod merchant_packets;
 mod merchants;
 mod order_codes;
 mod red_packets;
+mod replays;
 mod request_contract;
 mod rerun;
 mod resend;

@@ -50,6 +50,12 @@ def answered(r: dict, status_code: int, /, **fields: object) -> bool:
     )
 
 
+def replayed(r: dict) -> bool:
+    """Whether the answer carries `Idempotent-Replayed: true` (docs/idempotency.md)."""
+    headers = {k.lower(): v for k, v in (r.get("headers") or {}).items()}
+    return headers.get("idempotent-replayed") == "true"
+
+
 class State:
     """What the sections share."""
 

@@ -12,7 +12,7 @@ from .. import events
 from ..checks import Checks
 from ..report import parse_rfc3339, rfc3339
 from ..rie import LocalStack
-from .common import OUTSIDER_ARN, RFC3339, State, answered
+from .common import OUTSIDER_ARN, RFC3339, State, answered, replayed
 
 # A campaign id: its number (5 characters), then its 80-bit tag (16).
 CAMPAIGN_ID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{21}$")
@@ -89,8 +89,12 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
     )
     s.campaign_id = cid
     r = inv("coupon", events.create_campaign_event(body))
-    if c.status("the same creation again (same reference, same body)", r, 200):
-        c.check("it answers the same campaign", r["body"].get("campaign_id") == cid, str(r["body"]))
+    if c.status("the same creation again (same reference, same body)", r, 201):
+        c.check(
+            "it answers the same campaign, Idempotent-Replayed: true",
+            r["body"].get("campaign_id") == cid and replayed(r),
+            str(r),
+        )
     r = inv("coupon", events.create_campaign_event({**body, "title": "another title"}))
     c.status("the same reference with another body", r, 409, "reference_reused")
     r = inv(
@@ -125,8 +129,8 @@ def coupons(st: LocalStack, c: Checks, s: State) -> None:
         )
     r = inv("coupon", events.add_codes_event(cid))
     c.check(
-        "coupon-add-codes.json again -> 200, repeat true, nothing added",
-        answered(r, 200, repeat=True, codes_total=total),
+        "coupon-add-codes.json again -> 201, repeat true, Idempotent-Replayed, nothing added",
+        answered(r, 201, repeat=True, codes_total=total) and replayed(r),
         str(r["body"]),
     )
     r = inv("coupon", events.add_codes_event(cid, user_arn=OUTSIDER_ARN))

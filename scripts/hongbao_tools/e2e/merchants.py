@@ -9,7 +9,7 @@ import json
 from .. import events
 from ..checks import Checks
 from ..rie import LocalStack
-from .common import OUTSIDER_ARN, State
+from .common import OUTSIDER_ARN, State, replayed
 
 
 def merchants(st: LocalStack, c: Checks, s: State) -> None:
@@ -75,7 +75,7 @@ def merchants(st: LocalStack, c: Checks, s: State) -> None:
 
 def merchant_packets(st: LocalStack, c: Checks, s: State, balance: int) -> None:
     """events/merchant-create-packet.json through the merchant function: an order's packet paid
-    from the budget (the sharer's share taken at creation), the same body again (200, the same
+    from the budget (the sharer's share taken at creation), the same body again (201, the same
     packet, debited once), another body under the order (409); then a member grabs and claims it
     through the grab and claim functions, and the view names the merchant."""
     c.section("merchant packets: events/merchant-create-packet.json through the runtime")
@@ -97,8 +97,9 @@ def merchant_packets(st: LocalStack, c: Checks, s: State, balance: int) -> None:
     )
     r = inv("merchant", events.http_event("merchant-create-packet"))
     c.check(
-        "merchant-create-packet.json again -> 200, repeat true, the same packet",
-        r.get("statusCode") == 200
+        "merchant-create-packet.json again -> 201, repeat true, replayed, the same packet",
+        r.get("statusCode") == 201
+        and replayed(r)
         and r["body"].get("repeat") is True
         and r["body"].get("packet_id") == pid,
         str(r.get("body"))[:300],

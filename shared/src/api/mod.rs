@@ -29,6 +29,7 @@ pub mod operation;
 pub mod order_codes;
 pub mod packets;
 pub mod refusal;
+pub mod replay;
 pub mod schemas;
 pub mod state;
 pub mod support;

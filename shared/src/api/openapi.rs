@@ -305,6 +305,9 @@ pub fn document(routes: Routes) -> utoipa::openapi::OpenApi {
             );
         }
         (op.refusals.schemas)(&mut schemas);
+        if let Some(replay) = op.replay {
+            mark_replays(documented, &replay);
+        }
     }
     let components = doc.components.get_or_insert_with(Default::default);
     for (name, schema) in schemas {
@@ -322,6 +325,35 @@ pub fn document(routes: Routes) -> utoipa::openapi::OpenApi {
     }
     CommonAnswers.modify(&mut doc);
     doc
+}
+
+/// Declares `Idempotent-Replayed` on each success answer of an operation with a [`Replay`]:
+/// present (`true`) on a replay only (docs/idempotency.md).
+///
+/// [`Replay`]: super::replay::Replay
+fn mark_replays(documented: &mut utoipa::openapi::path::Operation, replay: &super::replay::Replay) {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let description = format!(
+        "`true` when this answer is a replay: a call sent again ({}) answered with the first \
+         call's status and body; absent otherwise (docs/idempotency.md)",
+        replay.key
+    );
+    for (status, answer) in documented.responses.responses.iter_mut() {
+        if let (true, RefOr::T(answer)) = (status.starts_with('2'), answer) {
+            let header = HeaderBuilder::new()
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(["true"])),
+                ))
+                .description(Some(description.clone()))
+                .build();
+            answer
+                .headers
+                .insert("Idempotent-Replayed".to_string(), RefOr::T(header));
+        }
+    }
 }
 
 /// Whether two schemas of one name describe the same body: the same codes (`error`'s enum) and

@@ -111,6 +111,8 @@ pub struct Operation {
     /// What it refuses beside the answers every operation shares: the error answers and
     /// schemas of its refusal enum (`XRefusal::REFUSALS`, declared by `refusals!`).
     pub refusals: super::refusal::Refusals,
+    /// How it answers a call sent again (`None`: it changes nothing, or each call is its own).
+    pub replay: Option<super::replay::Replay>,
 }
 
 impl Operation {

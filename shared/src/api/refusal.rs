@@ -508,6 +508,7 @@ mod tests {
         path: "/packets/{id}",
         auth: Auth::Jwt,
         refusals: ViewLike::REFUSALS,
+        replay: None,
     };
 
     const GRAB: Operation = Operation {
@@ -516,6 +517,7 @@ mod tests {
         path: "/packets/{id}/grab",
         auth: Auth::Jwt,
         refusals: Renamed::REFUSALS,
+        replay: None,
     };
 
     /// A refusal's answer is its declared status, code, message and fields.

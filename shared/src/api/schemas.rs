@@ -77,7 +77,7 @@ pub struct MerchantPacketRequestDoc {
     #[schema(pattern = "^[A-Za-z0-9_.:-]{1,64}$")]
     merchant_id: String,
     /// The order: 1 to 128 bytes of printable ASCII without spaces. One packet per merchant
-    /// and order: the same body again answers 200 and the same packet, debited once; another
+    /// and order: the same body again answers 201 and the same packet with `Idempotent-Replayed: true`, debited once; another
     /// body is 409 `order_reference_reused`.
     #[schema(pattern = "^[!-~]{1,128}$")]
     order_reference: String,

@@ -295,6 +295,92 @@ mod tests {
         );
     }
 
+    /// Every operation the functions route, in their order.
+    fn all_operations() -> Vec<&'static crate::api::operation::Operation> {
+        Function::ALL
+            .iter()
+            .filter_map(|f| f.routes())
+            .flat_map(|r| r.operations().to_vec())
+            .collect()
+    }
+
+    /// docs/idempotency.md's table is [`crate::api::replay::table`] of the operations;
+    /// `HONGBAO_WRITE_FUNCTIONS=1` (`make functions`) rewrites it.
+    #[test]
+    fn the_replay_table_is_current() {
+        const START: &str = "<!-- replay table: generated -->\n";
+        const END: &str = "<!-- end of the replay table -->";
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/idempotency.md");
+        let have = std::fs::read_to_string(path).expect("docs/idempotency.md");
+        let (head, rest) = have.split_once(START).expect("the table's start marker");
+        let (_, tail) = rest.split_once(END).expect("the table's end marker");
+        let want = format!(
+            "{head}{START}{}{END}{tail}",
+            crate::api::replay::table(&all_operations())
+        );
+        if std::env::var("HONGBAO_WRITE_FUNCTIONS").as_deref() == Ok("1") {
+            std::fs::write(path, &want).expect("write docs/idempotency.md");
+            return;
+        }
+        assert!(
+            have == want,
+            "docs/idempotency.md's table is not what the declarations give: run `make functions`"
+        );
+    }
+
+    /// A replay's changed-call refusal is one of its operation's declared refusals.
+    #[test]
+    fn each_changed_replay_code_is_a_declared_refusal() {
+        for op in all_operations() {
+            let Some(crate::api::replay::Replay {
+                changed: crate::api::replay::Changed::Refused(code),
+                ..
+            }) = op.replay
+            else {
+                continue;
+            };
+            let refusals = serde_json::to_string(&(op.refusals.responses)()).unwrap();
+            let mut schemas = Vec::new();
+            (op.refusals.schemas)(&mut schemas);
+            let schemas = serde_json::to_string(&schemas).unwrap();
+            assert!(
+                refusals.contains(code) || schemas.contains(&format!("\"{code}\"")),
+                "{}: {code} is not among its refusals",
+                op.route_key()
+            );
+        }
+    }
+
+    /// An operation whose success answer has a `repeat` field answers repeats, so it declares
+    /// its replay (and its answers carry `Idempotent-Replayed`).
+    #[test]
+    fn every_answer_with_a_repeat_field_declares_its_replay() {
+        let routes = Function::ALL
+            .iter()
+            .filter_map(|f| f.routes())
+            .fold(crate::api::operation::Routes::new(), |all, r| all.merge(r));
+        let doc = serde_json::to_value(crate::api::openapi::document(routes)).unwrap();
+        for op in all_operations() {
+            let method = op.method.as_str().to_lowercase();
+            let responses = &doc["paths"][op.path][&method]["responses"];
+            let repeats = responses
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(status, _)| status.starts_with('2'))
+                .filter_map(|(_, r)| r["content"]["application/json"]["schema"]["$ref"].as_str())
+                .any(|r| {
+                    let name = r.rsplit('/').next().unwrap();
+                    doc["components"]["schemas"][name]["properties"]["repeat"].is_object()
+                });
+            assert!(
+                !repeats || op.replay.is_some(),
+                "{} answers `repeat` but declares no replay",
+                op.route_key()
+            );
+        }
+    }
+
     /// Names, logical ids, routes and template events are unique, and every function's
     /// directory exists: a copy-pasted declaration fails here, not in a deploy.
     #[test]

@@ -452,7 +452,7 @@ async fn each_script_sent_twice_answers_as_its_first_run() {
             .hold(&store, "o-1", "9000", "900", "00000000000000a1")
             .await;
         assert!(
-            hold.starts_with("held:") && hold.ends_with(":900"),
+            hold.starts_with("held:") && hold.ends_with(":900:0"),
             "{hold}"
         );
         let after = dump_all(&redis, &store).await;

@@ -25,7 +25,7 @@ use crate::common::{call, event, snapshot, with_body, with_placeholder, Function
 /// the index entry it wrote before the script ran (brought forward, for reclaim-cron to drop
 /// within two minutes), because a late first run of the same call may still create the packet
 /// within its delivery window (`store::packets::create`).
-pub(super) async fn snapshot_but_reclaim_index(
+pub(crate) async fn snapshot_but_reclaim_index(
     redis: &TestRedis,
 ) -> Vec<(String, Option<Vec<u8>>)> {
     let mut all = snapshot(redis).await;

@@ -271,7 +271,7 @@ impl Model {
 fn shape(answer: &str) -> String {
     let parts: Vec<&str> = answer.split(':').collect();
     match parts[..] {
-        ["held", _, _] | ["held", _] => "held".into(),
+        ["held", _, _, _] | ["held", _, _] | ["held", _] => "held".into(),
         ["held_by_other", _] => "held_by_other".into(),
         ["already_redeemed", _, order] => format!("already_redeemed:{order}"),
         ["redeemed", _, repeat, _] => format!("redeemed:{repeat}"),

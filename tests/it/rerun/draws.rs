@@ -81,7 +81,7 @@ impl Entity for Packet {
             Op::Enter { user } => vec![pk.meta, pk.tickets, self.keys.grab_rate(&self.id, user)],
             Op::Run { .. } => vec![pk.meta, pk.shares, pk.grabs, pk.tickets, wk.journal],
             Op::Cancel => {
-                CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5, call)
                     .texts()
                     .0
             }
@@ -132,7 +132,7 @@ impl Entity for Packet {
                 text("draw_run", reply.unwrap()).unwrap()
             }
             Op::Cancel => {
-                let reply = CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                let reply = CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5, call)
                     .invocation()
                     .invoke_async(&mut conn)
                     .await;
@@ -245,7 +245,7 @@ impl Model {
             }
             Op::Cancel => {
                 if let Some(refund) = self.cancelled {
-                    return format!("cancelled:{refund}");
+                    return format!("cancelled:{refund}:1");
                 }
                 if self.settled.is_some() {
                     return "not_cancellable:settled".into();
@@ -265,7 +265,7 @@ impl Model {
                     // Nothing left in the packet: the cancel settled it.
                     self.settled = Some(refund);
                 }
-                format!("cancelled:{refund}")
+                format!("cancelled:{refund}:0")
             }
             Op::Settle => {
                 if self.settled.is_some() {
@@ -294,7 +294,7 @@ fn shape(answer: &str) -> String {
         ["entered", _] => "entered".into(),
         ["draw_due", _] => "draw_due".into(),
         ["not_due", _] => "not_due".into(),
-        ["cancelled", refund, _] => format!("cancelled:{refund}"),
+        ["cancelled", refund, _, earlier] => format!("cancelled:{refund}:{earlier}"),
         _ => answer.to_string(),
     }
 }

@@ -70,7 +70,7 @@ impl Packet {
 impl Entity for Packet {
     type Op = Op;
 
-    fn keys_of(&self, op: &Op, _call: &str) -> Vec<String> {
+    fn keys_of(&self, op: &Op, call: &str) -> Vec<String> {
         let pk = self.keys.packet(&self.id);
         let wk = self.keys.wallet(&self.sender);
         match op {
@@ -79,7 +79,7 @@ impl Entity for Packet {
                 self.grab(user, "", &pk, &rate).texts().0
             }
             Op::Cancel => {
-                CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5, call)
                     .texts()
                     .0
             }
@@ -103,7 +103,7 @@ impl Entity for Packet {
             }
             Op::Cancel => {
                 let wk = self.keys.wallet(&self.sender);
-                let reply = CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5)
+                let reply = CancelCall::of(&pk, &wk, &self.id, &self.sender, 600, 5, call)
                     .invocation()
                     .invoke_async(&mut conn)
                     .await;
@@ -158,11 +158,11 @@ impl Model {
                 "grabbed".into()
             }
             Op::Cancel => match self.refunded {
-                Some(r) => format!("cancelled:{r}"),
+                Some(r) => format!("cancelled:{r}:1"),
                 None if self.left == 0 => "not_cancellable:sold_out".into(),
                 None => {
                     self.refunded = Some(self.left_cents);
-                    format!("cancelled:{}", self.left_cents)
+                    format!("cancelled:{}:0", self.left_cents)
                 }
             },
         }
@@ -176,7 +176,7 @@ fn shape(answer: &str) -> String {
     match parts[..] {
         ["grabbed", ..] => "grabbed".into(),
         ["sold_out", ..] => "sold_out".into(),
-        ["cancelled", refund, _] => format!("cancelled:{refund}"),
+        ["cancelled", refund, _, earlier] => format!("cancelled:{refund}:{earlier}"),
         _ => answer.to_string(),
     }
 }

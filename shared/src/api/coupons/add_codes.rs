@@ -10,6 +10,7 @@ use super::{duplicate_codes_message, merchant, Duplicates};
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, IamPrincipal, JsonBody, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::coupons::codes::check_batch;
 use crate::domain::coupons::is_reference;
@@ -99,6 +100,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the campaign's merchant (path `id`)"),
     },
     refusals: AddCodesRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the campaign and the batch `reference`",
+        kept: "the campaign's life",
+        changed: Changed::Refused("reference_reused"),
+        also: "`repeat: true`; completes a batch cut short",
+    }),
 };
 
 /// `POST /campaigns/{id}/codes` (AWS_IAM): 201 [`CampaignCodesBody`] (200 with `repeat: true` for
@@ -111,8 +118,7 @@ pub const OPERATION: Operation = Operation {
     request_body = CodesRequest,
     security(("sigv4" = [])),
     responses(
-        (status = 201, description = "the batch added", body = CampaignCodesBody),
-        (status = 200, description = "the same batch was added before under this reference (`repeat: true`)", body = CampaignCodesBody),
+        (status = 201, description = "the batch added (or, with `Idempotent-Replayed: true` and `repeat: true`, added before under this reference)", body = CampaignCodesBody),
     )
 )]
 pub(crate) async fn add_codes(
@@ -120,7 +126,7 @@ pub(crate) async fn add_codes(
     IamPrincipal(arn): IamPrincipal,
     Path(id): Path<String>,
     body: Result<JsonBody<CodesRequest>, ApiError>,
-) -> Result<(StatusCode, Json<CampaignCodesBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<CampaignCodesBody>), ApiError> {
     let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     check_batch(&b.codes)?;
@@ -145,11 +151,8 @@ pub(crate) async fn add_codes(
             added,
             released,
         } => Ok((
-            if repeat {
-                StatusCode::OK
-            } else {
-                StatusCode::CREATED
-            },
+            StatusCode::CREATED,
+            Replayed(repeat),
             Json(CampaignCodesBody {
                 campaign_id: id,
                 codes_total,

@@ -29,6 +29,7 @@ pub const OPERATION: Operation = Operation {
     path: "/campaigns/{id}",
     auth: Auth::Jwt,
     refusals: CampaignRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `GET /campaigns/{id}`: 200 [`CampaignBody`] with the caller's `coupons`; or a

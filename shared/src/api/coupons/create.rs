@@ -10,6 +10,7 @@ use super::{duplicate_codes_message, instant, merchant, CampaignBody, DiscountBo
 use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::coupons::{CodeSource, NewCampaign};
 use crate::store::coupons::{self, CreateOutcome};
@@ -164,6 +165,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the body's `merchant_id` (none: only an unbound principal)"),
     },
     refusals: CreateCampaignRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the merchant's `reference`",
+        kept: "for good",
+        changed: Changed::Refused("reference_reused"),
+        also: "",
+    }),
 };
 
 /// `POST /campaigns` (AWS_IAM): 201 [`CampaignBody`] (200 for a repeat of the same body under the
@@ -175,15 +182,14 @@ pub const OPERATION: Operation = Operation {
     request_body = CampaignRequest,
     security(("sigv4" = [])),
     responses(
-        (status = 201, description = "created", body = CampaignBody),
-        (status = 200, description = "the same body was created before under this reference: that campaign", body = CampaignBody),
+        (status = 201, description = "created (or, with `Idempotent-Replayed: true`, the campaign the same body created before under this reference)", body = CampaignBody),
     )
 )]
 pub(crate) async fn create(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<CampaignRequest>, ApiError>,
-) -> Result<(StatusCode, Json<CampaignBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<CampaignBody>), ApiError> {
     let arn = merchant(&state, arn)?;
     let JsonBody(body) = body?;
     let req = body.campaign()?;
@@ -235,10 +241,9 @@ pub(crate) async fn create(
                 created.campaign_id
             )))
         })?;
-    let status = if created.repeat {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
-    Ok((status, Json(CampaignBody::new(view, false))))
+    Ok((
+        StatusCode::CREATED,
+        Replayed(created.repeat),
+        Json(CampaignBody::new(view, false)),
+    ))
 }

@@ -100,6 +100,7 @@ pub const OPERATION: Operation = Operation {
     path: "/campaigns/{id}/grab",
     auth: Auth::Jwt,
     refusals: CouponGrabRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `POST /campaigns/{id}/grab`: 200 [`CouponBody`], 202 [`CampaignEnteredBody`] (a draw

@@ -16,6 +16,7 @@ use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::refusal::Rfc3339;
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::coupons::HOLD_SECS;
 use crate::store::coupons::{self, HoldOutcome};
@@ -148,6 +149,15 @@ pub const OPERATION: Operation = Operation {
         ),
     },
     refusals: HoldRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the `code` and the `order_reference` (while the order's hold lasts)",
+        kept: "the hold's `hold_secs`, never past `redeem_by`",
+        changed: Changed::Updates(
+            "the hold takes the call's `order_total_cents` (its discount) and `hold_secs`; a \
+             `user_id` the code is not issued to is 404",
+        ),
+        also: "the hold extended to now + `hold_secs` (never shortened)",
+    }),
 };
 
 /// `POST /coupons/hold` (AWS_IAM): 200 [`HoldBody`]; or a [`HoldRefusal`].
@@ -165,7 +175,7 @@ pub(crate) async fn hold(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<HoldRequest>, ApiError>,
-) -> Result<Json<HoldBody>, ApiError> {
+) -> Result<(Replayed, Json<HoldBody>), ApiError> {
     let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     checkout_fields(&b.code, Some(&b.user_id), &b.order_reference)?;
@@ -204,18 +214,22 @@ pub(crate) async fn hold(
             held_until_ms,
             discount,
             discount_cents,
+            extended,
         } => {
             metrics::count(metrics::COUPON_HELD, 1);
-            Ok(Json(HoldBody {
-                code: b.code,
-                user_id: b.user_id,
-                campaign_id,
-                order_reference: b.order_reference,
-                state: "held",
-                held_until: rfc3339(held_until_ms),
-                discount: discount.map(Into::into),
-                discount_cents,
-            }))
+            Ok((
+                Replayed(extended),
+                Json(HoldBody {
+                    code: b.code,
+                    user_id: b.user_id,
+                    campaign_id,
+                    order_reference: b.order_reference,
+                    state: "held",
+                    held_until: rfc3339(held_until_ms),
+                    discount: discount.map(Into::into),
+                    discount_cents,
+                }),
+            ))
         }
         HoldOutcome::HeldByOther { held_until_ms } => Err(HoldRefusal::Held {
             held_until: Rfc3339(rfc3339(held_until_ms)),

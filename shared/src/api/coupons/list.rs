@@ -85,6 +85,7 @@ pub const OPERATION: Operation = Operation {
     path: "/coupons",
     auth: Auth::Jwt,
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /coupons`: 200 [`CouponsBody`]; 400 (bad `limit` or `cursor`, unknown parameter), 401.

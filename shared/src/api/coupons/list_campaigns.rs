@@ -51,6 +51,7 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the query's `merchant_id` (none: only an unbound principal)"),
     },
     refusals: ListCampaignsRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `GET /campaigns` (AWS_IAM): 200 [`CampaignsBody`], newest first; or a

@@ -15,6 +15,7 @@ use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::refusal::Rfc3339;
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, RedeemOutcome};
 
@@ -100,6 +101,16 @@ crate::api::refusal::refusals! {
                 redeemed_at: Rfc3339,
             },
         }
+        /// 409: this order redeemed the coupon with another discount than this call's
+        /// `order_total_cents` gives (another total, or a total where the first call gave
+        /// none): another call under the order's key; nothing written.
+        409 RedemptionReusedError in CheckoutConflictError {
+            /// this order redeemed it with another total (`redeemed_at`); nothing written
+            OrderReferenceReused = "order_reference_reused" {
+                /// RFC 3339: when this order redeemed it.
+                redeemed_at: Rfc3339,
+            },
+        }
         /// 409: another order holds the coupon until `held_until` (its hold lapses then, or is
         /// released or redeemed before); nothing written.
         409 HeldError in CheckoutConflictError {
@@ -141,6 +152,12 @@ pub const OPERATION: Operation = Operation {
         ),
     },
     refusals: RedeemRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the `code` and the `order_reference`",
+        kept: "the coupon's life (until `redeem_by` and the history retention after it)",
+        changed: Changed::Refused("order_reference_reused"),
+        also: "`repeat: true`",
+    }),
 };
 
 /// `POST /coupons/redeem` (AWS_IAM): 200 [`RedeemBody`]; or a [`RedeemRefusal`].
@@ -158,7 +175,7 @@ pub(crate) async fn redeem(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<RedeemRequest>, ApiError>,
-) -> Result<Json<RedeemBody>, ApiError> {
+) -> Result<(Replayed, Json<RedeemBody>), ApiError> {
     let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     checkout_fields(&b.code, Some(&b.user_id), &b.order_reference)?;
@@ -183,17 +200,35 @@ pub(crate) async fn redeem(
             if !repeat {
                 metrics::count(metrics::COUPON_REDEEMED, 1);
             }
-            Ok(Json(RedeemBody {
-                code: b.code,
-                user_id: b.user_id,
-                campaign_id,
-                order_reference: b.order_reference,
-                redeemed_at: rfc3339(redeemed_at_ms),
-                repeat,
-                discount: discount.map(Into::into),
-                discount_cents,
-            }))
+            Ok((
+                Replayed(repeat),
+                Json(RedeemBody {
+                    code: b.code,
+                    user_id: b.user_id,
+                    campaign_id,
+                    order_reference: b.order_reference,
+                    redeemed_at: rfc3339(redeemed_at_ms),
+                    repeat,
+                    discount: discount.map(Into::into),
+                    discount_cents,
+                }),
+            ))
         }
+        RedeemOutcome::OrderReferenceReused {
+            redeemed_at_ms,
+            discount_cents,
+        } => Err(RedeemRefusal::OrderReferenceReused {
+            redeemed_at: Rfc3339(rfc3339(redeemed_at_ms)),
+        }
+        .because(format!(
+            "this order redeemed the coupon with a discount of {}; this call's \
+             order_total_cents gives another: send the first call's total (or none) to get its \
+             answer; nothing was written",
+            match discount_cents {
+                Some(cents) => format!("{cents} cents"),
+                None => "none (no total was given)".to_string(),
+            }
+        ))),
         RedeemOutcome::AlreadyRedeemed {
             order_reference,
             redeemed_at_ms,

@@ -12,6 +12,7 @@ use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::refusal::Rfc3339;
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::store::coupons::{self, ReleaseOutcome};
 
@@ -104,6 +105,12 @@ pub const OPERATION: Operation = Operation {
         ),
     },
     refusals: ReleaseRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the `code` and the `order_reference`",
+        kept: "the coupon's life (until `redeem_by` and the history retention after it)",
+        changed: Changed::Nothing,
+        also: "`repeat: true`",
+    }),
 };
 
 /// `POST /coupons/release` (AWS_IAM): 200 [`ReleaseBody`]; or a [`ReleaseRefusal`].
@@ -122,7 +129,7 @@ pub(crate) async fn release(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<ReleaseRequest>, ApiError>,
-) -> Result<Json<ReleaseBody>, ApiError> {
+) -> Result<(Replayed, Json<ReleaseBody>), ApiError> {
     let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
     checkout_fields(&b.code, None, &b.order_reference)?;
@@ -146,15 +153,18 @@ pub(crate) async fn release(
             if !repeat {
                 metrics::count(metrics::COUPON_RELEASED, 1);
             }
-            Ok(Json(ReleaseBody {
-                code: b.code,
-                campaign_id,
-                order_reference: b.order_reference,
-                released: released.as_str(),
-                released_at: rfc3339(released_at_ms),
-                repeat,
-                discount: discount.map(Into::into),
-            }))
+            Ok((
+                Replayed(repeat),
+                Json(ReleaseBody {
+                    code: b.code,
+                    campaign_id,
+                    order_reference: b.order_reference,
+                    released: released.as_str(),
+                    released_at: rfc3339(released_at_ms),
+                    repeat,
+                    discount: discount.map(Into::into),
+                }),
+            ))
         }
         ReleaseOutcome::HeldByOther { held_until_ms } => Err(ReleaseRefusal::Held {
             held_until: Rfc3339(rfc3339(held_until_ms)),

@@ -153,6 +153,7 @@ pub const OPERATION: Operation = Operation {
     path: "/packets",
     auth: Auth::Jwt,
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /packets`: a page of the caller's sent or received red packets, newest first.

@@ -47,6 +47,7 @@ pub const OPERATION: Operation = Operation {
     path: "/packets/summary",
     auth: Auth::Jwt,
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /packets/summary`: the caller's yearly totals, over the history entries kept

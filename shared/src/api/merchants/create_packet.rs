@@ -12,6 +12,7 @@ use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::packets::PacketBody;
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
 use crate::store::merchants;
@@ -47,6 +48,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the body's `merchant_id`"),
     },
     refusals: MerchantPacketRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the merchant and the `order_reference`",
+        kept: "the packet's life, `HONGBAO_RETENTION_SECS` after it, and at least `HONGBAO_IDEMPOTENCY_TTL_SECS`",
+        changed: Changed::Refused("order_reference_reused"),
+        also: "`repeat: true`",
+    }),
 };
 
 /// The answer to `POST /merchant-packets`: the packet, as every packet answer shows it, and
@@ -68,12 +75,11 @@ pub struct MerchantPacketBody {
 #[utoipa::path(
     post, path = OPERATION.path, tag = "merchants", operation_id = "merchant_create_packet",
     summary = "Create an order's packet from a budget (AWS_IAM)",
-    description = "Debits the merchant's budget the total and creates the red packet of one order, for the customer `sharer_id` to share to their group; any signed-in user holding the link grabs it with `POST /packets/{id}/grab`, one share each, and claims it with `POST /packets/{id}/claim` (`payout: wallet`: into their wallet; `payout: coupon`: as their coupon worth the share, with the `coupon` terms, in `GET /coupons` and redeemed at checkout through the coupon routes until `redeem_by`, never cash). One packet per merchant and order: the same body again answers 200 and the same packet, debited once; another body under that order is 409. With `sharer_first`, the sharer's share is taken at creation. Un-grabbed and unclaimed shares go back to the merchant's budget at expiry, coupons never redeemed at their `redeem_by` (and a redemption reversed after it), never to the sharer. Only AWS_IAM-signed calls of the principals in `HONGBAO_MERCHANT_PRINCIPALS`.",
+    description = "Debits the merchant's budget the total and creates the red packet of one order, for the customer `sharer_id` to share to their group; any signed-in user holding the link grabs it with `POST /packets/{id}/grab`, one share each, and claims it with `POST /packets/{id}/claim` (`payout: wallet`: into their wallet; `payout: coupon`: as their coupon worth the share, with the `coupon` terms, in `GET /coupons` and redeemed at checkout through the coupon routes until `redeem_by`, never cash). One packet per merchant and order: the same body again answers 201 and the same packet with `Idempotent-Replayed: true`, debited once; another body under that order is 409. With `sharer_first`, the sharer's share is taken at creation. Un-grabbed and unclaimed shares go back to the merchant's budget at expiry, coupons never redeemed at their `redeem_by` (and a redemption reversed after it), never to the sharer. Only AWS_IAM-signed calls of the principals in `HONGBAO_MERCHANT_PRINCIPALS`.",
     request_body = crate::api::schemas::MerchantPacketRequestDoc,
     security(("sigv4" = [])),
     responses(
-        (status = 201, description = "created, the budget debited", body = MerchantPacketBody),
-        (status = 200, description = "the order's packet, made before by the same body: nothing debited now", body = MerchantPacketBody),
+        (status = 201, description = "created, the budget debited (or, with `Idempotent-Replayed: true` and `repeat: true`, the order's packet made before by the same body: nothing debited now)", body = MerchantPacketBody),
         (status = 400, description = "`invalid_request`: nothing written", body = crate::api::schemas::InvalidRequestError),
     )
 )]
@@ -81,7 +87,7 @@ pub(crate) async fn create_packet(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<MerchantPacketRequest>, ApiError>,
-) -> Result<(StatusCode, Json<MerchantPacketBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<MerchantPacketBody>), ApiError> {
     super::check_principal(&state, arn.as_deref())?;
     let JsonBody(req) = body?;
     let new = req.check(&state.store.config().packets)?;
@@ -93,7 +99,7 @@ pub(crate) async fn create_packet(
                 "the packet may have been created: sending the same body again answers the order's packet, debited once",
             )
         })?;
-    let (status, packet, repeat) = match outcome {
+    let (packet, repeat) = match outcome {
         MerchantPacketOutcome::Created {
             packet,
             balance_cents,
@@ -104,9 +110,9 @@ pub(crate) async fn create_packet(
                 packet.total_cents.max(0) as u64,
             );
             super::note_balance(&state, &new.merchant_id, balance_cents, false);
-            (StatusCode::CREATED, packet, false)
+            (packet, false)
         }
-        MerchantPacketOutcome::Repeat(p) => (StatusCode::OK, p, true),
+        MerchantPacketOutcome::Repeat(p) => (p, true),
         MerchantPacketOutcome::InsufficientFunds { balance_cents } => {
             super::note_balance(&state, &new.merchant_id, balance_cents, true);
             return Err(
@@ -122,7 +128,8 @@ pub(crate) async fn create_packet(
         }
     };
     Ok((
-        status,
+        StatusCode::CREATED,
+        Replayed(repeat),
         Json(MerchantPacketBody {
             packet: PacketBody::from(&packet),
             order_reference: new.order_reference,

@@ -10,6 +10,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::merchants::MAX_MERCHANT_BALANCE_CENTS;
 use crate::domain::wallet::DepositOutcome;
@@ -41,6 +42,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: MerchantDepositRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the merchant and the body's `reference`",
+        kept: "`HONGBAO_DEPOSIT_DEDUP_SECS` (30 days)",
+        changed: Changed::Refused("idempotency_key_reused"),
+        also: "`repeat: true`",
+    }),
 };
 
 /// `POST /merchants/{merchant_id}/deposits` (AWS_IAM): 201 [`MovementBody`]; or a
@@ -62,7 +69,7 @@ pub(crate) async fn deposit(
     IamPrincipal(arn): IamPrincipal,
     Path(merchant_id): Path<String>,
     body: Result<JsonBody<MovementRequest>, ApiError>,
-) -> Result<(StatusCode, Json<MovementBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<MovementBody>), ApiError> {
     check_caller(&state, arn.as_deref(), &merchant_id)?;
     let MovementRequest {
         amount_cents,
@@ -89,6 +96,7 @@ pub(crate) async fn deposit(
         };
     Ok((
         StatusCode::CREATED,
+        Replayed(repeat),
         Json(MovementBody {
             merchant_id,
             balance_cents,

@@ -76,6 +76,7 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /merchants/{merchant_id}` (AWS_IAM): 200 [`MerchantBody`]; 400, 403.

@@ -77,6 +77,7 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /merchants/{merchant_id}/packets` (AWS_IAM): 200 [`MerchantPacketsBody`]; 400, 403.

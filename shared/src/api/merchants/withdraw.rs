@@ -10,6 +10,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::wallet::WithdrawalOutcome;
 use crate::store::merchants;
@@ -43,6 +44,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Merchant("the path's `merchant_id`"),
     },
     refusals: MerchantWithdrawRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the merchant and the body's `reference`",
+        kept: "`HONGBAO_DEPOSIT_DEDUP_SECS` (30 days)",
+        changed: Changed::Refused("idempotency_key_reused"),
+        also: "`repeat: true`",
+    }),
 };
 
 /// `POST /merchants/{merchant_id}/withdrawals` (AWS_IAM): 201 [`MovementBody`]; or a
@@ -64,7 +71,7 @@ pub(crate) async fn withdraw(
     IamPrincipal(arn): IamPrincipal,
     Path(merchant_id): Path<String>,
     body: Result<JsonBody<MovementRequest>, ApiError>,
-) -> Result<(StatusCode, Json<MovementBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<MovementBody>), ApiError> {
     check_caller(&state, arn.as_deref(), &merchant_id)?;
     let MovementRequest {
         amount_cents,
@@ -93,6 +100,7 @@ pub(crate) async fn withdraw(
         };
     Ok((
         StatusCode::CREATED,
+        Replayed(repeat),
         Json(MovementBody {
             merchant_id,
             balance_cents,

@@ -98,6 +98,7 @@ pub const OPERATION: Operation = Operation {
     path: "/order-codes",
     auth: Auth::Jwt,
     refusals: NextCodesRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `POST /order-codes` with an optional body `{"count": N}` (`1..=100`, default 1), any

@@ -11,6 +11,7 @@ use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::packets::CancelOutcome;
 use crate::store::packets;
@@ -62,6 +63,12 @@ pub const OPERATION: Operation = Operation {
     path: "/packets/{id}/cancel",
     auth: Auth::Jwt,
     refusals: CancelRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the packet (`id`)",
+        kept: "the packet's life and `HONGBAO_RETENTION_SECS` after it",
+        changed: Changed::Nothing,
+        also: "moves nothing",
+    }),
 };
 
 /// `POST /packets/{id}/cancel`: 200 [`CancelBody`] (a repeat: the same figures); or a
@@ -79,7 +86,7 @@ pub(crate) async fn cancel(
     State(state): State<ApiState>,
     Caller(caller): Caller,
     Path(id): Path<String>,
-) -> Result<Json<CancelBody>, ApiError> {
+) -> Result<(Replayed, Json<CancelBody>), ApiError> {
     let outcome = packets::cancel(&state.store, &id, &caller)
         .await
         .map_err(|e| {
@@ -91,14 +98,20 @@ pub(crate) async fn cancel(
         CancelOutcome::Cancelled {
             refunded_cents,
             cancelled_at_ms,
+            earlier,
         } => {
-            metrics::count(metrics::PACKET_CANCELLED, 1);
-            Ok(Json(CancelBody {
-                packet_id: id,
-                status: "cancelled",
-                refunded_cents,
-                cancelled_at: rfc3339(cancelled_at_ms),
-            }))
+            if !earlier {
+                metrics::count(metrics::PACKET_CANCELLED, 1);
+            }
+            Ok((
+                Replayed(earlier),
+                Json(CancelBody {
+                    packet_id: id,
+                    status: "cancelled",
+                    refunded_cents,
+                    cancelled_at: rfc3339(cancelled_at_ms),
+                }),
+            ))
         }
         CancelOutcome::NotFound => Err(CancelRefusal::NotFound.because(no_packet(&id))),
         CancelOutcome::Forbidden => Err(CancelRefusal::Forbidden

@@ -10,6 +10,7 @@ use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{Caller, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::packets::ClaimOutcome;
 use crate::store::packets;
@@ -84,6 +85,12 @@ pub const OPERATION: Operation = Operation {
     path: "/packets/{id}/claim",
     auth: Auth::Jwt,
     refusals: ClaimRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the packet and the caller",
+        kept: "the packet's life and `HONGBAO_RETENTION_SECS` after it",
+        changed: Changed::Nothing,
+        also: "`repeat: true`, credits nothing",
+    }),
 };
 
 /// `POST /packets/{id}/claim`: 200 [`ClaimBody`]; or a [`ClaimRefusal`].
@@ -100,7 +107,7 @@ pub(crate) async fn claim(
     State(state): State<ApiState>,
     Caller(user): Caller,
     Path(id): Path<String>,
-) -> Result<Json<ClaimBody>, ApiError> {
+) -> Result<(Replayed, Json<ClaimBody>), ApiError> {
     match packets::claim(&state.store, &id, &user).await? {
         ClaimOutcome::Claimed {
             share,
@@ -108,26 +115,29 @@ pub(crate) async fn claim(
             coupon,
             claimed_at_ms,
             repeat,
-        } => Ok(Json({
-            if !repeat {
-                metrics::count(metrics::CLAIMED, 1);
-                metrics::count(metrics::CLAIMED_CENTS, share.amount_cents.max(0) as u64);
-            }
-            ClaimBody {
-                packet_id: id,
-                share_id: share.share_id,
-                amount_cents: share.amount_cents,
-                balance_cents,
-                claimed_at: rfc3339(claimed_at_ms),
-                repeat,
-                coupon: coupon.map(|c| ClaimedCouponBody {
-                    code: c.code,
-                    amount_off_cents: c.amount_off_cents,
-                    min_order_cents: c.min_order_cents,
-                    redeem_by: rfc3339(c.redeem_by_ms),
-                }),
-            }
-        })),
+        } => Ok((
+            Replayed(repeat),
+            Json({
+                if !repeat {
+                    metrics::count(metrics::CLAIMED, 1);
+                    metrics::count(metrics::CLAIMED_CENTS, share.amount_cents.max(0) as u64);
+                }
+                ClaimBody {
+                    packet_id: id,
+                    share_id: share.share_id,
+                    amount_cents: share.amount_cents,
+                    balance_cents,
+                    claimed_at: rfc3339(claimed_at_ms),
+                    repeat,
+                    coupon: coupon.map(|c| ClaimedCouponBody {
+                        code: c.code,
+                        amount_off_cents: c.amount_off_cents,
+                        min_order_cents: c.min_order_cents,
+                        redeem_by: rfc3339(c.redeem_by_ms),
+                    }),
+                }
+            }),
+        )),
         ClaimOutcome::NotFound => Err(ClaimRefusal::NotFound.because(no_packet(&id))),
         ClaimOutcome::NoShare => {
             Err(ClaimRefusal::NoShare.because("you grabbed no share of this packet"))

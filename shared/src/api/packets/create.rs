@@ -10,6 +10,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::is_reference;
 use crate::domain::packets::{CreateOutcome, PacketRequest};
@@ -55,6 +56,12 @@ pub const OPERATION: Operation = Operation {
     path: "/packets",
     auth: Auth::Jwt,
     refusals: CreateRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the `Idempotency-Key` header (sent with the same body)",
+        kept: "`HONGBAO_IDEMPOTENCY_TTL_SECS` (1 day)",
+        changed: Changed::Refused("idempotency_key_reused"),
+        also: "",
+    }),
 };
 
 /// `POST /packets`: 201 [`PacketBody`]; or a [`CreateRefusal`].
@@ -74,7 +81,7 @@ pub(crate) async fn create(
     Caller(sender): Caller,
     headers: HeaderMap,
     JsonBody(req): JsonBody<PacketRequest>,
-) -> Result<(StatusCode, Json<PacketBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<PacketBody>), ApiError> {
     let idempotency_key = match headers.get("idempotency-key") {
         None => None,
         Some(v) => match v.to_str() {
@@ -99,9 +106,17 @@ pub(crate) async fn create(
         CreateOutcome::Created(p) => {
             metrics::count(metrics::PACKET_CREATED, 1);
             metrics::count(metrics::PACKET_CREATED_CENTS, p.total_cents.max(0) as u64);
-            Ok((StatusCode::CREATED, Json(PacketBody::from(&p))))
+            Ok((
+                StatusCode::CREATED,
+                Replayed(false),
+                Json(PacketBody::from(&p)),
+            ))
         }
-        CreateOutcome::Repeat(p) => Ok((StatusCode::CREATED, Json(PacketBody::from(&p)))),
+        CreateOutcome::Repeat(p) => Ok((
+            StatusCode::CREATED,
+            Replayed(true),
+            Json(PacketBody::from(&p)),
+        )),
         CreateOutcome::InsufficientFunds { balance_cents } => Err(
             CreateRefusal::InsufficientFunds { balance_cents }.because(format!(
                 "balance {balance_cents} cents is below total_cents {}",

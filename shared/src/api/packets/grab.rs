@@ -149,6 +149,7 @@ pub const OPERATION: Operation = Operation {
     path: "/packets/{id}/grab",
     auth: Auth::Jwt,
     refusals: GrabRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `POST /packets/{id}/grab`: 200 [`ShareBody`], 202 [`EnteredBody`] (a draw packet's entry);

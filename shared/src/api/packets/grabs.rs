@@ -40,6 +40,7 @@ pub const OPERATION: Operation = Operation {
     path: "/packets/{id}/grabs",
     auth: Auth::Jwt,
     refusals: ViewRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `GET /packets/{id}/grabs`: 200 [`GrabsPageBody`]; 400 for a bad cursor; or a

@@ -155,6 +155,7 @@ pub const OPERATION: Operation = Operation {
     path: "/packets/{id}",
     auth: Auth::Jwt,
     refusals: ViewRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `GET /packets/{id}`: 200 [`PacketViewBody`]; or a [`ViewRefusal`].

@@ -153,6 +153,7 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Users,
     },
     refusals: SupportCouponRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `GET /support/coupons/{code}` (AWS_IAM): 200 [`SupportCouponBody`]; or a

@@ -153,6 +153,7 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Users,
     },
     refusals: SupportPacketRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `GET /support/packets/{id}` (AWS_IAM): 200 [`SupportPacketBody`]; 400 for a bad cursor; or a

@@ -102,6 +102,7 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Users,
     },
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /support/wallets/{user_id}` (AWS_IAM): 200 [`SupportWalletBody`]; 400, 403.

@@ -19,6 +19,7 @@ pub const OPERATION: Operation = Operation {
     path: "/groups/{group}/articles",
     auth: Auth::Jwt,
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /groups/{group}/articles`.

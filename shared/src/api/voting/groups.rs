@@ -66,6 +66,7 @@ pub const OPERATION: Operation = Operation {
     path: "/articles/{id}/groups",
     auth: Auth::Jwt,
     refusals: GroupsRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `PUT /articles/{id}/groups`: its answer, or a [`GroupsRefusal`].

@@ -18,6 +18,7 @@ pub const OPERATION: Operation = Operation {
     path: "/articles",
     auth: Auth::Jwt,
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /articles`.

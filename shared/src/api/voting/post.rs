@@ -45,6 +45,7 @@ pub const OPERATION: Operation = Operation {
     path: "/articles",
     auth: Auth::Jwt,
     refusals: PostRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `POST /articles`: its answer, or a [`PostRefusal`].

@@ -71,6 +71,7 @@ pub const OPERATION: Operation = Operation {
     path: "/articles/{id}/vote",
     auth: Auth::Jwt,
     refusals: VoteRefusal::REFUSALS,
+    replay: None,
 };
 
 /// `POST /articles/{id}/vote`: its answer, or a [`VoteRefusal`].

@@ -11,6 +11,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::wallet::{DepositOutcome, MAX_DEPOSIT_CENTS};
 use crate::store::wallet;
@@ -70,6 +71,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Users,
     },
     refusals: DepositRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the body's `reference`",
+        kept: "`HONGBAO_DEPOSIT_DEDUP_SECS` (30 days)",
+        changed: Changed::Refused("idempotency_key_reused"),
+        also: "`repeat: true`",
+    }),
 };
 
 /// `POST /wallet/deposits` (AWS_IAM): 201 [`DepositBody`]; or a [`DepositRefusal`].
@@ -88,7 +95,7 @@ pub(crate) async fn deposit(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<DepositRequest>, ApiError>,
-) -> Result<(StatusCode, Json<DepositBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<DepositBody>), ApiError> {
     let rules = &state.store.config().wallet;
     let route = MovementRoute {
         what: "deposits",
@@ -123,6 +130,7 @@ pub(crate) async fn deposit(
         };
     Ok((
         StatusCode::CREATED,
+        Replayed(repeat),
         Json(DepositBody {
             user_id,
             balance_cents,

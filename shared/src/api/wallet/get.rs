@@ -44,6 +44,7 @@ pub const OPERATION: Operation = Operation {
     path: "/wallet",
     auth: Auth::Jwt,
     refusals: crate::api::refusal::Refusals::NONE,
+    replay: None,
 };
 
 /// `GET /wallet`: 200 [`WalletBody`]; 401.

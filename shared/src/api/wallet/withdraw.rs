@@ -11,6 +11,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation, Tenant};
+use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::wallet::{WithdrawalOutcome, MAX_WITHDRAWAL_CENTS};
 use crate::store::wallet;
@@ -72,6 +73,12 @@ pub const OPERATION: Operation = Operation {
         tenant: Tenant::Users,
     },
     refusals: WithdrawRefusal::REFUSALS,
+    replay: Some(Replay {
+        key: "the body's `reference`",
+        kept: "`HONGBAO_DEPOSIT_DEDUP_SECS` (30 days)",
+        changed: Changed::Refused("idempotency_key_reused"),
+        also: "`repeat: true`",
+    }),
 };
 
 /// `POST /wallet/withdrawals` (AWS_IAM): 201 [`WithdrawalBody`]; or a [`WithdrawRefusal`].
@@ -90,7 +97,7 @@ pub(crate) async fn withdraw(
     State(state): State<ApiState>,
     IamPrincipal(arn): IamPrincipal,
     body: Result<JsonBody<WithdrawalRequest>, ApiError>,
-) -> Result<(StatusCode, Json<WithdrawalBody>), ApiError> {
+) -> Result<(StatusCode, Replayed, Json<WithdrawalBody>), ApiError> {
     let rules = &state.store.config().wallet;
     let route = MovementRoute {
         what: "withdrawals",
@@ -125,6 +132,7 @@ pub(crate) async fn withdraw(
         };
     Ok((
         StatusCode::CREATED,
+        Replayed(repeat),
         Json(WithdrawalBody {
             user_id,
             balance_cents,

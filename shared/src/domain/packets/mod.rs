@@ -490,6 +490,9 @@ pub enum CancelOutcome {
         refunded_cents: i64,
         /// When it was cancelled, Unix ms (Redis `TIME`).
         cancelled_at_ms: i64,
+        /// Cancelled before this call's run (by an earlier call, or an earlier run of this
+        /// one): the answer is a replay.
+        earlier: bool,
     },
     /// No such packet.
     NotFound,

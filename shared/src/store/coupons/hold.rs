@@ -69,6 +69,8 @@ pub enum HoldOutcome {
         /// The order's discount, cents, when a total was given (by this call or an earlier
         /// one of the hold).
         discount_cents: Option<i64>,
+        /// The order held it, unlapsed, before this call: a hold sent again (extended).
+        extended: bool,
     },
     /// Another order holds it (409 `held`); nothing written.
     HeldByOther {
@@ -119,13 +121,17 @@ impl CouponHoldCall<'_> {
         let reply = text(NAME, reply)?;
         let bad = || Error::bad_reply(NAME, &reply);
         let int = |s: &str| s.parse::<i64>().map_err(|_| bad());
-        let parts: Vec<&str> = reply.splitn(3, ':').collect();
+        // An order reference (the last part of `already_redeemed`) may hold ':'.
+        let fields = if reply.starts_with("held:") { 4 } else { 3 };
+        let parts: Vec<&str> = reply.splitn(fields, ':').collect();
         Ok(match parts[..] {
-            ["held", until, d] => HoldOutcome::Held {
+            // An answer recorded before holds said whether they were extended has three parts.
+            ["held", until, d] | ["held", until, d, _] => HoldOutcome::Held {
                 campaign_id,
                 held_until_ms: int(until)?,
                 discount,
                 discount_cents: discount_of(d).map_err(|()| bad())?,
+                extended: parts.get(3) == Some(&"1"),
             },
             ["held_by_other", until] => HoldOutcome::HeldByOther {
                 held_until_ms: int(until)?,

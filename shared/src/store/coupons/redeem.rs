@@ -90,6 +90,10 @@ impl CouponRedeemCall<'_> {
                     discount_cents: discount_of(d).map_err(|()| bad())?,
                 }
             }
+            ["order_reference_reused", at, d] => RedeemOutcome::OrderReferenceReused {
+                redeemed_at_ms: int(at)?,
+                discount_cents: discount_of(d).map_err(|()| bad())?,
+            },
             ["already_redeemed", at, order] => RedeemOutcome::AlreadyRedeemed {
                 order_reference: order.to_string(),
                 redeemed_at_ms: int(at)?,
@@ -128,6 +132,14 @@ pub enum RedeemOutcome {
         discount: Option<Discount>,
         /// The order's discount, cents, recorded with the redemption (from this call's order
         /// total, else from the order's hold); `None`: no total was given.
+        discount_cents: Option<i64>,
+    },
+    /// This order redeemed it with another discount than this call's total gives (409
+    /// `order_reference_reused`): another call under the order's key; nothing written.
+    OrderReferenceReused {
+        /// When the order redeemed it, Unix ms.
+        redeemed_at_ms: i64,
+        /// The discount recorded with the redemption, cents (`None`: none was).
         discount_cents: Option<i64>,
     },
     /// Another order redeemed it (409).

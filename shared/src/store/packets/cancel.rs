@@ -6,7 +6,7 @@ use redis::Value;
 
 use crate::domain::packets::{CancelOutcome, Status};
 use crate::store::keys::{is_packet_id, user_tag, Keys, PacketKeys, WalletKeys};
-use crate::store::scripts::{int, script_call, texts, Call, CANCEL};
+use crate::store::scripts::{call_id, int, script_call, texts, Call, CANCEL};
 use crate::store::{Error, Store};
 
 script_call! {
@@ -49,6 +49,9 @@ script_call! {
             ledger_cap: u32,
             /// How long a settled packet's keys are kept, seconds (> 0).
             retention_secs: u64,
+            /// This call's id (16 hex digits): a re-run finds its own cancel and answers as
+            /// the first run (`earlier` false).
+            call: &'a str,
         }
     }
 }
@@ -56,7 +59,7 @@ script_call! {
 impl<'a> CancelCall<'a> {
     /// The cancel of packet `packet_id` (its keys `pk`) by `caller_id` (their wallet keys
     /// `wk`): a packet it settles keeps its keys `retention_secs` s, the sender's ledger
-    /// `ledger_cap` items.
+    /// `ledger_cap` items; `call` is the call's id.
     pub fn of(
         pk: &'a PacketKeys,
         wk: &'a WalletKeys,
@@ -64,6 +67,7 @@ impl<'a> CancelCall<'a> {
         caller_id: &'a str,
         retention_secs: u64,
         ledger_cap: u32,
+        call: &'a str,
     ) -> CancelCall<'a> {
         CancelCall {
             meta: &pk.meta,
@@ -82,6 +86,7 @@ impl<'a> CancelCall<'a> {
             caller_id,
             ledger_cap,
             retention_secs,
+            call,
         }
     }
 }
@@ -99,6 +104,7 @@ impl CancelCall<'_> {
             Some("cancelled") => CancelOutcome::Cancelled {
                 refunded_cents: int("cancel", reply.get(1))?,
                 cancelled_at_ms: int("cancel", reply.get(2))?,
+                earlier: reply.get(3).map(String::as_str) == Some("1"),
             },
             Some("not_found") => CancelOutcome::NotFound,
             Some("forbidden") => CancelOutcome::Forbidden,
@@ -155,6 +161,7 @@ pub async fn cancel(
         });
     }
     let wk = keys.wallet(caller_id);
+    let call = call_id();
     // A draw packet past draw_at is drawn first (its winners keep their shares), then
     // cancelled.
     for _ in 0..2 {
@@ -165,6 +172,7 @@ pub async fn cancel(
             caller_id,
             cfg.packets.retention_secs,
             crate::domain::wallet::LEDGER_CAP,
+            &call,
         )
         .invocation()
         .invoke_async(&mut conn)

@@ -17,7 +17,7 @@ use crate::coupons::{coupon_store, dump_all, redis_ms};
 /// once: exactly 100 answers 200 with distinct codes, all from the upload; every repeat of a
 /// winner is 409 `already_grabbed` with the winner's code; everyone else is 410 `sold_out`;
 /// the campaign then shows `sold_out` with 0 of 100 left and the caller's code. Creating it
-/// again with the same body and reference answers 200 and the same campaign; another body
+/// again with the same body and reference answers 201 and the same campaign (a replay); another body
 /// under the reference is 409 `reference_reused`. 32 concurrent redeems of one code by one
 /// order redeem it once; another order is 409 naming the first; someone else's or an
 /// unknown code is 404.
@@ -39,7 +39,7 @@ async fn a_drop_of_a_hundred_codes_through_the_router() {
         assert!(created.get("coupons").is_none(), "{created}");
         let id = created["campaign_id"].as_str().unwrap().to_string();
         let (s, again) = create(&store, &body).await;
-        assert_eq!((s, &again["campaign_id"]), (200, &json!(id)), "{again}");
+        assert_eq!((s, &again["campaign_id"]), (201, &json!(id)), "{again}");
         let mut other = body.clone();
         other["title"] = json!("30 off 100");
         let (s, e) = create(&store, &other).await;

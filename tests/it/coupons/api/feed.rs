@@ -268,8 +268,8 @@ async fn another_merchants_campaigns_are_not_listed() {
     }
 }
 
-/// Test: `POST /campaigns` sent again with the same body and reference (200, the same
-/// campaign) lists the campaign once.
+/// Test: `POST /campaigns` sent again with the same body and reference (201, the same
+/// campaign: a replay) lists the campaign once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_creation_is_listed_once() {
     for backend in Backend::all() {
@@ -282,7 +282,7 @@ async fn a_repeated_creation_is_listed_once() {
         let (_, page) = campaigns(&store, "merchant_id=shop-1", None).await;
 
         assert_eq!(ids(&page), std::slice::from_ref(&id), "{backend}: {page}");
-        assert_eq!((s, &again["campaign_id"]), (200, &json!(id)), "{backend}");
+        assert_eq!((s, &again["campaign_id"]), (201, &json!(id)), "{backend}");
     }
 }
 

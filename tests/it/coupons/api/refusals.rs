@@ -79,7 +79,7 @@ async fn three_campaigns(store: &Arc<Store>, now: i64) -> Campaigns {
     }
 }
 
-/// A batch joins the scheduled campaign, once (its repeat under `b-1` is a 200 repeat);
+/// A batch joins the scheduled campaign, once (its repeat under `b-1` is a 201 replay);
 /// returns the batch's codes.
 async fn a_batch_joins_once(store: &Arc<Store>, ids: &Campaigns) -> Vec<String> {
     let batch: Vec<String> = (0..3).map(|i| format!("BATCH-{i}")).collect();
@@ -91,7 +91,7 @@ async fn a_batch_joins_once(store: &Arc<Store>, ids: &Campaigns) -> Vec<String> 
     let (s, b) = add_codes(store, &ids.scheduled, &batch, "b-1").await;
     assert_eq!(
         (s, &b["codes_total"], &b["repeat"]),
-        (200, &json!(4), &json!(true))
+        (201, &json!(4), &json!(true))
     );
     batch
 }
