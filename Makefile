@@ -173,7 +173,7 @@ e2e: deps-demo local
 
 ## serve: the whole HTTP API on http://127.0.0.1:3000 (every function's router, as the template
 ##        routes them) on a redis-server it starts (or REDIS_URL); identity from x-user-id;
-##        its reference page at /docs (Swagger UI from tests/clients/node_modules, offline)
+##        its reference page at /docs (Swagger UI embedded by the swagger-ui-dist crate, offline)
 serve: deps-demo
 	$(CARGO) build --locked $(EXAMPLES) --example serve
 	$(PY) scripts/serve.py
