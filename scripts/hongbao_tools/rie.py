@@ -76,6 +76,12 @@ class LambdaResponse(dict):
         """The HTTP status (`statusCode`), `None` for a non-HTTP function."""
         return self.get("statusCode")
 
+    @property
+    def replayed(self) -> bool:
+        """Whether the answer carries `Idempotent-Replayed: true` (docs/idempotency.md)."""
+        headers = {k.lower(): v for k, v in (self.get("headers") or {}).items()}
+        return headers.get("idempotent-replayed") == "true"
+
 
 class Sandbox:
     """One RIE process running one bootstrap: one Lambda execution environment.

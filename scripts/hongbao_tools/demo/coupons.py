@@ -41,8 +41,8 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
     cid = r["body"]["campaign_id"]
     again = stack.invoke("coupon", events.create_campaign_event(body))
     inv.check(
-        "the same creation sent again -> 200, the same campaign",
-        again.status == 200 and again["body"]["campaign_id"] == cid,
+        "the same creation sent again -> 201 Idempotent-Replayed, the same campaign",
+        again.status == 201 and again.replayed and again["body"]["campaign_id"] == cid,
         str(again["body"]),
     )
     twice = set(rng.sample(users, max(1, len(users) // 10)))
@@ -91,6 +91,7 @@ def drop(stack: LocalStack, args, rng: random.Random, inv: Checks, users: list[s
             first.status == 200
             and first["body"]["repeat"] is False
             and repeat.status == 200
+            and repeat.replayed
             and repeat["body"]["repeat"] is True
             and other.status == 409
             and other["body"].get("order_reference") == order,
