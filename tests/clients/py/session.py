@@ -508,9 +508,9 @@ def merchant_order(run: str, as_user: typing.Callable[[str | None], Client], iam
     )
     packet_id = getattr(made, "packet_id", "missing")
     expect(
-        "the same order again -> 200, the same packet",
+        "the same order again -> 201 (a replay), the same packet",
         call("merchant_create_packet", iam, body=order),
-        200,
+        201,
         "merchant_packet",
         lambda p: p.packet_id == packet_id and p.repeat is True,
     )

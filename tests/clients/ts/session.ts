@@ -347,7 +347,8 @@ expect("the order's packet -> 201, paid by the merchant, shared by the sharer",
 const orderPacket: string = made.data?.packet_id ?? "missing";
 {
   const { data, error, response } = await anonymous.POST("/merchant-packets", { body: order });
-  expect("the same order again -> 200, the same packet", response.status === 200
+  expect("the same order again -> 201 Idempotent-Replayed, the same packet",
+    response.status === 201 && response.headers.get("idempotent-replayed") === "true"
     && data?.packet_id === orderPacket && data.repeat === true, data ?? error);
 }
 const friends = [1, 2, 3, 4, 5, 6].map((i) => as(`friend-${i}-${run}`));
