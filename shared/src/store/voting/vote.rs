@@ -143,7 +143,7 @@ fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
 /// [`Error::Unavailable`] when Redis cannot be reached: the vote may have been recorded; a
 /// retry is safe (a repeat changes nothing). [`Error::Internal`] if the vote record of an open
 /// article is missing (deleted or evicted: the script refuses rather than let users vote twice),
-/// or when the article's groups changed between each of [`SENDS`] sends.
+/// or when the article's groups changed between each of its three sends.
 pub async fn vote(
     store: &Store,
     article_id: &str,
