@@ -1,6 +1,7 @@
-//! The one shell of the functions an EventBridge schedule runs (reclaim-cron, ledger-export):
-//! every scheduled event runs the function's job until the invocation's deadline, returns its
-//! summary as the invocation's result, and flushes the metrics as one EMF line.
+//! The one shell of the functions an EventBridge schedule runs (reclaim-cron, reconcile-cron,
+//! ledger-export): every scheduled event runs the function's job until the invocation's
+//! deadline, returns its summary as the invocation's result, and flushes the metrics as one EMF
+//! line.
 
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
