@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use hongbao::domain::coupons::VisitLimit;
 use hongbao::store::coupons;
-use hongbao::store::coupons::{Created, GrabOutcome, PoolKeys};
+use hongbao::store::coupons::{CouponGrabOutcome, Created, PoolKeys};
 use hongbao::{Error, Store};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 
@@ -61,12 +61,12 @@ pub const HB_PATHS: [&str; 6] = [
 ];
 
 /// The [`HB_PATHS`] index of a grab's answer.
-pub fn hb_path(r: &Result<GrabOutcome, Error>) -> usize {
+pub fn hb_path(r: &Result<CouponGrabOutcome, Error>) -> usize {
     match r {
-        Ok(GrabOutcome::Grabbed { .. }) => 0,
-        Ok(GrabOutcome::AlreadyGrabbed { .. }) => 1,
-        Ok(GrabOutcome::SoldOut) => 2,
-        Ok(GrabOutcome::RateLimited { .. }) => 3,
+        Ok(CouponGrabOutcome::Grabbed { .. }) => 0,
+        Ok(CouponGrabOutcome::AlreadyGrabbed { .. }) => 1,
+        Ok(CouponGrabOutcome::SoldOut) => 2,
+        Ok(CouponGrabOutcome::RateLimited { .. }) => 3,
         Ok(_) => 4,
         Err(_) => 5,
     }
@@ -125,7 +125,7 @@ pub async fn hongbao_crowd(store: Arc<Store>, id: &str, crowd: &Crowd, visits: V
                     for _ in 0..if crowd.repeats(i) { 2 } else { 1 } {
                         let r = coupons::grab(&store, &id, &user, visits).await;
                         out.mix[hb_path(&r)] += 1;
-                        if let Ok(GrabOutcome::Grabbed { code, .. }) = r {
+                        if let Ok(CouponGrabOutcome::Grabbed { code, .. }) = r {
                             out.wins.push((i, code));
                         }
                     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use harness::RedisServer;
 use hongbao::domain::coupons::VisitLimit;
 use hongbao::store::coupons;
-use hongbao::store::coupons::GrabOutcome;
+use hongbao::store::coupons::CouponGrabOutcome;
 use hongbao::Store;
 use redis::aio::ConnectionLike;
 use serde_json::{json, Value};
@@ -150,7 +150,10 @@ pub async fn memory(
         generated_campaign(&store, "memory-warm-up-generated", 1).await,
     ] {
         let won = coupons::grab(&store, &c.campaign_id, "warm-up", visits).await;
-        assert!(matches!(won, Ok(GrabOutcome::Grabbed { .. })), "{won:?}");
+        assert!(
+            matches!(won, Ok(CouponGrabOutcome::Grabbed { .. })),
+            "{won:?}"
+        );
     }
 
     let s0 = usage(&mut conn).await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hongbao::domain::coupons::codes::MAX_CODES_PER_BATCH;
 use hongbao::domain::coupons::{CodeSource, NewCampaign};
-use hongbao::store::coupons::{keys, AddCodesOutcome, CreateOutcome, Created};
+use hongbao::store::coupons::{keys, AddCodesOutcome, CampaignCreateOutcome, Created};
 use hongbao::store::{coupons, scripts};
 use hongbao::{Config, Store};
 use redis::aio::ConnectionLike;
@@ -133,7 +133,7 @@ pub fn new_campaign(
 /// Creates `req`.
 pub async fn create(store: &Store, req: &NewCampaign) -> Created {
     match coupons::create(store, req).await.expect("create") {
-        CreateOutcome::Created(c) => c,
+        CampaignCreateOutcome::Created(c) => c,
         other => panic!("campaign {}: {other:?}", req.reference),
     }
 }

@@ -6,7 +6,7 @@ use futures::future::join_all;
 use hongbao::domain::coupons::campaign::{CodeSource, NewCampaign, VisitLimit, PER_USER};
 use hongbao::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
 use hongbao::domain::wallet::{LEDGER_CAP, LEDGER_PAGE};
-use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome};
+use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
 use hongbao::store::{merchants, support};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
@@ -64,7 +64,7 @@ async fn campaign(store: &Store, i: usize, per_user: u32, now_ms: i64) -> String
         )
     };
     match coupons::create(store, &req).await.expect("create") {
-        CreateOutcome::Created(c) => c.campaign_id,
+        CampaignCreateOutcome::Created(c) => c.campaign_id,
         other => panic!("{other:?}"),
     }
 }
@@ -79,7 +79,7 @@ async fn grab(store: &Store, campaign_id: &str) -> String {
         .await
         .expect("grab")
     {
-        GrabOutcome::Grabbed { code, .. } => code,
+        CouponGrabOutcome::Grabbed { code, .. } => code,
         other => panic!("{other:?}"),
     }
 }

@@ -4,7 +4,7 @@
 //! write it back with the order (`HGET`, `HSET`), as bench-only Lua, on the same server.
 
 use hongbao::domain::coupons::{campaign_no, CodeSource, NewCampaign};
-use hongbao::store::coupons::{self, CreateOutcome, PoolKeys};
+use hongbao::store::coupons::{self, CampaignCreateOutcome, PoolKeys};
 use hongbao::store::scripts::{self, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};
 use hongbao::Store;
 use redis::Script;
@@ -37,7 +37,7 @@ async fn issued_campaign(b: &mut Bench, store: &Store, n: usize) -> (String, Poo
             format!("bench-checkout-{now}"),
         )
     };
-    let Ok(CreateOutcome::Created(c)) = coupons::create(store, &req).await else {
+    let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("the bench's campaign")
     };
     let no = campaign_no(&c.campaign_id).expect("id");

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{CodeSource, NewCampaign, Status, VisitLimit};
 use hongbao::store::coupons::{
-    self, AddCodesOutcome, CreateOutcome, Created, GrabOutcome, PoolKeys, RedeemOutcome,
+    self, AddCodesOutcome, CampaignCreateOutcome, CouponGrabOutcome, Created, PoolKeys,
+    RedeemOutcome,
 };
 
 use crate::common::sleep_until_redis_ms;
@@ -27,7 +28,7 @@ async fn creating_a_campaign_once() {
             (from..from + n).map(|i| format!("DROP-{i:04}")).collect()
         };
         let first = campaign(now, "drop-1", CodeSource::Uploaded(codes(0, 100)));
-        let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &first).await else {
+        let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(&store, &first).await else {
             panic!("{backend}: not created")
         };
         assert_eq!(
@@ -43,7 +44,7 @@ async fn creating_a_campaign_once() {
         let again = coupons::create(&store, &first).await.unwrap();
         assert_eq!(
             again,
-            CreateOutcome::Created(Created {
+            CampaignCreateOutcome::Created(Created {
                 repeat: true,
                 ..c.clone()
             }),
@@ -54,11 +55,11 @@ async fn creating_a_campaign_once() {
         let refusals = [
             (
                 campaign(now, "drop-1", CodeSource::Uploaded(codes(0, 99))),
-                CreateOutcome::ReferenceReused,
+                CampaignCreateOutcome::ReferenceReused,
             ),
             (
                 campaign(now, "drop-2", CodeSource::Uploaded(codes(90, 20))),
-                CreateOutcome::DuplicateCodes(codes(90, 10)),
+                CampaignCreateOutcome::DuplicateCodes(codes(90, 10)),
             ),
             (
                 campaign(
@@ -66,7 +67,7 @@ async fn creating_a_campaign_once() {
                     "drop-3",
                     CodeSource::Uploaded(vec!["A-1111".into(), "B-2222".into(), "A-1111".into()]),
                 ),
-                CreateOutcome::DuplicateCodes(vec!["A-1111".into()]),
+                CampaignCreateOutcome::DuplicateCodes(vec!["A-1111".into()]),
             ),
             (
                 NewCampaign {
@@ -75,7 +76,7 @@ async fn creating_a_campaign_once() {
                     redeem_by_ms: now + 1_000,
                     ..campaign(now, "drop-4", CodeSource::Generated(10))
                 },
-                CreateOutcome::EndsInPast,
+                CampaignCreateOutcome::EndsInPast,
             ),
         ];
         for (req, expected) in refusals {
@@ -94,7 +95,7 @@ async fn creating_a_campaign_once() {
         // A creation cut short after its record: the same request completes it.
         let second = campaign(now, "drop-5", CodeSource::Uploaded(codes(100, 50)));
         let keys = PoolKeys::new("hb", "00002", 2, 0, 1);
-        let Ok(CreateOutcome::Created(c2)) = coupons::create(&store, &second).await else {
+        let Ok(CampaignCreateOutcome::Created(c2)) = coupons::create(&store, &second).await else {
             panic!("{backend}: not created")
         };
         let mut conn = store.conn().await.unwrap();
@@ -107,7 +108,7 @@ async fn creating_a_campaign_once() {
         let again = coupons::create(&store, &second).await.unwrap();
         assert_eq!(
             again,
-            CreateOutcome::Created(Created { repeat: true, ..c2 }),
+            CampaignCreateOutcome::Created(Created { repeat: true, ..c2 }),
             "{backend}"
         );
         let left: u64 = redis::cmd("LLEN")
@@ -127,7 +128,7 @@ async fn a_large_campaign_spreads_over_every_master() {
     let store = coupon_store(&redis, |_| {});
     let now = redis_ms(&store).await;
     let req = campaign(now, "big-drop", CodeSource::Generated(200_000));
-    let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
+    let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
         panic!("not created")
     };
     assert_eq!((c.pools, c.codes_total), (24, 200_000));
@@ -196,10 +197,10 @@ async fn batches_join_before_the_start() {
             starts_at_ms: Some(now + 2_000),
             ..campaign(now, "later", CodeSource::Uploaded(codes(0, 10)))
         };
-        let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &later).await else {
+        let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(&store, &later).await else {
             panic!("{backend}: not created")
         };
-        let Ok(CreateOutcome::Created(other)) = coupons::create(
+        let Ok(CampaignCreateOutcome::Created(other)) = coupons::create(
             &store,
             &campaign(now, "open", CodeSource::Uploaded(vec!["TAKEN-1".into()])),
         )
@@ -207,7 +208,7 @@ async fn batches_join_before_the_start() {
         else {
             panic!("{backend}: not created")
         };
-        let Ok(CreateOutcome::Created(generated)) =
+        let Ok(CampaignCreateOutcome::Created(generated)) =
             coupons::create(&store, &campaign(now, "gen", CodeSource::Generated(5))).await
         else {
             panic!("{backend}: not created")
@@ -304,11 +305,11 @@ async fn batches_join_before_the_start() {
         for u in 0..31 {
             let user = format!("user-{u}");
             match coupons::grab(&store, id, &user, visits).await.unwrap() {
-                GrabOutcome::Grabbed { code, .. } => {
+                CouponGrabOutcome::Grabbed { code, .. } => {
                     assert!(got.insert(code.clone()), "{backend}");
                     holders.push((user, code));
                 }
-                GrabOutcome::SoldOut => assert_eq!(u, 30, "{backend}"),
+                CouponGrabOutcome::SoldOut => assert_eq!(u, 30, "{backend}"),
                 other => panic!("{backend}: {other:?}"),
             }
         }

@@ -8,8 +8,8 @@ use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{campaign_no, CodeSource, Discount, Off, VisitLimit};
 use hongbao::store::coupons::{
-    self, CreateOutcome, GrabOutcome, HoldOutcome, PoolKeys, RedeemOutcome, ReleaseOutcome,
-    Released,
+    self, CampaignCreateOutcome, CouponGrabOutcome, HoldOutcome, PoolKeys, RedeemOutcome,
+    ReleaseOutcome, Released,
 };
 use hongbao::store::scripts::{text, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};
 use hongbao::Store;
@@ -43,10 +43,10 @@ pub(super) async fn alices_coupon(
         CodeSource::Uploaded(codes.iter().map(|c| c.to_string()).collect()),
     );
     req.discount = discount;
-    let Ok(CreateOutcome::Created(c)) = coupons::create(store, &req).await else {
+    let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("not created")
     };
-    let Ok(GrabOutcome::Grabbed { code, .. }) =
+    let Ok(CouponGrabOutcome::Grabbed { code, .. }) =
         coupons::grab(store, &c.campaign_id, "alice", VISITS).await
     else {
         panic!("alice won no code")

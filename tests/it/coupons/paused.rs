@@ -8,7 +8,7 @@ use std::time::Duration;
 use harness::ReplicatedCluster;
 use hongbao::domain::coupons::{campaign_id, pool_of_code, CodeSource, VisitLimit};
 use hongbao::store::coupons::{
-    self, keys::directory, AddCodesOutcome, CreateOutcome, GrabOutcome, PoolKeys,
+    self, keys::directory, AddCodesOutcome, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys,
 };
 use hongbao::store::{Config, Store};
 
@@ -58,7 +58,7 @@ async fn batches_cut_short_by_a_paused_master_end_in_one_place() {
     req.ends_at_ms = now + 7_200_000;
     req.redeem_by_ms = now + 10_800_000;
     req.codes_planned = Some(60_000);
-    let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
+    let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
         panic!("not created")
     };
     let (id, no, pools) = (c.campaign_id.clone(), c.campaign_no, c.pools);
@@ -130,8 +130,8 @@ async fn batches_cut_short_by_a_paused_master_end_in_one_place() {
             .await
             .unwrap()
         {
-            GrabOutcome::Grabbed { code, .. } => assert!(grabbed.insert(code)),
-            GrabOutcome::SoldOut => break,
+            CouponGrabOutcome::Grabbed { code, .. } => assert!(grabbed.insert(code)),
+            CouponGrabOutcome::SoldOut => break,
             other => panic!("grabber-{u}: {other:?}"),
         }
     }
@@ -182,7 +182,7 @@ async fn batches_cut_short_by_a_paused_master_end_in_one_place() {
     assert!(
         matches!(
             coupons::create(&store, &reuse).await,
-            Ok(CreateOutcome::Created(_))
+            Ok(CampaignCreateOutcome::Created(_))
         ),
         "the released codes are not free"
     );

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{campaign_id, home_pool, CodeKey, CodeSource, Status, VisitLimit};
-use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome, PoolKeys, RedeemOutcome};
+use hongbao::store::coupons::{
+    self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys, RedeemOutcome,
+};
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall};
 use hongbao::Store;
 
@@ -105,16 +107,16 @@ async fn empty_home_pools_borrow_from_the_others() {
         let mut sold_out = 0;
         for outcome in join_all(tasks).await {
             match outcome.unwrap() {
-                GrabOutcome::Grabbed { code, .. } => codes.push(code),
-                GrabOutcome::SoldOut => sold_out += 1,
+                CouponGrabOutcome::Grabbed { code, .. } => codes.push(code),
+                CouponGrabOutcome::SoldOut => sold_out += 1,
                 other => panic!("{backend}: {other:?}"),
             }
         }
         // The stranded reservation holds one code (taken by its re-drive below) or none left.
         let again = coupons::grab(&store, &id, &stranded, visits).await.unwrap();
         match &again {
-            GrabOutcome::AlreadyGrabbed { codes: mine } => codes.extend(mine.iter().cloned()),
-            GrabOutcome::SoldOut => {}
+            CouponGrabOutcome::AlreadyGrabbed { codes: mine } => codes.extend(mine.iter().cloned()),
+            CouponGrabOutcome::SoldOut => {}
             other => panic!("{backend}: {other:?}"),
         }
         assert_eq!(codes.len(), 15, "{backend}: {sold_out} sold out, {again:?}");
@@ -179,12 +181,12 @@ async fn redeem_by_code_alone() {
             ),
             ("gen", CodeSource::Generated(2)),
         ] {
-            let Ok(CreateOutcome::Created(c)) =
+            let Ok(CampaignCreateOutcome::Created(c)) =
                 coupons::create(&store, &campaign(now, reference, source)).await
             else {
                 panic!("{backend}: not created")
             };
-            let Ok(GrabOutcome::Grabbed { code, .. }) =
+            let Ok(CouponGrabOutcome::Grabbed { code, .. }) =
                 coupons::grab(&store, &c.campaign_id, "alice", visits).await
             else {
                 panic!("{backend}: no code")

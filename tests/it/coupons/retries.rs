@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{campaign_id, home_pool, pool_of_code, CodeSource, VisitLimit};
-use hongbao::store::coupons::{self, keys::directory, CreateOutcome, GrabOutcome, PoolKeys};
+use hongbao::store::coupons::{
+    self, keys::directory, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys,
+};
 use hongbao::store::scripts::{
     text, Call, CouponAddCodesCall, CouponCreatePoolCall, CouponGrabCall, CouponSettleCall,
     CouponTakeCall,
@@ -380,7 +382,7 @@ async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
         );
         assert_eq!(call_again, "opening:", "{backend}: the call sent again");
         assert!(
-            matches!(&next, GrabOutcome::Grabbed { code, .. } if code.starts_with("LATE-P2-")),
+            matches!(&next, CouponGrabOutcome::Grabbed { code, .. } if code.starts_with("LATE-P2-")),
             "{backend}: the next grab: {next:?}"
         );
     }
@@ -417,14 +419,14 @@ async fn a_campaign_still_being_created_is_never_answered_sold_out() {
             .await
             .unwrap();
 
-        let opening = GrabOutcome::NotStarted {
+        let opening = CouponGrabOutcome::NotStarted {
             retry_after_ms: coupons::OPENING_RETRY_MS,
         };
         assert_eq!(early_0, opening, "{backend}: home pool written and empty");
         assert_eq!(early_1, opening, "{backend}: home pool not written");
         for (who, late) in [("pool 0's user", &late_0), ("pool 1's user", &late_1)] {
             assert!(
-                matches!(late, GrabOutcome::Grabbed { code, .. } if code.starts_with("OPEN-")),
+                matches!(late, CouponGrabOutcome::Grabbed { code, .. } if code.starts_with("OPEN-")),
                 "{backend}: {who} once the pools are written: {late:?}"
             );
         }
@@ -515,7 +517,7 @@ async fn a_batch_cut_short_and_retried_after_the_start_releases_what_it_missed()
         assert!(
             matches!(
                 coupons::create(&store, &reuse).await,
-                Ok(CreateOutcome::Created(_))
+                Ok(CampaignCreateOutcome::Created(_))
             ),
             "{backend}: the released codes are not free"
         );
@@ -564,7 +566,7 @@ async fn a_refused_creation_releases_every_claim_of_its_codes() {
         let other = campaign(now, "other", CodeSource::Uploaded(vec!["CLASH-Z".into()]));
         assert!(matches!(
             coupons::create(&store, &other).await,
-            Ok(CreateOutcome::Created(_))
+            Ok(CampaignCreateOutcome::Created(_))
         ));
         let codes: Vec<String> = ["CLASH-A", "CLASH-B", "CLASH-Z"].map(String::from).into();
         let req = campaign(now, "mine", CodeSource::Uploaded(codes.clone()));
@@ -586,7 +588,7 @@ async fn a_refused_creation_releases_every_claim_of_its_codes() {
         let first = coupons::create(&store, &req).await.unwrap();
         let again = coupons::create(&store, &req).await.unwrap();
 
-        let refused = CreateOutcome::DuplicateCodes(vec!["CLASH-Z".into()]);
+        let refused = CampaignCreateOutcome::DuplicateCodes(vec!["CLASH-Z".into()]);
         assert_eq!((&first, &again), (&refused, &refused), "{backend}");
         let c = Campaign::new(2, 1);
         let owners: Vec<Option<String>> = c

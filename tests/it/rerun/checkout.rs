@@ -13,7 +13,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
 use hongbao::domain::coupons::{campaign_id, campaign_no, CodeSource, NewCampaign, VisitLimit};
 use hongbao::domain::reconcile::Holder;
-use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome, PoolKeys};
+use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
 use hongbao::store::scripts::{text, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};
@@ -404,7 +404,7 @@ async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String,
         redeem_by_ms: now + 7 * 86_400_000,
         ..crate::coupons::campaign(now, "rerun-checkout", CodeSource::Uploaded(codes))
     };
-    let Ok(CreateOutcome::Created(c)) = coupons::create(store, &req).await else {
+    let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("not created")
     };
     let open = VisitLimit {
@@ -414,7 +414,7 @@ async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String,
     let mut issued = Vec::with_capacity(n);
     for i in 0..n {
         let user = format!("holder-{i:05}");
-        let Ok(GrabOutcome::Grabbed { code, .. }) =
+        let Ok(CouponGrabOutcome::Grabbed { code, .. }) =
             coupons::grab(store, &c.campaign_id, &user, open).await
         else {
             panic!("{user} won no code")

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool, VisitLimit};
-use hongbao::store::coupons::{self, GrabOutcome, PoolKeys};
+use hongbao::store::coupons::{self, CouponGrabOutcome, PoolKeys};
 use hongbao::store::scripts::{text, Call, CouponGrabCall};
 use hongbao::Store;
 use serde_json::{json, Value};
@@ -66,7 +66,7 @@ pub async fn send(store: &Arc<Store>, campaign: &str, user: &str) -> (u16, Value
     match (first, between, again) {
         (Ok(first), Ok(between), Ok(again)) => {
             let between = match between {
-                GrabOutcome::Grabbed { code, .. } => Some(code),
+                CouponGrabOutcome::Grabbed { code, .. } => Some(code),
                 _ => None,
             };
             (

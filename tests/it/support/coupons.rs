@@ -8,7 +8,7 @@ use super::{signed, STRANGER};
 use crate::common::{self, call, event, with_placeholder, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{CodeSource, NewCampaign, VisitLimit};
-use hongbao::store::coupons::{self, CreateOutcome, GrabOutcome};
+use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
 use hongbao::Store;
 
 /// `GET /support/coupons/{code}` as `arn` (`None`: the fixture's support role).
@@ -42,14 +42,14 @@ async fn a_coupon_at_every_checkout_step() {
                 "support",
             )
         };
-        let Ok(CreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
+        let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(&store, &req).await else {
             panic!("{backend}: not created")
         };
         let visits = VisitLimit {
             per_window: 0,
             window_ms: 1_000,
         };
-        let Ok(GrabOutcome::Grabbed { code, .. }) =
+        let Ok(CouponGrabOutcome::Grabbed { code, .. }) =
             coupons::grab(&store, &c.campaign_id, "bob", visits).await
         else {
             panic!("{backend}: no coupon")

@@ -13,7 +13,7 @@ use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::replay::{Changed, Replay, Replayed};
 use crate::api::state::ApiState;
 use crate::domain::coupons::{CodeSource, NewCampaign};
-use crate::store::coupons::{self, CreateOutcome};
+use crate::store::coupons::{self, CampaignCreateOutcome};
 use crate::store::Error;
 
 /// The body of `POST /campaigns` (unknown fields are refused): `codes` or `generate`, not both.
@@ -200,35 +200,35 @@ pub(crate) async fn create(
         .await
         .map_err(|e| ApiError::from(e).on_unavailable(retry))?
     {
-        CreateOutcome::Created(c) => c,
-        CreateOutcome::ReferenceReused => {
+        CampaignCreateOutcome::Created(c) => c,
+        CampaignCreateOutcome::ReferenceReused => {
             return Err(CreateCampaignRefusal::ReferenceReused.because(
                 "this reference created a campaign from another body; nothing was written",
             ))
         }
-        CreateOutcome::DuplicateCodes(codes) => {
+        CampaignCreateOutcome::DuplicateCodes(codes) => {
             return Err(CreateCampaignRefusal::DuplicateCodes {
                 duplicates: Duplicates(codes.clone()),
             }
             .because(duplicate_codes_message(&codes)))
         }
-        CreateOutcome::EndsInPast => {
+        CampaignCreateOutcome::EndsInPast => {
             return Err(CreateCampaignRefusal::Invalid
                 .because("ends_at has passed (by the store's clock); nothing was written"))
         }
-        CreateOutcome::TooLong => {
+        CampaignCreateOutcome::TooLong => {
             return Err(CreateCampaignRefusal::Invalid.because(
                 "a campaign lasts at most 90 days: without starts_at, ends_at must be within \
                      90 days of now (by the store's clock); nothing was written",
             ))
         }
-        CreateOutcome::DrawAfterEnd => {
+        CampaignCreateOutcome::DrawAfterEnd => {
             return Err(CreateCampaignRefusal::Invalid.because(
                 "draw.entry_secs must end before ends_at: without starts_at the draw is \
                      entry_secs after now (by the store's clock); nothing was written",
             ))
         }
-        CreateOutcome::NoNumberLeft => {
+        CampaignCreateOutcome::NoNumberLeft => {
             return Err(Error::Internal("every campaign number is taken".into()).into())
         }
     };

@@ -13,7 +13,7 @@ use crate::api::extract::{shown, Caller, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
-use crate::store::coupons::{self, GrabOutcome};
+use crate::store::coupons::{self, CouponGrabOutcome};
 
 /// A coupon won.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -123,7 +123,7 @@ pub(crate) async fn grab(
     let visits = state.store.config().coupons.visits;
     let outcome = coupons::grab(&state.store, &id, &user, visits).await?;
     let (counted, answer) = match outcome {
-        GrabOutcome::Grabbed {
+        CouponGrabOutcome::Grabbed {
             code,
             grabbed_at_ms,
             redeem_by_ms,
@@ -137,7 +137,7 @@ pub(crate) async fn grab(
             })
             .into_response()),
         ),
-        GrabOutcome::Entered { draw_at_ms } => (
+        CouponGrabOutcome::Entered { draw_at_ms } => (
             Some(metrics::DRAW_ENTERED),
             Ok((
                 StatusCode::ACCEPTED,
@@ -149,37 +149,37 @@ pub(crate) async fn grab(
             )
                 .into_response()),
         ),
-        GrabOutcome::NotDrawn => (
+        CouponGrabOutcome::NotDrawn => (
             None,
             Err(CouponGrabRefusal::NotDrawn
                 .because("the draw has run and you did not win a code; nothing was written")),
         ),
-        GrabOutcome::AlreadyGrabbed { codes } => (
+        CouponGrabOutcome::AlreadyGrabbed { codes } => (
             Some(metrics::GRAB_ALREADY_GRABBED),
             Err(CouponGrabRefusal::AlreadyGrabbed { coupons: codes }
                 .because("you hold as many coupons of this campaign as one user may")),
         ),
-        GrabOutcome::SoldOut => (
+        CouponGrabOutcome::SoldOut => (
             Some(metrics::GRAB_SOLD_OUT),
             Err(CouponGrabRefusal::SoldOut.because("every code of this campaign has been issued")),
         ),
-        GrabOutcome::Ended => (
+        CouponGrabOutcome::Ended => (
             None,
             Err(CouponGrabRefusal::Ended.because("this campaign has ended")),
         ),
-        GrabOutcome::NotStarted { retry_after_ms } => (
+        CouponGrabOutcome::NotStarted { retry_after_ms } => (
             None,
             Err(CouponGrabRefusal::NotStarted
                 .because("this campaign has not started; retry after Retry-After seconds")
                 .retry_after(retry_after_ms.max(1).div_ceil(1000))),
         ),
-        GrabOutcome::RateLimited { retry_after_ms } => (
+        CouponGrabOutcome::RateLimited { retry_after_ms } => (
             Some(metrics::GRAB_RATE_LIMITED),
             Err(CouponGrabRefusal::RateLimited
                 .because("too many grab attempts; slow down")
                 .retry_after_ms(retry_after_ms as i64)),
         ),
-        GrabOutcome::NotFound => (
+        CouponGrabOutcome::NotFound => (
             None,
             Err(CouponGrabRefusal::NotFound.because(format!("no campaign {}", shown(&id)))),
         ),

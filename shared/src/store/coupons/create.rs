@@ -151,7 +151,7 @@ enum CreateReply {
         repeat: bool,
     },
     /// `reference_reused`, `ended:..`, `too_long:..` or `full`: nothing written.
-    Refused(CreateOutcome),
+    Refused(CampaignCreateOutcome),
 }
 
 impl CouponCreateCall<'_> {
@@ -171,11 +171,11 @@ impl CouponCreateCall<'_> {
                 secret: secret.to_string(),
                 repeat: parts[0] == "repeat",
             },
-            ["reference_reused"] => CreateReply::Refused(CreateOutcome::ReferenceReused),
-            ["ended", _] => CreateReply::Refused(CreateOutcome::EndsInPast),
-            ["too_long", _] => CreateReply::Refused(CreateOutcome::TooLong),
-            ["draw_after_end", _] => CreateReply::Refused(CreateOutcome::DrawAfterEnd),
-            ["full"] => CreateReply::Refused(CreateOutcome::NoNumberLeft),
+            ["reference_reused"] => CreateReply::Refused(CampaignCreateOutcome::ReferenceReused),
+            ["ended", _] => CreateReply::Refused(CampaignCreateOutcome::EndsInPast),
+            ["too_long", _] => CreateReply::Refused(CampaignCreateOutcome::TooLong),
+            ["draw_after_end", _] => CreateReply::Refused(CampaignCreateOutcome::DrawAfterEnd),
+            ["full"] => CreateReply::Refused(CampaignCreateOutcome::NoNumberLeft),
             _ => return Err(bad()),
         })
     }
@@ -221,7 +221,7 @@ pub struct Created {
 
 /// The answer to a creation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CreateOutcome {
+pub enum CampaignCreateOutcome {
     /// Created now, or found again under the same reference and request.
     Created(Created),
     /// The reference names another request (409 `reference_reused`); nothing written.
@@ -289,10 +289,10 @@ pub async fn record(
 /// [`Error::Unavailable`] when Redis cannot be reached (the same request may be sent again: it
 /// completes the creation); [`Error::Internal`] for a reply of the wrong shape, or a pool that
 /// exists with another request's fingerprint.
-pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, Error> {
+pub async fn create(store: &Store, req: &NewCampaign) -> Result<CampaignCreateOutcome, Error> {
     let dups = req.duplicate_codes();
     if !dups.is_empty() {
-        return Ok(CreateOutcome::DuplicateCodes(dups));
+        return Ok(CampaignCreateOutcome::DuplicateCodes(dups));
     }
     let prefix = store.config().key_prefix.clone();
     let fingerprint = req.fingerprint();
@@ -314,7 +314,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
     };
     let seen = owners(store, &prefix, codes, known_id.as_deref()).await?;
     if known_id.is_none() && !seen.elsewhere.is_empty() {
-        return Ok(CreateOutcome::DuplicateCodes(seen.elsewhere));
+        return Ok(CampaignCreateOutcome::DuplicateCodes(seen.elsewhere));
     }
 
     let reply = record(&mut conn, &prefix, req, &new_campaign_secret()).await?;
@@ -364,7 +364,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         };
         if let Some(clashes) = decided.strip_prefix("refused ") {
             release(store, &prefix, codes, &id).await?;
-            return Ok(CreateOutcome::DuplicateCodes(
+            return Ok(CampaignCreateOutcome::DuplicateCodes(
                 clashes.split(' ').map(str::to_string).collect(),
             ));
         }
@@ -452,7 +452,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CreateOutcome, E
         .buffer_unordered(IN_FLIGHT)
         .try_collect::<Vec<()>>()
         .await?;
-    Ok(CreateOutcome::Created(Created {
+    Ok(CampaignCreateOutcome::Created(Created {
         campaign_id: public_id(no, Some(&tag)),
         campaign_no: no,
         starts_at_ms,

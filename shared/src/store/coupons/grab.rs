@@ -33,7 +33,7 @@ use super::list::remember;
 use super::settle::settle;
 use super::shape::{remember_gone, resolve, Gone};
 use super::take::{take, Walk};
-use super::{GrabOutcome, Holder};
+use super::{CouponGrabOutcome, Holder};
 use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
@@ -180,11 +180,11 @@ pub async fn grab(
     campaign_id: &str,
     user_id: &str,
     visits: VisitLimit,
-) -> Result<GrabOutcome, Error> {
+) -> Result<CouponGrabOutcome, Error> {
     let cfg = store.config();
     let mut conn = store.conn().await?;
     let Some((id, no, shape)) = resolve(store, &mut conn, campaign_id).await? else {
-        return Ok(GrabOutcome::NotFound);
+        return Ok(CouponGrabOutcome::NotFound);
     };
     let campaign_id = id.as_str();
     let home = home_pool(no, user_id, shape.pools);
@@ -199,15 +199,15 @@ pub async fn grab(
     if let Some(draw) = &shape.draw {
         match draw::enter(store, &mut conn, campaign_id, &shape, draw, user_id, visits).await? {
             Entry::Winner => {}
-            Entry::Entered { draw_at_ms } => return Ok(GrabOutcome::Entered { draw_at_ms }),
-            Entry::NotDrawn => return Ok(GrabOutcome::NotDrawn),
+            Entry::Entered { draw_at_ms } => return Ok(CouponGrabOutcome::Entered { draw_at_ms }),
+            Entry::NotDrawn => return Ok(CouponGrabOutcome::NotDrawn),
             Entry::NotStarted { retry_after_ms } => {
-                return Ok(GrabOutcome::NotStarted { retry_after_ms })
+                return Ok(CouponGrabOutcome::NotStarted { retry_after_ms })
             }
             Entry::RateLimited { retry_after_ms } => {
-                return Ok(GrabOutcome::RateLimited { retry_after_ms })
+                return Ok(CouponGrabOutcome::RateLimited { retry_after_ms })
             }
-            Entry::NotFound => return Ok(GrabOutcome::NotFound),
+            Entry::NotFound => return Ok(CouponGrabOutcome::NotFound),
         }
     }
     if let Some(gone) = shape.gone {
@@ -215,7 +215,7 @@ pub async fn grab(
         // tells the two final answers apart by its own clock: both are 410, final, and write
         // nothing; every deadline that decides a write is the script's Redis `TIME`.
         if gone == Gone::Ended || unix_ms() >= shape.ends_at_ms {
-            return Ok(GrabOutcome::Ended);
+            return Ok(CouponGrabOutcome::Ended);
         }
         let mine: Option<String> = redis::cmd("HGET")
             .arg(&keys.holders)
@@ -224,7 +224,7 @@ pub async fn grab(
             .await?;
         return match mine {
             Some(items) => already_grabbed(store, &mut conn, &holder, &items).await,
-            None => Ok(GrabOutcome::SoldOut),
+            None => Ok(CouponGrabOutcome::SoldOut),
         };
     }
 
@@ -253,7 +253,7 @@ pub async fn grab(
             item,
             grabbed_at_ms,
             redeem_by_ms,
-        } => GrabOutcome::Grabbed {
+        } => CouponGrabOutcome::Grabbed {
             code: shape
                 .code_of(&item)
                 .ok_or_else(|| Error::bad_reply(NAME, format!("grabbed item {item}")))?,
@@ -268,7 +268,7 @@ pub async fn grab(
             let walk = take(store, &mut conn, &holder, &reservation).await?;
             let settled = settle(store, &mut conn, &holder, &reservation, &walk).await?;
             match settled.walk {
-                Walk::Taken(taken) => GrabOutcome::Grabbed {
+                Walk::Taken(taken) => CouponGrabOutcome::Grabbed {
                     code: shape
                         .code_of(&taken.item)
                         .ok_or_else(|| Error::bad_reply("coupon_settle", &taken.item))?,
@@ -277,35 +277,39 @@ pub async fn grab(
                 },
                 Walk::SoldOut => {
                     remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
-                    GrabOutcome::SoldOut
+                    CouponGrabOutcome::SoldOut
                 }
-                Walk::Opening => GrabOutcome::NotStarted {
+                Walk::Opening => CouponGrabOutcome::NotStarted {
                     retry_after_ms: OPENING_RETRY_MS,
                 },
             }
         }
-        GrabReply::Opening => GrabOutcome::NotStarted {
+        GrabReply::Opening => CouponGrabOutcome::NotStarted {
             retry_after_ms: OPENING_RETRY_MS,
         },
         GrabReply::Empty => {
             remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
-            GrabOutcome::SoldOut
+            CouponGrabOutcome::SoldOut
         }
         GrabReply::Ended => {
             remember_gone(&cfg.redis_url, campaign_id, Gone::Ended);
-            GrabOutcome::Ended
+            CouponGrabOutcome::Ended
         }
-        GrabReply::NotStarted { retry_after_ms } => GrabOutcome::NotStarted { retry_after_ms },
-        GrabReply::RateLimited { retry_after_ms } => GrabOutcome::RateLimited { retry_after_ms },
+        GrabReply::NotStarted { retry_after_ms } => {
+            CouponGrabOutcome::NotStarted { retry_after_ms }
+        }
+        GrabReply::RateLimited { retry_after_ms } => {
+            CouponGrabOutcome::RateLimited { retry_after_ms }
+        }
         // Pool 0 is written (the shape is read there), the caller's home pool not yet: the
         // campaign's creation is still writing its pools. (Past the end, by this sandbox's
         // clock, the pools may have expired after their retention: no such campaign.)
-        GrabReply::NotFound if unix_ms() < shape.ends_at_ms => GrabOutcome::NotStarted {
+        GrabReply::NotFound if unix_ms() < shape.ends_at_ms => CouponGrabOutcome::NotStarted {
             retry_after_ms: OPENING_RETRY_MS,
         },
-        GrabReply::NotFound => GrabOutcome::NotFound,
+        GrabReply::NotFound => CouponGrabOutcome::NotFound,
     };
-    if let GrabOutcome::Grabbed {
+    if let CouponGrabOutcome::Grabbed {
         code,
         grabbed_at_ms,
         redeem_by_ms,
@@ -344,7 +348,7 @@ async fn already_grabbed(
     conn: &mut Conn,
     holder: &Holder<'_>,
     items: &str,
-) -> Result<GrabOutcome, Error> {
+) -> Result<CouponGrabOutcome, Error> {
     let mut items: Vec<String> = items.split_whitespace().map(str::to_string).collect();
     let open: Vec<String> = items
         .iter()
@@ -362,9 +366,9 @@ async fn already_grabbed(
         .filter_map(|i| holder.shape.code_of(i))
         .collect();
     Ok(match (codes.is_empty(), opening) {
-        (false, _) => GrabOutcome::AlreadyGrabbed { codes },
-        (true, false) => GrabOutcome::SoldOut,
-        (true, true) => GrabOutcome::NotStarted {
+        (false, _) => CouponGrabOutcome::AlreadyGrabbed { codes },
+        (true, false) => CouponGrabOutcome::SoldOut,
+        (true, true) => CouponGrabOutcome::NotStarted {
             retry_after_ms: OPENING_RETRY_MS,
         },
     })

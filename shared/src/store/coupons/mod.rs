@@ -41,7 +41,7 @@ pub mod take;
 use crate::store::Store;
 pub use add_codes::{add_codes, AddCodesOutcome};
 pub use campaign::{campaign, CampaignView, MyCoupon};
-pub use create::{create, CreateOutcome, Created};
+pub use create::{create, CampaignCreateOutcome, Created};
 pub use grab::{grab, OPENING_RETRY_MS};
 pub use hold::{hold, hold_as, HoldOutcome};
 pub use keys::{pool_tag, PoolKeys};
@@ -76,7 +76,7 @@ impl Holder<'_> {
 
 /// The answer to a grab.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrabOutcome {
+pub enum CouponGrabOutcome {
     /// A code is the caller's now.
     Grabbed {
         /// The code (uploaded, or generated: 18 characters).
