@@ -13,15 +13,18 @@
 -- KEYS[2] article_groups: the article's groups (set of group names)
 -- KEYS[3] score: the site's score sorted set
 -- KEYS[4] time: the site's time sorted set
--- KEYS[5..4+g] group_sets: g group sets (article members): first the ARGV[3] groups to add,
+-- KEYS[5..4+g] group_sets (&[String]): g group sets (article members): first the ARGV[3] groups to
+--              add,
 --              then those to remove
--- KEYS[5+g..4+2g] group_scores: the score sorted sets of the same g groups, in the same order
--- KEYS[5+2g..4+3g] group_times: the time sorted sets of the same g groups, in the same order
+-- KEYS[5+g..4+2g] group_scores (&[String]): the score sorted sets of the same g groups, in the
+--                 same order
+-- KEYS[5+2g..4+3g] group_times (&[String]): the time sorted sets of the same g groups, in the same
+--                  order
 -- ARGV[1] user_id: caller user id
 -- ARGV[2] member: article member
--- ARGV[3] adds: how many of the group sets are additions
--- ARGV[4..3+g] group_names: the group names of KEYS[5..4+g], in the same order
--- ARGV[4+g] max_groups: the most groups the article may be in
+-- ARGV[3] adds (usize): how many of the group sets are additions
+-- ARGV[4..3+g] group_names (&[&str]): the group names of KEYS[5..4+g], in the same order
+-- ARGV[4+g] max_groups (u32): the most groups the article may be in
 --           (HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE); read as ARGV[#ARGV]
 --
 -- Returns one of:

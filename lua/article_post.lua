@@ -10,6 +10,7 @@
 -- The article id comes from an INCR of the site's counter just before (a separate command, so
 -- that every key this script touches is declared); a crash in between only skips an id.
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- helpers: quota.lua
 -- KEYS[1] article: article hash
 -- KEYS[2] voters: vote record (hash user -> 1 | -1)
 -- KEYS[3] score: score sorted set
@@ -20,12 +21,12 @@
 -- ARGV[2] poster: poster user id
 -- ARGV[3] title: title
 -- ARGV[4] link: link
--- ARGV[5] voting_window_secs: voting window, seconds (604800)
--- ARGV[6] vote_score: score per vote (432)
--- ARGV[7] clock_offset_secs: clock offset (s) added to Redis TIME; 0 except in tests (see
+-- ARGV[5] voting_window_secs (i64): voting window, seconds (604800)
+-- ARGV[6] vote_score (i64): score per vote (432)
+-- ARGV[7] clock_offset_secs (i64): clock offset (s) added to Redis TIME; 0 except in tests (see
 --         shared/src/store/voting/mod.rs)
--- ARGV[8] quota: articles a poster may post per window (0: no quota)
--- ARGV[9] quota_window_ms: the quota window, ms
+-- ARGV[8] quota (u32): articles a poster may post per window (0: no quota)
+-- ARGV[9] quota_window_ms (u64): the quota window, ms
 --
 -- Returns {'posted', posted_at (Unix s, Redis TIME), score}, {'id_taken'} or
 -- {'rate_limited', wait_ms} (nothing written).

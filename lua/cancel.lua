@@ -6,6 +6,8 @@
 --
 -- The sender's wallet shares the packet's hash tag (a packet id starts with it), so the refund
 -- is atomic with the status change.
+-- helpers: records.lua history.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] wallet: the sender's wallet hash
 -- KEYS[3] ledger: the sender's ledger list
@@ -21,8 +23,8 @@
 -- KEYS[12] open_packets: the sender's open packets (create_packet.lua): the packet leaves it
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] caller_id: the caller (only the sender may cancel)
--- ARGV[3] ledger_cap: ledger length cap (entries)
--- ARGV[4] retention_secs: how long a settled packet's keys are kept, seconds (> 0)
+-- ARGV[3] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[4] retention_secs (u64): how long a settled packet's keys are kept, seconds (> 0)
 -- ARGV[5] call: this call's id (16 hex digits), kept in the meta hash as `cancel_call` by the
 --         run that cancels, so a later run tells a re-run of that call (earlier 0, as its
 --         first answer) from another call (earlier 1)

@@ -16,6 +16,8 @@
 -- settlement (settle.lua), so a claim racing the refund at the deadline is serialised with it:
 -- the claim first and a refund smaller by the share, or the refund first and 'expired'.
 --
+-- helpers: records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] grabs: grabs hash (user -> share record)
 -- KEYS[3] claims: claims hash (user -> state)

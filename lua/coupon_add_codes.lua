@@ -7,13 +7,14 @@
 -- batch, also a pool that gets none of its codes. So codes enter a pool only before the start,
 -- and after it a pool only shrinks.
 --
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the pool's un-issued uploaded codes (list)
 -- KEYS[3] batches: the pool's batches: batch reference -> "<fingerprint>" (landed) or
 --         "<fingerprint> missed"
 -- ARGV[1] reference: the batch's reference (the merchant's idempotency key)
 -- ARGV[2] fingerprint: the batch's fingerprint ('v1:' + SHA-256 hex of its codes)
--- ARGV[3..] batch: the pool's codes of the batch (none when it gets none)
+-- ARGV[3..] batch (&[&str]): the pool's codes of the batch (none when it gets none)
 --
 -- Returns:
 --   'added:<total>'     the share is the pool's now (total: the pool's codes since creation)

@@ -7,6 +7,7 @@
 -- (step 3), then the pools (coupon_add_codes.lua, step 4). A run reads the recorded state and
 -- goes on from it.
 --
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: pool 0's hash (see coupon_create_pool.lua)
 -- KEYS[2] batches: pool 0's batches (see coupon_add_codes.lua); this script's records are
 --         the fields "claims <reference>" (a reference holds no space, so no reference is

@@ -9,6 +9,7 @@
 --     writes a pool once a run released the claims, and no run releases them once a run may
 --     have written one.
 --
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] claims: the hash (the directory hash of the code's digest tag, or the creations'
 --         outcomes); no TTL
 -- ARGV[1] field: the code, or the campaign id

@@ -4,6 +4,8 @@
 -- other pools' counts, also report the campaign's end in the journal, once. (records.lua and
 -- journal.lua are prepended: int, journal_add.)
 --
+-- helpers: records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: the pool's issued codes (see coupon_grab.lua)
@@ -14,7 +16,8 @@
 -- KEYS[8] journal: the pool's tag's journal (pool 0: the campaign_ended entry)
 -- KEYS[9] tickets: a draw campaign's entrants (pool 0's; see coupon_draw_enter.lua), expiring
 --         with the pool (the draw, run before the close, keeps its figures in the pool hash)
--- ARGV[1] keep_until_ms: when the pool's keys expire (redeem_by + the list retention), Unix ms
+-- ARGV[1] keep_until_ms (i64): when the pool's keys expire (redeem_by + the list retention), Unix
+--         ms
 -- ARGV[2] campaign_id: the campaign (the campaign_ended entry's reference)
 -- ARGV[3] report: '1' on pool 0 (report the campaign's end), '' on the others
 -- ARGV[4] others: pool 0 only: the other pools' counts, "<issued>|<redeemed>|<never_issued>"

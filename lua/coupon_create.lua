@@ -2,6 +2,7 @@
 -- it the next campaign number; its pools are written after this (coupon_create_pool.lua, see
 -- shared/src/store/coupons/create.rs).
 --
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] refs: the campaigns by reference (hash): reference ->
 --         "<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>"; no TTL
 -- KEYS[2] seq: the last campaign number given (string)
@@ -13,11 +14,11 @@
 -- ARGV[1] reference: the merchant's reference of the creation (printable ASCII, no spaces)
 -- ARGV[2] fingerprint: the request's fingerprint ('v1:' + SHA-256 hex)
 -- ARGV[3] starts_at_ms: when grabbing opens, Unix ms; '' = now (Redis TIME)
--- ARGV[4] ends_at_ms: when grabbing ends (exclusive), Unix ms
+-- ARGV[4] ends_at_ms (i64): when grabbing ends (exclusive), Unix ms
 -- ARGV[5] secret: a fresh code secret (32 hex digits), stored if the campaign is new: every
 --         pool of a generated campaign, and every retry of its creation, uses the stored one
--- ARGV[6] max_campaign_no: the largest campaign number (32^5 - 1: five characters)
--- ARGV[7] max_campaign_ms: the longest campaign, ms: ends_at - start at most this (the start
+-- ARGV[6] max_campaign_no (u64): the largest campaign number (32^5 - 1: five characters)
+-- ARGV[7] max_campaign_ms (i64): the longest campaign, ms: ends_at - start at most this (the start
 --         given or, without one, Redis TIME)
 -- ARGV[8] merchant_id: the merchant the campaign is listed under (part of the fingerprint);
 --         '' = none: no index written

@@ -4,20 +4,21 @@
 -- (shared/src/store/coupons/create.rs); each call is idempotent, so a creation cut short is
 -- completed by the same request sent again.
 --
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the pool's hash (the campaign's rules, copied into every pool, and its counts)
 -- KEYS[2] codes: the pool's un-issued uploaded codes (list; empty for generated codes)
 -- ARGV[1] fingerprint: the creating request's fingerprint ('v1:' + SHA-256 hex)
 -- ARGV[2] title: the campaign's title
--- ARGV[3] starts_at_ms: when grabbing opens, Unix ms
--- ARGV[4] ends_at_ms: when grabbing ends (exclusive), Unix ms
--- ARGV[5] redeem_by_ms: until when an issued coupon may be redeemed (exclusive), Unix ms
--- ARGV[6] per_user: codes one user may grab from the campaign (1..10)
--- ARGV[7] pools: the campaign's number of pools
+-- ARGV[3] starts_at_ms (i64): when grabbing opens, Unix ms
+-- ARGV[4] ends_at_ms (i64): when grabbing ends (exclusive), Unix ms
+-- ARGV[5] redeem_by_ms (i64): until when an issued coupon may be redeemed (exclusive), Unix ms
+-- ARGV[6] per_user (u32): codes one user may grab from the campaign (1..10)
+-- ARGV[7] pools (u32): the campaign's number of pools
 -- ARGV[8] kind: 'uploaded' or 'generated'
--- ARGV[9] first_index: generated: the pool's first index; uploaded: 0
--- ARGV[10] end_index: generated: the pool's end index (exclusive); uploaded: 0
+-- ARGV[9] first_index (u64): generated: the pool's first index; uploaded: 0
+-- ARGV[10] end_index (u64): generated: the pool's end index (exclusive); uploaded: 0
 -- ARGV[11] secret: generated: the campaign's code secret (32 hex digits); uploaded: ''
--- ARGV[12] campaign_total: the campaign's codes at its creation (all pools)
+-- ARGV[12] campaign_total (u64): the campaign's codes at its creation (all pools)
 -- ARGV[13] amount_off: the discount's amount off, cents, or '' (see below)
 -- ARGV[14] percent_off: the discount's percent off (1..100), or ''
 -- ARGV[15] max_off: the most a percent off takes, cents, or ''
@@ -28,7 +29,7 @@
 -- ARGV[19] draw_commitment: pool 0 of a draw campaign: the seed's commitment; else ''
 -- ARGV[20] id_tag: the campaign's id tag (16 characters, domain::coupons::id_tag: its public id
 --          is its number's 5 characters and this), or '' (a campaign known by its number alone)
--- ARGV[21..] batch: uploaded: the pool's codes (none for generated)
+-- ARGV[21..] batch (&[&str]): uploaded: the pool's codes (none for generated)
 --
 -- Pool hash fields: fingerprint, title, starts_at, ends_at, redeem_by, per_user, pools, kind,
 -- total (codes the pool was given), issued (codes issued from it), redeemed (coupons of it

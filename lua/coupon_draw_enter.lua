@@ -14,13 +14,15 @@
 -- A repeated entry (or the same call sent again) answers 'entered' again and counts toward
 -- seed 004's visit limit, as a visit before the start does; a first entry does not.
 --
+-- helpers: rate_limit.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: pool 0's hash (see coupon_create_pool.lua; draw_at, draw_winners, drawn_at)
 -- KEYS[2] tickets: the campaign's entrants (sorted set, see above)
 -- KEYS[3] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- ARGV[1] user_id: the caller
 -- ARGV[2] ticket: the caller's ticket, 64 lowercase hex digits (domain::draws::ticket)
--- ARGV[3] rate_limit: visits allowed per window (0 = unlimited)
--- ARGV[4] rate_window_ms: the window, ms
+-- ARGV[3] rate_limit (u32): visits allowed per window (0 = unlimited)
+-- ARGV[4] rate_window_ms (u64): the window, ms
 -- Returns one string, the outcome and its data joined by ':':
 --   'not_found'                           no such pool (campaign)
 --   'not_started:<starts_at_ms>:<now_ms>' before the start (a counted visit); nothing else

@@ -17,11 +17,13 @@
 -- reference the campaign id, extra "<entrants>|<winners>|<seed>|<commitment>|<threshold>"
 -- (threshold '' when nobody entered), which ledger-export publishes as DrawRun.
 --
+-- helpers: records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: pool 0's hash (draw_at, draw_seed, draw_commitment; the draw adds
 --         draw_entrants, draw_winners, draw_threshold and drawn_at)
 -- KEYS[2] tickets: the campaign's entrants (sorted set)
 -- KEYS[3] journal: the journal of pool 0's tag (the draw_run entry)
--- ARGV[1] codes: the campaign's codes (every pool's total), >= 0
+-- ARGV[1] codes (u64): the campaign's codes (every pool's total), >= 0
 -- ARGV[2] campaign_id: the campaign (the journal entry's reference)
 -- Returns one of:
 --   'not_found'                            no such pool

@@ -2,6 +2,8 @@
 -- the campaign's per_user codes per user, in one round trip. (lua/rate_limit.lua, records.lua
 -- and journal.lua are prepended: rl_take, int, journal_add.)
 --
+-- helpers: rate_limit.lua records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the home pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the home pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: the home pool's issued codes: item -> "<user>\n<grabbed_at_ms>" (+ the
@@ -20,9 +22,9 @@
 -- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
 -- KEYS[7] journal: the home pool's tag's journal (journal.lua): a win appends coupon_issued
 -- ARGV[1] user_id: the caller
--- ARGV[2] home: the home pool's number (0-based), written into the caller's items
--- ARGV[3] rate_limit: visits allowed per window (0 = unlimited)
--- ARGV[4] rate_window_ms: the window, ms
+-- ARGV[2] home (u32): the home pool's number (0-based), written into the caller's items
+-- ARGV[3] rate_limit (u32): visits allowed per window (0 = unlimited)
+-- ARGV[4] rate_window_ms (u64): the window, ms
 -- ARGV[5] reservation: a fresh id of this call (16 hex digits): the reservation's id when the
 --         home pool is empty and the campaign has other pools, and the call id of a win
 -- ARGV[6] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")

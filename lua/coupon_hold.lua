@@ -6,6 +6,8 @@
 -- itself at held_until (Redis TIME; no job is needed). Everything is checked before the one
 -- write.
 --
+-- helpers: records.lua coupon_record.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua; min_order, redeem_by)
 -- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record
 --         (see coupon_record.lua)
@@ -14,7 +16,7 @@
 -- ARGV[1] code: the code as the pool keys it (uploaded code, or generated index in decimal)
 -- ARGV[2] user_id: the user the checkout says holds it
 -- ARGV[3] order_reference: the order holding it
--- ARGV[4] hold_ms: how long the hold lasts from now, ms (at least 1; the API allows 30 s to
+-- ARGV[4] hold_ms (u64): how long the hold lasts from now, ms (at least 1; the API allows 30 s to
 --         1 h)
 -- ARGV[5] order_total_cents: the order's total, cents, or '' (not given; refused when the
 --         campaign has a minimum order)
@@ -23,7 +25,7 @@
 -- ARGV[7] call: this call's id (16 hex digits), written into the coupon's record; a re-run of
 --         the same call, at any later moment, answers its first run's answer from KEYS[3],
 --         writing nothing
--- ARGV[8] call_keep_ms: how long KEYS[3] is kept (the re-send horizon), ms
+-- ARGV[8] call_keep_ms (u64): how long KEYS[3] is kept (the re-send horizon), ms
 --
 -- A hold lasts until min(now + hold_ms, redeem_by): it never outlives the coupon. The same
 -- order again (another call) extends it to that instant, never shortens it, and takes its

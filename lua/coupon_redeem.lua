@@ -6,6 +6,8 @@
 -- committed; a coupon held by another order (unlapsed) is refused. Everything is checked before
 -- the first write.
 --
+-- helpers: records.lua journal.lua coupon_record.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record (see
 --         coupon_record.lua)
@@ -31,7 +33,7 @@
 --         writing nothing
 -- ARGV[8] share: '1' for a merchant packet's share's coupon (KEYS[1] is the packet's meta,
 --         KEYS[2] its coupons hash, ARGV[1] the share id, ARGV[4] the packet id), else ''
--- ARGV[9] call_keep_ms: how long KEYS[6] is kept (the re-send horizon), ms
+-- ARGV[9] call_keep_ms (u64): how long KEYS[6] is kept (the re-send horizon), ms
 --
 -- A share's coupon is worth its share: its redemption moves those cents in the merchant's
 -- books from `outstanding` to `paid_coupons`, and out of the packet's `coupon_open_cents`,

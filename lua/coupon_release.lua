@@ -7,6 +7,8 @@
 -- (the pool's redeemed count goes down by one) and journaled (coupon_released). Everything is
 -- checked before the first write.
 --
+-- helpers: records.lua journal.lua ledger.lua coupon_record.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record, and
 --         "<code>\n<order>" -> the release's memory (see coupon_record.lua)
@@ -28,8 +30,8 @@
 --         writing nothing
 -- ARGV[5] share: '1' for a merchant packet's share's coupon (KEYS[1] is the packet's meta,
 --         KEYS[2] its coupons hash, ARGV[1] the share id, ARGV[3] the packet id), else ''
--- ARGV[6] ledger_cap: ledger length cap (entries)
--- ARGV[7] call_keep_ms: how long KEYS[7] is kept (the re-send horizon), ms
+-- ARGV[6] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[7] call_keep_ms (u64): how long KEYS[7] is kept (the re-send horizon), ms
 --
 -- A share's coupon's reversed redemption moves its value back in the merchant's books, in
 -- the same step: from `paid_coupons` to `outstanding` (and the packet's

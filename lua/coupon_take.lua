@@ -6,6 +6,8 @@
 -- reclaim-cron's re-drive) reads it and answers the same, so every run of a reservation walks
 -- the pools to the same code, or to none.
 --
+-- helpers: records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] pool: this pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: this pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: this pool's issued codes: code or index -> "<user>\n<grabbed_at_ms>"
@@ -15,7 +17,7 @@
 -- KEYS[5] journal: this pool's tag's journal (journal.lua): a code taken appends coupon_issued
 -- ARGV[1] user_id: the user the reservation is for
 -- ARGV[2] reservation: the reservation id (recorded in the user's home pool)
--- ARGV[3] pool_no: this pool's number (0-based), written into the item
+-- ARGV[3] pool_no (u32): this pool's number (0-based), written into the item
 -- ARGV[4] campaign_id: the campaign (the journal entry's reference is "<campaign_id>/<code>")
 --
 -- Returns:

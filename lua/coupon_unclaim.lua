@@ -4,6 +4,7 @@
 -- it is, so a run sent again after another campaign took the code changes nothing. See
 -- shared/src/store/coupons/directory.rs.
 --
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] directory: the directory hash of the code's digest tag (code -> owner)
 -- ARGV[1] code: the code
 -- ARGV[2] owner: the owner whose claim is released

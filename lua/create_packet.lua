@@ -5,6 +5,8 @@
 -- ledger.lua (ledger_push: the debit's ledger item).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
+-- helpers: records.lua quota.lua history.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] wallet: sender wallet hash (field `balance`, integer cents)
 -- KEYS[2] ledger: sender wallet ledger list (newest first)
 -- KEYS[3] records: sender's idempotency records hash (record id -> "<fingerprint>\n<packet_id>")
@@ -26,31 +28,31 @@
 --          TTL)
 -- ARGV[1] packet_id: the new packet's id
 -- ARGV[2] sender_id: the sender's user id
--- ARGV[3] total_cents: the packet's total, cents
--- ARGV[4] count: the number of shares
+-- ARGV[3] total_cents (i64): the packet's total, cents
+-- ARGV[4] count (u32): the number of shares
 -- ARGV[5] mode: 'lucky' or 'fixed'
 -- ARGV[6] split: 'double_mean' or 'line_cut' for a lucky packet, '' for a fixed one
 -- ARGV[7] greeting: the greeting, '' for none
--- ARGV[8] expires_in_secs: the packet expires this many seconds after its opening
+-- ARGV[8] expires_in_secs (u64): the packet expires this many seconds after its opening
 -- ARGV[9] fingerprint: request fingerprint (idempotency): "v2:<sha256 hex>", then, when the
 --         request's v1 fingerprint is unambiguous, a space and it (records written before v2
 --         hold v1)
 -- ARGV[10] record_id: record id `create:<Idempotency-Key>`, or '' for a request without the
 --          header
--- ARGV[11] record_keep_ms: how long the record is kept, ms (> 0)
--- ARGV[12] ledger_cap: ledger length cap (entries)
--- ARGV[13] packets_per_window: packets a sender may create per window (0: no limit)
--- ARGV[14] window_ms: the quota window, ms
+-- ARGV[11] record_keep_ms (u64): how long the record is kept, ms (> 0)
+-- ARGV[12] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[13] packets_per_window (u32): packets a sender may create per window (0: no limit)
+-- ARGV[14] window_ms (u64): the quota window, ms
 -- ARGV[15] recipient_ids: a targeted packet's recipients joined by '\n' (user ids hold no
 --          control character), '' for anyone
--- ARGV[16] history_retention_ms: history retention, ms
+-- ARGV[16] history_retention_ms (u64): history retention, ms
 -- ARGV[17] year_bounds: business-year bounds (history_year)
--- ARGV[18] indexed_at_ms: Redis TIME (Unix ms) of the reclaim index's node when due_add.lua
+-- ARGV[18] indexed_at_ms (i64): Redis TIME (Unix ms) of the reclaim index's node when due_add.lua
 --          indexed packet_id; the call creates nothing once this node's TIME is past it by
 --          ARGV[19] (a late delivery: reclaim-cron may drop an entry whose packet does not
 --          exist a minute after its due time, so a packet created later would never be refunded)
--- ARGV[19] delivery_window_ms: the delivery window, ms (store::reclaim::CREATE_WINDOW_MS)
--- ARGV[20] opens_in_secs: grabs open this many seconds after Redis TIME (0: at once); the
+-- ARGV[19] delivery_window_ms (i64): the delivery window, ms (store::reclaim::CREATE_WINDOW_MS)
+-- ARGV[20] opens_in_secs (u64): grabs open this many seconds after Redis TIME (0: at once); the
 --          money is debited now
 -- ARGV[21] cover: the cover id, '' for none
 -- ARGV[22] salt: the fairness receipt's salt (64 hex digits; secret while the packet is open)
@@ -62,11 +64,11 @@
 --          opens_at + this; lua/draw_run.lua), '' for a first-come-first-served packet
 -- ARGV[26] draw_seed: a draw packet's seed, 64 hex digits (secret until the draw), else ''
 -- ARGV[27] draw_commitment: SHA-256 hex of "hongbao-draw-v1:<seed>" (domain::draws), else ''
--- ARGV[28] max_open_packets: packets the sender may have open at once (created, neither
+-- ARGV[28] max_open_packets (u32): packets the sender may have open at once (created, neither
 --          expired nor cancelled; cancel.lua removes its entry), 0: no bound
--- ARGV[29] packets_per_day: packets a sender may create per day window (0: no limit)
--- ARGV[30] day_window_ms: the day window, ms
--- ARGV[31..30+count] share_amounts: the share amounts (cents), count of them, in share-id
+-- ARGV[29] packets_per_day (u32): packets a sender may create per day window (0: no limit)
+-- ARGV[30] day_window_ms (u64): the day window, ms
+-- ARGV[31..30+count] share_amounts (&[i64]): the share amounts (cents), count of them, in share-id
 --          order (grabs pop them from the left)
 --
 -- Any call may run twice (a cluster client re-sends a command whose reply was lost, a proxy

@@ -9,13 +9,15 @@
 -- at draw_at (Redis TIME) or once the draw has started (draw_winners set), whichever is
 -- first: then nothing is written.
 --
+-- helpers: rate_limit.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] tickets: the packet's entrants (sorted set, see above)
 -- KEYS[3] rate: rate-limit counter of this user on this packet (see rate_limit.lua)
 -- ARGV[1] user_id: the entrant
 -- ARGV[2] ticket: the entrant's ticket, 64 lowercase hex digits (domain::draws::ticket)
--- ARGV[3] rate_limit: attempts allowed per window (0 = unlimited)
--- ARGV[4] rate_window_ms: the window, ms
+-- ARGV[3] rate_limit (u32): attempts allowed per window (0 = unlimited)
+-- ARGV[4] rate_window_ms (u64): the window, ms
 -- Returns one string:
 --   'not_found'
 --   'cancelled'                   the sender cancelled the packet (settled since or not);

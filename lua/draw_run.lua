@@ -21,6 +21,8 @@
 -- Any call may run twice (a lost reply re-sent): the progress lives in the meta hash, so a
 -- call run again assigns the next chunk or answers 'drawn'; no winner is assigned twice.
 --
+-- helpers: records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list (un-grabbed amounts, cents)
 -- KEYS[3] grabs: grabs hash (user -> share record)
@@ -28,7 +30,7 @@
 -- KEYS[5] journal: the money journal of the packet's tag (the draw_run entry)
 -- KEYS[6] order: the packet's grab order list (each winner appended in share-id order, as a
 --         grab would have)
--- ARGV[1] chunk: the most winners this call assigns (>= 1)
+-- ARGV[1] chunk (u32): the most winners this call assigns (>= 1)
 -- Returns one of:
 --   'not_found'
 --   'not_a_draw'                  the packet has no draw

@@ -1,6 +1,7 @@
 -- grab.lua: give the caller at most one share of a red packet, in one round trip.
 -- (lua/rate_limit.lua is prepended: rl_take.)
 --
+-- helpers: rate_limit.lua
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list (un-grabbed amounts, cents)
 -- KEYS[3] grabs: grabs hash (user -> share record)
@@ -13,16 +14,16 @@
 -- KEYS[8] order: the packet's grab order list (a win appends the grabber: element i holds
 --         share i + 1), which lets the packet view read one page of grabs
 -- ARGV[1] user_id: the caller
--- ARGV[2] rate_limit: attempts allowed per window (0 = unlimited)
--- ARGV[3] rate_window_ms: the window, ms
+-- ARGV[2] rate_limit (u32): attempts allowed per window (0 = unlimited)
+-- ARGV[3] rate_window_ms (u64): the window, ms
 -- ARGV[4] password: the verifier of the password the grabber sent for this packet
 --         (domain::packets::password), '' for none
 -- ARGV[5] call_id: this call's id (8 hex digits, drawn per call; a re-sent call carries the
 --         same), '' for none
--- ARGV[6] guess_budget: wrong guesses per packet per guess window before every user's guesses
+-- ARGV[6] guess_budget (u32): wrong guesses per packet per guess window before every user's guesses
 --         slow to one per window (0 = no budget)
--- ARGV[7] guess_window_ms: the guess window, ms
--- ARGV[8] guesses_per_user: wrong guesses one user may make on a password packet over its
+-- ARGV[7] guess_window_ms (u64): the guess window, ms
+-- ARGV[8] guesses_per_user (u32): wrong guesses one user may make on a password packet over its
 --         life; from then on their every password attempt on it, right or wrong, is refused
 --         (0 = no cap)
 --

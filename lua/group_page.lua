@@ -19,8 +19,8 @@
 -- KEYS[1] group: group set (article members)
 -- KEYS[2] site_ranking: the site's score or time sorted set
 -- KEYS[3] group_ranking: the group's sorted set by the same order
--- ARGV[1] first_rank: first rank (0-based, highest score first)
--- ARGV[2] last_rank: last rank (inclusive)
+-- ARGV[1] first_rank (u64): first rank (0-based, highest score first)
+-- ARGV[2] last_rank (u64): last rank (inclusive)
 --
 -- Returns the article members of the page, highest score first; equal scores: the larger member
 -- first (members are zero-padded ids, so the later article first). A group that does not exist

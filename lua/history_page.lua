@@ -5,8 +5,8 @@
 -- KEYS[1] list: the list (sorted set, every score 0; members `<13-digit ms>:<packet_id>:...`)
 -- ARGV[1] upper: upper bound: '+' for the first page, else '(' .. the cursor's
 --         `<ms>:<packet_id>`
--- ARGV[2] limit: entries to return
--- ARGV[3] retention_ms: history retention, ms
+-- ARGV[2] limit (u32): entries to return
+-- ARGV[3] retention_ms (u64): history retention, ms
 -- Returns the members, newest first.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -7,8 +7,8 @@
 -- an entry. Deleting an entry that is already gone changes nothing (a re-run's ack).
 --
 -- KEYS[1] journal: the journal stream of one hash tag
--- ARGV[1] empty_keep_ms: how long an emptied journal is kept, ms (the nodes' clock margin)
--- ARGV[2..] stream_ids: the stream ids of the exported entries
+-- ARGV[1] empty_keep_ms (u64): how long an emptied journal is kept, ms (the nodes' clock margin)
+-- ARGV[2..] stream_ids (&[String]): the stream ids of the exported entries
 --
 -- Returns the number of entries left in the journal.
 local ids = {}

@@ -11,6 +11,8 @@
 -- below its cap was never trimmed, and one with the field is kept by ledger.lua. Nothing else is
 -- written; no money moves.
 --
+-- helpers: records.lua journal.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] holder: the wallet's or the merchant's hash (`balance`, cents)
 -- KEYS[2] ledger: its ledger list
 -- KEYS[3] journal: the money journal of its tag (one ledger_baseline or
@@ -19,8 +21,8 @@
 --         call_answer_add)
 -- ARGV[1] holder_id: the wallet's owner or the merchant (the journal entry's user)
 -- ARGV[2] kind: the journal entry's kind, 'ledger_baseline' or 'merchant_ledger_baseline'
--- ARGV[3] ledger_cap: ledger length cap (entries)
--- ARGV[4] call_keep_ms: how long KEYS[4] is kept (the re-send horizon), ms
+-- ARGV[3] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[4] call_keep_ms (u64): how long KEYS[4] is kept (the re-send horizon), ms
 --
 -- Returns one of (the first two kept in KEYS[4]: a re-run answers its first run):
 --   'baselined:<trimmed_cents>'   the field set now

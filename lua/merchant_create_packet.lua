@@ -5,6 +5,8 @@
 --
 -- All keys share the merchant's hash tag (a merchant packet's id starts with it), so this runs
 -- in one hash slot on a cluster, and so do the packet's later grabs, claims and settlement.
+-- helpers: records.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] merchant: the merchant's hash (its books, cents: domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
 -- KEYS[3] records: the merchant's records hash (here `order:<order_reference>` ->
@@ -22,31 +24,31 @@
 -- ARGV[4] sharer_id: the customer who shares the packet
 -- ARGV[5] payout: 'wallet' or 'coupon'
 -- ARGV[6] sharer_first: '1' when the sharer's share is taken now, else ''
--- ARGV[7] total_cents: the packet's total, cents
--- ARGV[8] count: the number of shares
+-- ARGV[7] total_cents (i64): the packet's total, cents
+-- ARGV[8] count (u32): the number of shares
 -- ARGV[9] mode: 'lucky' or 'fixed'
 -- ARGV[10] split: 'double_mean' or 'line_cut' for a lucky packet, '' for a fixed one
 -- ARGV[11] greeting: the greeting, '' for none
 -- ARGV[12] cover: the cover id, '' for none
--- ARGV[13] expires_in_secs: the packet expires this many seconds after Redis TIME
+-- ARGV[13] expires_in_secs (u64): the packet expires this many seconds after Redis TIME
 -- ARGV[14] fingerprint: the order's fingerprint (domain::merchants::NewMerchantPacket)
--- ARGV[15] order_keep_ms: how long the order's record is kept, ms (> 0: past the packet's
+-- ARGV[15] order_keep_ms (u64): how long the order's record is kept, ms (> 0: past the packet's
 --          expiry and retention)
--- ARGV[16] ledger_cap: ledger length cap (entries)
--- ARGV[17] indexed_at_ms: Redis TIME (Unix ms) of the reclaim index's node when due_add.lua
+-- ARGV[16] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[17] indexed_at_ms (i64): Redis TIME (Unix ms) of the reclaim index's node when due_add.lua
 --          indexed packet_id; nothing is created once this node's TIME is past it by ARGV[18]
 --          (as in create_packet.lua: a late delivery would make a packet no refund finds)
--- ARGV[18] delivery_window_ms: the delivery window, ms
+-- ARGV[18] delivery_window_ms (i64): the delivery window, ms
 -- ARGV[19] salt: the fairness receipt's salt (64 hex digits)
 -- ARGV[20] commitment: SHA-256 hex of "hongbao-shares-v1:<salt>:<c1>,...,<cn>"
--- ARGV[21] index_keep_ms: how long the merchant's packets index keeps an entry, ms (> 0: past
+-- ARGV[21] index_keep_ms (u64): how long the merchant's packets index keeps an entry, ms (> 0: past
 --          the longest packet's expiry and retention, so no packet that still exists leaves
 --          the list)
 -- ARGV[22] min_order_cents: a coupon packet's coupons' minimum order, cents, or '' (any
 --          order; always '' for a wallet packet)
 -- ARGV[23] redeem_within_ms: a coupon packet's coupons are redeemable until expires_at plus
 --          this, ms (> 0); '' for a wallet packet
--- ARGV[24..23+count] share_amounts: the share amounts (cents), in share-id order
+-- ARGV[24..23+count] share_amounts (&[i64]): the share amounts (cents), in share-id order
 --
 -- The budget's cents move from `balance` to `reserved` (the books still close); a claim moves
 -- its share on to `paid_cash` (claim_done.lua) or, for a coupon packet, to `outstanding` as a

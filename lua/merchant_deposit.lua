@@ -4,6 +4,8 @@
 -- (ledger_push).
 --
 -- All keys share the merchant's hash tag.
+-- helpers: records.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] merchant: the merchant's hash (its books: `balance`, `deposited`, ... in cents;
 --         domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
@@ -12,16 +14,16 @@
 -- KEYS[5] journal: the money journal of the merchant's tag (one merchant_deposit entry)
 -- KEYS[6] call_answer: this call's refusal, `<merchant>:call:<call id>` (records.lua:
 --         refusal_add)
--- ARGV[1] amount_cents: the deposit, cents (> 0)
+-- ARGV[1] amount_cents (i64): the deposit, cents (> 0)
 -- ARGV[2] reference: the caller's reference (the ledger entry's reference)
 -- ARGV[3] record_id: the idempotency record id, `dep:<reference>`
--- ARGV[4] keep_ms: keep the record this many ms (> 0)
--- ARGV[5] ledger_cap: ledger length cap (entries)
--- ARGV[6] balance_limit_cents: the largest balance a deposit may produce, cents
+-- ARGV[4] keep_ms (u64): keep the record this many ms (> 0)
+-- ARGV[5] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[6] balance_limit_cents (i64): the largest balance a deposit may produce, cents
 -- ARGV[7] merchant_id: the merchant (the journal entry's user)
 -- ARGV[8] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
 --         money_record): its re-run, at any later moment, answers its first 'applied'
--- ARGV[9] call_keep_ms: how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
+-- ARGV[9] call_keep_ms (u64): how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing credited twice), with another amount a conflict. The deposit moves

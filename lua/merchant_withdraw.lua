@@ -4,6 +4,8 @@
 -- (ledger_push).
 --
 -- All keys share the merchant's hash tag.
+-- helpers: records.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] merchant: the merchant's hash (its books: `balance`, `withdrawn`, ... in cents;
 --         domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
@@ -12,15 +14,15 @@
 -- KEYS[5] journal: the money journal of the merchant's tag (one merchant_withdrawal entry)
 -- KEYS[6] call_answer: this call's refusal, `<merchant>:call:<call id>` (records.lua:
 --         refusal_add)
--- ARGV[1] amount_cents: the withdrawal, cents (> 0)
+-- ARGV[1] amount_cents (i64): the withdrawal, cents (> 0)
 -- ARGV[2] reference: the caller's reference (the ledger entry's reference)
 -- ARGV[3] record_id: the idempotency record id, `wd:<reference>`
--- ARGV[4] keep_ms: keep the record this many ms (> 0)
--- ARGV[5] ledger_cap: ledger length cap (entries)
+-- ARGV[4] keep_ms (u64): keep the record this many ms (> 0)
+-- ARGV[5] ledger_cap (u32): ledger length cap (entries)
 -- ARGV[6] merchant_id: the merchant (the journal entry's user)
 -- ARGV[7] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
 --         money_record): its re-run, at any later moment, answers its first 'applied'
--- ARGV[8] call_keep_ms: how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
+-- ARGV[8] call_keep_ms (u64): how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
 --
 -- Only the balance can be withdrawn: money reserved in open packets or owed as outstanding
 -- coupons is not. The withdrawal moves `balance` and `withdrawn` together, so the books close

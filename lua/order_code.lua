@@ -14,25 +14,31 @@
 -- INCR); a wrong or stale guess creates a new field of value `count`, which is removed again
 -- at once, and the script reads the real secret.
 --
--- KEYS[1..m] day_hashes: day hashes of the candidate business days (m = 1..3, one slot: tag
+-- helpers: quota.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- KEYS[1..m] day_hashes (&[String]): day hashes of the candidate business days (m = 1..3, one
+--            slot: tag
 --            {oc})
 -- KEYS[m+1] newest_day: high-water mark: the newest business day (days since 1970-01-01)
 --           given a day hash
--- KEYS[m+2..2m+1] quotas: KEYS[m+1+i] (i = 1..m) is the caller's codes taken on the business
+-- KEYS[m+2..2m+1] quotas (&[String]): KEYS[m+1+i] (i = 1..m) is the caller's codes taken on the
+--                 business
 --                 day of KEYS[i] (a counter of quota.lua, prepended, living ARGV[4] seconds)
--- ARGV[1] count: codes to take (1..100)
--- ARGV[2] positions_per_day: positions per day (9 * 10^(digits - 1))
+-- ARGV[1] count (u32): codes to take (1..100)
+-- ARGV[2] positions_per_day (u64): positions per day (9 * 10^(digits - 1))
 -- ARGV[3] new_secret: a fresh CSPRNG secret from the caller, used only if the day has none yet
--- ARGV[4] quota_ttl_secs: lifetime of a quota counter from the caller's first code of the
+-- ARGV[4] quota_ttl_secs (u64): lifetime of a quota counter from the caller's first code of the
 --         day, seconds
--- ARGV[5] per_user_per_day: codes one caller may take per business day (0: no quota)
--- ARGV[6] window_start: the start of the window [start, end) (Unix seconds) the zone data
+-- ARGV[5] per_user_per_day (u32): codes one caller may take per business day (0: no quota)
+-- ARGV[6] window_start (i64): the start of the window [start, end) (Unix seconds) the zone data
 --         below is valid for
--- ARGV[7] window_end: its end (Unix seconds)
--- ARGV[8..7+2m] days: m pairs: ARGV[6+2i] the business day (local days since 1970-01-01) of
+-- ARGV[7] window_end (i64): its end (Unix seconds)
+-- ARGV[8..7+2m] days (&[(i64, &str)]): m pairs: ARGV[6+2i] the business day (local days since
+--               1970-01-01) of
 --               KEYS[i], ARGV[7+2i] the caller's guess of its secret ('' = none)
--- ARGV[8+2m] base_offset: UTC offset (seconds) in force at the window start
--- ARGV[9+2m..] transitions: pairs (transition instant, Unix seconds; UTC offset from then on,
+-- ARGV[8+2m] base_offset (i32): UTC offset (seconds) in force at the window start
+-- ARGV[9+2m..] transitions (&[(i64, i32)]): pairs (transition instant, Unix seconds; UTC offset
+--              from then on,
 --              seconds), ascending
 --
 -- Returns one string, fields joined by ':' (a flat string: a Lua table reply costs the server

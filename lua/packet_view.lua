@@ -7,8 +7,8 @@
 -- KEYS[5] shares: share list (the un-grabbed amounts, in share-id order)
 -- KEYS[6] order: grab order list (element i: the user who holds share i + 1)
 -- ARGV[1] viewer: the viewer's user id ('' for none)
--- ARGV[2] from: the page's first position (a share id, >= 1)
--- ARGV[3] size: the page's positions (0: no page, only the packet)
+-- ARGV[2] from (u32): the page's first position (a share id, >= 1)
+-- ARGV[3] size (u32): the page's positions (0: no page, only the packet)
 -- Returns {} when the packet does not exist, else
 --   {meta (flat HGETALL), now_ms, recipient, mine, users, records, claims, ungrabbed,
 --    every_grab, every_claim}

@@ -15,6 +15,8 @@
 -- redeem_by the coupons never redeemed (`coupon_open_cents`) go back from the books'
 -- `outstanding` to `balance`, once (`coupons_settled_at` marks it; a merchant_coupon_refund
 -- entry), and the keys get their retention TTL. A late run does both phases in one call.
+-- helpers: records.lua history.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list
 -- KEYS[3] grabs: grabs hash
@@ -31,8 +33,8 @@
 --          slot for another packet)
 -- KEYS[12] tickets: a draw packet's entrants (expired with the rest)
 -- ARGV[1] packet_id: the packet's id
--- ARGV[2] retention_secs: retention after settlement, seconds
--- ARGV[3] ledger_cap: ledger length cap (entries)
+-- ARGV[2] retention_secs (u64): retention after settlement, seconds
+-- ARGV[3] ledger_cap (u32): ledger length cap (entries)
 -- ARGV[4] call_id: this call's id (the re-run of a call is known by it)
 --
 -- A call that settles (either phase) records its answer in the meta hash, first writer wins:

@@ -9,6 +9,7 @@
 -- switch moves the vote.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- helpers: rate_limit.lua
 -- KEYS[1] article: article hash (title, link, poster, posted_at (Unix s), votes)
 -- KEYS[2] voters: vote record (hash user -> 1 | -1, the poster's 1 included; it expires when
 --         voting closes: PEXPIREAT (posted_at + ARGV[6]) x 1000 - 1, set when the article was
@@ -16,19 +17,20 @@
 -- KEYS[3] score: score sorted set (article member -> posted_at + ARGV[7] x votes)
 -- KEYS[4] rate: rate-limit counter of the user (see rate_limit.lua)
 -- KEYS[5] article_groups: the article's groups (set of group names)
--- KEYS[6..5+g] group_scores: the score sorted sets of the g groups ARGV[10..9+g] names
+-- KEYS[6..5+g] group_scores (&[String]): the score sorted sets of the g groups ARGV[10..9+g] names
 -- ARGV[1] user_id: the voter
--- ARGV[2] direction: 1 (up) or -1 (down)
+-- ARGV[2] direction (i64): 1 (up) or -1 (down)
 -- ARGV[3] member: article member (in KEYS[3])
--- ARGV[4] rate_limit: vote attempts allowed per user per window (0 = unlimited)
--- ARGV[5] rate_window_ms: the window, ms
--- ARGV[6] voting_window_secs: voting window, seconds (604800 = one week)
--- ARGV[7] vote_score: score per vote (432 = 86400 / 200)
--- ARGV[8] clock_offset_secs: clock offset (s) added to Redis TIME; 0 except in tests (see
+-- ARGV[4] rate_limit (u32): vote attempts allowed per user per window (0 = unlimited)
+-- ARGV[5] rate_window_ms (u64): the window, ms
+-- ARGV[6] voting_window_secs (i64): voting window, seconds (604800 = one week)
+-- ARGV[7] vote_score (i64): score per vote (432 = 86400 / 200)
+-- ARGV[8] clock_offset_secs (i64): clock offset (s) added to Redis TIME; 0 except in tests (see
 --         shared/src/store/voting/mod.rs)
 -- ARGV[9] poster: the article's poster as the calling sandbox remembers it from an earlier
 --         reply, or '' (the sandbox sends '' whenever ARGV[8] is not 0)
--- ARGV[10..9+g] group_names: the article's groups as the calling sandbox remembers them from an
+-- ARGV[10..9+g] group_names (&[String]): the article's groups as the calling sandbox remembers
+--               them from an
 --               earlier reply (none at first)
 --
 -- Two ways to know that voting is open (both by the Redis clock):

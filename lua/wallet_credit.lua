@@ -5,6 +5,8 @@
 -- so the entry is written exactly when the money arrives, once per transfer id however often
 -- the claim is re-driven.
 --
+-- helpers: records.lua history.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] wallet: wallet hash (field `balance`, cents)
 -- KEYS[2] ledger: ledger list
 -- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)
@@ -20,23 +22,23 @@
 --         applied, of kind ARGV[3])
 -- KEYS[10] call_answer: a deposit's refusal, `<wallet>:call:<call id>` (records.lua:
 --          refusal_add); a claim credit's: any key of the slot, never touched
--- ARGV[1] amount_cents: the credit, cents (> 0)
+-- ARGV[1] amount_cents (i64): the credit, cents (> 0)
 -- ARGV[2] kind: ledger kind (and journal kind: deposit or claim_credit)
 -- ARGV[3] reference: ledger reference
 -- ARGV[4] transfer_id: the record id (`dep:<reference>` or `claim:<packet id>`)
 -- ARGV[5] fingerprint: what must match when the transfer id is seen again
--- ARGV[6] keep_ms: keep the record this many ms (0 = pinned until transfer_release.lua
+-- ARGV[6] keep_ms (u64): keep the record this many ms (0 = pinned until transfer_release.lua
 --         un-pins it)
--- ARGV[7] ledger_cap: ledger length cap (entries)
--- ARGV[8] balance_limit_cents: balance limit in cents (0 = only the MAX_EXACT bound)
+-- ARGV[7] ledger_cap (u32): ledger length cap (entries)
+-- ARGV[8] balance_limit_cents (i64): balance limit in cents (0 = only the MAX_EXACT bound)
 -- ARGV[9] history_entry: the "received" history member of a claim credit (its cents must
 --         equal ARGV[1]), '' for a credit that is not history (a deposit)
--- ARGV[10] history_retention_ms: history retention, ms
+-- ARGV[10] history_retention_ms (u64): history retention, ms
 -- ARGV[11] user_id: the wallet's owner (the journal entry's user)
 -- ARGV[12] call: a deposit's call id (16 hex digits), kept in the record it writes (records.lua:
 --          money_record): its re-run, at any later moment, answers its first 'applied'; ''
 --          for a claim credit (re-driven by its packet's claim, which reads 'repeat')
--- ARGV[13] call_keep_ms: how long a deposit's refusal is kept (KEYS[10]'s TTL), ms (> 0)
+-- ARGV[13] call_keep_ms (u64): how long a deposit's refusal is kept (KEYS[10]'s TTL), ms (> 0)
 -- Returns one of:
 --   {'applied', balance}         credited now
 --   {'repeat', balance}          another call credited this transfer before: nothing changed;

@@ -2,21 +2,23 @@
 -- Prepended with records.lua (int, now_ms, prune_records, forget_score, MAX_EXACT) and
 -- journal.lua (journal_add), then ledger.lua (ledger_push).
 --
+-- helpers: records.lua journal.lua ledger.lua
+-- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] wallet: wallet hash (field `balance`, cents)
 -- KEYS[2] ledger: ledger list
 -- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)
 -- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms)
 -- KEYS[5] journal: the money journal of the wallet's tag (one withdrawal entry)
 -- KEYS[6] call_answer: this call's refusal, `<wallet>:call:<call id>` (records.lua: refusal_add)
--- ARGV[1] amount_cents: the withdrawal, cents (> 0)
+-- ARGV[1] amount_cents (i64): the withdrawal, cents (> 0)
 -- ARGV[2] reference: the caller's reference (the ledger entry's reference)
 -- ARGV[3] record_id: the idempotency record id, `wd:<reference>`
--- ARGV[4] keep_ms: keep the record this many ms (> 0)
--- ARGV[5] ledger_cap: ledger length cap (entries)
+-- ARGV[4] keep_ms (u64): keep the record this many ms (> 0)
+-- ARGV[5] ledger_cap (u32): ledger length cap (entries)
 -- ARGV[6] user_id: the wallet's owner (the journal entry's user)
 -- ARGV[7] call: this call's id (16 hex digits), kept in the record it writes (records.lua:
 --         money_record): its re-run, at any later moment, answers its first 'applied'
--- ARGV[8] call_keep_ms: how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
+-- ARGV[8] call_keep_ms (u64): how long a refusal's answer is kept (KEYS[6]'s TTL), ms (> 0)
 --
 -- The record's fingerprint is the amount: the same reference with the same amount is a
 -- repeat (nothing paid twice), with another amount a conflict. A withdrawal refused for want

@@ -12,6 +12,7 @@
 //! The journals have no TTL: under a `volatile-*` eviction policy they are never evicted, like
 //! the idempotency records (`HONGBAO_*` functions refuse to start under `allkeys-*`).
 
+use crate::store::scripts::JournalAckCall;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -20,7 +21,7 @@ use redis::Value;
 
 use super::error::Error;
 use super::keys::Keys;
-use super::scripts::{script_call, Call, JOURNAL_ACK};
+use super::scripts::Call;
 use super::Store;
 pub use crate::domain::journal::{Entry, Kind};
 
@@ -192,23 +193,6 @@ pub fn parse_range(key: &str, reply: Value) -> Result<Vec<Entry>, Error> {
             Ok(Entry::from_fields(key, &id, &fields)?)
         })
         .collect()
-}
-
-script_call! {
-    /// `lua/journal_ack.lua`: delete exported entries of one journal.
-    pub struct JournalAckCall<'a> for JOURNAL_ACK {
-        KEYS {
-            /// The journal stream.
-            journal: &'a str,
-        }
-        ARGV {
-            /// How long an emptied journal is kept (its last stream id with it), ms:
-            /// [`EMPTY_JOURNAL_KEEP_MS`].
-            empty_keep_ms: u64,
-            /// The stream ids of the exported entries.
-            stream_ids: &'a [String],
-        }
-    }
 }
 
 /// How long an emptied journal is kept, ms: the Redis nodes' clock margin

@@ -7,25 +7,12 @@
 //! an optimisation (it keeps overlapping runs from duplicating work); correctness never depends on
 //! it, because every protected step is idempotent.
 
+use crate::store::scripts::UnlockCall;
 use rand::RngCore;
 
 use super::error::Error;
-use super::scripts::{script_call, Call, UNLOCK};
+use super::scripts::Call;
 use super::Store;
-
-script_call! {
-    /// `lua/unlock.lua`: compare-and-delete lock release.
-    pub struct UnlockCall<'a> for UNLOCK {
-        KEYS {
-            /// The lock key.
-            lock: &'a str,
-        }
-        ARGV {
-            /// The owner's random token.
-            token: &'a str,
-        }
-    }
-}
 
 /// A held lock. Release it with [`Lock::release`]; if dropped, it expires after its TTL.
 #[derive(Debug)]

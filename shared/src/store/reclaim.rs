@@ -26,6 +26,7 @@
 //! Every step is idempotent, so a crash anywhere is repaired by the next run, and overlapping
 //! runs are harmless; a lock (see [`super::lock`]) keeps them from doing the same work twice.
 
+use crate::store::scripts::SettleCall;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -36,7 +37,7 @@ use super::error::Error;
 use super::keys::{is_packet_id, Keys, PacketKeys};
 use super::lock::Lock;
 use super::packets::{self, Share};
-use super::scripts::{call_id, int, script_call, texts, Call, SETTLE};
+use super::scripts::{call_id, int, texts, Call};
 use super::Store;
 use crate::domain::packets::parse_claim_state;
 
@@ -216,49 +217,6 @@ async fn forget_entry(conn: &mut super::Conn, keys: &Keys, packet_id: &str) -> R
         .query_async(conn)
         .await?;
     Ok(())
-}
-
-script_call! {
-    /// `lua/settle.lua`: refund an expired packet to its sender, once. Every key is on the
-    /// sender's hash tag.
-    pub struct SettleCall<'a> for SETTLE {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's share list.
-            shares: &'a str,
-            /// The packet's grabs hash.
-            grabs: &'a str,
-            /// The packet's grab order list (only expired).
-            order: &'a str,
-            /// The packet's claims hash.
-            claims: &'a str,
-            /// The sender's wallet hash.
-            wallet: &'a str,
-            /// The sender's ledger list.
-            ledger: &'a str,
-            /// The packet's recipients set (deleted once settled).
-            recipients: &'a str,
-            /// The sender's sent history.
-            sent: &'a str,
-            /// The money journal of the sender's tag (`refund_credit`, `packet_settled`).
-            journal: &'a str,
-            /// A coupon packet's coupons hash (expired with the rest).
-            coupons: &'a str,
-            /// A draw packet's entrants (expired with the rest).
-            tickets: &'a str,
-        }
-        ARGV {
-            /// The packet's id.
-            packet_id: &'a str,
-            /// How long the keys are kept after settlement, seconds.
-            retention_secs: u64,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// This call's id: the same call sent again answers its first answer.
-            call_id: &'a str,
-        }
-    }
 }
 
 /// The account a packet's settlement refunds, as [`SettleCall`] takes it: the sender's wallet

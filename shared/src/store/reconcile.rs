@@ -19,6 +19,7 @@
 //! the newest [`JOURNAL_WINDOW`] entries of its tag's journal), then checked by
 //! [`crate::domain::reconcile::reconcile`] (the rules are there).
 
+use crate::store::scripts::LedgerBaselineCall;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -30,7 +31,7 @@ use super::error::Error;
 use super::journal::parse_range;
 use super::keys::Keys;
 use super::scan::Master;
-use super::scripts::{call_id, script_call, text, Call, LEDGER_BASELINE};
+use super::scripts::{call_id, text, Call};
 use super::Store;
 use crate::domain::reconcile::{reconcile, Account, Holder, Mismatch};
 use crate::domain::wallet::LEDGER_CAP;
@@ -156,33 +157,6 @@ pub async fn check_account(
         &parse_range(&journal, entries)?,
         dedup_ms,
     ))
-}
-
-script_call! {
-    /// `lua/ledger_baseline.lua`: the one-time baseline of a ledger trimmed before its
-    /// trimmed cents were kept.
-    pub struct LedgerBaselineCall<'a> for LEDGER_BASELINE {
-        KEYS {
-            /// The wallet's or the merchant's hash.
-            holder: &'a str,
-            /// Its ledger (list).
-            ledger: &'a str,
-            /// The money journal of its tag (stream).
-            journal: &'a str,
-            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `holder`).
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The wallet's owner or the merchant (the journal entry's user).
-            holder_id: &'a str,
-            /// The journal entry's kind: `ledger_baseline` or `merchant_ledger_baseline`.
-            kind: &'a str,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// How long this call's answer is kept (the re-send horizon), ms.
-            call_keep_ms: u64,
-        }
-    }
 }
 
 /// Whether an account's only mismatch is a ledger's sum with no trimmed cents: a ledger

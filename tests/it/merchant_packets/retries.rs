@@ -5,7 +5,7 @@ use crate::common::{self, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
-use hongbao::store::scripts::{Call, MerchantCreatePacketCall};
+use hongbao::store::scripts::{Call, MerchantCreatePacketCall, SettleCall};
 use hongbao::store::{journal, reclaim};
 use hongbao::Store;
 
@@ -217,7 +217,7 @@ async fn re_sent_coupon_scripts_answer_as_their_first_run() {
         let mut replies = Vec::new();
         let payer = reclaim::Payer::merchant(&keys, SHOP);
         for call_id in ["c0ffee01", "c0ffee02"] {
-            let settle = reclaim::SettleCall::of(&pk, &payer, &packet_id, 3_600, 100, call_id);
+            let settle = SettleCall::of(&pk, &payer, &packet_id, 3_600, 100, call_id);
             let reply: redis::Value = settle.invocation().invoke_async(&mut conn).await.unwrap();
             replies.push(hongbao::store::scripts::texts("settle", reply).unwrap());
         }

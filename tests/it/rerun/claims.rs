@@ -16,10 +16,12 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::history::{year_of, ReceivedEntry};
 use hongbao::domain::reconcile::Holder;
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, ClaimDoneCall, GrabOutcome};
+use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::reconcile;
-use hongbao::store::scripts::{text, texts, Call, ClaimCall, TransferReleaseCall};
-use hongbao::store::wallet::{self, WalletCreditCall};
+use hongbao::store::scripts::{
+    text, texts, Call, ClaimCall, ClaimDoneCall, TransferReleaseCall, WalletCreditCall,
+};
+use hongbao::store::wallet;
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -23,6 +23,7 @@
 //!    campaign, so every code of the batch ends in exactly one place. No code enters a pool
 //!    after the start, so a pool only shrinks once grabbing opens.
 
+use crate::store::scripts::{CouponAddCodesCall, CouponBatchCall};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::codes::{batch_fingerprint, duplicates_within};
@@ -33,32 +34,6 @@ use crate::store::{Error, Store};
 use super::directory::{claim, owners, release};
 use super::keys::PoolKeys;
 use super::shape::resolve;
-
-use crate::store::scripts::{script_call, COUPON_ADD_CODES, COUPON_BATCH};
-
-script_call! {
-    /// `lua/coupon_batch.lua`: a batch's record on pool 0 and the one outcome of its directory
-    /// claims.
-    pub struct CouponBatchCall<'a> for COUPON_BATCH {
-        KEYS {
-            /// Pool 0's hash.
-            pool: &'a str,
-            /// Pool 0's batches (hash).
-            batches: &'a str,
-        }
-        ARGV {
-            /// The batch's reference.
-            reference: &'a str,
-            /// The batch's fingerprint.
-            fingerprint: &'a str,
-            /// `open`, `claimed` or `refused`.
-            step: &'a str,
-            /// `open`: `1` when a code is claimed for the batch already; `refused`: the codes
-            /// another campaign holds, space-separated.
-            detail: &'a str,
-        }
-    }
-}
 
 /// What `lua/coupon_batch.lua` answers.
 #[derive(Debug, PartialEq, Eq)]
@@ -95,29 +70,6 @@ impl CouponBatchCall<'_> {
             None if reply == "generated" => BatchState::Refusal(AddCodesOutcome::Generated),
             _ => return Err(Error::bad_reply(NAME, &reply)),
         })
-    }
-}
-
-script_call! {
-    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once per
-    /// batch reference.
-    pub struct CouponAddCodesCall<'a> for COUPON_ADD_CODES {
-        KEYS {
-            /// The pool's hash.
-            pool: &'a str,
-            /// The pool's un-issued uploaded codes (list).
-            codes: &'a str,
-            /// The pool's batches (hash).
-            batches: &'a str,
-        }
-        ARGV {
-            /// The batch's reference.
-            reference: &'a str,
-            /// The batch's fingerprint.
-            fingerprint: &'a str,
-            /// The pool's codes of the batch.
-            batch: &'a [&'a str],
-        }
     }
 }
 

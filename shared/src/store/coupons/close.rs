@@ -8,6 +8,7 @@
 //! the campaign leaves the index of ends (`<prefix>:{coupon}:ends`, written by
 //! `lua/coupon_create.lua`) only after pool 0 reported it.
 
+use crate::store::scripts::CouponCloseCall;
 use std::time::Instant;
 
 use crate::domain::coupons::list::LIST_RETENTION_MS;
@@ -22,45 +23,6 @@ use super::settle::settle;
 use super::shape::shape;
 use super::take::take;
 use super::Holder;
-
-use crate::store::scripts::{script_call, COUPON_CLOSE};
-
-script_call! {
-    /// `lua/coupon_close.lua`: close one pool of an ended campaign once (pool 0, last, also
-    /// reports the campaign's end in the journal).
-    pub struct CouponCloseCall<'a> for COUPON_CLOSE {
-        KEYS {
-            /// The pool's hash.
-            pool: &'a str,
-            /// The pool's un-issued uploaded codes (list).
-            codes: &'a str,
-            /// The pool's issued codes (hash).
-            issued: &'a str,
-            /// The pool's users and their items (hash).
-            holders: &'a str,
-            /// The pool's open reservations (hash).
-            pending: &'a str,
-            /// The pool's codes taken for reservations (hash).
-            loans: &'a str,
-            /// The pool's batches (hash).
-            batches: &'a str,
-            /// The pool's tag's journal (stream).
-            journal: &'a str,
-            /// A draw campaign's entrants (pool 0's).
-            tickets: &'a str,
-        }
-        ARGV {
-            /// When the pool's keys expire, Unix ms.
-            keep_until_ms: i64,
-            /// The campaign.
-            campaign_id: &'a str,
-            /// `1` on pool 0 (report the campaign's end), empty on the others.
-            report: &'a str,
-            /// Pool 0: the other pools' counts, `<issued>|<redeemed>|<never_issued>`.
-            others: &'a str,
-        }
-    }
-}
 
 impl CouponCloseCall<'_> {
     /// Parses the script's reply on pool `k` of campaign `id`:

@@ -24,6 +24,7 @@
 //!    yet (its home pool, or one its reservation passed) is answered `not_started`, to be
 //!    sent again ([`OPENING_RETRY_MS`](super::grab::OPENING_RETRY_MS)), never `sold_out`.
 
+use crate::store::scripts::{CouponClaimCall, CouponCreateCall, CouponCreatePoolCall};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::campaign::MAX_CAMPAIGN_MS;
@@ -36,108 +37,10 @@ use crate::domain::draws::{campaign_seed, commitment};
 use crate::store::scripts::{text, Call};
 use crate::store::{Conn, Error, Store};
 
-use super::directory::{claim, owners, release, CouponClaimCall};
+use super::directory::{claim, owners, release};
 use super::keys::{claims, ends, merchant_campaigns, refs, seq, PoolKeys};
 
-use crate::store::scripts::{script_call, COUPON_CREATE, COUPON_CREATE_POOL};
 use redis::Value;
-
-script_call! {
-    /// `lua/coupon_create.lua`: record a new campaign under its merchant reference, once, and
-    /// give it its number. Every key has the tag `{coupon}`.
-    pub struct CouponCreateCall<'a> for COUPON_CREATE {
-        KEYS {
-            /// The campaigns by merchant reference (hash).
-            refs: &'a str,
-            /// The last campaign number.
-            seq: &'a str,
-            /// The campaigns to close, by end (sorted set).
-            ends: &'a str,
-            /// The merchant's campaigns (sorted set), written only when `merchant_id` is given.
-            merchant: &'a str,
-        }
-        ARGV {
-            /// The merchant's reference of the creation.
-            reference: &'a str,
-            /// The request's fingerprint.
-            fingerprint: &'a str,
-            /// When grabbing opens, Unix ms in decimal; empty: when the campaign is recorded
-            /// (Redis `TIME`).
-            starts_at_ms: &'a str,
-            /// When grabbing ends (exclusive), Unix ms.
-            ends_at_ms: i64,
-            /// A fresh code secret (32 hex digits), stored if the campaign is new.
-            secret: &'a str,
-            /// The largest campaign number.
-            max_campaign_no: u64,
-            /// The longest campaign, ms: `ends_at` is at most this after the start (the
-            /// creation's Redis `TIME` when no start is given).
-            max_campaign_ms: i64,
-            /// The merchant the campaign is listed under; empty: none (no index written).
-            merchant_id: &'a str,
-            /// A draw campaign's entry window, ms, in decimal; empty: no draw.
-            draw_entry_ms: &'a str,
-        }
-    }
-}
-
-script_call! {
-    /// `lua/coupon_create_pool.lua`: write one pool of a new campaign, once.
-    pub struct CouponCreatePoolCall<'a> for COUPON_CREATE_POOL {
-        KEYS {
-            /// The pool's hash.
-            pool: &'a str,
-            /// The pool's un-issued uploaded codes (list).
-            codes: &'a str,
-        }
-        ARGV {
-            /// The creating request's fingerprint.
-            fingerprint: &'a str,
-            /// The campaign's title.
-            title: &'a str,
-            /// When grabbing opens, Unix ms.
-            starts_at_ms: i64,
-            /// When grabbing ends (exclusive), Unix ms.
-            ends_at_ms: i64,
-            /// Until when an issued coupon may be redeemed (exclusive), Unix ms.
-            redeem_by_ms: i64,
-            /// Codes one user may grab from the campaign.
-            per_user: u32,
-            /// The campaign's number of pools.
-            pools: u32,
-            /// `uploaded` or `generated`.
-            kind: &'a str,
-            /// Generated: the pool's first index (0 for uploaded codes).
-            first_index: u64,
-            /// Generated: the pool's end index, exclusive (0 for uploaded codes).
-            end_index: u64,
-            /// Generated: the campaign's code secret, 32 hex digits (empty for uploaded).
-            secret: &'a str,
-            /// The campaign's codes at its creation (all pools).
-            campaign_total: u64,
-            /// The discount's amount off, cents, or empty ([`Discount::fields`]).
-            amount_off: &'a str,
-            /// The discount's percent off (1 to 100), or empty.
-            percent_off: &'a str,
-            /// The most a percent off takes, cents, or empty.
-            max_off: &'a str,
-            /// The smallest order total a coupon applies to, cents, or empty.
-            min_order: &'a str,
-            /// A draw campaign's `draw_at`, Unix ms in decimal (every pool); empty: no draw.
-            draw_at_ms: &'a str,
-            /// Pool 0 of a draw campaign: the draw's seed
-            /// ([`crate::domain::draws::campaign_seed`]); else empty.
-            draw_seed: &'a str,
-            /// Pool 0 of a draw campaign: the seed's commitment; else empty.
-            draw_commitment: &'a str,
-            /// The campaign's id tag ([`crate::domain::coupons::id_tag`]), or empty (a
-            /// campaign known by its number alone).
-            id_tag: &'a str,
-            /// Uploaded: the pool's codes (none for generated).
-            batch: &'a [&'a str],
-        }
-    }
-}
 
 /// What `lua/coupon_create.lua` answers.
 #[derive(Debug)]

@@ -7,50 +7,17 @@
 //! only on that outcome: every code of a refused creation or batch, or the share of a pool a
 //! batch missed (`release`, `lua/coupon_unclaim.lua`: only the owner's claim).
 
+use crate::store::scripts::{CouponClaimCall, CouponUnclaimCall};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::codes::MAX_LISTED_DUPLICATES;
-use crate::store::scripts::{script_call, text, Call, COUPON_CLAIM, COUPON_UNCLAIM};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::keys::directory;
 
 /// Directory calls in flight at once.
 const IN_FLIGHT: usize = 64;
-
-script_call! {
-    /// `lua/coupon_claim.lua`: claim a field for a value, first writer wins; answers the value
-    /// the field holds.
-    pub struct CouponClaimCall<'a> for COUPON_CLAIM {
-        KEYS {
-            /// The hash: the directory hash of the code's digest tag, or the creations'
-            /// outcomes.
-            claims: &'a str,
-        }
-        ARGV {
-            /// The code, or the campaign id.
-            field: &'a str,
-            /// This run's owner or outcome.
-            value: &'a str,
-        }
-    }
-}
-
-script_call! {
-    /// `lua/coupon_unclaim.lua`: release a code's directory claim if it is the owner's.
-    pub struct CouponUnclaimCall<'a> for COUPON_UNCLAIM {
-        KEYS {
-            /// The directory hash of the code's digest tag.
-            directory: &'a str,
-        }
-        ARGV {
-            /// The code.
-            code: &'a str,
-            /// The owner whose claim is released.
-            owner: &'a str,
-        }
-    }
-}
 
 /// What the directory says of a request's codes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,60 +8,16 @@
 //! winner's grab then goes on as any grab (`super::grab`), and the campaign holds a code for
 //! each winner.
 
+use crate::store::scripts::{CouponDrawEnterCall, CouponDrawRunCall};
 use redis::Value;
 
 use crate::domain::draws::{ticket, Draw, DrawResult};
 use crate::store::conn::Conn;
-use crate::store::scripts::{script_call, text, Call, COUPON_DRAW_ENTER, COUPON_DRAW_RUN};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::keys::PoolKeys;
 use super::shape::{Shape, ShapeDraw};
-
-script_call! {
-    /// `lua/coupon_draw_enter.lua`: a draw campaign's grab on pool 0 (acknowledged): the
-    /// caller's entry until `draw_at`, whether they won after the draw.
-    pub struct CouponDrawEnterCall<'a> for COUPON_DRAW_ENTER {
-        KEYS {
-            /// Pool 0's hash.
-            pool: &'a str,
-            /// The campaign's entrants (`PoolKeys::tickets` of pool 0).
-            tickets: &'a str,
-            /// The caller's visit counter in the campaign (on pool 0's tag).
-            rate: &'a str,
-        }
-        ARGV {
-            /// The caller.
-            user_id: &'a str,
-            /// Their ticket (`domain::draws::ticket`), 64 lowercase hex digits.
-            ticket: &'a str,
-            /// Visits allowed per window (0: unlimited).
-            rate_limit: u32,
-            /// The visit window, ms.
-            rate_window_ms: u64,
-        }
-    }
-}
-
-script_call! {
-    /// `lua/coupon_draw_run.lua`: a draw campaign's draw, once (acknowledged).
-    pub struct CouponDrawRunCall<'a> for COUPON_DRAW_RUN {
-        KEYS {
-            /// Pool 0's hash.
-            pool: &'a str,
-            /// The campaign's entrants.
-            tickets: &'a str,
-            /// The journal of pool 0's tag (the `draw_run` entry).
-            journal: &'a str,
-        }
-        ARGV {
-            /// The campaign's codes: every pool's `total`.
-            codes: u64,
-            /// The campaign (the journal entry's reference).
-            campaign_id: &'a str,
-        }
-    }
-}
 
 /// What a draw campaign's grab is, before any code is taken.
 #[derive(Debug, Clone, PartialEq, Eq)]

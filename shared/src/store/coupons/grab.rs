@@ -23,6 +23,7 @@
 //! the start every written pool only shrinks, and a walk that passed a pool not written yet is
 //! not answered sold out.
 
+use crate::store::scripts::CouponGrabCall;
 use rand::Rng;
 use redis::Value;
 
@@ -40,8 +41,6 @@ use crate::store::{Error, Store};
 
 use super::keys::PoolKeys;
 
-use crate::store::scripts::{script_call, COUPON_GRAB};
-
 /// The script, as its errors name it.
 const NAME: &str = "coupon_grab";
 
@@ -51,43 +50,6 @@ const NAME: &str = "coupon_grab";
 /// once, so the rest follow within milliseconds, or when the merchant sends the creation
 /// again.
 pub const OPENING_RETRY_MS: u64 = 1_000;
-
-script_call! {
-    /// `lua/coupon_grab.lua`: a code of the caller's home pool, at most `per_user` per user.
-    pub struct CouponGrabCall<'a> for COUPON_GRAB {
-        KEYS {
-            /// The home pool's hash.
-            pool: &'a str,
-            /// The home pool's un-issued uploaded codes (list).
-            codes: &'a str,
-            /// The home pool's issued codes (hash).
-            issued: &'a str,
-            /// The home pool's users and their items (hash).
-            holders: &'a str,
-            /// The caller's visit counter in the campaign.
-            rate: &'a str,
-            /// The home pool's open reservations (hash).
-            pending: &'a str,
-            /// The home pool's tag's journal (stream).
-            journal: &'a str,
-        }
-        ARGV {
-            /// The caller.
-            user_id: &'a str,
-            /// The home pool's number.
-            home: u32,
-            /// Visits allowed per window (0: unlimited).
-            rate_limit: u32,
-            /// The visit window, ms.
-            rate_window_ms: u64,
-            /// A fresh id of this call (16 hex digits): the reservation's if the home pool is
-            /// empty, and the call id a win is recorded under (a re-run answers the same win).
-            reservation: &'a str,
-            /// The campaign (journal entries name it).
-            campaign_id: &'a str,
-        }
-    }
-}
 
 /// What `lua/coupon_grab.lua` answers (one string, the outcome and its data joined by ':').
 #[derive(Debug, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 //! discount is computed here ([`crate::domain::coupons::Discount`]) and kept with the hold;
 //! the script refuses a total below the campaign's minimum before writing anything.
 
+use crate::store::scripts::CouponHoldCall;
 use redis::Value;
 
 use crate::domain::coupons::Discount;
@@ -16,43 +17,8 @@ use crate::store::{Error, Store};
 
 use super::locate::{discount_arg, discount_of, locate, total_arg};
 
-use crate::store::scripts::{script_call, COUPON_HOLD};
-
 /// The script, as its errors name it.
 const NAME: &str = "coupon_hold";
-
-script_call! {
-    /// `lua/coupon_hold.lua`: hold an issued coupon for one order, on the pool that issued it.
-    pub struct CouponHoldCall<'a> for COUPON_HOLD {
-        KEYS {
-            /// The issuing pool's hash.
-            pool: &'a str,
-            /// The issuing pool's issued codes (hash).
-            issued: &'a str,
-            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `issued`).
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The code as the pool keys it: the uploaded code, or the generated index.
-            code: &'a str,
-            /// The user the checkout names.
-            user_id: &'a str,
-            /// The order holding the coupon.
-            order_reference: &'a str,
-            /// How long the hold lasts from now, ms (at least 1).
-            hold_ms: u64,
-            /// The order's total, cents, or empty (not given).
-            order_total_cents: &'a str,
-            /// The order's discount, cents, or empty (unknown).
-            discount_cents: &'a str,
-            /// This call's id (16 hex digits): the same call sent again, at any later
-            /// moment, answers as its first run.
-            call: &'a str,
-            /// How long this call's answer is kept (the re-send horizon), ms.
-            call_keep_ms: u64,
-        }
-    }
-}
 
 /// The answer to a hold.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 //! refuses a coupon another order holds. With the order's total, the campaign's discount is
 //! computed here ([`crate::domain::coupons::Discount`]) and recorded with the redemption.
 
+use crate::store::scripts::CouponRedeemCall;
 use redis::Value;
 
 use crate::domain::coupons::Discount;
@@ -15,51 +16,8 @@ use crate::store::{Error, Store};
 
 use super::locate::{discount_arg, discount_of, locate, total_arg};
 
-use crate::store::scripts::{script_call, COUPON_REDEEM};
-
 /// The script, as its errors name it.
 const NAME: &str = "coupon_redeem";
-
-script_call! {
-    /// `lua/coupon_redeem.lua`: redeem an issued coupon once, on the pool that issued it.
-    pub struct CouponRedeemCall<'a> for COUPON_REDEEM {
-        KEYS {
-            /// The issuing pool's hash.
-            pool: &'a str,
-            /// The issuing pool's issued codes (hash).
-            issued: &'a str,
-            /// The issuing pool's tag's journal (stream).
-            journal: &'a str,
-            /// A share's coupon's merchant hash (its books); else the pool's hash.
-            books: &'a str,
-            /// A share's coupon's packet's grabs hash; else the pool's hash.
-            grabs: &'a str,
-            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `issued`).
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The code as the pool keys it: the uploaded code, or the generated index.
-            code: &'a str,
-            /// The user the checkout names.
-            user_id: &'a str,
-            /// The order redeeming the coupon.
-            order_reference: &'a str,
-            /// The campaign (journal entries name it).
-            campaign_id: &'a str,
-            /// The order's total, cents, or empty (not given).
-            order_total_cents: &'a str,
-            /// The order's discount, cents, or empty (unknown).
-            discount_cents: &'a str,
-            /// This call's id (16 hex digits): the same call sent again, at any later
-            /// moment, answers as its first run.
-            call: &'a str,
-            /// `1` for a share's coupon, else empty.
-            share: &'a str,
-            /// How long this call's answer is kept (the re-send horizon), ms.
-            call_keep_ms: u64,
-        }
-    }
-}
 
 impl CouponRedeemCall<'_> {
     /// Parses the script's reply: `redeemed:<at_ms>:<repeat 0|1>:<discount>`,

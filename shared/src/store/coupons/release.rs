@@ -4,6 +4,7 @@
 //! count goes down once, and the journal gets `coupon_released`). A repeat answers the same,
 //! also after another order took the coupon since (the release's memory, beside the code).
 
+use crate::store::scripts::CouponReleaseCall;
 use redis::Value;
 
 use crate::domain::coupons::Discount;
@@ -13,50 +14,8 @@ use crate::store::{Error, Store};
 
 use super::locate::locate;
 
-use crate::store::scripts::{script_call, COUPON_RELEASE};
-
 /// The script, as its errors name it.
 const NAME: &str = "coupon_release";
-
-script_call! {
-    /// `lua/coupon_release.lua`: release an order's hold or reverse its redemption, once.
-    pub struct CouponReleaseCall<'a> for COUPON_RELEASE {
-        KEYS {
-            /// The issuing pool's hash.
-            pool: &'a str,
-            /// The issuing pool's issued codes and release memories (hash).
-            issued: &'a str,
-            /// The issuing pool's tag's journal (stream).
-            journal: &'a str,
-            /// A share's coupon's merchant hash (its books); else the pool's hash.
-            books: &'a str,
-            /// A share's coupon's packet's grabs hash; else the pool's hash.
-            grabs: &'a str,
-            /// A share's coupon's merchant's ledger; else the pool's hash.
-            ledger: &'a str,
-            /// This call's answer, kept under its call id ([`Keys::call_answer`] of `issued`).
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The code as the pool keys it: the uploaded code, the generated index, or the
-            /// share id.
-            code: &'a str,
-            /// The order releasing the coupon.
-            order_reference: &'a str,
-            /// The campaign (journal entries name it); a share's coupon's packet.
-            campaign_id: &'a str,
-            /// This call's id (16 hex digits): the same call sent again, at any later
-            /// moment, answers as its first run.
-            call: &'a str,
-            /// `1` for a share's coupon, else empty.
-            share: &'a str,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// How long this call's answer is kept (the re-send horizon), ms.
-            call_keep_ms: u64,
-        }
-    }
-}
 
 /// What a release let go of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

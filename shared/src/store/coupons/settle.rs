@@ -4,36 +4,14 @@
 //! The outcome is recorded under the reservation id, first run wins, and answered to every
 //! later run. See [`super::grab`](mod@super::grab).
 
+use crate::store::scripts::CouponSettleCall;
 use redis::Value;
 
 use super::take::{Taken, Walk};
 use super::Holder;
 use crate::store::conn::Conn;
-use crate::store::scripts::{script_call, text, Call, COUPON_SETTLE};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/coupon_settle.lua`: close a reservation in the user's home pool, once.
-    pub struct CouponSettleCall<'a> for COUPON_SETTLE {
-        KEYS {
-            /// The home pool's users and their items (hash).
-            holders: &'a str,
-            /// The home pool's open reservations (hash).
-            pending: &'a str,
-        }
-        ARGV {
-            /// The user the reservation is for.
-            user_id: &'a str,
-            /// The reservation id.
-            reservation: &'a str,
-            /// The item taken for it, or empty when no pool had a code for it.
-            item: &'a str,
-            /// When the item was taken, Unix ms in decimal; with no item empty (sold out) or
-            /// `~` (opening).
-            grabbed_at_ms: &'a str,
-        }
-    }
-}
 
 /// A reservation closed: its one outcome and the user's items afterwards.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,41 +5,13 @@
 //! user, reclaim-cron's re-drive) walks to the same code or to none. See
 //! [`super::grab`](mod@super::grab).
 
+use crate::store::scripts::CouponTakeCall;
 use redis::Value;
 
 use super::Holder;
 use crate::store::conn::Conn;
-use crate::store::scripts::{script_call, text, Call, COUPON_TAKE};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/coupon_take.lua`: one code of another pool for a reservation, one outcome per
-    /// reservation and pool.
-    pub struct CouponTakeCall<'a> for COUPON_TAKE {
-        KEYS {
-            /// The pool's hash.
-            pool: &'a str,
-            /// The pool's un-issued uploaded codes (list).
-            codes: &'a str,
-            /// The pool's issued codes (hash).
-            issued: &'a str,
-            /// The pool's outcomes for reservations (hash).
-            loans: &'a str,
-            /// The pool's tag's journal (stream).
-            journal: &'a str,
-        }
-        ARGV {
-            /// The user the reservation is for.
-            user_id: &'a str,
-            /// The reservation id.
-            reservation: &'a str,
-            /// The pool's number.
-            pool_no: u32,
-            /// The campaign (journal entries name it).
-            campaign_id: &'a str,
-        }
-    }
-}
 
 /// How a reservation's walk over the other pools ended (step 2).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,5 +18,5 @@ mod page;
 mod summary;
 
 pub use crate::domain::history::{Cursor, Entry, Page, Role, Summary, Totals};
-pub use page::{page, HistoryPageCall};
+pub use page::page;
 pub use summary::summary;

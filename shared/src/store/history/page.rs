@@ -3,26 +3,9 @@
 
 use crate::domain::history::{Cursor, Entry, Page, Role};
 use crate::store::keys::Keys;
-use crate::store::scripts::{script_call, texts, Call, HISTORY_PAGE};
+use crate::store::scripts::HistoryPageCall;
+use crate::store::scripts::{texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/history_page.lua`: one page of a user's sent or received history.
-    pub struct HistoryPageCall<'a> for HISTORY_PAGE {
-        KEYS {
-            /// The history list (`WalletKeys::history`).
-            list: &'a str,
-        }
-        ARGV {
-            /// `+` for the first page, else `(` and the cursor's `<ms>:<packet_id>`.
-            upper: &'a str,
-            /// Entries to return.
-            limit: u32,
-            /// History retention, ms.
-            retention_ms: u64,
-        }
-    }
-}
 
 impl HistoryPageCall<'_> {
     /// `history_page.lua`'s reply, up to `limit + 1` members newest first (the call asks one

@@ -2,6 +2,7 @@
 //! budget's debit and the packet in one script on the merchant's hash slot
 //! (`lua/merchant_create_packet.lua`), and that script's reply.
 
+use crate::store::scripts::{DueAddCall, MerchantCreatePacketCall};
 use redis::Value;
 
 use crate::domain::merchants::coupons::MAX_REDEEM_WITHIN_SECS;
@@ -12,91 +13,8 @@ use crate::domain::wallet::LEDGER_CAP;
 use crate::store::keys::{new_packet_id, Keys};
 use crate::store::packets::create::bring_forward;
 use crate::store::packets::view::load;
-use crate::store::packets::DueAddCall;
-use crate::store::scripts::{int, script_call, texts, Call, MERCHANT_CREATE_PACKET};
+use crate::store::scripts::{int, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/merchant_create_packet.lua`: debit a merchant's budget and create its order's
-    /// packet, once per order. Every key is on the merchant's hash tag.
-    pub struct MerchantCreatePacketCall<'a> for MERCHANT_CREATE_PACKET {
-        KEYS {
-            /// The merchant's hash (its books, cents).
-            merchant: &'a str,
-            /// The merchant's ledger list.
-            ledger: &'a str,
-            /// The merchant's records hash (`order:<order_reference>`).
-            records: &'a str,
-            /// Its "forget after" sorted set (Unix ms).
-            records_forget: &'a str,
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's share list.
-            shares: &'a str,
-            /// The packet's grabs hash (the sharer's share when `sharer_first`).
-            grabs: &'a str,
-            /// The merchant's packets (sorted set by `created_at`).
-            packets: &'a str,
-            /// The money journal of the merchant's tag (one `merchant_packet_debit` entry).
-            journal: &'a str,
-            /// The packet's grab order list (the sharer, when `sharer_first`).
-            order: &'a str,
-        }
-        ARGV {
-            /// The new packet's id (the merchant's tag, then 80 random bits).
-            packet_id: &'a str,
-            /// The merchant.
-            merchant_id: &'a str,
-            /// The order.
-            order_reference: &'a str,
-            /// The customer who shares the packet.
-            sharer_id: &'a str,
-            /// `wallet` or `coupon`.
-            payout: &'a str,
-            /// `1` when the sharer's share is taken now, else empty.
-            sharer_first: &'a str,
-            /// The packet's total, cents.
-            total_cents: i64,
-            /// The number of shares.
-            count: u32,
-            /// `lucky` or `fixed`.
-            mode: &'a str,
-            /// `double_mean` or `line_cut` for a lucky packet, empty for a fixed one.
-            split: &'a str,
-            /// The greeting, empty for none.
-            greeting: &'a str,
-            /// The cover id, empty for none.
-            cover: &'a str,
-            /// The packet expires this many seconds after Redis `TIME`.
-            expires_in_secs: u64,
-            /// The order's fingerprint ([`NewMerchantPacket::fingerprint`]).
-            fingerprint: &'a str,
-            /// How long the order's record is kept, ms (> 0).
-            order_keep_ms: u64,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// Redis `TIME` of the reclaim index's node when [`DueAddCall`] indexed the
-            /// packet, Unix ms.
-            indexed_at_ms: i64,
-            /// The delivery window, ms (`domain::packets::CREATE_WINDOW_MS`).
-            delivery_window_ms: i64,
-            /// The fairness receipt's salt, 64 hex digits.
-            salt: &'a str,
-            /// The commitment to `share_amounts` under `salt`.
-            commitment: &'a str,
-            /// How long the merchant's packets index keeps an entry, ms (> 0).
-            index_keep_ms: u64,
-            /// A coupon packet's coupons' minimum order, cents, or empty (any order; a wallet
-            /// packet).
-            min_order_cents: &'a str,
-            /// A coupon packet's redeem window after its expiry, ms, or empty (a wallet
-            /// packet).
-            redeem_within_ms: &'a str,
-            /// The share amounts, cents: `count` of them, in share-id order.
-            share_amounts: &'a [i64],
-        }
-    }
-}
 
 /// `merchant_create_packet.lua`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,55 +1,14 @@
 //! `POST /merchants/{merchant_id}/deposits`'s store step: one EVALSHA of
 //! `lua/merchant_deposit.lua` on the merchant's hash slot.
 
+use crate::store::scripts::MerchantDepositCall;
 use redis::Value;
 
 use crate::domain::merchants::MAX_MERCHANT_BALANCE_CENTS;
 use crate::domain::wallet::{DepositOutcome, LEDGER_CAP};
 use crate::store::keys::Keys;
-use crate::store::scripts::{call_id, script_call, Call, MERCHANT_DEPOSIT};
+use crate::store::scripts::{call_id, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/merchant_deposit.lua`: pay money into a merchant's budget once per reference.
-    /// Every key is on the merchant's hash tag.
-    pub struct MerchantDepositCall<'a> for MERCHANT_DEPOSIT {
-        KEYS {
-            /// The merchant's hash (its books, cents).
-            merchant: &'a str,
-            /// The ledger list.
-            ledger: &'a str,
-            /// The idempotency records hash.
-            records: &'a str,
-            /// The idempotency "forget after" sorted set (Unix ms).
-            records_forget: &'a str,
-            /// The money journal of the merchant's tag (one `merchant_deposit` entry).
-            journal: &'a str,
-            /// This call's refusal, kept under its call id ([`Keys::call_answer`]).
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The deposit, cents (> 0).
-            amount_cents: i64,
-            /// The caller's reference (the ledger entry's reference).
-            reference: &'a str,
-            /// The idempotency record id, `dep:<reference>`.
-            record_id: &'a str,
-            /// Keep the record this many ms (> 0).
-            keep_ms: u64,
-            /// Ledger entries kept.
-            ledger_cap: u32,
-            /// The largest balance a deposit may produce, cents.
-            balance_limit_cents: i64,
-            /// The merchant (the journal entry's user).
-            merchant_id: &'a str,
-            /// This call's id (16 hex digits, fresh per call), kept in the
-            /// record it writes: its re-run, at any later moment, answers its first `applied`.
-            call: &'a str,
-            /// How long a refusal's answer is kept (`call_answer`'s TTL), ms.
-            call_keep_ms: u64,
-        }
-    }
-}
 
 /// Pays `amount_cents` into `merchant_id`'s budget, once per `reference` (per merchant; the
 /// record, `dep:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL, as a

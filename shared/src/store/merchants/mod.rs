@@ -20,11 +20,11 @@ mod get;
 mod list_packets;
 mod withdraw;
 
-pub use create_packet::{create_packet, MerchantCreatePacketCall};
-pub use deposit::{deposit, MerchantDepositCall};
+pub use create_packet::create_packet;
+pub use deposit::deposit;
 pub use get::get;
 pub use list_packets::{list_packets, PacketsPage};
-pub use withdraw::{withdraw, MerchantWithdrawCall};
+pub use withdraw::withdraw;
 
 use redis::Value;
 

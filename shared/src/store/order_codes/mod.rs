@@ -103,4 +103,4 @@ mod retire;
 mod secrets;
 
 pub use keys::{day_key, newest_day_key, quota_key};
-pub use next::{next_codes, next_codes_with, OrderCodeCall};
+pub use next::{next_codes, next_codes_with};

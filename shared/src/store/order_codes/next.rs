@@ -1,5 +1,6 @@
 //! `POST /order-codes`: take `count` codes of the current business day (`lua/order_code.lua`).
 
+use crate::store::scripts::OrderCodeCall;
 use chrono::NaiveDate;
 use redis::{Script, Value};
 
@@ -9,48 +10,8 @@ use super::{
     code_prefix, date_of_day, day_key, day_start, domain, new_day_secret, newest_day_key,
     permutation, quota_key, window_of_hour, Outcome, MAX_BATCH, QUOTA_TTL_SECS,
 };
-use crate::store::scripts::{self, int, script_call, text, Call, ORDER_CODE};
+use crate::store::scripts::{self, int, text, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/order_code.lua`: take positions of the business day's order-code sequence. Every
-    /// key has the tag `{oc}`; `m` (1 to 3) is the number of candidate business days.
-    pub struct OrderCodeCall<'a> for ORDER_CODE {
-        KEYS {
-            /// The day hashes of the `m` candidate business days.
-            day_hashes: &'a [String],
-            /// The high-water mark (`newest_day_key`).
-            newest_day: &'a str,
-            /// The caller's quota counters of the same `m` days, in the same order.
-            quotas: &'a [String],
-        }
-        ARGV {
-            /// Codes to take (1 to 100).
-            count: u32,
-            /// Positions per day, `9 * 10^(digits - 1)`.
-            positions_per_day: u64,
-            /// A fresh 128-bit secret (32 hex digits), stored if the day has none yet.
-            new_secret: &'a str,
-            /// The lifetime of a quota counter from the caller's first code of the day,
-            /// seconds.
-            quota_ttl_secs: u64,
-            /// Codes one caller may take per business day (0: no quota).
-            per_user_per_day: u32,
-            /// The start of the zone window, Unix seconds.
-            window_start: i64,
-            /// The end of the zone window (exclusive), Unix seconds.
-            window_end: i64,
-            /// Per candidate day, in the order of `day_hashes`: the business day (local days
-            /// since 1970-01-01) and the caller's guess of its secret (empty: none).
-            days: &'a [(i64, &'a str)],
-            /// The UTC offset in force at the window start, seconds.
-            base_offset: i32,
-            /// The offset changes in the window, ascending: (instant, Unix seconds; UTC offset
-            /// from then on, seconds).
-            transitions: &'a [(i64, i32)],
-        }
-    }
-}
 
 /// What `lua/order_code.lua` answers (its fields joined by ':').
 #[derive(Debug, PartialEq, Eq)]

@@ -2,59 +2,13 @@
 //! hash slot, which is its sender's (the wallet the refund goes to), and its reply parsed into
 //! [`CancelOutcome`].
 
+use crate::store::scripts::CancelCall;
 use redis::Value;
 
 use crate::domain::packets::{CancelOutcome, Status};
 use crate::store::keys::{is_packet_id, user_tag, Keys, PacketKeys, WalletKeys};
-use crate::store::scripts::{call_id, int, script_call, texts, Call, CANCEL};
+use crate::store::scripts::{call_id, int, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/cancel.lua`: the sender cancels an open packet and gets its un-grabbed shares back,
-    /// atomically. Every key is on the sender's hash tag.
-    pub struct CancelCall<'a> for CANCEL {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The sender's wallet hash.
-            wallet: &'a str,
-            /// The sender's ledger list.
-            ledger: &'a str,
-            /// The sender's sent history.
-            sent: &'a str,
-            /// The money journal of the sender's tag (`refund_credit`, `packet_cancelled`,
-            /// and `packet_settled` when the cancel settles the packet).
-            journal: &'a str,
-            /// The packet's recipients set (deleted by the cancel).
-            recipients: &'a str,
-            /// The packet's share list (TTL'd when the cancel settles the packet).
-            shares: &'a str,
-            /// The packet's grabs hash (likewise).
-            grabs: &'a str,
-            /// The packet's claims hash (likewise).
-            claims: &'a str,
-            /// A draw packet's entrants (likewise).
-            tickets: &'a str,
-            /// The packet's grab order list (likewise).
-            order: &'a str,
-            /// The sender's open packets (the packet leaves it).
-            open_packets: &'a str,
-        }
-        ARGV {
-            /// The packet's id.
-            packet_id: &'a str,
-            /// The caller (only the sender may cancel).
-            caller_id: &'a str,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// How long a settled packet's keys are kept, seconds (> 0).
-            retention_secs: u64,
-            /// This call's id (16 hex digits): a re-run finds its own cancel and answers as
-            /// the first run (`earlier` false).
-            call: &'a str,
-        }
-    }
-}
 
 impl<'a> CancelCall<'a> {
     /// The cancel of packet `packet_id` (its keys `pk`) by `caller_id` (their wallet keys

@@ -3,6 +3,7 @@
 //! or, for a merchant packet paid out as coupons, the whole claim in `lua/claim.lua` and the
 //! coupon put in the grabber's list.
 
+use crate::store::scripts::ClaimCall;
 use redis::Value;
 
 use crate::domain::merchants::{share_code, IssuedTerms, ShareCoupon};
@@ -10,40 +11,9 @@ use crate::domain::packets::{parse_claim_state, ClaimOutcome, Share};
 use crate::store::coupons;
 use crate::store::keys::{is_packet_id, Keys};
 use crate::store::packets::redrive::{redrive_claim, ClaimedPacket};
-use crate::store::scripts::{call_id, script_call, texts, Call, CLAIM};
+use crate::store::scripts::{call_id, texts, Call};
 use crate::store::wallet;
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot.
-    pub struct ClaimCall<'a> for CLAIM {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's grabs hash.
-            grabs: &'a str,
-            /// The packet's claims hash (user -> claim state).
-            claims: &'a str,
-            /// A coupon packet's coupons hash (share id -> coupon record).
-            coupons: &'a str,
-            /// The books of merchant `books_of` (a coupon packet's merchant hash); any key of
-            /// the slot when `books_of` is empty.
-            books: &'a str,
-            /// The money journal of the packet's tag (a coupon's `coupon_issued`).
-            journal: &'a str,
-        }
-        ARGV {
-            /// The claiming grabber.
-            user_id: &'a str,
-            /// The merchant whose books `books` is, or empty (not known yet).
-            books_of: &'a str,
-            /// This call's id (16 hex digits, fresh per call): a coupon
-            /// packet's claim keeps it in its state, so its re-run answers `issued` as its
-            /// first run did.
-            call: &'a str,
-        }
-    }
-}
 
 /// `claim.lua`'s reply.
 #[derive(Debug, Clone, PartialEq, Eq)]

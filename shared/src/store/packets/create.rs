@@ -2,6 +2,7 @@
 //! and the packet in one script (`lua/create_packet.lua`), and that script's reply parsed into
 //! [`CreateReply`].
 
+use crate::store::scripts::{CreatePacketCall, DueAddCall};
 use redis::Value;
 
 use crate::domain::draws;
@@ -12,135 +13,8 @@ use crate::domain::packets::{
 use crate::domain::split;
 use crate::store::keys::{new_packet_id, Keys};
 use crate::store::packets::view::load;
-use crate::store::scripts::{int, script_call, texts, Call, CREATE_PACKET, DUE_ADD};
+use crate::store::scripts::{int, texts, Call};
 use crate::store::{Conn, Error, Store};
-
-script_call! {
-    /// `lua/create_packet.lua`: debit the sender and create the packet, atomically. Every key
-    /// is on the sender's hash tag.
-    pub struct CreatePacketCall<'a> for CREATE_PACKET {
-        KEYS {
-            /// The sender's wallet hash (field `balance`, cents).
-            wallet: &'a str,
-            /// The sender's ledger list.
-            ledger: &'a str,
-            /// The sender's idempotency records hash.
-            records: &'a str,
-            /// The sender's idempotency "forget after" sorted set (Unix ms).
-            records_forget: &'a str,
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's share list (un-grabbed amounts, cents).
-            shares: &'a str,
-            /// The `Idempotency-Key`'s record in the layout before 0.2 (read only).
-            legacy_record: &'a str,
-            /// The sender's creates counter of the open quota window.
-            creates: &'a str,
-            /// The packet's recipients set (a targeted packet only).
-            recipients: &'a str,
-            /// The sender's sent history.
-            sent: &'a str,
-            /// The sender's received history (pruned here too).
-            received: &'a str,
-            /// The sender's history totals hash.
-            history_totals: &'a str,
-            /// The money journal of the sender's tag (one `packet_debit` entry).
-            journal: &'a str,
-            /// The sender's open packets (`WalletKeys::open_packets`).
-            open_packets: &'a str,
-            /// The sender's creates in the open day window (`WalletKeys::creates_day`).
-            creates_day: &'a str,
-        }
-        ARGV {
-            /// The new packet's id.
-            packet_id: &'a str,
-            /// The sender's user id.
-            sender_id: &'a str,
-            /// The packet's total, cents.
-            total_cents: i64,
-            /// The number of shares.
-            count: u32,
-            /// `lucky` or `fixed`.
-            mode: &'a str,
-            /// `double_mean` or `line_cut` for a lucky packet, empty for a fixed one.
-            split: &'a str,
-            /// The greeting, empty for none.
-            greeting: &'a str,
-            /// The packet expires this many seconds after its opening.
-            expires_in_secs: u64,
-            /// The request fingerprint: `v2:<sha256 hex>`, then a space and the v1 fingerprint
-            /// when that one is unambiguous.
-            fingerprint: &'a str,
-            /// `create:<Idempotency-Key>`, empty for a request without the header.
-            record_id: &'a str,
-            /// How long the idempotency record is kept, ms (> 0).
-            record_keep_ms: u64,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// Packets a sender may create per window (0: no limit).
-            packets_per_window: u32,
-            /// The quota window, ms.
-            window_ms: u64,
-            /// A targeted packet's recipients joined by `\n`, empty for anyone.
-            recipient_ids: &'a str,
-            /// History retention, ms.
-            history_retention_ms: u64,
-            /// Business-year bounds (`YearBounds::arg`: `<first_year>:<s1>:<s2>:<s3>:<s4>`,
-            /// Unix ms).
-            year_bounds: &'a str,
-            /// Redis `TIME` of the reclaim index's node when [`DueAddCall`] indexed the
-            /// packet, Unix ms: the start of the call's delivery window.
-            indexed_at_ms: i64,
-            /// The delivery window, ms: past it the call creates nothing
-            /// (`domain::packets::CREATE_WINDOW_MS`).
-            delivery_window_ms: i64,
-            /// Grabs open this many seconds after Redis `TIME` (0: at once).
-            opens_in_secs: u64,
-            /// The cover id, empty for none.
-            cover: &'a str,
-            /// The fairness receipt's salt, 64 hex digits (secret while the packet is open).
-            salt: &'a str,
-            /// The commitment to `share_amounts` under `salt`
-            /// (`domain::packets::receipt::commitment`).
-            commitment: &'a str,
-            /// A password packet's verifier (`domain::packets::password`), empty for none.
-            password: &'a str,
-            /// A draw packet's entry window, ms from its opening (`draw_at` = `opens_at` +
-            /// this), empty for a first-come-first-served packet.
-            draw_entry_ms: &'a str,
-            /// A draw packet's seed, 64 hex digits (secret until the draw), else empty.
-            draw_seed: &'a str,
-            /// A draw packet's commitment to its seed (`domain::draws::commitment`), else
-            /// empty.
-            draw_commitment: &'a str,
-            /// Packets the sender may have open at once
-            /// (`HONGBAO_MAX_OPEN_PACKETS_PER_USER`); 0: no bound.
-            max_open_packets: u32,
-            /// Packets a sender may create per day window; 0: no limit.
-            packets_per_day: u32,
-            /// The day window, ms ([`PACKETS_DAY_WINDOW_MS`]).
-            day_window_ms: u64,
-            /// The share amounts, cents: `count` of them, in share-id order.
-            share_amounts: &'a [i64],
-        }
-    }
-}
-
-script_call! {
-    /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
-    pub struct DueAddCall<'a> for DUE_ADD {
-        KEYS {
-            /// The reclaim index (`Keys::reclaim_due`).
-            due: &'a str,
-        }
-        ARGV {
-            /// The packet's id.
-            packet_id: &'a str,
-            /// The packet is due this many seconds after Redis `TIME`.
-            expires_in_secs: u64,
-        }
-    }
-}
 
 impl DueAddCall<'_> {
     /// Runs the call: `(true, Redis TIME)` if this call indexed the id, `(false, _)` if the id

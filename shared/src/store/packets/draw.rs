@@ -2,10 +2,11 @@
 //! draw is complete, by whichever request first finds `draw_at` passed (a grab answered
 //! `draw_due`).
 
+use crate::store::scripts::DrawRunCall;
 use redis::Value;
 
 use crate::store::keys::{is_packet_id, Keys};
-use crate::store::scripts::{script_call, text, Call, DRAW_RUN};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 /// The most winners one `draw_run.lua` call assigns: each costs the server an `LPOP`, an
@@ -13,30 +14,6 @@ use crate::store::{Error, Store};
 /// a chunk holds the server 1 to 3 ms, well under the 5 ms any one call may hold it; 1,000
 /// held Valkey 6.9 ms (docs/design.md, "Draws").
 pub const DRAW_CHUNK: u32 = 250;
-
-script_call! {
-    /// `lua/draw_run.lua`: one chunk of a draw packet's draw.
-    pub struct DrawRunCall<'a> for DRAW_RUN {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's share list.
-            shares: &'a str,
-            /// The packet's grabs hash (user -> share record).
-            grabs: &'a str,
-            /// The packet's entrants (`PacketKeys::tickets`).
-            tickets: &'a str,
-            /// The money journal of the packet's tag (the `draw_run` entry).
-            journal: &'a str,
-            /// The packet's grab order list (each winner appended).
-            order: &'a str,
-        }
-        ARGV {
-            /// The most winners this call assigns (≥ 1).
-            chunk: u32,
-        }
-    }
-}
 
 /// Where a draw stands after [`run`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 //! into a [`GrabOutcome`] and what the sandbox may remember of the packet ([`Seen`]); or, for
 //! a packet this sandbox saw sold out or expired, one `HGET` of its grabs hash (`gone.rs`).
 
+use crate::store::scripts::{DrawEnterCall, GrabCall};
 use std::time::Instant;
 
 use redis::Value;
@@ -12,80 +13,8 @@ use crate::domain::packets::gone::{SoldOutSeen, Verdict};
 use crate::domain::packets::password::Password;
 use crate::domain::packets::{GrabOutcome, Share};
 use crate::store::keys::{is_packet_id, Keys};
-use crate::store::scripts::{script_call, text, Call, DRAW_ENTER, GRAB};
+use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/grab.lua`: at most one share per user, rate-limited; a password packet's wrong
-    /// guesses also by the packet's guess budget.
-    pub struct GrabCall<'a> for GRAB {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's share list.
-            shares: &'a str,
-            /// The packet's grabs hash (user -> share record).
-            grabs: &'a str,
-            /// The user's rate-limit counter on this packet (`Keys::grab_rate`).
-            rate: &'a str,
-            /// The packet's recipients set (read only for a targeted packet).
-            recipients: &'a str,
-            /// The packet's wrong password guesses in its open guess window
-            /// (`PacketKeys::wrong_guesses`).
-            wrong_guesses: &'a str,
-            /// The user's wrong password guesses on this packet over its life
-            /// (`Keys::guesses`).
-            guesses: &'a str,
-            /// The packet's grab order list (a win appends the grabber).
-            order: &'a str,
-        }
-        ARGV {
-            /// The grabbing user.
-            user_id: &'a str,
-            /// Attempts allowed per window (0 = unlimited).
-            rate_limit: u32,
-            /// The rate-limit window, ms.
-            rate_window_ms: u64,
-            /// The verifier of the password the grabber sent for this packet, empty for none.
-            password: &'a str,
-            /// This call's id, 8 hex digits drawn per call (a re-sent call carries the same),
-            /// empty for none: a re-run of the winning call answers the win again.
-            call_id: &'a str,
-            /// Wrong guesses per packet per guess window, every user's, before every user's
-            /// guesses on it slow to one per window (0 = no budget).
-            guess_budget: u32,
-            /// The guess window, ms.
-            guess_window_ms: u64,
-            /// Wrong guesses one user may make on a password packet over its life (0 = no
-            /// cap).
-            guesses_per_user: u32,
-        }
-    }
-}
-
-script_call! {
-    /// `lua/draw_enter.lua`: enter a user in a draw packet's draw (acknowledged).
-    pub struct DrawEnterCall<'a> for DRAW_ENTER {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's entrants (`PacketKeys::tickets`).
-            tickets: &'a str,
-            /// The user's rate-limit counter on this packet (`Keys::grab_rate`).
-            rate: &'a str,
-        }
-        ARGV {
-            /// The entrant.
-            user_id: &'a str,
-            /// Their ticket (`domain::draws::ticket`), 64 lowercase hex digits.
-            ticket: &'a str,
-            /// Attempts allowed per window (0 = unlimited).
-            rate_limit: u32,
-            /// The rate-limit window, ms.
-            rate_window_ms: u64,
-        }
-    }
-}
 
 impl DrawEnterCall<'_> {
     /// `draw_enter.lua`'s reply: `Ok(None)` for `draw_due` (run the draw, grab again), else

@@ -29,10 +29,9 @@ pub use crate::domain::packets::{
     best_luck, CancelOutcome, ClaimOutcome, CreateOutcome, Grab, GrabOutcome, NewPacket, Packet,
     PacketView, Reveal, Share, Status,
 };
-pub use cancel::{cancel, CancelCall};
-pub use claim::{claim, ClaimCall};
-pub use create::{create, CreatePacketCall, DueAddCall};
-pub use draw::DrawRunCall;
-pub use grab::{grab, grab_with_password, DrawEnterCall, GrabCall};
-pub use redrive::{claim_credit, redrive_claim, ClaimDoneCall, ClaimedPacket};
-pub use view::{summaries, summary, view, view_as, PacketViewCall, ViewAs};
+pub use cancel::cancel;
+pub use claim::claim;
+pub use create::create;
+pub use grab::{grab, grab_with_password};
+pub use redrive::{claim_credit, redrive_claim, ClaimedPacket};
+pub use view::{summaries, summary, view, view_as, ViewAs};

@@ -6,32 +6,10 @@
 use crate::domain::history::{year_of, ReceivedEntry};
 use crate::domain::packets::{ClaimState, Share};
 use crate::store::keys::Keys;
-use crate::store::scripts::{script_call, Call, CLAIM_DONE};
+use crate::store::scripts::Call;
+use crate::store::scripts::ClaimDoneCall;
 use crate::store::wallet::{self, Credit};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/claim_done.lua`: claim step 3, mark the claim done.
-    pub struct ClaimDoneCall<'a> for CLAIM_DONE {
-        KEYS {
-            /// The packet's claims hash.
-            claims: &'a str,
-            /// The packet's grabs hash (a merchant packet's share is read from it).
-            grabs: &'a str,
-            /// A merchant packet's merchant hash (its books); for a user's packet the claims
-            /// hash again (not written).
-            books: &'a str,
-        }
-        ARGV {
-            /// The claiming grabber.
-            user_id: &'a str,
-            /// `""` for a claim call, [`ClaimState::REDRIVEN_MARK`] for reclaim-cron's re-drive.
-            mark: &'a str,
-            /// A merchant packet's merchant, empty for a user's packet.
-            merchant_id: &'a str,
-        }
-    }
-}
 
 /// Claim step 2's transfer: `amount_cents` of `packet_id` into the grabber's wallet, with the
 /// transfer id [`wallet::claim_transfer_id`] and the amount as fingerprint, and the grabber's

@@ -2,6 +2,7 @@
 //! snapshot of the packet), its reply parsed into [`ViewReply`] and built into a
 //! [`PacketView`], and the access check of a targeted packet ([`view_as`]).
 
+use crate::store::scripts::PacketViewCall;
 use std::collections::HashMap;
 
 use redis::Value;
@@ -10,36 +11,8 @@ use crate::domain::packets::{
     best_luck, next_page, Grab, Packet, PacketView, Reveal, Share, Status, GRABS_PAGE,
 };
 use crate::store::keys::{is_packet_id, Keys};
-use crate::store::scripts::{int, script_call, text, texts, Call, PACKET_VIEW};
+use crate::store::scripts::{int, text, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/packet_view.lua`: a consistent snapshot of a packet and one page of its grabs.
-    pub struct PacketViewCall<'a> for PACKET_VIEW {
-        KEYS {
-            /// The packet's meta hash.
-            meta: &'a str,
-            /// The packet's grabs hash.
-            grabs: &'a str,
-            /// The packet's claims hash.
-            claims: &'a str,
-            /// The packet's recipients set (deleted once cancelled or settled).
-            recipients: &'a str,
-            /// The packet's share list (read once the packet is expired or settled).
-            shares: &'a str,
-            /// The packet's grab order list (the grabbers by share id).
-            order: &'a str,
-        }
-        ARGV {
-            /// The viewer's user id, empty for none.
-            viewer: &'a str,
-            /// The page's first position (share id, ≥ 1).
-            from: u32,
-            /// The page's positions (0: the packet alone).
-            size: u32,
-        }
-    }
-}
 
 /// One grab of a page as `packet_view.lua` answers it.
 #[derive(Debug, Default, Clone)]

@@ -48,8 +48,8 @@ impl Sink for Texts {
 }
 
 /// One call of one Lua script: a struct whose fields are its keys (in KEYS order), then its
-/// arguments (in ARGV order), declared with the `script_call!` macro, which derives
-/// [`Call::KEYS`], [`Call::ARGV`] and [`Call::write`] from the one field list. A slice field is
+/// arguments (in ARGV order), written by `shared/build.rs` from the script's header, with
+/// [`Call::KEYS`], [`Call::ARGV`] and [`Call::write`] derived from the one field list. A slice field is
 /// a variable number of values (e.g. the share amounts of `create_packet.lua`); every other
 /// field is exactly one value.
 pub trait Call {
@@ -102,47 +102,3 @@ pub trait Call {
         words
     }
 }
-
-/// Declares a call struct of script `$lua`: the fields of its KEYS, then of its ARGV, in
-/// order, with their docs; implements [`Call`] from that one list.
-macro_rules! script_call {
-    (
-        $(#[$doc:meta])*
-        pub struct $name:ident<$lt:lifetime> for $lua:ident {
-            KEYS { $( $(#[$kdoc:meta])* $key:ident: $kty:ty, )+ }
-            ARGV { $( $(#[$adoc:meta])* $arg:ident: $aty:ty, )+ }
-        }
-    ) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Default)]
-        pub struct $name<$lt> {
-            $( $(#[$kdoc])* pub $key: $kty, )+
-            $( $(#[$adoc])* pub $arg: $aty, )+
-        }
-
-        /// The struct's name only: values may be secrets or user ids.
-        impl std::fmt::Debug for $name<'_> {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($name)).finish_non_exhaustive()
-            }
-        }
-
-        impl $crate::store::scripts::Call for $name<'_> {
-            const KEYS: &'static [&'static str] = &[$(stringify!($key)),+];
-            const ARGV: &'static [&'static str] = &[$(stringify!($arg)),+];
-
-            fn lua() -> &'static $crate::store::scripts::Lua {
-                &$lua
-            }
-
-            fn write<S: $crate::store::scripts::Sink>(&self, out: &mut S) {
-                $( out.key(stringify!($key), self.$key); )+
-                $( out.arg(stringify!($arg), self.$arg); )+
-            }
-        }
-    };
-}
-
-/// Lets a store file declare its script's call next to the operation that runs it
-/// (`use crate::store::scripts::script_call;`).
-pub(crate) use script_call;

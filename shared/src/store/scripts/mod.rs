@@ -7,30 +7,17 @@
 //! node caches the script. (redis-rs would send `SCRIPT LOAD` to *every* node of a cluster
 //! instead, so one node being down would fail scripts on all the others.) No warm-up is needed.
 //!
-//! # One typed call per script
+//! # One typed call per script, from its header
 //!
-//! Each script's KEYS and ARGV are named once, by a call struct ([`GrabCall`] for [`GRAB`],
-//! [`CreatePacketCall`] for [`CREATE_PACKET`], ...: one per script of [`all`]) whose fields are
-//! declared in KEYS order, then ARGV order. [`Call::invocation`] turns it into the
-//! `EVALSHA` (the store's wrappers), [`Call::texts`] and [`Call::evalsha_words`] into text (the
-//! benchmarks' pipelines and `redis-benchmark` command lines); nothing else lists a script's
-//! keys or arguments by position.
-//!
-//! Each script's header (its leading comment block, in `lua/<file>`) lists every key and
-//! argument, one per line, in the same order and under the same names:
-//!
-//! ```text
-//! -- KEYS[1] meta: packet meta hash
-//! -- ARGV[3] rate_window_ms: the window, ms
-//! --         (a continuation line starts with `--` and spaces)
-//! -- ARGV[18..17+count] share_amounts: a variable number of values (index `a..b` or `a..`)
-//! -- KEYS[m+1] newest_day: one value after a variable part (index an expression)
-//! ```
-//!
-//! A unit test checks every header against its struct: the names and their order, that
-//! indices count from 1 up to the first variable part, that a variable part is a slice field
-//! (a scalar field is one value), and that the highest literal `KEYS[n]` / `ARGV[n]` the
-//! script's body reads is the number of fixed entries before the first variable part.
+//! Each script's header (its leading comment block in `lua/<file>`) is the one declaration
+//! of its keys and arguments (names, order, types, docs), of the helpers prepended to it and
+//! of whether its writes are acknowledged: `shared/build.rs` checks it against the script's
+//! body (the rules of `shared/src/store/scripts/header.rs`: indices in place, every literal
+//! `KEYS[n]` the body reads declared) and writes each script's static ([`GRAB`] for `grab.lua`) and call struct
+//! ([`GrabCall`]), whose fields are the header's entries in KEYS order, then ARGV order.
+//! [`Call::invocation`] turns a call into the `EVALSHA` (the store's steps),
+//! [`Call::texts`] and [`Call::evalsha_words`] into text (the benchmarks' pipelines and
+//! `redis-benchmark` command lines); nothing else lists a script's keys or arguments.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
@@ -39,37 +26,10 @@ use redis::{Cmd, Script, Value};
 
 use super::error::Error;
 
-#[macro_use]
 mod call;
 #[cfg(test)]
-mod headers;
+mod header;
 
-pub use super::coupons::add_codes::CouponAddCodesCall;
-pub use super::coupons::add_codes::CouponBatchCall;
-pub use super::coupons::close::CouponCloseCall;
-pub use super::coupons::create::{CouponCreateCall, CouponCreatePoolCall};
-pub use super::coupons::directory::{CouponClaimCall, CouponUnclaimCall};
-pub use super::coupons::draw::{CouponDrawEnterCall, CouponDrawRunCall};
-pub use super::coupons::grab::CouponGrabCall;
-pub use super::coupons::hold::CouponHoldCall;
-pub use super::coupons::redeem::CouponRedeemCall;
-pub use super::coupons::release::CouponReleaseCall;
-pub use super::coupons::settle::CouponSettleCall;
-pub use super::coupons::take::CouponTakeCall;
-pub use super::history::HistoryPageCall;
-pub use super::journal::JournalAckCall;
-pub use super::lock::UnlockCall;
-pub use super::merchants::{MerchantCreatePacketCall, MerchantDepositCall, MerchantWithdrawCall};
-pub use super::order_codes::OrderCodeCall;
-pub use super::packets::{
-    CancelCall, ClaimCall, ClaimDoneCall, CreatePacketCall, DrawEnterCall, DrawRunCall, DueAddCall,
-    GrabCall, PacketViewCall,
-};
-pub use super::reclaim::SettleCall;
-pub use super::reconcile::LedgerBaselineCall;
-pub use super::voting::{ArticleGroupsCall, ArticlePostCall, GroupPageCall, VoteCall};
-pub use super::wallet::{TransferReleaseCall, WalletCreditCall, WithdrawCall};
-pub(crate) use call::script_call;
 pub use call::{Call, Sink};
 
 /// A Lua script with its source, so a `NOSCRIPT` can be answered with `EVAL` on the same node.
@@ -145,73 +105,6 @@ pub(crate) fn call_id() -> String {
     format!("{:016x}", rand::rng().random::<u64>())
 }
 
-/// `lua/<file>` as `shared/build.rs` prepared it (comment lines blanked).
-macro_rules! code {
-    ($file:literal) => {
-        include_str!(concat!(env!("OUT_DIR"), "/lua/", $file))
-    };
-}
-
-macro_rules! script {
-    ($(#[$doc:meta])* $name:ident, $file:literal) => {
-        $(#[$doc])*
-        pub static $name: LazyLock<Lua> = LazyLock::new(|| Lua::new($file, code!($file)));
-    };
-    // A script with shared helpers prepended, in order: `rate_limit.lua` (a fixed-window
-    // counter), `quota.lua` (rl_check, rl_count), `records.lua` (exact-integer formatting,
-    // Redis TIME, idempotency records without TTLs), `history.lua` (a user's history; needs
-    // `records.lua`), `journal.lua` (the money journal's entries; needs `records.lua`), `ledger.lua`
-    // (a ledger's push and its trimmed cents; needs `records.lua`),
-    // `coupon_record.lua` (an issued coupon's record; needs `records.lua`).
-    ($(#[$doc:meta])* $name:ident, $file:literal, [$($helper:literal),+]) => {
-        $(#[$doc])*
-        pub static $name: LazyLock<Lua> = LazyLock::new(|| {
-            Lua::new($file, concat!($(code!($helper),)+ code!($file)))
-        });
-    };
-}
-
-/// The scripts whose writes must be on `REDIS_WAIT_REPLICAS` replicas before their answer is
-/// given: every script that moves money or records a step of a money movement, and the order
-/// codes and the coupon scripts (a lost counter or issue record would hand out a code twice, a
-/// lost redemption would let a coupon be redeemed twice, a lost close would leave a campaign
-/// its index of ends has let go), a draw's entries and chunks (an entrant answered 202 must
-/// be in the draw, a winner's share must not vanish after the answer that gave it). Grabs, views, rate limits, locks and
-/// votes are not acknowledged: losing one in a failover loses no money (a lost grab's share
-/// returns to its packet, and the grabber's claim answers `no_share`).
-pub(crate) const ACKNOWLEDGED: &[&str] = &[
-    "create_packet.lua",
-    "draw_enter.lua",
-    "draw_run.lua",
-    "cancel.lua",
-    "due_add.lua",
-    "claim.lua",
-    "claim_done.lua",
-    "wallet_credit.lua",
-    "settle.lua",
-    "withdraw.lua",
-    "merchant_deposit.lua",
-    "merchant_withdraw.lua",
-    "merchant_create_packet.lua",
-    "ledger_baseline.lua",
-    "order_code.lua",
-    "coupon_create.lua",
-    "coupon_create_pool.lua",
-    "coupon_grab.lua",
-    "coupon_hold.lua",
-    "coupon_redeem.lua",
-    "coupon_release.lua",
-    "coupon_take.lua",
-    "coupon_settle.lua",
-    "coupon_add_codes.lua",
-    "coupon_batch.lua",
-    "coupon_claim.lua",
-    "coupon_unclaim.lua",
-    "coupon_close.lua",
-    "coupon_draw_enter.lua",
-    "coupon_draw_run.lua",
-];
-
 /// For an `EVALSHA` of a script in [`ACKNOWLEDGED`] (one this process sent), its first key
 /// (the hash slot it runs on).
 pub(crate) fn acknowledged_call(cmd: &Cmd) -> Option<Vec<u8>> {
@@ -250,146 +143,7 @@ pub(crate) fn eval_for(cmd: &Cmd) -> Option<Cmd> {
     Some(eval)
 }
 
-script!(
-    /// `lua/create_packet.lua`: debit the sender and create the packet, atomically.
-    CREATE_PACKET, "create_packet.lua", ["records.lua", "quota.lua", "history.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/cancel.lua`: the sender cancels an open packet; its un-grabbed shares are
-    /// refunded in the same step.
-    CANCEL, "cancel.lua", ["records.lua", "history.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/due_add.lua`: add a packet to the reclaim index (before it is created).
-    DUE_ADD, "due_add.lua");
-script!(
-    /// `lua/grab.lua` (with `lua/rate_limit.lua`): at most one share per user, rate-limited.
-    GRAB, "grab.lua", ["rate_limit.lua"]);
-script!(
-    /// `lua/draw_enter.lua` (with `lua/rate_limit.lua`): enter a user in a draw packet's
-    /// draw.
-    DRAW_ENTER, "draw_enter.lua", ["rate_limit.lua"]);
-script!(
-    /// `lua/draw_run.lua`: one chunk of a draw packet's draw (its winners get their shares).
-    DRAW_RUN, "draw_run.lua", ["records.lua", "journal.lua"]);
-script!(
-    /// `lua/claim.lua`: claim step 1, reserve the share on the packet's slot (a coupon
-    /// packet's whole claim: the share issued as a coupon).
-    CLAIM, "claim.lua", ["records.lua", "journal.lua"]);
-script!(
-    /// `lua/claim_done.lua`: claim step 3, mark the claim done.
-    CLAIM_DONE, "claim_done.lua");
-script!(
-    /// `lua/wallet_credit.lua`: credit a wallet once per transfer id.
-    WALLET_CREDIT, "wallet_credit.lua", ["records.lua", "history.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/settle.lua`: refund an expired packet to its sender, once.
-    SETTLE, "settle.lua", ["records.lua", "history.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record once the
-    /// claim is done.
-    TRANSFER_RELEASE, "transfer_release.lua", ["records.lua"]);
-script!(
-    /// `lua/withdraw.lua`: pay money out of a wallet once per reference.
-    WITHDRAW, "withdraw.lua", ["records.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/merchant_deposit.lua`: pay money into a merchant's budget once per reference.
-    MERCHANT_DEPOSIT, "merchant_deposit.lua", ["records.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/merchant_withdraw.lua`: pay money out of a merchant's budget once per reference.
-    MERCHANT_WITHDRAW, "merchant_withdraw.lua", ["records.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/merchant_create_packet.lua`: debit a merchant's budget and create its order's
-    /// packet, once per order.
-    MERCHANT_CREATE_PACKET, "merchant_create_packet.lua", ["records.lua", "journal.lua", "ledger.lua"]);
-script!(
-    /// `lua/journal_ack.lua`: delete exported journal entries (an emptied journal expires a
-    /// minute later).
-    JOURNAL_ACK, "journal_ack.lua");
-script!(
-    /// `lua/ledger_baseline.lua`: the one-time baseline of a ledger trimmed before its
-    /// trimmed cents were kept (reconcile-cron).
-    LEDGER_BASELINE, "ledger_baseline.lua", ["records.lua", "journal.lua"]);
-script!(
-    /// `lua/packet_view.lua`: a consistent snapshot of a packet.
-    PACKET_VIEW, "packet_view.lua");
-script!(
-    /// `lua/history_page.lua`: one page of a user's sent or received history (read only).
-    HISTORY_PAGE, "history_page.lua");
-script!(
-    /// `lua/unlock.lua`: compare-and-delete lock release.
-    UNLOCK, "unlock.lua");
-
-script!(
-    /// `lua/article_post.lua`: post an article of the voting site (hash, vote record with its
-    /// expiry, score and time entries), atomically.
-    ARTICLE_POST, "article_post.lua", ["quota.lua"]);
-script!(
-    /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article while voting
-    /// is open (Redis `TIME`); `lua/rate_limit.lua` prepended.
-    VOTE, "vote.lua", ["rate_limit.lua"]);
-script!(
-    /// `lua/article_groups.lua`: the poster adds an article to groups or removes it.
-    ARTICLE_GROUPS, "article_groups.lua");
-script!(
-    /// `lua/group_page.lua`: one page of a group's articles through the cached intersection.
-    GROUP_PAGE, "group_page.lua");
-script!(
-    /// `lua/order_code.lua`: decide the order codes' business day from Redis `TIME` and take
-    /// that many positions of the day's sequence, all or none (never wrapping).
-    ORDER_CODE, "order_code.lua", ["quota.lua"]);
-
-script!(
-    /// `lua/coupon_create.lua`: record a new coupon campaign under its merchant reference.
-    COUPON_CREATE, "coupon_create.lua");
-script!(
-    /// `lua/coupon_create_pool.lua`: write one pool of a new coupon campaign, once.
-    COUPON_CREATE_POOL, "coupon_create_pool.lua");
-script!(
-    /// `lua/coupon_grab.lua` (with `lua/rate_limit.lua`, `lua/journal.lua`): a code of the caller's home pool, at
-    /// most `per_user` per user, visits rate-limited.
-    COUPON_GRAB, "coupon_grab.lua", ["rate_limit.lua", "records.lua", "journal.lua"]);
-script!(
-    /// `lua/coupon_hold.lua` (with `lua/coupon_record.lua`): hold an issued coupon for one
-    /// order until it lapses.
-    COUPON_HOLD, "coupon_hold.lua", ["records.lua", "coupon_record.lua"]);
-script!(
-    /// `lua/coupon_redeem.lua` (with `lua/coupon_record.lua`): redeem an issued coupon at most
-    /// once, committing a hold of the same order.
-    COUPON_REDEEM, "coupon_redeem.lua", ["records.lua", "journal.lua", "coupon_record.lua"]);
-script!(
-    /// `lua/coupon_release.lua` (with `lua/coupon_record.lua`): release an order's hold or
-    /// reverse its redemption, once.
-    COUPON_RELEASE, "coupon_release.lua", ["records.lua", "journal.lua", "ledger.lua", "coupon_record.lua"]);
-script!(
-    /// `lua/coupon_take.lua`: one code of another pool for a reservation, at most once.
-    COUPON_TAKE, "coupon_take.lua", ["records.lua", "journal.lua"]);
-script!(
-    /// `lua/coupon_settle.lua`: close a reservation in the user's home pool.
-    COUPON_SETTLE, "coupon_settle.lua");
-script!(
-    /// `lua/coupon_close.lua`: close one pool of an ended campaign, once.
-    COUPON_CLOSE, "coupon_close.lua", ["records.lua", "journal.lua"]);
-script!(
-    /// `lua/coupon_add_codes.lua`: one pool's share of a batch of uploaded codes, once, and
-    /// only before the start.
-    COUPON_ADD_CODES, "coupon_add_codes.lua");
-script!(
-    /// `lua/coupon_batch.lua`: a batch's record on pool 0 and the one outcome of its
-    /// directory claims.
-    COUPON_BATCH, "coupon_batch.lua");
-script!(
-    /// `lua/coupon_claim.lua`: claim a field for a value, first writer wins (directory claims,
-    /// a creation's claims outcome).
-    COUPON_CLAIM, "coupon_claim.lua");
-script!(
-    /// `lua/coupon_unclaim.lua`: release a code's directory claim if it is the owner's.
-    COUPON_UNCLAIM, "coupon_unclaim.lua");
-script!(
-    /// `lua/coupon_draw_enter.lua` (with `lua/rate_limit.lua`): a draw campaign's grab on
-    /// pool 0: enter the caller until `draw_at`, then tell a winner.
-    COUPON_DRAW_ENTER, "coupon_draw_enter.lua", ["rate_limit.lua"]);
-script!(
-    /// `lua/coupon_draw_run.lua`: a draw campaign's draw, once (entrants, winners, threshold).
-    COUPON_DRAW_RUN, "coupon_draw_run.lua", ["records.lua", "journal.lua"]);
+include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 
 /// Every script with its file name, e.g. for `SCRIPT LOAD` in benchmarks.
 pub fn all() -> impl Iterator<Item = (&'static str, &'static Script)> {
@@ -402,51 +156,8 @@ pub fn all_sources() -> impl Iterator<Item = (&'static str, &'static str)> {
     all_lua().map(|(name, lua)| (name, lua.source()))
 }
 
-/// Every script (its file name is its own: [`Lua::file`]); a test checks each has a call
-/// struct and a header, and that `lua/` holds no other entry-point script.
+/// Every script with a header declaring keys (its file name is its own: [`Lua::file`]).
 fn all_lua() -> impl Iterator<Item = (&'static str, &'static Lua)> {
-    static ALL: &[&LazyLock<Lua>] = &[
-        &CREATE_PACKET,
-        &CANCEL,
-        &DUE_ADD,
-        &GRAB,
-        &DRAW_ENTER,
-        &DRAW_RUN,
-        &CLAIM,
-        &CLAIM_DONE,
-        &WALLET_CREDIT,
-        &SETTLE,
-        &TRANSFER_RELEASE,
-        &WITHDRAW,
-        &MERCHANT_DEPOSIT,
-        &MERCHANT_CREATE_PACKET,
-        &MERCHANT_WITHDRAW,
-        &JOURNAL_ACK,
-        &LEDGER_BASELINE,
-        &PACKET_VIEW,
-        &HISTORY_PAGE,
-        &UNLOCK,
-        &ARTICLE_POST,
-        &VOTE,
-        &ARTICLE_GROUPS,
-        &GROUP_PAGE,
-        &ORDER_CODE,
-        &COUPON_CREATE,
-        &COUPON_CREATE_POOL,
-        &COUPON_GRAB,
-        &COUPON_HOLD,
-        &COUPON_REDEEM,
-        &COUPON_RELEASE,
-        &COUPON_TAKE,
-        &COUPON_SETTLE,
-        &COUPON_ADD_CODES,
-        &COUPON_BATCH,
-        &COUPON_CLAIM,
-        &COUPON_UNCLAIM,
-        &COUPON_CLOSE,
-        &COUPON_DRAW_ENTER,
-        &COUPON_DRAW_RUN,
-    ];
     ALL.iter().map(|lua| (lua.file(), &***lua))
 }
 
@@ -482,4 +193,77 @@ pub fn text(script: &str, value: Value) -> Result<String, Error> {
 pub(crate) fn int(script: &str, item: Option<&String>) -> Result<i64, Error> {
     item.and_then(|s| s.parse().ok())
         .ok_or_else(|| Error::bad_reply(script, format!("expected an integer, got {item:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `lua/<file>` as written, comments and all (the embedded source has its comments blanked).
+    fn file_text(file: &str) -> String {
+        let path = format!("{}/../lua/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn a_call_writes_its_fields_in_order() {
+        let shares = [5, 7];
+        let call = CreatePacketCall {
+            wallet: "w",
+            history_totals: "h",
+            packet_id: "p",
+            count: 2,
+            share_amounts: &shares,
+            ..Default::default()
+        };
+        let (keys, args) = call.texts();
+        assert_eq!((keys.len(), args.len()), (15, 32));
+        assert_eq!((keys[0].as_str(), keys[11].as_str()), ("w", "h"));
+        assert_eq!(&args[..1], ["p"]);
+        assert_eq!(&args[3..4], ["2"]);
+        assert_eq!(&args[30..], ["5", "7"]);
+        let days = [(20_000, "s1"), (20_001, "")];
+        let words = OrderCodeCall {
+            day_hashes: &["d1".into(), "d2".into()],
+            newest_day: "n",
+            quotas: &["q1".into(), "q2".into()],
+            days: &days,
+            base_offset: 3600,
+            transitions: &[(7, 0)],
+            ..Default::default()
+        }
+        .evalsha_words();
+        assert_eq!(words[1], ORDER_CODE.get_hash());
+        assert_eq!(&words[2..8], ["5", "d1", "d2", "n", "q1", "q2"]);
+        assert_eq!(&words[15..], ["20000", "s1", "20001", "", "3600", "7", "0"]);
+    }
+
+    #[test]
+    fn the_embedded_source_is_each_files_code_line_for_line() {
+        for (name, lua) in all_lua() {
+            let file = file_text(name);
+            let sent: Vec<&str> = lua.source().lines().collect();
+            let written: Vec<&str> = file.lines().collect();
+            assert!(
+                sent.len() >= written.len(),
+                "{name}: fewer lines sent than written"
+            );
+            // The file is the end of the source (its helpers come first), line for line.
+            let tail = &sent[sent.len() - written.len()..];
+            for (n, (sent, written)) in tail.iter().zip(&written).enumerate() {
+                let expected = if written.trim_start().starts_with("--") {
+                    ""
+                } else {
+                    written
+                };
+                assert_eq!(sent, &expected, "{name}:{}", n + 1);
+            }
+            let comments = sent.iter().filter(|l| l.trim_start().starts_with("--"));
+            assert_eq!(
+                comments.count(),
+                0,
+                "{name}: a comment line is sent to Redis"
+            );
+        }
+    }
 }

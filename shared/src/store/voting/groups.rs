@@ -1,45 +1,12 @@
 //! `PUT /articles/{id}/groups`: the poster adds an article to groups or removes it
 //! (`lua/article_groups.lua`).
 
+use crate::store::scripts::ArticleGroupsCall;
 use redis::Value;
 
 use super::{ArticleId, GroupChange, GroupsOutcome, Order, SiteKeys};
-use crate::store::scripts::{int, script_call, texts, Call, ARTICLE_GROUPS};
+use crate::store::scripts::{int, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/article_groups.lua`: the poster adds an article to groups or removes it.
-    pub struct ArticleGroupsCall<'a> for ARTICLE_GROUPS {
-        KEYS {
-            /// The article hash.
-            article: &'a str,
-            /// The article's set of group names.
-            article_groups: &'a str,
-            /// The site's score ranking.
-            score: &'a str,
-            /// The site's time ranking.
-            time: &'a str,
-            /// The group sets: first those to add the article to, then those to remove it from.
-            group_sets: &'a [String],
-            /// The score rankings of the same groups, in the same order.
-            group_scores: &'a [String],
-            /// The time rankings of the same groups, in the same order.
-            group_times: &'a [String],
-        }
-        ARGV {
-            /// The caller.
-            user_id: &'a str,
-            /// The article member.
-            member: &'a str,
-            /// How many of `group_sets` (the first ones) are additions.
-            adds: usize,
-            /// The group names of `group_sets`, in the same order.
-            group_names: &'a [&'a str],
-            /// The most groups an article may be in.
-            max_groups: u32,
-        }
-    }
-}
 
 impl ArticleGroupsCall<'_> {
     /// Parses the script's reply: `["ok", <group>...]` (the groups sorted here),

@@ -108,10 +108,10 @@ pub mod pages;
 pub mod post;
 pub mod vote;
 
-pub use groups::{set_groups, ArticleGroupsCall};
-pub use pages::{articles, group_articles, GroupPageCall};
-pub use post::{post, ArticlePostCall};
-pub use vote::{vote, VoteCall};
+pub use groups::set_groups;
+pub use pages::{articles, group_articles};
+pub use post::post;
+pub use vote::vote;
 
 /// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
 #[derive(Debug, Clone)]

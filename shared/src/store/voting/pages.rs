@@ -2,31 +2,12 @@
 //! group's from the group's own ranking (`lua/group_page.lua`; reads only, apart from a
 //! ranking's one-time build for a group made before groups kept rankings).
 
+use crate::store::scripts::GroupPageCall;
 use redis::Value;
 
 use super::{is_group_name, page_range, Article, ArticleId, Order, SiteKeys};
-use crate::store::scripts::{script_call, texts, Call, GROUP_PAGE};
+use crate::store::scripts::{texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/group_page.lua`: one page of a group's articles from the group's own ranking.
-    pub struct GroupPageCall<'a> for GROUP_PAGE {
-        KEYS {
-            /// The group set.
-            group: &'a str,
-            /// The site's score or time ranking.
-            site_ranking: &'a str,
-            /// The group's ranking by the same order.
-            group_ranking: &'a str,
-        }
-        ARGV {
-            /// First rank, 0-based, highest score first.
-            first_rank: u64,
-            /// Last rank, inclusive.
-            last_rank: u64,
-        }
-    }
-}
 
 impl GroupPageCall<'_> {
     /// Parses the script's reply: the page's article members, highest first.

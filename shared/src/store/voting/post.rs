@@ -1,53 +1,15 @@
 //! `POST /articles`: post an article (`lua/article_post.lua`, after an `INCR` of the site's id
 //! counter).
 
+use crate::store::scripts::ArticlePostCall;
 use redis::Value;
 
 use super::{
     Article, ArticleId, NewArticle, Order, PostOutcome, SiteKeys, ARTICLES_WINDOW_MS,
     ONE_WEEK_IN_SECONDS, VOTE_SCORE,
 };
-use crate::store::scripts::{int, script_call, texts, Call, ARTICLE_POST};
+use crate::store::scripts::{int, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/article_post.lua`: post an article. Every key is on the site's hash tag
-    /// (`SiteKeys`).
-    pub struct ArticlePostCall<'a> for ARTICLE_POST {
-        KEYS {
-            /// The article hash.
-            article: &'a str,
-            /// The article's vote record.
-            voters: &'a str,
-            /// The score ranking.
-            score: &'a str,
-            /// The time ranking.
-            time: &'a str,
-            /// The poster's quota counter of the open window.
-            post_quota: &'a str,
-        }
-        ARGV {
-            /// The article member (its id, zero-padded to 12 digits).
-            member: &'a str,
-            /// The poster's user id.
-            poster: &'a str,
-            /// The title.
-            title: &'a str,
-            /// The link.
-            link: &'a str,
-            /// How long voting stays open, seconds.
-            voting_window_secs: i64,
-            /// Score per vote.
-            vote_score: i64,
-            /// Seconds added to Redis `TIME` (0 except in tests).
-            clock_offset_secs: i64,
-            /// Articles a poster may post per window (0: no quota).
-            quota: u32,
-            /// The quota window, ms.
-            quota_window_ms: u64,
-        }
-    }
-}
 
 /// What `lua/article_post.lua` answers.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,55 +1,12 @@
 //! `POST /articles/{id}/vote`: one up- or down-vote per user and article while voting is open
 //! (`lua/vote.lua`).
 
+use crate::store::scripts::VoteCall;
 use redis::Value;
 
 use super::{ArticleId, Direction, Order, SiteKeys, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
-use crate::store::scripts::{int, script_call, text, Call, VOTE};
+use crate::store::scripts::{int, text, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/vote.lua`: rate limit, then one up- or down-vote per user and article.
-    pub struct VoteCall<'a> for VOTE {
-        KEYS {
-            /// The article hash.
-            article: &'a str,
-            /// The article's vote record.
-            voters: &'a str,
-            /// The score ranking.
-            score: &'a str,
-            /// The voter's rate-limit counter (`SiteKeys::vote_rate`).
-            rate: &'a str,
-            /// The article's set of group names.
-            article_groups: &'a str,
-            /// The score rankings of the groups of `group_names`, in the same order.
-            group_scores: &'a [String],
-        }
-        ARGV {
-            /// The voter.
-            user_id: &'a str,
-            /// 1 (up) or -1 (down).
-            direction: i64,
-            /// The article member.
-            member: &'a str,
-            /// Vote attempts allowed per user per window (0 = unlimited).
-            rate_limit: u32,
-            /// The rate-limit window, ms.
-            rate_window_ms: u64,
-            /// How long voting stays open, seconds.
-            voting_window_secs: i64,
-            /// Score per vote.
-            vote_score: i64,
-            /// Seconds added to Redis `TIME` (0 except in tests).
-            clock_offset_secs: i64,
-            /// The article's poster as this sandbox remembers it, or "" (the script then reads
-            /// the article and names the poster in its reply).
-            poster: &'a str,
-            /// The article's groups as this sandbox remembers them (none at first; the script
-            /// checks them before it writes).
-            group_names: &'a [String],
-        }
-    }
-}
 
 /// The reply of `lua/vote.lua`.
 #[derive(Debug, PartialEq, Eq)]

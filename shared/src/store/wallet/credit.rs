@@ -1,72 +1,13 @@
 //! Credits applied once per transfer id (deposits, claim credits): one EVALSHA of
 //! `lua/wallet_credit.lua` on the owner's hash slot, its reply parsed into a [`Credit`].
 
+use crate::store::scripts::WalletCreditCall;
 use redis::Value;
 
 use crate::domain::wallet::{Credit, EntryKind, LEDGER_CAP};
 use crate::store::keys::Keys;
-use crate::store::scripts::{int, script_call, texts, Call, WALLET_CREDIT};
+use crate::store::scripts::{int, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/wallet_credit.lua`: credit a wallet once per transfer id. Every key is on the
-    /// wallet owner's hash tag.
-    pub struct WalletCreditCall<'a> for WALLET_CREDIT {
-        KEYS {
-            /// The wallet hash (field `balance`, cents).
-            wallet: &'a str,
-            /// The ledger list.
-            ledger: &'a str,
-            /// The idempotency records hash.
-            records: &'a str,
-            /// The idempotency "forget after" sorted set (Unix ms, `+inf` pinned).
-            records_forget: &'a str,
-            /// The transfer's record in the layout before 0.2 (read only).
-            legacy_record: &'a str,
-            /// The owner's received history.
-            received: &'a str,
-            /// The owner's sent history (pruned here).
-            sent: &'a str,
-            /// The owner's history totals hash.
-            history_totals: &'a str,
-            /// The money journal of the wallet's tag (one entry per credit applied).
-            journal: &'a str,
-            /// A deposit's refusal under its call id ([`Keys::call_answer`]); a claim
-            /// credit's: any key of the slot, never touched.
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The credit, cents (> 0).
-            amount_cents: i64,
-            /// The ledger kind (`EntryKind::as_str`).
-            kind: &'a str,
-            /// The ledger reference.
-            reference: &'a str,
-            /// The transfer id (record id): `dep:<reference>` or `claim:<packet id>`.
-            transfer_id: &'a str,
-            /// What must match when the transfer id is seen again.
-            fingerprint: &'a str,
-            /// Keep the record this many ms; 0 pins it until `transfer_release.lua`.
-            keep_ms: u64,
-            /// Ledger length cap, entries.
-            ledger_cap: u32,
-            /// Refuse a credit that would take the balance over this many cents (0: only the
-            /// exact-integer bound).
-            balance_limit_cents: i64,
-            /// A claim credit's received history member, empty for a deposit.
-            history_entry: &'a str,
-            /// History retention, ms.
-            history_retention_ms: u64,
-            /// The wallet's owner (the journal entry's user).
-            user_id: &'a str,
-            /// A deposit's call id (16 hex digits, fresh per call), kept in
-            /// its record: its re-run answers its first `applied`; empty for a claim credit.
-            call: &'a str,
-            /// How long a deposit's refusal is kept, ms.
-            call_keep_ms: u64,
-        }
-    }
-}
 
 impl WalletCreditCall<'_> {
     /// `wallet_credit.lua`'s reply, `<applied|repeat|conflict|balance_limit> <balance>`, as a

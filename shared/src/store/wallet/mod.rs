@@ -23,9 +23,8 @@ pub use crate::domain::wallet::{
     claim_transfer_id, withdrawal_record_id, Credit, DepositOutcome, Entry, EntryKind, Wallet,
     WithdrawalOutcome, LEDGER_CAP, LEDGER_PAGE,
 };
-pub use credit::{credit, Transfer, WalletCreditCall};
+pub use credit::{credit, Transfer};
 pub use deposit::deposit;
 pub use get::{balance, get};
 pub(crate) use release::release_claim_record;
-pub use release::TransferReleaseCall;
-pub use withdraw::{withdraw, WithdrawCall};
+pub use withdraw::withdraw;

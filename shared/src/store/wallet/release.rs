@@ -3,26 +3,9 @@
 
 use crate::domain::wallet::claim_transfer_id;
 use crate::store::keys::Keys;
-use crate::store::scripts::{script_call, Call, TRANSFER_RELEASE};
+use crate::store::scripts::Call;
+use crate::store::scripts::TransferReleaseCall;
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/transfer_release.lua`: claim step 4, un-pin the claim's credit record.
-    pub struct TransferReleaseCall<'a> for TRANSFER_RELEASE {
-        KEYS {
-            /// The grabber's wallet hash.
-            wallet: &'a str,
-            /// The grabber's idempotency "forget after" sorted set.
-            records_forget: &'a str,
-        }
-        ARGV {
-            /// The credit's record id, `claim:<packet id>`.
-            record_id: &'a str,
-            /// Forget the record this many ms from now (> 0).
-            keep_ms: u64,
-        }
-    }
-}
 
 /// Claim step 4, on `user_id`'s slot: once the claim of `packet_id` is marked done, un-pin its
 /// credit record so it is forgotten after [`crate::domain::packets::PacketRules::claim_record_keep_ms`]

@@ -1,52 +1,13 @@
 //! `POST /wallet/withdrawals`'s store step: one EVALSHA of `lua/withdraw.lua` on the wallet's
 //! hash slot, its reply parsed into a [`WithdrawalOutcome`].
 
+use crate::store::scripts::WithdrawCall;
 use redis::Value;
 
 use crate::domain::wallet::{withdrawal_record_id, WithdrawalOutcome, LEDGER_CAP};
 use crate::store::keys::Keys;
-use crate::store::scripts::{call_id, int, script_call, texts, Call, WITHDRAW};
+use crate::store::scripts::{call_id, int, texts, Call};
 use crate::store::{Error, Store};
-
-script_call! {
-    /// `lua/withdraw.lua`: pay money out of a wallet once per reference. Every key is on the
-    /// wallet owner's hash tag.
-    pub struct WithdrawCall<'a> for WITHDRAW {
-        KEYS {
-            /// The wallet hash (field `balance`, cents).
-            wallet: &'a str,
-            /// The ledger list.
-            ledger: &'a str,
-            /// The idempotency records hash.
-            records: &'a str,
-            /// The idempotency "forget after" sorted set (Unix ms).
-            records_forget: &'a str,
-            /// The money journal of the wallet's tag (one `withdrawal` entry).
-            journal: &'a str,
-            /// This call's refusal, kept under its call id ([`Keys::call_answer`]).
-            call_answer: &'a str,
-        }
-        ARGV {
-            /// The withdrawal, cents (> 0).
-            amount_cents: i64,
-            /// The caller's reference (the ledger entry's reference).
-            reference: &'a str,
-            /// The idempotency record id, `wd:<reference>`.
-            record_id: &'a str,
-            /// Keep the record this many ms (> 0).
-            keep_ms: u64,
-            /// Ledger entries kept.
-            ledger_cap: u32,
-            /// The wallet's owner (the journal entry's user).
-            user_id: &'a str,
-            /// This call's id (16 hex digits, fresh per call), kept in the
-            /// record it writes: its re-run, at any later moment, answers its first `applied`.
-            call: &'a str,
-            /// How long a refusal's answer is kept (`call_answer`'s TTL), ms.
-            call_keep_ms: u64,
-        }
-    }
-}
 
 impl WithdrawCall<'_> {
     /// `withdraw.lua`'s reply, `<applied|repeat|conflict|insufficient_funds> <balance>`, as a
