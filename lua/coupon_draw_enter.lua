@@ -12,7 +12,7 @@
 -- (coupon_grab.lua on their home pool, per_user 1), and there are as many codes as winners.
 --
 -- A repeated entry (or the same call sent again) answers 'entered' again and counts toward
--- seed 004's visit limit, as a visit before the start does; a first entry does not.
+-- the visit limit, as a visit before the start does; a first entry does not.
 --
 -- helpers: rate_limit.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer

@@ -11,10 +11,10 @@
 -- KEYS[4] holders: the home pool's users: user -> their items in the campaign, space-separated;
 --         and "\n<call id>" (a user id holds no newline, so no user is named so) -> the
 --         call's one outcome, "<item> <grabbed_at_ms>" (won here, or by the call's reservation
---         settled with a code), "-" (its reservation settled with none: sold out), "~" (its
---         reservation settled with none while the campaign was opening, see
---         coupon_settle.lua) or "=<items>" (answered already_grabbed while the user held an
---         open reservation, which may yet settle with none and free a place), so that the call
+--         resolved with a code), "-" (its reservation resolved with none: sold out), "~" (its
+--         reservation resolved with none while the campaign was opening, see
+--         coupon_resolve.lua) or "=<items>" (answered already_grabbed while the user held an
+--         open reservation, which may yet resolve with none and free a place), so that the call
 --         sent again, even after later calls of the same user, answers the same. Any other
 --         already_grabbed is final (a user's codes stay theirs) and is not recorded, so a
 --         winner's repeated clicks write nothing here
@@ -32,7 +32,7 @@
 -- An item names a code by its pool: "<pool>/<code>" for an uploaded code, "<pool>/<index>" for
 -- a generated one (the function turns the index into the code with the campaign's secret), or
 -- is an open reservation "?<reservation>" (a code being taken from another pool, see
--- coupon_take.lua and coupon_settle.lua), which counts toward per_user like a code.
+-- coupon_take.lua and coupon_resolve.lua), which counts toward per_user like a code.
 --
 -- Returns one string, the outcome and its data joined by ':':
 --   'not_found'                          no such pool (campaign)
@@ -42,17 +42,17 @@
 --   'already_grabbed:<items>'            the caller holds per_user codes already
 --   'empty:<items>'                      the home pool has no code left and the campaign has
 --                                        no other pool, or this call's reservation was
---                                        settled with no code ('' items: none held)
---   'opening:<items>'                    this call's reservation was settled with no code while
+--                                        resolved with no code ('' items: none held)
+--   'opening:<items>'                    this call's reservation was resolved with no code while
 --                                        a pool it passed was not written yet (the campaign's
 --                                        creation still running): grab again
 --   'reserved:<reservation>'             the home pool has no code left: a reservation for
 --                                        one code of another pool is recorded (this call sent
 --                                        again answers the same)
 --   'grabbed:<item>:<grabbed_at_ms>:<redeem_by_ms>'   won now, or by this call's earlier run
---                                        (or its reservation, settled with a code)
+--                                        (or its reservation, resolved with a code)
 -- A visit that is answered not_started or already_grabbed counts toward the caller's visit
--- limit (seed 004's canAccess, made atomic): clicking before the start or after winning is
+-- limit (counted in this atomic step): clicking before the start or after winning is
 -- what the limit is for. A win is not counted (a user wins at most per_user times), and an
 -- ended campaign is answered before the limit (the answer never changes, and a sandbox that has
 -- seen it answers without this script).

@@ -29,11 +29,11 @@
 --                                    yet (the campaign's creation still running; a pool gets
 --                                    its codes after the start only so), now or at an earlier
 --                                    run. The walk goes on, and a reservation that ends with
---                                    no code after such a pool is settled as "opening"
---                                    (coupon_settle.lua), not as sold out: the pool may hold
+--                                    no code after such a pool is resolved as "opening"
+--                                    (coupon_resolve.lua), not as sold out: the pool may hold
 --                                    codes for the next grab
 -- The code is issued to the user here, so a redeem finds it in this pool; the user's home
--- pool records it when the reservation is settled (coupon_settle.lua).
+-- pool records it when the reservation is resolved (coupon_resolve.lua).
 local loan = redis.call('HGET', KEYS[4], ARGV[2])
 if loan then
   if loan == '-' then

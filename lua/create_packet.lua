@@ -13,18 +13,16 @@
 -- KEYS[4] records_forget: sender's idempotency "forget after" set (record id -> Unix ms)
 -- KEYS[5] meta: packet meta hash
 -- KEYS[6] shares: packet share list (un-grabbed share amounts in cents, popped from the left)
--- KEYS[7] legacy_record: the Idempotency-Key's record in the layout before 0.2 (string with a
---         TTL; read only)
--- KEYS[8] creates: the sender's packets created in the open quota window (string counter, TTL)
--- KEYS[9] recipients: the packet's recipients set (a targeted packet only)
--- KEYS[10] sent: the sender's "sent" history list
--- KEYS[11] received: the sender's "received" history list (pruned here too)
--- KEYS[12] history_totals: the sender's history totals hash
--- KEYS[13] journal: the money journal of the sender's tag (journal.lua; one packet_debit entry)
--- KEYS[14] open_packets: the sender's open packets (sorted set, packet id -> expires_at ms;
+-- KEYS[7] creates: the sender's packets created in the open quota window (string counter, TTL)
+-- KEYS[8] recipients: the packet's recipients set (a targeted packet only)
+-- KEYS[9] sent: the sender's "sent" history list
+-- KEYS[10] received: the sender's "received" history list (pruned here too)
+-- KEYS[11] history_totals: the sender's history totals hash
+-- KEYS[12] journal: the money journal of the sender's tag (journal.lua; one packet_debit entry)
+-- KEYS[13] open_packets: the sender's open packets (sorted set, packet id -> expires_at ms;
 --          entries past it pruned here; written only while ARGV[28] > 0; expires with its
 --          latest entry)
--- KEYS[15] creates_day: the sender's packets created in the open day window (string counter,
+-- KEYS[14] creates_day: the sender's packets created in the open day window (string counter,
 --          TTL)
 -- ARGV[1] packet_id: the new packet's id
 -- ARGV[2] sender_id: the sender's user id
@@ -34,9 +32,7 @@
 -- ARGV[6] split: 'double_mean' or 'line_cut' for a lucky packet, '' for a fixed one
 -- ARGV[7] greeting: the greeting, '' for none
 -- ARGV[8] expires_in_secs (u64): the packet expires this many seconds after its opening
--- ARGV[9] fingerprint: request fingerprint (idempotency): "v2:<sha256 hex>", then, when the
---         request's v1 fingerprint is unambiguous, a space and it (records written before v2
---         hold v1)
+-- ARGV[9] fingerprint: the request's fingerprint (idempotency): "v2:<sha256 hex>"
 -- ARGV[10] record_id: record id `create:<Idempotency-Key>`, or '' for a request without the
 --          header
 -- ARGV[11] record_keep_ms (u64): how long the record is kept, ms (> 0)
@@ -81,7 +77,7 @@
 --   {'idempotency_key_reused'}         same idempotency key, different request: nothing changed
 --   {'insufficient_funds', balance}    nothing changed
 --   {'id_taken'}                       packet id belongs to another packet (retry with a new id)
---   {'stale'}                          delivered after its window (ARGV[18], ARGV[19]): nothing
+--   {'late'}                           delivered after its window (ARGV[18], ARGV[19]): nothing
 --                                      changed
 --   {'rate_limited', wait_ms, window}  the sender's quota of creates per `window` ('minute' or
 --                                      'day') is used up: nothing changed (a repeat of an
@@ -92,7 +88,7 @@
 local total = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
 local record_id = ARGV[10]
-local fingerprint, legacy_fingerprint = string.match(ARGV[9], '^(%S+) ?(%S*)$')
+local fingerprint = ARGV[9]
 local now = now_ms()
 
 local made = redis.call('HMGET', KEYS[5], 'sender_id', 'total_cents', 'count', 'mode')
@@ -104,7 +100,7 @@ if made[1] then
   return {'id_taken'}
 end
 if now > tonumber(ARGV[18]) + tonumber(ARGV[19]) then
-  return {'stale'}
+  return {'late'}
 end
 
 if record_id ~= '' then
@@ -115,10 +111,9 @@ if record_id ~= '' then
     -- packet may be gone); this request overwrites the record.
     prev = nil
   end
-  prev = prev or redis.call('GET', KEYS[7])
   if prev then
     local stored, packet_id = string.match(prev, '^(.-)\n(.*)$')
-    if stored ~= fingerprint and (legacy_fingerprint == '' or stored ~= legacy_fingerprint) then
+    if stored ~= fingerprint then
       return {'idempotency_key_reused'}
     end
     return {'repeat', packet_id}
@@ -153,12 +148,12 @@ if total == nil or sum ~= total or total > MAX_EXACT then
 end
 
 local quota, window = tonumber(ARGV[13]), tonumber(ARGV[14])
-local wait, used = rl_check(KEYS[8], quota, 1, window)
+local wait, used = rl_check(KEYS[7], quota, 1, window)
 if wait > 0 then
   return {'rate_limited', wait, 'minute'}
 end
 local day_quota, day_window = tonumber(ARGV[29]), tonumber(ARGV[30])
-local day_wait, day_used = rl_check(KEYS[15], day_quota, 1, day_window)
+local day_wait, day_used = rl_check(KEYS[14], day_quota, 1, day_window)
 if day_wait > 0 then
   return {'rate_limited', day_wait, 'day'}
 end
@@ -168,8 +163,8 @@ local max_open = tonumber(ARGV[28])
 if not max_open then
   return redis.error_reply('ERR hongbao: create_packet: max_open_packets is not a number')
 end
-if max_open > 0 and redis.call('ZCOUNT', KEYS[14], '(' .. int(now), '+inf') >= max_open then
-  local first = redis.call('ZRANGEBYSCORE', KEYS[14], '(' .. int(now), '+inf', 'WITHSCORES',
+if max_open > 0 and redis.call('ZCOUNT', KEYS[13], '(' .. int(now), '+inf') >= max_open then
+  local first = redis.call('ZRANGEBYSCORE', KEYS[13], '(' .. int(now), '+inf', 'WITHSCORES',
     'LIMIT', 0, 1)
   return {'too_many_open', math.max(1, tonumber(first[2]) - now)}
 end
@@ -190,7 +185,7 @@ local expires_at = opens_at + tonumber(ARGV[8]) * 1000
 local after = redis.call('HINCRBY', KEYS[1], 'balance', int(-total))
 ledger_push(KEYS[2], KEYS[1], 'packet_debit|' .. int(-total) .. '|' .. int(now) .. '|' .. ARGV[1],
   tonumber(ARGV[12]))
-journal_add(KEYS[13], 'packet_debit', ARGV[2], -total, ARGV[1], now, after)
+journal_add(KEYS[12], 'packet_debit', ARGV[2], -total, ARGV[1], now, after)
 
 redis.call('HSET', KEYS[5],
   'packet_id', ARGV[1], 'sender_id', ARGV[2], 'total_cents', int(total), 'count', int(count),
@@ -216,7 +211,7 @@ end
 -- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
 if #recipients > 0 then
   redis.call('HSET', KEYS[5], 'recipients', #recipients)
-  redis.call('SADD', KEYS[9], unpack(recipients))
+  redis.call('SADD', KEYS[8], unpack(recipients))
 end
 
 local i = 31
@@ -237,21 +232,21 @@ if opens_in > 0 or ARGV[21] ~= '' or ARGV[24] ~= '' then
   mode_field = mode_field .. ';' .. (opens_in > 0 and int(opens_at) or '') .. ';' .. ARGV[21] ..
     ';' .. (ARGV[24] ~= '' and 'p' or '')
 end
-history_add(KEYS[10], KEYS[12], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..
+history_add(KEYS[9], KEYS[11], 'sent', history_prefix(now, ARGV[1]) .. ':' .. year .. '|' ..
   int(total) .. '|' .. int(count) .. '|' .. mode_field .. '|' .. int(expires_at) .. '||' .. ARGV[7])
-history_keep(KEYS[10], KEYS[11], KEYS[12], tonumber(ARGV[16]))
+history_keep(KEYS[9], KEYS[10], KEYS[11], tonumber(ARGV[16]))
 local cutoff = now - tonumber(ARGV[16])
-history_prune(KEYS[10], KEYS[12], 'sent', cutoff)
-history_prune(KEYS[11], KEYS[12], 'received', cutoff)
+history_prune(KEYS[9], KEYS[11], 'sent', cutoff)
+history_prune(KEYS[10], KEYS[11], 'received', cutoff)
 prune_records(KEYS[3], KEYS[4], now)
-rl_count(KEYS[8], quota, used, 1, window)
-rl_count(KEYS[15], day_quota, day_used, 1, day_window)
+rl_count(KEYS[7], quota, used, 1, window)
+rl_count(KEYS[14], day_quota, day_used, 1, day_window)
 if max_open > 0 then
   -- Every entry was open when it was added and at most ARGV[28] are open at any time, so this
   -- prunes at most ARGV[28] entries.
-  redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', int(now))
-  redis.call('ZADD', KEYS[14], int(expires_at), ARGV[1])
-  local last = redis.call('ZRANGE', KEYS[14], -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[14], last[2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[13], '-inf', int(now))
+  redis.call('ZADD', KEYS[13], int(expires_at), ARGV[1])
+  local last = redis.call('ZRANGE', KEYS[13], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIREAT', KEYS[13], last[2])
 end
 return {'created', ARGV[1]}

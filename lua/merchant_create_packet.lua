@@ -65,7 +65,7 @@
 --   {'order_reference_reused', packet_id}  the order's packet was made by another request
 --   {'insufficient_funds', balance}        the budget's balance is below the total
 --   {'id_taken'}                           packet id belongs to another packet (draw another)
---   {'stale'}                              delivered after its window: nothing changed
+--   {'late'}                              delivered after its window: nothing changed
 local SHARES_FROM = 24
 local total = tonumber(ARGV[7])
 local count = tonumber(ARGV[8])
@@ -80,7 +80,7 @@ if made[3] then
   return {'id_taken'}
 end
 if now > tonumber(ARGV[17]) + tonumber(ARGV[18]) then
-  return {'stale'}
+  return {'late'}
 end
 
 local prev = redis.call('HGET', KEYS[3], record_id)

@@ -12,15 +12,12 @@
 -- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)
 -- KEYS[4] records_forget: idempotency "forget after" sorted set (record id -> Unix ms, +inf =
 --         pinned)
--- KEYS[5] legacy_record: the transfer's record in the layout before 0.2 (a string
---         `...:tx:<transfer id>` with a TTL); read only, so a transfer applied before an
---         upgrade is never re-applied
--- KEYS[6] received: the wallet owner's "received" history list
--- KEYS[7] sent: their "sent" list (pruned here)
--- KEYS[8] history_totals: their history totals hash
--- KEYS[9] journal: the money journal of the wallet's tag (journal.lua; one entry per credit
+-- KEYS[5] received: the wallet owner's "received" history list
+-- KEYS[6] sent: their "sent" list (pruned here)
+-- KEYS[7] history_totals: their history totals hash
+-- KEYS[8] journal: the money journal of the wallet's tag (journal.lua; one entry per credit
 --         applied, of kind ARGV[3])
--- KEYS[10] call_answer: a deposit's refusal, `<wallet>:call:<call id>` (records.lua:
+-- KEYS[9] call_answer: a deposit's refusal, `<wallet>:call:<call id>` (records.lua:
 --          refusal_add); a claim credit's: any key of the slot, never touched
 -- ARGV[1] amount_cents (i64): the credit, cents (> 0)
 -- ARGV[2] kind: ledger kind (and journal kind: deposit or claim_credit)
@@ -38,21 +35,21 @@
 -- ARGV[12] call: a deposit's call id (16 hex digits), kept in the record it writes (records.lua:
 --          money_record): its re-run, at any later moment, answers its first 'applied'; ''
 --          for a claim credit (re-driven by its packet's claim, which reads 'repeat')
--- ARGV[13] call_keep_ms (u64): how long a deposit's refusal is kept (KEYS[10]'s TTL), ms (> 0)
+-- ARGV[13] call_keep_ms (u64): how long a deposit's refusal is kept (KEYS[9]'s TTL), ms (> 0)
 -- Returns one of:
 --   {'applied', balance}         credited now
 --   {'repeat', balance}          another call credited this transfer before: nothing changed;
 --                                the balance now, cents
 --   {'conflict', balance}        the transfer id was used with a different fingerprint: nothing changed
 --   {'balance_limit', balance}   the credit would take the balance over ARGV[8]: nothing moved (a
---                                deposit's answer kept in KEYS[10])
+--                                deposit's answer kept in KEYS[9])
 if ARGV[12] ~= '' then
-  local refused = refusal_read(KEYS[10])
+  local refused = refusal_read(KEYS[9])
   if refused then
     return refused
   end
 end
-local prev = redis.call('HGET', KEYS[3], ARGV[4]) or redis.call('GET', KEYS[5])
+local prev = redis.call('HGET', KEYS[3], ARGV[4])
 local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
 if prev then
   local first, call, first_balance = money_record_read(prev)
@@ -71,7 +68,7 @@ end
 local limit = tonumber(ARGV[8])
 if limit > 0 and balance + amount > limit then
   if ARGV[12] ~= '' then
-    return refusal_add(KEYS[10], 'balance_limit', balance, tonumber(ARGV[13]))
+    return refusal_add(KEYS[9], 'balance_limit', balance, tonumber(ARGV[13]))
   end
   return {'balance_limit', balance}
 end
@@ -90,15 +87,15 @@ local now = now_ms()
 balance = redis.call('HINCRBY', KEYS[1], 'balance', int(amount))
 ledger_push(KEYS[2], KEYS[1], ARGV[2] .. '|' .. int(amount) .. '|' .. int(now) .. '|' .. ARGV[3],
   tonumber(ARGV[7]))
-journal_add(KEYS[9], ARGV[2], ARGV[11], amount, ARGV[3], now, balance)
+journal_add(KEYS[8], ARGV[2], ARGV[11], amount, ARGV[3], now, balance)
 redis.call('HSET', KEYS[3], ARGV[4], money_record(ARGV[5], ARGV[12], balance))
 redis.call('ZADD', KEYS[4], forget_score(now, tonumber(ARGV[6])), ARGV[4])
 if entry ~= '' then
-  history_add(KEYS[6], KEYS[8], 'received', entry)
-  history_keep(KEYS[7], KEYS[6], KEYS[8], tonumber(ARGV[10]))
+  history_add(KEYS[5], KEYS[7], 'received', entry)
+  history_keep(KEYS[6], KEYS[5], KEYS[7], tonumber(ARGV[10]))
   local cutoff = now - tonumber(ARGV[10])
-  history_prune(KEYS[6], KEYS[8], 'received', cutoff)
-  history_prune(KEYS[7], KEYS[8], 'sent', cutoff)
+  history_prune(KEYS[5], KEYS[7], 'received', cutoff)
+  history_prune(KEYS[6], KEYS[7], 'sent', cutoff)
 end
 prune_records(KEYS[3], KEYS[4], now)
 return {'applied', balance}

@@ -32,8 +32,6 @@ async fn create_call(
     let keys = Keys::new(&cfg.key_prefix);
     let wk = keys.wallet(sender);
     let pk = keys.packet(packet_id);
-    // The pre-0.2 record (read only): any key of the sender's hash tag that does not exist.
-    let legacy = format!("{}:legacy", wk.records);
     let record_id = key.map(|k| format!("create:{k}")).unwrap_or_default();
     let bounds = YearBounds::around(&cfg.history.tz, indexed_at_ms).arg();
     let shares = [total / 2, total - total / 2];
@@ -45,7 +43,6 @@ async fn create_call(
         records_forget: &wk.records_forget,
         meta: &pk.meta,
         shares: &pk.shares,
-        legacy_record: &legacy,
         creates: &wk.creates,
         recipients: &pk.recipients,
         sent: &wk.sent,
@@ -149,7 +146,7 @@ async fn a_create_run_twice_answers_as_its_first_run() {
 }
 
 /// Another packet under the id is `id_taken`; a call delivered after its window creates
-/// nothing (`stale`), whatever the balance; a refused create keeps its reclaim index entry
+/// nothing (`late`), whatever the balance; a refused create keeps its reclaim index entry
 /// (brought forward to the index time, for reclaim-cron to look at soon), never removes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_and_foreign_runs_create_nothing() {
@@ -172,7 +169,7 @@ async fn late_and_foreign_runs_create_nothing() {
         // Indexed longer ago than the window: nothing created, nothing debited.
         let (late, at) = indexed_id(&store, "ann").await;
         let answer = create_call(&store, "ann", &late, None, 300, at - CREATE_WINDOW_MS - 1).await;
-        assert_eq!(answer, ["stale"], "{backend:?}");
+        assert_eq!(answer, ["late"], "{backend:?}");
         assert!(packets::view(&store, &late).await.unwrap().is_none());
         assert_eq!(wallet::balance(&store, "ann").await.unwrap(), 700);
 

@@ -24,7 +24,7 @@ pub const PHANTOM_GRACE_MS: i64 = 60_000;
 
 /// How long after its index entry was written (Redis `TIME` of the index's node) a
 /// `create_packet.lua` call may still create its packet, ms; a later delivery creates nothing
-/// (`stale`). An entry is never due before it was written, and a phantom is dropped
+/// (`late`). An entry is never due before it was written, and a phantom is dropped
 /// [`PHANTOM_GRACE_MS`] after its due time, so a packet is always created well before its entry
 /// could be dropped: the other half of the grace absorbs the difference between the two nodes'
 /// clocks.

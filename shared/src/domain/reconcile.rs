@@ -22,19 +22,19 @@ pub const LEDGER_TRIMMED_FIELD: &str = "ledger_trimmed_cents";
 
 /// Whose books a ledger is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Holder {
+pub enum LedgerOwner {
     /// A user's wallet (`<prefix>:{t}:wallet:<user>`).
     Wallet,
     /// A merchant's budget (`<prefix>:{t}:merchant:<merchant>`).
     Merchant,
 }
 
-impl Holder {
+impl LedgerOwner {
     /// The name logs and metrics use: `wallet` or `merchant`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Holder::Wallet => "wallet",
-            Holder::Merchant => "merchant",
+            LedgerOwner::Wallet => "wallet",
+            LedgerOwner::Merchant => "merchant",
         }
     }
 
@@ -44,16 +44,16 @@ impl Holder {
     /// an entry of another holder, or one that moves no balance.
     fn ledger_kind(self, kind: Kind) -> Option<(EntryKind, bool)> {
         Some(match (self, kind) {
-            (Holder::Wallet, Kind::Deposit) => (EntryKind::Deposit, false),
-            (Holder::Wallet, Kind::PacketDebit) => (EntryKind::PacketDebit, false),
-            (Holder::Wallet, Kind::ClaimCredit) => (EntryKind::ClaimCredit, false),
-            (Holder::Wallet, Kind::RefundCredit) => (EntryKind::RefundCredit, false),
-            (Holder::Wallet, Kind::Withdrawal) => (EntryKind::Withdrawal, false),
-            (Holder::Merchant, Kind::MerchantDeposit) => (EntryKind::Deposit, false),
-            (Holder::Merchant, Kind::MerchantWithdrawal) => (EntryKind::Withdrawal, false),
-            (Holder::Merchant, Kind::MerchantPacketDebit) => (EntryKind::PacketDebit, false),
-            (Holder::Merchant, Kind::MerchantRefund) => (EntryKind::RefundCredit, false),
-            (Holder::Merchant, Kind::MerchantCouponRefund) => (EntryKind::RefundCredit, true),
+            (LedgerOwner::Wallet, Kind::Deposit) => (EntryKind::Deposit, false),
+            (LedgerOwner::Wallet, Kind::PacketDebit) => (EntryKind::PacketDebit, false),
+            (LedgerOwner::Wallet, Kind::ClaimCredit) => (EntryKind::ClaimCredit, false),
+            (LedgerOwner::Wallet, Kind::RefundCredit) => (EntryKind::RefundCredit, false),
+            (LedgerOwner::Wallet, Kind::Withdrawal) => (EntryKind::Withdrawal, false),
+            (LedgerOwner::Merchant, Kind::MerchantDeposit) => (EntryKind::Deposit, false),
+            (LedgerOwner::Merchant, Kind::MerchantWithdrawal) => (EntryKind::Withdrawal, false),
+            (LedgerOwner::Merchant, Kind::MerchantPacketDebit) => (EntryKind::PacketDebit, false),
+            (LedgerOwner::Merchant, Kind::MerchantRefund) => (EntryKind::RefundCredit, false),
+            (LedgerOwner::Merchant, Kind::MerchantCouponRefund) => (EntryKind::RefundCredit, true),
             _ => return None,
         })
     }
@@ -63,7 +63,7 @@ impl Holder {
 #[derive(Debug, Clone, Copy)]
 pub struct Account<'a> {
     /// A wallet or a merchant's budget.
-    pub holder: Holder,
+    pub holder: LedgerOwner,
     /// The wallet's user or the merchant id (the journal entries' `user`).
     pub id: &'a str,
     /// The account's hash (`HGETALL`): a wallet's `balance`, a merchant's books
@@ -166,7 +166,7 @@ pub fn reconcile(account: &Account, journal: &[journal::Entry], dedup_ms: i64) -
     };
     let balance_cents = int("balance", 0..=MAX_EXACT_CENTS, &mut found).unwrap_or(0);
     let trimmed = int(LEDGER_TRIMMED_FIELD, i64::MIN..=i64::MAX, &mut found);
-    if account.holder == Holder::Merchant {
+    if account.holder == LedgerOwner::Merchant {
         match Books::from_fields(account.fields) {
             Ok(books) if books.close() => {}
             Ok(books) => found.push(Mismatch::Books { books }),

@@ -33,8 +33,7 @@ use crate::store::scripts;
 pub enum KeyFamily {
     /// A red packet's keys (`{<tag>}:packet:<id>` and its suffixes).
     Packets,
-    /// A user's wallet (`{<tag>}:wallet:<user>...`) and the create-packet idempotency records
-    /// of the layout before 0.2 (`{<tag>}:idem:...`, read only).
+    /// A user's wallet (`{<tag>}:wallet:<user>...`).
     Wallets,
     /// A merchant's budget (`{<tag>}:merchant:<merchant>...`).
     Merchants,
@@ -77,7 +76,7 @@ impl KeyFamily {
     pub fn patterns(self) -> &'static [&'static str] {
         match self {
             KeyFamily::Packets => &["{????}:packet:*"],
-            KeyFamily::Wallets => &["{????}:wallet:*", "{????}:idem:*"],
+            KeyFamily::Wallets => &["{????}:wallet:*"],
             KeyFamily::Merchants => &["{????}:merchant:*"],
             KeyFamily::Journals => &["{????}:journal"],
             KeyFamily::Fences => &["{*}:fence"],
@@ -205,11 +204,11 @@ impl RedisUser {
                 "coupon_redeem.lua",
                 "coupon_release.lua",
                 "coupon_take.lua",
-                "coupon_settle.lua",
+                "coupon_resolve.lua",
                 "coupon_add_codes.lua",
                 "coupon_batch.lua",
-                "coupon_claim.lua",
-                "coupon_unclaim.lua",
+                "coupon_directory_add.lua",
+                "coupon_directory_remove.lua",
                 "coupon_close.lua",
                 "coupon_draw_enter.lua",
                 "coupon_draw_run.lua",

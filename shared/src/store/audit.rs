@@ -47,15 +47,11 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
             true
         } else {
             let transfer_id = super::wallet::claim_transfer_id(packet_id);
-            let (recorded, legacy): (bool, bool) = redis::pipe()
-                .cmd("HEXISTS")
+            redis::cmd("HEXISTS")
                 .arg(keys.wallet(&user).records)
                 .arg(&transfer_id)
-                .cmd("EXISTS")
-                .arg(keys.legacy_transfer(&user, &transfer_id))
                 .query_async(&mut conn)
-                .await?;
-            recorded || legacy
+                .await?
         };
         if applied {
             let record: String = redis::cmd("HGET")

@@ -32,7 +32,6 @@
 //! | `hb:{t}:wallet:<user>:received` | sorted set | the user's received (claimed) history, members `<claimed_at ms>:<packet_id>:<year>\|...`, as `sent` |
 //! | `hb:{t}:wallet:<user>:history` | hash | history totals per business year: `<year>:<sent\|received>:<count\|cents>`, no TTL |
 //! | `hb:{t}:wallet:<user>:idem:forget` | sorted set | record id -> when it may be forgotten (Unix ms; `+inf` while a claim still needs it), pruned inside the scripts |
-//! | `hb:{t}:wallet:<user>:tx:<transfer id>`, `hb:{t}:idem:<user>:<key>` | string | records of the layout before 0.2 (with TTLs): read, never written |
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
@@ -289,31 +288,6 @@ impl Keys {
         }
     }
 
-    /// The idempotency record of transfer `transfer_id` into `user_id`'s wallet in the layout
-    /// before 0.2 (a string with a TTL). Scripts still read it, so a transfer applied before an
-    /// upgrade is never applied again; nothing writes it.
-    pub fn legacy_transfer(&self, user_id: &str, transfer_id: &str) -> String {
-        format!(
-            "{}:{{{}}}:wallet:{}:tx:{}",
-            self.prefix,
-            user_tag(user_id),
-            user_key_part(user_id),
-            transfer_id
-        )
-    }
-
-    /// The create-packet idempotency record of `Idempotency-Key` `key` sent by `user_id` in the
-    /// layout before 0.2 (read, never written; see [`Keys::legacy_transfer`]).
-    pub(crate) fn legacy_create_idempotency(&self, user_id: &str, key: &str) -> String {
-        format!(
-            "{}:{{{}}}:idem:{}:{}",
-            self.prefix,
-            user_tag(user_id),
-            user_key_part(user_id),
-            key
-        )
-    }
-
     /// The reclaim index: packet id -> due time (Unix ms).
     pub fn reclaim_due(&self) -> String {
         format!("{}:{{reclaim}}:due", self.prefix)
@@ -419,10 +393,6 @@ mod tests {
         ] {
             assert_eq!(tag_of(k), user_tag("alice"), "{k}");
         }
-        assert_eq!(
-            tag_of(&keys.legacy_create_idempotency("alice", "{x}")),
-            user_tag("alice")
-        );
         assert_eq!(tag_of(&keys.grab_rate(&id, "bob")), user_tag("alice"));
     }
 

@@ -33,7 +33,7 @@ use super::keys::Keys;
 use super::scan::Master;
 use super::scripts::{call_id, text, Call};
 use super::Store;
-use crate::domain::reconcile::{reconcile, Account, Holder, Mismatch};
+use crate::domain::reconcile::{reconcile, Account, LedgerOwner, Mismatch};
 use crate::domain::wallet::LEDGER_CAP;
 
 /// Keys one `SCAN` step asks each master to look at (`COUNT`), at most; fewer when fewer
@@ -64,7 +64,7 @@ pub struct ReconcileSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreconciled {
     /// A wallet or a merchant's budget.
-    pub holder: Holder,
+    pub holder: LedgerOwner,
     /// The wallet's user or the merchant id.
     pub id: String,
     /// What was wrong.
@@ -86,21 +86,21 @@ fn label(master: &Master) -> String {
 
 /// The account whose hash `key` is (`None`: another key the pattern matched, such as a
 /// wallet's `:idem` or `:history` hash).
-fn account_of(keys: &Keys, prefix: &str, key: &str) -> Option<(Holder, String)> {
+fn account_of(keys: &Keys, prefix: &str, key: &str) -> Option<(LedgerOwner, String)> {
     let rest = key.strip_prefix(prefix)?.strip_prefix(":{")?;
     let (_, rest) = rest.split_once("}:")?;
     let (holder, encoded) = if let Some(e) = rest.strip_prefix("wallet:") {
-        (Holder::Wallet, e)
+        (LedgerOwner::Wallet, e)
     } else {
-        (Holder::Merchant, rest.strip_prefix("merchant:")?)
+        (LedgerOwner::Merchant, rest.strip_prefix("merchant:")?)
     };
     let id = percent_encoding::percent_decode_str(encoded)
         .decode_utf8()
         .ok()?
         .into_owned();
     let own = match holder {
-        Holder::Wallet => keys.wallet(&id).wallet,
-        Holder::Merchant => keys.merchant(&id).merchant,
+        LedgerOwner::Wallet => keys.wallet(&id).wallet,
+        LedgerOwner::Merchant => keys.merchant(&id).merchant,
     };
     (own == key).then_some((holder, id))
 }
@@ -114,16 +114,16 @@ fn account_of(keys: &Keys, prefix: &str, key: &str) -> Option<(Holder, String)> 
 /// the wrong shape.
 pub async fn check_account(
     store: &Store,
-    holder: Holder,
+    holder: LedgerOwner,
     id: &str,
 ) -> Result<Vec<Mismatch>, Error> {
     let keys = Keys::new(&store.config().key_prefix);
     let (hash, ledger, journal) = match holder {
-        Holder::Wallet => {
+        LedgerOwner::Wallet => {
             let w = keys.wallet(id);
             (w.wallet, w.ledger, w.journal)
         }
-        Holder::Merchant => {
+        LedgerOwner::Merchant => {
             let m = keys.merchant(id);
             (m.merchant, m.ledger, m.journal)
         }
@@ -183,18 +183,18 @@ fn only_untrimmed_sum(mismatches: &[Mismatch]) -> bool {
 /// the wrong shape or a ledger item without its cents.
 pub async fn baseline(
     store: &Store,
-    holder: Holder,
+    holder: LedgerOwner,
     id: &str,
     call: &str,
 ) -> Result<Option<i64>, Error> {
     const NAME: &str = "ledger_baseline";
     let keys = Keys::new(&store.config().key_prefix);
     let (hash, ledger, journal, kind) = match holder {
-        Holder::Wallet => {
+        LedgerOwner::Wallet => {
             let w = keys.wallet(id);
             (w.wallet, w.ledger, w.journal, "ledger_baseline")
         }
-        Holder::Merchant => {
+        LedgerOwner::Merchant => {
             let m = keys.merchant(id);
             (m.merchant, m.ledger, m.journal, "merchant_ledger_baseline")
         }
@@ -279,7 +279,7 @@ pub async fn run_until(
             let accounts = batch
                 .iter()
                 .filter_map(|key| account_of(&keys, &prefix, key));
-            let checked: Vec<(Holder, String, Vec<Mismatch>)> = stream::iter(accounts)
+            let checked: Vec<(LedgerOwner, String, Vec<Mismatch>)> = stream::iter(accounts)
                 .map(|(holder, id)| async move {
                     let mut mismatches = check_account(store, holder, &id).await?;
                     if only_untrimmed_sum(&mismatches)

@@ -60,7 +60,6 @@ fn deposit(prefix: &str, user: &str, reference: &str, call: &str) -> Invocation 
         ledger: &wk.ledger,
         records: &wk.records,
         records_forget: &wk.records_forget,
-        legacy_record: &keys.legacy_transfer(user, &transfer_id),
         received: &wk.received,
         sent: &wk.sent,
         history_totals: &wk.history_totals,

@@ -13,7 +13,7 @@ use hongbao::store::coupons::{
     self, keys::directory, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys,
 };
 use hongbao::store::scripts::{
-    text, Call, CouponAddCodesCall, CouponCreatePoolCall, CouponGrabCall, CouponSettleCall,
+    text, Call, CouponAddCodesCall, CouponCreatePoolCall, CouponGrabCall, CouponResolveCall,
     CouponTakeCall,
 };
 use hongbao::Store;
@@ -170,8 +170,8 @@ impl Campaign {
     }
 
     /// Steps 2 and 3 of `user`'s reservation as the store runs them: the other pools from the
-    /// next one on, the first code taken, then the settle on the home pool with what was taken.
-    async fn walk_and_settle(&self, store: &Store, user: &str, reservation: &str) -> String {
+    /// next one on, the first code taken, then the resolve on the home pool with what was taken.
+    async fn walk_and_resolve(&self, store: &Store, user: &str, reservation: &str) -> String {
         let home = home_pool(self.no, user, self.pools);
         let (mut taken, mut opening) = (None, false);
         for step in 1..self.pools {
@@ -187,7 +187,7 @@ impl Campaign {
         let keys = self.keys(home);
         let none = (String::new(), if opening { "~" } else { "" }.to_string());
         let (item, at) = taken.unwrap_or(none);
-        let reply = CouponSettleCall {
+        let reply = CouponResolveCall {
             holders: &keys.holders,
             pending: &keys.pending,
             user_id: user,
@@ -199,7 +199,7 @@ impl Campaign {
         .invoke_async(&mut store.conn().await.unwrap())
         .await
         .unwrap();
-        text("coupon_settle", reply).unwrap()
+        text("coupon_resolve", reply).unwrap()
     }
 
     /// What the pools say of `user`: (the codes the user's items name, the codes issued to the
@@ -305,7 +305,7 @@ async fn batch_cut_short(
 }
 
 /// Test: one reservation has one outcome. A user of an empty home pool reserves; a first walk
-/// finds every other pool empty and settles the reservation with nothing; then a batch that
+/// finds every other pool empty and resolves the reservation with nothing; then a batch that
 /// had landed on pool 0 before the start is retried after it, and a second walk of the same
 /// reservation runs. Whatever the batch does, every code issued to the user is one the
 /// user's items show, the user holds at most `per_user` (1), and the user's next grab gives
@@ -329,11 +329,11 @@ async fn a_reservation_has_one_outcome_when_a_batch_is_retried_after_the_start()
             c.grab_step(&store, &user, "00000000000000a1").await,
             "reserved:00000000000000a1"
         );
-        let first = c.walk_and_settle(&store, &user, "00000000000000a1").await;
+        let first = c.walk_and_resolve(&store, &user, "00000000000000a1").await;
         let retried = coupons::add_codes(&store, &c.id, "b1", &codes)
             .await
             .unwrap();
-        let second = c.walk_and_settle(&store, &user, "00000000000000a1").await;
+        let second = c.walk_and_resolve(&store, &user, "00000000000000a1").await;
         let next = coupons::grab(&store, &c.id, &user, VISITS).await.unwrap();
 
         let (held, issued) = c.holdings(&store, &user).await;
@@ -346,7 +346,7 @@ async fn a_reservation_has_one_outcome_when_a_batch_is_retried_after_the_start()
 }
 
 /// Test: one reservation has one outcome when a pool is written after the first walk passed
-/// it (a creation still running): the first walk settles it as opening (the caller is told to
+/// it (a creation still running): the first walk resolves it as opening (the caller is told to
 /// grab again, not sold out), the second walk of the same reservation takes nothing there, and
 /// the caller's next grab, a new call, gets the pool's code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,10 +363,10 @@ async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
             c.grab_step(&store, &user, "00000000000000b1").await,
             "reserved:00000000000000b1"
         );
-        let first = c.walk_and_settle(&store, &user, "00000000000000b1").await;
+        let first = c.walk_and_resolve(&store, &user, "00000000000000b1").await;
         c.write_pool(&store, 2, &["LATE-P2-1", "LATE-P2-2"], now - 1_000, 1)
             .await;
-        let second = c.walk_and_settle(&store, &user, "00000000000000b1").await;
+        let second = c.walk_and_resolve(&store, &user, "00000000000000b1").await;
         let call_again = c.grab_step(&store, &user, "00000000000000b1").await;
         let next = coupons::grab(&store, &c.id, &user, VISITS).await.unwrap();
 
@@ -375,7 +375,7 @@ async fn a_reservation_has_one_outcome_when_a_pool_is_written_after_the_walk() {
             issued.is_subset(&held) && held.len() <= 1,
             "{backend}: issued {issued:?}, held {held:?} (walks {first} then {second})"
         );
-        assert_eq!(first, "settled:~\n", "{backend}: the first walk");
+        assert_eq!(first, "resolved:~\n", "{backend}: the first walk");
         assert_eq!(
             second, first,
             "{backend}: the second walk answered otherwise"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::domain::reconcile::{Holder, Mismatch, LEDGER_TRIMMED_FIELD};
+use hongbao::domain::reconcile::{LedgerOwner, Mismatch, LEDGER_TRIMMED_FIELD};
 use hongbao::domain::wallet::{DepositOutcome, LEDGER_CAP};
 use hongbao::store::keys::Keys;
 use hongbao::store::{merchants, reconcile, wallet};
@@ -17,23 +17,23 @@ use crate::common;
 
 /// `count` movements of `holder` `id`: deposits of 100 to 106 cents, every third a withdrawal
 /// of 50 cents, each with its own reference.
-async fn movements(store: &Store, holder: Holder, id: &str, count: usize) {
+async fn movements(store: &Store, holder: LedgerOwner, id: &str, count: usize) {
     for i in 0..count {
         let reference = format!("{id}-{i}");
         let (deposit, cents) = (i % 3 != 2, 100 + (i % 7) as i64);
         match (holder, deposit) {
-            (Holder::Wallet, true) => {
+            (LedgerOwner::Wallet, true) => {
                 let _ = wallet::deposit(store, id, cents, &reference).await.unwrap();
             }
-            (Holder::Wallet, false) => {
+            (LedgerOwner::Wallet, false) => {
                 let _ = wallet::withdraw(store, id, 50, &reference).await.unwrap();
             }
-            (Holder::Merchant, true) => {
+            (LedgerOwner::Merchant, true) => {
                 let _ = merchants::deposit(store, id, cents, &reference)
                     .await
                     .unwrap();
             }
-            (Holder::Merchant, false) => {
+            (LedgerOwner::Merchant, false) => {
                 let _ = merchants::withdraw(store, id, 50, &reference)
                     .await
                     .unwrap();
@@ -43,7 +43,7 @@ async fn movements(store: &Store, holder: Holder, id: &str, count: usize) {
 }
 
 /// Every account's mismatches in one pass of reconcile-cron's walk (runs of 1,000).
-async fn pass(store: &Store) -> (u64, Vec<(Holder, String, Vec<Mismatch>)>) {
+async fn pass(store: &Store) -> (u64, Vec<(LedgerOwner, String, Vec<Mismatch>)>) {
     let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let (mut checked, mut found) = (0, Vec::new());
     loop {
@@ -82,12 +82,12 @@ async fn a_clean_history_of_10000_movements_reports_nothing() {
         let redis = TestRedis::start(backend);
         let store = store_on(&redis);
         let accounts = [
-            (Holder::Wallet, "w0"),
-            (Holder::Wallet, "w1"),
-            (Holder::Wallet, "w2"),
-            (Holder::Wallet, "w3"),
-            (Holder::Merchant, "m0"),
-            (Holder::Merchant, "m1"),
+            (LedgerOwner::Wallet, "w0"),
+            (LedgerOwner::Wallet, "w1"),
+            (LedgerOwner::Wallet, "w2"),
+            (LedgerOwner::Wallet, "w3"),
+            (LedgerOwner::Merchant, "m0"),
+            (LedgerOwner::Merchant, "m1"),
         ];
         let per_account = 10_000 / accounts.len() + 1;
         join_all(accounts.map(|(holder, id)| movements(&store, holder, id, per_account))).await;
@@ -137,7 +137,7 @@ async fn a_deposit_reference_reused_after_its_dedup_window_is_one_more_deposit()
 }
 
 /// The mismatches of one account after `plant` did something to it outside the scripts.
-async fn planted(holder: Holder, plant: impl AsyncFn(&Store, &Keys)) -> Vec<Vec<Mismatch>> {
+async fn planted(holder: LedgerOwner, plant: impl AsyncFn(&Store, &Keys)) -> Vec<Vec<Mismatch>> {
     let mut out = Vec::new();
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
@@ -155,8 +155,8 @@ async fn planted(holder: Holder, plant: impl AsyncFn(&Store, &Keys)) -> Vec<Vec<
 
 #[tokio::test]
 async fn a_trimmed_wallet_off_by_a_million_cents_is_reported() {
-    let found = planted(Holder::Wallet, async |store, keys| {
-        movements(store, Holder::Wallet, "acct", LEDGER_CAP as usize + 1).await;
+    let found = planted(LedgerOwner::Wallet, async |store, keys| {
+        movements(store, LedgerOwner::Wallet, "acct", LEDGER_CAP as usize + 1).await;
         hincrby(store, &keys.wallet("acct").wallet, "balance", 1_000_000).await;
     })
     .await;
@@ -172,8 +172,8 @@ async fn a_trimmed_wallet_off_by_a_million_cents_is_reported() {
 
 #[tokio::test]
 async fn a_merchant_balance_off_its_ledger_is_reported() {
-    let found = planted(Holder::Merchant, async |store, keys| {
-        movements(store, Holder::Merchant, "acct", 3).await;
+    let found = planted(LedgerOwner::Merchant, async |store, keys| {
+        movements(store, LedgerOwner::Merchant, "acct", 3).await;
         hincrby(store, &keys.merchant("acct").merchant, "balance", 5).await;
         hincrby(store, &keys.merchant("acct").merchant, "deposited", 5).await;
     })
@@ -190,8 +190,8 @@ async fn a_merchant_balance_off_its_ledger_is_reported() {
 
 #[tokio::test]
 async fn a_merchant_whose_books_do_not_close_is_reported() {
-    let found = planted(Holder::Merchant, async |store, keys| {
-        movements(store, Holder::Merchant, "acct", 3).await;
+    let found = planted(LedgerOwner::Merchant, async |store, keys| {
+        movements(store, LedgerOwner::Merchant, "acct", 3).await;
         hincrby(store, &keys.merchant("acct").merchant, "reserved", 5).await;
     })
     .await;
@@ -203,8 +203,8 @@ async fn a_merchant_whose_books_do_not_close_is_reported() {
 
 #[tokio::test]
 async fn a_merchant_deposit_in_the_ledger_twice_is_reported() {
-    let found = planted(Holder::Merchant, async |store, keys| {
-        movements(store, Holder::Merchant, "acct", 1).await;
+    let found = planted(LedgerOwner::Merchant, async |store, keys| {
+        movements(store, LedgerOwner::Merchant, "acct", 1).await;
         let m = keys.merchant("acct");
         let mut conn = store.conn().await.unwrap();
         let head: String = redis::cmd("LINDEX")
@@ -243,8 +243,8 @@ async fn a_merchant_deposit_in_the_ledger_twice_is_reported() {
 
 #[tokio::test]
 async fn a_balance_that_is_not_an_integer_is_reported() {
-    let found = planted(Holder::Wallet, async |store, keys| {
-        movements(store, Holder::Wallet, "acct", 1).await;
+    let found = planted(LedgerOwner::Wallet, async |store, keys| {
+        movements(store, LedgerOwner::Wallet, "acct", 1).await;
         let mut conn = store.conn().await.unwrap();
         let _: i64 = redis::cmd("HSET")
             .arg(keys.wallet("acct").wallet)
@@ -269,8 +269,8 @@ async fn a_balance_that_is_not_an_integer_is_reported() {
 
 #[tokio::test]
 async fn a_ledger_item_that_does_not_parse_is_reported() {
-    let found = planted(Holder::Wallet, async |store, keys| {
-        movements(store, Holder::Wallet, "acct", 1).await;
+    let found = planted(LedgerOwner::Wallet, async |store, keys| {
+        movements(store, LedgerOwner::Wallet, "acct", 1).await;
         let mut conn = store.conn().await.unwrap();
         let () = redis::cmd("LSET")
             .arg(keys.wallet("acct").ledger)
@@ -294,12 +294,12 @@ async fn a_ledger_item_that_does_not_parse_is_reported() {
 
 /// `holder` `id` with a ledger trimmed past its cap whose trimmed cents were never kept (the
 /// field deleted, as before it existed); the cents the field held.
-async fn trimmed_before_the_field(store: &Store, holder: Holder, id: &str) -> i64 {
+async fn trimmed_before_the_field(store: &Store, holder: LedgerOwner, id: &str) -> i64 {
     movements(store, holder, id, LEDGER_CAP as usize + 40).await;
     let keys = Keys::new("hb");
     let hash = match holder {
-        Holder::Wallet => keys.wallet(id).wallet,
-        Holder::Merchant => keys.merchant(id).merchant,
+        LedgerOwner::Wallet => keys.wallet(id).wallet,
+        LedgerOwner::Merchant => keys.merchant(id).merchant,
     };
     let mut conn = store.conn().await.unwrap();
     let (cents, _): (i64, i64) = redis::pipe()
@@ -342,8 +342,8 @@ async fn ledgers_trimmed_before_the_field_are_baselined_once() {
         // Arrange
         let redis = TestRedis::start(backend);
         let store = store_on(&redis);
-        let wallet_cents = trimmed_before_the_field(&store, Holder::Wallet, "old-w").await;
-        let merchant_cents = trimmed_before_the_field(&store, Holder::Merchant, "old-m").await;
+        let wallet_cents = trimmed_before_the_field(&store, LedgerOwner::Wallet, "old-w").await;
+        let merchant_cents = trimmed_before_the_field(&store, LedgerOwner::Merchant, "old-m").await;
 
         // Act
         let (_, first) = pass(&store).await;
@@ -368,8 +368,8 @@ async fn ledgers_trimmed_before_the_field_are_baselined_once() {
 /// Test: a balance moved outside the scripts after its ledger's baseline is reported.
 #[tokio::test]
 async fn drift_after_a_baseline_is_reported() {
-    let found = planted(Holder::Wallet, async |store, keys| {
-        trimmed_before_the_field(store, Holder::Wallet, "acct").await;
+    let found = planted(LedgerOwner::Wallet, async |store, keys| {
+        trimmed_before_the_field(store, LedgerOwner::Wallet, "acct").await;
         let _ = pass(store).await;
         hincrby(store, &keys.wallet("acct").wallet, "balance", 5).await;
     })
@@ -389,15 +389,15 @@ async fn drift_after_a_baseline_is_reported() {
 async fn a_baseline_sent_again_answers_its_first_run() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = store_on(&redis);
-    let cents = trimmed_before_the_field(&store, Holder::Wallet, "acct").await;
+    let cents = trimmed_before_the_field(&store, LedgerOwner::Wallet, "acct").await;
     let call = "0000000000ba5e01";
-    let first = reconcile::baseline(&store, Holder::Wallet, "acct", call)
+    let first = reconcile::baseline(&store, LedgerOwner::Wallet, "acct", call)
         .await
         .unwrap();
-    movements(&store, Holder::Wallet, "acct", 3).await;
+    movements(&store, LedgerOwner::Wallet, "acct", 3).await;
     let before = common::snapshot(&redis).await;
 
-    let again = reconcile::baseline(&store, Holder::Wallet, "acct", call)
+    let again = reconcile::baseline(&store, LedgerOwner::Wallet, "acct", call)
         .await
         .unwrap();
 

@@ -428,7 +428,7 @@ async fn shares_and_coupons_refunded_in_one_settlement_reconcile() {
     );
     let mismatches = hongbao::store::reconcile::check_account(
         &store,
-        hongbao::domain::reconcile::Holder::Merchant,
+        hongbao::domain::reconcile::LedgerOwner::Merchant,
         SHOP,
     )
     .await

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::reconcile::Holder;
+use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
 use hongbao::store::scripts::{
@@ -41,26 +41,26 @@ enum Op {
 
 /// The account of one sequence: a wallet or a merchant's budget, and its keys.
 struct Account {
-    holder: Holder,
+    holder: LedgerOwner,
     id: String,
     hash: String,
     ledger: String,
     records: String,
     records_forget: String,
     journal: String,
-    legacy: String,
+    spare: String,
 }
 
 impl Account {
-    fn new(prefix: &str, holder: Holder, id: String) -> Self {
+    fn new(prefix: &str, holder: LedgerOwner, id: String) -> Self {
         let keys = Keys::new(prefix);
         let w = keys.wallet(&id);
         let m = keys.merchant(&id);
         let (hash, ledger, records, records_forget, journal) = match holder {
-            Holder::Wallet => (w.wallet, w.ledger, w.records, w.records_forget, w.journal),
-            Holder::Merchant => (m.merchant, m.ledger, m.records, m.records_forget, m.journal),
+            LedgerOwner::Wallet => (w.wallet, w.ledger, w.records, w.records_forget, w.journal),
+            LedgerOwner::Merchant => (m.merchant, m.ledger, m.records, m.records_forget, m.journal),
         };
-        let legacy = format!("{hash}:legacy");
+        let spare = format!("{hash}:spare");
         Account {
             holder,
             id,
@@ -69,7 +69,7 @@ impl Account {
             records,
             records_forget,
             journal,
-            legacy,
+            spare,
         }
     }
 }
@@ -86,7 +86,7 @@ impl Entity for Account {
             &self.records,
             &self.records_forget,
             &self.journal,
-            &self.legacy,
+            &self.spare,
         ]
         .map(String::clone)
         .to_vec()
@@ -104,16 +104,15 @@ impl Entity for Account {
         let fingerprint = cents.to_string();
         let call_answer = Keys::call_answer(&self.hash, call);
         let reply = match (self.holder, op) {
-            (Holder::Wallet, Op::Deposit { .. }) => {
+            (LedgerOwner::Wallet, Op::Deposit { .. }) => {
                 let c = WalletCreditCall {
                     wallet: &self.hash,
                     ledger: &self.ledger,
                     records: &self.records,
                     records_forget: &self.records_forget,
-                    legacy_record: &self.legacy,
-                    received: &self.legacy,
-                    sent: &self.legacy,
-                    history_totals: &self.legacy,
+                    received: &self.spare,
+                    sent: &self.spare,
+                    history_totals: &self.spare,
                     journal: &self.journal,
                     call_answer: &call_answer,
                     amount_cents: cents,
@@ -132,7 +131,7 @@ impl Entity for Account {
                 };
                 c.invocation().invoke_async(&mut conn).await
             }
-            (Holder::Wallet, Op::Withdraw { .. }) => {
+            (LedgerOwner::Wallet, Op::Withdraw { .. }) => {
                 let c = WithdrawCall {
                     wallet: &self.hash,
                     ledger: &self.ledger,
@@ -151,7 +150,7 @@ impl Entity for Account {
                 };
                 c.invocation().invoke_async(&mut conn).await
             }
-            (Holder::Merchant, Op::Deposit { .. }) => {
+            (LedgerOwner::Merchant, Op::Deposit { .. }) => {
                 let c = MerchantDepositCall {
                     merchant: &self.hash,
                     ledger: &self.ledger,
@@ -171,7 +170,7 @@ impl Entity for Account {
                 };
                 c.invocation().invoke_async(&mut conn).await
             }
-            (Holder::Merchant, Op::Withdraw { .. }) => {
+            (LedgerOwner::Merchant, Op::Withdraw { .. }) => {
                 let c = MerchantWithdrawCall {
                     merchant: &self.hash,
                     ledger: &self.ledger,
@@ -252,9 +251,9 @@ async fn account_reruns_answer_their_first_run() {
         let mut rng = StdRng::seed_from_u64(seed ^ 0xacc0 ^ backend as u64);
         for sequence in 0..n {
             let holder = if sequence % 2 == 0 {
-                Holder::Wallet
+                LedgerOwner::Wallet
             } else {
-                Holder::Merchant
+                LedgerOwner::Merchant
             };
             let account = Account::new(
                 &store.config().key_prefix,

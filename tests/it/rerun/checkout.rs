@@ -12,7 +12,7 @@ use std::sync::Arc;
 use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
 use hongbao::domain::coupons::{campaign_id, campaign_no, CodeSource, NewCampaign, VisitLimit};
-use hongbao::domain::reconcile::Holder;
+use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
@@ -385,7 +385,7 @@ async fn check_books(store: &Store, b: ShareBooks, model: &Model, trace: &Trace)
     if books.paid_coupon_cents != paid || !books.close() {
         trace.fail(format!("the books {books:?}, the model paid {paid}"));
     }
-    let mismatches = reconcile::check_account(store, Holder::Merchant, SHOP)
+    let mismatches = reconcile::check_account(store, LedgerOwner::Merchant, SHOP)
         .await
         .unwrap();
     if !mismatches.is_empty() {

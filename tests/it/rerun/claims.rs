@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::history::{year_of, ReceivedEntry};
-use hongbao::domain::reconcile::Holder;
+use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::reconcile;
@@ -103,7 +103,6 @@ impl Claims {
                 coupons: pk.coupons,
             },
             WalletKeysOf {
-                legacy: self.keys.legacy_transfer(user, &transfer),
                 call_answer: Keys::call_answer(&wk.wallet, call),
                 transfer,
                 wk,
@@ -124,7 +123,6 @@ impl Claims {
             ledger: &wk.ledger,
             records: &wk.records,
             records_forget: &wk.records_forget,
-            legacy_record: &w.legacy,
             received: &wk.received,
             sent: &wk.sent,
             history_totals: &wk.history_totals,
@@ -179,7 +177,6 @@ struct PacketKeysOf {
 /// The grabber's keys a claim step names.
 struct WalletKeysOf {
     wk: hongbao::store::keys::WalletKeys,
-    legacy: String,
     call_answer: String,
     transfer: String,
 }
@@ -479,7 +476,7 @@ async fn check(store: &Store, claims: &Claims, model: &Model, trace: &Trace, use
         if balance != want {
             trace.fail(format!("{user} holds {balance} cents, the model {want}"));
         }
-        let mismatches = reconcile::check_account(store, Holder::Wallet, user)
+        let mismatches = reconcile::check_account(store, LedgerOwner::Wallet, user)
             .await
             .unwrap();
         if !mismatches.is_empty() {

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::draws::{self, DrawTerms};
-use hongbao::domain::reconcile::Holder;
+use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::{Keys, PacketKeys};
 use hongbao::store::reclaim::Payer;
 use hongbao::store::reconcile;
@@ -464,7 +464,7 @@ async fn check(store: &Store, packet: &Packet, model: &Model, trace: &Trace) {
             model.entrants.len()
         ));
     }
-    let mismatches = reconcile::check_account(store, Holder::Wallet, &packet.sender)
+    let mismatches = reconcile::check_account(store, LedgerOwner::Wallet, &packet.sender)
         .await
         .unwrap();
     if !mismatches.is_empty() {

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::reconcile::Holder;
+use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
 use hongbao::store::scripts::{text, texts, Call, CancelCall, GrabCall};
@@ -247,7 +247,7 @@ async fn packet_reruns_answer_their_first_run() {
                         model.grabbed.len()
                     ));
                 }
-                let mismatches = reconcile::check_account(&store, Holder::Wallet, &sender)
+                let mismatches = reconcile::check_account(&store, LedgerOwner::Wallet, &sender)
                     .await
                     .unwrap();
                 if !mismatches.is_empty() {

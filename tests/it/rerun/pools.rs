@@ -1,12 +1,12 @@
 //! The re-run checker's campaign pools: a grab of a campaign of three pools is up to three
 //! kinds of step (`lua/coupon_grab.lua` on the caller's home pool: a win, a refusal, or a
 //! reservation when the home pool is empty; `lua/coupon_take.lua` on the other pools in turn,
-//! until one gives the reservation a code; `lua/coupon_settle.lua` on the home pool, the
+//! until one gives the reservation a code; `lua/coupon_resolve.lua` on the home pool, the
 //! reservation's one outcome), each grab call running them in order with its call id, as
 //! `store::coupons::grab` does. Six users (some grabbing twice at once) share a few codes spread
 //! unevenly over the pools, one or two per user, and any step of any call is re-sent at
 //! random later points. A re-sent step answers its first answer and writes nothing (a
-//! reservation's grab answers its settled outcome once the reservation is settled; a
+//! reservation's grab answers its settled outcome once the reservation is resolved; a
 //! settlement's items, and a refusal's, are the user's items now). The model: which codes are
 //! left and whose each issued code is; after every step no code is issued twice, every user
 //! holds at most `per_user` items, and every journal entry has its own `event_id`.
@@ -17,7 +17,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::coupons::{campaign_id, home_pool};
 use hongbao::store::coupons::PoolKeys;
 use hongbao::store::scripts::{
-    text, Call, CouponCreatePoolCall, CouponGrabCall, CouponSettleCall, CouponTakeCall,
+    text, Call, CouponCreatePoolCall, CouponGrabCall, CouponResolveCall, CouponTakeCall,
 };
 use hongbao::Store;
 use rand::rngs::StdRng;
@@ -39,9 +39,9 @@ enum Op {
     Grab { user: &'static str },
     /// `coupon_take.lua` on pool `pool` for `user`'s reservation.
     Take { user: &'static str, pool: u32 },
-    /// `coupon_settle.lua`: `user`'s reservation closed with `item` taken at `at` (both empty:
+    /// `coupon_resolve.lua`: `user`'s reservation closed with `item` taken at `at` (both empty:
     /// sold out).
-    Settle {
+    Resolve {
         user: &'static str,
         item: String,
         at: String,
@@ -79,8 +79,8 @@ impl Entity for Campaign {
                     .texts()
                     .0
             }
-            Op::Settle { user, item, at } => {
-                settle_call(&self.pool(self.home(user)), user, call, item, at)
+            Op::Resolve { user, item, at } => {
+                resolve_call(&self.pool(self.home(user)), user, call, item, at)
                     .texts()
                     .0
             }
@@ -101,11 +101,11 @@ impl Entity for Campaign {
                 let c = take_call(self, &k, user, call, *pool);
                 ("coupon_take", c.invocation().invoke_async(&mut conn).await)
             }
-            Op::Settle { user, item, at } => {
+            Op::Resolve { user, item, at } => {
                 let k = self.pool(self.home(user));
-                let c = settle_call(&k, user, call, item, at);
+                let c = resolve_call(&k, user, call, item, at);
                 (
-                    "coupon_settle",
+                    "coupon_resolve",
                     c.invocation().invoke_async(&mut conn).await,
                 )
             }
@@ -158,14 +158,14 @@ fn take_call<'c>(
     }
 }
 
-fn settle_call<'c>(
+fn resolve_call<'c>(
     k: &'c PoolKeys,
     user: &'c str,
     call: &'c str,
     item: &'c str,
     at: &'c str,
-) -> CouponSettleCall<'c> {
-    CouponSettleCall {
+) -> CouponResolveCall<'c> {
+    CouponResolveCall {
         holders: &k.holders,
         pending: &k.pending,
         user_id: user,
@@ -185,11 +185,11 @@ struct InFlight {
 impl InFlight {
     /// The step after `op` answered `answer`, as `store::coupons::grab` goes on: a
     /// reservation walks the other pools from the one after the home pool, a code taken (or
-    /// the walk's end) settles it.
+    /// the walk's end) resolves it.
     fn advance(&mut self, c: &Campaign, op: &Op, answer: &str) {
         let user = self.user;
         let home = c.home(user);
-        let settle = |item: &str, at: &str| Op::Settle {
+        let settle = |item: &str, at: &str| Op::Resolve {
             user,
             item: item.into(),
             at: at.into(),
@@ -216,7 +216,7 @@ impl InFlight {
 }
 
 /// A re-sent step's answer against its first. A grab that made a reservation answers the
-/// reservation's settled outcome once it is settled (`settled`: call id -> settle answer); a
+/// reservation's settled outcome once it is resolved (`settled`: call id -> settle answer); a
 /// refusal (`already_grabbed`, `empty`) and a settlement answer the user's items now; every
 /// other answer its first exactly.
 fn same_answer(
@@ -229,7 +229,7 @@ fn same_answer(
     let outcome = |a: &str| a.split(':').next().unwrap_or("").to_string();
     match op {
         Op::Grab { .. } if first.starts_with("reserved:") && again != first => {
-            match settled.get(call).and_then(|s| s.strip_prefix("settled:")) {
+            match settled.get(call).and_then(|s| s.strip_prefix("resolved:")) {
                 Some(s) => match s.split_once('\n').map(|(o, _)| o) {
                     Some("-") => again.starts_with("empty:"),
                     Some("~") => again.starts_with("opening:"),
@@ -245,7 +245,7 @@ fn same_answer(
         Op::Grab { .. } if matches!(outcome(first).as_str(), "already_grabbed" | "empty") => {
             outcome(again) == outcome(first)
         }
-        Op::Settle { .. } => first.split('\n').next() == again.split('\n').next(),
+        Op::Resolve { .. } => first.split('\n').next() == again.split('\n').next(),
         _ => first == again,
     }
 }
@@ -331,7 +331,7 @@ async fn pool_reruns_answer_their_first_run() {
                 let call = flight.call.clone();
                 let answer = campaign.send(&store, &op, &call).await;
                 trace.push(format!("{op:?} call {call} -> {answer:?}"));
-                if matches!(op, Op::Settle { .. }) {
+                if matches!(op, Op::Resolve { .. }) {
                     settled.entry(call.clone()).or_insert(answer.clone());
                 }
                 flight.advance(&campaign, &op, &answer);

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool, id_tag, public_id};
 use hongbao::store::coupons::keys::refs;
 use hongbao::store::coupons::PoolKeys;
-use hongbao::store::scripts::{text, Call, CouponGrabCall, CouponSettleCall, CouponTakeCall};
+use hongbao::store::scripts::{text, Call, CouponGrabCall, CouponResolveCall, CouponTakeCall};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -242,10 +242,10 @@ pub async fn send_create(store: &Arc<Store>, body: &Value) -> (u16, Value, Optio
 }
 
 /// A grab whose sandbox stalls between step 1 (its reservation made) and steps 2 and 3 (the
-/// walk over the other pools and the settle), `stall_ms` and then until the merchant's
+/// walk over the other pools and the resolve), `stall_ms` and then until the merchant's
 /// creation of the campaign is answered (at most 10 s), each step run as the store runs it:
 /// 200 `{"code"}` (won at once, or the reservation's code), 409 (`per_user` held), 410
-/// `sold_out` / `ended`, 425 `not_started` (not started, or the reservation settled while the
+/// `sold_out` / `ended`, 425 `not_started` (not started, or the reservation resolved while the
 /// campaign was opening), 404, or 503 when Redis failed (the reservation stays open for the
 /// user's next press or the close).
 pub async fn slow_grab(
@@ -356,7 +356,7 @@ async fn walk_late(
     if item.is_empty() && opening {
         at = "~".to_string();
     }
-    let reply = CouponSettleCall {
+    let reply = CouponResolveCall {
         holders: &home_keys.holders,
         pending: &home_keys.pending,
         user_id: user,
@@ -368,12 +368,12 @@ async fn walk_late(
     .invoke_async(&mut conn)
     .await
     .map_err(|e| e.to_string())?;
-    let reply = text("coupon_settle", reply).map_err(|e| e.to_string())?;
+    let reply = text("coupon_resolve", reply).map_err(|e| e.to_string())?;
     let outcome = reply
-        .strip_prefix("settled:")
+        .strip_prefix("resolved:")
         .and_then(|r| r.split_once('\n'))
         .map(|(o, _)| o.to_string())
-        .ok_or_else(|| format!("coupon_settle answered {reply}"))?;
+        .ok_or_else(|| format!("coupon_resolve answered {reply}"))?;
     Ok(match outcome.as_str() {
         "-" => final_answer(410, "sold_out"),
         "~" => final_answer(425, "not_started"),

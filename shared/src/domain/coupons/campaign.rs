@@ -316,7 +316,7 @@ impl NewCampaign {
     }
 }
 
-/// Seed 004's visit limit (`canAccess`), made atomic: the grabs of one user in one campaign
+/// The visit limit, counted in the grab's atomic step: the grabs of one user in one campaign
 /// that are answered `not_started` or `already_grabbed`, per window of `window_ms`. A win is
 /// not counted, nor an answer about an ended or sold-out campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Coupon drops (seed 004's 抢优惠券): a merchant's campaign of pre-issued or generated codes,
+//! Coupon drops (抢优惠券): a merchant's campaign of pre-issued or generated codes,
 //! grabbed first-come-first-served, at most `per_user` per user, each redeemed at most once.
 //!
 //! The rules here are pure: which uploaded codes are valid and distinct ([`codes`]), how a

@@ -1,5 +1,5 @@
 //! The coupon function's settings: who may call its AWS_IAM routes, the merchant backend's
-//! (`HONGBAO_COUPON_PRINCIPALS`), and seed 004's per-user visit limit.
+//! (`HONGBAO_COUPON_PRINCIPALS`), and the per-user visit limit.
 
 use super::campaign::VisitLimit;
 use crate::domain::settings::{Setting, NO_DEFAULT};
@@ -17,7 +17,7 @@ pub const COUPON_PRINCIPALS: Setting = Setting {
 pub const COUPON_VISIT_LIMIT: Setting = Setting {
     name: "HONGBAO_COUPON_VISIT_LIMIT",
     default: "10",
-    meaning: "grabs of one user in one campaign per window answered `not_started` or `already_grabbed` (seed 004's `canAccess`, counted atomically); past it 429 + `Retry-After`, nothing else written; `0` disables",
+    meaning: "grabs of one user in one campaign per window answered `not_started` or `already_grabbed` (counted in the grab's own atomic step; a win is not counted); past it 429 + `Retry-After`, nothing else written; `0` disables",
 };
 
 /// `HONGBAO_COUPON_VISIT_WINDOW_MS`.
@@ -40,7 +40,7 @@ pub struct CouponRules {
     /// IAM principals (`requestContext.authorizer.iam.userArn`) allowed to call the coupon
     /// function's AWS_IAM routes (`HONGBAO_COUPON_PRINCIPALS`); empty: nobody.
     pub principals: IamPrincipals,
-    /// Seed 004's visit limit per user per campaign.
+    /// The visit limit per user per campaign: answers `not_started` and `already_grabbed` count.
     pub visits: VisitLimit,
 }
 

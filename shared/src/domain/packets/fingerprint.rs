@@ -1,6 +1,6 @@
 //! The fingerprint of a create request, stored with its `Idempotency-Key` so that a key reused
 //! with another request is told apart (409 `idempotency_key_reused`) while a retry of the same
-//! request finds its packet: the current (v2) encoding and the one releases before it stored.
+//! request finds its packet.
 
 use super::rules::NewPacket;
 
@@ -68,43 +68,6 @@ impl NewPacket {
         }
         out
     }
-
-    /// The fingerprint releases before v2 stored (the fields joined with `|`, the recipients
-    /// with a newline after them, SHA-1 hex), so that a create retried across the upgrade,
-    /// within `HONGBAO_IDEMPOTENCY_TTL_SECS`, still finds its packet: `Some` only when that
-    /// old text is unambiguous for this request, i.e. the request has no recipients, no field
-    /// v1 did not know (`opens_in_secs`, `cover`) and its greeting no `|`. Its old text then has exactly five `|` (numbers and names hold none),
-    /// which fix all six fields, while a targeted request's text has at least six; and a
-    /// greeting cannot hold the "\u{0}" that stood for none (control characters are
-    /// refused). Any other request compares in the v2 form only: an old record then answers
-    /// 409, never another request's packet.
-    pub fn legacy_fingerprint(&self) -> Option<String> {
-        if !self.recipients.is_empty()
-            || self.greeting.as_deref().is_some_and(|g| g.contains('|'))
-            || self.opens_in_secs != 0
-            || self.cover.is_some()
-            || self.password.is_some()
-            || self.draw.is_some()
-        {
-            return None;
-        }
-        let canonical = format!(
-            "{}|{}|{}|{}|{}|{}",
-            self.total_cents,
-            self.count,
-            self.mode.as_str(),
-            self.split_name().unwrap_or("-"),
-            self.expires_in_secs,
-            self.greeting.as_deref().unwrap_or("\u{0}")
-        );
-        use sha1::{Digest, Sha1};
-        Some(
-            Sha1::digest(canonical.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
-        )
-    }
 }
 
 #[cfg(test)]
@@ -154,8 +117,6 @@ mod tests {
                 assert_ne!(x, y);
             }
         }
-        assert_eq!(d.legacy_fingerprint(), None);
-        assert_eq!(e.legacy_fingerprint(), None);
     }
 
     /// The v1 collision: a greeting holding the separator of the v1 text, against a
@@ -196,19 +157,5 @@ mod tests {
                 assert_ne!(a, b);
             }
         }
-        // The v1 text of the first two is the same; neither may be compared in it.
-        assert_eq!(base.legacy_fingerprint(), None);
-        assert_eq!(targeted.legacy_fingerprint(), None);
-        let plain = NewPacket {
-            greeting: Some("hi".into()),
-            ..base.clone()
-        };
-        // The v1 fingerprint of an unambiguous request, as releases before v2 computed it:
-        // SHA-1 of "100|1|lucky|double_mean|86400|hi" (Python's hashlib).
-        assert_eq!(
-            plain.legacy_fingerprint().as_deref(),
-            Some("0f39b8155815fb6ec8bd9be13435af6815964aeb")
-        );
-        assert_ne!(plain.legacy_fingerprint().unwrap(), plain.fingerprint());
     }
 }

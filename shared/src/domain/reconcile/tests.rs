@@ -39,7 +39,7 @@ fn hash(fields: &[(&str, &str)]) -> HashMap<String, String> {
 
 fn wallet<'a>(fields: &'a HashMap<String, String>, ledger: &'a [String]) -> Account<'a> {
     Account {
-        holder: Holder::Wallet,
+        holder: LedgerOwner::Wallet,
         id: "alice",
         fields,
         ledger,
@@ -48,7 +48,7 @@ fn wallet<'a>(fields: &'a HashMap<String, String>, ledger: &'a [String]) -> Acco
 
 fn merchant<'a>(fields: &'a HashMap<String, String>, ledger: &'a [String]) -> Account<'a> {
     Account {
-        holder: Holder::Merchant,
+        holder: LedgerOwner::Merchant,
         id: "shop",
         fields,
         ledger,

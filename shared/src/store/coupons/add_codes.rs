@@ -11,7 +11,7 @@
 //!    started (Redis `TIME`); a batch begun before the start (some code already claimed for
 //!    it) may go on after it.
 //! 2. The codes claimed in the directory for `<campaign id>/<reference>`
-//!    (`lua/coupon_claim.lua`).
+//!    (`lua/coupon_directory_add.lua`).
 //! 3. `lua/coupon_batch.lua` records the claims' one outcome: `claimed`, or `refused` (a code
 //!    another campaign holds: every claim of the batch is released, no pool ever gets one of
 //!    its codes, the batch answers `duplicate_codes`).
@@ -19,7 +19,7 @@
 //!    pushed and recorded `landed` if the campaign has not started by that pool's Redis `TIME`
 //!    and is not closed, else recorded `missed` and nothing pushed, ever.
 //! 5. The directory claims of the shares that missed their pool are released
-//!    (`lua/coupon_unclaim.lua`): those codes are free for any campaign, the others are in the
+//!    (`lua/coupon_directory_remove.lua`): those codes are free for any campaign, the others are in the
 //!    campaign, so every code of the batch ends in exactly one place. No code enters a pool
 //!    after the start, so a pool only shrinks once grabbing opens.
 
@@ -32,8 +32,8 @@ use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::directory::{claim, owners, release};
+use super::facts::resolve;
 use super::keys::PoolKeys;
-use super::shape::resolve;
 
 /// What `lua/coupon_batch.lua` answers.
 #[derive(Debug, PartialEq, Eq)]
@@ -142,7 +142,7 @@ pub enum AddCodesOutcome {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the same batch may be sent again: it
-/// goes on from the recorded steps); [`Error::Internal`] for a reply of the wrong shape.
+/// goes on from the recorded steps); [`Error::Internal`] for a reply of the wrong facts.
 pub async fn add_codes(
     store: &Store,
     campaign_id: &str,

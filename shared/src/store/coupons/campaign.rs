@@ -5,8 +5,8 @@ use crate::domain::coupons::{home_pool, CouponState, Discount, IssuedRecord, Sta
 use crate::store::{Error, Store};
 
 use super::draw;
+use super::facts::resolve;
 use super::keys::PoolKeys;
-use super::shape::resolve;
 use crate::domain::draws::{ticket, Draw};
 
 /// A campaign's view.
@@ -66,7 +66,7 @@ pub struct MyCoupon {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a pool hash of
-/// the wrong shape.
+/// the wrong facts.
 pub async fn campaign(
     store: &Store,
     campaign_id: &str,

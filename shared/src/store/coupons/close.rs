@@ -18,11 +18,11 @@ use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 use super::draw;
+use super::facts::facts;
 use super::keys::{ends, PoolKeys};
-use super::settle::settle;
-use super::shape::shape;
+use super::resolve::resolve_reservation;
 use super::take::take;
-use super::Holder;
+use super::Grabber;
 
 impl CouponCloseCall<'_> {
     /// Parses the script's reply on pool `k` of campaign `id`:
@@ -109,7 +109,7 @@ pub async fn close_ended(store: &Store, stop_at: Instant) -> Result<ClosedCampai
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a reply of
-/// the wrong shape, or a pool that still has open reservations after they were completed.
+/// the wrong facts, or a pool that still has open reservations after they were completed.
 pub async fn close(
     store: &Store,
     conn: &mut Conn,
@@ -117,7 +117,7 @@ pub async fn close(
 ) -> Result<Option<(CampaignCounts, u64)>, Error> {
     let prefix = &store.config().key_prefix;
     let id = campaign_id(no);
-    let Some(shape) = shape(store, conn, &id, no).await? else {
+    let Some(facts) = facts(store, conn, &id, no).await? else {
         let _: i64 = redis::cmd("ZREM")
             .arg(ends(prefix))
             .arg(no)
@@ -127,38 +127,38 @@ pub async fn close(
     };
     // A draw nobody asked for is run now (its draw_at is before the end), so every draw is
     // journaled and revealed.
-    if shape.draw.is_some() {
-        draw::run(store, conn, &id, &shape).await?;
+    if facts.draw.is_some() {
+        draw::run(store, conn, &id, &facts).await?;
     }
     // Reservations made before the end are completed (a code taken, or none left).
     let mut redriven = 0;
-    for k in 0..shape.pools {
-        let keys = PoolKeys::new(prefix, &id, no, k, shape.pools);
+    for k in 0..facts.pools {
+        let keys = PoolKeys::new(prefix, &id, no, k, facts.pools);
         let open: Vec<(String, String)> = redis::cmd("HGETALL")
             .arg(&keys.pending)
             .query_async(conn)
             .await?;
         for (reservation, record) in open {
             let user = record.split('\n').next().unwrap_or_default().to_string();
-            let holder = Holder {
+            let grabber = Grabber {
                 campaign_id: &id,
-                shape: &shape,
+                facts: &facts,
                 home: k,
                 user_id: &user,
             };
-            let walk = take(store, conn, &holder, &reservation).await?;
-            settle(store, conn, &holder, &reservation, &walk).await?;
+            let walk = take(store, conn, &grabber, &reservation).await?;
+            resolve_reservation(store, conn, &grabber, &reservation, &walk).await?;
             redriven += 1;
         }
     }
-    let keep_until = shape.redeem_by_ms.saturating_add(LIST_RETENTION_MS);
+    let keep_until = facts.redeem_by_ms.saturating_add(LIST_RETENTION_MS);
     let mut others = CampaignCounts {
         issued: 0,
         redeemed: 0,
         never_issued: 0,
     };
-    for k in (1..shape.pools).chain([0]) {
-        let keys = PoolKeys::new(prefix, &id, no, k, shape.pools);
+    for k in (1..facts.pools).chain([0]) {
+        let keys = PoolKeys::new(prefix, &id, no, k, facts.pools);
         let totals = format!(
             "{}|{}|{}",
             others.issued, others.redeemed, others.never_issued

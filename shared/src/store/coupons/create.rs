@@ -11,8 +11,8 @@
 //!    merchant's list when a `merchant_id` is given (`GET /campaigns`); a second run answers
 //!    `repeat` with the same number and writes nothing.
 //! 3. Uploaded codes: each code claimed in the directory for the campaign
-//!    (`lua/coupon_claim.lua`, which answers the owner, so a re-sent claim is still this
-//!    run's), then the claims' one outcome recorded on `{coupon}` (`lua/coupon_claim.lua` on
+//!    (`lua/coupon_directory_add.lua`, which answers the owner, so a re-sent claim is still this
+//!    run's), then the claims' one outcome recorded on `{coupon}` (`lua/coupon_directory_add.lua` on
 //!    the creations' outcomes, first writer wins): `claimed`, or `refused` when another
 //!    campaign claimed a code between steps 1 and 3 (a race of two creations). A refused
 //!    creation releases every claim of its codes that is the campaign's and answers
@@ -24,7 +24,7 @@
 //!    yet (its home pool, or one its reservation passed) is answered `not_started`, to be
 //!    sent again ([`OPENING_RETRY_MS`](super::grab::OPENING_RETRY_MS)), never `sold_out`.
 
-use crate::store::scripts::{CouponClaimCall, CouponCreateCall, CouponCreatePoolCall};
+use crate::store::scripts::{CouponCreateCall, CouponCreatePoolCall, CouponDirectoryAddCall};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::campaign::MAX_CAMPAIGN_MS;
@@ -190,7 +190,7 @@ pub async fn record(
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the same request may be sent again: it
-/// completes the creation); [`Error::Internal`] for a reply of the wrong shape, or a pool that
+/// completes the creation); [`Error::Internal`] for a reply of the wrong facts, or a pool that
 /// exists with another request's fingerprint.
 pub async fn create(store: &Store, req: &NewCampaign) -> Result<CampaignCreateOutcome, Error> {
     let dups = req.duplicate_codes();
@@ -254,7 +254,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CampaignCreateOu
                 } else {
                     format!("refused {}", clashes.join(" "))
                 };
-                let reply = CouponClaimCall {
+                let reply = CouponDirectoryAddCall {
                     claims: &claims(&prefix),
                     field: &id,
                     value: &proposed,
@@ -262,7 +262,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CampaignCreateOu
                 .invocation()
                 .invoke_async(&mut conn)
                 .await?;
-                text("coupon_claim", reply)?
+                text("coupon_directory_add", reply)?
             }
         };
         if let Some(clashes) = decided.strip_prefix("refused ") {
@@ -272,7 +272,7 @@ pub async fn create(store: &Store, req: &NewCampaign) -> Result<CampaignCreateOu
             ));
         }
         if decided != "claimed" {
-            return Err(Error::bad_reply("coupon_claim", decided));
+            return Err(Error::bad_reply("coupon_directory_add", decided));
         }
     }
 

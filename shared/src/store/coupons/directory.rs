@@ -2,12 +2,12 @@
 //! redeem finds a code's campaign there, and a code belongs to one campaign at a time. The
 //! owner is the campaign id for the codes of its creation and `<campaign id>/<batch reference>`
 //! for an added batch's. Creation and added batches read it before writing anything
-//! (`owners`), claim their codes in it (`claim`, `lua/coupon_claim.lua`: first writer wins,
+//! (`owners`), claim their codes in it (`claim`, `lua/coupon_directory_add.lua`: first writer wins,
 //! a re-sent claim answers the same owner), record the claims' one outcome, and release them
 //! only on that outcome: every code of a refused creation or batch, or the share of a pool a
-//! batch missed (`release`, `lua/coupon_unclaim.lua`: only the owner's claim).
+//! batch missed (`release`, `lua/coupon_directory_remove.lua`: only the owner's claim).
 
-use crate::store::scripts::{CouponClaimCall, CouponUnclaimCall};
+use crate::store::scripts::{CouponDirectoryAddCall, CouponDirectoryRemoveCall};
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::coupons::codes::MAX_LISTED_DUPLICATES;
@@ -67,13 +67,13 @@ pub(super) async fn owners(
     Ok(out)
 }
 
-/// Claims every code of `codes` for `owner` (`lua/coupon_claim.lua`). Returns the codes
+/// Claims every code of `codes` for `owner` (`lua/coupon_directory_add.lua`). Returns the codes
 /// another owner holds (at most 10); releases nothing: the caller records the claims' outcome
 /// first, then releases on it ([`release`]).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the claims may be sent again: a code
-/// claimed for `owner` answers `owner`); [`Error::Internal`] for a reply of the wrong shape.
+/// claimed for `owner` answers `owner`); [`Error::Internal`] for a reply of the wrong facts.
 pub(super) async fn claim(
     store: &Store,
     prefix: &str,
@@ -84,7 +84,7 @@ pub(super) async fn claim(
         .map(|i| async move {
             let code = &codes[i];
             let mut conn = store.conn().await?;
-            let reply = CouponClaimCall {
+            let reply = CouponDirectoryAddCall {
                 claims: &directory(prefix, code),
                 field: code,
                 value: owner,
@@ -92,7 +92,7 @@ pub(super) async fn claim(
             .invocation()
             .invoke_async(&mut conn)
             .await?;
-            text("coupon_claim", reply)
+            text("coupon_directory_add", reply)
         })
         .buffered(IN_FLIGHT)
         .try_collect()
@@ -106,13 +106,13 @@ pub(super) async fn claim(
         .collect())
 }
 
-/// Releases the directory claims of `codes` that are `owner`'s (`lua/coupon_unclaim.lua`);
+/// Releases the directory claims of `codes` that are `owner`'s (`lua/coupon_directory_remove.lua`);
 /// another owner's claim stays. Call it only on a recorded outcome that says these codes will
 /// never be in a pool for `owner`.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the release may run again: it
-/// changes nothing the second time); [`Error::Internal`] for a reply of the wrong shape.
+/// changes nothing the second time); [`Error::Internal`] for a reply of the wrong facts.
 pub(super) async fn release<S: AsRef<str> + Sync>(
     store: &Store,
     prefix: &str,
@@ -123,7 +123,7 @@ pub(super) async fn release<S: AsRef<str> + Sync>(
         .map(|i| async move {
             let code = codes[i].as_ref();
             let mut conn = store.conn().await?;
-            let reply = CouponUnclaimCall {
+            let reply = CouponDirectoryRemoveCall {
                 directory: &directory(prefix, code),
                 code,
                 owner,
@@ -131,7 +131,7 @@ pub(super) async fn release<S: AsRef<str> + Sync>(
             .invocation()
             .invoke_async(&mut conn)
             .await?;
-            text("coupon_unclaim", reply).map(drop)
+            text("coupon_directory_remove", reply).map(drop)
         })
         .buffer_unordered(IN_FLIGHT)
         .try_collect::<Vec<()>>()

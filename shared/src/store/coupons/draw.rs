@@ -2,7 +2,7 @@
 //!
 //! A grab of a draw campaign is first `lua/coupon_draw_enter.lua` on pool 0 with the caller's
 //! ticket (computed here from the campaign's seed, which this sandbox keeps with the
-//! campaign's shape: one round trip per entry): until `draw_at` it enters them; from
+//! campaign's facts: one round trip per entry): until `draw_at` it enters them; from
 //! `draw_at` it answers `draw_due` until the draw has run ([`run_draw`]: `lua/coupon_draw_run.lua`,
 //! one O(log n) step whoever calls it, however many at once), then `winner` or `not_drawn`. A
 //! winner's grab then goes on as any grab (`super::grab`), and the campaign holds a code for
@@ -16,8 +16,8 @@ use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
+use super::facts::{CampaignFacts, DrawFacts};
 use super::keys::PoolKeys;
-use super::shape::{Shape, ShapeDraw};
 
 /// What a draw campaign's grab is, before any code is taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +49,7 @@ impl CouponDrawEnterCall<'_> {
     /// The script's reply: `Ok(None)` for `draw_due` (run the draw, ask again).
     ///
     /// # Errors
-    /// [`Error::Internal`] for a reply of another shape.
+    /// [`Error::Internal`] for a reply of another facts.
     fn outcome(reply: Value) -> Result<Option<Entry>, Error> {
         const NAME: &str = "coupon_draw_enter";
         let reply = text(NAME, reply)?;
@@ -94,7 +94,7 @@ impl CouponDrawRunCall<'_> {
     /// The script's reply: `Ok(None)` for `not_due` or `not_found`.
     ///
     /// # Errors
-    /// [`Error::Internal`] for a reply of another shape.
+    /// [`Error::Internal`] for a reply of another facts.
     fn outcome(reply: Value) -> Result<Option<Drawn>, Error> {
         const NAME: &str = "coupon_draw_run";
         let reply = text(NAME, reply)?;
@@ -111,8 +111,8 @@ impl CouponDrawRunCall<'_> {
     }
 }
 
-/// The caller's grab of draw campaign `campaign_id` (whose shape, pool 0 included, is
-/// `shape`): their entry, or after the draw whether they won; a draw found due is run first
+/// The caller's grab of draw campaign `campaign_id` (whose facts, pool 0 included, is
+/// `facts`): their entry, or after the draw whether they won; a draw found due is run first
 /// ([`run`]).
 ///
 /// # Errors
@@ -122,17 +122,17 @@ pub(super) async fn enter(
     store: &Store,
     conn: &mut Conn,
     campaign_id: &str,
-    shape: &Shape,
-    draw: &ShapeDraw,
+    facts: &CampaignFacts,
+    draw: &DrawFacts,
     user_id: &str,
     visits: crate::domain::coupons::VisitLimit,
 ) -> Result<Entry, Error> {
     let keys = PoolKeys::new(
         &store.config().key_prefix,
         campaign_id,
-        shape.no,
+        facts.no,
         0,
-        shape.pools,
+        facts.pools,
     );
     let ticket = ticket(&draw.seed, user_id).ok_or_else(|| {
         Error::Internal(format!(
@@ -157,7 +157,7 @@ pub(super) async fn enter(
         if let Some(entry) = CouponDrawEnterCall::outcome(reply)? {
             return Ok(entry);
         }
-        run(store, conn, campaign_id, shape).await?;
+        run(store, conn, campaign_id, facts).await?;
     }
     Err(Error::Internal(format!(
         "coupon campaign {campaign_id}: its draw was due and ran, but is not drawn"
@@ -171,18 +171,18 @@ pub(super) async fn enter(
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (nothing is drawn until a run
-/// succeeds: run it again); [`Error::Internal`] for a reply of the wrong shape.
+/// succeeds: run it again); [`Error::Internal`] for a reply of the wrong facts.
 pub(super) async fn run(
     store: &Store,
     conn: &mut Conn,
     campaign_id: &str,
-    shape: &Shape,
+    facts: &CampaignFacts,
 ) -> Result<Option<Drawn>, Error> {
     let prefix = &store.config().key_prefix;
     // Codes enter a pool only before the start, so after draw_at every caller sums the same.
     let mut codes = 0u64;
-    for k in 0..shape.pools {
-        let keys = PoolKeys::new(prefix, campaign_id, shape.no, k, shape.pools);
+    for k in 0..facts.pools {
+        let keys = PoolKeys::new(prefix, campaign_id, facts.no, k, facts.pools);
         let total: Option<u64> = redis::cmd("HGET")
             .arg(&keys.pool)
             .arg("total")
@@ -199,7 +199,7 @@ pub(super) async fn run(
             ),
         }
     }
-    let keys = PoolKeys::new(prefix, campaign_id, shape.no, 0, shape.pools);
+    let keys = PoolKeys::new(prefix, campaign_id, facts.no, 0, facts.pools);
     let reply: Value = CouponDrawRunCall {
         pool: &keys.pool,
         tickets: &keys.tickets,
@@ -217,21 +217,21 @@ pub(super) async fn run(
 /// first when due and not run yet, so that any view from `draw_at` on reveals it.
 ///
 /// # Errors
-/// As [`run`]; [`Error::Internal`] for pool 0's draw fields of the wrong shape.
+/// As [`run`]; [`Error::Internal`] for pool 0's draw fields of the wrong facts.
 pub(super) async fn view(
     store: &Store,
     conn: &mut Conn,
     campaign_id: &str,
-    shape: &Shape,
-    draw: &ShapeDraw,
+    facts: &CampaignFacts,
+    draw: &DrawFacts,
     now_ms: i64,
 ) -> Result<Draw, Error> {
     let keys = PoolKeys::new(
         &store.config().key_prefix,
         campaign_id,
-        shape.no,
+        facts.no,
         0,
-        shape.pools,
+        facts.pools,
     );
     let mut ran = false;
     loop {
@@ -254,7 +254,7 @@ pub(super) async fn view(
                 drawn_at_ms,
             }),
             (None, _, _) if !ran && now_ms >= draw.draw_at_ms => {
-                run(store, conn, campaign_id, shape).await?;
+                run(store, conn, campaign_id, facts).await?;
                 ran = true;
                 continue;
             }
@@ -275,20 +275,20 @@ pub(super) async fn view(
 }
 
 /// Runs draw campaign `campaign_id`'s draw if it is due (`lua/coupon_draw_run.lua`, with the
-/// codes summed over every pool), for a caller that holds no shape: the figures once drawn
+/// codes summed over every pool), for a caller that holds no facts: the figures once drawn
 /// (now or before); `None` when it is not due yet, or there is no such draw campaign.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (nothing is drawn until a run
-/// succeeds: run it again); [`Error::Internal`] for a reply of the wrong shape.
+/// succeeds: run it again); [`Error::Internal`] for a reply of the wrong facts.
 pub async fn run_draw(store: &Store, campaign_id: &str) -> Result<Option<Drawn>, Error> {
     let mut conn = store.conn().await?;
-    let Some((id, _, shape)) = super::shape::resolve(store, &mut conn, campaign_id).await? else {
+    let Some((id, _, facts)) = super::facts::resolve(store, &mut conn, campaign_id).await? else {
         return Ok(None);
     };
     let campaign_id = id.as_str();
-    if shape.draw.is_none() {
+    if facts.draw.is_none() {
         return Ok(None);
     }
-    run(store, &mut conn, campaign_id, &shape).await
+    run(store, &mut conn, campaign_id, &facts).await
 }

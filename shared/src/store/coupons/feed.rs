@@ -8,8 +8,8 @@ use crate::domain::journal::{Entry, Kind};
 use crate::store::keys::{is_packet_id, Keys};
 use crate::store::{Error, Store};
 
+use super::facts::{facts, CampaignFacts};
 use super::list::remember;
-use super::shape::{shape, Shape};
 
 /// Gives each coupon entry of `entries` its code and its campaign's public id (each campaign
 /// end and draw too) (a generated code's entry holds its index,
@@ -31,17 +31,17 @@ pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> 
         return Ok(());
     }
     let mut conn = store.conn().await?;
-    let mut shapes: HashMap<String, Option<Shape>> = HashMap::new();
+    let mut shapes: HashMap<String, Option<CampaignFacts>> = HashMap::new();
     for e in entries.iter_mut() {
         // A campaign's end or draw: its public id (its reference is the number's id).
         if e.kind == Kind::CampaignEnded || campaign_draw(e) {
             let id = e.reference.clone();
             if let Some(no) = campaign_no(&id) {
                 if !shapes.contains_key(&id) {
-                    let s = shape(store, &mut conn, &id, no).await?;
+                    let s = facts(store, &mut conn, &id, no).await?;
                     shapes.insert(id.clone(), s);
                 }
-                e.campaign_id = shapes[&id].as_ref().map(Shape::public_id);
+                e.campaign_id = shapes[&id].as_ref().map(CampaignFacts::public_id);
             }
             continue;
         }
@@ -86,7 +86,7 @@ pub async fn prepare(store: &Store, entries: &mut [Entry]) -> Result<(), Error> 
             continue;
         };
         if !shapes.contains_key(&campaign_id) {
-            let s = shape(store, &mut conn, &campaign_id, no).await?;
+            let s = facts(store, &mut conn, &campaign_id, no).await?;
             shapes.insert(campaign_id.clone(), s);
         }
         let Some(s) = &shapes[&campaign_id] else {

@@ -9,7 +9,7 @@
 //!    under that id in the caller's items, counted toward `per_user` like a code.
 //! 2. [`take`](mod@super::take): `lua/coupon_take.lua` on the other pools, from the next one
 //!    on; each records its outcome for the reservation, first run wins.
-//! 3. [`settle`](mod@super::settle): `lua/coupon_settle.lua` on the home pool records the
+//! 3. [`resolve`](mod@super::resolve): `lua/coupon_resolve.lua` on the home pool records the
 //!    reservation's one outcome (the code taken, or none: `sold_out`; or none while a pool
 //!    the walk passed was not written yet: `not_started`, retry after [`OPENING_RETRY_MS`]),
 //!    first run wins, and the call's re-run (step 1) answers it.
@@ -30,11 +30,11 @@ use redis::Value;
 use crate::domain::coupons::{home_pool, parse, VisitLimit};
 
 use super::draw::{self, Entry};
+use super::facts::{remember_gone, resolve, Gone};
 use super::list::remember;
-use super::settle::settle;
-use super::shape::{remember_gone, resolve, Gone};
-use super::take::{take, Walk};
-use super::{CouponGrabOutcome, Holder};
+use super::resolve::resolve_reservation;
+use super::take::{take, TakeOutcome};
+use super::{CouponGrabOutcome, Grabber};
 use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
@@ -65,9 +65,9 @@ enum GrabReply {
     AlreadyGrabbed { items: String },
     /// `reserved:<reservation>`: the home pool is empty; the reservation is recorded.
     Reserved { reservation: String },
-    /// `empty`: no code left and no other pool, or this call's reservation settled with none.
+    /// `empty`: no code left and no other pool, or this call's reservation resolved with none.
     Empty,
-    /// `opening:<items>`: this call's reservation settled with none while a pool it passed was
+    /// `opening:<items>`: this call's reservation resolved with none while a pool it passed was
     /// not written yet.
     Opening,
     /// `ended`.
@@ -136,7 +136,7 @@ impl CouponGrabCall<'_> {
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the grab may be sent again: a repeat
 /// answers the caller's codes, an open reservation is completed); [`Error::Internal`] for a
-/// reply of the wrong shape.
+/// reply of the wrong facts.
 pub async fn grab(
     store: &Store,
     campaign_id: &str,
@@ -145,21 +145,21 @@ pub async fn grab(
 ) -> Result<CouponGrabOutcome, Error> {
     let cfg = store.config();
     let mut conn = store.conn().await?;
-    let Some((id, no, shape)) = resolve(store, &mut conn, campaign_id).await? else {
+    let Some((id, no, facts)) = resolve(store, &mut conn, campaign_id).await? else {
         return Ok(CouponGrabOutcome::NotFound);
     };
     let campaign_id = id.as_str();
-    let home = home_pool(no, user_id, shape.pools);
-    let keys = PoolKeys::new(&cfg.key_prefix, campaign_id, no, home, shape.pools);
-    let holder = Holder {
+    let home = home_pool(no, user_id, facts.pools);
+    let keys = PoolKeys::new(&cfg.key_prefix, campaign_id, no, home, facts.pools);
+    let grabber = Grabber {
         campaign_id,
-        shape: &shape,
+        facts: &facts,
         home,
         user_id,
     };
     // A draw campaign: an entry until the draw, then only a winner goes on to a code.
-    if let Some(draw) = &shape.draw {
-        match draw::enter(store, &mut conn, campaign_id, &shape, draw, user_id, visits).await? {
+    if let Some(draw) = &facts.draw {
+        match draw::enter(store, &mut conn, campaign_id, &facts, draw, user_id, visits).await? {
             Entry::Winner => {}
             Entry::Entered { draw_at_ms } => return Ok(CouponGrabOutcome::Entered { draw_at_ms }),
             Entry::NotDrawn => return Ok(CouponGrabOutcome::NotDrawn),
@@ -172,11 +172,11 @@ pub async fn grab(
             Entry::NotFound => return Ok(CouponGrabOutcome::NotFound),
         }
     }
-    if let Some(gone) = shape.gone {
+    if let Some(gone) = facts.gone {
         // As the script: the end is answered first. A sandbox that saw the campaign sold out
         // tells the two final answers apart by its own clock: both are 410, final, and write
         // nothing; every deadline that decides a write is the script's Redis `TIME`.
-        if gone == Gone::Ended || unix_ms() >= shape.ends_at_ms {
+        if gone == Gone::Ended || unix_ms() >= facts.ends_at_ms {
             return Ok(CouponGrabOutcome::Ended);
         }
         let mine: Option<String> = redis::cmd("HGET")
@@ -185,7 +185,7 @@ pub async fn grab(
             .query_async(&mut conn)
             .await?;
         return match mine {
-            Some(items) => already_grabbed(store, &mut conn, &holder, &items).await,
+            Some(items) => already_grabbed(store, &mut conn, &grabber, &items).await,
             None => Ok(CouponGrabOutcome::SoldOut),
         };
     }
@@ -216,32 +216,33 @@ pub async fn grab(
             grabbed_at_ms,
             redeem_by_ms,
         } => CouponGrabOutcome::Grabbed {
-            code: shape
+            code: facts
                 .code_of(&item)
                 .ok_or_else(|| Error::bad_reply(NAME, format!("grabbed item {item}")))?,
             grabbed_at_ms,
             redeem_by_ms,
         },
         GrabReply::AlreadyGrabbed { items } => {
-            already_grabbed(store, &mut conn, &holder, &items).await?
+            already_grabbed(store, &mut conn, &grabber, &items).await?
         }
         GrabReply::Reserved { reservation } => {
             // Steps 2 and 3.
-            let walk = take(store, &mut conn, &holder, &reservation).await?;
-            let settled = settle(store, &mut conn, &holder, &reservation, &walk).await?;
-            match settled.walk {
-                Walk::Taken(taken) => CouponGrabOutcome::Grabbed {
-                    code: shape
+            let walk = take(store, &mut conn, &grabber, &reservation).await?;
+            let resolved =
+                resolve_reservation(store, &mut conn, &grabber, &reservation, &walk).await?;
+            match resolved.walk {
+                TakeOutcome::Taken(taken) => CouponGrabOutcome::Grabbed {
+                    code: facts
                         .code_of(&taken.item)
-                        .ok_or_else(|| Error::bad_reply("coupon_settle", &taken.item))?,
+                        .ok_or_else(|| Error::bad_reply("coupon_resolve", &taken.item))?,
                     grabbed_at_ms: taken.at_ms,
-                    redeem_by_ms: shape.redeem_by_ms,
+                    redeem_by_ms: facts.redeem_by_ms,
                 },
-                Walk::SoldOut => {
+                TakeOutcome::SoldOut => {
                     remember_gone(&cfg.redis_url, campaign_id, Gone::SoldOut);
                     CouponGrabOutcome::SoldOut
                 }
-                Walk::Opening => CouponGrabOutcome::NotStarted {
+                TakeOutcome::Opening => CouponGrabOutcome::NotStarted {
                     retry_after_ms: OPENING_RETRY_MS,
                 },
             }
@@ -263,10 +264,10 @@ pub async fn grab(
         GrabReply::RateLimited { retry_after_ms } => {
             CouponGrabOutcome::RateLimited { retry_after_ms }
         }
-        // Pool 0 is written (the shape is read there), the caller's home pool not yet: the
+        // Pool 0 is written (the facts is read there), the caller's home pool not yet: the
         // campaign's creation is still writing its pools. (Past the end, by this sandbox's
         // clock, the pools may have expired after their retention: no such campaign.)
-        GrabReply::NotFound if unix_ms() < shape.ends_at_ms => CouponGrabOutcome::NotStarted {
+        GrabReply::NotFound if unix_ms() < facts.ends_at_ms => CouponGrabOutcome::NotStarted {
             retry_after_ms: OPENING_RETRY_MS,
         },
         GrabReply::NotFound => CouponGrabOutcome::NotFound,
@@ -279,7 +280,7 @@ pub async fn grab(
     {
         // The user's coupon list is a view: a failure here leaves the win standing (the
         // journal's coupon_issued entry puts it in the list when ledger-export publishes it).
-        let item = match (&shape.key, parse(code)) {
+        let item = match (&facts.key, parse(code)) {
             (Some(key), Some(parsed)) => key.unpermute(parsed.value).to_string(),
             _ => code.clone(),
         };
@@ -308,7 +309,7 @@ pub async fn grab(
 async fn already_grabbed(
     store: &Store,
     conn: &mut Conn,
-    holder: &Holder<'_>,
+    grabber: &Grabber<'_>,
     items: &str,
 ) -> Result<CouponGrabOutcome, Error> {
     let mut items: Vec<String> = items.split_whitespace().map(str::to_string).collect();
@@ -318,14 +319,14 @@ async fn already_grabbed(
         .collect();
     let mut opening = false;
     for reservation in &open {
-        let walk = take(store, conn, holder, reservation).await?;
-        let settled = settle(store, conn, holder, reservation, &walk).await?;
-        opening |= settled.walk == Walk::Opening;
-        items = settled.items;
+        let walk = take(store, conn, grabber, reservation).await?;
+        let resolved = resolve_reservation(store, conn, grabber, reservation, &walk).await?;
+        opening |= resolved.walk == TakeOutcome::Opening;
+        items = resolved.items;
     }
     let codes: Vec<String> = items
         .iter()
-        .filter_map(|i| holder.shape.code_of(i))
+        .filter_map(|i| grabber.facts.code_of(i))
         .collect();
     Ok(match (codes.is_empty(), opening) {
         (false, _) => CouponGrabOutcome::AlreadyGrabbed { codes },

@@ -127,7 +127,7 @@ impl CouponHoldCall<'_> {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the same hold may be sent again: it
-/// answers the order's hold); [`Error::Internal`] for a reply of the wrong shape.
+/// answers the order's hold); [`Error::Internal`] for a reply of the wrong facts.
 pub async fn hold(
     store: &Store,
     code: &str,
@@ -177,12 +177,12 @@ pub async fn hold_as(
         order_reference,
         hold_ms: hold_ms.max(1),
         order_total_cents: &total_arg(order_total_cents),
-        discount_cents: &discount_arg(&at.shape, order_total_cents),
+        discount_cents: &discount_arg(&at.facts, order_total_cents),
         call,
         call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
     }
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponHoldCall::outcome(reply, at.shown_id(), at.shape.discount)
+    CouponHoldCall::outcome(reply, at.shown_id(), at.facts.discount)
 }

@@ -10,15 +10,15 @@
 //! | `hb:{t_k}:coupon:<id>:<k>:codes` | list | the pool's un-issued uploaded codes |
 //! | `hb:{t_k}:coupon:<id>:<k>` | hash | (discount) `amount_off`, `percent_off`, `max_off`, `min_order` when the campaign has a discount ([`crate::domain::coupons::Discount`]); `redeemed` counts redemptions less those reversed |
 //! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>` (issued); `<user>\n<grabbed_at_ms>\n<order_reference>\n<redeemed_at_ms>` (redeemed, written before holds existed); `<user>\n<grabbed_at_ms>\n<order_reference>\n<at_ms>\n<held or redeemed>\n<discount_cents or empty>\n<call id>` (held until `at_ms`, or redeemed at `at_ms`; `lua/coupon_record.lua`, [`crate::domain::coupons::checkout`]); and `<code>\n<order_reference>` -> `<hold or redemption>\n<released_at_ms>\n<call id>`: an order's release, answering its repeats (`lua/coupon_release.lua`) |
-//! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated, `?<id>` an open reservation), for the users whose home pool is `k`; `\n<call id>` -> the grab call's one outcome, `<item> <grabbed_at_ms>` or `-` (its reservation settled with none) (`lua/coupon_grab.lua`, `lua/coupon_settle.lua`) |
-//! | `hb:{t_k}:coupon:<id>:<k>:pending` | hash | reservation id -> `<user>\n<at_ms>`: the open reservations of users whose home pool this is (`lua/coupon_grab.lua` when the pool is empty, closed by `lua/coupon_settle.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated, `?<id>` an open reservation), for the users whose home pool is `k`; `\n<call id>` -> the grab call's one outcome, `<item> <grabbed_at_ms>` or `-` (its reservation settled with none) (`lua/coupon_grab.lua`, `lua/coupon_resolve.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:pending` | hash | reservation id -> `<user>\n<at_ms>`: the open reservations of users whose home pool this is (`lua/coupon_grab.lua` when the pool is empty, closed by `lua/coupon_resolve.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:loans` | hash | reservation id -> `<code or index>:<at_ms>` (this pool's code taken for another pool's reservation) or `-` (none taken here for it): this pool's one outcome per reservation (`lua/coupon_take.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:batches` | hash | batch reference -> `<fingerprint>` (landed) or `<fingerprint> missed`: the pool's outcome for each batch of uploaded codes added after the creation (`lua/coupon_add_codes.lua`, every pool records every batch); on pool 0 also `claims <reference>` -> `<fingerprint> <open / claimed / refused [codes]>`, the batch's record and its claims' outcome (`lua/coupon_batch.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:visits:<user>` | string | the user's counted visits in the open window (`lua/rate_limit.lua`); TTL = the rest of the window |
 //! | `hb:{coupon}:refs` | hash | merchant reference -> `<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>` (`lua/coupon_create.lua`) |
 //! | `hb:{coupon}:seq` | string | the last campaign number given |
 //! | `hb:{coupon}:merchant:<merchant_id>:campaigns` | sorted set | campaign number -> score the same number: the merchant's campaigns, newest first (`GET /campaigns`); written once, by the run of `lua/coupon_create.lua` that records a campaign created with a `merchant_id`; no TTL (nothing in it expires: a campaign whose pools are gone is left out of the list) |
-//! | `hb:{coupon}:claims` | hash | campaign id -> `claimed` or `refused <codes>`: the one outcome of a creation's directory claims (`lua/coupon_claim.lua`) |
+//! | `hb:{coupon}:claims` | hash | campaign id -> `claimed` or `refused <codes>`: the one outcome of a creation's directory claims (`lua/coupon_directory_add.lua`) |
 //! | `hb:{c}:coupon-codes` | hash | uploaded code -> its campaign id (a code of the creation) or `<campaign id>/<batch reference>` (of an added batch), `c` the first 4 hex digits of SHA-1 of the code: the directory a redeem finds a code's campaign in; a code belongs to one campaign at a time |
 //!
 //! The tags are chosen so the pools' hash slots are evenly spaced over the 16,384 slots
@@ -72,7 +72,7 @@ pub fn ends(prefix: &str) -> String {
 
 /// The creations' outcomes of their directory claims (hash, tag `{coupon}`): campaign id ->
 /// `claimed`, or `refused <codes>` with the codes another campaign held
-/// (`lua/coupon_claim.lua`, first writer wins).
+/// (`lua/coupon_directory_add.lua`, first writer wins).
 pub fn claims(prefix: &str) -> String {
     format!("{prefix}:{{coupon}}:claims")
 }

@@ -13,9 +13,9 @@ use crate::domain::coupons::{
 use crate::store::conn::Conn;
 use crate::store::{Error, Store};
 
+use super::facts::{facts, CampaignFacts};
 use super::keys::{user_coupons, PoolKeys};
 use super::locate::locate_share;
-use super::shape::{shape, Shape};
 use crate::domain::merchants::parse_share_code;
 
 /// Puts `member` (`<campaign_id>/<code or index>`, grabbed at `at_ms`) in `user_id`'s coupon
@@ -97,7 +97,7 @@ pub struct CouponPage {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record of
-/// the wrong shape.
+/// the wrong facts.
 pub async fn page(
     store: &Store,
     user_id: &str,
@@ -144,7 +144,7 @@ pub async fn page(
     let more = after.len() > limit;
     let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
     let now_ms = secs * 1000 + micros / 1000;
-    let mut shapes: HashMap<String, Option<Shape>> = HashMap::new();
+    let mut shapes: HashMap<String, Option<CampaignFacts>> = HashMap::new();
     let mut coupons = Vec::with_capacity(limit);
     for (member, at) in after.iter().take(limit) {
         let Some((campaign_id, item)) = member.split_once('/') else {
@@ -156,13 +156,13 @@ pub async fn page(
             let Some(at) = locate_share(store, &mut conn, &share).await? else {
                 continue;
             };
-            (at.shape, share_code, at.issued, campaign_id.to_string())
+            (at.facts, share_code, at.issued, campaign_id.to_string())
         } else {
             let Some(no) = campaign_no(campaign_id) else {
                 continue;
             };
             if !shapes.contains_key(campaign_id) {
-                let s = shape(store, &mut conn, campaign_id, no).await?;
+                let s = facts(store, &mut conn, campaign_id, no).await?;
                 shapes.insert(campaign_id.to_string(), s);
             }
             let Some(s) = &shapes[campaign_id] else {
@@ -186,7 +186,7 @@ pub async fn page(
         let Some(record) = record else {
             continue;
         };
-        // Every shape of `crate::domain::coupons::checkout`, those written before holds too.
+        // Every facts of `crate::domain::coupons::checkout`, those written before holds too.
         let record = IssuedRecord::parse(&record).map_err(|e| Error::Internal(e.to_string()))?;
         let redeemed = record.redeemed();
         coupons.push(ListedCoupon {

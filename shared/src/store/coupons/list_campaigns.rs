@@ -13,8 +13,8 @@ use crate::domain::coupons::generated::MAX_CAMPAIGN_NO;
 use crate::store::{Error, Store};
 
 use super::campaign::{campaign, CampaignView};
+use super::facts::public_id_of;
 use super::keys::merchant_campaigns;
-use super::shape::public_id_of;
 
 /// Campaigns of one page read at once.
 const IN_FLIGHT: usize = 8;
@@ -37,7 +37,7 @@ pub struct CampaignPage {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a list member
-/// that is not a campaign number, or a pool hash of the wrong shape.
+/// that is not a campaign number, or a pool hash of the wrong facts.
 pub async fn list_campaigns(
     store: &Store,
     merchant_id: &str,

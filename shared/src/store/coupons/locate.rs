@@ -16,8 +16,8 @@ use crate::store::conn::Conn;
 use crate::store::keys::Keys;
 use crate::store::{Error, Store};
 
+use super::facts::{facts, CampaignFacts};
 use super::keys::{directory, PoolKeys};
-use super::shape::{shape, Shape};
 
 /// A code's issuing pool.
 #[derive(Debug, Clone)]
@@ -33,8 +33,8 @@ pub(crate) struct Located {
     /// The code as the pool keys it: the uploaded code, the generated index in decimal, or
     /// the share id.
     pub keyed: String,
-    /// The campaign's shape (its discount among it); for a share's coupon, its terms.
-    pub shape: Shape,
+    /// The campaign's facts (its discount among it); for a share's coupon, its terms.
+    pub facts: CampaignFacts,
     /// A share's coupon's other keys; `None` for a campaign's code.
     pub share: Option<ShareKeys>,
 }
@@ -53,24 +53,29 @@ pub(crate) struct ShareKeys {
 }
 
 impl Located {
-    fn of_pool(campaign_id: String, keys: PoolKeys, keyed: String, shape: Shape) -> Located {
+    fn of_pool(
+        campaign_id: String,
+        keys: PoolKeys,
+        keyed: String,
+        facts: CampaignFacts,
+    ) -> Located {
         Located {
             campaign_id,
             pool: keys.pool,
             issued: keys.issued,
             journal: keys.journal,
             keyed,
-            shape,
+            facts,
             share: None,
         }
     }
 
-    /// The id the answers give: a campaign's public id ([`Shape::public_id`]), a share
+    /// The id the answers give: a campaign's public id ([`CampaignFacts::public_id`]), a share
     /// coupon's packet id.
     pub fn shown_id(&self) -> String {
         match &self.share {
             Some(_) => self.campaign_id.clone(),
-            None => self.shape.public_id(),
+            None => self.facts.public_id(),
         }
     }
 
@@ -156,7 +161,7 @@ pub(super) async fn locate_share(
         issued: pk.coupons.clone(),
         journal: keys.journal_of_tag(&code.packet_id[..4]),
         keyed: code.share_id.clone(),
-        shape: Shape {
+        facts: CampaignFacts {
             no: 0,
             pools: 1,
             key: None,
@@ -182,7 +187,7 @@ pub(super) async fn locate_share(
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a campaign
-/// record of the wrong shape.
+/// record of the wrong facts.
 pub(crate) async fn locate(
     store: &Store,
     conn: &mut Conn,
@@ -194,7 +199,7 @@ pub(crate) async fn locate(
     let prefix = &store.config().key_prefix;
     if let Some(parsed) = parse(code) {
         let id = campaign_id(parsed.campaign_no);
-        if let Some(s) = shape(store, conn, &id, parsed.campaign_no).await? {
+        if let Some(s) = facts(store, conn, &id, parsed.campaign_no).await? {
             if let Some(key) = &s.key {
                 let index = key.unpermute(parsed.value);
                 if index < s.campaign_total {
@@ -215,7 +220,7 @@ pub(crate) async fn locate(
     let Some((id, no)) = id.and_then(|id| campaign_no(&id).map(|no| (id, no))) else {
         return Ok(None);
     };
-    let Some(s) = shape(store, conn, &id, no).await? else {
+    let Some(s) = facts(store, conn, &id, no).await? else {
         return Ok(None);
     };
     let pool = pool_of_code(no, code, s.pools);
@@ -227,8 +232,8 @@ pub(crate) async fn locate(
 /// the campaign's rule ([`crate::domain::coupons::Discount::discount_cents`]), in decimal;
 /// empty when no total is given, the campaign has no rule, or the total is below its minimum
 /// (the script refuses that one itself, reading the minimum from the pool).
-pub(super) fn discount_arg(shape: &Shape, total: Option<i64>) -> String {
-    match (shape.discount, total) {
+pub(super) fn discount_arg(facts: &CampaignFacts, total: Option<i64>) -> String {
+    match (facts.discount, total) {
         (Some(rule), Some(total)) => rule
             .discount_cents(total)
             .map(|d| d.to_string())

@@ -1,13 +1,13 @@
 //! Coupon drops on Redis: a campaign's codes in pools on their own hash tags ([`keys`]), each
 //! step an atomic script on one pool (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_take.lua`, `lua/coupon_settle.lua`, `lua/coupon_hold.lua`,
+//! `lua/coupon_take.lua`, `lua/coupon_resolve.lua`, `lua/coupon_hold.lua`,
 //! `lua/coupon_redeem.lua`, `lua/coupon_release.lua`, `lua/coupon_batch.lua`,
 //! `lua/coupon_add_codes.lua`, `lua/coupon_close.lua`); a campaign is recorded under its
 //! merchant reference on the tag `{coupon}` (`lua/coupon_create.lua`), and uploaded codes are
-//! claimed in a directory (`lua/coupon_claim.lua`, `lua/coupon_unclaim.lua`). One operation
+//! claimed in a directory (`lua/coupon_directory_add.lua`, `lua/coupon_directory_remove.lua`). One operation
 //! per file, each with its scripts' call structs and the parsing of their replies:
 //! [`create`](mod@create), [`add_codes`](mod@add_codes), [`grab`](mod@grab) (then
-//! [`take`](mod@take) and [`settle`](mod@settle) for an empty home pool), the checkout's
+//! [`take`](mod@take) and [`resolve`](mod@resolve) for an empty home pool), the checkout's
 //! [`hold`](mod@hold), [`redeem`](mod@redeem) and [`release`](mod@release) (each finds the
 //! code's pool with `locate`), [`close`]; [`campaign`](mod@campaign), [`list`] and
 //! [`list_campaigns`](mod@list_campaigns) (a merchant's campaigns) read.
@@ -24,6 +24,7 @@ pub mod close;
 pub mod create;
 pub mod directory;
 pub mod draw;
+pub(crate) mod facts;
 pub mod feed;
 pub mod grab;
 pub mod hold;
@@ -34,8 +35,7 @@ pub(crate) mod locate;
 pub mod owner;
 pub mod redeem;
 pub mod release;
-pub mod settle;
-pub(crate) mod shape;
+pub mod resolve;
 pub mod take;
 
 use crate::store::Store;
@@ -50,27 +50,27 @@ pub use list_campaigns::{list_campaigns, CampaignPage};
 pub use redeem::{redeem, redeem_as, RedeemOutcome};
 pub use release::{release, release_as, ReleaseOutcome, Released};
 
-use shape::Shape;
+use facts::CampaignFacts;
 
-/// A user of a campaign, as the steps of a reservation need them: the campaign (id and shape)
+/// A user of a campaign, as the steps of a reservation need them: the campaign (id and facts)
 /// and the user's home pool.
 #[derive(Debug, Clone, Copy)]
-struct Holder<'a> {
+struct Grabber<'a> {
     /// The campaign's id.
     pub campaign_id: &'a str,
     /// The campaign's pools and code key.
-    pub shape: &'a Shape,
+    pub facts: &'a CampaignFacts,
     /// The user's home pool.
     pub home: u32,
     /// The user.
     pub user_id: &'a str,
 }
 
-impl Holder<'_> {
+impl Grabber<'_> {
     /// The keys of the campaign's pool `k`.
     fn pool_keys(&self, store: &Store, k: u32) -> PoolKeys {
         let prefix = &store.config().key_prefix;
-        PoolKeys::new(prefix, self.campaign_id, self.shape.no, k, self.shape.pools)
+        PoolKeys::new(prefix, self.campaign_id, self.facts.no, k, self.facts.pools)
     }
 }
 

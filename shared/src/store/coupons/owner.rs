@@ -46,7 +46,7 @@ pub async fn campaign_of(
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a record of the
-/// wrong shape.
+/// wrong facts.
 pub async fn code_of(store: &Store, code: &str, merchants: &[&str]) -> Result<Option<bool>, Error> {
     let mut conn = store.conn().await?;
     let Some(at) = locate(store, &mut conn, code).await? else {

@@ -136,7 +136,7 @@ pub enum RedeemOutcome {
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the same redeem may be sent again: it
-/// answers `repeat`); [`Error::Internal`] for a reply of the wrong shape.
+/// answers `repeat`); [`Error::Internal`] for a reply of the wrong facts.
 pub async fn redeem(
     store: &Store,
     code: &str,
@@ -187,7 +187,7 @@ pub async fn redeem_as(
         order_reference,
         campaign_id: &at.campaign_id,
         order_total_cents: &total_arg(order_total_cents),
-        discount_cents: &discount_arg(&at.shape, order_total_cents),
+        discount_cents: &discount_arg(&at.facts, order_total_cents),
         call,
         share: at.share_arg(),
         call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
@@ -195,5 +195,5 @@ pub async fn redeem_as(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponRedeemCall::outcome(reply, at.shown_id(), at.shape.discount)
+    CouponRedeemCall::outcome(reply, at.shown_id(), at.facts.discount)
 }

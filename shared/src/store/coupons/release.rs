@@ -117,7 +117,7 @@ impl CouponReleaseCall<'_> {
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the same release may be sent again:
 /// it answers the release, credited back once); [`Error::Internal`] for a reply of the wrong
-/// shape.
+/// facts.
 pub async fn release(
     store: &Store,
     code: &str,
@@ -163,5 +163,5 @@ pub async fn release_as(
     .invocation()
     .invoke_async(&mut conn)
     .await?;
-    CouponReleaseCall::outcome(reply, at.shown_id(), at.shape.discount)
+    CouponReleaseCall::outcome(reply, at.shown_id(), at.facts.discount)
 }

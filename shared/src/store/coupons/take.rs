@@ -8,14 +8,14 @@
 use crate::store::scripts::CouponTakeCall;
 use redis::Value;
 
-use super::Holder;
+use super::Grabber;
 use crate::store::conn::Conn;
 use crate::store::scripts::{text, Call};
 use crate::store::{Error, Store};
 
 /// How a reservation's walk over the other pools ended (step 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Walk {
+pub(super) enum TakeOutcome {
     /// A code of another pool, taken for it.
     Taken(Taken),
     /// No pool had a code for it, and every pool it passed was written: the campaign is sold
@@ -71,47 +71,47 @@ impl CouponTakeCall<'_> {
     }
 }
 
-/// Step 2 for reservation `reservation` of `holder`: the code of the first other pool that
-/// gives one for it, or none (now or at an earlier run), [`Walk::Opening`] when a pool it
+/// Step 2 for reservation `reservation` of `grabber`: the code of the first other pool that
+/// gives one for it, or none (now or at an earlier run), [`TakeOutcome::Opening`] when a pool it
 /// passed was not written yet.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached (the walk may run again: it reads the
-/// recorded outcomes); [`Error::Internal`] for a reply of the wrong shape.
+/// recorded outcomes); [`Error::Internal`] for a reply of the wrong facts.
 pub(super) async fn take(
     store: &Store,
     conn: &mut Conn,
-    holder: &Holder<'_>,
+    grabber: &Grabber<'_>,
     reservation: &str,
-) -> Result<Walk, Error> {
-    let pools = holder.shape.pools;
+) -> Result<TakeOutcome, Error> {
+    let pools = grabber.facts.pools;
     let mut opening = false;
     for step in 1..pools {
-        let k = (holder.home + step) % pools;
-        let keys = holder.pool_keys(store, k);
+        let k = (grabber.home + step) % pools;
+        let keys = grabber.pool_keys(store, k);
         let reply = CouponTakeCall {
             pool: &keys.pool,
             codes: &keys.codes,
             issued: &keys.issued,
             loans: &keys.loans,
             journal: &keys.journal,
-            user_id: holder.user_id,
+            user_id: grabber.user_id,
             reservation,
             pool_no: k,
-            campaign_id: holder.campaign_id,
+            campaign_id: grabber.campaign_id,
         }
         .invocation()
         .invoke_async(conn)
         .await?;
         match CouponTakeCall::outcome(reply)? {
-            TakeReply::Taken(taken) => return Ok(Walk::Taken(taken)),
+            TakeReply::Taken(taken) => return Ok(TakeOutcome::Taken(taken)),
             TakeReply::Empty => {}
             TakeReply::Unwritten => opening = true,
         }
     }
     Ok(if opening {
-        Walk::Opening
+        TakeOutcome::Opening
     } else {
-        Walk::SoldOut
+        TakeOutcome::SoldOut
     })
 }

@@ -11,7 +11,7 @@ use crate::domain::packets::{receipt, CREATE_WINDOW_MS, MAX_EXPIRES_IN_SECS};
 use crate::domain::split;
 use crate::domain::wallet::LEDGER_CAP;
 use crate::store::keys::{new_packet_id, Keys};
-use crate::store::packets::create::bring_forward;
+use crate::store::packets::create::reclaim_soon;
 use crate::store::packets::view::load;
 use crate::store::scripts::{int, texts, Call};
 use crate::store::{Error, Store};
@@ -30,8 +30,8 @@ enum Reply {
     InsufficientFunds(i64),
     /// `id_taken`: draw another id.
     IdTaken,
-    /// `stale`: delivered after its window; nothing was created.
-    Stale,
+    /// `late`: delivered after its window; nothing was created.
+    Late,
 }
 
 impl MerchantCreatePacketCall<'_> {
@@ -54,7 +54,7 @@ impl MerchantCreatePacketCall<'_> {
             Some("order_reference_reused") => Reply::OrderReferenceReused(id()?),
             Some("insufficient_funds") => Reply::InsufficientFunds(int(SCRIPT, reply.get(1))?),
             Some("id_taken") => Reply::IdTaken,
-            Some("stale") => Reply::Stale,
+            Some("late") => Reply::Late,
             _ => return Err(Error::bad_reply(SCRIPT, format!("{reply:?}"))),
         })
     }
@@ -156,7 +156,7 @@ pub async fn create_packet(
             call.invocation().invoke_async::<Value>(&mut conn).await?,
         );
         if indexed && !matches!(reply, Ok(Reply::Created(_) | Reply::IdTaken)) {
-            bring_forward(&mut conn, &due, &packet_id, indexed_at_ms).await;
+            reclaim_soon(&mut conn, &due, &packet_id, indexed_at_ms).await;
         }
         return Ok(match reply? {
             Reply::Created(balance_cents) => MerchantPacketOutcome::Created {
@@ -171,7 +171,7 @@ pub async fn create_packet(
                 MerchantPacketOutcome::InsufficientFunds { balance_cents }
             }
             Reply::IdTaken => continue,
-            Reply::Stale => {
+            Reply::Late => {
                 return Err(Error::Unavailable(
                     "merchant_create_packet was delivered after its window; nothing was created"
                         .into(),

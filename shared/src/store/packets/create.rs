@@ -59,8 +59,8 @@ pub(crate) enum CreateReply {
     },
     /// `id_taken`: the drawn id belongs to another packet; draw another.
     IdTaken,
-    /// `stale`: delivered after its window; nothing was created.
-    Stale,
+    /// `late`: delivered after its window; nothing was created.
+    Late,
 }
 
 impl CreatePacketCall<'_> {
@@ -87,7 +87,7 @@ impl CreatePacketCall<'_> {
                 retry_after_ms: int("create_packet", reply.get(1))?,
             },
             Some("id_taken") => CreateReply::IdTaken,
-            Some("stale") => CreateReply::Stale,
+            Some("late") => CreateReply::Late,
             _ => return Err(Error::bad_reply("create_packet", format!("{reply:?}"))),
         })
     }
@@ -146,12 +146,8 @@ pub async fn create(
     // The script dates the sent history entry by its own Redis TIME; these bounds cover a
     // year either side of this function's clock.
     let year_bounds = YearBounds::around(&cfg.history.tz, now_ms()).arg();
-    let fingerprint = match req.legacy_fingerprint() {
-        Some(v1) => format!("{} {v1}", req.fingerprint()),
-        None => req.fingerprint(),
-    };
+    let fingerprint = req.fingerprint();
     let recipient_ids = req.recipients.join("\n");
-    let legacy_record = keys.legacy_create_idempotency(sender_id, idempotency_key.unwrap_or("-"));
     let due = keys.reclaim_due();
     for _ in 0..3 {
         let packet_id = new_packet_id(sender_id);
@@ -175,7 +171,6 @@ pub async fn create(
             records_forget: &wk.records_forget,
             meta: &pk.meta,
             shares: &pk.shares,
-            legacy_record: &legacy_record,
             creates: &wk.creates,
             recipients: &pk.recipients,
             sent: &wk.sent,
@@ -218,9 +213,9 @@ pub async fn create(
         };
         let reply =
             CreatePacketCall::reply(call.invocation().invoke_async::<Value>(&mut conn).await?);
-        // A refusal brings the index entry forward (see `bring_forward`).
+        // A refusal brings the index entry forward (see `reclaim_soon`).
         if indexed && !matches!(reply, Ok(CreateReply::Created | CreateReply::IdTaken)) {
-            bring_forward(&mut conn, &due, &packet_id, indexed_at_ms).await;
+            reclaim_soon(&mut conn, &due, &packet_id, indexed_at_ms).await;
         }
         return Ok(match reply? {
             CreateReply::Created => CreateOutcome::Created(load(store, &packet_id).await?),
@@ -257,7 +252,7 @@ pub async fn create(
             CreateReply::IdTaken => continue,
             // Delivered after its window (held up in the network): nothing was created; the
             // caller's create did not happen and may be retried.
-            CreateReply::Stale => {
+            CreateReply::Late => {
                 return Err(Error::Unavailable(
                     "create_packet was delivered after its window; nothing was created".into(),
                 ))
@@ -274,7 +269,7 @@ pub async fn create(
 /// while the first run, delivered late, still creates the packet within its window. Only for
 /// an entry this call added, never for an id that belongs to another packet (that entry
 /// guards a refund). A failure is logged: the entry then waits for its own due time.
-pub(crate) async fn bring_forward(conn: &mut Conn, due: &str, packet_id: &str, indexed_at_ms: i64) {
+pub(crate) async fn reclaim_soon(conn: &mut Conn, due: &str, packet_id: &str, indexed_at_ms: i64) {
     let moved: Result<i64, _> = redis::cmd("ZADD")
         .arg(due)
         .arg("XX")

@@ -217,8 +217,8 @@ mod tests {
             ..Default::default()
         };
         let (keys, args) = call.texts();
-        assert_eq!((keys.len(), args.len()), (15, 32));
-        assert_eq!((keys[0].as_str(), keys[11].as_str()), ("w", "h"));
+        assert_eq!((keys.len(), args.len()), (14, 32));
+        assert_eq!((keys[0].as_str(), keys[10].as_str()), ("w", "h"));
         assert_eq!(&args[..1], ["p"]);
         assert_eq!(&args[3..4], ["2"]);
         assert_eq!(&args[30..], ["5", "7"]);

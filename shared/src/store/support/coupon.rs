@@ -98,8 +98,8 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
         super::unexported(store, &at.journal, |e| e.reference == reference).await?;
     Ok(Some(CouponLookup {
         campaign_id: at.shown_id(),
-        title: at.shape.title.clone(),
-        redeem_by_ms: at.shape.redeem_by_ms,
+        title: at.facts.title.clone(),
+        redeem_by_ms: at.facts.redeem_by_ms,
         issued,
         releases,
         journal,

@@ -209,7 +209,7 @@ pub async fn packet(
 }
 
 /// Whether `user_id`'s wallet holds the credit of its claim on `packet_id` (its transfer
-/// record, or the record of the layout before 0.2): one round trip on the grabber's slot.
+/// record): one round trip on the grabber's slot.
 async fn credit_landed(
     store: &Store,
     keys: &Keys,
@@ -218,13 +218,9 @@ async fn credit_landed(
 ) -> Result<bool, Error> {
     let transfer_id = claim_transfer_id(packet_id);
     let mut conn = store.conn().await?;
-    let (recorded, legacy): (bool, bool) = redis::pipe()
-        .cmd("HEXISTS")
+    Ok(redis::cmd("HEXISTS")
         .arg(keys.wallet(user_id).records)
         .arg(&transfer_id)
-        .cmd("EXISTS")
-        .arg(keys.legacy_transfer(user_id, &transfer_id))
         .query_async(&mut conn)
-        .await?;
-    Ok(recorded || legacy)
+        .await?)
 }

@@ -84,7 +84,6 @@ pub async fn credit(
         ledger: &wk.ledger,
         records: &wk.records,
         records_forget: &wk.records_forget,
-        legacy_record: &keys.legacy_transfer(user_id, transfer.transfer_id),
         received: &wk.received,
         sent: &wk.sent,
         history_totals: &wk.history_totals,

@@ -1,4 +1,4 @@
--- coupon_claim.lua: claim a field of a hash for a value, first writer wins, and answer the
+-- coupon_directory_add.lua: claim a field of a hash for a value, first writer wins, and answer the
 -- value the field holds now: a run sent again after its reply was lost answers the same, so a
 -- claim of this run's is never mistaken for an earlier run's, nor the other way round. Two
 -- uses (shared/src/store/coupons/directory.rs, create.rs):

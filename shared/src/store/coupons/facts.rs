@@ -12,7 +12,7 @@ use super::keys::PoolKeys;
 
 /// What this sandbox keeps of a campaign: fixed once it is created.
 #[derive(Debug, Clone)]
-pub(crate) struct Shape {
+pub(crate) struct CampaignFacts {
     /// The campaign's number.
     pub no: u64,
     /// The campaign's pools.
@@ -32,12 +32,12 @@ pub(crate) struct Shape {
     /// Sold out or ended, as this sandbox saw it (final states).
     pub gone: Option<Gone>,
     /// A draw campaign's draw (`None`: first come, first served).
-    pub draw: Option<ShapeDraw>,
+    pub draw: Option<DrawFacts>,
     /// Its id tag (`None`: a campaign created before tags, known by its number alone).
     pub tag: Option<String>,
 }
 
-impl Shape {
+impl CampaignFacts {
     /// The campaign's public id: its number's 5 characters and its tag
     /// ([`crate::domain::coupons::public_id`]).
     pub(crate) fn public_id(&self) -> String {
@@ -45,37 +45,37 @@ impl Shape {
     }
 }
 
-/// The public id of campaign number `no` ([`Shape::public_id`]); `None`: no such campaign.
+/// The public id of campaign number `no` ([`CampaignFacts::public_id`]); `None`: no such campaign.
 ///
 /// # Errors
-/// As [`shape`]'s.
+/// As [`facts`]'s.
 pub(crate) async fn public_id_of(
     store: &Store,
     conn: &mut Conn,
     no: u64,
 ) -> Result<Option<String>, Error> {
-    Ok(shape(store, conn, &campaign_id(no), no)
+    Ok(facts(store, conn, &campaign_id(no), no)
         .await?
         .map(|s| s.public_id()))
 }
 
 /// A campaign's public id (as the API takes it) resolved: its 5-character id (the name its
-/// keys use), its number and its shape. `None` for an id of no campaign, for a wrong tag, and
+/// keys use), its number and its facts. `None` for an id of no campaign, for a wrong tag, and
 /// for the bare 5-character id of a campaign created with a tag: its number, which counts up,
 /// does not find it (so the next campaign's id cannot be guessed).
 ///
 /// # Errors
-/// As [`shape`]'s.
+/// As [`facts`]'s.
 pub(crate) async fn resolve(
     store: &Store,
     conn: &mut Conn,
     public: &str,
-) -> Result<Option<(String, u64, Shape)>, Error> {
+) -> Result<Option<(String, u64, CampaignFacts)>, Error> {
     let Some((no, tag)) = parse_public_id(public) else {
         return Ok(None);
     };
     let id = campaign_id(no);
-    let Some(s) = shape(store, conn, &id, no).await? else {
+    let Some(s) = facts(store, conn, &id, no).await? else {
         return Ok(None);
     };
     let same = match (tag, s.tag.as_deref()) {
@@ -96,7 +96,7 @@ pub(crate) async fn resolve(
 
 /// What a sandbox keeps of a draw campaign's draw: fixed at creation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ShapeDraw {
+pub(crate) struct DrawFacts {
     /// When entries close and the draw is due, Unix ms.
     pub draw_at_ms: i64,
     /// The seed (64 lowercase hex digits; secret until the draw, never answered before it).
@@ -114,12 +114,12 @@ pub(crate) enum Gone {
 }
 
 /// Campaign shapes by (Redis URL, campaign id).
-static SHAPES: Mutex<Option<HashMap<(String, String), Shape>>> = Mutex::new(None);
+static SHAPES: Mutex<Option<HashMap<(String, String), CampaignFacts>>> = Mutex::new(None);
 
 /// How many campaign shapes a sandbox keeps.
 const KEPT_SHAPES: usize = 256;
 
-impl Shape {
+impl CampaignFacts {
     /// The code an item of the campaign names (`<pool>/<code or index>`); `None` for a
     /// reservation (`?<id>`) or a malformed item.
     pub(super) fn code_of(&self, item: &str) -> Option<String> {
@@ -134,7 +134,7 @@ impl Shape {
     }
 }
 
-fn shape_of(url: &str, id: &str) -> Option<Shape> {
+fn shape_of(url: &str, id: &str) -> Option<CampaignFacts> {
     let shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
     shapes
         .as_ref()?
@@ -142,33 +142,33 @@ fn shape_of(url: &str, id: &str) -> Option<Shape> {
         .cloned()
 }
 
-fn keep_shape(url: &str, id: &str, shape: Shape) {
+fn keep_shape(url: &str, id: &str, facts: CampaignFacts) {
     let mut shapes = SHAPES.lock().unwrap_or_else(|e| e.into_inner());
     let map = shapes.get_or_insert_with(HashMap::new);
     if map.len() >= KEPT_SHAPES {
         map.clear();
     }
-    map.insert((url.to_string(), id.to_string()), shape);
+    map.insert((url.to_string(), id.to_string()), facts);
 }
 
 pub(super) fn remember_gone(url: &str, id: &str, gone: Gone) {
-    if let Some(mut shape) = shape_of(url, id) {
-        shape.gone = Some(gone);
-        keep_shape(url, id, shape);
+    if let Some(mut facts) = shape_of(url, id) {
+        facts.gone = Some(gone);
+        keep_shape(url, id, facts);
     }
 }
 
-/// The shape of campaign `id` (number `no`): from this sandbox's memory, else pool 0's hash
+/// The facts of campaign `id` (number `no`): from this sandbox's memory, else pool 0's hash
 /// (pool 0's hash tag does not depend on the number of pools). `None`: no such campaign.
-pub(super) async fn shape(
+pub(super) async fn facts(
     store: &Store,
     conn: &mut Conn,
     id: &str,
     no: u64,
-) -> Result<Option<Shape>, Error> {
+) -> Result<Option<CampaignFacts>, Error> {
     let url = &store.config().redis_url;
-    if let Some(shape) = shape_of(url, id) {
-        return Ok(Some(shape));
+    if let Some(facts) = shape_of(url, id) {
+        return Ok(Some(facts));
     }
     let keys = PoolKeys::new(&store.config().key_prefix, id, no, 0, 1);
     type Fields = (
@@ -226,7 +226,7 @@ pub(super) async fn shape(
     let (draw_at, draw_seed, draw_commitment, tag) = drawn;
     let draw = match (draw_at, draw_seed, draw_commitment) {
         (None, _, _) => None,
-        (Some(draw_at_ms), Some(seed), Some(commitment)) => Some(ShapeDraw {
+        (Some(draw_at_ms), Some(seed), Some(commitment)) => Some(DrawFacts {
             draw_at_ms,
             seed,
             commitment,
@@ -237,7 +237,7 @@ pub(super) async fn shape(
             )))
         }
     };
-    let shape = Shape {
+    let facts = CampaignFacts {
         draw,
         tag,
         no,
@@ -250,6 +250,6 @@ pub(super) async fn shape(
         discount,
         gone: None,
     };
-    keep_shape(url, id, shape.clone());
-    Ok(Some(shape))
+    keep_shape(url, id, facts.clone());
+    Ok(Some(facts))
 }

@@ -1,4 +1,4 @@
--- coupon_unclaim.lua: release an uploaded code's directory claim, if it is the given owner's:
+-- coupon_directory_remove.lua: release an uploaded code's directory claim, if it is the given owner's:
 -- a creation or batch whose claims were refused, or a batch's share that missed its pool (the
 -- campaign started first), frees its codes for any campaign. Another owner's claim is left as
 -- it is, so a run sent again after another campaign took the code changes nothing. See

@@ -1,4 +1,4 @@
--- coupon_settle.lua: step 3 of a grab whose home pool is empty: close a reservation in the
+-- coupon_resolve.lua: step 3 of a grab whose home pool is empty: close a reservation in the
 -- user's home pool, once. Its item becomes the code another pool gave it (coupon_take.lua),
 -- or, when no other pool had one for it, the reservation is dropped: as sold out ("-"), or,
 -- when a pool it passed was not written yet (the campaign's creation still running), as
@@ -20,17 +20,17 @@
 --         pool the walk passed was not written yet (opening)
 --
 -- Returns:
---   'settled:<outcome>\n<items>'  the reservation's outcome ("<item> <grabbed_at_ms>", "-"
+--   'resolved:<outcome>\n<items>'  the reservation's outcome ("<item> <grabbed_at_ms>", "-"
 --                                 for none, "~" for none while the campaign was opening), now
 --                                 or by an earlier run, and the user's items afterwards (''
 --                                 when none)
---   'unknown'                     the user holds no such reservation and none was settled;
+--   'unknown'                     the user holds no such reservation and none was resolved;
 --                                 nothing written
 local field = '\n' .. ARGV[2]
 local got = redis.call('HMGET', KEYS[1], ARGV[1], field)
 local mine, decided = got[1] or '', got[2]
 if decided then
-  return 'settled:' .. decided .. '\n' .. mine
+  return 'resolved:' .. decided .. '\n' .. mine
 end
 local items, found = {}, false
 for item in string.gmatch(mine, '%S+') do
@@ -60,4 +60,4 @@ else
   redis.call('HSET', KEYS[1], ARGV[1], after, field, outcome)
 end
 redis.call('HDEL', KEYS[2], ARGV[2])
-return 'settled:' .. outcome .. '\n' .. after
+return 'resolved:' .. outcome .. '\n' .. after
