@@ -222,8 +222,8 @@ impl Modify for CommonAnswers {
         super::schemas::IdempotencyKeyReusedError,
         super::schemas::InsufficientFundsError,
         super::schemas::InvalidRequestError,
-        super::schemas::RoleDoc,
-        super::schemas::OrderDoc,
+        crate::domain::history::Role,
+        crate::domain::voting::Order,
     )),
     servers(
         (url = "http://127.0.0.1:3000", description = "`make serve` (identity from the `x-user-id` header)"),

@@ -16,7 +16,9 @@ pub const EVENT_SOURCE: &str = "hongbao";
 
 /// What moved the money (the journal's `kind`; EventBridge's `detail-type` is
 /// [`Kind::detail_type`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[schema(description = "A journal entry's kind (the ledger's kinds, the packet events and the coupon events).", as = JournalKind)]
 pub enum Kind {
     /// Money paid in by a trusted backend (`POST /wallet/deposits`; positive).
     Deposit,

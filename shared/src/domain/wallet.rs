@@ -296,7 +296,9 @@ impl IamPrincipals {
 }
 
 /// The kind of a ledger entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[schema(description = "A ledger entry's kind.")]
 pub enum EntryKind {
     /// Money paid in by a trusted backend (positive).
     Deposit,

@@ -24,7 +24,7 @@ pub struct CouponItemBody {
     /// The campaign's title.
     pub title: String,
     /// `issued`, `held`, `redeemed` or `expired`, by the store's clock.
-    #[schema(value_type = crate::api::schemas::CouponStateDoc)]
+    #[schema(value_type = crate::domain::coupons::CouponState)]
     pub state: &'static str,
     /// RFC 3339.
     #[schema(format = DateTime)]

@@ -137,7 +137,7 @@ pub struct CampaignBody {
     pub title: String,
     /// `scheduled`, `entering` (a draw campaign before its draw), `open`, `sold_out` or
     /// `ended`, by Redis `TIME`.
-    #[schema(value_type = super::schemas::CampaignStatusDoc)]
+    #[schema(value_type = crate::domain::coupons::Status)]
     pub status: &'static str,
     /// The campaign's codes, every batch included.
     pub codes_total: u64,
@@ -187,7 +187,7 @@ pub struct MyCouponBody {
     /// The code.
     pub code: String,
     /// `issued`, `held`, `redeemed` or `expired`, by the store's clock.
-    #[schema(value_type = super::schemas::CouponStateDoc)]
+    #[schema(value_type = crate::domain::coupons::CouponState)]
     pub state: &'static str,
     /// RFC 3339: the order's hold lapses then (`held` only).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -27,7 +27,7 @@ pub struct SentItemBody {
     /// Number of shares.
     pub count: u32,
     /// `lucky` or `fixed`.
-    #[schema(value_type = crate::api::schemas::ModeDoc)]
+    #[schema(value_type = crate::domain::split::Mode)]
     pub mode: &'static str,
     /// Greeting or `null`.
     #[schema(required = true)]
@@ -163,7 +163,7 @@ pub const OPERATION: Operation = Operation {
     summary = "List the caller's sent or received red packets",
     description = "A page of the caller's sent packets (`role=sent`) or claimed shares (`role=received`), newest first. Paging is stable while new packets arrive: a cursor never repeats or skips an item.",
     params(
-        ("role" = crate::api::schemas::RoleDoc, Query, description = "`sent` (packets the caller created) or `received` (shares the caller claimed)"),
+        ("role" = crate::domain::history::Role, Query, description = "`sent` (packets the caller created) or `received` (shares the caller claimed)"),
         ("limit" = Option<u32>, Query, description = "items per page, 1..=100, default 20", minimum = 1, maximum = 100),
         ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page of the same role (opaque)")
     ),

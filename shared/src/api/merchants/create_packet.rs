@@ -76,7 +76,7 @@ pub struct MerchantPacketBody {
     post, path = OPERATION.path, tag = "merchants", operation_id = "merchant_create_packet",
     summary = "Create an order's packet from a budget (AWS_IAM)",
     description = "Debits the merchant's budget the total and creates the red packet of one order, for the customer `sharer_id` to share to their group; any signed-in user holding the link grabs it with `POST /packets/{id}/grab`, one share each, and claims it with `POST /packets/{id}/claim` (`payout: wallet`: into their wallet; `payout: coupon`: as their coupon worth the share, with the `coupon` terms, in `GET /coupons` and redeemed at checkout through the coupon routes until `redeem_by`, never cash). One packet per merchant and order: the same body again answers 201 and the same packet with `Idempotent-Replayed: true`, debited once; another body under that order is 409. With `sharer_first`, the sharer's share is taken at creation. Un-grabbed and unclaimed shares go back to the merchant's budget at expiry, coupons never redeemed at their `redeem_by` (and a redemption reversed after it), never to the sharer. Only AWS_IAM-signed calls of the principals in `HONGBAO_MERCHANT_PRINCIPALS`.",
-    request_body = crate::api::schemas::MerchantPacketRequestDoc,
+    request_body = crate::domain::merchants::MerchantPacketRequest,
     security(("sigv4" = [])),
     responses(
         (status = 201, description = "created, the budget debited (or, with `Idempotent-Replayed: true` and `repeat: true`, the order's packet made before by the same body: nothing debited now)", body = MerchantPacketBody),

@@ -25,7 +25,7 @@ pub struct MerchantPacketItem {
     /// The order it belongs to.
     pub order_reference: String,
     /// `scheduled`, `open`, `sold_out`, `expired`, `settled` or `cancelled`, at Redis `TIME`.
-    #[schema(value_type = crate::api::schemas::StatusDoc)]
+    #[schema(value_type = crate::domain::packets::Status)]
     pub status: &'static str,
     /// Shares grabbed.
     pub grabbed_count: u32,

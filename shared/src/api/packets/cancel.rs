@@ -22,7 +22,7 @@ pub struct CancelBody {
     /// 24 hex digits.
     pub packet_id: String,
     /// `cancelled`.
-    #[schema(value_type = crate::api::schemas::StatusDoc)]
+    #[schema(value_type = crate::domain::packets::Status)]
     pub status: &'static str,
     /// The un-grabbed shares refunded to the sender's wallet at the cancel, cents (grabbed
     /// shares stay claimable until `expires_at`; reclaim-cron refunds the unclaimed ones then).

@@ -69,7 +69,7 @@ pub const OPERATION: Operation = Operation {
     post, path = OPERATION.path, tag = "red packets", operation_id = "create_packet",
     summary = "Create a red packet",
     description = "Debits the caller (the sender) the total and creates a lucky or fixed red packet of `count` shares, optionally targeted at `recipients`. With an `Idempotency-Key`, a repeat of the same request returns the same packet, debited once.",
-    request_body = crate::api::schemas::PacketRequestDoc,
+    request_body = crate::domain::packets::PacketRequest,
     params(("Idempotency-Key" = Option<String>, Header, nullable = false, description = "1 to 64 visible ASCII characters: a repeat with the same key and body returns the same packet, debited once", pattern = "^[!-~]{1,64}$")),
     responses(
         (status = 201, description = "created (or the earlier packet of this Idempotency-Key)", body = PacketBody),

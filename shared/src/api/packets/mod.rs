@@ -70,7 +70,7 @@ pub struct PacketBody {
     #[schema(required = true)]
     pub sharer_id: Option<String>,
     /// A merchant packet's payout of a claimed share, else `null`.
-    #[schema(value_type = Option<super::schemas::PayoutDoc>, required = true)]
+    #[schema(value_type = Option<crate::domain::merchants::Payout>, required = true)]
     pub payout: Option<&'static str>,
     /// A coupon packet's coupon terms (`payout: "coupon"`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,10 +81,10 @@ pub struct PacketBody {
     /// Number of shares.
     pub count: u32,
     /// `lucky` or `fixed`.
-    #[schema(value_type = super::schemas::ModeDoc)]
+    #[schema(value_type = crate::domain::split::Mode)]
     pub mode: &'static str,
     /// `double_mean` or `line_cut`; `null` for fixed packets.
-    #[schema(value_type = Option<super::schemas::SplitDoc>, required = true)]
+    #[schema(value_type = Option<crate::domain::split::LuckySplit>, required = true)]
     pub split: Option<&'static str>,
     /// Greeting or `null`.
     #[schema(required = true)]
@@ -168,7 +168,7 @@ pub(crate) fn no_packet(id: &str) -> String {
 }
 
 /// A packet's status (`sold_out`, ...) as a refusal's field, documented as
-/// [`super::schemas::StatusDoc`].
+/// [`crate::domain::packets::Status`].
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
 pub struct PacketStatus(pub &'static str);
@@ -178,6 +178,6 @@ impl super::refusal::RefusalField for PacketStatus {
         description: &str,
         out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>,
     ) -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
-        super::refusal::by_ref::<super::schemas::StatusDoc>(description, out)
+        super::refusal::by_ref::<crate::domain::packets::Status>(description, out)
     }
 }

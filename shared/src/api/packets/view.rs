@@ -21,7 +21,7 @@ pub struct PacketViewBody {
     pub packet: PacketBody,
     /// `scheduled`, `open`, `sold_out`, `cancelled`, `expired`, `settled`, or for a draw
     /// packet `entering` and `drawn`.
-    #[schema(value_type = crate::api::schemas::StatusDoc)]
+    #[schema(value_type = crate::domain::packets::Status)]
     pub status: &'static str,
     /// Shares grabbed so far.
     pub grabbed_count: u32,

@@ -64,7 +64,7 @@ pub struct JournalEntryBody {
     /// `coupon_released`, `campaign_ended`, or a merchant's `merchant_deposit`,
     /// `merchant_withdrawal`, `merchant_packet_debit`, `merchant_refund`,
     /// `merchant_packet_settled`, `merchant_coupon_refund`, or a draw packet's `draw_run`.
-    #[schema(value_type = crate::api::schemas::JournalKindDoc)]
+    #[schema(value_type = crate::domain::journal::Kind)]
     pub kind: &'static str,
     /// Whose wallet moved; for a merchant's kind, the merchant whose budget moved.
     pub user_id: String,

@@ -71,7 +71,7 @@ pub struct SupportGrabBody {
     pub coupon_code: Option<String>,
     /// With `coupon_code`: `issued`, `held`, `redeemed` or `expired`, by Redis `TIME`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, value_type = Option<crate::api::schemas::CouponStateDoc>)]
+    #[schema(nullable = false, value_type = Option<crate::domain::coupons::CouponState>)]
     pub coupon_state: Option<&'static str>,
 }
 

@@ -29,7 +29,7 @@ pub const OPERATION: Operation = Operation {
     description = "A page of at most 25 of the group's articles, highest score or newest first (every vote and group change shows at once).",
     params(
         ("group" = String, Path, description = "group name, 1 to 32 of [a-z0-9-]", pattern = "^[a-z0-9-]{1,32}$"),
-        ("order" = Option<crate::api::schemas::OrderDoc>, Query, description = "`score` (default) or `time`"),
+        ("order" = Option<crate::domain::voting::Order>, Query, description = "`score` (default) or `time`"),
         ("page" = Option<u32>, Query, description = "1-based page of 25, default 1", minimum = 1, maximum = 100000)
     ),
     responses(

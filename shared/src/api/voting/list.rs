@@ -27,7 +27,7 @@ pub const OPERATION: Operation = Operation {
     summary = "List articles",
     description = "A page of at most 25 articles, highest score or newest first.",
     params(
-        ("order" = Option<crate::api::schemas::OrderDoc>, Query, description = "`score` (default) or `time`"),
+        ("order" = Option<crate::domain::voting::Order>, Query, description = "`score` (default) or `time`"),
         ("page" = Option<u32>, Query, description = "1-based page of 25, default 1", minimum = 1, maximum = 100000)
     ),
     responses(

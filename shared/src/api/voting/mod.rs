@@ -83,7 +83,7 @@ pub struct PageBody {
     #[schema(nullable = false)]
     pub group: Option<String>,
     /// `score` or `time`.
-    #[schema(value_type = super::schemas::OrderDoc)]
+    #[schema(value_type = crate::domain::voting::Order)]
     pub order: &'static str,
     /// 1-based page number.
     pub page: u32,

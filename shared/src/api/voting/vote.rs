@@ -18,7 +18,7 @@ use crate::store::voting;
 #[serde(deny_unknown_fields)]
 pub struct VoteRequest {
     /// `up` or `down`.
-    #[schema(value_type = crate::api::schemas::DirectionDoc)]
+    #[schema(value_type = crate::domain::voting::Direction)]
     pub direction: Direction,
 }
 
@@ -32,7 +32,7 @@ pub struct VoteBody {
     /// Score after the call.
     pub score: i64,
     /// `up` or `down`.
-    #[schema(value_type = crate::api::schemas::DirectionDoc)]
+    #[schema(value_type = crate::domain::voting::Direction)]
     pub direction: &'static str,
     /// Whether this call changed the vote.
     pub changed: bool,

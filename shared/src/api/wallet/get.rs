@@ -26,7 +26,7 @@ pub struct WalletBody {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EntryBody {
     /// `deposit`, `packet_debit`, `claim_credit`, `refund_credit` or `withdrawal`.
-    #[schema(value_type = crate::api::schemas::EntryKindDoc)]
+    #[schema(value_type = crate::domain::wallet::EntryKind)]
     pub kind: &'static str,
     /// Signed amount, cents (debits are negative).
     pub amount_cents: i64,

@@ -328,7 +328,9 @@ pub struct VisitLimit {
 }
 
 /// What a campaign shows (`GET /campaigns/{id}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[schema(description = "A coupon campaign's status, by the store's clock.", as = CampaignStatus)]
 pub enum Status {
     /// Before `starts_at`: grabs answer `not_started`.
     Scheduled,

@@ -8,7 +8,9 @@ use crate::domain::Invalid;
 pub const LIST_RETENTION_MS: i64 = 30 * 86_400_000;
 
 /// A coupon's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[schema(description = "A coupon's state, by the store's clock.")]
 pub enum CouponState {
     /// Issued, not redeemed, `redeem_by` ahead.
     Issued,

@@ -46,11 +46,16 @@ pub const MIN_ENTRY_SECS: i64 = 10;
 /// The longest entry window, seconds (a day).
 pub const MAX_ENTRY_SECS: i64 = 86_400;
 
-/// The `draw` of a create request as the client sent it, before `PacketRules::check`.
-#[derive(Debug, Clone, serde::Deserialize)]
+/// A create request's `draw` (unknown fields are refused), as the client sent it, before
+/// `PacketRules::check` or a campaign's check.
+#[derive(Debug, Clone, serde::Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A create request's `draw` (unknown fields are refused).")]
 pub struct DrawRequest {
-    /// Seconds entries are taken after the packet opens.
+    /// Seconds entries are taken after the packet opens or the campaign starts
+    /// (`10..=86400`; a packet's less than `expires_in_secs`, a campaign's draw before
+    /// `ends_at`): `draw_at` is the opening or the start plus this.
+    #[schema(minimum = 10, maximum = 86_400)]
     pub entry_secs: i64,
 }
 

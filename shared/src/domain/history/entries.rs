@@ -23,7 +23,9 @@ use crate::domain::split::Mode;
 use crate::domain::{BadRecord, Invalid};
 
 /// Which of a user's lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[schema(description = "A history list's role.")]
 pub enum Role {
     /// Red packets the user created (paid for).
     Sent,

@@ -25,16 +25,21 @@ use crate::domain::Invalid;
 /// end. The packet's records are kept until `redeem_by` and the retention after it.
 pub const MAX_REDEEM_WITHIN_SECS: i64 = MAX_REDEEM_AFTER_END_MS / 1000;
 
-/// The coupon terms of a request (`"coupon": {"min_order_cents"?, "redeem_within_secs"}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// A merchant packet's coupon terms (`payout: "coupon"`): `"coupon": {"min_order_cents"?,
+/// "redeem_within_secs"}`, unknown fields refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A merchant packet's coupon terms (`payout: \"coupon\"`).")]
+#[schema(example = json!({"min_order_cents": 3000, "redeem_within_secs": 604800}))]
 pub struct CouponTerms {
-    /// The smallest order total a share's coupon applies to, cents (1 to [`MAX_CENTS`]);
-    /// absent: any order.
+    /// The smallest order total a share's coupon applies to, cents (1 to 10^13); absent: any
+    /// order.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 10_000_000_000_000_i64)]
     pub min_order_cents: Option<i64>,
     /// How long after the packet expires its coupons may still be redeemed, seconds (1 to
-    /// [`MAX_REDEEM_WITHIN_SECS`]): `redeem_by = expires_at + redeem_within_secs`.
+    /// 31622400, 366 days): `redeem_by = expires_at + redeem_within_secs`.
+    #[schema(minimum = 1, maximum = 31_622_400)]
     pub redeem_within_secs: i64,
 }
 

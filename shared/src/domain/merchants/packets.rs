@@ -14,8 +14,11 @@ use crate::domain::split::{LuckySplit, Mode};
 use crate::domain::{is_user_id, Invalid, MAX_USER_ID_CHARS};
 
 /// How a merchant packet's claimed share is paid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(
+    description = "How a merchant packet's claimed share is paid out: `wallet` (into the grabber's wallet, as a user's packet's share) or `coupon` (as a coupon of the grabber worth the share, `GET /coupons`, its code `<packet_id>.<share_id>`, redeemed at checkout through the coupon routes until the packet's `redeem_by`; never cash)."
+)]
 pub enum Payout {
     /// Into the grabber's wallet, as a user's packet's share is.
     Wallet,
@@ -43,44 +46,59 @@ impl Payout {
     }
 }
 
-/// A merchant packet's create request as the team's backend sent it (the body of `POST
-/// /merchant-packets`), before [`MerchantPacketRequest::check`]. Unknown fields are refused.
-#[derive(Debug, Clone, Deserialize)]
+/// The body of `POST /merchant-packets` (unknown fields are refused): the order, the sharer,
+/// the payout, and the packet's fields with `POST /packets`'s rules; as the team's backend
+/// sent it, before [`MerchantPacketRequest::check`]. Its field docs are the OpenAPI document's.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(
+    description = "The body of `POST /merchant-packets` (unknown fields are refused): the order, the sharer,\nthe payout, and the packet's fields with `POST /packets`'s rules."
+)]
+#[schema(example = json!({"merchant_id": "shop-1042", "order_reference": "order-20261128-0042", "sharer_id": "carol", "total_cents": 2000, "count": 6, "payout": "wallet", "sharer_first": true, "expires_in_secs": 86400, "greeting": "Thanks for your order!"}))]
 pub struct MerchantPacketRequest {
-    /// Whose budget pays ([`is_merchant_id`]).
+    /// Whose budget pays: 1 to 64 of `A-Z a-z 0-9 _ . : -`.
+    #[schema(pattern = "^[A-Za-z0-9_.:-]{1,64}$")]
     pub merchant_id: String,
-    /// The order the packet belongs to: 1 to 128 bytes of printable ASCII without spaces.
-    /// One packet per (merchant, order).
+    /// The order: 1 to 128 bytes of printable ASCII without spaces. One packet per merchant
+    /// and order: the same body again answers 201 and the same packet with `Idempotent-Replayed: true`, debited once; another
+    /// body is 409 `order_reference_reused`.
+    #[schema(pattern = "^[!-~]{1,128}$")]
     pub order_reference: String,
-    /// The customer who shares the packet to their group ([`is_user_id`]).
+    /// The customer who shares the packet to their group: a user id, 1 to 255 printable
+    /// characters.
+    #[schema(min_length = 1, max_length = 255)]
     pub sharer_id: String,
-    /// Total, cents.
+    /// Total, cents (as `POST /packets`).
+    #[schema(minimum = 1)]
     pub total_cents: i64,
-    /// Number of shares.
+    /// Number of shares (as `POST /packets`).
+    #[schema(minimum = 1)]
     pub count: i64,
     /// `lucky` (default) or `fixed`.
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// The lucky split algorithm (default `double_mean`).
+    /// The lucky split algorithm (default `double_mean`); lucky packets only.
     #[serde(default)]
     pub split: Option<LuckySplit>,
-    /// Seconds until the packet expires (default one day).
+    /// Seconds until the packet expires (`1..=604800`, default 86400).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 604_800)]
     pub expires_in_secs: Option<i64>,
-    /// Optional greeting.
+    /// As `POST /packets`'s greeting.
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub greeting: Option<String>,
-    /// Optional cover id.
+    /// As `POST /packets`'s cover.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9_.-]{1,64}$")]
     pub cover: Option<String>,
     /// How claimed shares are paid out.
     pub payout: Payout,
     /// The coupons' terms: required with `payout: "coupon"`, refused with `"wallet"`.
     #[serde(default)]
     pub coupon: Option<CouponTerms>,
-    /// Whether the sharer's own share is taken at creation (WeChat Pay's group "fission"
-    /// packet: the first share goes to the customer who shares it). Default `false`.
+    /// Whether the sharer's own share is taken at creation (a group "fission" packet: the
+    /// first share goes to the customer who shares it). Default `false`.
     #[serde(default)]
     pub sharer_first: bool,
 }

@@ -252,7 +252,9 @@ fn digest(fields: &HashMap<String, String>, name: &str) -> Result<Option<String>
 }
 
 /// What a packet looks like to `GET /packets/{id}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[schema(description = "A red packet's state.", as = PacketStatus)]
 pub enum Status {
     /// Scheduled: grabs open at `opens_at`.
     Scheduled,

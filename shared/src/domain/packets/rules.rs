@@ -406,42 +406,60 @@ impl PacketRules {
     }
 }
 
-/// A create request as the client sent it (the body of `POST /packets`), before
-/// [`PacketRules::check`]. Unknown fields are refused.
-#[derive(Debug, Clone, Deserialize)]
+/// The body of `POST /packets` (unknown fields are refused), as the client sent it, before
+/// [`PacketRules::check`]. Its field docs are the OpenAPI document's.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "The body of `POST /packets` (unknown fields are refused).")]
 pub struct PacketRequest {
-    /// Total, cents.
+    /// Total, cents (integer, `count..=HONGBAO_MAX_TOTAL_CENTS`; for a `fixed` packet a
+    /// multiple of `count`, every share being the same).
+    #[schema(minimum = 1)]
     pub total_cents: i64,
-    /// Number of shares.
+    /// Number of shares (`1..=HONGBAO_MAX_COUNT`).
+    #[schema(minimum = 1)]
     pub count: i64,
-    /// `lucky` (default) or `fixed`.
+    /// The split: `lucky` (default) or `fixed`.
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// The lucky split algorithm (default `double_mean`).
+    /// The lucky split algorithm (default `double_mean`); lucky packets only.
     #[serde(default)]
     pub split: Option<LuckySplit>,
-    /// Seconds until the packet expires (default one day).
+    /// Seconds until the packet expires (`1..=604800`, default 86400).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 604_800)]
     pub expires_in_secs: Option<i64>,
-    /// Optional greeting.
+    /// At most 100 characters, no control, invisible format or filler character (default
+    /// ignorable code points are allowed only inside emoji sequences).
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub greeting: Option<String>,
-    /// Optional: the only users who may grab (a targeted packet), 1 to [`MAX_RECIPIENTS`]
-    /// distinct user ids of at most [`MAX_RECIPIENTS_BYTES`] bytes together; the sender may be
-    /// one of them.
+    /// A targeted packet: the only users who may grab it or see it (besides the sender),
+    /// 1 to 500 distinct user ids, at least `count` of them, at most 20,480 bytes (UTF-8)
+    /// together.
     #[serde(default)]
+    #[schema(min_items = 1, max_items = 500)]
     pub recipients: Option<Vec<String>>,
-    /// Seconds from creation until grabs open (`0..=604800`, default 0: at once).
+    /// Seconds from creation until grabs open (`0..=604800`, default 0: at once); a grab
+    /// before then is 425 `not_open_yet`. The total is debited at creation, and
+    /// `expires_in_secs` counts from the opening.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 604_800)]
     pub opens_in_secs: Option<i64>,
-    /// Optional cover id ([`is_cover_id`]) the client maps to artwork.
+    /// A cover id the client maps to artwork: 1 to 64 characters of `[A-Za-z0-9_.-]` (one of
+    /// `HONGBAO_COVERS` when the deployment sets it).
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9_.-]{1,64}$")]
     pub cover: Option<String>,
-    /// Optional password grabbers must send ([`PasswordText::check`]).
+    /// A password packet (口令红包): grabbers must send this phrase in the grab's body. 1 to
+    /// 32 characters after NFC normalisation, compared case-sensitively, no control,
+    /// invisible or filler character. Stored only as an HMAC verifier; never returned.
     #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 32)]
     pub password: Option<PasswordText>,
-    /// Optional: a draw instead of first come, first served ([`crate::domain::draws`]).
+    /// A draw packet: grabs in the entry window enter a draw (202) instead of taking shares
+    /// first come, first served; at `draw_at` the entrants with the smallest tickets win
+    /// (docs/design.md, "Draws").
     #[serde(default)]
     pub draw: Option<crate::domain::draws::DrawRequest>,
 }

@@ -30,8 +30,11 @@ use serde::{Deserialize, Serialize};
 /// Serialised (serde, [`LuckySplit::as_str`], [`FromStr`], [`fmt::Display`]) as
 /// `"double_mean"` or `"line_cut"`. Only consulted when the packet's [`Mode`]
 /// is [`Mode::Lucky`].
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(
+    description = "The lucky split algorithm: `double_mean` (WeChat's: each share uniform in `[1, 2 × remaining mean]`) or `line_cut` (cut points on a line)."
+)]
 pub enum LuckySplit {
     /// WeChat's double-mean rule, see [`double_mean`].
     DoubleMean,
@@ -76,8 +79,11 @@ impl FromStr for LuckySplit {
 ///
 /// Serialised (serde, [`Mode::as_str`], [`FromStr`], [`fmt::Display`]) as
 /// `"lucky"` or `"fixed"`.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(
+    description = "How a packet is split: `lucky` (random amounts, the split algorithm decides) or `fixed` (equal amounts: `total_cents` must be divisible by `count`, 400 otherwise)."
+)]
 pub enum Mode {
     /// Random shares, divided according to a [`LuckySplit`].
     Lucky,

@@ -107,7 +107,9 @@ impl fmt::Display for ArticleId {
 }
 
 /// The two rankings of the site.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[schema(description = "An article list's order.")]
 pub enum Order {
     /// By score (`posted_at + 432 × votes`), highest first. The default.
     Score,
@@ -135,8 +137,9 @@ impl Order {
 }
 
 /// The direction of a vote (JSON `"up"` / `"down"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
+#[schema(description = "A vote's direction.")]
 pub enum Direction {
     /// An up-vote: +1 vote, +432 score.
     Up,
