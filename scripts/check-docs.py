@@ -10,11 +10,13 @@ For README.md and every docs/*.md:
   `{a,b}` as alternatives; and, in backticks, a shorter file path (`store/connect.rs`,
   `history/entries.rs`, `grab.lua`), which some file of the repository must end with;
 - every relative link resolves: the file, and the heading its `#anchor` names;
-- every docs page is linked from README.md and links back to it.
+- every docs page is linked from README.md and links back to it;
+- the README names every function of functions.json and their number.
 
 Prints each problem as `page:line: ...`; exits 1 if there is any.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -142,6 +144,13 @@ def main() -> int:
     for page in [readme, *pages]:
         problems += check_page(page, files)
     readme_text = readme.read_text()
+    # The README's diagram names every function of functions.json (the declarations' list).
+    functions = json.loads((ROOT / "functions.json").read_text())["functions"]
+    for f in functions:
+        if f"{f['name']}" not in readme_text:
+            problems.append(f"README.md: the architecture does not name the function {f['name']}")
+    if f"{len(functions)} functions" not in readme_text:
+        problems.append(f"README.md: does not say there are {len(functions)} functions")
     for page in pages:
         name = f"docs/{page.name}"
         if f"]({name}" not in readme_text:

@@ -6,7 +6,7 @@ Rules (a newcomer reads a file or a test in one sitting):
   function in `tests/`),
 - no Rust file under `tests/` over 800 lines,
 - no Python file of the project's tools over 600 lines,
-- README.md at most 300 lines (the rest lives in `docs/`).
+- README.md at most 150 lines of at most 110 characters (the rest lives in `docs/`).
 
 Without `--check` it prints the figures: the largest file of each folder, the longest test
 functions, README.md's lines, and what breaks a rule.
@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_TEST_FN = 150
 MAX_TEST_FILE = 800
 MAX_PY_FILE = 600
-MAX_README = 300
+MAX_README = 150
+MAX_README_LINE = 110
 SKIP = {"target", ".git", ".venv", "node_modules", ".aws-sam", "generated"}
 
 FN = re.compile(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?(?:async\s+)?fn\s+([a-z_0-9]+)")
@@ -102,6 +103,11 @@ def measure() -> dict:
             (len(p.read_text().splitlines()), str(p.relative_to(ROOT))) for p in python
         )[::-1],
         "readme": len((ROOT / "README.md").read_text().splitlines()),
+        "readme_long": [
+            n
+            for n, line in enumerate((ROOT / "README.md").read_text().splitlines(), 1)
+            if len(line) > MAX_README_LINE
+        ],
     }
 
 
@@ -114,6 +120,9 @@ def breaks(m: dict) -> list[str]:
     out += [f"{w}: {n} lines > {MAX_PY_FILE}" for n, w in m["python"] if n > MAX_PY_FILE]
     if m["readme"] > MAX_README:
         out.append(f"README.md: {m['readme']} lines > {MAX_README}")
+    out += [
+        f"README.md:{n}: a line of more than {MAX_README_LINE} characters" for n in m["readme_long"]
+    ]
     return out
 
 
