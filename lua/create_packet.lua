@@ -5,7 +5,7 @@
 -- ledger.lua (ledger_push: the debit's ledger item).
 --
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
--- helpers: records.lua quota.lua history.lua journal.lua ledger.lua
+-- helpers: records.lua quota.lua history.lua journal.lua ledger.lua packet.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] wallet: sender wallet hash (field `balance`, integer cents)
 -- KEYS[2] ledger: sender wallet ledger list (newest first)
@@ -187,39 +187,24 @@ ledger_push(KEYS[2], KEYS[1], 'packet_debit|' .. int(-total) .. '|' .. int(now) 
   tonumber(ARGV[12]))
 journal_add(KEYS[12], 'packet_debit', ARGV[2], -total, ARGV[1], now, after)
 
-redis.call('HSET', KEYS[5],
-  'packet_id', ARGV[1], 'sender_id', ARGV[2], 'total_cents', int(total), 'count', int(count),
-  'mode', ARGV[5], 'split', ARGV[6], 'greeting', ARGV[7],
-  'created_at', int(now), 'expires_at', int(expires_at), 'status', 'open',
-  'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0, 'refunded_cents', 0,
-  'salt', ARGV[22], 'commitment', ARGV[23])
--- Written only when set: a plain packet opens at creation and has no cover.
-if opens_in > 0 then
-  redis.call('HSET', KEYS[5], 'opens_at', int(opens_at))
-end
-if ARGV[21] ~= '' then
-  redis.call('HSET', KEYS[5], 'cover', ARGV[21])
-end
-if ARGV[25] ~= '' then
-  redis.call('HSET', KEYS[5], 'draw_at', int(opens_at + tonumber(ARGV[25])), 'draw_seed',
-    ARGV[26], 'draw_commitment', ARGV[27])
-end
-if ARGV[24] ~= '' then
-  redis.call('HSET', KEYS[5], 'password', ARGV[24])
-end
-
--- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
+packet_write(KEYS[5], {
+  id = ARGV[1], total = total, count = count, mode = ARGV[5], split = ARGV[6],
+  greeting = ARGV[7], now = now, expires_at = expires_at, salt = ARGV[22], commitment = ARGV[23],
+}, {
+  'sender_id', ARGV[2],
+  -- A plain packet opens at creation and has no cover, draw, password or recipients.
+  'opens_at', opens_in > 0 and int(opens_at) or '',
+  'cover', ARGV[21],
+  'draw_at', ARGV[25] ~= '' and int(opens_at + tonumber(ARGV[25])) or '',
+  'draw_seed', ARGV[25] ~= '' and ARGV[26] or '',
+  'draw_commitment', ARGV[25] ~= '' and ARGV[27] or '',
+  'password', ARGV[24],
+  'recipients', #recipients > 0 and #recipients or '',
+})
 if #recipients > 0 then
-  redis.call('HSET', KEYS[5], 'recipients', #recipients)
   redis.call('SADD', KEYS[8], unpack(recipients))
 end
-
-local i = 31
-while i <= #ARGV do
-  local last = math.min(i + 999, #ARGV)
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
-  i = last + 1
-end
+shares_push(KEYS[6], 31)
 
 if record_id ~= '' then
   redis.call('HSET', KEYS[3], record_id, fingerprint .. '\n' .. ARGV[1])

@@ -5,7 +5,7 @@
 --
 -- All keys share the merchant's hash tag (a merchant packet's id starts with it), so this runs
 -- in one hash slot on a cluster, and so do the packet's later grabs, claims and settlement.
--- helpers: records.lua journal.lua ledger.lua
+-- helpers: records.lua journal.lua ledger.lua packet.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- KEYS[1] merchant: the merchant's hash (its books, cents: domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
@@ -130,25 +130,19 @@ ledger_push(KEYS[2], KEYS[1], 'packet_debit|' .. int(-total) .. '|' .. int(now) 
   tonumber(ARGV[16]))
 journal_add(KEYS[9], 'merchant_packet_debit', ARGV[2], -total, ARGV[1], now, after)
 
-redis.call('HSET', KEYS[5],
-  'packet_id', ARGV[1], 'merchant_id', ARGV[2], 'order_reference', ARGV[3],
-  'sharer_id', ARGV[4], 'payout', ARGV[5],
-  'total_cents', int(total), 'count', int(count), 'mode', ARGV[9], 'split', ARGV[10],
-  'greeting', ARGV[11], 'created_at', int(now), 'expires_at', int(expires_at),
-  'status', 'open', 'grabbed_count', 0, 'grabbed_cents', 0, 'claimed_cents', 0,
-  'refunded_cents', 0, 'salt', ARGV[19], 'commitment', ARGV[20])
-if ARGV[12] ~= '' then
-  redis.call('HSET', KEYS[5], 'cover', ARGV[12])
-end
-if coupon then
-  redis.call('HSET', KEYS[5], 'redeem_by', int(expires_at + redeem_within),
-    'coupon_open_cents', 0, 'redeemed', 0)
-  if ARGV[22] ~= '' then
-    redis.call('HSET', KEYS[5], 'min_order', ARGV[22])
-  end
-end
+packet_write(KEYS[5], {
+  id = ARGV[1], total = total, count = count, mode = ARGV[9], split = ARGV[10],
+  greeting = ARGV[11], now = now, expires_at = expires_at, salt = ARGV[19],
+  commitment = ARGV[20],
+}, {
+  'merchant_id', ARGV[2], 'order_reference', ARGV[3], 'sharer_id', ARGV[4], 'payout', ARGV[5],
+  'cover', ARGV[12],
+  'redeem_by', coupon and int(expires_at + redeem_within) or '',
+  'coupon_open_cents', coupon and 0 or '',
+  'redeemed', coupon and 0 or '',
+  'min_order', coupon and ARGV[22] or '',
+})
 
--- Push in chunks: unpack() of thousands of values would overflow Lua's C stack.
 local first = SHARES_FROM
 if ARGV[6] == '1' then
   -- The sharer's share: share 1, recorded as grab.lua records a win.
@@ -159,12 +153,7 @@ if ARGV[6] == '1' then
   redis.call('RPUSH', KEYS[10], ARGV[4])
   first = first + 1
 end
-local i = first
-while i <= #ARGV do
-  local last = math.min(i + 999, #ARGV)
-  redis.call('RPUSH', KEYS[6], unpack(ARGV, i, last))
-  i = last + 1
-end
+shares_push(KEYS[6], first)
 
 redis.call('ZADD', KEYS[8], int(now), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', '(' .. int(now - index_keep_ms))

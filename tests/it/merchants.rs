@@ -1,5 +1,5 @@
 //! Merchant budgets (`POST /merchants/{merchant_id}/deposits` and `/withdrawals`, `GET
-//! /merchants/{merchant_id}`; `lua/merchant_deposit.lua`, `lua/merchant_withdraw.lua`) through
+//! /merchants/{merchant_id}`; `lua/merchant_deposit.lua`, `lua/withdraw.lua`) through
 //! the merchant function's router, on standalone and on the 3-master cluster: money moves once
 //! per reference however many calls race, the books close after every step, every refusal
 //! writes nothing, no JWT caller moves a merchant's money, and the movements reach the journal

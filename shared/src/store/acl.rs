@@ -192,7 +192,6 @@ impl RedisUser {
                 "withdraw.lua",
                 "merchant_deposit.lua",
                 "merchant_create_packet.lua",
-                "merchant_withdraw.lua",
                 "ledger_baseline.lua",
                 "packet_view.lua",
                 "history_page.lua",

@@ -87,7 +87,7 @@ fn deposit(prefix: &str, user: &str, reference: &str, call: &str) -> Invocation 
 fn withdrawal(prefix: &str, user: &str, cents: i64, reference: &str, call: &str) -> Invocation {
     let wk = Keys::new(prefix).wallet(user);
     WithdrawCall {
-        wallet: &wk.wallet,
+        books: &wk.wallet,
         ledger: &wk.ledger,
         records: &wk.records,
         records_forget: &wk.records_forget,
@@ -98,9 +98,10 @@ fn withdrawal(prefix: &str, user: &str, cents: i64, reference: &str, call: &str)
         record_id: &withdrawal_record_id(reference),
         keep_ms: 86_400_000,
         ledger_cap: LEDGER_CAP,
-        user_id: user,
+        owner_id: user,
         call,
         call_keep_ms: CALL_KEEP_MS,
+        owner: "wallet",
     }
     .texts()
 }

@@ -1,5 +1,5 @@
 //! The re-run checker's accounts: a wallet (`lua/wallet_credit.lua` deposits, `lua/withdraw.lua`)
-//! and a merchant's budget (`lua/merchant_deposit.lua`, `lua/merchant_withdraw.lua`). Several
+//! and a merchant's budget (`lua/merchant_deposit.lua`, `lua/withdraw.lua`). Several
 //! callers deposit and withdraw with references drawn from a few, so references repeat and
 //! conflict, balances hit the limit and run short, and ledgers are kept at 5 items so every
 //! sequence trims them; earlier calls are re-sent at random later points. A re-sent call must
@@ -14,9 +14,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
-use hongbao::store::scripts::{
-    texts, Call, MerchantDepositCall, MerchantWithdrawCall, WalletCreditCall, WithdrawCall,
-};
+use hongbao::store::scripts::{texts, Call, MerchantDepositCall, WalletCreditCall, WithdrawCall};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -131,9 +129,9 @@ impl Entity for Account {
                 };
                 c.invocation().invoke_async(&mut conn).await
             }
-            (LedgerOwner::Wallet, Op::Withdraw { .. }) => {
+            (owner, Op::Withdraw { .. }) => {
                 let c = WithdrawCall {
-                    wallet: &self.hash,
+                    books: &self.hash,
                     ledger: &self.ledger,
                     records: &self.records,
                     records_forget: &self.records_forget,
@@ -144,9 +142,10 @@ impl Entity for Account {
                     record_id: &wd,
                     keep_ms: KEEP_MS,
                     ledger_cap: LEDGER_CAP,
-                    user_id: &self.id,
+                    owner_id: &self.id,
                     call,
                     call_keep_ms: KEEP_MS,
+                    owner: owner.as_str(),
                 };
                 c.invocation().invoke_async(&mut conn).await
             }
@@ -164,25 +163,6 @@ impl Entity for Account {
                     keep_ms: KEEP_MS,
                     ledger_cap: LEDGER_CAP,
                     balance_limit_cents: LIMIT_CENTS,
-                    merchant_id: &self.id,
-                    call,
-                    call_keep_ms: KEEP_MS,
-                };
-                c.invocation().invoke_async(&mut conn).await
-            }
-            (LedgerOwner::Merchant, Op::Withdraw { .. }) => {
-                let c = MerchantWithdrawCall {
-                    merchant: &self.hash,
-                    ledger: &self.ledger,
-                    records: &self.records,
-                    records_forget: &self.records_forget,
-                    journal: &self.journal,
-                    call_answer: &call_answer,
-                    amount_cents: cents,
-                    reference,
-                    record_id: &wd,
-                    keep_ms: KEEP_MS,
-                    ledger_cap: LEDGER_CAP,
                     merchant_id: &self.id,
                     call,
                     call_keep_ms: KEEP_MS,

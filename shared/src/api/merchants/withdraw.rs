@@ -1,5 +1,5 @@
 //! `POST /merchants/{merchant_id}/withdrawals` (AWS_IAM): money paid out of a merchant's
-//! budget once per reference (`store::merchants::withdraw`, `lua/merchant_withdraw.lua`).
+//! budget once per reference (`store::merchants::withdraw`, `lua/withdraw.lua`).
 
 use axum::extract::State;
 use axum::http::StatusCode;

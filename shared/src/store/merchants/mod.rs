@@ -5,7 +5,7 @@
 //! | --- | --- | --- |
 //! | `get.rs` | [`get`]: the books and a ledger page | (a pipeline) |
 //! | `deposit.rs` | [`deposit`] | `merchant_deposit.lua` |
-//! | `withdraw.rs` | [`withdraw`] | `merchant_withdraw.lua` |
+//! | `withdraw.rs` | [`withdraw`] | `withdraw.lua` (`owner` `merchant`) |
 //! | `create_packet.rs` | [`create_packet`]: an order's packet, paid from the budget | `merchant_create_packet.lua` |
 //! | `list_packets.rs` | [`list_packets`]: a page of the merchant's packets | (its index, then each packet's view) |
 //!
@@ -60,17 +60,17 @@ fn deposit_outcome(value: Value) -> Result<DepositOutcome, Error> {
     })
 }
 
-/// `merchant_withdraw.lua`'s reply as a [`WithdrawalOutcome`].
+/// `withdraw.lua`'s reply as a [`WithdrawalOutcome`].
 ///
 /// # Errors
 /// [`Error::Internal`] for a reply of another shape.
 fn withdrawal_outcome(value: Value) -> Result<WithdrawalOutcome, Error> {
-    let (outcome, balance_cents) = reply("merchant_withdraw", value)?;
+    let (outcome, balance_cents) = reply("withdraw", value)?;
     Ok(match outcome.as_str() {
         "applied" => WithdrawalOutcome::Applied { balance_cents },
         "repeat" => WithdrawalOutcome::Repeat { balance_cents },
         "conflict" => WithdrawalOutcome::ReferenceReused,
         "insufficient_funds" => WithdrawalOutcome::InsufficientFunds { balance_cents },
-        other => return Err(Error::bad_reply("merchant_withdraw", other)),
+        other => return Err(Error::bad_reply("withdraw", other)),
     })
 }

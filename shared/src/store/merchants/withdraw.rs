@@ -1,7 +1,7 @@
 //! `POST /merchants/{merchant_id}/withdrawals`'s store step: one EVALSHA of
-//! `lua/merchant_withdraw.lua` on the merchant's hash slot.
+//! `lua/withdraw.lua` on the merchant's hash slot.
 
-use crate::store::scripts::MerchantWithdrawCall;
+use crate::store::scripts::WithdrawCall;
 use redis::Value;
 
 use crate::domain::wallet::{withdrawal_record_id, WithdrawalOutcome, LEDGER_CAP};
@@ -11,7 +11,7 @@ use crate::store::{Error, Store};
 
 /// Pays `amount_cents` out of `merchant_id`'s budget, once per `reference` (per merchant; the
 /// record, `wd:<reference>`, is kept for `HONGBAO_DEPOSIT_DEDUP_SECS` without a TTL), unless
-/// the balance is below the amount (`lua/merchant_withdraw.lua`; a refused withdrawal moves
+/// the balance is below the amount (`lua/withdraw.lua`; a refused withdrawal moves
 /// nothing and keeps only its answer under its call id, with a TTL: [`Keys::call_answer`]).
 ///
 /// # Errors
@@ -26,8 +26,8 @@ pub async fn withdraw(
     let mk = Keys::new(&store.config().key_prefix).merchant(merchant_id);
     let call = call_id();
     let mut conn = store.conn().await?;
-    let reply: Value = MerchantWithdrawCall {
-        merchant: &mk.merchant,
+    let reply: Value = WithdrawCall {
+        books: &mk.merchant,
         ledger: &mk.ledger,
         records: &mk.records,
         records_forget: &mk.records_forget,
@@ -38,9 +38,10 @@ pub async fn withdraw(
         record_id: &withdrawal_record_id(reference),
         keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
         ledger_cap: LEDGER_CAP,
-        merchant_id,
+        owner_id: merchant_id,
         call: &call,
         call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
+        owner: "merchant",
     }
     .invocation()
     .invoke_async(&mut conn)

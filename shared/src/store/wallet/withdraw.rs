@@ -47,7 +47,7 @@ pub async fn withdraw(
     let call = call_id();
     let mut conn = store.conn().await?;
     let reply: Value = WithdrawCall {
-        wallet: &wk.wallet,
+        books: &wk.wallet,
         ledger: &wk.ledger,
         records: &wk.records,
         records_forget: &wk.records_forget,
@@ -58,9 +58,10 @@ pub async fn withdraw(
         record_id: &withdrawal_record_id(reference),
         keep_ms: store.config().wallet.deposit_dedup_secs * 1000,
         ledger_cap: LEDGER_CAP,
-        user_id,
+        owner_id: user_id,
         call: &call,
         call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
+        owner: "wallet",
     }
     .invocation()
     .invoke_async(&mut conn)
