@@ -47,11 +47,26 @@ FORBIDDEN = {
 }
 
 
+# One pass from left to right, so that a `/*` inside a doc comment or a string (a route
+# `/packets/*`) never starts a block comment, and a `//` inside a string (a URL) never starts
+# a line comment: raw strings, strings, char literals, line comments, block comments.
+TOKENS = re.compile(
+    r'r(#*)".*?"\1|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\'|//[^\n]*|/\*.*?\*/',
+    flags=re.S,
+)
+
+
 def code_of(text: str) -> str:
-    """The text without comments (line, doc and block comments) and string literals."""
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
-    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    """The text without comments (line, doc and block comments) and string literals (a
+    block comment's lines kept as empty lines)."""
+
+    def blank(m: re.Match[str]) -> str:
+        s = m.group(0)
+        if s.startswith("/"):
+            return "\n" * s.count("\n")
+        return "''" if s.startswith("'") else '""'
+
+    return TOKENS.sub(blank, text)
 
 
 def module_of(root: Path, path: Path) -> str:

@@ -1,5 +1,5 @@
 //! One replay convention for every operation a client may send again: [`Replay`], declared once
-//! in the operation's [`Operation`](super::operation::Operation), answers a call sent again
+//! in the operation's `Operation`, answers a call sent again
 //! (its idempotency key seen before) with the first call's status and body and the header
 //! `Idempotent-Replayed: true` ([`Replayed`]), and refuses a call that reuses the key with
 //! other parameters with the declared 409, nothing written.
@@ -60,22 +60,22 @@ impl IntoResponseParts for Replayed {
     }
 }
 
-/// The rows of docs/idempotency.md's table: one per operation with a [`Replay`], in the
-/// functions' order: `| route | key | kept | a replay | a changed replay |`.
-pub fn table(operations: &[&super::operation::Operation]) -> String {
+/// docs/idempotency.md's table: a row `| route | key | kept | a replay | a changed replay |`
+/// for each `(route, replay)` of `routes` (an operation's `METHOD /path` and its [`Replay`],
+/// in the functions' order).
+pub fn table<'a>(routes: impl IntoIterator<Item = (String, &'a Replay)>) -> String {
     let mut out = String::from(
         "| route | the same call is | remembered | sent again | sent again with other parameters |\n\
          | --- | --- | --- | --- | --- |\n",
     );
-    for op in operations {
-        let Some(replay) = op.replay else { continue };
+    for (route, replay) in routes {
         let also = match replay.also {
             "" => String::new(),
             also => format!("; {also}"),
         };
         out.push_str(&format!(
             "| `{}` | {} | {} | the first status and body, `Idempotent-Replayed: true`{also} | {} |\n",
-            op.route_key(),
+            route,
             replay.key,
             replay.kept,
             match replay.changed {

@@ -63,6 +63,21 @@ pub fn is_user_id(id: &str) -> bool {
         && !id.chars().any(|c| c.is_control() || is_invisible_format(c))
 }
 
+/// The longest merchant id, in characters.
+pub const MAX_MERCHANT_ID_CHARS: usize = 64;
+
+/// Whether `id` is a merchant id: 1 to [`MAX_MERCHANT_ID_CHARS`] characters of
+/// `A-Z a-z 0-9 _ . : -` (the team's own ids, `shop-1042`, `ele.me:store:88`). Every merchant
+/// id hongbao takes follows this one rule (a budget's, a campaign's `merchant_id`, the `GET
+/// /campaigns` query): the id goes into keys and URL paths as it is, with no brace (never a
+/// hash tag), no space and no character that needs encoding.
+pub fn is_merchant_id(id: &str) -> bool {
+    (1..=MAX_MERCHANT_ID_CHARS).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
 /// Whether `c` is an invisible format character that shown text must not carry: Unicode
 /// general category `Cf` (bidi overrides and isolates U+202A–U+202E and U+2066–U+2069, zero
 /// width space U+200B, the marks U+200E/U+200F, word joiner U+2060, BOM U+FEFF, soft hyphen
@@ -148,6 +163,31 @@ pub fn is_reference(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merchant_ids_are_1_to_64_of_the_safe_characters() {
+        for good in [
+            "m",
+            "shop-1042",
+            "ele.me:store:88",
+            "A_b.c:d-9",
+            &"x".repeat(64),
+        ] {
+            assert!(is_merchant_id(good), "{good}");
+        }
+        for bad in [
+            "",
+            &"x".repeat(65),
+            "a b",
+            "a/b",
+            "a{b}",
+            "a%3A",
+            "ü",
+            "a\n",
+        ] {
+            assert!(!is_merchant_id(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn user_ids_and_references() {

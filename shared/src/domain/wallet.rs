@@ -214,7 +214,7 @@ impl IamPrincipals {
     /// # Errors
     /// A reason when an entry is empty, is a bare `*`, has a `*` anywhere but at the end of
     /// its principal, or names a merchant that is not a merchant id
-    /// ([`super::merchants::is_merchant_id`]).
+    /// ([`super::is_merchant_id`]).
     pub fn parse(list: &str) -> Result<Self, String> {
         let mut entries = Vec::new();
         for raw in list.split(',') {
@@ -227,10 +227,7 @@ impl IamPrincipals {
                 Some((principal, list)) => {
                     let merchants: Vec<String> =
                         list.split('|').map(|m| m.trim().to_string()).collect();
-                    if let Some(bad) = merchants
-                        .iter()
-                        .find(|m| !super::merchants::is_merchant_id(m))
-                    {
+                    if let Some(bad) = merchants.iter().find(|m| !super::is_merchant_id(m)) {
                         return Err(format!(
                             "entry {e:?}: merchant {bad:?} is not a merchant id (after `=`, \
                              merchant ids separated by `|`, each 1 to 64 of A-Z a-z 0-9 _ . : -)"

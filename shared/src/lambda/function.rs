@@ -316,7 +316,11 @@ mod tests {
         let (_, tail) = rest.split_once(END).expect("the table's end marker");
         let want = format!(
             "{head}{START}{}{END}{tail}",
-            crate::api::replay::table(&all_operations())
+            crate::api::replay::table(
+                all_operations()
+                    .iter()
+                    .filter_map(|op| op.replay.as_ref().map(|r| (op.route_key(), r)))
+            )
         );
         if std::env::var("HONGBAO_WRITE_FUNCTIONS").as_deref() == Ok("1") {
             std::fs::write(path, &want).expect("write docs/idempotency.md");

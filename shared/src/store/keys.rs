@@ -267,7 +267,7 @@ impl Keys {
         }
     }
 
-    /// The account of merchant `merchant_id` (`domain::merchants::is_merchant_id`), on the
+    /// The account of merchant `merchant_id` (`domain::is_merchant_id`), on the
     /// hash tag a user of the same id would have ([`user_tag`]; only the tag is shared) and
     /// named with the id encoded as a user id is ([`user_key_part`]: a `:` cannot make one
     /// merchant's key another's).

@@ -10,9 +10,9 @@ use crate::api::error::ApiError;
 use crate::api::extract::{query_params, IamPrincipal};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
-use crate::domain::coupons::campaign::{is_merchant_id, MAX_MERCHANT_ID_CHARS};
 use crate::domain::coupons::{campaign_id, campaign_no};
 use crate::domain::history::{parse_limit, DEFAULT_LIMIT};
+use crate::domain::{is_merchant_id, MAX_MERCHANT_ID_CHARS};
 use crate::store::coupons;
 
 /// The body of `GET /campaigns`.

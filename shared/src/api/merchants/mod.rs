@@ -27,8 +27,9 @@ use super::extract::JsonBody;
 use super::operation::Routes;
 use super::state::ApiState;
 use crate::domain::is_reference;
-use crate::domain::merchants::{is_merchant_id, MAX_MERCHANT_ID_CHARS, MERCHANT_PRINCIPALS};
+use crate::domain::merchants::MERCHANT_PRINCIPALS;
 use crate::domain::wallet::MAX_DEPOSIT_CENTS;
+use crate::domain::{is_merchant_id, MAX_MERCHANT_ID_CHARS};
 use utoipa_axum::routes;
 
 pub use get::MerchantBody;

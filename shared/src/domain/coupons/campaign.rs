@@ -5,7 +5,7 @@ use super::codes::{check_batch, duplicates_within};
 use super::discount::{Discount, Off};
 use super::generated::MAX_GENERATED;
 use crate::domain::draws::{DrawTerms, MAX_ENTRY_SECS, MIN_ENTRY_SECS};
-use crate::domain::Invalid;
+use crate::domain::{is_merchant_id, Invalid, MAX_MERCHANT_ID_CHARS};
 
 /// The longest campaign title, in characters.
 pub const MAX_TITLE_CHARS: usize = 100;
@@ -23,21 +23,6 @@ pub const MAX_REDEEM_AFTER_END_MS: i64 = 366 * 86_400_000;
 
 /// The longest merchant `reference` (the campaign's or a batch's idempotency key), in bytes.
 pub const MAX_REFERENCE_BYTES: usize = 128;
-
-/// The longest merchant id, in characters.
-pub const MAX_MERCHANT_ID_CHARS: usize = 64;
-
-/// Whether `id` is a valid merchant id: 1 to [`MAX_MERCHANT_ID_CHARS`] characters of
-/// `[A-Za-z0-9_.:-]`. Every merchant id hongbao takes follows this one rule (a campaign's
-/// `merchant_id`, the `GET /campaigns` query). It puts the id into keys as it is: no brace
-/// (never a hash tag), no space, no character that needs encoding.
-pub fn is_merchant_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= MAX_MERCHANT_ID_CHARS
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
-}
 
 /// Where a campaign's codes come from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Merchant accounts as pure rules: a merchant's id, who may move its money, and its books.
 //! A merchant's budget pays for the red packets it gives its customers to share; the team's
 //! backend tops it up and draws it down (AWS_IAM), and no JWT caller can spend it. The atomic
-//! steps are `lua/merchant_deposit.lua` and `lua/merchant_withdraw.lua`, called by
+//! steps are `lua/merchant_deposit.lua` and `lua/withdraw.lua`, called by
 //! [`crate::store::merchants`].
 
 use std::collections::HashMap;
@@ -18,18 +18,6 @@ pub use packets::{
 use super::settings::Setting;
 use super::wallet::{Entry, IamPrincipals};
 use super::{BadRecord, ConfigError, Lookup};
-
-/// The longest merchant id, in characters.
-pub const MAX_MERCHANT_ID_CHARS: usize = 64;
-
-/// Whether `id` is a merchant id: 1 to [`MAX_MERCHANT_ID_CHARS`] of `A-Z a-z 0-9 _ . : -`
-/// (the team's own ids, `shop-1042`, `ele.me:store:88`; safe in a URL path as they are).
-pub fn is_merchant_id(id: &str) -> bool {
-    (1..=MAX_MERCHANT_ID_CHARS).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
-}
 
 /// Largest merchant balance, cents: 10^15, a safe distance below 2^53 (the largest integer a
 /// Lua script's numbers hold exactly), so every sum of the books stays exact. A deposit that
@@ -179,31 +167,6 @@ pub struct Merchant {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merchant_ids_are_1_to_64_of_the_safe_characters() {
-        for good in [
-            "m",
-            "shop-1042",
-            "ele.me:store:88",
-            "A_b.c:d-9",
-            &"x".repeat(64),
-        ] {
-            assert!(is_merchant_id(good), "{good}");
-        }
-        for bad in [
-            "",
-            &"x".repeat(65),
-            "a b",
-            "a/b",
-            "a{b}",
-            "a%3A",
-            "ü",
-            "a\n",
-        ] {
-            assert!(!is_merchant_id(bad), "{bad:?}");
-        }
-    }
 
     #[test]
     fn books_close_when_every_cent_deposited_is_in_one_place() {

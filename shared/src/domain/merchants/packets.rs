@@ -7,10 +7,10 @@
 use serde::Deserialize;
 
 use super::coupons::CouponTerms;
-use super::is_merchant_id;
 use crate::domain::coupons::is_reference;
 use crate::domain::packets::{NewPacket, Packet, PacketRequest, PacketRules};
 use crate::domain::split::{LuckySplit, Mode};
+use crate::domain::{is_merchant_id, MAX_MERCHANT_ID_CHARS};
 use crate::domain::{is_user_id, Invalid, MAX_USER_ID_CHARS};
 
 /// How a merchant packet's claimed share is paid out.
@@ -133,7 +133,7 @@ impl MerchantPacketRequest {
         if !is_merchant_id(&self.merchant_id) {
             return Err(Invalid(format!(
                 "merchant_id must be 1 to {} of A-Z a-z 0-9 _ . : -",
-                super::MAX_MERCHANT_ID_CHARS
+                MAX_MERCHANT_ID_CHARS
             )));
         }
         if !is_reference(&self.order_reference) {

@@ -87,7 +87,7 @@ pub fn seq(prefix: &str) -> String {
     format!("{prefix}:{{coupon}}:seq")
 }
 
-/// The campaigns of merchant `merchant_id` ([`crate::domain::coupons::campaign::is_merchant_id`],
+/// The campaigns of merchant `merchant_id` ([`crate::domain::is_merchant_id`],
 /// whose characters never make a hash tag), newest first (`GET /campaigns`): a sorted set,
 /// tag `{coupon}`, member and score the campaign number (numbers only grow, so the highest
 /// score is the newest campaign).
