@@ -9,6 +9,7 @@
 -- is one ZRANGE (group_page.lua) instead of the book's intersection.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- redis users: vote
 -- KEYS[1] article: article hash
 -- KEYS[2] article_groups: the article's groups (set of group names)
 -- KEYS[3] score: the site's score sorted set

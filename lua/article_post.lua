@@ -11,6 +11,7 @@
 -- that every key this script touches is declared); a crash in between only skips an id.
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- helpers: quota.lua
+-- redis users: vote
 -- KEYS[1] article: article hash
 -- KEYS[2] voters: vote record (hash user -> 1 | -1)
 -- KEYS[3] score: score sorted set

@@ -8,6 +8,7 @@
 -- is atomic with the status change.
 -- helpers: records.lua history.lua journal.lua ledger.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] wallet: the sender's wallet hash
 -- KEYS[3] ledger: the sender's ledger list

@@ -18,6 +18,7 @@
 --
 -- helpers: records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] grabs: grabs hash (user -> share record)
 -- KEYS[3] claims: claims hash (user -> state)

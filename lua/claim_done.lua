@@ -1,5 +1,6 @@
 -- claim_done.lua: step 3 of a claim: mark a pending claim done after its wallet credit landed.
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] claims: claims hash (user -> state)
 -- KEYS[2] grabs: grabs hash (user -> share record; read for a merchant packet's share)
 -- KEYS[3] books: a merchant packet's merchant hash (its books, on the packet's hash slot: the

@@ -8,6 +8,7 @@
 -- and after it a pool only shrinks.
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: the pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the pool's un-issued uploaded codes (list)
 -- KEYS[3] batches: the pool's batches: batch reference -> "<fingerprint>" (landed) or

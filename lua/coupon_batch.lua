@@ -8,6 +8,7 @@
 -- goes on from it.
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: pool 0's hash (see coupon_create_pool.lua)
 -- KEYS[2] batches: pool 0's batches (see coupon_add_codes.lua); this script's records are
 --         the fields "claims <reference>" (a reference holds no space, so no reference is

@@ -6,6 +6,7 @@
 --
 -- helpers: records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: the pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: the pool's issued codes (see coupon_grab.lua)

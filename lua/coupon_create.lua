@@ -3,6 +3,7 @@
 -- shared/src/store/coupons/create.rs).
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] refs: the campaigns by reference (hash): reference ->
 --         "<campaign_no>\n<fingerprint>\n<starts_at_ms>\n<secret>"; no TTL
 -- KEYS[2] seq: the last campaign number given (string)

@@ -5,6 +5,7 @@
 -- completed by the same request sent again.
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: the pool's hash (the campaign's rules, copied into every pool, and its counts)
 -- KEYS[2] codes: the pool's un-issued uploaded codes (list; empty for generated codes)
 -- ARGV[1] fingerprint: the creating request's fingerprint ('v1:' + SHA-256 hex)

@@ -10,6 +10,7 @@
 --     have written one.
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] claims: the hash (the directory hash of the code's digest tag, or the creations'
 --         outcomes); no TTL
 -- ARGV[1] field: the code, or the campaign id

@@ -5,6 +5,7 @@
 -- shared/src/store/coupons/directory.rs.
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] directory: the directory hash of the code's digest tag (code -> owner)
 -- ARGV[1] code: the code
 -- ARGV[2] owner: the owner whose claim is released

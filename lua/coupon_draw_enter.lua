@@ -16,6 +16,7 @@
 --
 -- helpers: rate_limit.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: pool 0's hash (see coupon_create_pool.lua; draw_at, draw_winners, drawn_at)
 -- KEYS[2] tickets: the campaign's entrants (sorted set, see above)
 -- KEYS[3] rate: the caller's visit counter in this campaign (see rate_limit.lua)

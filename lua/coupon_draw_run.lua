@@ -19,6 +19,7 @@
 --
 -- helpers: records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: pool 0's hash (draw_at, draw_seed, draw_commitment; the draw adds
 --         draw_entrants, draw_winners, draw_threshold and drawn_at)
 -- KEYS[2] tickets: the campaign's entrants (sorted set)

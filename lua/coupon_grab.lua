@@ -4,6 +4,7 @@
 --
 -- helpers: rate_limit.lua records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: the home pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: the home pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: the home pool's issued codes: item -> "<user>\n<grabbed_at_ms>" (+ the

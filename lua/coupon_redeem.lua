@@ -8,6 +8,7 @@
 --
 -- helpers: records.lua journal.lua coupon_record.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record (see
 --         coupon_record.lua)

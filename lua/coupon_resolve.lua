@@ -10,6 +10,7 @@
 -- reservation, sent again, answers it too (coupon_grab.lua).
 --
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] holders: the home pool's users: user -> items, and "\n<call id>" -> the call's
 --         outcome (see coupon_grab.lua; a reservation's id is the id of the call that made it)
 -- KEYS[2] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"

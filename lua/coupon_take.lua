@@ -8,6 +8,7 @@
 --
 -- helpers: records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] pool: this pool's hash (see coupon_create_pool.lua)
 -- KEYS[2] codes: this pool's un-issued uploaded codes (list)
 -- KEYS[3] issued: this pool's issued codes: code or index -> "<user>\n<grabbed_at_ms>"

@@ -7,6 +7,7 @@
 -- All keys share the sender's hash tag, so this runs in one hash slot on a cluster.
 -- helpers: records.lua quota.lua history.lua journal.lua ledger.lua packet.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] wallet: sender wallet hash (field `balance`, integer cents)
 -- KEYS[2] ledger: sender wallet ledger list (newest first)
 -- KEYS[3] records: sender's idempotency records hash (record id -> "<fingerprint>\n<packet_id>")

@@ -11,6 +11,7 @@
 --
 -- helpers: rate_limit.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] tickets: the packet's entrants (sorted set, see above)
 -- KEYS[3] rate: rate-limit counter of this user on this packet (see rate_limit.lua)

@@ -23,6 +23,7 @@
 --
 -- helpers: records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list (un-grabbed amounts, cents)
 -- KEYS[3] grabs: grabs hash (user -> share record)

@@ -4,6 +4,7 @@
 -- packet. Writing it first means a crash can leave only a harmless phantom entry (reclaim-cron
 -- drops it), never a funded packet that nobody will ever refund.
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] due: reclaim index (sorted set: packet id -> due time, Unix ms from Redis TIME)
 -- ARGV[1] packet_id: the packet's id
 -- ARGV[2] expires_in_secs (u64): the packet is due this many seconds after Redis TIME

@@ -2,6 +2,7 @@
 -- (lua/rate_limit.lua is prepended: rl_take.)
 --
 -- helpers: rate_limit.lua
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list (un-grabbed amounts, cents)
 -- KEYS[3] grabs: grabs hash (user -> share record)

@@ -16,6 +16,7 @@
 -- member's score exactly as in the site's ranking.
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
+-- redis users: vote
 -- KEYS[1] group: group set (article members)
 -- KEYS[2] site_ranking: the site's score or time sorted set
 -- KEYS[3] group_ranking: the group's sorted set by the same order

@@ -2,6 +2,7 @@
 -- (read only). Entries older than the retention are not shown even before a write prunes
 -- them (lua/history.lua prunes a bounded batch per write).
 --
+-- redis users: app
 -- KEYS[1] list: the list (sorted set, every score 0; members `<13-digit ms>:<packet_id>:...`)
 -- ARGV[1] upper: upper bound: '+' for the first page, else '(' .. the cursor's
 --         `<ms>:<packet_id>`

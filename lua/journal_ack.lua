@@ -6,6 +6,7 @@
 -- stream id, and no two share an event_id. journal_add removes the TTL (PERSIST) when it adds
 -- an entry. Deleting an entry that is already gone changes nothing (a re-run's ack).
 --
+-- redis users: ledger-export
 -- KEYS[1] journal: the journal stream of one hash tag
 -- ARGV[1] empty_keep_ms (u64): how long an emptied journal is kept, ms (the nodes' clock margin)
 -- ARGV[2..] stream_ids (&[String]): the stream ids of the exported entries

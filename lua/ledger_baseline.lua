@@ -13,6 +13,7 @@
 --
 -- helpers: records.lua journal.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] holder: the wallet's or the merchant's hash (`balance`, cents)
 -- KEYS[2] ledger: its ledger list
 -- KEYS[3] journal: the money journal of its tag (one ledger_baseline or

@@ -7,6 +7,7 @@
 -- in one hash slot on a cluster, and so do the packet's later grabs, claims and settlement.
 -- helpers: records.lua journal.lua ledger.lua packet.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] merchant: the merchant's hash (its books, cents: domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list
 -- KEYS[3] records: the merchant's records hash (here `order:<order_reference>` ->

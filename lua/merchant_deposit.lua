@@ -6,6 +6,7 @@
 -- All keys share the merchant's hash tag.
 -- helpers: records.lua journal.lua ledger.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] merchant: the merchant's hash (its books: `balance`, `deposited`, ... in cents;
 --         domain::merchants::Books)
 -- KEYS[2] ledger: the merchant's ledger list

@@ -16,6 +16,7 @@
 --
 -- helpers: quota.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: order-codes
 -- KEYS[1..m] day_hashes (&[String]): day hashes of the candidate business days (m = 1..3, one
 --            slot: tag
 --            {oc})

@@ -1,5 +1,6 @@
 -- packet_view.lua: a consistent snapshot of one red packet and one page of its grabs, in one
 -- round trip, its cost bounded by the page whatever the packet's size.
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] grabs: grabs hash
 -- KEYS[3] claims: claims hash

@@ -17,6 +17,7 @@
 -- entry), and the keys get their retention TTL. A late run does both phases in one call.
 -- helpers: records.lua history.lua journal.lua ledger.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] meta: packet meta hash
 -- KEYS[2] shares: share list
 -- KEYS[3] grabs: grabs hash

@@ -4,6 +4,7 @@
 -- until then). Prepended with records.lua.
 --
 -- helpers: records.lua
+-- redis users: app
 -- KEYS[1] wallet: wallet hash
 -- KEYS[2] records_forget: idempotency "forget after" sorted set
 -- ARGV[1] record_id: record id (`claim:<packet id>`)

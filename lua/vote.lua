@@ -10,6 +10,7 @@
 --
 -- All keys share the site's hash tag {vote:<site>}, so this runs in one hash slot on a cluster.
 -- helpers: rate_limit.lua
+-- redis users: vote
 -- KEYS[1] article: article hash (title, link, poster, posted_at (Unix s), votes)
 -- KEYS[2] voters: vote record (hash user -> 1 | -1, the poster's 1 included; it expires when
 --         voting closes: PEXPIREAT (posted_at + ARGV[6]) x 1000 - 1, set when the article was

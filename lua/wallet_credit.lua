@@ -7,6 +7,7 @@
 --
 -- helpers: records.lua history.lua journal.lua ledger.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] wallet: wallet hash (field `balance`, cents)
 -- KEYS[2] ledger: ledger list
 -- KEYS[3] records: idempotency records hash (record id -> fingerprint, records.lua: money_record)

@@ -6,6 +6,7 @@
 -- All keys share the owner's hash tag.
 -- helpers: records.lua journal.lua ledger.lua
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+-- redis users: app
 -- KEYS[1] books: the wallet's hash (field `balance`, cents) or the merchant's (its books:
 --         `balance`, `withdrawn`, ... in cents; domain::merchants::Books)
 -- KEYS[2] ledger: the owner's ledger list

@@ -238,7 +238,7 @@ pub fn declarations() -> String {
     #[derive(Serialize)]
     struct User {
         name: &'static str,
-        scripts: &'static [&'static str],
+        scripts: Vec<&'static str>,
         access: String,
     }
     let redis_users = RedisUser::ALL

@@ -172,55 +172,15 @@ impl RedisUser {
         }
     }
 
-    /// The scripts (files of `lua/`) the user's functions run; every script is some user's
-    /// (a test), and the end-to-end runs, each function as its user, end with an empty
-    /// `ACL LOG`.
-    pub fn scripts(self) -> &'static [&'static str] {
-        match self {
-            RedisUser::App => &[
-                "create_packet.lua",
-                "cancel.lua",
-                "due_add.lua",
-                "grab.lua",
-                "draw_enter.lua",
-                "draw_run.lua",
-                "claim.lua",
-                "claim_done.lua",
-                "wallet_credit.lua",
-                "settle.lua",
-                "transfer_release.lua",
-                "withdraw.lua",
-                "merchant_deposit.lua",
-                "merchant_create_packet.lua",
-                "ledger_baseline.lua",
-                "packet_view.lua",
-                "history_page.lua",
-                "unlock.lua",
-                "coupon_create.lua",
-                "coupon_create_pool.lua",
-                "coupon_grab.lua",
-                "coupon_hold.lua",
-                "coupon_redeem.lua",
-                "coupon_release.lua",
-                "coupon_take.lua",
-                "coupon_resolve.lua",
-                "coupon_add_codes.lua",
-                "coupon_batch.lua",
-                "coupon_directory_add.lua",
-                "coupon_directory_remove.lua",
-                "coupon_close.lua",
-                "coupon_draw_enter.lua",
-                "coupon_draw_run.lua",
-            ],
-            RedisUser::LedgerExport => &["journal_ack.lua", "unlock.lua"],
-            RedisUser::Vote => &[
-                "article_post.lua",
-                "vote.lua",
-                "article_groups.lua",
-                "group_page.lua",
-            ],
-            RedisUser::OrderCodes => &["order_code.lua"],
-        }
+    /// The scripts (files of `lua/`) the user's functions run: those whose header names it
+    /// (`-- redis users:`); every name a header gives is some user's (a test), and the
+    /// end-to-end runs, each function as its user, end with an empty `ACL LOG`.
+    pub fn scripts(self) -> Vec<&'static str> {
+        scripts::REDIS_USERS
+            .iter()
+            .filter(|(_, users)| users.contains(&self.name()))
+            .map(|(file, _)| *file)
+            .collect()
     }
 
     /// The commands its scripts send (`redis.call` / `redis.pcall` with a literal name, the
@@ -282,26 +242,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_script_is_run_by_some_user() {
-        let unowned: Vec<&str> = scripts::all_sources()
-            .map(|(file, _)| file)
-            .filter(|file| !RedisUser::ALL.iter().any(|u| u.scripts().contains(file)))
-            .collect();
-        assert!(
-            unowned.is_empty(),
-            "scripts no Redis user runs: {unowned:?}"
-        );
-    }
-
-    #[test]
-    fn every_declared_script_exists() {
-        let files: Vec<&str> = scripts::all_sources().map(|(file, _)| file).collect();
-        for user in RedisUser::ALL {
-            for script in user.scripts() {
+    fn every_redis_user_a_header_names_exists() {
+        for (file, users) in scripts::REDIS_USERS {
+            for name in *users {
                 assert!(
-                    files.contains(script),
-                    "{}: no script {script}",
-                    user.name()
+                    RedisUser::ALL.iter().any(|u| u.name() == *name),
+                    "lua/{file}: no Redis user {name}"
                 );
             }
         }

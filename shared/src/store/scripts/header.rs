@@ -10,6 +10,7 @@
 //! -- create_packet.lua: debit the sender's wallet and create a red packet, atomically.
 //! -- helpers: records.lua quota.lua history.lua journal.lua ledger.lua
 //! -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
+//! -- redis users: app
 //! -- KEYS[1] wallet: sender wallet hash (field `balance`, integer cents)
 //! -- ARGV[3] total_cents (i64): the packet's total, cents
 //! --          (a continuation line starts with `--` and two or more spaces)
@@ -20,7 +21,8 @@
 //! The first line names the file and says what the script does (the docs of its static and
 //! its call). `helpers:` lists the files prepended to it, in order. `acknowledged:` marks a
 //! script whose writes must reach the replicas before its answer (every script that journals
-//! must say it). Each `KEYS[n]` / `ARGV[n]` line is a field of the call, in order: its name,
+//! must say it). `redis users:` names the Redis users whose functions run it (at least one;
+//! `store::acl` gives each user the commands of its scripts). Each `KEYS[n]` / `ARGV[n]` line is a field of the call, in order: its name,
 //! its Rust type in parentheses when it is not `&str` (a reference borrows for the call), its
 //! doc. Indices count from 1 up to the first variable part (a slice type, index `a..b` or
 //! `a..`); after it an index is an expression; the highest literal `KEYS[n]` / `ARGV[n]` the
@@ -65,6 +67,8 @@ pub struct Header {
     pub helpers: Vec<String>,
     /// Its writes are on `REDIS_WAIT_REPLICAS` replicas before its answer.
     pub acknowledged: bool,
+    /// The Redis users whose functions run it (`store::acl::RedisUser::name`).
+    pub users: Vec<String>,
     /// Its KEYS, in order.
     pub keys: Vec<Entry>,
     /// Its ARGV, in order.
@@ -261,6 +265,16 @@ pub fn parse(file: &str, text: &str, helper_files: &[&str]) -> Result<Option<Hea
         return Err(at(format!("`helpers: {h}` is not a helper of lua/")));
     }
     let acknowledged = lines.iter().any(|l| l.starts_with("-- acknowledged: "));
+    let users: Vec<String> = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("-- redis users: "))
+        .map(|u| u.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    if users.is_empty() {
+        return Err(at(
+            "no `-- redis users: <name> ...` line: no Redis user could run it".into(),
+        ));
+    }
     let journals = helpers.iter().any(|h| h == "journal.lua") && text.contains("journal_add(");
     if journals && !acknowledged {
         return Err(at(
@@ -274,6 +288,7 @@ pub fn parse(file: &str, text: &str, helper_files: &[&str]) -> Result<Option<Hea
         summary,
         helpers,
         acknowledged,
+        users,
         keys,
         argv,
     }))
@@ -372,6 +387,19 @@ pub fn rust(headers: &[Header]) -> String {
          pub(crate) const ACKNOWLEDGED: &[&str] = &[{}];\n",
         acknowledged.join(", ")
     );
+    let users: Vec<String> = headers
+        .iter()
+        .map(|h| {
+            let names: Vec<String> = h.users.iter().map(|u| format!("{u:?}")).collect();
+            format!("({:?}, &[{}])", h.file, names.join(", "))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "/// Each script with the Redis users its header names (`redis users:`).\n\
+         pub(crate) const REDIS_USERS: &[(&str, &[&str])] = &[{}];\n",
+        users.join(", ")
+    );
     let all: Vec<String> = headers
         .iter()
         .map(|h| format!("&{}", h.static_name()))
@@ -389,7 +417,8 @@ pub fn rust(headers: &[Header]) -> String {
 mod tests {
     use super::*;
 
-    const TEXT: &str = "-- t.lua: reads a meta hash.\n-- helpers: records.lua\n\
+    const TEXT: &str =
+        "-- t.lua: reads a meta hash.\n-- helpers: records.lua\n-- redis users: app\n\
         -- KEYS[1] meta: m\n-- KEYS[2] shares: s,\n--   continued\n-- ARGV[1] count (u32): n\n\
         return redis.call('GET', KEYS[1]) .. KEYS[2] .. ARGV[1]\n";
 
@@ -446,6 +475,13 @@ mod tests {
         assert!(header(&bad).unwrap_err().contains("slice type"));
         let good = bad.replace("shares:", "shares (&[String]):");
         assert!(header(&good).is_ok());
+    }
+
+    #[test]
+    fn a_script_no_redis_user_runs_is_refused() {
+        let bad = TEXT.replace("-- redis users: app\n", "");
+        assert!(header(&bad).unwrap_err().contains("redis users"));
+        assert_eq!(header(TEXT).unwrap().unwrap().users, ["app"]);
     }
 
     #[test]
