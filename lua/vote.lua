@@ -18,7 +18,12 @@
 -- KEYS[3] score: score sorted set (article member -> posted_at + ARGV[7] x votes)
 -- KEYS[4] rate: rate-limit counter of the user (see rate_limit.lua)
 -- KEYS[5] article_groups: the article's groups (set of group names)
--- KEYS[6..5+g] group_scores (&[String]): the score sorted sets of the g groups ARGV[10..9+g] names
+-- KEYS[6] call_answer: this call's answer, `<voters>:call:<call id>` (16 hex digits), kept
+--         ARGV[10] ms
+--         (as records.lua's call_answer_add, inlined: the vote's Redis user runs no more
+--         commands than its votes send)
+-- KEYS[7..6+g] group_scores (&[String]): the score sorted sets of the g groups ARGV[11..10+g]
+--             names
 -- ARGV[1] user_id: the voter
 -- ARGV[2] direction (i64): 1 (up) or -1 (down)
 -- ARGV[3] member: article member (in KEYS[3])
@@ -30,9 +35,10 @@
 --         shared/src/store/voting/mod.rs)
 -- ARGV[9] poster: the article's poster as the calling sandbox remembers it from an earlier
 --         reply, or '' (the sandbox sends '' whenever ARGV[8] is not 0)
--- ARGV[10..9+g] group_names (&[String]): the article's groups as the calling sandbox remembers
---               them from an
---               earlier reply (none at first)
+-- ARGV[10] call_keep_ms (u64): how long an accepted vote's answer is kept under its call id,
+--          ms (the re-send horizon, domain::resend::CALL_KEEP_MS)
+-- ARGV[11..10+g] group_names (&[String]): the article's groups as the calling sandbox
+--                remembers them from an earlier reply (none at first)
 --
 -- Two ways to know that voting is open (both by the Redis clock):
 -- * ARGV[9] given: the vote record holds the poster's vote for as long as voting is open (Redis
@@ -50,19 +56,32 @@
 --   'rate_limited:<retry_after_ms>'     ARGV[4] attempts already in the window; nothing changed
 --   'unchanged:<votes>:<score>[:<poster>]'   the user already holds this vote (a repeat)
 --   'changed:<votes>:<score>[:<poster>]'     a new vote (+-1) or a switch (+-2)
---   'regroup:<group>,<group>...'        a new vote or a switch, but ARGV[10..] are not exactly
+--   'regroup:<group>,<group>...'        a new vote or a switch, but ARGV[11..] are not exactly
 --                                       the article's groups: nothing written (the attempt is
 --                                       not counted); the caller sends the vote again with these
 -- (score: the member's score in KEYS[3] as Redis formats it; empty if the member is missing)
--- Every accepted attempt (unchanged or changed) counts toward the rate limit.
+-- Every accepted attempt (unchanged or changed) counts toward the rate limit, and its answer is
+-- kept under its call id (KEYS[6]): the same call sent again, at any later moment (a lost
+-- reply), answers it and writes nothing, even after the user voted otherwise since (it would
+-- otherwise switch the vote back). A refused attempt writes nothing; sent again, it is a new
+-- attempt.
 -- A new vote or a switch moves the score in the site's ranking and in each of the article's
 -- groups' rankings (ZADD XX INCR: a group made before groups kept rankings has its ranking
 -- built by group_page.lua, from the site's ranking, when it lacks the article).
--- Redis commands of a new vote or a switch, with ARGV[9]: HMGET, SCARD (+ a SISMEMBER per
+-- Redis commands of a new vote or a switch, with ARGV[9]: GET (the call's answer), HMGET, SCARD (+ a SISMEMBER per
 -- group), INCR (+ PEXPIRE opening the voter's window), HSET, HINCRBY, ZINCRBY (+ a ZADD per
--- group) (chapter 1's vote is ZSCORE, SADD, ZINCRBY, HINCRBY);
--- without: HMGET, TIME, HMGET first. A repeat: HMGET, INCR, HGET, ZSCORE. Rate limited: HMGET,
--- INCR, DECR, PTTL.
+-- group), SET (the answer) (chapter 1's vote is ZSCORE, SADD, ZINCRBY, HINCRBY);
+-- without: HMGET, TIME, HMGET first. A repeat: GET, HMGET, INCR, HGET, ZSCORE, SET. Rate limited:
+-- GET, HMGET, INCR, DECR, PTTL.
+local answered = redis.call('GET', KEYS[6])
+if answered then
+  return answered
+end
+-- An accepted vote's answer, kept under its call id (first writer wins) and returned.
+local function answer(text)
+  redis.call('SET', KEYS[6], text, 'PX', ARGV[10], 'NX')
+  return text
+end
 local poster = ARGV[9]
 local remembered = poster ~= ''
 local record
@@ -106,11 +125,11 @@ local dir = ARGV[2]
 -- A vote that moves the score moves it in the article's groups too, so the caller must name
 -- exactly the article's groups; checked before the first write.
 if prev ~= dir then
-  local g = #KEYS - 5
+  local g = #KEYS - 6
   local same = redis.call('SCARD', KEYS[5]) == g
   local i = 1
   while same and i <= g do
-    same = redis.call('SISMEMBER', KEYS[5], ARGV[9 + i]) == 1
+    same = redis.call('SISMEMBER', KEYS[5], ARGV[10 + i]) == 1
     i = i + 1
   end
   if not same then
@@ -125,8 +144,8 @@ if wait > 0 then
 end
 
 if prev == dir then
-  return 'unchanged:' .. (redis.call('HGET', KEYS[1], 'votes') or '') .. ':'
-    .. (redis.call('ZSCORE', KEYS[3], ARGV[3]) or '') .. tail
+  return answer('unchanged:' .. (redis.call('HGET', KEYS[1], 'votes') or '') .. ':'
+    .. (redis.call('ZSCORE', KEYS[3], ARGV[3]) or '') .. tail)
 end
 local votes_by, score_by
 if not prev then
@@ -142,7 +161,7 @@ end
 redis.call('HSET', KEYS[2], ARGV[1], dir)
 local votes = redis.call('HINCRBY', KEYS[1], 'votes', votes_by)
 local score = redis.call('ZINCRBY', KEYS[3], score_by, ARGV[3])
-for i = 6, #KEYS do
+for i = 7, #KEYS do
   redis.call('ZADD', KEYS[i], 'XX', 'INCR', score_by, ARGV[3])
 end
-return 'changed:' .. string.format('%d', votes) .. ':' .. score .. tail
+return answer('changed:' .. string.format('%d', votes) .. ':' .. score .. tail)

@@ -176,6 +176,8 @@ impl Bench {
             self.keys.ranking(Order::Score),
         );
         let rl = self.keys.vote_rate("user:__rand_int__");
+        // Each command its own call, as each of the random users' votes is.
+        let call_answer = format!("{voters}:call:__rand_int__");
         // The EVALSHA the store's `voting::vote` sends (an up-vote), with `redis-benchmark`'s
         // random user.
         let evalsha = VoteCall {
@@ -184,6 +186,7 @@ impl Bench {
             score: &score,
             rate: &rl,
             article_groups: &self.keys.article_groups(id),
+            call_answer: &call_answer,
             group_scores: &[],
             user_id: "user:__rand_int__",
             direction: 1,
@@ -195,6 +198,7 @@ impl Bench {
             clock_offset_secs: 0,
             // As a sandbox sends it once it has voted on the article (it remembers the poster).
             poster: "bench-poster",
+            call_keep_ms: hongbao::domain::resend::CALL_KEEP_MS,
             // The article is in no group.
             group_names: &[],
         }

@@ -247,12 +247,15 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let id = article.id;
     let limit = cfg.voting.rate_limit;
     let vote = |user: String, direction: i64, limit: u32| {
+        // Each vote its own call (the call id is the user's: one vote each).
+        let call_answer = format!("{}:call:{user}", site.voters(id));
         VoteCall {
             article: &site.article(id),
             voters: &site.voters(id),
             score: &site.ranking(voting::Order::Score),
             rate: &site.vote_rate(&user),
             article_groups: &site.article_groups(id),
+            call_answer: &call_answer,
             group_scores: &[],
             user_id: &user,
             direction,
@@ -264,6 +267,7 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
             clock_offset_secs: 0,
             // As a sandbox sends it once it has voted on the article (it remembers the poster).
             poster: "bench-poster",
+            call_keep_ms: hongbao::domain::resend::CALL_KEEP_MS,
             // The article is in no group.
             group_names: &[],
         }

@@ -20,8 +20,10 @@ mod accounts;
 mod checkout;
 mod claims;
 mod draws;
+mod groups;
 mod packets;
 mod pools;
+mod votes;
 
 use std::collections::BTreeMap;
 

@@ -191,7 +191,8 @@ pub(super) async fn assert_consistent(redis: &TestRedis, id: &str) -> (i64, i64)
 }
 
 /// Every key of the site: the content keys have no TTL, everything else (vote records,
-/// rate-limit states) has one; no key is outside the site's hash tag.
+/// rate-limit states, the answers kept under call ids) has one; no key is outside the site's
+/// hash tag.
 pub(super) async fn assert_ttls(redis: &TestRedis) {
     let mut conn = redis.raw_conn().await;
     let keys = redis.all_keys().await;
@@ -205,7 +206,8 @@ pub(super) async fn assert_ttls(redis: &TestRedis) {
         let rest = key
             .strip_prefix("hb:{vote:news}:")
             .unwrap_or_else(|| panic!("key outside the site tag: {key}"));
-        let expiring = rest.ends_with(":voters") || rest.starts_with("attempts:");
+        let expiring =
+            rest.ends_with(":voters") || rest.starts_with("attempts:") || rest.contains(":call:");
         if expiring {
             assert!(ttl > 0, "{key} has no TTL ({ttl})");
         } else {

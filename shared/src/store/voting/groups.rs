@@ -5,7 +5,8 @@ use crate::store::scripts::ArticleGroupsCall;
 use redis::Value;
 
 use super::{ArticleId, GroupChange, GroupsOutcome, Order, SiteKeys};
-use crate::store::scripts::{int, texts, Call};
+use crate::store::keys::Keys;
+use crate::store::scripts::{call_id, int, texts, Call};
 use crate::store::{Error, Store};
 
 impl ArticleGroupsCall<'_> {
@@ -61,16 +62,19 @@ pub async fn set_groups(
     let each = |key: &dyn Fn(&str) -> String| -> Vec<String> {
         group_names.iter().map(|name| key(name)).collect()
     };
+    let call_answer = Keys::call_answer(&keys.article_groups(id), &call_id());
     let call = ArticleGroupsCall {
         article: &keys.article(id),
         article_groups: &keys.article_groups(id),
         score: &keys.ranking(Order::Score),
         time: &keys.ranking(Order::Time),
+        call_answer: &call_answer,
         group_sets: &each(&|name| keys.group(name)),
         group_scores: &each(&|name| keys.group_ranking(Order::Score, name)),
         group_times: &each(&|name| keys.group_ranking(Order::Time, name)),
         user_id,
         member: &id.member(),
+        call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
         adds: change.add.len(),
         group_names: &group_names,
         max_groups: store.config().voting.max_groups_per_article,

@@ -5,7 +5,8 @@ use crate::store::scripts::VoteCall;
 use redis::Value;
 
 use super::{ArticleId, Direction, Order, SiteKeys, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
-use crate::store::scripts::{int, text, Call};
+use crate::store::keys::Keys;
+use crate::store::scripts::{call_id, int, text, Call};
 use crate::store::{Error, Store};
 
 /// The reply of `lua/vote.lua`.
@@ -116,6 +117,9 @@ pub async fn vote(
     // The remembered poster lets the script check the vote record alone (lua/vote.lua); never
     // with the test clock, whose deadline the record's expiry does not follow.
     let memory = store.article_memory();
+    // One call, one id, across its sends: a send answered `regroup` wrote nothing.
+    let call = call_id();
+    let call_answer = Keys::call_answer(&keys.voters(id), &call);
     for _ in 0..SENDS {
         let remembered = memory.get(id.get());
         let poster = match cfg.voting.clock_offset_secs {
@@ -133,6 +137,7 @@ pub async fn vote(
             score: &keys.ranking(Order::Score),
             rate: &keys.vote_rate(user_id),
             article_groups: &keys.article_groups(id),
+            call_answer: &call_answer,
             group_scores: &group_scores,
             user_id,
             direction: direction.value(),
@@ -143,6 +148,7 @@ pub async fn vote(
             vote_score: VOTE_SCORE,
             clock_offset_secs: cfg.voting.clock_offset_secs,
             poster: poster.as_deref().unwrap_or(""),
+            call_keep_ms: crate::domain::resend::CALL_KEEP_MS,
             group_names: &remembered.groups,
         }
         .invocation()
