@@ -98,9 +98,13 @@ fn on_path(program: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// An async connection to one node, with the harness response timeout.
+/// An async connection to one node, with the harness response timeout as its connect timeout
+/// too (the client's default, 1 s, is missed on a loaded 2-core machine: a test's snapshot then
+/// failed to connect to a healthy server).
 pub(crate) async fn node_conn(url: &str) -> redis::aio::MultiplexedConnection {
-    let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(RESPONSE_TIMEOUT))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT));
     redis::Client::open(url)
         .unwrap_or_else(|e| panic!("harness: bad url {url}: {e}"))
         .get_multiplexed_async_connection_with_config(&config)
