@@ -11,12 +11,12 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::resend::CALL_KEEP_MS;
 use hongbao::store::keys::Keys;
 use hongbao::store::scripts::{texts, ArticleGroupsCall, Call};
-use hongbao::store::voting::{self, ArticleId, NewArticle, Order, SiteKeys};
+use hongbao::store::voting::{ArticleId, Order, SiteKeys};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{rerun_one, seed, sequences, Entity, Sent, Trace};
+use super::{post_article, rerun_one, seed, sequences, Entity, Sent, Trace};
 
 /// The groups a sequence draws from.
 const GROUPS: [&str; 3] = ["g-a", "g-b", "g-c"];
@@ -178,15 +178,10 @@ async fn group_reruns_answer_their_first_run() {
     }
 }
 
-/// Posts an article by `poster` (one each: the daily post quota is per poster).
+/// Posts an article by `poster`.
 async fn post(store: &Store, poster: &str) -> Article {
-    let new = NewArticle::new("t".into(), "https://example.com/".into()).unwrap();
-    let voting::PostOutcome::Posted(posted) = voting::post(store, poster, &new).await.unwrap()
-    else {
-        panic!("{poster}: the first post is within the quota")
-    };
     Article {
-        id: posted.id,
+        id: post_article(store, poster).await,
         poster: poster.to_string(),
         site: SiteKeys::of(store.config()),
     }
