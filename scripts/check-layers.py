@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""Checks the layering of the `hongbao` crate (shared/src): lambda -> api -> store -> domain, no
-cycles.
+"""Checks the layering of the `hongbao` crate (shared/src) by each file's role, and that its
+modules form no cycle.
 
-* A file under `domain/` may not name `redis`, `lambda_http`, `lambda_runtime`,
-  `aws_lambda_events`, `axum`, `tower`, `crate::store` or `crate::api`.
-* A file under `store/` may not name `crate::api`, `crate::lambda`, `axum`, `tower`,
-  `lambda_http`, `lambda_runtime` or `aws_lambda_events`.
-* A file under `api/` may not name `crate::lambda`, `lambda_runtime` or `aws_lambda_events`
-  (scheduled events and a sandbox's Init are the `lambda` layer's).
-* The modules (one per file) reference each other without a cycle: an edge a -> b for every
-  `crate::x::y` path or `super::y` path in a's code (comments and doc comments ignored).
+A file's role:
+
+* **rules**: under `domain/` or a feature's `rules/` (e.g. `order_codes/rules/day.rs`): pure
+  rules; it may not name `redis`, `lambda_http`, `lambda_runtime`, `aws_lambda_events`,
+  `axum`, `tower`, `crate::store`, `crate::api` or `crate::lambda`.
+* **http**: under `api/`, a file named `http.rs`, or a feature's root (its `mod.rs`, which
+  holds the feature's router): it may not name `crate::lambda`, `lambda_runtime` or
+  `aws_lambda_events` (scheduled events and a sandbox's Init are the `lambda` layer's).
+* **lambda**: under `lambda/`.
+* **store**: under `store/`, and every other file of a feature (its `store.rs`, its keys,
+  its operation folders' `mod.rs`): it may not name `crate::api`, `crate::lambda`, `axum`,
+  `tower`, `lambda_http`, `lambda_runtime` or `aws_lambda_events`.
+
+Dependencies point one way, lambda -> http -> store -> rules: an edge a -> b for every
+`crate::x::y` path or `super::y` path in a's code (comments and doc comments ignored) whose
+target has a higher role is a violation, and the edges form no cycle.
 
 Exit code 0 when all hold; otherwise every violation is printed and the exit code is 1.
 
@@ -23,7 +31,7 @@ import sys
 from pathlib import Path
 
 FORBIDDEN = {
-    "domain": [
+    "rules": [
         "redis",
         "lambda_http",
         "lambda_runtime",
@@ -43,8 +51,24 @@ FORBIDDEN = {
         "lambda_runtime",
         "aws_lambda_events",
     ],
-    "api": ["crate::lambda", "lambda_runtime", "aws_lambda_events"],
+    "http": ["crate::lambda", "lambda_runtime", "aws_lambda_events"],
 }
+
+# The layers of the shared machinery; every other top module is a feature.
+LAYERS = {"domain": "rules", "store": "store", "api": "http", "lambda": "lambda"}
+RANK = {"rules": 0, "store": 1, "http": 2, "lambda": 3}
+
+
+def role_of(mod: str) -> str:
+    """The role of module `mod` (see the module docs); `` (lib.rs) is the crate's root."""
+    segs = mod.split("::")
+    if segs[0] in LAYERS:
+        return LAYERS[segs[0]]
+    if "rules" in segs:
+        return "rules"
+    if segs[-1] == "http" or len(segs) == 1:
+        return "http"
+    return "store"
 
 
 # One pass from left to right, so that a `/*` inside a doc comment or a string (a route
@@ -102,11 +126,11 @@ def main() -> int:
         code = code_of(f.read_text())
         # Unit tests may use anything the crate offers.
         code = code.split("#[cfg(test)]", 1)[0]
-        layer = mod.split("::", 1)[0]
-        for bad in FORBIDDEN.get(layer, []):
+        role = role_of(mod)
+        for bad in FORBIDDEN.get(role, []):
             pattern = r"\b" + re.escape(bad) + (r"\b" if "::" in bad else r"::")
             if re.search(pattern, code):
-                problems.append(f"{f.relative_to(root)}: the {layer} layer names `{bad}`")
+                problems.append(f"{f.relative_to(root)}: a {role} file names `{bad}`")
         parent = mod.rsplit("::", 1)[0] if "::" in mod else ""
         is_dir_module = f.name == "mod.rs"
         base = mod if is_dir_module else parent
@@ -163,19 +187,18 @@ def main() -> int:
     for m in sorted(edges):
         if m not in state:
             visit(m)
-    # Layer direction: domain -> nothing above, store -> domain only.
-    rank = {"domain": 0, "store": 1, "api": 2, "lambda": 3}
+    # Direction: rules -> nothing above, store -> rules only, http -> store and rules.
     for a, targets in edges.items():
         for b in targets:
-            la, lb = a.split("::", 1)[0], b.split("::", 1)[0]
-            if la in rank and lb in rank and rank[lb] > rank[la]:
-                problems.append(f"{a} -> {b}: the {la} layer depends on the {lb} layer above it")
+            ra, rb = role_of(a), role_of(b)
+            if a and b and RANK[rb] > RANK[ra]:
+                problems.append(f"{a} -> {b}: a {ra} module depends on a {rb} module")
     for p in problems:
         print(f"layers: {p}")
     if not problems:
         print(
             f"layers: OK ({len(modules)} modules, {sum(map(len, edges.values()))} edges, "
-            "lambda -> api -> store -> domain, no cycles)"
+            "lambda -> http -> store -> rules, no cycles)"
         )
     return 1 if problems else 0
 

@@ -1,7 +1,7 @@
-//! Order-code throughput: codes per second through `hongbao::store::order_codes::next_codes` (the
+//! Order-code throughput: codes per second through `hongbao::order_codes::next_codes` (the
 //! next-order-code function's call path) against a private `redis-server`, beside
 //! `redis-benchmark` running `INCR` (the physical limit: one round trip, the cheapest write)
-//! and the same EVALSHA of `lua/order_code.lua` on the same server in the same run.
+//! and the same EVALSHA of `order_code.lua` on the same server in the same run.
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench order_codes
@@ -14,7 +14,7 @@
 //! per-code work in Redis does not depend on the width (the permutation runs in the client).
 //!
 //! The single-client phases (`INCR` through `redis-benchmark` and through `redis-rs`, the bare
-//! EVALSHA of `lua/order_code.lua` that one code sends, through `redis-rs`, and one code per
+//! EVALSHA of `order_code.lua` that one code sends, through `redis-rs`, and one code per
 //! call through `hongbao`) run in three interleaved rounds and the fastest round of each is
 //! reported, as the machine's other load disturbs latency most. The bare EVALSHA splits the
 //! cost of one code into the script's round trip and the client's work around it.
@@ -32,8 +32,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::domain::order_codes::ZoneWindow;
-use hongbao::store::order_codes::{self, Outcome};
+use hongbao::order_codes::rules::ZoneWindow;
+use hongbao::order_codes::{self, Outcome};
 use hongbao::store::scripts::{self, Call, OrderCodeCall};
 use hongbao::{Config, Store};
 use tokio::runtime::Runtime;

@@ -1,6 +1,6 @@
-//! Vote throughput: votes per second through `hongbao::store::voting::vote` (the vote function's call
+//! Vote throughput: votes per second through `hongbao::voting::vote` (the vote function's call
 //! path) against a private `redis-server`, beside `redis-benchmark` running the same EVALSHA of
-//! `lua/vote.lua` on the same server in the same run (the physical limit of one Redis).
+//! `vote.lua` on the same server in the same run (the physical limit of one Redis).
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench voting
@@ -30,9 +30,7 @@ use std::time::Instant;
 
 use harness::RedisServer;
 use hongbao::store::scripts::{self, Call, VoteCall};
-use hongbao::store::voting::{
-    self, ArticleId, Direction, NewArticle, Order, SiteKeys, VoteOutcome,
-};
+use hongbao::voting::{self, ArticleId, Direction, NewArticle, Order, SiteKeys, VoteOutcome};
 use hongbao::{Config, Store};
 use tokio::runtime::Runtime;
 

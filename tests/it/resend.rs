@@ -281,9 +281,9 @@ async fn a_late_claim_redrive_pays_nothing() {
 /// re-run answered `id_taken` and the Rust side posted a second article under the next id).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_article_post_run_twice_answers_as_its_first_run() {
-    use hongbao::domain::voting::{ArticleId, Order};
     use hongbao::store::scripts::ArticlePostCall;
-    use hongbao::store::voting::SiteKeys;
+    use hongbao::voting::rules::{ArticleId, Order};
+    use hongbao::voting::SiteKeys;
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});

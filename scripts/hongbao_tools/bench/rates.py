@@ -79,7 +79,7 @@ VOTING = Section(
     name="voting",
     title="Vote throughput beside redis-benchmark",
     command="cargo bench -p hongbao-tests --bench voting",
-    anchor="redis-benchmark sending the same EVALSHA of lua/vote.lua",
+    anchor="redis-benchmark sending the same EVALSHA of vote.lua",
     schema=top(
         {
             "phases": arr(
@@ -117,7 +117,7 @@ VOTING = Section(
             ],
             "votes/s",
             "Distinct up-votes of one fresh article per phase. Grey: redis-benchmark; red: "
-            "through store::voting::vote, labelled with its share of redis-benchmark -P 16.",
+            "through voting::vote, labelled with its share of redis-benchmark -P 16.",
         )
     ],
 )

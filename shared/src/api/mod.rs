@@ -26,14 +26,12 @@ pub mod merchants;
 pub mod metrics;
 pub mod openapi;
 pub mod operation;
-pub mod order_codes;
 pub mod packets;
 pub mod refusal;
 pub mod replay;
 pub mod schemas;
 pub mod state;
 pub mod support;
-pub mod voting;
 pub mod wallet;
 
 pub use auth::AuthMode;
@@ -68,8 +66,8 @@ mod tests {
         let app = |state: ApiState| {
             contract(
                 packets::create_routes()
-                    .merge(order_codes::routes())
-                    .merge(voting::routes())
+                    .merge(crate::order_codes::routes())
+                    .merge(crate::voting::routes())
                     .into_router()
                     .with_state(state),
             )
@@ -82,7 +80,7 @@ mod tests {
             (app(state.clone()), "PUT", "/articles/1/groups"),
             (
                 contract(
-                    order_codes::routes()
+                    crate::order_codes::routes()
                         .into_router()
                         .with_state(state.clone()),
                 ),

@@ -223,7 +223,7 @@ impl Modify for CommonAnswers {
         super::schemas::InsufficientFundsError,
         super::schemas::InvalidRequestError,
         crate::domain::history::Role,
-        crate::domain::voting::Order,
+        crate::voting::rules::Order,
     )),
     servers(
         (url = "http://127.0.0.1:3000", description = "`make serve` (identity from the `x-user-id` header)"),

@@ -1,8 +1,8 @@
 //! The rules of hongbao as pure code: money in `i64` cents, the split algorithms, packet limits
 //! and validation, reclaim batches, wallets, history entries and business years, the business
-//! time zone, the order-code permutation, coupon codes and campaigns, and vote scoring. One
+//! time zone, coupon codes and campaigns, and vote scoring. One
 //! file per job: a feature whose rules have several jobs is a module with private children
-//! (`packets/rules.rs`, `order_codes/permutation.rs`, ...) whose items it re-exports, so every
+//! (`packets/rules.rs`, `split/tests.rs`, ...) whose items it re-exports, so every
 //! path stays `domain::<feature>::<item>`.
 //!
 //! Nothing here knows Redis, HTTP or Lambda: the layer above ([`crate::store`]) runs the rules
@@ -16,14 +16,12 @@ pub mod draws;
 pub mod history;
 pub mod journal;
 pub mod merchants;
-pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
 pub mod reconcile;
 pub mod resend;
 pub mod settings;
 pub mod split;
-pub mod voting;
 pub mod wallet;
 pub mod zone;
 

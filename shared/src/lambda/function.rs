@@ -155,8 +155,8 @@ impl Function {
             Function::Grab => api::packets::grab_routes(),
             Function::Claim => api::packets::claim_routes(),
             Function::Wallet => api::wallet::routes().merge(api::support::routes()),
-            Function::NextOrderCode => api::order_codes::routes(),
-            Function::Vote => api::voting::routes(),
+            Function::NextOrderCode => crate::order_codes::routes(),
+            Function::Vote => crate::voting::routes(),
             Function::Coupon => api::coupons::routes(),
             Function::Merchant => api::merchants::routes(),
             Function::ReclaimCron | Function::LedgerExport | Function::ReconcileCron => {

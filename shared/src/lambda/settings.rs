@@ -79,9 +79,9 @@ pub fn settings(
 /// red packets, history, reclaim, wallet, order codes, coupon drops, merchants, voting, ledger
 /// export, metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
-    use crate::domain::{
-        coupons, history, journal, merchants, order_codes, packets, voting, wallet,
-    };
+    use crate::domain::{coupons, history, journal, merchants, packets, wallet};
+    use crate::order_codes::rules as order_codes;
+    use crate::voting::rules as voting;
     [
         crate::store::config::SETTINGS,
         &[AUTH_MODE, SAM_LOCAL],

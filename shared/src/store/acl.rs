@@ -247,7 +247,7 @@ mod tests {
             for name in *users {
                 assert!(
                     RedisUser::ALL.iter().any(|u| u.name() == *name),
-                    "lua/{file}: no Redis user {name}"
+                    "{file}: no Redis user {name}"
                 );
             }
         }

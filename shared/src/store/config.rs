@@ -13,12 +13,12 @@ use crate::domain::coupons::CouponRules;
 use crate::domain::history::HistoryRules;
 use crate::domain::journal::ExportRules;
 use crate::domain::merchants::MerchantRules;
-use crate::domain::order_codes::OrderCodeRules;
 use crate::domain::packets::{PacketRules, ReclaimRules};
 use crate::domain::settings::{defaults, Setting};
-use crate::domain::voting::VotingRules;
 use crate::domain::wallet::WalletRules;
 use crate::domain::{ConfigError, Lookup};
+use crate::order_codes::rules::OrderCodeRules;
+use crate::voting::rules::VotingRules;
 
 use super::nodes;
 use super::redis_auth::{self, AuthKind, RedisAuth};

@@ -10,7 +10,7 @@ use super::conn::{Conn, REBUILD_AFTER_FAILURES};
 use super::connect::connect;
 use super::error::Error;
 use super::packets::gone::GonePackets;
-use super::voting::memory::ArticleMemory;
+use crate::voting::vote::memory::ArticleMemory;
 
 /// A lazily connected, shared Redis handle plus the configuration that built it.
 pub struct Store {
@@ -23,7 +23,7 @@ pub struct Store {
     attempts: std::sync::atomic::AtomicU64,
     /// The red packets this sandbox saw sold out or expired (`store::packets::gone`).
     gone: GonePackets,
-    /// The posters and groups of the articles this sandbox voted on (`store::voting::memory`).
+    /// The posters and groups of the articles this sandbox voted on (`voting::vote::memory`).
     articles: ArticleMemory,
 }
 

@@ -3,8 +3,8 @@
 //! `connect.rs`; the eviction-policy check in `eviction.rs`), TLS and Redis AUTH / IAM
 //! ([`redis_auth`]), the key layout with its hash tags ([`keys`]), and one typed wrapper per
 //! Lua script ([`scripts`]
-//! holds the scripts; [`packets`], [`wallet`], [`reclaim`], [`lock`], [`order_codes`] and
-//! [`voting`] call them, each script's KEYS/ARGV order written in exactly one place).
+//! holds the scripts; [`packets`], [`wallet`], [`reclaim`] and [`lock`] call them, each
+//! script's KEYS/ARGV order declared in its header alone).
 //!
 //! This layer turns the rules of [`crate::domain`] into atomic steps and Redis replies into
 //! domain values; an [`Error`](enum@Error) means "no business answer" (Redis down, timing out,
@@ -32,7 +32,6 @@ mod lazy_store;
 pub mod lock;
 pub mod merchants;
 mod nodes;
-pub mod order_codes;
 pub mod packets;
 pub mod reclaim;
 pub mod reconcile;
@@ -40,7 +39,6 @@ pub mod redis_auth;
 pub mod scan;
 pub mod scripts;
 pub mod support;
-pub mod voting;
 pub mod wallet;
 
 pub use config::{Config, Feature};

@@ -4,7 +4,7 @@
 //! before groups kept rankings pays once, on its first page by each order).
 
 use futures::future::join_all;
-use hongbao::store::voting::{self, GroupChange, NewArticle, Order, PostOutcome, SiteKeys};
+use hongbao::voting::{self, GroupChange, NewArticle, Order, PostOutcome, SiteKeys};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 

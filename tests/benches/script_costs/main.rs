@@ -5,10 +5,10 @@
 //! * `lua/grab.lua` (win, already grabbed, sold out, rate limited) beside the original
 //!   red-packet blog post's grab design (HEXISTS, RPOP, cjson decode/encode, HSET, LPUSH),
 //!   written here as bench-only Lua;
-//! * `lua/vote.lua` (new up-vote, new down-vote, switch) beside "Redis in Action" chapter 1's
+//! * `vote.lua` (new up-vote, new down-vote, switch) beside "Redis in Action" chapter 1's
 //!   `article_vote` (ZSCORE, SADD, ZINCRBY, HINCRBY) run as one bench-only script;
-//! * `lua/order_code.lua` (one code) beside `INCR`, server time and the round trip of one
-//!   client through redis-rs (`store::order_codes::next_codes` against `INCR`);
+//! * `order_code.lua` (one code) beside `INCR`, server time and the round trip of one
+//!   client through redis-rs (`order_codes::next_codes` against `INCR`);
 //! * the coupon checkout: `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
 //!   `lua/coupon_release.lua` beside the bare redemption (`HGET`, `HSET`);
 //! * `lua/claim.lua` on a merchant packet paid out as coupons (the whole claim) beside its
@@ -35,9 +35,9 @@
 use std::time::Instant;
 
 use harness::RedisServer;
-use hongbao::store::order_codes;
+use hongbao::order_codes;
 use hongbao::store::scripts::{self, Call, VoteCall};
-use hongbao::store::voting::{self, NewArticle, SiteKeys};
+use hongbao::voting::{self, NewArticle, SiteKeys};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
@@ -229,7 +229,7 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-/// Vote paths of `lua/vote.lua` and chapter 1's vote.
+/// Vote paths of `vote.lua` and chapter 1's vote.
 async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let n = b.calls;
     let cfg = store.config();

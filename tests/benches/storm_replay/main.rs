@@ -33,8 +33,8 @@
 //! * `grab-seed` (baseline): the same request sequence through the original red-packet blog
 //!   post's grab script ([`SEED_GRAB`], as in `script_costs`) over a pool of 300 JSON shares,
 //!   `redis::Script::invoke_async` on one redis-rs connection per sandbox (script pre-loaded).
-//! * `vote` (hongbao): one article posted (`store::voting::post`), then `BENCH_VOTERS` distinct
-//!   users up-vote it through `store::voting::vote` over the sandboxes' `Store`s.
+//! * `vote` (hongbao): one article posted (`voting::post`), then `BENCH_VOTERS` distinct
+//!   users up-vote it through `voting::vote` over the sandboxes' `Store`s.
 //! * `vote-ch1` (baseline): the same up-votes through "Redis in Action" chapter 1's
 //!   `article_vote` as one script ([`CH1_VOTE`], as in `script_costs`).
 //!
@@ -217,7 +217,7 @@ impl Scenario {
         match self {
             Scenario::Grab => "store::packets::grab",
             Scenario::GrabSeed => "SEED_GRAB (Script::invoke_async)",
-            Scenario::Vote => "store::voting::vote (up)",
+            Scenario::Vote => "voting::vote (up)",
             Scenario::VoteCh1 => "CH1_VOTE (Script::invoke_async)",
         }
     }

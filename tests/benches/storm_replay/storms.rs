@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use hongbao::store::keys::Keys;
 use hongbao::store::packets::{self, GrabOutcome, Share};
-use hongbao::store::voting::{self, Direction, NewArticle, PostOutcome, SiteKeys, VoteOutcome};
 use hongbao::store::{scripts, wallet};
+use hongbao::voting::{self, Direction, NewArticle, PostOutcome, SiteKeys, VoteOutcome};
 use hongbao::{Error, Store};
 use redis::aio::MultiplexedConnection;
 use redis::Script;

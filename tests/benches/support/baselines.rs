@@ -71,5 +71,5 @@ pub async fn ch1_article(conn: &mut redis::aio::MultiplexedConnection) -> i64 {
         .query_async(conn)
         .await
         .expect("ch1 setup");
-    now.0 - hongbao::store::voting::ONE_WEEK_IN_SECONDS
+    now.0 - hongbao::voting::ONE_WEEK_IN_SECONDS
 }

@@ -2,7 +2,7 @@
 //! corrected.
 
 use harness::{Backend, TestRedis};
-use hongbao::store::order_codes::{self, Outcome};
+use hongbao::order_codes::{self, Outcome};
 use hongbao::Error;
 
 use super::{

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::store::order_codes::{self, Outcome};
+use hongbao::order_codes::{self, Outcome};
 use rand::{Rng, SeedableRng};
 
 use super::{

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use harness::{Backend, RedisServer, TestRedis};
-use hongbao::store::order_codes::{self, Outcome};
+use hongbao::order_codes::{self, Outcome};
 use hongbao::Store;
 use serde_json::{json, Value};
 

@@ -1,9 +1,9 @@
-//! Daily order codes (`POST /order-codes`, `hongbao::store::order_codes`, `lua/order_code.lua`)
+//! Daily order codes (`POST /order-codes`, `hongbao::order_codes`, `order_code.lua`)
 //! against real `redis-server` processes: every test runs on a standalone server and on a
 //! 3-master cluster started by the harness.
 //!
 //! Day rollovers and DST changes are driven through the script's own text: [`script_at`] is a
-//! copy of `lua/order_code.lua` whose single `redis.call('TIME')` is replaced by a literal
+//! copy of `order_code.lua` whose single `redis.call('TIME')` is replaced by a literal
 //! instant. Everything else (the zone window, the keys, the day decision, the counter, the
 //! secret, the permutation) is the production code path, `order_codes::next_codes_with`; the
 //! production script itself has no clock input and is exercised through the handler tests.
@@ -17,19 +17,19 @@ mod handler;
 use std::sync::Arc;
 
 use harness::TestRedis;
-use hongbao::store::order_codes::{self, Outcome};
+use hongbao::order_codes::{self, Outcome};
 use hongbao::{Error, Store};
 use redis::Script;
 use serde_json::Value;
 
 use crate::common::{self};
 
-/// The production script's text (`lua/quota.lua` + `lua/order_code.lua`).
+/// The production script's text (`lua/quota.lua` + `order_code.lua`).
 fn source() -> &'static str {
     hongbao::store::scripts::ORDER_CODE.source()
 }
 
-/// `lua/order_code.lua` with Redis `TIME` replaced by `unix_s` seconds and `micros`
+/// `order_code.lua` with Redis `TIME` replaced by `unix_s` seconds and `micros`
 /// microseconds.
 fn script_at(unix_s: i64, micros: u32) -> Script {
     assert_eq!(

@@ -1,4 +1,4 @@
-//! The re-run checker's article groups: `lua/article_groups.lua`. The poster adds its article to
+//! The re-run checker's article groups: `article_groups.lua`. The poster adds its article to
 //! groups and removes it from others (three groups, at most two at once), each call with its own
 //! call id; earlier calls are re-sent at random later points, often after a later change. A
 //! re-sent change must answer its first answer (the groups of then, or `too_many_groups`) and
@@ -11,7 +11,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::resend::CALL_KEEP_MS;
 use hongbao::store::keys::Keys;
 use hongbao::store::scripts::{texts, ArticleGroupsCall, Call};
-use hongbao::store::voting::{ArticleId, Order, SiteKeys};
+use hongbao::voting::{ArticleId, Order, SiteKeys};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -236,8 +236,8 @@ impl Trace {
 
 /// Posts an article of the voting site by `poster` (one each: the daily post quota is per
 /// poster): its id.
-async fn post_article(store: &Store, poster: &str) -> hongbao::store::voting::ArticleId {
-    use hongbao::store::voting::{self, NewArticle, PostOutcome};
+async fn post_article(store: &Store, poster: &str) -> hongbao::voting::ArticleId {
+    use hongbao::voting::{self, NewArticle, PostOutcome};
     let new = NewArticle::new("t".into(), "https://example.com/".into()).unwrap();
     let PostOutcome::Posted(posted) = voting::post(store, poster, &new).await.unwrap() else {
         panic!("{poster}: the first post is within the quota")

@@ -1,4 +1,4 @@
-//! The re-run checker's votes: `lua/vote.lua`. Three users vote up and down on one article
+//! The re-run checker's votes: `vote.lua`. Three users vote up and down on one article
 //! (its poster's own vote stands), each call with its own call id; earlier calls are re-sent at
 //! random later points, often after the same user voted otherwise. A re-sent vote must answer
 //! its first answer (`changed:` or `unchanged:`, with the counts of then) and write nothing: no
@@ -12,7 +12,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::resend::CALL_KEEP_MS;
 use hongbao::store::keys::Keys;
 use hongbao::store::scripts::{text, Call, VoteCall};
-use hongbao::store::voting::{self, ArticleId, Order, SiteKeys};
+use hongbao::voting::{self, ArticleId, Order, SiteKeys};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

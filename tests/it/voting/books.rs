@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::store::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS};
+use hongbao::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS};
 use serde_json::json;
 
 use super::{

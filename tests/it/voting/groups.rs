@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::store::voting::{Order, SiteKeys};
+use hongbao::voting::{Order, SiteKeys};
 use hongbao::Store;
 use serde_json::json;
 
@@ -158,7 +158,7 @@ async fn a_group_made_before_groups_kept_rankings_gets_them_on_its_first_page() 
         // The layout of before: the group set and the article's groups, no rankings.
         let mut conn = redis.raw_conn().await;
         for id in ["1", "2"] {
-            let id = hongbao::store::voting::ArticleId::parse(id).unwrap();
+            let id = hongbao::voting::ArticleId::parse(id).unwrap();
             let _: () = redis::pipe()
                 .cmd("SADD")
                 .arg(keys().group("rust"))

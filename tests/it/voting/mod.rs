@@ -1,7 +1,7 @@
 //! The vote function: the article-voting site of "Redis in Action" chapter 1
 //! (josiahcarlson/redis-in-action, `python/ch01_listing_source.py`), atomic, with down-votes (from
 //! the source blog post on Redis key design) and groups — through the real handler and
-//! `hongbao::store::voting`, against real `redis-server` processes, standalone and a 3-master
+//! `hongbao::voting`, against real `redis-server` processes, standalone and a 3-master
 //! cluster.
 //!
 //! Time is driven with the voting test clock (`VotingRules::clock_offset_secs`, added to Redis
@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use harness::TestRedis;
-use hongbao::store::voting::{self, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
+use hongbao::voting::{self, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
 use hongbao::Store;
 use serde_json::{json, Value};
 

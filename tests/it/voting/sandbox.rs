@@ -1,7 +1,7 @@
 //! A sandbox's remembered posters: votes checked from the vote record alone.
 
 use harness::{Backend, TestRedis};
-use hongbao::store::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
+use hongbao::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
 use serde_json::json;
 
 use super::{assert_consistent, post, store_at, stored};

@@ -59,8 +59,11 @@ impl Entry {
 /// An entry-point script's header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
-    /// The file name in `lua/`, e.g. `grab.lua`.
+    /// The file name, e.g. `grab.lua` (unique among the scripts).
     pub file: String,
+    /// The file's path from the repository's root, e.g. `lua/grab.lua` or
+    /// `shared/src/order_codes/next/order_code.lua`.
+    pub path: String,
     /// What the script does: the first paragraph of its `-- <file>: ` line.
     pub summary: String,
     /// The files prepended to it, in order.
@@ -225,13 +228,15 @@ fn check_array(text: &str, array: &str, entries: &[Entry]) -> Result<(), String>
     Ok(())
 }
 
-/// Reads `file`'s header: `None` for a helper (a file without `-- KEYS[` lines), else the
-/// checked header. `helper_files` are the files a script may name in `helpers:`.
+/// Reads the header of the script at `path` (from the repository's root): `None` for a helper
+/// (a file without `-- KEYS[` lines), else the checked header. `helper_files` are the files a
+/// script may name in `helpers:`.
 ///
 /// # Errors
-/// The first mismatch, as `lua/<file>: <what>`.
-pub fn parse(file: &str, text: &str, helper_files: &[&str]) -> Result<Option<Header>, String> {
-    let at = |e: String| format!("lua/{file}: {e}");
+/// The first mismatch, as `<path>: <what>`.
+pub fn parse(path: &str, text: &str, helper_files: &[&str]) -> Result<Option<Header>, String> {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let at = |e: String| format!("{path}: {e}");
     let keys = entries(text, "KEYS").map_err(at)?;
     if keys.is_empty() {
         return Ok(None);
@@ -285,6 +290,7 @@ pub fn parse(file: &str, text: &str, helper_files: &[&str]) -> Result<Option<Hea
     }
     Ok(Some(Header {
         file: file.to_string(),
+        path: path.to_string(),
         summary,
         helpers,
         acknowledged,
@@ -314,7 +320,8 @@ fn doc_text(text: &str) -> String {
 /// prepended), its call struct with `Call`, the list of acknowledged scripts and the list of
 /// all scripts. `headers` in file order.
 pub fn rust(headers: &[Header]) -> String {
-    let mut out = String::from("// Written by shared/build.rs from the headers of lua/*.lua.\n\n");
+    let mut out =
+        String::from("// Written by shared/build.rs from the headers of the scripts.\n\n");
     for h in headers {
         let (stat, call) = (h.static_name(), h.call_name());
         let code = |f: &str| format!("include_str!(concat!(env!(\"OUT_DIR\"), \"/lua/{f}\"))");
@@ -329,16 +336,17 @@ pub fn rust(headers: &[Header]) -> String {
         } else {
             format!(" (after {})", h.helpers.join(", "))
         };
-        let doc = doc_text(&format!("`lua/{}`{helpers}: {}", h.file, h.summary));
+        let doc = doc_text(&format!("`{}`{helpers}: {}", h.path, h.summary));
         let _ = writeln!(
             out,
-            "#[doc = {doc:?}]\npub static {stat}: LazyLock<Lua> = LazyLock::new(|| Lua::new({:?}, concat!({})));\n",
+            "#[doc = {doc:?}]\npub static {stat}: LazyLock<Lua> = LazyLock::new(|| Lua::new({:?}, {:?}, concat!({})));\n",
             h.file,
+            h.path,
             parts.join(", ")
         );
         let doc = format!(
-            "A call of [`{stat}`] (`lua/{}`): its KEYS, then its ARGV, as the script's header declares them.",
-            h.file
+            "A call of [`{stat}`] (`{}`): its KEYS, then its ARGV, as the script's header declares them.",
+            h.path
         );
         let _ = writeln!(
             out,
@@ -406,7 +414,7 @@ pub fn rust(headers: &[Header]) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "/// Every script of `lua/` that has a header with keys.\n\
+        "/// Every script that has a header with keys.\n\
          static ALL: &[&LazyLock<Lua>] = &[{}];",
         all.join(", ")
     );

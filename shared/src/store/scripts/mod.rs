@@ -1,4 +1,6 @@
-//! The Lua scripts (from `lua/`), compiled into the binary and invoked by EVALSHA.
+//! The Lua scripts (the helpers and the shared scripts in `lua/`, an operation's scripts beside
+//! its handler, e.g. `order_codes/next/order_code.lua`), compiled into the binary and invoked by
+//! EVALSHA.
 //!
 //! [`redis::Script::invoke_async`] sends EVALSHA; on a cluster the call is routed by the hash
 //! slot of its first key, and every script's keys share one hash tag (see [`super::keys`]).
@@ -9,7 +11,7 @@
 //!
 //! # One typed call per script, from its header
 //!
-//! Each script's header (its leading comment block in `lua/<file>`) is the one declaration
+//! Each script's header (its leading comment block) is the one declaration
 //! of its keys and arguments (names, order, types, docs), of the helpers prepended to it and
 //! of whether its writes are acknowledged: `shared/build.rs` checks it against the script's
 //! body (the rules of `shared/src/store/scripts/header.rs`: indices in place, every literal
@@ -43,6 +45,7 @@ pub struct Lua {
     script: Script,
     source: &'static str,
     file: &'static str,
+    path: &'static str,
     /// In [`INVOKED`] (set by [`Lua::note_invoked`]).
     invoked: AtomicBool,
 }
@@ -52,11 +55,12 @@ pub struct Lua {
 static INVOKED: Mutex<Vec<&'static Lua>> = Mutex::new(Vec::new());
 
 impl Lua {
-    fn new(file: &'static str, source: &'static str) -> Self {
+    fn new(file: &'static str, path: &'static str, source: &'static str) -> Self {
         Lua {
             script: Script::new(source),
             source,
             file,
+            path,
             invoked: AtomicBool::new(false),
         }
     }
@@ -83,9 +87,14 @@ impl Lua {
         self.source
     }
 
-    /// The script's file name in `lua/`, e.g. `grab.lua`.
+    /// The script's file name, e.g. `grab.lua` (unique among the scripts).
     pub fn file(&self) -> &'static str {
         self.file
+    }
+
+    /// The script's path from the repository's root, e.g. `lua/grab.lua`.
+    pub fn path(&self) -> &'static str {
+        self.path
     }
 }
 
@@ -199,9 +208,10 @@ pub(crate) fn int(script: &str, item: Option<&String>) -> Result<i64, Error> {
 mod tests {
     use super::*;
 
-    /// `lua/<file>` as written, comments and all (the embedded source has its comments blanked).
-    fn file_text(file: &str) -> String {
-        let path = format!("{}/../lua/{file}", env!("CARGO_MANIFEST_DIR"));
+    /// The script at `path` (from the repository's root) as written, comments and all (the
+    /// embedded source has its comments blanked).
+    fn file_text(path: &str) -> String {
+        let path = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
@@ -241,7 +251,7 @@ mod tests {
     #[test]
     fn the_embedded_source_is_each_files_code_line_for_line() {
         for (name, lua) in all_lua() {
-            let file = file_text(name);
+            let file = file_text(lua.path());
             let sent: Vec<&str> = lua.source().lines().collect();
             let written: Vec<&str> = file.lines().collect();
             assert!(

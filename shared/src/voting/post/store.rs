@@ -1,17 +1,18 @@
-//! `POST /articles`: post an article (`lua/article_post.lua`, after an `INCR` of the site's id
+//! `POST /articles`: post an article (`article_post.lua`, after an `INCR` of the site's id
 //! counter).
 
 use crate::store::scripts::ArticlePostCall;
 use redis::Value;
 
-use super::{
-    Article, ArticleId, NewArticle, Order, PostOutcome, SiteKeys, ARTICLES_WINDOW_MS,
-    ONE_WEEK_IN_SECONDS, VOTE_SCORE,
-};
 use crate::store::scripts::{int, texts, Call};
 use crate::store::{Error, Store};
+use crate::voting::keys::SiteKeys;
+use crate::voting::rules::{
+    Article, ArticleId, NewArticle, Order, PostOutcome, ARTICLES_WINDOW_MS, ONE_WEEK_IN_SECONDS,
+    VOTE_SCORE,
+};
 
-/// What `lua/article_post.lua` answers.
+/// What `article_post.lua` answers.
 #[derive(Debug, PartialEq, Eq)]
 enum PostReply {
     /// Posted at this Redis `TIME` (Unix seconds, test offset included).

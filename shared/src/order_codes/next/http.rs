@@ -1,19 +1,19 @@
 //! `POST /order-codes`: the next order codes of the business day
-//! ([`crate::store::order_codes::next_codes`], `lua/order_code.lua`).
+//! ([`super::store::next_codes`], `order_code.lua`).
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
+use super::store::next_codes as take_codes;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, OptionalJsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
 use crate::api::refusal::Day;
 use crate::api::state::ApiState;
-use crate::domain::order_codes::{Outcome, MAX_BATCH};
-use crate::store::order_codes;
+use crate::order_codes::rules::{Outcome, MAX_BATCH};
 
 /// The body of `POST /order-codes`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -102,7 +102,7 @@ pub const OPERATION: Operation = Operation {
 };
 
 /// `POST /order-codes` with an optional body `{"count": N}` (`1..=100`, default 1), any
-/// authenticated caller (see [`crate::store::order_codes`]).
+/// authenticated caller (see [`crate::order_codes`]).
 /// 201 [`CodesBody`], or a [`NextCodesRefusal`].
 #[utoipa::path(
     post, path = OPERATION.path, tag = "order codes", operation_id = "next_order_codes",
@@ -120,7 +120,7 @@ pub(crate) async fn next_codes(
     OptionalJsonBody(body): OptionalJsonBody<CountBody>,
 ) -> Result<(StatusCode, Json<CodesBody>), ApiError> {
     let count = order_code_count(body)?;
-    match order_codes::next_codes(&state.store, &user, count).await? {
+    match take_codes(&state.store, &user, count).await? {
         Outcome::Issued { date, codes } => {
             metrics::count(metrics::ORDER_CODES_TAKEN, codes.len() as u64);
             Ok((

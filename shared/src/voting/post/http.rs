@@ -1,19 +1,19 @@
 //! `POST /articles`: post an article with the poster's own up-vote
-//! ([`crate::store::voting::post()`], `lua/article_post.lua`).
+//! ([`super::store::post()`], `article_post.lua`).
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 
-use super::ArticleBody;
+use super::store;
 use crate::api::error::ApiError;
 use crate::api::extract::{Caller, JsonBody};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
-use crate::domain::voting::{NewArticle, PostOutcome};
-use crate::store::voting;
+use crate::voting::pages::http::ArticleBody;
+use crate::voting::rules::{NewArticle, PostOutcome};
 
 /// The body of `POST /articles`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -65,7 +65,7 @@ pub(crate) async fn post_article(
     JsonBody(b): JsonBody<PostRequest>,
 ) -> Result<(StatusCode, Json<ArticleBody>), ApiError> {
     let new = NewArticle::new(b.title, b.link)?;
-    let posted = voting::post(&state.store, &user, &new).await.map_err(|e| {
+    let posted = store::post(&state.store, &user, &new).await.map_err(|e| {
         ApiError::from(e).on_unavailable(
             "the article may have been posted: a retry may post it a second time (look at GET /articles?order=time first)",
         )

@@ -1,17 +1,17 @@
 //! `PUT /articles/{id}/groups`: the poster adds the article to groups or removes it
-//! ([`crate::store::voting::set_groups`], `lua/article_groups.lua`).
+//! ([`super::store::set_groups`], `article_groups.lua`).
 
 use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
+use super::store;
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
 use crate::api::operation::{Auth, Method, Operation};
 use crate::api::refusal::Limit;
 use crate::api::state::ApiState;
-use crate::domain::voting::{GroupChange, GroupsOutcome};
-use crate::store::voting;
+use crate::voting::rules::{GroupChange, GroupsOutcome};
 
 /// The body of `PUT /articles/{id}/groups`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -88,7 +88,7 @@ pub(crate) async fn set_groups(
     JsonBody(b): JsonBody<GroupsRequest>,
 ) -> Result<Json<GroupsBody>, ApiError> {
     let change = GroupChange::new(b.add, b.remove).map_err(ApiError::invalid)?;
-    match voting::set_groups(&state.store, &id, &user, &change).await? {
+    match store::set_groups(&state.store, &id, &user, &change).await? {
         GroupsOutcome::Updated(groups) => Ok(Json(GroupsBody {
             article_id: id,
             groups,

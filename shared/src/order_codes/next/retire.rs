@@ -1,6 +1,7 @@
 //! The deletion of day hashes that a new business day retires.
 
-use super::{date_of_day, day_key, retired_days};
+use crate::order_codes::keys::day_key;
+use crate::order_codes::rules::{date_of_day, retired_days};
 use crate::store::Conn;
 
 /// Deletes the day hashes that [`retired_days`] names once business day `day` has started

@@ -10,7 +10,7 @@
 //!
 //! # How a code is made
 //!
-//! 1. **One script, one round trip** (`lua/order_code.lua`): it reads Redis `TIME`, finds the
+//! 1. **One script, one round trip** (`next/order_code.lua`): it reads Redis `TIME`, finds the
 //!    UTC offset of the configured IANA zone at that instant, hence the business day, and takes
 //!    `count` consecutive *positions* `p .. p + count` of that day's counter, all or none: when
 //!    `p + count` would pass the day's `9 * 10^(d-1)` positions it answers `exhausted` and takes
@@ -24,7 +24,7 @@
 //!    sandbox that remembers the secret sends it as a guess and the script's whole work is
 //!    `TIME` + `HINCRBY` (a wrong guess is undone in the same script and answered with the
 //!    real secret: correctness never depends on the sandbox's memory).
-//! 3. **The permutation** ([`Permutation`](crate::domain::order_codes::Permutation)) runs in the function, not in Redis: a 10-round
+//! 3. **The permutation** ([`Permutation`](rules::Permutation)) runs in the function, not in Redis: a 10-round
 //!    balanced Feistel network over `[0, a^2)` with `a = ceil(sqrt(9 * 10^(d-1)))`, round
 //!    functions HMAC-SHA-1(secret, round, half) mod `a`, and cycle-walking back into
 //!    `[0, 9 * 10^(d-1))`. Suffix = `10^(d-1) + permutation(position)`. A bijection, so distinct
@@ -53,7 +53,7 @@
 //!
 //! The function computes, from its own clock, the zone's UTC offset over a 12-hour window
 //! around the start of the current hour (at least 5 hours either side of now) and the instants
-//! where it changes ([`ZoneWindow`](crate::domain::order_codes::ZoneWindow), from the bundled IANA database (`domain::zone`), cached for the hour), plus the business
+//! where it changes ([`ZoneWindow`](rules::ZoneWindow), from the bundled IANA database (`domain::zone`), cached for the hour), plus the business
 //! days that window touches, and passes them to the script with the keys of those days. The
 //! script picks the offset for Redis `TIME`: the function's clock only chooses the candidates;
 //! Redis `TIME` decides. A Redis clock outside the window (5 to 6 hours or more apart) is
@@ -88,19 +88,32 @@
 //!
 //! # Files
 //!
-//! [`next`] takes the codes (`lua/order_code.lua`, its call and the parsing of its reply);
-//! [`keys`] names the keys; `secrets` remembers the day secrets; `retire` deletes the day
-//! hashes a new day retires.
+//! One folder per operation, its handler, store step and script side by side; the rules
+//! beside them:
+//!
+//! * `next/`: `POST /order-codes`: `http.rs` (the body, the refusals, the answer), `store.rs`
+//!   (`order_code.lua`'s call and the parsing of its reply), `order_code.lua`, `secrets.rs`
+//!   (the day secrets a sandbox remembers) and `retire.rs` (deleting the day hashes a new day
+//!   retires);
+//! * [`rules`]: the settings, the business day and the day's permutation (no Redis, HTTP or
+//!   Lambda type);
+//! * [`keys`]: the keys.
 
-pub use crate::domain::order_codes::{
+pub mod keys;
+pub mod next;
+pub mod rules;
+
+pub use keys::{day_key, newest_day_key, quota_key};
+pub use next::store::{next_codes, next_codes_with};
+pub use rules::{
     code_prefix, date_of_day, day_of_date, day_start, domain, new_day_secret, permutation,
     retired_days, window_of_hour, Outcome, MAX_BATCH, QUOTA_TTL_SECS,
 };
 
-pub mod keys;
-pub mod next;
-mod retire;
-mod secrets;
+use crate::api::operation::Routes;
+use utoipa_axum::routes;
 
-pub use keys::{day_key, newest_day_key, quota_key};
-pub use next::{next_codes, next_codes_with};
+/// The routes of the next-order-code function.
+pub fn routes() -> Routes {
+    Routes::new().route(&next::http::OPERATION, routes!(next::http::next_codes))
+}

@@ -1,24 +1,24 @@
 //! `POST /articles/{id}/vote`: the caller's up- or down-vote
-//! ([`crate::store::voting::vote()`], `lua/vote.lua`).
+//! ([`super::store::vote()`], `vote.lua`).
 
 use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
+use super::store;
 use crate::api::error::ApiError;
 use crate::api::extract::{shown, Caller, JsonBody, Path};
 use crate::api::metrics;
 use crate::api::operation::{Auth, Method, Operation};
 use crate::api::state::ApiState;
-use crate::domain::voting::{Direction, VoteOutcome};
-use crate::store::voting;
+use crate::voting::rules::{Direction, VoteOutcome};
 
 /// The body of `POST /articles/{id}/vote`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VoteRequest {
     /// `up` or `down`.
-    #[schema(value_type = crate::domain::voting::Direction)]
+    #[schema(value_type = crate::voting::rules::Direction)]
     pub direction: Direction,
 }
 
@@ -32,7 +32,7 @@ pub struct VoteBody {
     /// Score after the call.
     pub score: i64,
     /// `up` or `down`.
-    #[schema(value_type = crate::domain::voting::Direction)]
+    #[schema(value_type = crate::voting::rules::Direction)]
     pub direction: &'static str,
     /// Whether this call changed the vote.
     pub changed: bool,
@@ -93,7 +93,7 @@ pub(crate) async fn vote(
     JsonBody(b): JsonBody<VoteRequest>,
 ) -> Result<Json<VoteBody>, ApiError> {
     let direction = b.direction;
-    match voting::vote(&state.store, &id, &user, direction).await? {
+    match store::vote(&state.store, &id, &user, direction).await? {
         VoteOutcome::Voted {
             votes,
             score,

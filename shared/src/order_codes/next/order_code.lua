@@ -2,7 +2,7 @@
 -- sequence, all or none, deciding the business day from Redis TIME in the same atomic step.
 --
 -- The caller turns positions into codes with the day's secret keyed permutation (see
--- shared/src/domain/order_codes/permutation.rs); this script only decides the day and hands
+-- shared/src/order_codes/rules/permutation.rs); this script only decides the day and hands
 -- out each position of that day once. It never wraps: past the domain it answers 'exhausted'
 -- and takes nothing.
 --

@@ -1,4 +1,4 @@
-//! The day secrets this sandbox remembers, sent to `lua/order_code.lua` as guesses.
+//! The day secrets this sandbox remembers, sent to `order_code.lua` as guesses.
 
 use std::sync::Mutex;
 

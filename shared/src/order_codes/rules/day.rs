@@ -1,6 +1,6 @@
 //! The business day of the order codes: the local date of an instant in the business zone,
 //! counted in days since 1970-01-01, and the [`ZoneWindow`] (offsets and candidate days around
-//! the function's clock) that `lua/order_code.lua` decides the day with from Redis `TIME`.
+//! the function's clock) that `order_code.lua` decides the day with from Redis `TIME`.
 
 use std::sync::{Arc, Mutex};
 

@@ -12,8 +12,8 @@
 //!
 //! What this module changes, and why:
 //!
-//! * **Atomic.** Each step is one Lua script (`lua/article_post.lua`, `lua/vote.lua`,
-//!   `lua/article_groups.lua`, `lua/group_page.lua`): the book's separate calls let a crash
+//! * **Atomic.** Each step is one Lua script (`post/article_post.lua`, `vote/vote.lua`,
+//!   `groups/article_groups.lua`, `pages/group_page.lua`): the book's separate calls let a crash
 //!   leave a `voted:` set without expiry (the race its chapter 3 exercise names), a vote counted
 //!   in the score but not in the hash.
 //! * **A group's page costs a page, not the group.** The book rebuilds a group's ranking (a
@@ -23,7 +23,7 @@
 //!   group is copied in with its entries in the site's rankings, one leaving is removed, and a
 //!   vote moves the score in each of the article's groups (at most
 //!   `HONGBAO_VOTE_MAX_GROUPS_PER_ARTICLE`). The vote names the article's groups as its sandbox
-//!   remembers them (`memory.rs`); the script checks them before it writes and, when they
+//!   remembers them (`vote/memory.rs`); the script checks them before it writes and, when they
 //!   differ, writes nothing and names the article's groups, and the vote is sent again with
 //!   them. A group made before it kept rankings has them built on its first page (once).
 //! * **One vote per user and article.** The book keeps separate up- and down-vote sets, so one
@@ -38,7 +38,7 @@
 //! * **Redis clock.** Posting time and the one-week deadline use Redis `TIME` (seconds), never a
 //!   Lambda's clock. Voting is open while `now < posted_at + 604800`.
 //! * **"Open" from the record alone.** A sandbox remembers the poster of each article it has
-//!   voted on (`posters.rs`; a poster never changes) and sends it with its next votes: the
+//!   voted on (`vote/memory.rs`; a poster never changes) and sends it with its next votes: the
 //!   script's one HMGET of the record (caller, poster) then says "open" (the record lives
 //!   exactly that long and always holds the poster's vote) and gives the caller's earlier
 //!   vote, without the article hash or `TIME`. Without the poster (a sandbox's first vote on
@@ -57,7 +57,7 @@
 //! * **Declared keys only.** Every key a script touches is passed in `KEYS` (ElastiCache
 //!   refuses scripts that touch others), so posting runs the `INCR` of the id counter as its
 //!   own command before the script, a page is two round trips: the ranking range (a
-//!   `ZRANGE` or `lua/group_page.lua`), then one pipeline of `HMGET`s of the articles, and a
+//!   `ZRANGE` or `group_page.lua`), then one pipeline of `HMGET`s of the articles, and a
 //!   vote names the article's group rankings it moves.
 //! * **A lost vote record is an error, not a second vote.** Inside its window a record can only
 //!   be missing if something deleted or evicted it (`volatile-*` eviction policies pick keys
@@ -72,7 +72,7 @@
 //! integration tests, to act "604,801 s later") moves it. With 0 the scripts see
 //! the Redis clock unchanged. Key expiry (`PEXPIREAT`, `EXPIRE`) always runs on the real
 //! clock, so with a positive offset a record only lives longer than the logical clock
-//! says, and the scripts' own checks still decide: with an offset, [`vote()`] never sends the
+//! says, and the scripts' own checks still decide: with an offset, [`vote()`](vote::store::vote) never sends the
 //! poster, so the script always reads the article and `TIME`.
 //!
 //! | key (prefix `hb`, tag `{vote:<site>}`) | type | contents | TTL |
@@ -90,139 +90,54 @@
 //!
 //! `<m>` is the article member (id zero-padded to 12 digits), `<order>` is `score` or `time`.
 //!
-//! One operation per file, each with its script's call struct and the parsing of its reply:
-//! [`post`](mod@post) (`lua/article_post.lua`), [`vote`](mod@vote) (`lua/vote.lua`),
-//! [`groups`] (`lua/article_groups.lua`), [`pages`] (`ZRANGE`, `lua/group_page.lua`).
+//! # Routes
+//!
+//! | route | success | errors |
+//! | --- | --- | --- |
+//! | `POST /articles` `{"title", "link"}` | 201 [`ArticleBody`](pages::http::ArticleBody) with `votes` 1 and `score` = posted + 432 | 400 |
+//! | `POST /articles/{id}/vote` `{"direction": "up" \| "down"}` | 200 [`VoteBody`](vote::http::VoteBody) | 400, 404 `not_found`, 410 `voting_closed` (+`votes`, `score`), 429 `rate_limited` + `Retry-After` (s) |
+//! | `GET /articles?order=score\|time&page=N` | 200 [`PageBody`](pages::http::PageBody), at most 25 articles | 400 |
+//! | `PUT /articles/{id}/groups` `{"add": [...], "remove": [...]}` | 200 [`GroupsBody`](groups::http::GroupsBody) (sorted) | 400, 403 `forbidden` (not the poster), 404 |
+//! | `GET /groups/{group}/articles?order=score\|time&page=N` | 200 [`PageBody`](pages::http::PageBody) with `group` | 400 |
+//!
+//! # Files
+//!
+//! One folder per operation, its handler (`http.rs`), its store step (`store.rs`: the script's
+//! call and the parsing of its reply) and its script side by side: [`post`](mod@post)
+//! (`article_post.lua`), [`vote`](mod@vote) (`vote.lua`; `memory.rs`, what a sandbox remembers
+//! of the articles it voted on), [`groups`] (`article_groups.lua`), [`pages`] (`ZRANGE`,
+//! `group_page.lua`); the keys in [`keys`], the pure rules in [`rules`].
 
-pub use crate::domain::voting::{
+pub mod groups;
+pub mod keys;
+pub mod pages;
+pub mod post;
+pub mod rules;
+pub mod vote;
+
+pub use groups::store::set_groups;
+pub use keys::SiteKeys;
+pub use pages::store::{articles, group_articles};
+pub use post::store::post;
+pub use rules::{
     is_group_name, page_range, Article, ArticleId, Direction, GroupChange, GroupsOutcome,
     NewArticle, Order, PostOutcome, VoteOutcome, VotingRules, ARTICLES_PER_PAGE,
     ARTICLES_WINDOW_MS, ONE_WEEK_IN_SECONDS, VOTE_SCORE,
 };
+pub use vote::store::vote;
 
-use super::config::Config;
+use crate::api::operation::Routes;
+use utoipa_axum::routes;
 
-pub mod groups;
-pub(crate) mod memory;
-pub mod pages;
-pub mod post;
-pub mod vote;
-
-pub use groups::set_groups;
-pub use pages::{articles, group_articles};
-pub use post::post;
-pub use vote::vote;
-
-/// The key names of one voting site: every key is `<prefix>:{vote:<site>}:...`, one hash tag.
-#[derive(Debug, Clone)]
-pub struct SiteKeys {
-    base: String,
-}
-
-impl SiteKeys {
-    /// The keys of site `site` under `prefix` (e.g. `hb`, `news`).
-    pub fn new(prefix: &str, site: &str) -> Self {
-        SiteKeys {
-            base: format!("{prefix}:{{vote:{site}}}"),
-        }
-    }
-
-    /// The keys of the configured site (`HONGBAO_KEY_PREFIX`, `HONGBAO_VOTE_SITE`).
-    pub fn of(config: &Config) -> Self {
-        Self::new(&config.key_prefix, &config.voting.site)
-    }
-
-    /// The article id counter (string, `INCR`).
-    pub fn article_seq(&self) -> String {
-        format!("{}:article-seq", self.base)
-    }
-
-    /// The article hash: `title`, `link`, `poster`, `posted_at` (Unix s), `votes`.
-    pub fn article(&self, id: ArticleId) -> String {
-        format!("{}:article:{}", self.base, id.member())
-    }
-
-    /// The article's vote record: hash user → `1` / `-1`, expiring when voting closes.
-    pub fn voters(&self, id: ArticleId) -> String {
-        format!("{}:article:{}:voters", self.base, id.member())
-    }
-
-    /// The article's groups (set of names).
-    pub fn article_groups(&self, id: ArticleId) -> String {
-        format!("{}:article:{}:groups", self.base, id.member())
-    }
-
-    /// The ranking by `order`: sorted set member → score or posting time.
-    pub fn ranking(&self, order: Order) -> String {
-        format!("{}:{}", self.base, order.as_str())
-    }
-
-    /// The set of the members of group `group`.
-    pub fn group(&self, group: &str) -> String {
-        format!("{}:group:{group}", self.base)
-    }
-
-    /// Group `group`'s ranking by `order`: sorted set member → score or posting time, the
-    /// members of [`SiteKeys::group`] with their entries in [`SiteKeys::ranking`].
-    pub fn group_ranking(&self, order: Order, group: &str) -> String {
-        format!("{}:{}:{group}", self.base, order.as_str())
-    }
-
-    /// The vote rate-limit counter of `user_id` (`lua/rate_limit.lua`: accepted attempts in
-    /// the user's open window, TTL = the rest of the window). Named `attempts` so that the
-    /// state of earlier limiters (`:rl:`, `:gcra:`, both expiring within a window) is never
-    /// read as a counter.
-    pub fn vote_rate(&self, user_id: &str) -> String {
-        format!(
-            "{}:attempts:{}",
-            self.base,
-            super::keys::user_key_part(user_id)
+/// The routes of the vote function.
+pub fn routes() -> Routes {
+    Routes::new()
+        .route(&pages::http::LIST_OPERATION, routes!(pages::http::list))
+        .route(&post::http::OPERATION, routes!(post::http::post_article))
+        .route(&vote::http::OPERATION, routes!(vote::http::vote))
+        .route(&groups::http::OPERATION, routes!(groups::http::set_groups))
+        .route(
+            &pages::http::GROUP_OPERATION,
+            routes!(pages::http::group_articles),
         )
-    }
-
-    /// The article quota counter of `user_id` (`lua/quota.lua`: articles posted in the
-    /// open window, TTL = the rest of the window; `HONGBAO_VOTE_ARTICLES_PER_DAY`).
-    pub fn post_quota(&self, user_id: &str) -> String {
-        format!(
-            "{}:posts:{}",
-            self.base,
-            super::keys::user_key_part(user_id)
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_share_the_site_tag() {
-        let k = SiteKeys::new("hb", "news");
-        let id = ArticleId::new(7).unwrap();
-        for key in [
-            k.article_seq(),
-            k.article(id),
-            k.voters(id),
-            k.article_groups(id),
-            k.ranking(Order::Score),
-            k.ranking(Order::Time),
-            k.group("rust"),
-            k.group_ranking(Order::Time, "rust"),
-            k.group_ranking(Order::Score, "rust"),
-            k.vote_rate("a{b}"),
-        ] {
-            assert!(key.starts_with("hb:{vote:news}:"), "{key}");
-        }
-        assert_eq!(k.voters(id), "hb:{vote:news}:article:000000000007:voters");
-    }
-
-    #[test]
-    fn config() {
-        let c = Config::default().voting;
-        assert_eq!(
-            (c.site.as_str(), c.rate_limit, c.rate_window_ms),
-            ("news", 30, 60_000)
-        );
-        assert_eq!(c.clock_offset_secs, 0);
-    }
 }

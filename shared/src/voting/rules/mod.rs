@@ -1,24 +1,24 @@
 //! Article voting: the rules of "Redis in Action" chapter 1 (josiahcarlson/redis-in-action,
 //! `python/ch01_listing_source.py`, and the source blog post on Redis key design, which adds the
 //! down-vote) as pure code: the constants, the score, article ids, rankings, votes and the
-//! outcome of each operation. The settings are `rules`'s job ([`VotingRules`]), group names and
-//! changes `groups`'s, the links an article may carry `link`'s. The atomic steps live in
-//! `lua/article_post.lua`, `lua/vote.lua`, `lua/article_groups.lua` and `lua/group_page.lua`,
-//! called by [`crate::store::voting`].
+//! outcome of each operation. The settings are `settings`'s job ([`VotingRules`]), group names
+//! and changes `groups`'s, the links an article may carry `link`'s. The atomic steps live in
+//! `article_post.lua`, `vote.lua`, `article_groups.lua` and `group_page.lua`,
+//! called by [`crate::voting`].
 
 use std::fmt;
 
 use serde::Deserialize;
 
-use super::{check_shown_text, BadRecord, Invalid};
+use crate::domain::{check_shown_text, BadRecord, Invalid};
 
 mod groups;
 mod link;
-mod rules;
+mod settings;
 
 pub use groups::{is_group_name, GroupChange};
 pub use link::is_link;
-pub use rules::{
+pub use settings::{
     is_site_name, VotingRules, ARTICLES_WINDOW_MS, SETTINGS, VOTE_ARTICLES_PER_DAY,
     VOTE_MAX_GROUPS_PER_ARTICLE, VOTE_RATE_LIMIT, VOTE_RATE_WINDOW_MS, VOTE_SITE,
 };
@@ -226,7 +226,7 @@ impl Article {
     }
 }
 
-/// The outcome of [`crate::store::voting::vote()`].
+/// The outcome of [`crate::voting::vote()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VoteOutcome {
     /// The vote is recorded: `changed` is false for a repeat (nothing changed).
@@ -254,7 +254,7 @@ pub enum VoteOutcome {
     },
 }
 
-/// The outcome of [`crate::store::voting::set_groups`].
+/// The outcome of [`crate::voting::set_groups`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GroupsOutcome {
     /// Done: the article's groups afterwards, sorted.

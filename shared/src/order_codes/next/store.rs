@@ -1,4 +1,4 @@
-//! `POST /order-codes`: take `count` codes of the current business day (`lua/order_code.lua`).
+//! `POST /order-codes`: take `count` codes of the current business day (`order_code.lua`).
 
 use crate::store::scripts::OrderCodeCall;
 use chrono::NaiveDate;
@@ -6,14 +6,15 @@ use redis::{Script, Value};
 
 use super::retire::retire_days;
 use super::secrets::{known_secret, remember_secret};
-use super::{
-    code_prefix, date_of_day, day_key, day_start, domain, new_day_secret, newest_day_key,
-    permutation, quota_key, window_of_hour, Outcome, MAX_BATCH, QUOTA_TTL_SECS,
+use crate::order_codes::keys::{day_key, newest_day_key, quota_key};
+use crate::order_codes::rules::{
+    code_prefix, date_of_day, day_start, domain, new_day_secret, permutation, window_of_hour,
+    Outcome, MAX_BATCH, QUOTA_TTL_SECS,
 };
 use crate::store::scripts::{self, int, text, Call};
 use crate::store::{Error, Store};
 
-/// What `lua/order_code.lua` answers (its fields joined by ':').
+/// What `order_code.lua` answers (its fields joined by ':').
 #[derive(Debug, PartialEq, Eq)]
 enum OrderCodeReply {
     /// `ok:<day>:<now_s>:<first>:<secret>[:<previous>]`: positions `first..first + count` of
@@ -84,7 +85,7 @@ impl OrderCodeCall<'_> {
 /// Takes `count` (`1..=100`) codes of the current business day (Redis `TIME` in
 /// `HONGBAO_BUSINESS_TZ`) for `user_id`, all or none, within the user's daily quota
 /// (`HONGBAO_ORDER_CODES_PER_USER_PER_DAY`, counted in the same script). One EVALSHA of
-/// `lua/order_code.lua`.
+/// `order_code.lua`.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached or its clock is 5 hours or more from
@@ -105,7 +106,7 @@ pub async fn next_codes(store: &Store, user_id: &str, count: u32) -> Result<Outc
 /// window is computed around given explicitly: the one code path behind [`next_codes`].
 ///
 /// The production script has no clock input: it reads Redis `TIME`, and a wrong `around` only
-/// makes it refuse (`clock`). The integration tests pass a copy of `lua/order_code.lua` whose
+/// makes it refuse (`clock`). The integration tests pass a copy of `order_code.lua` whose
 /// `redis.call('TIME')` is replaced by a literal instant, to drive day rollovers and DST
 /// changes through the same script text.
 ///

@@ -1,14 +1,14 @@
 //! Order codes as pure rules: the settings, the suffix widths and the answer to a request.
 //! A code is `yyMMdd` of the business day ([`code_prefix`]) and a suffix: the business day of
-//! an instant in the business zone, and the zone window sent to `lua/order_code.lua`, are
+//! an instant in the business zone, and the zone window sent to `order_code.lua`, are
 //! `day`'s job; turning a position of the day into its suffix is `permutation`'s (the day's
-//! secret permutation). See [`crate::store::order_codes`] for how a code is taken.
+//! secret permutation). See [`crate::order_codes`] for how a code is taken.
 
 use chrono::{Datelike, NaiveDate};
 
-use super::settings::Setting;
-use super::zone::{self, Zone};
-use super::{ConfigError, Lookup};
+use crate::domain::settings::Setting;
+use crate::domain::zone::{self, Zone};
+use crate::domain::{ConfigError, Lookup};
 
 mod day;
 mod permutation;
@@ -59,7 +59,7 @@ pub struct OrderCodeRules {
 
 impl Default for OrderCodeRules {
     fn default() -> Self {
-        Self::from_lookup(&super::settings::defaults()).expect("the defaults are valid")
+        Self::from_lookup(&crate::domain::settings::defaults()).expect("the defaults are valid")
     }
 }
 

@@ -1,13 +1,14 @@
 //! `PUT /articles/{id}/groups`: the poster adds an article to groups or removes it
-//! (`lua/article_groups.lua`).
+//! (`article_groups.lua`).
 
 use crate::store::scripts::ArticleGroupsCall;
 use redis::Value;
 
-use super::{ArticleId, GroupChange, GroupsOutcome, Order, SiteKeys};
 use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, int, texts, Call};
 use crate::store::{Error, Store};
+use crate::voting::keys::SiteKeys;
+use crate::voting::rules::{ArticleId, GroupChange, GroupsOutcome, Order};
 
 impl ArticleGroupsCall<'_> {
     /// Parses the script's reply: `["ok", <group>...]` (the groups sorted here),

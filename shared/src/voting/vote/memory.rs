@@ -1,6 +1,6 @@
 //! What a sandbox remembers of the articles it has voted on ([`ArticleMemory`], one per
 //! [`Store`](crate::store::Store)): each article's poster and groups, sent with the next vote so
-//! that `lua/vote.lua` runs in one round trip (a vote storm's whole cost falls on the site's one
+//! that `vote.lua` runs in one round trip (a vote storm's whole cost falls on the site's one
 //! hash slot).
 //!
 //! An article's poster never changes, so a remembered poster cannot go stale while the article
@@ -11,7 +11,7 @@
 //!
 //! An article's groups may change at any time; the script checks the remembered ones against
 //! the article's before it writes, and when they differ writes nothing and names the article's
-//! groups, which [`vote`](super::vote()) remembers and sends again.
+//! groups, which [`vote`](super::store::vote()) remembers and sends again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -1,15 +1,18 @@
 //! `POST /articles/{id}/vote`: one up- or down-vote per user and article while voting is open
-//! (`lua/vote.lua`).
+//! (`vote.lua`).
 
 use crate::store::scripts::VoteCall;
 use redis::Value;
 
-use super::{ArticleId, Direction, Order, SiteKeys, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE};
 use crate::store::keys::Keys;
 use crate::store::scripts::{call_id, int, text, Call};
 use crate::store::{Error, Store};
+use crate::voting::keys::SiteKeys;
+use crate::voting::rules::{
+    ArticleId, Direction, Order, VoteOutcome, ONE_WEEK_IN_SECONDS, VOTE_SCORE,
+};
 
-/// The reply of `lua/vote.lua`.
+/// The reply of `vote.lua`.
 #[derive(Debug, PartialEq, Eq)]
 enum Reply {
     /// The vote's outcome, and the article's poster when the script names it.
@@ -88,7 +91,7 @@ fn parse_score(script: &str, item: Option<&String>) -> Result<i64, Error> {
 }
 
 /// Records `user_id`'s vote in `direction` on article `article_id` (API form, e.g. `"42"`), in
-/// one round trip (one EVALSHA of `lua/vote.lua`): not found → closed → rate limit → repeat
+/// one round trip (one EVALSHA of `vote.lua`): not found → closed → rate limit → repeat
 /// (nothing changes) / new vote (±1 vote, ±432) / switch (±2 votes, ±864), the score moved in
 /// the site's ranking and in each of the article's groups' rankings. A second round trip when
 /// this sandbox does not know the article's groups yet (or they changed): the script then
@@ -114,7 +117,7 @@ pub async fn vote(
     let cfg = store.config();
     let keys = SiteKeys::of(cfg);
     let mut conn = store.conn().await?;
-    // The remembered poster lets the script check the vote record alone (lua/vote.lua); never
+    // The remembered poster lets the script check the vote record alone (vote.lua); never
     // with the test clock, whose deadline the record's expiry does not follow.
     let memory = store.article_memory();
     // One call, one id, across its sends: a send answered `regroup` wrote nothing.

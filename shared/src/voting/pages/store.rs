@@ -1,13 +1,14 @@
 //! `GET /articles` and `GET /groups/{group}/articles`: the site's pages, by score or time, and a
-//! group's from the group's own ranking (`lua/group_page.lua`; reads only, apart from a
+//! group's from the group's own ranking (`group_page.lua`; reads only, apart from a
 //! ranking's one-time build for a group made before groups kept rankings).
 
 use crate::store::scripts::GroupPageCall;
 use redis::Value;
 
-use super::{is_group_name, page_range, Article, ArticleId, Order, SiteKeys};
 use crate::store::scripts::{texts, Call};
 use crate::store::{Error, Store};
+use crate::voting::keys::SiteKeys;
+use crate::voting::rules::{is_group_name, page_range, Article, ArticleId, Order};
 
 impl GroupPageCall<'_> {
     /// Parses the script's reply: the page's article members, highest first.
@@ -71,7 +72,7 @@ async fn load_articles(
         .collect()
 }
 
-/// Page `page` (1-based; [`ARTICLES_PER_PAGE`](super::ARTICLES_PER_PAGE) per page) of the
+/// Page `page` (1-based; [`ARTICLES_PER_PAGE`](crate::voting::rules::ARTICLES_PER_PAGE) per page) of the
 /// site's articles by `order`, highest first; equal scores: the higher id (the later post)
 /// first. A page past the end is empty. Two round trips (`ZRANGE ... REV`, then the articles'
 /// fields); reads only.
@@ -97,11 +98,11 @@ pub async fn articles(store: &Store, order: Order, page: u32) -> Result<Vec<Arti
 
 /// Page `page` of group `group`'s articles by `order`, as [`articles`], from the group's own
 /// ranking (kept by the group change and the vote: a vote or a group change shows at once).
-/// Two round trips whatever the group's size (`lua/group_page.lua`, then the articles' fields).
+/// Two round trips whatever the group's size (`group_page.lua`, then the articles' fields).
 /// An unknown group, or a name that is not a group name ([`is_group_name`]), is an empty page
 /// and writes nothing.
 ///
-/// Source: the book's `get_group_articles` (see `lua/group_page.lua` for the differences).
+/// Source: the book's `get_group_articles` (see `group_page.lua` for the differences).
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached.
