@@ -1,7 +1,7 @@
 -- journal.lua: the money journal, prepended (after records.lua: int) to every script that
--- moves money: create_packet.lua (packet debit), wallet_credit.lua (deposit, claim credit),
--- withdraw.lua (withdrawal), settle.lua (refund credit, packet settled), cancel.lua (refund
--- credit, packet cancelled), merchant_deposit.lua, merchant_withdraw.lua and
+-- moves money: create_packet.lua (packet debit), deposit.lua (deposit, merchant_deposit),
+-- withdraw.lua (withdrawal, merchant_withdrawal), wallet_credit.lua (claim credit),
+-- settle.lua (refund credit, packet settled), cancel.lua (refund credit, packet cancelled),
 -- merchant_create_packet.lua (a merchant's budget; settle.lua's merchant_refund,
 -- merchant_packet_settled and merchant_coupon_refund for a merchant packet, the last also
 -- from coupon_release.lua); claim.lua (a coupon packet's share issued as a coupon:

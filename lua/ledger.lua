@@ -1,7 +1,6 @@
 -- ledger.lua: a wallet's or a merchant's ledger, prepended (after records.lua: int) to every
--- script that moves a balance: create_packet.lua, wallet_credit.lua, withdraw.lua, settle.lua,
--- cancel.lua, merchant_deposit.lua, merchant_withdraw.lua, merchant_create_packet.lua and
--- coupon_release.lua.
+-- script that moves a balance: create_packet.lua, deposit.lua, withdraw.lua, wallet_credit.lua,
+-- settle.lua, cancel.lua, merchant_create_packet.lua and coupon_release.lua.
 --
 -- A ledger is a list of items `kind|amount_cents|at_ms|reference`, newest first, that keeps its
 -- newest `cap` items (domain::wallet::LEDGER_CAP). An item pushed off its end adds its cents

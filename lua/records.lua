@@ -1,6 +1,6 @@
 -- records.lua: helpers prepended (by shared/src/store/scripts/mod.rs) to the scripts that move
--- money: create_packet.lua, wallet_credit.lua, withdraw.lua, transfer_release.lua, settle.lua,
--- merchant_deposit.lua and merchant_withdraw.lua.
+-- money: create_packet.lua, deposit.lua, withdraw.lua, wallet_credit.lua, transfer_release.lua
+-- and settle.lua.
 --
 -- Exact integers: Lua 5.1 numbers are doubles and `..` formats them with "%.14g", so 10^14
 -- would be written "1e+14". Every number a money script writes goes through int(), which
@@ -41,8 +41,8 @@ local function forget_score(now, keep_ms)
   return '+inf'
 end
 
--- A deposit's or withdrawal's record (wallet_credit.lua, withdraw.lua, merchant_deposit.lua,
--- merchant_withdraw.lua): its fingerprint (the amount), then, when the call that applied it
+-- A deposit's, withdrawal's or claim credit's record (deposit.lua, withdraw.lua,
+-- wallet_credit.lua): its fingerprint (the amount), then, when the call that applied it
 -- gave its id, ' <call id> <balance after, cents>', so that call's re-run, at any later moment,
 -- answers what it answered first ('applied' and that balance) and a different call with the
 -- same reference 'repeat'. A record written before call ids holds the fingerprint alone.

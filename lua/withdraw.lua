@@ -8,7 +8,7 @@
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- redis users: app
 -- KEYS[1] books: the wallet's hash (field `balance`, cents) or the merchant's (its books:
---         `balance`, `withdrawn`, ... in cents; domain::merchants::Books)
+--         `balance`, `withdrawn`, ... in cents; merchants::rules::Books)
 -- KEYS[2] ledger: the owner's ledger list
 -- KEYS[3] records: the owner's idempotency records hash (record id -> fingerprint,
 --         records.lua: money_record)

@@ -2,18 +2,19 @@
 //!
 //! Red packets, coupon drops, order codes and article voting on Redis, for AWS Lambda.
 //!
-//! A feature in its own folder ([`order_codes`], [`voting`]) keeps each operation in a folder
-//! of its own: its handler (`http.rs`), its store step (`store.rs`) and its Lua scripts side by
-//! side, and the feature's pure rules in `rules/`. The shared machinery and the features not yet
-//! moved into folders of their own are four layers:
+//! Each feature has a folder ([`packets`], [`coupons`], [`history`], [`wallet`],
+//! [`merchants`], [`order_codes`], [`voting`]) and in it a folder per operation: its handler
+//! (`http.rs`), its store step (`store.rs`) and its Lua scripts side by side, and the feature's
+//! pure rules in `rules/`. The machinery they share:
 //!
-//! * [`domain`]: the rules as pure code (money in `i64` cents, split algorithms, packet limits,
-//!   draws). No Redis, HTTP or Lambda type.
+//! * [`domain`]: the shared rules as pure code (money in `i64` cents, split algorithms, draws,
+//!   the journal, reclaim and reconciliation, settings, the business time zone). No Redis, HTTP
+//!   or Lambda type.
 //! * [`store`]: Redis: the connection, TLS and AUTH / IAM, the key layout (hash tags), the
-//!   scripts' loading and typed calls, and the store steps of red packets, wallets, history,
-//!   reclaim, coupons and merchants.
-//! * [`api`]: the HTTP contract (extractors, errors, refusals, OpenAPI) and those features'
-//!   handlers.
+//!   scripts' loading and typed calls, reclaim, the journal, the audit, and the deposits and
+//!   withdrawals of wallets and budgets in one step (`store::books`).
+//! * [`api`]: the HTTP contract (extractors, errors, refusals, OpenAPI) and the support
+//!   look-ups.
 //! * [`lambda`]: a sandbox's Init and settings, serving a router to API Gateway, and the three
 //!   scheduled functions (reclaim-cron, reconcile-cron, ledger-export).
 //!
@@ -23,10 +24,15 @@
 //! use Redis `TIME`.
 
 pub mod api;
+pub mod coupons;
 pub mod domain;
+pub mod history;
 pub mod lambda;
+pub mod merchants;
 pub mod order_codes;
+pub mod packets;
 pub mod store;
 pub mod voting;
+pub mod wallet;
 
 pub use store::{Config, Error, Store};

@@ -1,6 +1,6 @@
-//! Grab throughput: grabs per second through `hongbao::store::packets::grab` (the grab function's call
+//! Grab throughput: grabs per second through `hongbao::packets::grab` (the grab function's call
 //! path) against a private `redis-server`, beside `redis-benchmark` running the same EVALSHA of
-//! `lua/grab.lua` on the same server in the same run (the physical limit of one Redis).
+//! `grab.lua` on the same server in the same run (the physical limit of one Redis).
 //!
 //! ```text
 //! cargo bench -p hongbao-tests --bench grab_throughput
@@ -39,10 +39,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use harness::RedisServer;
+use hongbao::packets::{self, GrabOutcome};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::scripts::{self, Call, GrabCall};
-use hongbao::store::wallet;
+use hongbao::wallet;
 use hongbao::Store;
 use serde_json::{json, Value};
 use tokio::runtime::Runtime;

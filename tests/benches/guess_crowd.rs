@@ -1,6 +1,6 @@
 //! A crowd guessing a password packet's password: 1,000 accounts send wrong guesses as fast as
 //! this machine lets them, through `store::packets::grab_with_password` (the grab function's
-//! store step: one EVALSHA of `lua/grab.lua` each), on a private `redis-server`, first with the
+//! store step: one EVALSHA of `grab.lua` each), on a private `redis-server`, first with the
 //! packet's guess budget off (`HONGBAO_GUESS_BUDGET=0` and `HONGBAO_GUESSES_PER_USER=0`: each
 //! account limited by the grab rate limit alone), then with the defaults on (the budget, and
 //! each account's 10 wrong guesses over the packet's life: later ones are refused). Half-way through each run a member who knows
@@ -22,9 +22,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::RedisServer;
-use hongbao::domain::packets::password::{Password, PasswordText};
-use hongbao::domain::packets::GrabOutcome;
-use hongbao::store::{packets, wallet};
+use hongbao::packets;
+use hongbao::packets::rules::password::{Password, PasswordText};
+use hongbao::packets::rules::GrabOutcome;
+use hongbao::wallet;
 use hongbao::{Config, Store};
 use serde_json::json;
 

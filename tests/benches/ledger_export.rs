@@ -27,7 +27,7 @@ use harness::moto::MotoServer;
 use harness::{RedisCluster, RedisServer};
 use hongbao::lambda::ledger_export::{self, eventbridge::EventBridgeSink};
 use hongbao::store::journal::{self, JournalIndex};
-use hongbao::store::wallet;
+use hongbao::wallet;
 use hongbao::{Config, Store};
 use serde_json::json;
 

@@ -19,9 +19,9 @@
 //! (Redis keeps a sorted set of up to 128 short members as a listpack) and 1,000 (a skiplist).
 
 use harness::RedisServer;
+use hongbao::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::store::wallet;
+use hongbao::wallet;
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 use serde_json::json;

@@ -21,10 +21,11 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use harness::RedisServer;
 use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, CreateOutcome, GrabOutcome, NewPacket};
+use hongbao::store::reclaim;
 use hongbao::store::scripts::{Call, ClaimCall};
-use hongbao::store::{reclaim, wallet};
+use hongbao::wallet;
 use hongbao::{Config, Store};
 use serde_json::json;
 

@@ -1,5 +1,5 @@
 //! Storm: a flash crowd of 100,000 distinct grabbers on red packets of 1,000 shares, through
-//! `hongbao::store::packets::grab` (the grab function's call path), on a private standalone
+//! `hongbao::packets::grab` (the grab function's call path), on a private standalone
 //! `redis-server` (one packet) and on the harness's local 3-master Redis Cluster (30 packets
 //! spread over the masters).
 //!
@@ -49,9 +49,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::{RedisCluster, RedisServer};
+use hongbao::packets::{self, GrabOutcome};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, GrabOutcome};
-use hongbao::store::{scripts, wallet};
+use hongbao::store::scripts;
+use hongbao::wallet;
 use hongbao::{Error, Store};
 use serde_json::{json, Value};
 

@@ -5,9 +5,9 @@
 
 use harness::RawConn as MultiplexedConnection;
 use harness::{Backend, TestRedis};
+use hongbao::coupons::keys as coupon_keys;
 use hongbao::order_codes::keys as order_code_keys;
 use hongbao::store::acl::{KeyFamily, RedisUser};
-use hongbao::store::coupons::keys as coupon_keys;
 use hongbao::store::keys::{new_packet_id, user_tag, Keys};
 use hongbao::voting::SiteKeys;
 

@@ -8,11 +8,11 @@ use serde_json::{json, Value};
 use harness::TestRedis;
 use hongbao::api::{ApiState, AuthMode};
 use hongbao::domain::split::{LuckySplit, Mode};
-use hongbao::domain::wallet::IamPrincipals;
 pub use hongbao::lambda::Function;
-use hongbao::store::packets::{self, CreateOutcome, NewPacket, Packet};
+use hongbao::packets::{self, CreateOutcome, NewPacket, Packet};
 use hongbao::store::scripts::{Call, ClaimCall};
-use hongbao::store::wallet;
+use hongbao::wallet;
+use hongbao::wallet::rules::IamPrincipals;
 use hongbao::{Config, Store};
 
 /// The IAM role of the deposit and withdrawal fixtures (`events/wallet-deposit.json`,
@@ -94,7 +94,7 @@ pub async fn create(store: &Store, sender: &str, req: &NewPacket) -> Packet {
     }
 }
 
-/// Claim step 1 only (`lua/claim.lua` on the packet's slot), as if the Lambda died right after
+/// Claim step 1 only (`claim.lua` on the packet's slot), as if the Lambda died right after
 /// it: the claim is `pending` and its credit not yet made. Returns the script's reply as text.
 pub async fn claim_step_one(store: &Store, packet_id: &str, user: &str) -> Vec<String> {
     let pk = hongbao::store::keys::Keys::new(&store.config().key_prefix).packet(packet_id);

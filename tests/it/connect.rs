@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use harness::{Backend, ConfiguredServer, TestCa, TestRedis};
-use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::packets::{self, ClaimOutcome, GrabOutcome};
 use hongbao::store::redis_auth::{AuthKind, RedisAuth};
 use hongbao::{Config, Error, Store};
 use serde_json::{json, Value};
@@ -94,9 +94,7 @@ async fn exercise(store: &Arc<Store>) {
         "{s:?}"
     );
     assert_eq!(
-        hongbao::store::wallet::balance(store, "late")
-            .await
-            .unwrap(),
+        hongbao::wallet::balance(store, "late").await.unwrap(),
         share.amount_cents
     );
     let mut users = winners.clone();

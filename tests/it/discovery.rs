@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use harness::ReplicatedCluster;
 use hongbao::store::keys::Keys;
-use hongbao::store::wallet::{self, DepositOutcome};
 use hongbao::store::REBUILD_AFTER_FAILURES;
+use hongbao::wallet::{self, DepositOutcome};
 use hongbao::{Config, Error, Store};
 
 /// The cluster, the two listed masters (the first one to be killed), its replica, and a user

@@ -6,14 +6,14 @@
 use std::time::Duration;
 
 use harness::{Backend, RawConn, TestRedis};
-use hongbao::domain::history;
 use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::history::rules as history;
 use hongbao::order_codes;
+use hongbao::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::reclaim;
 use hongbao::store::scripts::{self, Call};
-use hongbao::store::wallet::{self, DepositOutcome};
+use hongbao::wallet::{self, DepositOutcome};
 use hongbao::Store;
 
 use crate::common::{self, assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::join_all;
 use harness::{Backend, RedisServer, ReplicatedCluster, TestRedis};
-use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome, Packet, Share};
+use hongbao::packets::{self, ClaimOutcome, GrabOutcome, Packet, Share};
 use hongbao::{Config, Error, Store};
 
 use crate::common;

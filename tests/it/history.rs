@@ -10,11 +10,12 @@ use futures::future::join_all;
 use serde_json::{json, Value};
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::history::{self, year_of};
-use hongbao::domain::wallet::{Entry as LedgerEntry, EntryKind};
+use hongbao::history::rules::{self as history, year_of};
+use hongbao::packets::{self, ClaimOutcome, GrabOutcome, Packet};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome, Packet};
-use hongbao::store::{reclaim, wallet};
+use hongbao::store::reclaim;
+use hongbao::wallet;
+use hongbao::wallet::rules::{Entry as LedgerEntry, EntryKind};
 use hongbao::Store;
 
 use crate::common::{

@@ -18,16 +18,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use harness::moto::{LedgerFeed, MotoServer};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::{Entry, Kind};
-use hongbao::domain::packets::ClaimOutcome;
 use hongbao::domain::reconcile::Mismatch;
 use hongbao::lambda::ledger_export;
 use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
 use hongbao::lambda::reconcile as lambda_reconcile;
+use hongbao::packets;
+use hongbao::packets::rules::ClaimOutcome;
 use hongbao::store::audit::{self, ExportedMovement};
 use hongbao::store::journal::{self, JournalIndex};
 use hongbao::store::keys::Keys;
-use hongbao::store::wallet::WithdrawalOutcome;
-use hongbao::store::{packets, reclaim, reconcile, wallet};
+use hongbao::store::{reclaim, reconcile};
+use hongbao::wallet;
+use hongbao::wallet::WithdrawalOutcome;
 use hongbao::Store;
 use serde_json::Value;
 
@@ -389,7 +391,7 @@ async fn reconcile_cron_finds_every_wallet_moved_outside_the_scripts_and_no_othe
             .query_async(&mut conn)
             .await
             .unwrap();
-        let entry = hongbao::domain::wallet::Entry::parse(&head).unwrap();
+        let entry = hongbao::wallet::rules::Entry::parse(&head).unwrap();
         let changed = format!(
             "{}|{}|{}|{}",
             entry.kind.as_str(),

@@ -1,5 +1,5 @@
 //! Merchant budgets (`POST /merchants/{merchant_id}/deposits` and `/withdrawals`, `GET
-//! /merchants/{merchant_id}`; `lua/merchant_deposit.lua`, `lua/withdraw.lua`) through
+//! /merchants/{merchant_id}`; `lua/deposit.lua`, `lua/withdraw.lua`) through
 //! the merchant function's router, on standalone and on the 3-master cluster: money moves once
 //! per reference however many calls race, the books close after every step, every refusal
 //! writes nothing, no JWT caller moves a merchant's money, and the movements reach the journal
@@ -14,11 +14,12 @@ use serde_json::{json, Value};
 use crate::common::{self, call, event, with_body, without_auth, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::Kind;
-use hongbao::domain::merchants::Books;
 use hongbao::lambda::ledger_export::EventDetail;
+use hongbao::merchants::rules::Books;
 use hongbao::store::journal;
 use hongbao::store::keys::Keys;
-use hongbao::store::{reconcile, wallet};
+use hongbao::store::reconcile;
+use hongbao::wallet;
 use hongbao::Store;
 
 /// The merchant of the fixtures (`events/merchant-*.json`).

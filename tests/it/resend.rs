@@ -7,12 +7,13 @@
 //! The re-run is sent here as the client would send it: the same script call again.
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::history::{year_of, ReceivedEntry, YearBounds};
+use hongbao::history::rules::{year_of, ReceivedEntry, YearBounds};
+use hongbao::packets::{self, CreateOutcome};
+use hongbao::store::journal;
 use hongbao::store::keys::{new_packet_id, Keys};
-use hongbao::store::packets::{self, CreateOutcome};
 use hongbao::store::reclaim::CREATE_WINDOW_MS;
 use hongbao::store::scripts::{texts, Call, CreatePacketCall, DueAddCall};
-use hongbao::store::{journal, wallet};
+use hongbao::wallet;
 use hongbao::Store;
 
 use crate::common::{claim_step_one, fund, lucky, store};
@@ -73,7 +74,7 @@ async fn create_call(
         opens_in_secs: 0,
         cover: "",
         salt: &salt,
-        commitment: &hongbao::domain::packets::receipt::commitment(&salt, &shares),
+        commitment: &hongbao::packets::rules::receipt::commitment(&salt, &shares),
         password: "",
         draw_entry_ms: "",
         draw_seed: "",

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use harness::{Backend, TestRedis};
 use hongbao::api::error::rfc3339;
 use hongbao::api::operation::{Operation, Tenant};
-use hongbao::domain::wallet::IamPrincipals;
+use hongbao::wallet::rules::IamPrincipals;
 use hongbao::Store;
 use serde_json::{json, Value};
 
@@ -95,7 +95,7 @@ async fn shop_a(store: &Arc<Store>) -> ShopA {
         signed(op, TEAM, params, "", Some(&body))
     };
     let deposit = by_team(
-        &hongbao::api::merchants::deposit::OPERATION,
+        &hongbao::merchants::deposit::http::OPERATION,
         &[("merchant_id", "shop-a")],
         json!({"amount_cents": 100_000, "reference": "topup-1"}),
     );
@@ -103,7 +103,7 @@ async fn shop_a(store: &Arc<Store>) -> ShopA {
     assert_eq!(s, 201, "{b}");
     let now = crate::coupons::redis_ms(store).await;
     let campaign = by_team(
-        &hongbao::api::coupons::create::OPERATION,
+        &hongbao::coupons::create::http::OPERATION,
         &[],
         json!({"title": "shop-a's drop", "generate": 10, "ends_at": rfc3339(now + 600_000),
                "per_user": 1, "redeem_by": rfc3339(now + 3_600_000), "reference": "shop-a-1",
@@ -116,7 +116,7 @@ async fn shop_a(store: &Arc<Store>) -> ShopA {
     assert_eq!(s, 200, "{b}");
     let code = b["code"].as_str().unwrap().to_string();
     let packet = by_team(
-        &hongbao::api::merchants::create_packet::OPERATION,
+        &hongbao::merchants::create_packet::http::OPERATION,
         &[],
         json!({"merchant_id": "shop-a", "order_reference": "order-1", "sharer_id": "carol",
                "total_cents": 2000, "count": 2, "payout": "coupon", "sharer_first": true,
@@ -234,7 +234,7 @@ async fn a_principal_bound_to_one_merchant_is_refused_on_another() {
 async fn a_bound_principal_acts_for_its_own_merchant() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = bound_store(&redis);
-    let op = &hongbao::api::merchants::deposit::OPERATION;
+    let op = &hongbao::merchants::deposit::http::OPERATION;
     let deposit = signed(
         op,
         SHOP_B,

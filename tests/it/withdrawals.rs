@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::common::{self, call, event, with_body, Function};
 use harness::{Backend, TestRedis};
 use hongbao::store::keys::Keys;
-use hongbao::store::wallet::{self, EntryKind};
+use hongbao::wallet::{self, EntryKind};
 use hongbao::Store;
 
 /// A withdrawal event (`events/wallet-withdrawal.json`) with this body, signed by `arn`.

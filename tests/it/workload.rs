@@ -18,11 +18,12 @@ use harness::moto::{LedgerFeed, MotoServer};
 use harness::{Backend, TestRedis};
 use hongbao::domain::split::{LuckySplit, Mode};
 use hongbao::lambda::ledger_export::{self, eventbridge::EventBridgeSink, ExportSummary};
-use hongbao::store::packets::{self, CreateOutcome, NewPacket};
+use hongbao::packets::{self, CreateOutcome, NewPacket};
 use hongbao::store::reclaim::ReclaimSummary;
 use hongbao::store::scripts::{self, Call};
-use hongbao::store::wallet::{DepositOutcome, EntryKind};
-use hongbao::store::{journal, reclaim, wallet};
+use hongbao::store::{journal, reclaim};
+use hongbao::wallet;
+use hongbao::wallet::{DepositOutcome, EntryKind};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -255,7 +256,7 @@ async fn full_ledger(store: &Store, user: &str) -> Vec<wallet::Entry> {
     )
     .await;
     assert!(
-        items.len() < hongbao::domain::wallet::LEDGER_CAP as usize,
+        items.len() < hongbao::wallet::rules::LEDGER_CAP as usize,
         "{user}"
     );
     items

@@ -35,7 +35,7 @@ def _grab_figures(d: dict) -> list[Figure]:
             "Grabs/s, median of rounds",
             rows,
             "grabs/s",
-            f"Every call a win of lua/grab.lua; {d['rounds']} interleaved rounds. Grey: "
+            f"Every call a win of grab.lua; {d['rounds']} interleaved rounds. Grey: "
             "redis-benchmark sending the same EVALSHA (the physical limit of one Redis); red: "
             "through store::packets::grab, labelled with the median of per-round ratios to -P 16.",
         )

@@ -1,5 +1,5 @@
 """The AllowedPattern of the principals parameters: each entry as the function parses it
-(`hongbao::domain::wallet::IamPrincipals`), so no accepted value stops Init."""
+(`hongbao::wallet::rules::IamPrincipals`), so no accepted value stops Init."""
 
 # A principals list as the function parses it (an entry, a * only at its end, no `=`), so no
 # accepted value stops Init.

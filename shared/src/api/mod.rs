@@ -1,11 +1,8 @@
-//! HTTP: the handlers, one file per operation, each declaring its [`Operation`] (route, auth,
-//! template event) beside it; a feature's `routes()` routes them ([`Routes`]), and
+//! HTTP: the contract every handler shares. A handler sits in its operation's folder
+//! (`packets/grab/http.rs`, beside its store step and its script), declaring its [`Operation`]
+//! (route, auth, template event); a feature's `routes()` routes them ([`Routes`]), and
 //! [`crate::lambda::Function::routes`] says which function serves which (`functions.json`
 //! lists the result; `make serve` merges them all into one API, [`crate::lambda::app`]).
-//!
-//! Each feature is a folder: its `mod.rs` holds its routes and the bodies its handlers share,
-//! and each operation is one file (`packets/grab.rs`), named as the store's operation
-//! (`crate::store::packets::grab`) and its script (`lua/grab.lua`).
 //!
 //! Following the AWS Lambda Rust runtime's `http-axum` examples, a function's `main` builds its
 //! router once and hands it to `lambda_http::run` (through [`crate::lambda::serve`], which
@@ -17,22 +14,17 @@
 
 pub mod auth;
 mod contract;
-pub mod coupons;
 pub mod draws;
 pub mod error;
 pub mod extract;
-pub mod history;
-pub mod merchants;
 pub mod metrics;
 pub mod openapi;
 pub mod operation;
-pub mod packets;
 pub mod refusal;
 pub mod replay;
 pub mod schemas;
 pub mod state;
 pub mod support;
-pub mod wallet;
 
 pub use auth::AuthMode;
 pub use contract::contract;
@@ -65,7 +57,7 @@ mod tests {
         let plain = contract(axum::Router::new().route("/raw", axum::routing::post(raw)));
         let app = |state: ApiState| {
             contract(
-                packets::create_routes()
+                crate::packets::create_routes()
                     .merge(crate::order_codes::routes())
                     .merge(crate::voting::routes())
                     .into_router()

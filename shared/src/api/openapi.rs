@@ -222,7 +222,7 @@ impl Modify for CommonAnswers {
         super::schemas::IdempotencyKeyReusedError,
         super::schemas::InsufficientFundsError,
         super::schemas::InvalidRequestError,
-        crate::domain::history::Role,
+        crate::history::rules::Role,
         crate::voting::rules::Order,
     )),
     servers(

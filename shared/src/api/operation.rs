@@ -15,7 +15,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use super::state::ApiState;
 use crate::domain::settings::Setting;
-use crate::domain::wallet::IamPrincipals;
+use crate::wallet::rules::IamPrincipals;
 
 /// Checks that `arn`, one of `setting`'s principals, acts for `merchant_id` (`None`: something
 /// no merchant owns) — see [`Tenant`].
@@ -84,7 +84,7 @@ pub enum Auth {
 /// Whose data an AWS_IAM operation touches. A principal bound to some merchants
 /// (`<principal>=<merchant>|…` in `HONGBAO_MERCHANT_PRINCIPALS` or
 /// `HONGBAO_COUPON_PRINCIPALS`) is refused 403, nothing written, on a merchant's operation for
-/// another merchant ([`crate::domain::wallet::IamPrincipals::acts_for`]).
+/// another merchant ([`crate::wallet::rules::IamPrincipals::acts_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tenant {
     /// Users' wallets and the support look-ups: the setting's principals act for every user

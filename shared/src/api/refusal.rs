@@ -483,7 +483,7 @@ mod tests {
     use super::super::operation::{Auth, Method, Operation};
 
     refusals! {
-        /// A refusal of `GET /packets/{id}` as `crate::api::packets::view` declares it.
+        /// A refusal of `GET /packets/{id}` as `crate::packets::view` declares it.
         enum ViewLike {
             404 NotFoundError {
                 /// no such packet
@@ -536,8 +536,8 @@ mod tests {
     fn one_schema_name_with_two_bodies_is_refused() {
         use utoipa_axum::routes;
         let routes = crate::api::Routes::new()
-            .route(&VIEW, routes!(crate::api::packets::view::view))
-            .route(&GRAB, routes!(crate::api::packets::grab::grab));
+            .route(&VIEW, routes!(crate::packets::view::http::view))
+            .route(&GRAB, routes!(crate::packets::grab::http::grab));
         crate::api::openapi::document(routes);
     }
 }

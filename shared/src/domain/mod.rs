@@ -1,28 +1,20 @@
-//! The rules of hongbao as pure code: money in `i64` cents, the split algorithms, packet limits
-//! and validation, reclaim batches, wallets, history entries and business years, the business
-//! time zone, coupon codes and campaigns, and vote scoring. One
-//! file per job: a feature whose rules have several jobs is a module with private children
-//! (`packets/rules.rs`, `split/tests.rs`, ...) whose items it re-exports, so every
-//! path stays `domain::<feature>::<item>`.
+//! The rules several features share, as pure code: the split algorithms, draws, the money
+//! journal's entries, reclaim batches and reconciliation, the re-send horizon, the settings
+//! and the business time zone (a feature's own rules are in its `rules/`, e.g.
+//! [`crate::packets::rules`]). One file per job.
 //!
-//! Nothing here knows Redis, HTTP or Lambda: the layer above ([`crate::store`]) runs the rules
-//! that must be atomic as Lua scripts and turns replies into these types, and the layer above
-//! that ([`crate::api`]) turns them into HTTP answers. `make test` checks that no file under
-//! `domain/` names `redis`, `lambda_http`, `lambda_runtime`, `aws_lambda_events`, `axum`,
-//! `crate::store` or `crate::api` (`scripts/check-layers.py`).
+//! Nothing here knows Redis, HTTP or Lambda: `make test` checks that no file under `domain/`
+//! or a feature's `rules/` names `redis`, `lambda_http`, `lambda_runtime`,
+//! `aws_lambda_events`, `axum`, `crate::store` or `crate::api`, nor depends on a store or
+//! http file (`scripts/check-layers.py`).
 
-pub mod coupons;
 pub mod draws;
-pub mod history;
 pub mod journal;
-pub mod merchants;
-pub mod packets;
 pub mod reclaim;
 pub mod reconcile;
 pub mod resend;
 pub mod settings;
 pub mod split;
-pub mod wallet;
 pub mod zone;
 
 pub use settings::{ConfigError, Lookup};

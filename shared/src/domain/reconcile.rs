@@ -9,14 +9,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::journal::{self, Kind};
-use super::merchants::Books;
-use super::wallet::{Entry, EntryKind};
+use crate::merchants::rules::Books;
+use crate::wallet::rules::{Entry, EntryKind};
 
 /// The largest integer a Lua number holds exactly, 2^53 − 1: no balance is above it.
 const MAX_EXACT_CENTS: i64 = (1 << 53) - 1;
 
 /// The hash field of a ledger's trimmed cents: every item pushed off the ledger's end
-/// (`lua/ledger.lua`, [`super::wallet::LEDGER_CAP`] kept) added up, cents. No field: none
+/// (`lua/ledger.lua`, [`crate::wallet::rules::LEDGER_CAP`] kept) added up, cents. No field: none
 /// trimmed.
 pub const LEDGER_TRIMMED_FIELD: &str = "ledger_trimmed_cents";
 

@@ -151,14 +151,14 @@ impl Function {
     /// scheduled function.
     pub fn routes(self) -> Option<Routes> {
         Some(match self {
-            Function::CreatePacket => api::packets::create_routes(),
-            Function::Grab => api::packets::grab_routes(),
-            Function::Claim => api::packets::claim_routes(),
-            Function::Wallet => api::wallet::routes().merge(api::support::routes()),
+            Function::CreatePacket => crate::packets::create_routes(),
+            Function::Grab => crate::packets::grab_routes(),
+            Function::Claim => crate::packets::claim_routes(),
+            Function::Wallet => crate::wallet::routes().merge(api::support::routes()),
             Function::NextOrderCode => crate::order_codes::routes(),
             Function::Vote => crate::voting::routes(),
-            Function::Coupon => api::coupons::routes(),
-            Function::Merchant => api::merchants::routes(),
+            Function::Coupon => crate::coupons::routes(),
+            Function::Merchant => crate::merchants::routes(),
             Function::ReclaimCron | Function::LedgerExport | Function::ReconcileCron => {
                 return None
             }
@@ -452,8 +452,8 @@ mod tests {
     #[test]
     fn merchant_bound_operations_declare_their_merchant() {
         use crate::api::operation::Tenant;
-        use crate::domain::coupons::rules::COUPON_PRINCIPALS;
-        use crate::domain::merchants::MERCHANT_PRINCIPALS;
+        use crate::coupons::rules::settings::COUPON_PRINCIPALS;
+        use crate::merchants::rules::MERCHANT_PRINCIPALS;
         let bound = [MERCHANT_PRINCIPALS.name, COUPON_PRINCIPALS.name];
         let wrong: Vec<String> = Function::ALL
             .iter()

@@ -8,10 +8,10 @@ use super::emf::init_metrics;
 use super::settings::{log_filter, settings, Settings};
 use super::Function;
 use crate::api::state::ApiState;
-use crate::domain::wallet::IamPrincipals;
 use crate::domain::{ConfigError, Lookup};
 use crate::store::redis_auth::IamTarget;
 use crate::store::{EvictionVerdict, Store};
+use crate::wallet::rules::IamPrincipals;
 
 /// Sets up `tracing` for a Lambda function: JSON lines to stdout (CloudWatch), levels from
 /// `RUST_LOG` ([`log_filter`]; `info` when it does not parse, and then the error is returned

@@ -1,13 +1,13 @@
 //! The reclaim-cron function's job, run by an EventBridge schedule (no HTTP). Each run
 //! refunds expired red packets, then closes ended coupon campaigns
-//! ([`crate::store::coupons::close`]).
+//! ([`crate::coupons::close`]).
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::api::metrics;
-use crate::store::coupons::close::{close_ended, ClosedCampaigns};
+use crate::coupons::close::{close_ended, ClosedCampaigns};
 use crate::store::reclaim::{self, ReclaimSummary, STOP_MARGIN};
 use crate::store::{Error, Store};
 

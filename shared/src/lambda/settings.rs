@@ -79,9 +79,14 @@ pub fn settings(
 /// red packets, history, reclaim, wallet, order codes, coupon drops, merchants, voting, ledger
 /// export, metrics and logging.
 pub fn all_settings() -> Vec<Setting> {
-    use crate::domain::{coupons, history, journal, merchants, packets, wallet};
+    use crate::coupons::rules::settings as coupon_settings;
+    use crate::domain::journal;
+    use crate::history::rules as history;
+    use crate::merchants::rules as merchants;
     use crate::order_codes::rules as order_codes;
+    use crate::packets::rules as packets;
     use crate::voting::rules as voting;
+    use crate::wallet::rules as wallet;
     [
         crate::store::config::SETTINGS,
         &[AUTH_MODE, SAM_LOCAL],
@@ -90,7 +95,7 @@ pub fn all_settings() -> Vec<Setting> {
         packets::RECLAIM_SETTINGS,
         wallet::SETTINGS,
         order_codes::SETTINGS,
-        coupons::rules::SETTINGS,
+        coupon_settings::SETTINGS,
         merchants::SETTINGS,
         voting::SETTINGS,
         journal::SETTINGS,

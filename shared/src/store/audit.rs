@@ -46,7 +46,7 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
         let applied = if state.starts_with("done:") {
             true
         } else {
-            let transfer_id = super::wallet::claim_transfer_id(packet_id);
+            let transfer_id = crate::wallet::rules::claim_transfer_id(packet_id);
             redis::cmd("HEXISTS")
                 .arg(keys.wallet(&user).records)
                 .arg(&transfer_id)
@@ -59,7 +59,7 @@ pub async fn packet_holding(store: &Store, packet_id: &str) -> Result<i64, Error
                 .arg(&user)
                 .query_async(&mut conn)
                 .await?;
-            credited += crate::domain::packets::Share::parse(&record)?.amount_cents;
+            credited += crate::packets::rules::Share::parse(&record)?.amount_cents;
         }
     }
     Ok(total - refunded.unwrap_or(0) - credited)
@@ -112,12 +112,12 @@ pub async fn totals_of(
 ) -> Result<Totals, Error> {
     let mut t = Totals::default();
     for m in merchants {
-        let books = super::merchants::get(store, m, 0).await?.books;
+        let books = crate::merchants::get::store::get(store, m, 0).await?.books;
         t.merchants_cents += books.balance_cents;
         t.coupons_cents += books.outstanding_coupon_cents + books.paid_coupon_cents;
     }
     for u in users {
-        t.wallets_cents += super::wallet::balance(store, u).await?;
+        t.wallets_cents += crate::wallet::get::store::balance(store, u).await?;
     }
     for p in packet_ids {
         t.packets_cents += packet_holding(store, p).await?;
@@ -307,7 +307,7 @@ pub async fn reconcile(
     for (user, (events_cents, n)) in sums {
         users.push(UserReconciliation {
             user_id: user.to_string(),
-            balance_cents: super::wallet::balance(store, user).await?,
+            balance_cents: crate::wallet::get::store::balance(store, user).await?,
             events_cents,
             events: n,
         });

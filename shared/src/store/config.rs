@@ -9,16 +9,16 @@
 
 use std::time::Duration;
 
-use crate::domain::coupons::CouponRules;
-use crate::domain::history::HistoryRules;
+use crate::coupons::rules::CouponRules;
 use crate::domain::journal::ExportRules;
-use crate::domain::merchants::MerchantRules;
-use crate::domain::packets::{PacketRules, ReclaimRules};
 use crate::domain::settings::{defaults, Setting};
-use crate::domain::wallet::WalletRules;
 use crate::domain::{ConfigError, Lookup};
+use crate::history::rules::HistoryRules;
+use crate::merchants::rules::MerchantRules;
 use crate::order_codes::rules::OrderCodeRules;
+use crate::packets::rules::{PacketRules, ReclaimRules};
 use crate::voting::rules::VotingRules;
+use crate::wallet::rules::WalletRules;
 
 use super::nodes;
 use super::redis_auth::{self, AuthKind, RedisAuth};

@@ -196,11 +196,11 @@ pub fn parse_range(key: &str, reply: Value) -> Result<Vec<Entry>, Error> {
 }
 
 /// How long an emptied journal is kept, ms: the Redis nodes' clock margin
-/// ([`crate::domain::packets::NODE_CLOCK_MARGIN_SECS`]). While it exists it keeps its last
+/// ([`crate::packets::rules::NODE_CLOCK_MARGIN_SECS`]). While it exists it keeps its last
 /// stream id, so the next entry's id is past it even in the same millisecond or after a
 /// failover to a node whose clock is behind: a journal's stream ids, and so its entries'
 /// event ids, are never given twice.
-pub const EMPTY_JOURNAL_KEEP_MS: u64 = crate::domain::packets::NODE_CLOCK_MARGIN_SECS * 1000;
+pub const EMPTY_JOURNAL_KEEP_MS: u64 = crate::packets::rules::NODE_CLOCK_MARGIN_SECS * 1000;
 
 /// Marks entries of journal `key` exported: deletes them (`XDEL`); an emptied journal expires
 /// [`EMPTY_JOURNAL_KEEP_MS`] later unless an entry is added (`lua/journal_ack.lua`). Returns the entries left. Deleting an entry twice (a run

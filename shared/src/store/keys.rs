@@ -10,7 +10,7 @@
 //! * A **packet** carries its sender's wallet tag: the packet id is that tag followed by 20
 //!   random hex digits. Creating a packet (debit) and settling it (refund) therefore touch one
 //!   slot and are single atomic scripts. Only a claim crosses slots (packet to grabber's
-//!   wallet); it is made exactly-once with a transfer record (see `lua/claim.lua`).
+//!   wallet); it is made exactly-once with a transfer record (see `claim.lua`).
 //! * The **reclaim index** and the **reclaim lock** use the fixed tag `{reclaim}`, the
 //!   ledger-export lock `{export}`.
 //! * The **money journal** is one stream per wallet tag, `hb:{t}:journal`: every script that
@@ -28,17 +28,17 @@
 //! | `hb:{t}:wallet:<user>:ledger` | list | `kind\|amount_cents\|at_ms\|reference`, newest first |
 //! | `hb:{t}:wallet:<user>:idem` | hash | idempotency records, no TTL: `dep:<reference>` and `claim:<packet id>` -> fingerprint, `create:<Idempotency-Key>` -> `fingerprint\npacket_id` |
 //! | `hb:{t}:wallet:<user>:creates` | string | packets the user created in the open quota window (`HONGBAO_PACKETS_PER_MINUTE`); TTL = the rest of the window |
-//! | `hb:{t}:wallet:<user>:sent` | sorted set | the user's sent history: every score 0, members `<created_at ms, 13 digits>:<packet_id>:<year>\|...` (`crate::domain::history`), no TTL, pruned inside the scripts after `HONGBAO_HISTORY_RETENTION_DAYS` |
+//! | `hb:{t}:wallet:<user>:sent` | sorted set | the user's sent history: every score 0, members `<created_at ms, 13 digits>:<packet_id>:<year>\|...` (`crate::history::rules`), no TTL, pruned inside the scripts after `HONGBAO_HISTORY_RETENTION_DAYS` |
 //! | `hb:{t}:wallet:<user>:received` | sorted set | the user's received (claimed) history, members `<claimed_at ms>:<packet_id>:<year>\|...`, as `sent` |
 //! | `hb:{t}:wallet:<user>:history` | hash | history totals per business year: `<year>:<sent\|received>:<count\|cents>`, no TTL |
 //! | `hb:{t}:wallet:<user>:idem:forget` | sorted set | record id -> when it may be forgotten (Unix ms; `+inf` while a claim still needs it), pruned inside the scripts |
 //! | `hb:{t}:packet:<id>` | hash | packet meta and counters |
 //! | `hb:{t}:packet:<id>:shares` | list | un-grabbed share amounts (cents) |
 //! | `hb:{t}:packet:<id>:grabs` | hash | user -> `share_id:amount_cents:grabbed_at_ms` |
-//! | `hb:{t}:packet:<id>:order` | list | the grabbers' user ids in share-id order (element i: share i + 1): the packet view's pages (`lua/packet_view.lua`); absent or short for a packet grabbed before this index existed |
+//! | `hb:{t}:packet:<id>:order` | list | the grabbers' user ids in share-id order (element i: share i + 1): the packet view's pages (`packet_view.lua`); absent or short for a packet grabbed before this index existed |
 //! | `hb:{t}:packet:<id>:recipients` | set | a targeted packet's recipients (user ids); expires with the packet |
 //! | `hb:{t}:packet:<id>:claims` | hash | user -> `pending:<ms>`, `done:<ms>` or `done:<ms>:redriven` (completed by reclaim-cron) |
-//! | `hb:{t}:packet:<id>:coupons` | hash | a merchant packet paid out as coupons: share id -> its coupon's record (`lua/coupon_record.lua`: `<user>\n<issued_at_ms>`, then held or redeemed), `<share id>\n<order>` -> a release's memory (`lua/coupon_release.lua`); kept until `redeem_by` and the retention after it |
+//! | `hb:{t}:packet:<id>:coupons` | hash | a merchant packet paid out as coupons: share id -> its coupon's record (`lua/coupon_record.lua`: `<user>\n<issued_at_ms>`, then held or redeemed), `<share id>\n<order>` -> a release's memory (`coupon_release.lua`); kept until `redeem_by` and the retention after it |
 //! | `hb:{t}:packet:<id>:attempts:<user>` | string | the user's accepted grab attempts in their open rate-limit window; TTL = the rest of the window |
 //! | `hb:{t}:packet:<id>:wrong_guesses` | string | a password packet's wrong guesses (every user's) in its open guess window (`HONGBAO_GUESS_BUDGET`); TTL = the rest of the window |
 //! | `hb:{reclaim}:due` | sorted set | packet id -> due time (Unix ms) |
@@ -108,9 +108,9 @@ pub struct PacketKeys {
     /// Grabs hash (user -> share record).
     pub grabs: String,
     /// Grab order list: the grabbers' user ids in share-id order (element `i` holds share
-    /// `i + 1`), appended by every grab (`lua/grab.lua`, `lua/draw_run.lua`,
-    /// `lua/merchant_create_packet.lua`) so that the packet view reads a page of grabs
-    /// without reading them all (`lua/packet_view.lua`).
+    /// `i + 1`), appended by every grab (`grab.lua`, `lua/draw_run.lua`,
+    /// `merchant_create_packet.lua`) so that the packet view reads a page of grabs
+    /// without reading them all (`packet_view.lua`).
     pub order: String,
     /// A targeted packet's recipients (set of user ids; absent for an untargeted packet).
     pub recipients: String,
@@ -124,7 +124,7 @@ pub struct PacketKeys {
     /// sort by ticket; `lua/draw_run.lua`).
     pub tickets: String,
     /// A password packet's wrong guesses, every user's, in its open guess window (a counter
-    /// whose TTL is the rest of the window, `HONGBAO_GUESS_WINDOW_MS`; `lua/grab.lua`).
+    /// whose TTL is the rest of the window, `HONGBAO_GUESS_WINDOW_MS`; `grab.lua`).
     pub wrong_guesses: String,
 }
 
@@ -163,7 +163,7 @@ pub struct WalletKeys {
 /// The keys of one merchant account, all on the merchant's hash tag.
 #[derive(Debug, Clone)]
 pub struct MerchantKeys {
-    /// The merchant's hash: its books (`domain::merchants::Books`), no TTL.
+    /// The merchant's hash: its books (`merchants::rules::Books`), no TTL.
     pub merchant: String,
     /// Ledger list (`kind|amount_cents|at_ms|reference`, newest first).
     pub ledger: String,
@@ -181,10 +181,10 @@ pub struct MerchantKeys {
 
 impl WalletKeys {
     /// The history list of `role`.
-    pub fn history(&self, role: crate::domain::history::Role) -> &str {
+    pub fn history(&self, role: crate::history::rules::Role) -> &str {
         match role {
-            crate::domain::history::Role::Sent => &self.sent,
-            crate::domain::history::Role::Received => &self.received,
+            crate::history::rules::Role::Sent => &self.sent,
+            crate::history::rules::Role::Received => &self.received,
         }
     }
 }
@@ -233,7 +233,7 @@ impl Keys {
     }
 
     /// The wrong password guesses of `user_id` on packet `packet_id` over the packet's life
-    /// (`lua/grab.lua`: a counter expiring at the packet's `expires_at`).
+    /// (`grab.lua`: a counter expiring at the packet's `expires_at`).
     pub fn guesses(&self, packet_id: &str, user_id: &str) -> String {
         format!(
             "{}:{{{}}}:packet:{}:guesses:{}",

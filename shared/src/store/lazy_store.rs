@@ -9,7 +9,7 @@ use super::config::Config;
 use super::conn::{Conn, REBUILD_AFTER_FAILURES};
 use super::connect::connect;
 use super::error::Error;
-use super::packets::gone::GonePackets;
+use crate::packets::gone::GonePackets;
 use crate::voting::vote::memory::ArticleMemory;
 
 /// A lazily connected, shared Redis handle plus the configuration that built it.

@@ -3,7 +3,7 @@
 //! `connect.rs`; the eviction-policy check in `eviction.rs`), TLS and Redis AUTH / IAM
 //! ([`redis_auth`]), the key layout with its hash tags ([`keys`]), and one typed wrapper per
 //! Lua script ([`scripts`]
-//! holds the scripts; [`packets`], [`wallet`], [`reclaim`] and [`lock`] call them, each
+//! holds the scripts; [`reclaim`], [`books`] and [`lock`] call them, each
 //! script's KEYS/ARGV order declared in its header alone).
 //!
 //! This layer turns the rules of [`crate::domain`] into atomic steps and Redis replies into
@@ -19,27 +19,23 @@
 pub mod acl;
 #[cfg(feature = "ops")]
 pub mod audit;
+pub mod books;
 pub mod config;
 mod conn;
 mod connect;
-pub mod coupons;
 pub mod error;
 mod eviction;
-pub mod history;
 pub mod journal;
 pub mod keys;
 mod lazy_store;
 pub mod lock;
-pub mod merchants;
 mod nodes;
-pub mod packets;
 pub mod reclaim;
 pub mod reconcile;
 pub mod redis_auth;
 pub mod scan;
 pub mod scripts;
 pub mod support;
-pub mod wallet;
 
 pub use config::{Config, Feature};
 pub use conn::{Conn, REBUILD_AFTER_FAILURES};

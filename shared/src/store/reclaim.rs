@@ -36,12 +36,13 @@ use serde::Serialize;
 use super::error::Error;
 use super::keys::{is_packet_id, Keys, PacketKeys};
 use super::lock::Lock;
-use super::packets::{self, Share};
 use super::scripts::{call_id, int, texts, Call};
 use super::Store;
-use crate::domain::packets::parse_claim_state;
+use crate::packets::claim::redrive::{redrive_claim, ClaimedPacket};
+use crate::packets::rules::parse_claim_state;
+use crate::packets::rules::Share;
 
-pub use crate::domain::packets::{CREATE_WINDOW_MS, PHANTOM_GRACE_MS};
+pub use crate::packets::rules::{CREATE_WINDOW_MS, PHANTOM_GRACE_MS};
 
 /// Packets of one batch settled at once. Each settlement is a few sequential round trips on the
 /// packet's slot (and, for pending claims, the grabbers' slots); running this many side by side
@@ -445,7 +446,7 @@ async fn settle_one(
             &payer,
             packet_id,
             cfg.packets.retention_secs,
-            crate::domain::wallet::LEDGER_CAP,
+            crate::wallet::rules::LEDGER_CAP,
             &call,
         )
         .invocation()
@@ -457,7 +458,7 @@ async fn settle_one(
                 return forget_entry(&mut conn, keys, packet_id).await;
             }
             SettleReply::DrawDue => {
-                packets::draw::run(store, packet_id).await?;
+                crate::packets::draw::run(store, packet_id).await?;
             }
             SettleReply::NotDue { expires_at_ms } => {
                 // The index entry was written just before the packet; move it to the real deadline.
@@ -495,12 +496,12 @@ async fn settle_one(
             SettleReply::Pending(settlement, claims) => {
                 count_settlement(settlement, summary);
                 for claim in claims {
-                    let packet = packets::ClaimedPacket {
+                    let packet = ClaimedPacket {
                         packet_id,
                         sender_id: &sender,
                         merchant_id: merchant.as_deref(),
                     };
-                    packets::redrive_claim(
+                    redrive_claim(
                         store,
                         packet,
                         &claim.user_id,

@@ -34,7 +34,7 @@ use super::scan::Master;
 use super::scripts::{call_id, text, Call};
 use super::Store;
 use crate::domain::reconcile::{reconcile, Account, LedgerOwner, Mismatch};
-use crate::domain::wallet::LEDGER_CAP;
+use crate::wallet::rules::LEDGER_CAP;
 
 /// Keys one `SCAN` step asks each master to look at (`COUNT`), at most; fewer when fewer
 /// accounts are left to the run's budget.

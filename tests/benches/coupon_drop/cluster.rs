@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use hongbao::domain::coupons::VisitLimit;
-use hongbao::store::coupons;
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons;
+use hongbao::coupons::rules::VisitLimit;
+use hongbao::coupons::PoolKeys;
 use hongbao::Store;
 use serde_json::{json, Value};
 

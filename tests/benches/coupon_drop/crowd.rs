@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use hongbao::domain::coupons::VisitLimit;
-use hongbao::store::coupons;
-use hongbao::store::coupons::{CouponGrabOutcome, Created, PoolKeys};
+use hongbao::coupons;
+use hongbao::coupons::rules::VisitLimit;
+use hongbao::coupons::{CouponGrabOutcome, Created, PoolKeys};
 use hongbao::{Error, Store};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use harness::RedisServer;
-use hongbao::domain::coupons::VisitLimit;
-use hongbao::store::coupons;
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons;
+use hongbao::coupons::rules::VisitLimit;
+use hongbao::coupons::PoolKeys;
 use hongbao::store::scripts::{Call, CouponGrabCall};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;

@@ -1,5 +1,5 @@
 //! Coupon drop: seed 004's coupon drop (抢优惠券) as hongbao runs it
-//! (`hongbao::store::coupons`, `lua/coupon_grab.lua`), measured five ways, each beside a
+//! (`hongbao::coupons`, `coupon_grab.lua`), measured five ways, each beside a
 //! baseline on the same server in the same run:
 //!
 //! 1. **Server CPU per grab** of a storm on a private standalone `redis-server`: the
@@ -45,9 +45,9 @@
 //!    call, so on a busy machine it also holds the time the server thread was preempted; the
 //!    main-thread CPU per request does not.
 //! 5. **Pool size**: on the cluster, one pool of each of `BENCH_POOL_SIZES` uploaded codes,
-//!    written by `lua/coupon_create_pool.lua` (what an uploaded campaign of that many codes is:
+//!    written by `coupon_create_pool.lua` (what an uploaded campaign of that many codes is:
 //!    creation takes at most 10,000 codes and later batches join the pools fixed then), fresh
-//!    and once every code is issued (`lua/coupon_grab.lua`, pipelined): the bytes of its keys, its
+//!    and once every code is issued (`coupon_grab.lua`, pipelined): the bytes of its keys, its
 //!    biggest key's bytes and `DUMP` size, and the time to move its hash slot to another master
 //!    (`CLUSTER SETSLOT … IMPORTING/MIGRATING`, one `MIGRATE` per key, `SETSLOT … NODE`): the
 //!    biggest key's `MIGRATE` (client wall time; the source is blocked for it), the whole slot,
@@ -87,7 +87,7 @@
 //! checked for distinct codes handed out. Writes the figures to `target/bench/coupon_drop.json`.
 
 use harness::RedisCluster;
-use hongbao::domain::coupons::pools::CODES_PER_POOL;
+use hongbao::coupons::rules::pools::CODES_PER_POOL;
 use hongbao::Config;
 use serde_json::{json, Value};
 

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use harness::RedisServer;
-use hongbao::domain::coupons::VisitLimit;
-use hongbao::store::coupons;
-use hongbao::store::coupons::CouponGrabOutcome;
+use hongbao::coupons;
+use hongbao::coupons::rules::VisitLimit;
+use hongbao::coupons::CouponGrabOutcome;
 use hongbao::Store;
 use redis::aio::ConnectionLike;
 use serde_json::{json, Value};

@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use hongbao::domain::coupons::{campaign_id, VisitLimit};
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons::rules::{campaign_id, VisitLimit};
+use hongbao::coupons::PoolKeys;
 use hongbao::store::scripts;
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall};
 use redis::aio::MultiplexedConnection;
@@ -341,8 +341,8 @@ pub fn print_pools(rows: &[PoolMove]) {
     }
     println!();
     println!(
-        "a pool written by lua/coupon_create_pool.lua (fresh: pool hash + codes list), then every \
-         code issued by lua/coupon_grab.lua to distinct users, pipelined (sold out: issued \
+        "a pool written by coupon_create_pool.lua (fresh: pool hash + codes list), then every \
+         code issued by coupon_grab.lua to distinct users, pipelined (sold out: issued \
          records, holders, the tag's journal); bytes = MEMORY USAGE SAMPLES 0; slot move = \
          SETSLOT IMPORTING/MIGRATING, one MIGRATE per key of the slot, SETSLOT NODE on every \
          master (the source is blocked during each MIGRATE, the target during each RESTORE)"

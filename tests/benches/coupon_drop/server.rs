@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hongbao::domain::coupons::codes::MAX_CODES_PER_BATCH;
-use hongbao::domain::coupons::{CodeSource, NewCampaign};
-use hongbao::store::coupons::{keys, AddCodesOutcome, CampaignCreateOutcome, Created};
-use hongbao::store::{coupons, scripts};
+use hongbao::coupons;
+use hongbao::coupons::rules::codes::MAX_CODES_PER_BATCH;
+use hongbao::coupons::rules::{CodeSource, NewCampaign};
+use hongbao::coupons::{keys, AddCodesOutcome, CampaignCreateOutcome, Created};
+use hongbao::store::scripts;
 use hongbao::{Config, Store};
 use redis::aio::ConnectionLike;
 

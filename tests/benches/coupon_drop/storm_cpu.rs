@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use harness::RedisServer;
-use hongbao::domain::coupons::VisitLimit;
-use hongbao::store::coupons;
+use hongbao::coupons;
+use hongbao::coupons::rules::VisitLimit;
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 use serde_json::{json, Value};
@@ -374,7 +374,7 @@ pub fn print_storm(r: &StormCpu, s: &Settings) {
     }
     println!();
     println!(
-        "hongbao grab script (lua/coupon_grab.lua) EVALSHA usec_per_call (INFO commandstats, \
+        "hongbao grab script (coupon_grab.lua) EVALSHA usec_per_call (INFO commandstats, \
          median over rounds): storm {:.2} µs, wins {:.2} µs",
         median(
             r.runs[0][0]

@@ -51,7 +51,7 @@ pub struct Window {
 /// Everything the entries measured.
 pub struct Entries {
     pub windows: Vec<Window>,
-    /// `usec_per_call` of `lua/grab.lua` answering the seed (an entry's first call), over
+    /// `usec_per_call` of `grab.lua` answering the seed (an entry's first call), over
     /// [`WINDOW`] users once everyone entered.
     pub seed_usec: f64,
     /// Wall time of all `n` entries, seconds (this process's pipelines: a load figure of the
@@ -148,7 +148,7 @@ pub async fn enter_all(s: &mut Server, t: &Target<'_>, n: usize, checkpoints: &[
     }
 }
 
-/// The first call of an entry: `lua/grab.lua` for [`WINDOW`] users who have not entered
+/// The first call of an entry: `grab.lua` for [`WINDOW`] users who have not entered
 /// (users `n..`), each answered `draw_seed:<seed>:<draw_at>`; answers its `usec_per_call`.
 async fn seed_usec(s: &mut Server, t: &Target<'_>, n: usize) -> f64 {
     s.cmd(&["SCRIPT", "LOAD", GRAB.source()]).await;

@@ -6,7 +6,7 @@
 //! * an entry's server time (`INFO commandstats` `usec_per_call` of `EVALSHA`, and of the
 //!   `ZADD` inside it) over 10,000 entries ending at 10,000, 100,000 and 1,000,000 entrants
 //!   (an entry is O(log n): the bench fails when the last costs over 3× the first), and that
-//!   of the entry's first call, `lua/grab.lua` answering the seed;
+//!   of the entry's first call, `grab.lua` answering the seed;
 //! * the draw: its wall time, its `draw_run.lua` calls and each one's server time, the longest
 //!   command (`SLOWLOG` from 100 µs), `LATENCY LATEST` (threshold 1 ms) and the longest
 //!   round trip of a `PING` sent every millisecond meanwhile; the bench fails when any command
@@ -35,10 +35,10 @@ use std::time::Instant;
 use harness::{Engine, RedisServer};
 use hongbao::domain::draws::{self, DrawTerms};
 use hongbao::domain::split::Mode;
+use hongbao::packets::draw::{self, DrawState};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::draw::{self, DrawState};
 use hongbao::store::scripts::{DRAW_ENTER, DRAW_RUN};
-use hongbao::store::wallet;
+use hongbao::wallet;
 use hongbao::{Config, Store};
 use redis::aio::MultiplexedConnection;
 use serde_json::json;
@@ -163,7 +163,7 @@ async fn draw_packet(store: &Store, st: &Settings, sender: &str) -> String {
         matches!(out, wallet::DepositOutcome::Applied { .. }),
         "{out:?}"
     );
-    let req = hongbao::store::packets::NewPacket {
+    let req = hongbao::packets::NewPacket {
         mode: Mode::Fixed,
         draw: Some(DrawTerms {
             entry_secs: st.entry_secs,

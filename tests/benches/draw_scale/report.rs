@@ -1,6 +1,6 @@
 //! The draw bench's table, its checks and its figures file.
 
-use hongbao::store::packets::draw::DRAW_CHUNK;
+use hongbao::packets::draw::DRAW_CHUNK;
 use serde_json::{json, Value as Json};
 
 use super::{sweep, Figures, LIMIT_USEC};

@@ -2,8 +2,8 @@
 //! draws are due by the time the large one is drawn), each drawn with another chunk size
 //! (`store::packets::draw::run_in_chunks`), every call's server time from `SLOWLOG`.
 
+use hongbao::packets::draw::{self, DrawState};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::draw::{self, DrawState};
 use hongbao::store::scripts::DRAW_RUN;
 use hongbao::{Config, Store};
 use serde_json::{json, Value as Json};

@@ -4,9 +4,10 @@
 
 use chrono::Datelike;
 use futures::future::join_all;
-use hongbao::domain::wallet::{LEDGER_CAP, LEDGER_PAGE};
-use hongbao::store::history::{self, Role};
-use hongbao::store::{support, wallet};
+use hongbao::history::{self, Role};
+use hongbao::store::support;
+use hongbao::wallet;
+use hongbao::wallet::rules::{LEDGER_CAP, LEDGER_PAGE};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 
@@ -16,7 +17,7 @@ use crate::{measure, row, Row};
 /// Packets the history's user sends: 20 pages of the largest page.
 const SENT: usize = 2_000;
 /// The largest history page (`limit`'s maximum).
-const PAGE: u32 = hongbao::domain::history::MAX_LIMIT;
+const PAGE: u32 = hongbao::history::rules::MAX_LIMIT;
 
 /// `user_id`'s wallet after `n` deposits of 1 cent (each one ledger entry), 200 at a time.
 async fn deposits(store: &Store, user_id: &str, n: usize) {

@@ -5,7 +5,7 @@
 //!
 //! * the red packet's ([`packets`]): `GET /packets/{id}` of an open packet with 9,999 grabs,
 //!   its `GET /packets/{id}/grabs` last page, and the same view through the script it replaced
-//!   (`lua/packet_view.lua` as commit 34c64c3 had it, from `git show`: every grab and claim
+//!   (`packet_view.lua` as commit 34c64c3 had it, from `git show`: every grab and claim
 //!   read on every view); a cancelled packet's view (its reveal's first page) and its pages
 //!   deep in the grabs and deep in the un-grabbed shares, and the replaced script's view of it;
 //!   the support look-up `GET /support/packets/{id}` of the open packet (every page, one script

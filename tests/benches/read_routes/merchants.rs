@@ -3,11 +3,12 @@
 //! of one campaign: `per_user`'s maximum), and the support look-up of one of those coupons.
 
 use futures::future::join_all;
-use hongbao::domain::coupons::campaign::{CodeSource, NewCampaign, VisitLimit, PER_USER};
-use hongbao::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
-use hongbao::domain::wallet::{LEDGER_CAP, LEDGER_PAGE};
-use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
-use hongbao::store::{merchants, support};
+use hongbao::coupons::rules::campaign::{CodeSource, NewCampaign, VisitLimit, PER_USER};
+use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
+use hongbao::merchants;
+use hongbao::merchants::rules::{MerchantPacketOutcome, MerchantPacketRequest};
+use hongbao::store::support;
+use hongbao::wallet::rules::{LEDGER_CAP, LEDGER_PAGE};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 

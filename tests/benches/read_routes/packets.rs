@@ -4,9 +4,10 @@
 
 use std::process::Command;
 
+use hongbao::packets::{self, ViewAs};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, ViewAs};
-use hongbao::store::{support, wallet};
+use hongbao::store::support;
+use hongbao::wallet;
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;
 
@@ -30,10 +31,10 @@ async fn packet(store: &Store, sender: &str, grabs: usize) -> String {
     id
 }
 
-/// `lua/packet_view.lua` as [`BEFORE`] had it, or `None` outside a git checkout.
+/// `packet_view.lua` as [`BEFORE`] had it, or `None` outside a git checkout.
 fn before_script() -> Option<redis::Script> {
     let out = Command::new("git")
-        .args(["show", &format!("{BEFORE}:lua/packet_view.lua")])
+        .args(["show", &format!("{BEFORE}:packet_view.lua")])
         .output()
         .ok()?;
     out.status

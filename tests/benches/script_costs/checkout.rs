@@ -1,10 +1,10 @@
-//! The checkout rows: `lua/coupon_hold.lua` (a new hold), `lua/coupon_redeem.lua` (committing
-//! the order's hold, and redeeming directly), `lua/coupon_release.lua` (a redemption reversed),
+//! The checkout rows: `coupon_hold.lua` (a new hold), `coupon_redeem.lua` (committing
+//! the order's hold, and redeeming directly), `coupon_release.lua` (a redemption reversed),
 //! each beside the bare redemption of seed 004's kind of checkout: read the coupon's record and
 //! write it back with the order (`HGET`, `HSET`), as bench-only Lua, on the same server.
 
-use hongbao::domain::coupons::{campaign_no, CodeSource, NewCampaign};
-use hongbao::store::coupons::{self, CampaignCreateOutcome, PoolKeys};
+use hongbao::coupons::rules::{campaign_no, CodeSource, NewCampaign};
+use hongbao::coupons::{self, CampaignCreateOutcome, PoolKeys};
 use hongbao::store::scripts::{self, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};
 use hongbao::Store;
 use redis::Script;
@@ -62,8 +62,8 @@ fn answer_key(issued: &str, call: &str) -> &'static str {
     Box::leak(hongbao::store::keys::Keys::call_answer(issued, call).into_boxed_str())
 }
 
-/// Checkout paths of `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
-/// `lua/coupon_release.lua`, beside the bare redemption.
+/// Checkout paths of `coupon_hold.lua`, `coupon_redeem.lua` and
+/// `coupon_release.lua`, beside the bare redemption.
 pub async fn checkout_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let n = b.calls;
     let (id, keys) = issued_campaign(b, store, n).await;

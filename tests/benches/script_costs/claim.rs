@@ -1,11 +1,11 @@
-//! The claim rows: `lua/claim.lua` on a merchant packet paid out as coupons (the whole claim
+//! The claim rows: `claim.lua` on a merchant packet paid out as coupons (the whole claim
 //! in one step: the coupon issued, the books moved, the issue journaled) beside its step 1 on
 //! a merchant packet paid into wallets (the share reserved; `wallet_credit.lua` and
 //! `claim_done.lua` follow on other calls).
 
-use hongbao::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
+use hongbao::merchants;
+use hongbao::merchants::rules::{MerchantPacketOutcome, MerchantPacketRequest};
 use hongbao::store::keys::Keys;
-use hongbao::store::merchants;
 use hongbao::store::scripts::{self, Call, ClaimCall};
 use hongbao::Store;
 use serde_json::json;
@@ -59,7 +59,7 @@ async fn grabbed_packet(b: &mut Bench, store: &Store, order: &str, payout: &str)
     packet.packet_id
 }
 
-/// The `n` claims of packet `packet_id`'s winners (`<order>-<i>`) as `lua/claim.lua` calls:
+/// The `n` claims of packet `packet_id`'s winners (`<order>-<i>`) as `claim.lua` calls:
 /// with the merchant's books (`books_of` the merchant) for a coupon packet, without for a
 /// wallet packet, as `packets::claim` sends them.
 fn claims(

@@ -1,14 +1,17 @@
-//! The grab rows: `lua/grab.lua`'s paths on a plain, a targeted, a password and a merchant
+//! The grab rows: `grab.lua`'s paths on a plain, a targeted, a password and a merchant
 //! packet, beside the original red-packet blog post's grab (the merchant packet's win beside the
 //! plain packet's) and the floor of a rate-limited repeat.
 
 use crate::support::{lucky_packet, SEED_GRAB};
-use hongbao::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest};
 use hongbao::domain::split::Mode;
+use hongbao::merchants;
+use hongbao::merchants::rules::{MerchantPacketOutcome, MerchantPacketRequest};
+use hongbao::packets;
+use hongbao::packets::{CreateOutcome, NewPacket};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{CreateOutcome, NewPacket};
+use hongbao::store::scripts;
 use hongbao::store::scripts::{Call, GrabCall};
-use hongbao::store::{merchants, packets, scripts, wallet};
+use hongbao::wallet;
 use hongbao::Store;
 use redis::Script;
 use serde_json::json;
@@ -19,7 +22,7 @@ use crate::{strings, Bench, Row, JSON_OBJECT, LIMITED_REPEAT_FLOOR};
 /// of a round: the repeat phases then take the path they are named after.
 pub const GRAB_WINDOW_MS: u64 = 3_600_000;
 
-/// One `lua/grab.lua` call by `user` on packet `packet_id`, as its keys and arguments: at most
+/// One `grab.lua` call by `user` on packet `packet_id`, as its keys and arguments: at most
 /// `rate_limit` attempts per [`GRAB_WINDOW_MS`] (0: no limit), the verifier of the password sent
 /// (empty for none), and its call id (as `packets::grab` sends one: a win records it, a repeat,
 /// another call, compares it).
@@ -80,7 +83,7 @@ pub async fn create_packet(store: &Store, new: &NewPacket, what: &str) -> String
 
 /// The server's µs per call of a win on a merchant packet: a fixed packet of `b.calls` shares
 /// of 1 cent paid from a merchant's budget (`POST /merchant-packets`' store step), grabbed by
-/// as many winners with `lua/grab.lua`, as a user's packet is.
+/// as many winners with `grab.lua`, as a user's packet is.
 pub async fn merchant_grabs(b: &mut Bench, store: &Store) -> f64 {
     let n = b.calls;
     let keys = Keys::new(&store.config().key_prefix);
@@ -130,7 +133,7 @@ const BEFORE_PAGES: &str = "34c64c3";
 /// The server's µs per call of the plain packet's grab paths.
 pub struct PlainGrabs {
     pub win: f64,
-    /// A win of [`BEFORE_PAGES`]'s `lua/grab.lua` on a packet of its own, in the same round
+    /// A win of [`BEFORE_PAGES`]'s `grab.lua` on a packet of its own, in the same round
     /// (`None`: this clone's history does not hold that commit).
     pub win_before: Option<f64>,
     pub first_again: f64,
@@ -243,7 +246,7 @@ pub async fn targeted_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> (f
     let n = b.calls;
     let keys = Keys::new(&store.config().key_prefix);
     let limit = store.config().packets.grab_rate_limit;
-    let r = n.min(hongbao::domain::packets::MAX_RECIPIENTS);
+    let r = n.min(hongbao::packets::rules::MAX_RECIPIENTS);
     let targeted = NewPacket {
         total_cents: r as i64,
         count: r as u32,
@@ -285,7 +288,7 @@ pub struct PasswordGrabs {
 pub async fn password_grabs(b: &mut Bench, store: &Store, new: &NewPacket) -> PasswordGrabs {
     let n = b.calls;
     let keys = Keys::new(&store.config().key_prefix);
-    let secret = serde_json::from_value::<hongbao::domain::packets::password::PasswordText>(json!(
+    let secret = serde_json::from_value::<hongbao::packets::rules::password::PasswordText>(json!(
         "open sesame"
     ))
     .expect("password")
@@ -406,7 +409,7 @@ pub async fn seed_grabs(b: &mut Bench) -> SeedGrabs {
     }
 }
 
-/// Grab paths of `lua/grab.lua` and the original red-packet blog post's design.
+/// Grab paths of `grab.lua` and the original red-packet blog post's design.
 pub async fn grab_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let n = b.calls;
     wallet::deposit(store, "bench-sender", n as i64 * 5, "bench-fund")

@@ -2,18 +2,18 @@
 //! path a flash crowd takes through the hot scripts, beside its bare baseline on the same
 //! private `redis-server` in the same run:
 //!
-//! * `lua/grab.lua` (win, already grabbed, sold out, rate limited) beside the original
+//! * `grab.lua` (win, already grabbed, sold out, rate limited) beside the original
 //!   red-packet blog post's grab design (HEXISTS, RPOP, cjson decode/encode, HSET, LPUSH),
 //!   written here as bench-only Lua;
 //! * `vote.lua` (new up-vote, new down-vote, switch) beside "Redis in Action" chapter 1's
 //!   `article_vote` (ZSCORE, SADD, ZINCRBY, HINCRBY) run as one bench-only script;
 //! * `order_code.lua` (one code) beside `INCR`, server time and the round trip of one
 //!   client through redis-rs (`order_codes::next_codes` against `INCR`);
-//! * the coupon checkout: `lua/coupon_hold.lua`, `lua/coupon_redeem.lua` and
-//!   `lua/coupon_release.lua` beside the bare redemption (`HGET`, `HSET`);
-//! * `lua/claim.lua` on a merchant packet paid out as coupons (the whole claim) beside its
+//! * the coupon checkout: `coupon_hold.lua`, `coupon_redeem.lua` and
+//!   `coupon_release.lua` beside the bare redemption (`HGET`, `HSET`);
+//! * `claim.lua` on a merchant packet paid out as coupons (the whole claim) beside its
 //!   step 1 on a merchant packet paid into wallets;
-//! * `lua/wallet_credit.lua` (a deposit) and `lua/withdraw.lua` (a withdrawal applied, one
+//! * `lua/deposit.lua` (a deposit) and `lua/withdraw.lua` (a withdrawal applied, one
 //!   refused) beside the same paths of those scripts as commit 6c9536b had them (`wallet.rs`).
 //!
 //! ```text

@@ -1,16 +1,17 @@
-//! The wallet rows: `lua/wallet_credit.lua` (a deposit applied) and `lua/withdraw.lua` (a
-//! withdrawal applied, one refused for want of funds), each beside the same path of the same
-//! script as commit [`BEFORE`] had it (before a refused call's answer was kept under its own
-//! key and a ledger's trimmed cents were counted), read from the repository's history with
-//! `git show`, composed as that commit composed it (helpers first), on the same server. Without
-//! that history (a shallow clone) the rows are left out, with a line saying so.
+//! The wallet rows: `lua/deposit.lua` (a deposit applied) and `lua/withdraw.lua` (a
+//! withdrawal applied, one refused for want of funds), each beside the same path as commit
+//! [`BEFORE`]'s scripts took it (its deposits were `wallet_credit.lua`'s; before a refused
+//! call's answer was kept under its own key and a ledger's trimmed cents were counted), read
+//! from the repository's history with `git show`, composed as that commit composed it
+//! (helpers first), on the same server. Without that history (a shallow clone) the rows are
+//! left out, with a line saying so.
 
 use std::process::Command;
 
 use hongbao::domain::resend::CALL_KEEP_MS;
-use hongbao::domain::wallet::{withdrawal_record_id, EntryKind, LEDGER_CAP};
 use hongbao::store::keys::Keys;
-use hongbao::store::scripts::{self, Call, WalletCreditCall, WithdrawCall};
+use hongbao::store::scripts::{self, Call, DepositCall, WithdrawCall};
+use hongbao::wallet::rules::{deposit_record_id, withdrawal_record_id, LEDGER_CAP};
 use hongbao::Store;
 use redis::Script;
 
@@ -50,40 +51,64 @@ pub fn script_at(commit: &str, file: &str, helpers: &[&str]) -> Option<String> {
 }
 
 /// A deposit of [`DEPOSIT_CENTS`] into `user`'s wallet under `reference`, as
-/// `store::wallet::deposit` sends it (call id `call`).
+/// `store::books::deposit` sends it (call id `call`).
 fn deposit(prefix: &str, user: &str, reference: &str, call: &str) -> Invocation {
-    let keys = Keys::new(prefix);
-    let wk = keys.wallet(user);
-    let transfer_id = format!("dep:{reference}");
-    WalletCreditCall {
-        wallet: &wk.wallet,
+    let wk = Keys::new(prefix).wallet(user);
+    DepositCall {
+        books: &wk.wallet,
         ledger: &wk.ledger,
         records: &wk.records,
         records_forget: &wk.records_forget,
-        received: &wk.received,
-        sent: &wk.sent,
-        history_totals: &wk.history_totals,
         journal: &wk.journal,
         call_answer: &Keys::call_answer(&wk.wallet, call),
         amount_cents: DEPOSIT_CENTS,
-        kind: EntryKind::Deposit.as_str(),
         reference,
-        transfer_id: &transfer_id,
-        fingerprint: &DEPOSIT_CENTS.to_string(),
+        record_id: &deposit_record_id(reference),
         keep_ms: 86_400_000,
         ledger_cap: LEDGER_CAP,
-        balance_limit_cents: 0,
-        history_entry: "",
-        history_retention_ms: 86_400_000,
-        user_id: user,
+        owner_id: user,
         call,
         call_keep_ms: CALL_KEEP_MS,
+        owner: "wallet",
+        balance_limit_cents: 1_000_000_000_000_000,
     }
     .texts()
 }
 
+/// The same deposit as [`BEFORE`]'s `wallet_credit.lua` took it: its 9 keys (the fifth its
+/// record's layout before 0.2) and 11 arguments.
+fn deposit_before(prefix: &str, user: &str, reference: &str) -> Invocation {
+    let wk = Keys::new(prefix).wallet(user);
+    let record_id = deposit_record_id(reference);
+    let keys = vec![
+        wk.wallet.clone(),
+        wk.ledger,
+        wk.records,
+        wk.records_forget,
+        format!("{}:legacy:{record_id}", wk.wallet),
+        wk.received,
+        wk.sent,
+        wk.history_totals,
+        wk.journal,
+    ];
+    let args = [
+        DEPOSIT_CENTS.to_string(),
+        "deposit".into(),
+        reference.into(),
+        record_id,
+        DEPOSIT_CENTS.to_string(),
+        "86400000".into(),
+        LEDGER_CAP.to_string(),
+        "0".into(),
+        String::new(),
+        "86400000".into(),
+        user.into(),
+    ];
+    (keys, args.to_vec())
+}
+
 /// A withdrawal of `cents` from `user`'s wallet under `reference`, as
-/// `store::wallet::withdraw` sends it (call id `call`).
+/// `store::books::withdraw` sends it (call id `call`).
 fn withdrawal(prefix: &str, user: &str, cents: i64, reference: &str, call: &str) -> Invocation {
     let wk = Keys::new(prefix).wallet(user);
     WithdrawCall {
@@ -118,7 +143,7 @@ fn cut(calls: &[Invocation], keys: usize, args: usize) -> Vec<Invocation> {
 /// Deposit and withdrawal paths of today's scripts beside [`BEFORE`]'s, each pair measured on
 /// wallets of its own (`u<i>` today's, `v<i>` the baseline's) in the same round.
 pub async fn wallet_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
-    let (Some(old_credit_source), Some(old_withdraw_source)) = (
+    let (Some(old_deposit_source), Some(old_withdraw_source)) = (
         before(
             "wallet_credit.lua",
             &["records.lua", "history.lua", "journal.lua"],
@@ -128,9 +153,9 @@ pub async fn wallet_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
         eprintln!("wallet rows left out: this clone's history does not hold {BEFORE}");
         return Vec::new();
     };
-    let old_credit = Script::new(&old_credit_source);
+    let old_deposit = Script::new(&old_deposit_source);
     let old_withdraw = Script::new(&old_withdraw_source);
-    b.sources.extend([old_credit_source, old_withdraw_source]);
+    b.sources.extend([old_deposit_source, old_withdraw_source]);
     let prefix = store.config().key_prefix.clone();
     let n = b.calls;
     let call = |tag: u64, i: usize| format!("{:016x}", (tag << 48) | i as u64);
@@ -153,11 +178,13 @@ pub async fn wallet_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
 
     let deposits = calls("u", 1, &dep);
     let deposited = b
-        .phase("deposit", &scripts::WALLET_CREDIT, &deposits, "applied")
+        .phase("deposit", &scripts::DEPOSIT, &deposits, "applied")
         .await;
-    let old_deposits = cut(&calls("v", 1, &dep), 9, 11);
+    let old_deposits = calls("v", 1, &|user: &str, reference: &str, _: &str| {
+        deposit_before(&prefix, user, reference)
+    });
     let old_deposited = b
-        .phase("deposit (before)", &old_credit, &old_deposits, "applied")
+        .phase("deposit (before)", &old_deposit, &old_deposits, "applied")
         .await;
 
     let paid = calls("u", 2, &out(DEPOSIT_CENTS / 2));

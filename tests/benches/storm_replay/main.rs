@@ -25,7 +25,7 @@
 //! (scripts, plain reads, a cache answering without Redis) are what is recorded.
 //!
 //! * `grab` (hongbao): a sender's wallet credited and one lucky red packet of 300 shares
-//!   created (`store::wallet::deposit`, `store::packets::create`), every hongbao script
+//!   created (`wallet::deposit`, `store::packets::create`), every hongbao script
 //!   `SCRIPT LOAD`ed, then `BENCH_SANDBOXES` sandboxes, each its own `Store` (own connection,
 //!   own in-process state), take grabbers in order from a shared queue and call
 //!   `store::packets::grab` (the grab function's only Redis path); every 10th grabber presses

@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use hongbao::packets::{self, GrabOutcome, Share};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, GrabOutcome, Share};
-use hongbao::store::{scripts, wallet};
+use hongbao::store::scripts;
 use hongbao::voting::{self, Direction, NewArticle, PostOutcome, SiteKeys, VoteOutcome};
+use hongbao::wallet;
 use hongbao::{Error, Store};
 use redis::aio::MultiplexedConnection;
 use redis::Script;

@@ -1,7 +1,7 @@
 //! Benchmark-sized red packets: a configuration with room for them, the request, its creation.
 
 use hongbao::domain::split::{LuckySplit, Mode};
-use hongbao::store::packets::{self, CreateOutcome, NewPacket};
+use hongbao::packets::{self, CreateOutcome, NewPacket};
 use hongbao::{Config, Store};
 
 /// The production default configuration on `url` (a cluster's seed node when `cluster`), with

@@ -1,5 +1,5 @@
 //! A crowd guessing a password packet's password: the packet's guess budget
-//! (`HONGBAO_GUESS_BUDGET`, `lua/grab.lua`).
+//! (`HONGBAO_GUESS_BUDGET`, `grab.lua`).
 
 use std::sync::Arc;
 

@@ -396,7 +396,7 @@ async fn claim(store: &Arc<Store>, id: &str, user: &str) -> u16 {
 
 /// A wallet's balance, cents.
 async fn balance(store: &Arc<Store>, user: &str) -> i64 {
-    hongbao::store::wallet::balance(store, user).await.unwrap()
+    hongbao::wallet::balance(store, user).await.unwrap()
 }
 
 /// `user`'s journal entries (`XRANGE` of the stream): (id, fields).

@@ -114,7 +114,7 @@ async fn create_once_per_key(store: &Arc<Store>, answers: &mut String) -> (Strin
     answers.push_str(&p.to_string());
     let id = p["packet_id"].as_str().unwrap().to_string();
     let verifier =
-        serde_json::from_value::<hongbao::domain::packets::password::PasswordText>(json!(PASSWORD))
+        serde_json::from_value::<hongbao::packets::rules::password::PasswordText>(json!(PASSWORD))
             .unwrap()
             .normalised()
             .verifier(&id);

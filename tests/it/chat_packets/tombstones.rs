@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::packets::MAX_RECIPIENTS_BYTES;
+use hongbao::packets::rules::MAX_RECIPIENTS_BYTES;
 use hongbao::Store;
 use serde_json::{json, Value};
 

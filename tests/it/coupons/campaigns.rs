@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{CodeSource, NewCampaign, Status, VisitLimit};
-use hongbao::store::coupons::{
+use hongbao::coupons::rules::{CodeSource, NewCampaign, Status, VisitLimit};
+use hongbao::coupons::{
     self, AddCodesOutcome, CampaignCreateOutcome, CouponGrabOutcome, Created, PoolKeys,
     RedeemOutcome,
 };

@@ -1,13 +1,13 @@
-//! The coupon checkout through the store and its scripts (`lua/coupon_hold.lua`,
-//! `lua/coupon_redeem.lua`, `lua/coupon_release.lua`): a hold raced by many orders, a hold
+//! The coupon checkout through the store and its scripts (`coupon_hold.lua`,
+//! `coupon_redeem.lua`, `coupon_release.lua`): a hold raced by many orders, a hold
 //! that lapses by itself, a hold released and a redemption reversed (credited back once),
 //! every script sent twice, a refusal under the minimum or without the order's total, and
 //! records written before holds. Re-runs after later transitions: `reruns.rs`.
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{campaign_no, CodeSource, Discount, Off, VisitLimit};
-use hongbao::store::coupons::{
+use hongbao::coupons::rules::{campaign_no, CodeSource, Discount, Off, VisitLimit};
+use hongbao::coupons::{
     self, CampaignCreateOutcome, CouponGrabOutcome, HoldOutcome, PoolKeys, RedeemOutcome,
     ReleaseOutcome, Released,
 };

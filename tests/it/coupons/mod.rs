@@ -1,5 +1,5 @@
-//! Coupon drops' scripts (`lua/coupon_create_pool.lua`, `lua/coupon_grab.lua`,
-//! `lua/coupon_redeem.lua`, the checkout's `lua/coupon_hold.lua` and `lua/coupon_release.lua`)
+//! Coupon drops' scripts (`coupon_create_pool.lua`, `coupon_grab.lua`,
+//! `coupon_redeem.lua`, the checkout's `coupon_hold.lua` and `coupon_release.lua`)
 //! through their typed calls, against real `redis-server` processes: every test runs on a
 //! standalone server and on a 3-master cluster started by the harness. One pool first;
 //! campaigns of many pools build on these steps. One file a topic: one pool, campaigns,
@@ -17,8 +17,8 @@ mod retries;
 use std::collections::BTreeMap;
 
 use harness::TestRedis;
-use hongbao::domain::coupons::{campaign_id, CodeSource, NewCampaign};
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons::rules::{campaign_id, CodeSource, NewCampaign};
+use hongbao::coupons::PoolKeys;
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall, CouponRedeemCall};
 use hongbao::Store;
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness::ReplicatedCluster;
-use hongbao::domain::coupons::{campaign_id, pool_of_code, CodeSource, VisitLimit};
-use hongbao::store::coupons::{
+use hongbao::coupons::rules::{campaign_id, pool_of_code, CodeSource, VisitLimit};
+use hongbao::coupons::{
     self, keys::directory, AddCodesOutcome, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys,
 };
 use hongbao::store::{Config, Store};

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{campaign_id, parse, CodeKey};
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons::rules::{campaign_id, parse, CodeKey};
+use hongbao::coupons::PoolKeys;
 
 use super::{coupon_store, create, dump_all, grab, grab_call, redeem, redis_ms, Pool, SECRET};
 

@@ -5,10 +5,8 @@ use std::collections::HashSet;
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{campaign_id, home_pool, CodeKey, CodeSource, Status, VisitLimit};
-use hongbao::store::coupons::{
-    self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys, RedeemOutcome,
-};
+use hongbao::coupons::rules::{campaign_id, home_pool, CodeKey, CodeSource, Status, VisitLimit};
+use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys, RedeemOutcome};
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall};
 use hongbao::Store;
 

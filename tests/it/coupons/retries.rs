@@ -8,10 +8,8 @@
 use std::collections::BTreeSet;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{campaign_id, home_pool, pool_of_code, CodeSource, VisitLimit};
-use hongbao::store::coupons::{
-    self, keys::directory, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys,
-};
+use hongbao::coupons::rules::{campaign_id, home_pool, pool_of_code, CodeSource, VisitLimit};
+use hongbao::coupons::{self, keys::directory, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::store::scripts::{
     text, Call, CouponAddCodesCall, CouponCreatePoolCall, CouponGrabCall, CouponResolveCall,
     CouponTakeCall,
@@ -282,7 +280,7 @@ async fn batch_cut_short(
             .await
             .unwrap();
     }
-    let fingerprint = hongbao::domain::coupons::codes::batch_fingerprint(codes);
+    let fingerprint = hongbao::coupons::rules::codes::batch_fingerprint(codes);
     for &k in landed {
         let keys = c.keys(k);
         let share = c.share(codes, k);
@@ -557,7 +555,7 @@ async fn a_grab_sent_again_answers_its_own_code() {
 /// (the claim's reply lost), and answers the same refusal when sent again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_creation_releases_every_claim_of_its_codes() {
-    use hongbao::domain::coupons::generated::new_campaign_secret;
+    use hongbao::coupons::rules::generated::new_campaign_secret;
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -571,7 +569,7 @@ async fn a_refused_creation_releases_every_claim_of_its_codes() {
         let codes: Vec<String> = ["CLASH-A", "CLASH-B", "CLASH-Z"].map(String::from).into();
         let req = campaign(now, "mine", CodeSource::Uploaded(codes.clone()));
         // An earlier run: the campaign recorded (number 2), CLASH-A claimed, its reply lost.
-        let reply = coupons::create::record(&mut conn, "hb", &req, &new_campaign_secret())
+        let reply = coupons::create::store::record(&mut conn, "hb", &req, &new_campaign_secret())
             .await
             .unwrap();
         assert!(text("coupon_create", reply)

@@ -1,4 +1,4 @@
-//! Draw campaigns (`lua/coupon_draw_enter.lua`, `lua/coupon_draw_run.lua`) through the coupon
+//! Draw campaigns (`coupon_draw_enter.lua`, `coupon_draw_run.lua`) through the coupon
 //! router, on standalone and on the 3-master cluster at once: grabs before `draw_at` enter
 //! the draw on pool 0 (202), the draw runs once however many race it or re-send it, the
 //! entrants with the smallest tickets win one code each from whichever pool holds one, anyone
@@ -15,11 +15,11 @@ use crate::coupons::api::{create, grab, view};
 use crate::coupons::coupon_store;
 use harness::{Backend, TestRedis};
 use hongbao::api::error::rfc3339;
-use hongbao::domain::coupons::{campaign_id, campaign_no};
+use hongbao::coupons::draw::{run_draw, Drawn};
+use hongbao::coupons::rules::{campaign_id, campaign_no};
+use hongbao::coupons::PoolKeys;
 use hongbao::domain::draws::{self, Reveal};
 use hongbao::domain::journal::Kind;
-use hongbao::store::coupons::draw::{run_draw, Drawn};
-use hongbao::store::coupons::PoolKeys;
 use hongbao::store::scripts::{text, Call, CouponDrawRunCall};
 use hongbao::Store;
 
@@ -305,7 +305,7 @@ async fn late_entries_write_nothing_and_the_close_draws() {
             .unwrap()
             .timestamp_millis();
         common::sleep_until_redis_ms(&store, ends_ms).await;
-        let closed = hongbao::store::coupons::close::close_ended(
+        let closed = hongbao::coupons::close::close_ended(
             &store,
             std::time::Instant::now() + std::time::Duration::from_secs(30),
         )

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use harness::{Backend, TestRedis};
 use hongbao::domain::draws;
+use hongbao::packets::draw::{self as draw_run, DrawState};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::draw::{self as draw_run, DrawState};
 use hongbao::store::scripts::{Call, DrawEnterCall, DRAW_ENTER};
 
 use super::{draw_packet, meta};

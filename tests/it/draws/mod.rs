@@ -1,4 +1,4 @@
-//! Draw packets (`domain::draws`; `lua/grab.lua`'s draw branch, `lua/draw_run.lua`) through
+//! Draw packets (`domain::draws`; `grab.lua`'s draw branch, `lua/draw_run.lua`) through
 //! the grab router, on standalone and on the 3-master cluster: grabs in the entry window enter
 //! the draw (202, the same answer again), at `draw_at` the entrants with the smallest tickets
 //! win the shares in ticket order, once, whoever runs the draw and however many race it; a
@@ -17,9 +17,9 @@ use crate::common::{self, call, event, with_placeholder, with_sub, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::draws::{self, DrawTerms, Reveal};
 use hongbao::domain::journal::Kind;
+use hongbao::packets::draw::{self as draw_run, DrawState};
+use hongbao::packets::NewPacket;
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::draw::{self as draw_run, DrawState};
-use hongbao::store::packets::NewPacket;
 use hongbao::store::scripts::{Call, DrawEnterCall, DrawRunCall};
 use hongbao::Store;
 
@@ -529,9 +529,7 @@ async fn a_cancel_after_draw_at_draws_first() {
         common::sleep_until_redis_ms(&store, draw_at).await;
 
         // Act
-        let cancelled = hongbao::store::packets::cancel(&store, &id, "sam")
-            .await
-            .unwrap();
+        let cancelled = hongbao::packets::cancel(&store, &id, "sam").await.unwrap();
         let grabs = [
             grab(&store, &id, "ann").await,
             grab(&store, &id, "ben").await,
@@ -546,7 +544,7 @@ async fn a_cancel_after_draw_at_draws_first() {
         assert!(
             matches!(
                 cancelled,
-                hongbao::store::packets::CancelOutcome::Cancelled {
+                hongbao::packets::CancelOutcome::Cancelled {
                     refunded_cents: 100,
                     ..
                 }
@@ -575,9 +573,7 @@ async fn a_cancelled_draw_settled_since_never_draws() {
         for u in ["ann", "ben", "cid", "dee"] {
             assert_eq!(grab(&store, &id, u).await.0, 202);
         }
-        hongbao::store::packets::cancel(&store, &id, "sam")
-            .await
-            .unwrap();
+        hongbao::packets::cancel(&store, &id, "sam").await.unwrap();
         let expires_at: i64 = meta(&store, &id, "expires_at")
             .await
             .unwrap()

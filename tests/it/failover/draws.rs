@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use hongbao::domain::draws;
 use hongbao::domain::journal::Kind;
+use hongbao::packets::draw::{self, DrawState};
+use hongbao::packets::{self, GrabOutcome};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::draw::{self, DrawState};
-use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::Error;
 use hongbao::{Config, Store};
 

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use hongbao::domain::merchants::{MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket};
-use hongbao::store::packets::{self, ClaimOutcome};
-use hongbao::store::wallet::DepositOutcome;
-use hongbao::store::{coupons, merchants};
+use hongbao::coupons;
+use hongbao::merchants;
+use hongbao::merchants::rules::{MerchantPacketOutcome, MerchantPacketRequest, NewMerchantPacket};
+use hongbao::packets::{self, ClaimOutcome};
+use hongbao::wallet::DepositOutcome;
 use hongbao::{Config, Store};
 
 use super::{

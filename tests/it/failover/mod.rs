@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use harness::{RedisServer, ReplicatedCluster};
 use hongbao::domain::split::{LuckySplit, Mode};
+use hongbao::merchants;
+use hongbao::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
 use hongbao::store::keys::Keys;
-use hongbao::store::merchants;
-use hongbao::store::packets::{self, ClaimOutcome, CreateOutcome, GrabOutcome, NewPacket};
-use hongbao::store::wallet::{self, DepositOutcome, EntryKind};
+use hongbao::wallet::{self, DepositOutcome, EntryKind};
 use hongbao::{Config, Error, Store};
 
 use crate::common::{self, create, fund};

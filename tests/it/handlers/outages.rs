@@ -52,7 +52,7 @@ async fn redis_down_means_503_then_consistent_after_restart() {
         ..Default::default()
     };
     let principals =
-        hongbao::domain::wallet::IamPrincipals::parse(common::DEPOSIT_PRINCIPALS).unwrap();
+        hongbao::wallet::rules::IamPrincipals::parse(common::DEPOSIT_PRINCIPALS).unwrap();
     cfg.wallet.deposit_principals = principals.clone();
     cfg.wallet.support_principals = principals;
     let store = std::sync::Arc::new(Store::new(cfg));

@@ -75,7 +75,7 @@ async fn ledger_page_deposit_cap_and_grab_rate_limit() {
     let redis = TestRedis::start(Backend::Standalone);
     let store = common::store(&redis, |_| {});
     for i in 0..1_005 {
-        hongbao::store::wallet::deposit(&store, "alice", 1, &format!("d{i}"))
+        hongbao::wallet::deposit(&store, "alice", 1, &format!("d{i}"))
             .await
             .unwrap();
     }

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::domain::reconcile::{LedgerOwner, Mismatch, LEDGER_TRIMMED_FIELD};
-use hongbao::domain::wallet::{DepositOutcome, LEDGER_CAP};
+use hongbao::merchants;
 use hongbao::store::keys::Keys;
-use hongbao::store::{merchants, reconcile, wallet};
+use hongbao::store::reconcile;
+use hongbao::wallet;
+use hongbao::wallet::rules::{DepositOutcome, LEDGER_CAP};
 use hongbao::Store;
 
 use crate::common;

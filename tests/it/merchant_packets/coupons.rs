@@ -11,7 +11,8 @@ use crate::common::{self, call, event, with_sub, Function};
 use harness::{Backend, TestRedis};
 use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
-use hongbao::store::{journal, reclaim, wallet, Store};
+use hongbao::store::{journal, reclaim, Store};
+use hongbao::wallet;
 
 use super::*;
 

@@ -10,7 +10,8 @@ use hongbao::domain::journal::Kind;
 use hongbao::store::keys::Keys;
 use hongbao::store::reclaim::Payer;
 use hongbao::store::scripts::{Call, SettleCall};
-use hongbao::store::{journal, reclaim, wallet};
+use hongbao::store::{journal, reclaim};
+use hongbao::wallet;
 
 use super::*;
 

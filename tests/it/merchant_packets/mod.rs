@@ -1,4 +1,4 @@
-//! Merchant packets (`POST /merchant-packets`, `lua/merchant_create_packet.lua`; then the red
+//! Merchant packets (`POST /merchant-packets`, `merchant_create_packet.lua`; then the red
 //! packets' own grab, claim and reclaim) through the routers, on standalone and on the
 //! 3-master cluster: one packet per order however many creates race, seed 000's test (100
 //! grabbers, 5 shares), claims paid once with the merchant's books moved in the same step,
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::common::{call, event, with_body, with_placeholder, with_sub, Function};
-use hongbao::domain::merchants::Books;
+use hongbao::merchants::rules::Books;
 use hongbao::store::audit;
 use hongbao::store::keys::Keys;
 use hongbao::Store;

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use crate::common::{self, event, with_body, Function};
 use harness::{Backend, TestRedis};
-use hongbao::store::wallet;
+use hongbao::wallet;
 
 use super::*;
 

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use crate::common::{self, Function};
 use harness::{Backend, TestRedis};
 use hongbao::store::keys::Keys;
-use hongbao::store::{reclaim, wallet, Store};
+use hongbao::store::{reclaim, Store};
+use hongbao::wallet;
 
 use super::*;
 

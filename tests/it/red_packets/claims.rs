@@ -2,9 +2,10 @@
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::store::reclaim;
 use hongbao::store::scripts::{self, Call};
-use hongbao::store::{reclaim, wallet};
+use hongbao::wallet;
 
 use crate::common::{assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 

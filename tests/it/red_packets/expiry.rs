@@ -5,8 +5,9 @@ use std::collections::HashSet;
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::store::packets::{self, ClaimOutcome, GrabOutcome};
-use hongbao::store::{reclaim, wallet};
+use hongbao::packets::{self, ClaimOutcome, GrabOutcome};
+use hongbao::store::reclaim;
+use hongbao::wallet;
 
 use crate::common::{self, assert_conserved, create, fund, lucky, sleep_until_redis_ms, store};
 

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::store::packets::{self, GrabOutcome};
+use hongbao::packets::{self, GrabOutcome};
 
 use crate::common::{self, create, fund, lucky, sleep_until_redis_ms, store};
 

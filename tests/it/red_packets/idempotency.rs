@@ -1,8 +1,8 @@
 //! Idempotency: fingerprints that cannot collide, idempotent funded creates, and locks.
 
 use harness::{Backend, TestRedis};
-use hongbao::store::packets::{self, GrabOutcome};
-use hongbao::store::wallet;
+use hongbao::packets::{self, GrabOutcome};
+use hongbao::wallet;
 
 use crate::common::{assert_conserved, create, fund, lucky, store};
 
@@ -17,11 +17,11 @@ async fn idempotency_fingerprints_cannot_collide() {
         let redis = TestRedis::start(backend);
         let store = store(&redis, |_| {});
         fund(&store, "sender", 1000).await;
-        let piped = hongbao::store::packets::NewPacket {
+        let piped = hongbao::packets::NewPacket {
             greeting: Some("hi|alice".into()),
             ..lucky(100, 1, 600)
         };
-        let targeted = hongbao::store::packets::NewPacket {
+        let targeted = hongbao::packets::NewPacket {
             greeting: Some("hi".into()),
             recipients: vec!["alice".into()],
             ..lucky(100, 1, 600)
@@ -82,7 +82,7 @@ async fn create_is_idempotent_and_funded() {
         assert_eq!(w.entries[0].kind, wallet::EntryKind::PacketDebit);
         assert_eq!(w.entries[0].amount_cents, -1000);
         // Fixed packets split evenly.
-        let fixed = hongbao::store::packets::NewPacket {
+        let fixed = hongbao::packets::NewPacket {
             mode: hongbao::domain::split::Mode::Fixed,
             ..lucky(500, 5, 600)
         };

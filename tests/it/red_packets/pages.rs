@@ -4,9 +4,9 @@
 //! page.
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::packets::{best_luck, receipt, GRABS_PAGE};
+use hongbao::packets::rules::{best_luck, receipt, GRABS_PAGE};
+use hongbao::packets::{self, GrabOutcome, PacketView, ViewAs};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, GrabOutcome, PacketView, ViewAs};
 use hongbao::store::Store;
 
 use crate::common::{create, fund, lucky, store};

@@ -1,7 +1,7 @@
 //! A sandbox's remembered answers: sold-out, and a packet created anew.
 
 use harness::{Backend, TestRedis};
-use hongbao::store::packets::{self, GrabOutcome};
+use hongbao::packets::{self, GrabOutcome};
 
 use crate::common::{self, create, fund, lucky, store};
 

@@ -1,5 +1,5 @@
-//! The re-run checker's accounts: a wallet (`lua/wallet_credit.lua` deposits, `lua/withdraw.lua`)
-//! and a merchant's budget (`lua/merchant_deposit.lua`, `lua/withdraw.lua`). Several
+//! The re-run checker's accounts: a wallet and a merchant's budget, each moved by
+//! `lua/deposit.lua` and `lua/withdraw.lua` (`owner` `wallet` or `merchant`). Several
 //! callers deposit and withdraw with references drawn from a few, so references repeat and
 //! conflict, balances hit the limit and run short, and ledgers are kept at 5 items so every
 //! sequence trims them; earlier calls are re-sent at random later points. A re-sent call must
@@ -14,7 +14,7 @@ use harness::{Backend, TestRedis};
 use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
-use hongbao::store::scripts::{texts, Call, MerchantDepositCall, WalletCreditCall, WithdrawCall};
+use hongbao::store::scripts::{texts, Call, DepositCall, WithdrawCall};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -46,7 +46,6 @@ struct Account {
     records: String,
     records_forget: String,
     journal: String,
-    spare: String,
 }
 
 impl Account {
@@ -58,7 +57,6 @@ impl Account {
             LedgerOwner::Wallet => (w.wallet, w.ledger, w.records, w.records_forget, w.journal),
             LedgerOwner::Merchant => (m.merchant, m.ledger, m.records, m.records_forget, m.journal),
         };
-        let spare = format!("{hash}:spare");
         Account {
             holder,
             id,
@@ -67,7 +65,6 @@ impl Account {
             records,
             records_forget,
             journal,
-            spare,
         }
     }
 }
@@ -84,7 +81,6 @@ impl Entity for Account {
             &self.records,
             &self.records_forget,
             &self.journal,
-            &self.spare,
         ]
         .map(String::clone)
         .to_vec()
@@ -99,33 +95,26 @@ impl Entity for Account {
             }
         };
         let (dep, wd) = (format!("dep:{reference}"), format!("wd:{reference}"));
-        let fingerprint = cents.to_string();
         let call_answer = Keys::call_answer(&self.hash, call);
         let reply = match (self.holder, op) {
-            (LedgerOwner::Wallet, Op::Deposit { .. }) => {
-                let c = WalletCreditCall {
-                    wallet: &self.hash,
+            (owner, Op::Deposit { .. }) => {
+                let c = DepositCall {
+                    books: &self.hash,
                     ledger: &self.ledger,
                     records: &self.records,
                     records_forget: &self.records_forget,
-                    received: &self.spare,
-                    sent: &self.spare,
-                    history_totals: &self.spare,
                     journal: &self.journal,
                     call_answer: &call_answer,
                     amount_cents: cents,
-                    kind: "deposit",
                     reference,
-                    transfer_id: &dep,
-                    fingerprint: &fingerprint,
+                    record_id: &dep,
                     keep_ms: KEEP_MS,
                     ledger_cap: LEDGER_CAP,
-                    balance_limit_cents: LIMIT_CENTS,
-                    history_entry: "",
-                    history_retention_ms: KEEP_MS,
-                    user_id: &self.id,
+                    owner_id: &self.id,
                     call,
                     call_keep_ms: KEEP_MS,
+                    owner: owner.as_str(),
+                    balance_limit_cents: LIMIT_CENTS,
                 };
                 c.invocation().invoke_async(&mut conn).await
             }
@@ -146,26 +135,6 @@ impl Entity for Account {
                     call,
                     call_keep_ms: KEEP_MS,
                     owner: owner.as_str(),
-                };
-                c.invocation().invoke_async(&mut conn).await
-            }
-            (LedgerOwner::Merchant, Op::Deposit { .. }) => {
-                let c = MerchantDepositCall {
-                    merchant: &self.hash,
-                    ledger: &self.ledger,
-                    records: &self.records,
-                    records_forget: &self.records_forget,
-                    journal: &self.journal,
-                    call_answer: &call_answer,
-                    amount_cents: cents,
-                    reference,
-                    record_id: &dep,
-                    keep_ms: KEEP_MS,
-                    ledger_cap: LEDGER_CAP,
-                    balance_limit_cents: LIMIT_CENTS,
-                    merchant_id: &self.id,
-                    call,
-                    call_keep_ms: KEEP_MS,
                 };
                 c.invocation().invoke_async(&mut conn).await
             }

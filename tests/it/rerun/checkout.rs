@@ -1,5 +1,5 @@
-//! The re-run checker's coupon at checkout (`lua/coupon_hold.lua`, `lua/coupon_redeem.lua`,
-//! `lua/coupon_release.lua`): three orders hold, redeem and release one issued coupon in a
+//! The re-run checker's coupon at checkout (`coupon_hold.lua`, `coupon_redeem.lua`,
+//! `coupon_release.lua`): three orders hold, redeem and release one issued coupon in a
 //! random order, now and then naming the wrong user, and earlier calls are re-sent at random
 //! later points. The model: the coupon issued, held by an order or redeemed by one; each
 //! order's last release (what another release call of the order answers); the pool's
@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::checkout::{Checkout, IssuedRecord};
-use hongbao::domain::coupons::{campaign_id, campaign_no, CodeSource, NewCampaign, VisitLimit};
+use hongbao::coupons::rules::checkout::{Checkout, IssuedRecord};
+use hongbao::coupons::rules::{campaign_id, campaign_no, CodeSource, NewCampaign, VisitLimit};
+use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::domain::reconcile::LedgerOwner;
-use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::store::keys::Keys;
 use hongbao::store::reconcile;
 use hongbao::store::scripts::{text, Call, CouponHoldCall, CouponRedeemCall, CouponReleaseCall};

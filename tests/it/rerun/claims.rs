@@ -1,6 +1,6 @@
-//! The re-run checker's cash claims: a claim is four steps on two hash slots (`lua/claim.lua`
+//! The re-run checker's cash claims: a claim is four steps on two hash slots (`claim.lua`
 //! reserves the share on the packet's slot, `lua/wallet_credit.lua` credits the grabber's
-//! wallet once per transfer `claim:<packet_id>`, `lua/claim_done.lua` marks the claim done,
+//! wallet once per transfer `claim:<packet_id>`, `claim_done.lua` marks the claim done,
 //! `lua/transfer_release.lua` un-pins the credit's record), each claim call running them in
 //! order with its own call id, as `store::packets::claim` does. Several claim calls of the same
 //! grabber interleave (a retry beside its original), a user without a share claims too, and
@@ -13,15 +13,15 @@
 use std::collections::BTreeMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::history::{year_of, ReceivedEntry};
 use hongbao::domain::reconcile::LedgerOwner;
+use hongbao::history::rules::{year_of, ReceivedEntry};
+use hongbao::packets::{self, GrabOutcome};
 use hongbao::store::keys::Keys;
-use hongbao::store::packets::{self, GrabOutcome};
 use hongbao::store::reconcile;
 use hongbao::store::scripts::{
     text, texts, Call, ClaimCall, ClaimDoneCall, TransferReleaseCall, WalletCreditCall,
 };
-use hongbao::store::wallet;
+use hongbao::wallet;
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -90,7 +90,7 @@ impl Claims {
     }
 
     /// Keys of the grabber's wallet and the packet, as the steps name them.
-    fn keys_for(&self, user: &str, call: &str) -> (PacketKeysOf, WalletKeysOf) {
+    fn keys_for(&self, user: &str) -> (PacketKeysOf, WalletKeysOf) {
         let pk = self.keys.packet(&self.packet_id);
         let wk = self.keys.wallet(user);
         let transfer = wallet::claim_transfer_id(&self.packet_id);
@@ -102,11 +102,7 @@ impl Claims {
                 claims: pk.claims,
                 coupons: pk.coupons,
             },
-            WalletKeysOf {
-                call_answer: Keys::call_answer(&wk.wallet, call),
-                transfer,
-                wk,
-            },
+            WalletKeysOf { transfer, wk },
         )
     }
 
@@ -127,20 +123,16 @@ impl Claims {
             sent: &wk.sent,
             history_totals: &wk.history_totals,
             journal: &wk.journal,
-            call_answer: &w.call_answer,
             amount_cents: self.shares[user].1,
-            kind: "claim_credit",
             reference: &self.packet_id,
             transfer_id: &w.transfer,
             fingerprint,
             keep_ms: 0,
             ledger_cap: 5,
-            balance_limit_cents: 0,
             history_entry: &self.entries[user],
             history_retention_ms: self.keep_ms,
             user_id: user,
             call,
-            call_keep_ms: self.keep_ms,
         }
     }
 
@@ -177,7 +169,6 @@ struct PacketKeysOf {
 /// The grabber's keys a claim step names.
 struct WalletKeysOf {
     wk: hongbao::store::keys::WalletKeys,
-    call_answer: String,
     transfer: String,
 }
 
@@ -185,7 +176,7 @@ impl Entity for Claims {
     type Op = Op;
 
     fn keys_of(&self, op: &Op, call: &str) -> Vec<String> {
-        let (pk, w) = self.keys_for(op.user, call);
+        let (pk, w) = self.keys_for(op.user);
         match op.step {
             Step::Reserve => self.reserve(op.user, call, &pk).texts().0,
             Step::Credit if op.user == STRANGER => Vec::new(),
@@ -199,7 +190,7 @@ impl Entity for Claims {
     /// `applied:<balance>` or `repeat:<balance>`; a done mark the state; a release the balance.
     async fn send(&self, store: &Store, op: &Op, call: &str) -> String {
         let mut conn = store.conn().await.unwrap();
-        let (pk, w) = self.keys_for(op.user, call);
+        let (pk, w) = self.keys_for(op.user);
         match op.step {
             Step::Reserve => {
                 let reply = self.reserve(op.user, call, &pk).invocation();

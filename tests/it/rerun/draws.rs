@@ -1,4 +1,4 @@
-//! The re-run checker's draw packets (`lua/draw_enter.lua`, `lua/draw_run.lua`, `lua/cancel.lua`,
+//! The re-run checker's draw packets (`lua/draw_enter.lua`, `lua/draw_run.lua`, `cancel.lua`,
 //! `lua/settle.lua`): a draw of 2 to 4 shares that up to 8 users enter (some twice), whose
 //! entries close and whose packet expires at random points (the checker moves `draw_at` and
 //! `expires_at` into the past: time passing, not a call), drawn in chunks of 1 or 2 winners by
@@ -335,7 +335,7 @@ async fn draw_reruns_answer_their_first_run() {
             let sender = format!("drawer-{sequence}");
             common::fund(&store, &sender, 10_000).await;
             let count = rng.random_range(2..=4);
-            let request = hongbao::store::packets::NewPacket {
+            let request = hongbao::packets::NewPacket {
                 mode: hongbao::domain::split::Mode::Fixed,
                 draw: Some(DrawTerms { entry_secs: 60 }),
                 ..common::lucky(i64::from(count) * SHARE_CENTS, count, 600)

@@ -1,4 +1,4 @@
-//! The re-run checker's red packets (`lua/grab.lua`, `lua/cancel.lua`): a user's lucky packet of
+//! The re-run checker's red packets (`grab.lua`, `cancel.lua`): a user's lucky packet of
 //! 3 to 6 shares, grabbed by up to 8 users (some pressing twice) and now and then cancelled by
 //! its sender, earlier calls re-sent at random later points: a won grab answers its share again,
 //! a refused grab and a cancel their first answer, and none writes. The grab rate limit is off:

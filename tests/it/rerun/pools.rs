@@ -1,7 +1,7 @@
 //! The re-run checker's campaign pools: a grab of a campaign of three pools is up to three
-//! kinds of step (`lua/coupon_grab.lua` on the caller's home pool: a win, a refusal, or a
-//! reservation when the home pool is empty; `lua/coupon_take.lua` on the other pools in turn,
-//! until one gives the reservation a code; `lua/coupon_resolve.lua` on the home pool, the
+//! kinds of step (`coupon_grab.lua` on the caller's home pool: a win, a refusal, or a
+//! reservation when the home pool is empty; `coupon_take.lua` on the other pools in turn,
+//! until one gives the reservation a code; `coupon_resolve.lua` on the home pool, the
 //! reservation's one outcome), each grab call running them in order with its call id, as
 //! `store::coupons::grab` does. Six users (some grabbing twice at once) share a few codes spread
 //! unevenly over the pools, one or two per user, and any step of any call is re-sent at
@@ -14,8 +14,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{campaign_id, home_pool};
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons::rules::{campaign_id, home_pool};
+use hongbao::coupons::PoolKeys;
 use hongbao::store::scripts::{
     text, Call, CouponCreatePoolCall, CouponGrabCall, CouponResolveCall, CouponTakeCall,
 };

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use hongbao::domain::journal::Kind;
 use hongbao::store::journal::{self, Entry};
 use hongbao::store::keys::Keys;
-use hongbao::store::wallet;
+use hongbao::wallet;
 use hongbao::Store;
 use serde_json::Value;
 

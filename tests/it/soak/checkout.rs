@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hongbao::store::coupons::{self, HoldOutcome, RedeemOutcome, ReleaseOutcome};
+use hongbao::coupons::{self, HoldOutcome, RedeemOutcome, ReleaseOutcome};
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::Rng;

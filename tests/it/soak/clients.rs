@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hongbao::store::packets::{self, Share};
+use hongbao::packets::{self, Share};
 use hongbao::store::reclaim;
 use hongbao::Store;
 use rand::rngs::StdRng;

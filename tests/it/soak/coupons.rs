@@ -20,9 +20,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use hongbao::domain::coupons::{campaign_id, campaign_no, pool_count, CodeKey};
-use hongbao::store::coupons::keys::directory;
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons::keys::directory;
+use hongbao::coupons::rules::{campaign_id, campaign_no, pool_count, CodeKey};
+use hongbao::coupons::PoolKeys;
 use hongbao::Store;
 use serde_json::{json, Value};
 
@@ -394,7 +394,7 @@ pub async fn check(
                 ));
             }
         }
-        let view = match hongbao::store::coupons::campaign(store, id, None).await {
+        let view = match hongbao::coupons::campaign(store, id, None).await {
             Ok(Some(view)) => view,
             other => {
                 v.push(format!("campaign {id} unreadable: {other:?}"));

@@ -5,10 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hongbao::domain::coupons::campaign_no;
+use hongbao::coupons::rules::campaign_no;
+use hongbao::coupons::PoolKeys;
 use hongbao::domain::draws;
 use hongbao::domain::journal::Kind;
-use hongbao::store::coupons::PoolKeys;
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::Rng;

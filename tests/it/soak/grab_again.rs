@@ -1,12 +1,12 @@
 //! A grab call sent again after its reply was lost, another press of the same user between
 //! (the cluster client re-sends a command whose reply it lost; the user pressed again
 //! meanwhile), on the uploaded campaigns that give a user more than one code: the call's two
-//! runs must answer alike (`lua/coupon_grab.lua` records each call's outcome under its id).
+//! runs must answer alike (`coupon_grab.lua` records each call's outcome under its id).
 
 use std::sync::Arc;
 
-use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool, VisitLimit};
-use hongbao::store::coupons::{self, CouponGrabOutcome, PoolKeys};
+use hongbao::coupons::rules::{campaign_id, campaign_no, home_pool, VisitLimit};
+use hongbao::coupons::{self, CouponGrabOutcome, PoolKeys};
 use hongbao::store::scripts::{text, Call, CouponGrabCall};
 use hongbao::Store;
 use serde_json::{json, Value};
@@ -16,7 +16,7 @@ use super::clients::{Op, Record};
 /// The soak's campaigns' pools.
 const POOLS: u32 = 24;
 
-/// Step 1 of a grab (`lua/coupon_grab.lua` on the user's home pool) under call id `call`.
+/// Step 1 of a grab (`coupon_grab.lua` on the user's home pool) under call id `call`.
 async fn grab_step(
     store: &Store,
     campaign: &str,

@@ -15,7 +15,7 @@ use rand::Rng;
 use serde_json::{json, Value};
 
 use hongbao::domain::journal::Kind;
-use hongbao::domain::merchants::Books;
+use hongbao::merchants::rules::Books;
 use hongbao::store::journal::Entry;
 
 use super::clients::{Op, Record, World};

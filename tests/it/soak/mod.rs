@@ -68,10 +68,10 @@ use std::time::{Duration, Instant};
 
 use harness::moto::{LedgerFeed, MotoServer};
 use harness::ReplicatedCluster;
-use hongbao::domain::packets::PacketRules;
 use hongbao::domain::settings::Lookup;
-use hongbao::domain::wallet::IamPrincipals;
 use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
+use hongbao::packets::rules::PacketRules;
+use hongbao::wallet::rules::IamPrincipals;
 use hongbao::{Config, Store};
 
 use crate::common::DEPOSIT_PRINCIPALS;

@@ -1,12 +1,12 @@
 //! The soak's openings: campaigns that open at once, created by a merchant during the run while
 //! the nemesis faults the cluster, and grabbed by bots from the moment the creation is recorded
-//! (step 1, `lua/coupon_create.lua`): a campaign's id cannot be guessed from the ones before it,
+//! (step 1, `coupon_create.lua`): a campaign's id cannot be guessed from the ones before it,
 //! so the bots read it as an insider with the store could (the creation's record holds the
 //! secret its id tag comes from), before the merchant's creation is answered. A creation
 //! cut short by a fault leaves its campaign open on the pools it wrote until the merchant sends
 //! it again after `Retry-After`; in that window a grab that needs a pool not written yet is told
 //! to grab again, never `sold_out`, and each reservation still has one outcome per pool
-//! (`lua/coupon_take.lua` records `-` or `~`): a press whose sandbox stalls between its
+//! (`coupon_take.lua` records `-` or `~`): a press whose sandbox stalls between its
 //! reservation and its walk, while the user's second press walks the same reservation, must
 //! reach the same outcome even when the creation writes the missing pools in between.
 //!
@@ -21,9 +21,9 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use hongbao::domain::coupons::{campaign_id, campaign_no, home_pool, id_tag, public_id};
-use hongbao::store::coupons::keys::refs;
-use hongbao::store::coupons::PoolKeys;
+use hongbao::coupons::keys::refs;
+use hongbao::coupons::rules::{campaign_id, campaign_no, home_pool, id_tag, public_id};
+use hongbao::coupons::PoolKeys;
 use hongbao::store::scripts::{text, Call, CouponGrabCall, CouponResolveCall, CouponTakeCall};
 use hongbao::Store;
 use rand::rngs::StdRng;

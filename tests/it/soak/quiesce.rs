@@ -71,7 +71,7 @@ pub async fn close_campaigns(auditor: &Arc<Store>, campaigns: usize) {
     let mut closed = 0;
     for _ in 0..60 {
         let stop = Instant::now() + Duration::from_secs(20);
-        match hongbao::store::coupons::close::close_ended(auditor, stop).await {
+        match hongbao::coupons::close::close_ended(auditor, stop).await {
             Ok(c) => closed += c.closed,
             Err(e) => println!("soak: closing campaigns: {e}"),
         }

@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::{signed, STRANGER};
 use crate::common::{self, call, event, with_placeholder, Function};
 use harness::{Backend, TestRedis};
-use hongbao::domain::coupons::{CodeSource, NewCampaign, VisitLimit};
-use hongbao::store::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
+use hongbao::coupons::rules::{CodeSource, NewCampaign, VisitLimit};
+use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
 use hongbao::Store;
 
 /// `GET /support/coupons/{code}` as `arn` (`None`: the fixture's support role).

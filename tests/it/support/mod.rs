@@ -15,9 +15,10 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::common::{call, claim_step_one, event, with_placeholder, with_query, Function};
-use hongbao::domain::history::{year_of, ReceivedEntry};
-use hongbao::domain::packets::Share;
-use hongbao::store::{packets as store_packets, wallet};
+use hongbao::history::rules::{year_of, ReceivedEntry};
+use hongbao::packets as store_packets;
+use hongbao::packets::rules::Share;
+use hongbao::wallet;
 use hongbao::Store;
 
 /// An IAM principal outside the test stores' `HONGBAO_SUPPORT_PRINCIPALS`.

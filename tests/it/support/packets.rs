@@ -8,8 +8,9 @@ use crate::common::{
     Function,
 };
 use harness::{Backend, TestRedis};
-use hongbao::domain::packets::{GrabOutcome, NewPacket};
-use hongbao::store::{packets, reclaim};
+use hongbao::packets;
+use hongbao::packets::rules::{GrabOutcome, NewPacket};
+use hongbao::store::reclaim;
 
 fn s(v: &[(&str, &str, bool)]) -> Vec<(String, String, bool)> {
     v.iter()

@@ -7,9 +7,9 @@ use serde_json::json;
 use super::{claim_until_credited, journal, look_up_wallet, STRANGER};
 use crate::common::{self, fund, lucky};
 use harness::{Backend, TestRedis};
-use hongbao::domain::packets::GrabOutcome;
+use hongbao::packets;
+use hongbao::packets::rules::GrabOutcome;
 use hongbao::store::keys::Keys;
-use hongbao::store::packets;
 
 /// Bob's claim credited but not marked done: his look-up shows the money, the claim in flight
 /// (`pending`, its amount) and the credit in the journal; once the claim finishes, nothing is
@@ -124,7 +124,7 @@ async fn ledger_pages_and_refusals() {
         join_all((0..120).map(|i| {
             let store = store.clone();
             async move {
-                hongbao::store::wallet::deposit(&store, "carol", 100 + i, &format!("dep-{i:03}"))
+                hongbao::wallet::deposit(&store, "carol", 100 + i, &format!("dep-{i:03}"))
                     .await
                     .unwrap()
             }
@@ -146,7 +146,7 @@ async fn ledger_pages_and_refusals() {
             offset = b["next_offset"].as_u64();
         }
         assert_eq!(pages, [50, 50, 20], "{backend}");
-        let ledger = hongbao::store::wallet::get(&store, "carol").await.unwrap();
+        let ledger = hongbao::wallet::get(&store, "carol").await.unwrap();
         assert_eq!(
             seen[..50],
             ledger

@@ -11,7 +11,7 @@ use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
-use crate::domain::coupons::checkout::Checkout;
+use crate::coupons::rules::checkout::Checkout;
 use crate::store::support::{self, CouponLookup, ReleaseLookup};
 
 /// The body of `GET /support/coupons/{code}`.
@@ -149,7 +149,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/support/coupons/{code}",
     auth: Auth::Iam {
-        principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+        principals: &crate::wallet::rules::SUPPORT_PRINCIPALS,
         tenant: Tenant::Users,
     },
     refusals: SupportCouponRefusal::REFUSALS,

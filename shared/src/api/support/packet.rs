@@ -11,9 +11,10 @@ use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
-use crate::api::packets::grabs::parse_cursor;
-use crate::api::packets::{no_packet, PacketViewBody};
 use crate::api::state::ApiState;
+use crate::packets::grabs::http::parse_cursor;
+use crate::packets::http::no_packet;
+use crate::packets::view::http::PacketViewBody;
 use crate::store::support::{self, GrabLookup, PacketLookup};
 
 /// The body of `GET /support/packets/{id}`.
@@ -71,7 +72,7 @@ pub struct SupportGrabBody {
     pub coupon_code: Option<String>,
     /// With `coupon_code`: `issued`, `held`, `redeemed` or `expired`, by Redis `TIME`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false, value_type = Option<crate::domain::coupons::CouponState>)]
+    #[schema(nullable = false, value_type = Option<crate::coupons::rules::CouponState>)]
     pub coupon_state: Option<&'static str>,
 }
 
@@ -149,7 +150,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/support/packets/{id}",
     auth: Auth::Iam {
-        principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+        principals: &crate::wallet::rules::SUPPORT_PRINCIPALS,
         tenant: Tenant::Users,
     },
     refusals: SupportPacketRefusal::REFUSALS,

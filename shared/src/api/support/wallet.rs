@@ -11,10 +11,10 @@ use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{query_params, IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
-use crate::api::wallet::EntryBody;
-use crate::domain::wallet::LEDGER_CAP;
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 use crate::store::support::{self, PendingTransfer, WalletLookup};
+use crate::wallet::get::http::EntryBody;
+use crate::wallet::rules::LEDGER_CAP;
 
 /// The body of `GET /support/wallets/{user_id}`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -98,7 +98,7 @@ pub const OPERATION: Operation = Operation {
     method: Method::Get,
     path: "/support/wallets/{user_id}",
     auth: Auth::Iam {
-        principals: &crate::domain::wallet::SUPPORT_PRINCIPALS,
+        principals: &crate::wallet::rules::SUPPORT_PRINCIPALS,
         tenant: Tenant::Users,
     },
     refusals: crate::api::refusal::Refusals::NONE,

@@ -31,8 +31,8 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
-use crate::domain::packets::receipt::{hex, is_digest_hex};
 use crate::domain::Invalid;
+use crate::packets::rules::receipt::{hex, is_digest_hex};
 
 /// The domain-separation prefix of the committed text (a later rule gets a new prefix).
 pub const COMMITMENT_PREFIX: &str = "hongbao-draw-v1:";

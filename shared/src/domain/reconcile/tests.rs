@@ -90,7 +90,7 @@ fn a_balance_off_its_ledger_is_found() {
 
 #[test]
 fn a_trimmed_ledger_adds_up_with_its_trimmed_cents() {
-    let full: Vec<String> = (0..super::super::wallet::LEDGER_CAP)
+    let full: Vec<String> = (0..crate::wallet::rules::LEDGER_CAP)
         .map(|i| format!("deposit|1|{i}|d{i}"))
         .collect();
     let fields = hash(&[("balance", "1500"), (LEDGER_TRIMMED_FIELD, "500")]);
@@ -102,7 +102,7 @@ fn a_trimmed_ledger_adds_up_with_its_trimmed_cents() {
 
 #[test]
 fn a_trimmed_ledger_off_by_a_million_is_found() {
-    let full: Vec<String> = (0..super::super::wallet::LEDGER_CAP)
+    let full: Vec<String> = (0..crate::wallet::rules::LEDGER_CAP)
         .map(|i| format!("deposit|1|{i}|d{i}"))
         .collect();
     let fields = hash(&[("balance", "1001500"), (LEDGER_TRIMMED_FIELD, "500")]);

@@ -14,7 +14,7 @@
 //! movement's Redis time, and `detail` = [`EventDetail`]. Before a batch is published, its coupon entries get their
 //! codes (a generated code's entry holds its index) and each issued coupon is put in its
 //! user's coupon list (`GET /coupons`) again, which completes a grab whose function stopped
-//! before writing it ([`crate::store::coupons::feed`]).
+//! before writing it ([`crate::coupons::feed`]).
 //!
 //! Runs never overlap (a lock, `<prefix>:{export}:lock`, `HONGBAO_EXPORT_LOCK_TTL_MS`); a run
 //! drains journal after journal until none holds entries or its time is up.
@@ -315,7 +315,7 @@ async fn drain(
         if entries.is_empty() {
             break;
         }
-        crate::store::coupons::feed::prepare(store, &mut entries).await?;
+        crate::coupons::feed::prepare(store, &mut entries).await?;
         let mut refused = 0;
         for batch in entries.chunks(PUT_EVENTS_MAX) {
             let accepted = publish(sink, batch).await;

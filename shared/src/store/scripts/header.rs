@@ -61,7 +61,7 @@ impl Entry {
 pub struct Header {
     /// The file name, e.g. `grab.lua` (unique among the scripts).
     pub file: String,
-    /// The file's path from the repository's root, e.g. `lua/grab.lua` or
+    /// The file's path from the repository's root, e.g. `lua/withdraw.lua` or
     /// `shared/src/order_codes/next/order_code.lua`.
     pub path: String,
     /// What the script does: the first paragraph of its `-- <file>: ` line.

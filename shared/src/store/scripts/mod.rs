@@ -92,7 +92,7 @@ impl Lua {
         self.file
     }
 
-    /// The script's path from the repository's root, e.g. `lua/grab.lua`.
+    /// The script's path from the repository's root, e.g. `shared/src/packets/grab/grab.lua`.
     pub fn path(&self) -> &'static str {
         self.path
     }

@@ -4,9 +4,9 @@
 //! (the `<code>\n<order>` fields beside its record), and the unexported journal entries of it
 //! (`coupon_issued`, `coupon_redeemed`, `coupon_released` on the pool's tag).
 
-use crate::domain::coupons::checkout::IssuedRecord;
+use crate::coupons::locate::locate;
+use crate::coupons::rules::checkout::IssuedRecord;
 use crate::domain::journal::Entry;
-use crate::store::coupons::locate::locate;
 use crate::store::{Error, Store};
 
 /// What support sees of one coupon code.

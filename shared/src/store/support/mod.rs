@@ -3,7 +3,7 @@
 //!
 //! | file | operation | reads |
 //! | --- | --- | --- |
-//! | `packet.rs` | [`packet()`] | `lua/packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
+//! | `packet.rs` | [`packet()`] | `packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
 //! | `coupon.rs` | [`coupon()`] | the code's campaign and issuing pool (generated codes by their number and index, uploaded codes by the directory), its record and release memories in that pool, the pool's tag journal |
 //! | `wallet.rs` | [`wallet()`] | the balance, a ledger page, the pinned claim records with their packets' claim states, the wallet's tag journal |
 //!

@@ -1,6 +1,6 @@
 //! `GET /support/packets/{id}?cursor=`'s store step, one page of 100 share positions at a
 //! time (its Redis time bounded by the page, as the view's): the packet as its sender sees it
-//! with the page (`lua/packet_view.lua`), each of the page's grabs with its claim state,
+//! with the page (`packet_view.lua`), each of the page's grabs with its claim state,
 //! whether each pending claim's credit already landed in the grabber's wallet, the refund's
 //! schedule in the reclaim index, and the unexported journal entries that mention the packet
 //! (its sender's journal: debit, refunds, settlement, cancel; the page's claimed grabbers'
@@ -12,15 +12,15 @@ use std::collections::{BTreeSet, HashMap};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
-use crate::domain::coupons::checkout::IssuedRecord;
-use crate::domain::coupons::CouponState;
+use crate::coupons::rules::checkout::IssuedRecord;
+use crate::coupons::rules::CouponState;
 use crate::domain::journal::Entry;
-use crate::domain::merchants::share_code;
-use crate::domain::packets::{ClaimState, PacketView, Share};
-use crate::domain::wallet::claim_transfer_id;
+use crate::merchants::rules::share_code;
+use crate::packets::rules::{ClaimState, PacketView, Share};
+use crate::packets::view::store::{read_page, PacketRead};
 use crate::store::keys::{user_tag, Keys};
-use crate::store::packets::view::{read_page, PacketRead};
 use crate::store::{Error, Store};
+use crate::wallet::rules::claim_transfer_id;
 
 /// Grabbers' slots read at once.
 const IN_FLIGHT: usize = 16;
@@ -70,7 +70,7 @@ pub struct GrabLookup {
     pub coupon: Option<(String, CouponState)>,
 }
 
-/// The support look-up of `packet_id`'s page of [`crate::domain::packets::GRABS_PAGE`] share
+/// The support look-up of `packet_id`'s page of [`crate::packets::rules::GRABS_PAGE`] share
 /// positions from share id `from` (1 for the first page; the view's `next_cursor` for the
 /// next); `None` for no such packet (including ids of the wrong shape). Read-only.
 ///

@@ -6,10 +6,10 @@
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::journal::Entry as JournalEntry;
-use crate::domain::packets::{ClaimState, Share};
-use crate::domain::wallet::{Entry, LEDGER_PAGE};
+use crate::packets::rules::{ClaimState, Share};
 use crate::store::keys::{is_packet_id, Keys};
 use crate::store::{Error, Store};
+use crate::wallet::rules::{Entry, LEDGER_PAGE};
 
 /// Packets read at once for the pinned claim records.
 const IN_FLIGHT: usize = 16;

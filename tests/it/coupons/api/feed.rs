@@ -91,7 +91,7 @@ async fn the_callers_coupons_and_the_feed() {
 
         // The list lost (a function stopped after the grab): the feed puts it back.
         let mut conn = store.conn().await.unwrap();
-        let key = hongbao::store::coupons::keys::user_coupons("hb", "alice");
+        let key = hongbao::coupons::keys::user_coupons("hb", "alice");
         let _: i64 = redis::cmd("DEL")
             .arg(&key)
             .query_async(&mut conn)
@@ -329,12 +329,12 @@ async fn a_campaign_without_a_merchant_is_in_no_list() {
 }
 
 /// Test: a listed campaign whose creation has not written its pools (recorded by
-/// `lua/coupon_create.lua`, the run stopped there) is left out: its page holds fewer than
+/// `coupon_create.lua`, the run stopped there) is left out: its page holds fewer than
 /// `limit` items, here none, and still gives a cursor to the next page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_campaign_without_its_pools_is_left_out_of_its_page() {
-    use hongbao::domain::coupons::generated::new_campaign_secret;
-    use hongbao::domain::coupons::{CodeSource, NewCampaign};
+    use hongbao::coupons::rules::generated::new_campaign_secret;
+    use hongbao::coupons::rules::{CodeSource, NewCampaign};
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -345,7 +345,7 @@ async fn a_campaign_without_its_pools_is_left_out_of_its_page() {
             ..NewCampaign::new("stopped", CodeSource::Generated(1), now + 600_000, "drop-2")
         };
         let mut conn = store.conn().await.unwrap();
-        hongbao::store::coupons::create::record(&mut conn, "hb", &stopped, &new_campaign_secret())
+        hongbao::coupons::create::store::record(&mut conn, "hb", &stopped, &new_campaign_secret())
             .await
             .unwrap();
 

@@ -126,8 +126,8 @@ async fn ended_campaigns_are_closed_once() {
         // A close sent again (a run cut short after pool 0 reported, before the index let the
         // campaign go): the same counts, no second report.
         let mut conn = store.conn().await.unwrap();
-        let no = hongbao::domain::coupons::campaign_no(&up_id).unwrap();
-        let (counts, _) = hongbao::store::coupons::close::close(&store, &mut conn, no)
+        let no = hongbao::coupons::rules::campaign_no(&up_id).unwrap();
+        let (counts, _) = hongbao::coupons::close::close(&store, &mut conn, no)
             .await
             .unwrap()
             .unwrap();
