@@ -203,7 +203,7 @@ fn first_text(v: Value) -> String {
     }
 }
 
-/// The source of `script`: a bench-only script of this file, one of `lua/` a row measures, or
+/// The source of `script`: a bench-only script of this file, one of the scripts a row measures, or
 /// one a row registered ([`Bench::sources`]).
 fn script_source<'a>(script: &Script, registered: &'a [String]) -> &'a str {
     let ours = [
@@ -214,6 +214,7 @@ fn script_source<'a>(script: &Script, registered: &'a [String]) -> &'a str {
         &scripts::COUPON_RELEASE,
         &scripts::CLAIM,
         &scripts::WALLET_CREDIT,
+        &scripts::DEPOSIT,
         &scripts::WITHDRAW,
     ]
     .map(|lua| lua.source());
