@@ -248,8 +248,9 @@ async fn vote_rows(b: &mut Bench, store: &Store) -> Vec<Row> {
     let id = article.id;
     let limit = cfg.voting.rate_limit;
     let vote = |user: String, direction: i64, limit: u32| {
-        // Each vote its own call (the call id is the user's: one vote each).
-        let call_answer = format!("{}:call:{user}", site.voters(id));
+        // Each vote its own call: a switch is a new call of a user who voted before (with the
+        // user's call id alone, the switch would be answered as the up-vote's re-send).
+        let call_answer = format!("{}:call:{user}:{direction}", site.voters(id));
         VoteCall {
             article: &site.article(id),
             voters: &site.voters(id),
