@@ -302,3 +302,65 @@ async fn refused_withdrawals_write_nothing() {
         );
     }
 }
+
+/// Test: `deposit.lua` and `withdraw.lua` refuse an owner that is neither `wallet` nor
+/// `merchant` with an error, and write nothing (a wallet's keys and `balance` alone would
+/// otherwise be moved under a merchant's journal kind, or the reverse).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_movement_of_an_unknown_owner_is_refused_and_writes_nothing() {
+    use hongbao::store::scripts::{Call, DepositCall, WithdrawCall};
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let wk = Keys::new("hb").wallet("alice");
+    let answer = Keys::call_answer(&wk.wallet, "00000000000000aa");
+    let (book, ledger, records, forget) = (&wk.wallet, &wk.ledger, &wk.records, &wk.records_forget);
+    let deposit = DepositCall {
+        books: book,
+        ledger,
+        records,
+        records_forget: forget,
+        journal: &wk.journal,
+        call_answer: &answer,
+        amount_cents: 100,
+        reference: "r1",
+        record_id: "dep:r1",
+        keep_ms: 86_400_000,
+        ledger_cap: 5,
+        owner_id: "alice",
+        call: "00000000000000aa",
+        call_keep_ms: 960_000,
+        owner: "nobody",
+        balance_limit_cents: 1_000_000,
+    };
+    let withdraw = WithdrawCall {
+        books: book,
+        ledger,
+        records,
+        records_forget: forget,
+        journal: &wk.journal,
+        call_answer: &answer,
+        amount_cents: 100,
+        reference: "r1",
+        record_id: "wd:r1",
+        keep_ms: 86_400_000,
+        ledger_cap: 5,
+        owner_id: "alice",
+        call: "00000000000000aa",
+        call_keep_ms: 960_000,
+        owner: "nobody",
+    };
+    let mut conn = store.conn().await.unwrap();
+    let deposited: redis::RedisResult<redis::Value> =
+        deposit.invocation().invoke_async(&mut conn).await;
+    let withdrawn: redis::RedisResult<redis::Value> =
+        withdraw.invocation().invoke_async(&mut conn).await;
+
+    for (what, reply) in [("deposit", deposited), ("withdraw", withdrawn)] {
+        let e = reply.expect_err(what).to_string();
+        assert!(
+            e.contains("owner is neither wallet nor merchant"),
+            "{what}: {e}"
+        );
+    }
+    assert!(snapshot(&redis).await.is_empty(), "nothing written");
+}
