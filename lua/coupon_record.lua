@@ -21,6 +21,9 @@
 -- A release also leaves a memory beside the code, field "<code>\n<order>" ->
 -- "<hold|redemption>\n<released_at_ms>\n<call>", in the same hash (so it lives exactly as long
 -- as the pool's records): another release call of the same order answers it (repeat 1).
+-- A pool's coupon is marked released too: field "<code>\n" (an empty order reference, which no
+-- order has) -> "<released_at_ms>", the last release (GET /campaigns/{id}/coupons shows a
+-- coupon issued again after a release as released).
 --
 -- Every checkout call (hold, redeem, release) keeps its answer under its own key,
 -- `<issued key>:call:<call id>` (records.lua: call_answer_read, call_answer_add), read before

@@ -167,6 +167,7 @@ pub async fn close(
             pool: &keys.pool,
             codes: &keys.codes,
             issued: &keys.issued,
+            issued_by_time: &keys.issued_by_time,
             holders: &keys.holders,
             pending: &keys.pending,
             loans: &keys.loans,

@@ -17,6 +17,8 @@
 -- KEYS[8] journal: the pool's tag's journal (pool 0: the campaign_ended entry)
 -- KEYS[9] tickets: a draw campaign's entrants (pool 0's; see coupon_draw_enter.lua), expiring
 --         with the pool (the draw, run before the close, keeps its figures in the pool hash)
+-- KEYS[10] issued_by_time: the pool's issued codes by time (see coupon_grab.lua), expiring
+--         with the pool
 -- ARGV[1] keep_until_ms (i64): when the pool's keys expire (redeem_by + the list retention), Unix
 --         ms
 -- ARGV[2] campaign_id: the campaign (the campaign_ended entry's reference)
@@ -71,6 +73,7 @@ else
     end
   end
   redis.call('PEXPIREAT', KEYS[9], ARGV[1])
+  redis.call('PEXPIREAT', KEYS[10], ARGV[1])
 end
 if ARGV[3] ~= '1' then
   return 'closed:' .. int(issued) .. ':' .. int(redeemed) .. ':' .. int(never)

@@ -9,7 +9,8 @@
 //! | `hb:{t_k}:coupon:<id>:<k>` | hash | the campaign's rules (copied into every pool) and the pool's counts (`coupon_create_pool.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:codes` | list | the pool's un-issued uploaded codes |
 //! | `hb:{t_k}:coupon:<id>:<k>` | hash | (discount) `amount_off`, `percent_off`, `max_off`, `min_order` when the campaign has a discount ([`crate::coupons::rules::Discount`]); `redeemed` counts redemptions less those reversed |
-//! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>` (issued); `<user>\n<grabbed_at_ms>\n<order_reference>\n<redeemed_at_ms>` (redeemed, written before holds existed); `<user>\n<grabbed_at_ms>\n<order_reference>\n<at_ms>\n<held or redeemed>\n<discount_cents or empty>\n<call id>` (held until `at_ms`, or redeemed at `at_ms`; `lua/coupon_record.lua`, [`crate::coupons::rules::checkout`]); and `<code>\n<order_reference>` -> `<hold or redemption>\n<released_at_ms>\n<call id>`: an order's release, answering its repeats (`coupon_release.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:issued` | hash | code (uploaded) or index (generated) -> `<user>\n<grabbed_at_ms>` (issued); `<user>\n<grabbed_at_ms>\n<order_reference>\n<redeemed_at_ms>` (redeemed, written before holds existed); `<user>\n<grabbed_at_ms>\n<order_reference>\n<at_ms>\n<held or redeemed>\n<discount_cents or empty>\n<call id>` (held until `at_ms`, or redeemed at `at_ms`; `lua/coupon_record.lua`, [`crate::coupons::rules::checkout`]); and `<code>\n<order_reference>` -> `<hold or redemption>\n<released_at_ms>\n<call id>`: an order's release, answering its repeats; `<code>\n` (an empty order reference, which no order has) -> `<released_at_ms>`: the coupon's last release (`coupon_release.lua`) |
+//! | `hb:{t_k}:coupon:<id>:<k>:issued_by_time` | sorted set | `<grabbed_at_ms>:<item>` at score 0 (the ms as 13 digits, the item `<k>/<code or index>`), one per code the pool issued: the pool's issued codes in the order they were issued, so members sort by time, then item (`coupon_grab.lua`, `coupon_take.lua`); expires with the pool (`coupon_close.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:holders` | hash | user -> the user's items in the campaign (`<pool>/<code or index>`, space-separated, `?<id>` an open reservation), for the users whose home pool is `k`; `\n<call id>` -> the grab call's one outcome, `<item> <grabbed_at_ms>` or `-` (its reservation settled with none) (`coupon_grab.lua`, `coupon_resolve.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:pending` | hash | reservation id -> `<user>\n<at_ms>`: the open reservations of users whose home pool this is (`coupon_grab.lua` when the pool is empty, closed by `coupon_resolve.lua`) |
 //! | `hb:{t_k}:coupon:<id>:<k>:loans` | hash | reservation id -> `<code or index>:<at_ms>` (this pool's code taken for another pool's reservation) or `-` (none taken here for it): this pool's one outcome per reservation (`coupon_take.lua`) |
@@ -121,6 +122,9 @@ pub struct PoolKeys {
     pub codes: String,
     /// The pool's issued codes (hash).
     pub issued: String,
+    /// The pool's issued codes by time (sorted set at score 0: `<grabbed_at_ms, 13
+    /// digits>:<item>`).
+    pub issued_by_time: String,
     /// The users whose home pool this is, and their items (hash).
     pub holders: String,
     /// The open reservations of users whose home pool this is (hash).
@@ -155,6 +159,7 @@ impl PoolKeys {
         PoolKeys {
             codes: format!("{base}:codes"),
             issued: format!("{base}:issued"),
+            issued_by_time: format!("{base}:issued_by_time"),
             holders: format!("{base}:holders"),
             pending: format!("{base}:pending"),
             loans: format!("{base}:loans"),

@@ -116,6 +116,7 @@ pub async fn hot_run(
                 pool: &keys.pool,
                 codes: &keys.codes,
                 issued: &keys.issued,
+                issued_by_time: &keys.issued_by_time,
                 holders: &keys.holders,
                 rate: &keys.visits(user),
                 pending: &keys.pending,

@@ -126,6 +126,7 @@ async fn grab_call(store: &Store, no: u64, user: &str, limit: u32, call: &str) -
         pool: &keys.pool,
         codes: &keys.codes,
         issued: &keys.issued,
+        issued_by_time: &keys.issued_by_time,
         holders: &keys.holders,
         rate: &keys.visits(user),
         pending: &keys.pending,

@@ -76,6 +76,7 @@ async fn empty_home_pools_borrow_from_the_others() {
             pool: &keys1.pool,
             codes: &keys1.codes,
             issued: &keys1.issued,
+            issued_by_time: &keys1.issued_by_time,
             holders: &keys1.holders,
             rate: &keys1.visits(&stranded),
             pending: &keys1.pending,
@@ -253,4 +254,59 @@ async fn redeem_by_code_alone() {
             );
         }
     }
+}
+
+/// Test: every code a campaign issues, from the grabber's home pool or taken for a reservation
+/// of an empty pool, is in its pool's `issued_by_time` once, as
+/// `<grabbed_at_ms, 13 digits>:<pool>/<code>`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_issued_code_is_indexed_by_time_in_its_pool() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let now = redis_ms(&store).await;
+    create_pool_of_three(&store, 9, 0, &["P0-000"], now).await;
+    create_pool_of_three(&store, 9, 1, &[], now).await;
+    create_pool_of_three(&store, 9, 2, &["P2-000", "P2-001"], now).await;
+    let id = campaign_id(9);
+    let visits = VisitLimit {
+        per_window: 0,
+        window_ms: 1_000,
+    };
+    let borrower = (0..)
+        .map(|u| format!("u-{u}"))
+        .find(|u| home_pool(9, u, 3) == 1);
+    let users = borrower
+        .into_iter()
+        .chain((0..9).map(|u| format!("user-{u}")));
+    let mut issued = HashSet::new();
+    for user in users {
+        if let CouponGrabOutcome::Grabbed {
+            code,
+            grabbed_at_ms,
+            ..
+        } = coupons::grab(&store, &id, &user, visits).await.unwrap()
+        {
+            issued.insert((code, grabbed_at_ms));
+        }
+    }
+
+    let mut indexed = HashSet::new();
+    for k in 0..3 {
+        let keys = PoolKeys::new("hb", &id, 9, k, 3);
+        let members: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&keys.issued_by_time)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut store.conn().await.unwrap())
+            .await
+            .unwrap();
+        for member in members {
+            let (ms, item) = member.split_once(':').unwrap();
+            let (pool, code) = item.split_once('/').unwrap();
+            assert_eq!((ms.len(), pool), (13, k.to_string().as_str()), "{member}");
+            indexed.insert((code.to_string(), ms.parse::<i64>().unwrap()));
+        }
+    }
+    assert_eq!(indexed.len(), 3);
+    assert_eq!(indexed, issued);
 }

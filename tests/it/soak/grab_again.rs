@@ -33,6 +33,7 @@ async fn grab_step(
         pool: &keys.pool,
         codes: &keys.codes,
         issued: &keys.issued,
+        issued_by_time: &keys.issued_by_time,
         holders: &keys.holders,
         rate: &keys.visits(user),
         pending: &keys.pending,

@@ -22,6 +22,8 @@
 -- KEYS[5] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- KEYS[6] pending: the home pool's open reservations: reservation id -> "<user>\n<at_ms>"
 -- KEYS[7] journal: the home pool's tag's journal (journal.lua): a win appends coupon_issued
+-- KEYS[8] issued_by_time: the home pool's issued codes by time: a win adds
+--         "<grabbed_at_ms, 13 digits>:<item>" at score 0
 -- ARGV[1] user_id: the caller
 -- ARGV[2] home (u32): the home pool's number (0-based), written into the caller's items
 -- ARGV[3] rate_limit (u32): visits allowed per window (0 = unlimited)
@@ -61,9 +63,9 @@
 -- Redis commands per path:
 --   repeat (limit reached)   HMGET, HMGET, TIME, INCR (+ PEXPIRE opening a window)
 --   re-run of a decided call HMGET, HMGET
---   win (uploaded)           HMGET, HMGET, TIME, LPOP, HSET, HSET, HINCRBY, XADD
+--   win (uploaded)           HMGET, HMGET, TIME, LPOP, HSET, HSET, HINCRBY, ZADD, XADD
 --   win (generated)          HMGET, HMGET, TIME, HSET (issued), HSET (holders), HINCRBY x2,
---                            XADD
+--                            ZADD, XADD
 local meta = redis.call('HMGET', KEYS[1], 'ends_at', 'starts_at', 'per_user', 'kind', 'next',
   'end', 'redeem_by', 'pools', 'draw_at')
 if not meta[1] then
@@ -150,5 +152,6 @@ redis.call('HSET', KEYS[3], code, user .. '\n' .. stamp)
 redis.call('HSET', KEYS[4], user, mine and (mine .. ' ' .. item) or item,
   '\n' .. reservation, item .. ' ' .. stamp)
 redis.call('HINCRBY', KEYS[1], 'issued', 1)
+redis.call('ZADD', KEYS[8], 0, string.format('%013d', now) .. ':' .. item)
 journal_add(KEYS[7], 'coupon_issued', user, 0, ARGV[6] .. '/' .. code, now, 0, '')
 return 'grabbed:' .. item .. ':' .. stamp .. ':' .. meta[7]

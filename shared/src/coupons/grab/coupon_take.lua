@@ -16,6 +16,8 @@
 --         code of this pool issued for it), "-" (nothing taken here for it: no code left, or
 --         the pool closed) or "~" (nothing taken here for it: the pool was not written yet)
 -- KEYS[5] journal: this pool's tag's journal (journal.lua): a code taken appends coupon_issued
+-- KEYS[6] issued_by_time: this pool's issued codes by time: a code taken adds
+--         "<grabbed_at_ms, 13 digits>:<item>" at score 0 (see coupon_grab.lua)
 -- ARGV[1] user_id: the user the reservation is for
 -- ARGV[2] reservation: the reservation id (recorded in the user's home pool)
 -- ARGV[3] pool_no (u32): this pool's number (0-based), written into the item
@@ -72,5 +74,6 @@ local stamp = string.format('%d', now)
 redis.call('HSET', KEYS[3], code, ARGV[1] .. '\n' .. stamp)
 redis.call('HSET', KEYS[4], ARGV[2], code .. ':' .. stamp)
 redis.call('HINCRBY', KEYS[1], 'issued', 1)
+redis.call('ZADD', KEYS[6], 0, string.format('%013d', now) .. ':' .. ARGV[3] .. '/' .. code)
 journal_add(KEYS[5], 'coupon_issued', ARGV[1], 0, ARGV[4] .. '/' .. code, now, 0, '')
 return 'taken:' .. ARGV[3] .. '/' .. code .. ':' .. stamp

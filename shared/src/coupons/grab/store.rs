@@ -197,6 +197,7 @@ pub async fn grab(
         pool: &keys.pool,
         codes: &keys.codes,
         issued: &keys.issued,
+        issued_by_time: &keys.issued_by_time,
         holders: &keys.holders,
         rate: &keys.visits(user_id),
         pending: &keys.pending,

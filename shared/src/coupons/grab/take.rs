@@ -93,6 +93,7 @@ pub(in crate::coupons) async fn take(
             pool: &keys.pool,
             codes: &keys.codes,
             issued: &keys.issued,
+            issued_by_time: &keys.issued_by_time,
             loans: &keys.loans,
             journal: &keys.journal,
             user_id: grabber.user_id,

@@ -11,8 +11,9 @@
 -- acknowledged: WAIT for REDIS_WAIT_REPLICAS replicas before the answer
 -- redis users: app
 -- KEYS[1] pool: the issuing pool's hash (see coupon_create_pool.lua)
--- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record, and
---         "<code>\n<order>" -> the release's memory (see coupon_record.lua)
+-- KEYS[2] issued: the issuing pool's issued codes: code or index -> the record,
+--         "<code>\n<order>" -> the release's memory, and (a pool's coupon) "<code>\n" -> the
+--         coupon's last release, <released_at_ms> (see coupon_record.lua)
 -- KEYS[3] journal: the pool's tag's journal (journal.lua): a reversed redemption appends
 --         coupon_released (user: the coupon's holder; extra: the order reference)
 -- KEYS[4] books: a share's coupon's merchant hash (its books); else any key of the slot,
@@ -124,6 +125,9 @@ if r.order == ARGV[2] then
   end
   redis.call('HSET', KEYS[2], ARGV[1], r.user .. '\n' .. r.grabbed,
     memo_field, released .. '\n' .. int(now) .. '\n' .. ARGV[4])
+  if ARGV[5] ~= '1' then
+    redis.call('HSET', KEYS[2], ARGV[1] .. '\n', int(now))
+  end
   return call_answer_add(KEYS[7], 'released:' .. released .. ':' .. int(now) .. ':0', keep)
 end
 if memo then

@@ -79,6 +79,10 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
     while let Some(item) = iter.next_item().await {
         let (field, memory) = item?;
         let order = field.split_once('\n').map_or("", |(_, o)| o).to_string();
+        if order.is_empty() {
+            // `<code>\n`: the mark of the coupon's last release, not an order's memory.
+            continue;
+        }
         let mut parts = memory.split('\n');
         let (Some(released), Some(at_ms)) = (parts.next(), parts.next()) else {
             return Err(Error::Internal(format!("release memory {memory:?}")));
