@@ -178,6 +178,7 @@ fn about_shop_a(op: &'static Operation, a: &ShopA) -> Vec<Value> {
             })
             .to_vec(),
         "ListCampaigns" => vec![sign(&[], "merchant_id=shop-a", None)],
+        "ListIssuedCoupons" => vec![sign(&[("id", &a.campaign)], "", None)],
         "AddCampaignCodes" => vec![sign(
             &[("id", &a.campaign)],
             "",
@@ -221,7 +222,7 @@ async fn a_principal_bound_to_one_merchant_is_refused_on_another() {
             .filter(|(_, s, e)| *s != 403 || *e != json!("forbidden"))
             .collect();
         assert!(refused.is_empty(), "{backend:?}: not refused: {refused:?}");
-        assert_eq!(answers.len(), 15, "{answers:?}");
+        assert_eq!(answers.len(), 16, "{answers:?}");
         assert_eq!(
             common::snapshot_but_call_answers(&redis).await,
             before,

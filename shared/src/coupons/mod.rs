@@ -12,6 +12,7 @@
 //! | `GET /campaigns?merchant_id=` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`list_campaigns`](mod@list_campaigns) |
 //! | `POST /campaigns/{id}/codes` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`add_codes`](mod@add_codes) |
 //! | `GET /campaigns/{id}` | JWT | [`campaign`](mod@campaign) |
+//! | `GET /campaigns/{id}/coupons` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`issued`](mod@issued) (its store step in `mod.rs`) |
 //! | `POST /campaigns/{id}/grab` | JWT | [`grab`](mod@grab) (then `take.rs` and `resolve.rs` for an empty home pool) |
 //! | `GET /coupons` | JWT | [`list`](mod@list) |
 //! | `POST /coupons/hold` | AWS_IAM, `HONGBAO_COUPON_PRINCIPALS` | [`hold`](mod@hold) |
@@ -42,6 +43,7 @@ pub mod feed;
 pub mod grab;
 pub mod hold;
 pub mod http;
+pub mod issued;
 pub mod keys;
 pub mod list;
 pub mod list_campaigns;
@@ -83,6 +85,7 @@ pub fn routes() -> Routes {
             &campaign::http::OPERATION,
             routes!(campaign::http::campaign),
         )
+        .route(&issued::http::OPERATION, routes!(issued::http::list_issued))
         .route(&grab::http::OPERATION, routes!(grab::http::grab))
         .route(&list::http::OPERATION, routes!(list::http::list))
         .route(&hold::http::OPERATION, routes!(hold::http::hold))
