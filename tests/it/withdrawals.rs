@@ -162,145 +162,181 @@ async fn concurrent_withdrawals_pay_exactly_what_the_balance_covers() {
     }
 }
 
-/// Every refused withdrawal writes nothing: 402 over the balance (also on a wallet never
-/// used), 409 the reference again with another amount, 403 without an allowed IAM caller or
-/// with `HONGBAO_WITHDRAWAL_PRINCIPALS` unset, 400 for bad fields. The 402 leaves no record:
-/// the same reference succeeds once the balance covers it.
+/// A role the withdrawal principals do not name.
+const OTHER_ROLE: &str = "arn:aws:sts::123456789012:assumed-role/other/x";
+/// A role whose name starts like the allowed one's.
+const LOOKALIKE_ROLE: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x";
+
+/// Who sends a refused withdrawal: the fixture's allowed role, another role, or nobody.
+#[derive(Clone, Copy)]
+enum By {
+    Allowed,
+    Role(&'static str),
+    Unsigned,
+}
+
+/// Withdrawals refused once alice has 600 left after 400 withdrawn under `w1`:
+/// (user, amount, reference, sender, status, error).
+const REFUSED: [(&str, i64, &str, By, u16, &str); 13] = [
+    ("alice", 601, "w2", By::Allowed, 402, "insufficient_funds"),
+    ("nobody", 1, "w3", By::Allowed, 402, "insufficient_funds"),
+    (
+        "alice",
+        401,
+        "w1",
+        By::Allowed,
+        409,
+        "idempotency_key_reused",
+    ),
+    (
+        "alice",
+        399,
+        "w1",
+        By::Allowed,
+        409,
+        "idempotency_key_reused",
+    ),
+    ("alice", 1, "w4", By::Role(OTHER_ROLE), 403, "forbidden"),
+    ("alice", 1, "w4", By::Role(LOOKALIKE_ROLE), 403, "forbidden"),
+    ("alice", 1, "w4", By::Unsigned, 403, "forbidden"),
+    ("alice", 0, "w5", By::Allowed, 400, "invalid_request"),
+    ("alice", -5, "w5", By::Allowed, 400, "invalid_request"),
+    (
+        "alice",
+        100_000_000_001,
+        "w5",
+        By::Allowed,
+        400,
+        "invalid_request",
+    ),
+    ("alice", 1, "", By::Allowed, 400, "invalid_request"),
+    ("alice", 1, "has space", By::Allowed, 400, "invalid_request"),
+    ("", 1, "w5", By::Allowed, 400, "invalid_request"),
+];
+
+/// The event of a refused withdrawal of [`REFUSED`].
+fn refused(user: &str, cents: i64, reference: &str, by: By) -> Value {
+    match by {
+        By::Allowed => withdrawal(user, cents, reference, None),
+        By::Role(arn) => withdrawal(user, cents, reference, Some(arn)),
+        By::Unsigned => common::without_auth(withdrawal(user, cents, reference, None)),
+    }
+}
+
+/// A store where alice was funded 1,000 and withdrew 400 under `w1`: 600 left.
+async fn alice_with_600(redis: &TestRedis) -> Arc<Store> {
+    let store = common::store(redis, |_| {});
+    common::fund(&store, "alice", 1_000).await;
+    let (s, b) = withdraw(&store, "alice", 400, "w1").await;
+    assert_eq!((s, &b["balance_cents"]), (201, &json!(600)), "{b}");
+    store
+}
+
+/// Test: every refused withdrawal (402 over the balance, also on a wallet never used; 409 the
+/// reference again with another amount; 403 from another role, a lookalike role or no
+/// signature; 400 for bad fields) answers its status and writes nothing (every key's DUMP
+/// before and after).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_withdrawals_write_nothing() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
-        let store = common::store(&redis, |_| {});
-        common::fund(&store, "alice", 1_000).await;
-        let (s, b) = withdraw(&store, "alice", 400, "w1").await;
-        assert_eq!(
-            (s, &b["balance_cents"], &b["repeat"]),
-            (201, &json!(600), &json!(false)),
-            "{b}"
-        );
+        let store = alice_with_600(&redis).await;
         let before = snapshot(&redis).await;
-        let refusals: Vec<(Value, u16, &str)> = vec![
-            (
-                withdrawal("alice", 601, "w2", None),
-                402,
-                "insufficient_funds",
-            ),
-            (
-                withdrawal("nobody", 1, "w3", None),
-                402,
-                "insufficient_funds",
-            ),
-            (
-                withdrawal("alice", 401, "w1", None),
-                409,
-                "idempotency_key_reused",
-            ),
-            (
-                withdrawal("alice", 399, "w1", None),
-                409,
-                "idempotency_key_reused",
-            ),
-            (
-                withdrawal(
-                    "alice",
-                    1,
-                    "w4",
-                    Some("arn:aws:sts::123456789012:assumed-role/other/x"),
-                ),
-                403,
-                "forbidden",
-            ),
-            (
-                withdrawal(
-                    "alice",
-                    1,
-                    "w4",
-                    Some("arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x"),
-                ),
-                403,
-                "forbidden",
-            ),
-            (
-                common::without_auth(withdrawal("alice", 1, "w4", None)),
-                403,
-                "forbidden",
-            ),
-            (withdrawal("alice", 0, "w5", None), 400, "invalid_request"),
-            (withdrawal("alice", -5, "w5", None), 400, "invalid_request"),
-            (
-                withdrawal("alice", 100_000_000_001, "w5", None),
-                400,
-                "invalid_request",
-            ),
-            (withdrawal("alice", 1, "", None), 400, "invalid_request"),
-            (
-                withdrawal("alice", 1, "has space", None),
-                400,
-                "invalid_request",
-            ),
-            (withdrawal("", 1, "w5", None), 400, "invalid_request"),
-        ];
-        for (ev, status, code) in &refusals {
-            let (s, b, _) = call(&store, Function::Wallet, ev).await;
-            assert_eq!(
-                (s, b["error"].as_str()),
-                (*status, Some(*code)),
-                "{backend}: {b}"
-            );
-            if *status == 402 {
-                let balance = if ev["body"].as_str().unwrap().contains("nobody") {
-                    0
-                } else {
-                    600
-                };
-                assert_eq!(b["balance_cents"], json!(balance), "{backend}: {b}");
-            }
-        }
-        let closed = common::store(&redis, |c| {
-            c.wallet.withdrawal_principals = Default::default()
-        });
-        let (s, b, _) = call(
-            &closed,
-            Function::Wallet,
-            &withdrawal("alice", 1, "w6", None),
-        )
-        .await;
-        assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{b}");
-        assert_eq!(
-            snapshot(&redis).await,
-            before,
-            "{backend}: a refused withdrawal wrote something"
-        );
 
-        // The 402'd reference is free: it pays once the balance covers it.
-        common::fund(&store, "alice", 1).await;
-        let (s, b) = withdraw(&store, "alice", 601, "w2").await;
-        assert_eq!((s, &b["balance_cents"]), (201, &json!(0)), "{b}");
-        let (s, b) = withdraw(&store, "alice", 601, "w2").await;
-        assert_eq!((s, &b["repeat"]), (201, &json!(true)), "{b}");
-        // The record has no TTL and is listed for forgetting after the dedup window.
-        let wk = Keys::new("hb").wallet("alice");
-        let mut conn = redis.raw_conn().await;
-        let ttl: i64 = redis::cmd("TTL")
-            .arg(&wk.records)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(ttl, -1, "{backend}: the records hash has no TTL");
-        let record: Option<String> = redis::cmd("HGET")
-            .arg(&wk.records)
-            .arg("wd:w2")
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        // The fingerprint (the amount), the call that applied it and the balance it answered.
-        let fields: Vec<&str> = record.as_deref().unwrap_or("").split(' ').collect();
-        assert_eq!(
-            (fields[0], fields.len(), fields[2]),
-            ("601", 3, "0"),
-            "{record:?}"
-        );
+        let mut answers = Vec::new();
+        for (user, cents, reference, by, _, _) in REFUSED {
+            let (s, b, _) = call(
+                &store,
+                Function::Wallet,
+                &refused(user, cents, reference, by),
+            )
+            .await;
+            answers.push((s, b["error"].as_str().unwrap_or("").to_string()));
+        }
+
+        let expected: Vec<_> = REFUSED.iter().map(|r| (r.4, r.5.to_string())).collect();
+        assert_eq!(answers, expected, "{backend}");
+        assert_eq!(snapshot(&redis).await, before, "{backend}: a refusal wrote");
     }
+}
+
+/// Test: a withdrawal over the balance answers 402 with the balance, 0 for a wallet never used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawal_over_the_balance_answers_the_balance() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = alice_with_600(&redis).await;
+
+    let (_, alices) = withdraw(&store, "alice", 601, "w2").await;
+    let (_, nobodys) = withdraw(&store, "nobody", 1, "w3").await;
+
+    assert_eq!(
+        (&alices["balance_cents"], &nobodys["balance_cents"]),
+        (&json!(600), &json!(0))
+    );
+}
+
+/// Test: with `HONGBAO_WITHDRAWAL_PRINCIPALS` unset, the fixture's role is refused 403 and
+/// nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn withdrawals_are_forbidden_without_withdrawal_principals() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let closed = common::store(&redis, |c| {
+        c.wallet.withdrawal_principals = Default::default()
+    });
+    common::fund(&closed, "alice", 1_000).await;
+    let before = snapshot(&redis).await;
+
+    let (s, b) = withdraw(&closed, "alice", 1, "w6").await;
+
+    assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{b}");
+    assert_eq!(snapshot(&redis).await, before, "a refusal wrote");
+}
+
+/// Test: a reference refused for funds leaves no record: it pays once the balance covers it,
+/// and then answers `repeat: true`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_refused_for_funds_pays_once_the_balance_covers_it() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = alice_with_600(&redis).await;
+    assert_eq!(withdraw(&store, "alice", 601, "w2").await.0, 402);
+    common::fund(&store, "alice", 1).await;
+
+    let (s, paid) = withdraw(&store, "alice", 601, "w2").await;
+    let (_, again) = withdraw(&store, "alice", 601, "w2").await;
+
+    assert_eq!((s, &paid["balance_cents"]), (201, &json!(0)), "{paid}");
+    assert_eq!(again["repeat"], json!(true), "{again}");
+}
+
+/// Test: a withdrawal's record has no TTL (it is listed for forgetting after the dedup window)
+/// and holds the fingerprint (the amount), the call that applied it and the balance it
+/// answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawal_record_keeps_its_amount_call_and_balance_without_ttl() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let _store = alice_with_600(&redis).await;
+    let wk = Keys::new("hb").wallet("alice");
+    let mut conn = redis.raw_conn().await;
+
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(&wk.records)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let record: String = redis::cmd("HGET")
+        .arg(&wk.records)
+        .arg("wd:w1")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+
+    let fields: Vec<&str> = record.split(' ').collect();
+    assert_eq!(ttl, -1, "the records hash has no TTL");
+    assert_eq!(
+        (fields[0], fields.len(), fields[2]),
+        ("400", 3, "600"),
+        "{record:?}"
+    );
 }
 
 /// Test: `deposit.lua` and `withdraw.lua` refuse an owner that is neither `wallet` nor

@@ -1,5 +1,5 @@
-//! One pool: codes shared out to many users, a grab sent again, generated codes, and the
-//! times, visits and one redemption of a code.
+//! One pool: codes shared out to many users, a grab sent again, generated codes, the
+//! campaign's times and visit limit, and one redemption of a code.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -7,6 +7,7 @@ use futures::future::join_all;
 use harness::{Backend, TestRedis};
 use hongbao::coupons::rules::{campaign_id, parse, CodeKey};
 use hongbao::coupons::PoolKeys;
+use hongbao::Store;
 
 use super::{coupon_store, create, dump_all, grab, grab_call, redeem, redis_ms, Pool, SECRET};
 
@@ -185,24 +186,42 @@ async fn generated_codes_three_per_user() {
     }
 }
 
-/// Test: before the start a grab answers not_started and counts toward the visit limit
-/// (refused visits change nothing); after the end it answers ended; a coupon is redeemed once
-/// under 32 concurrent redeems (16 by its order, 16 by others), its holder only, and not after
-/// redeem_by.
+/// A one-code pool of campaign `no` open from `starts_at_ms` to `ends_at_ms`, one code a user.
+fn one_code(code: &'static [&'static str], starts_at_ms: i64, ends_at_ms: i64) -> Pool<'static> {
+    Pool {
+        starts_at_ms,
+        ends_at_ms,
+        per_user: 1,
+        generated: None,
+        codes: code,
+        fingerprint: "v1:s",
+    }
+}
+
+/// Campaign 4, open now with `ONE-OFF` and `TWO-OFF`, grabbed by carol and dave.
+async fn carol_and_dave_hold_the_codes(store: &Store, now: i64) {
+    let open = Pool {
+        codes: &["ONE-OFF", "TWO-OFF"],
+        ..one_code(&[], now - 1_000, now + 600_000)
+    };
+    assert_eq!(create(store, 4, &open).await, "created");
+    assert!(grab(store, 4, "carol", 0)
+        .await
+        .starts_with("grabbed:0/ONE-OFF:"));
+    assert!(grab(store, 4, "dave", 0)
+        .await
+        .starts_with("grabbed:0/TWO-OFF:"));
+}
+
+/// Test: before the start a grab answers not_started and counts toward the visit limit; the
+/// visit over the limit is refused and writes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn times_visits_and_one_redemption() {
+async fn visits_before_the_start_count_and_the_visit_over_the_limit_writes_nothing() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
-        let later = Pool {
-            starts_at_ms: now + 600_000,
-            ends_at_ms: now + 1_200_000,
-            per_user: 1,
-            generated: None,
-            codes: &["EARLY-1"],
-            fingerprint: "v1:s",
-        };
+        let later = one_code(&["EARLY-1"], now + 600_000, now + 1_200_000);
         assert_eq!(create(&store, 2, &later).await, "created");
         for _ in 0..3 {
             assert!(grab(&store, 2, "eager", 3)
@@ -210,65 +229,81 @@ async fn times_visits_and_one_redemption() {
                 .starts_with("not_started:"));
         }
         let before = dump_all(&redis, &store).await;
-        assert!(grab(&store, 2, "eager", 3)
-            .await
-            .starts_with("rate_limited:"));
+
+        let fourth = grab(&store, 2, "eager", 3).await;
+
+        assert!(fourth.starts_with("rate_limited:"), "{backend}: {fourth}");
         assert_eq!(
             dump_all(&redis, &store).await,
             before,
             "{backend}: a refused visit wrote"
         );
+    }
+}
 
-        let ended = Pool {
-            starts_at_ms: now - 2_000,
-            ends_at_ms: now - 1_000,
-            codes: &["LATE-1"],
-            fingerprint: "v1:e",
-            ..later
-        };
-        assert_eq!(create(&store, 3, &ended).await, "created");
-        assert_eq!(
-            grab(&store, 3, "late", 3).await,
-            format!("ended:{}", now - 1_000)
-        );
+/// Test: after the end a grab answers ended with the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grab_after_the_end_answers_ended() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let now = redis_ms(&store).await;
+    let ended = one_code(&["LATE-1"], now - 2_000, now - 1_000);
+    assert_eq!(create(&store, 3, &ended).await, "created");
 
-        // Redeem: the holder's code, 32 redeems at once.
-        let open = Pool {
-            starts_at_ms: now - 1_000,
-            ends_at_ms: now + 600_000,
-            codes: &["ONE-OFF", "TWO-OFF"],
-            fingerprint: "v1:o",
-            ..later
-        };
-        assert_eq!(create(&store, 4, &open).await, "created");
-        assert!(grab(&store, 4, "carol", 0)
-            .await
-            .starts_with("grabbed:0/ONE-OFF:"));
-        assert!(grab(&store, 4, "dave", 0)
-            .await
-            .starts_with("grabbed:0/TWO-OFF:"));
-        assert_eq!(grab(&store, 4, "erin", 0).await, "empty:");
-        assert_eq!(
-            redeem(&store, 4, "ONE-OFF", "mallory", "o-1").await,
-            "not_found"
-        );
-        assert_eq!(
-            redeem(&store, 4, "NO-SUCH", "carol", "o-1").await,
-            "not_found"
-        );
+    let answer = grab(&store, 3, "late", 3).await;
+
+    assert_eq!(answer, format!("ended:{}", now - 1_000));
+}
+
+/// Test: once each code is issued, the next user finds the pool empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_user_after_the_last_code_finds_the_pool_empty() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    carol_and_dave_hold_the_codes(&store, redis_ms(&store).await).await;
+
+    let answer = grab(&store, 4, "erin", 0).await;
+
+    assert_eq!(answer, "empty:");
+}
+
+/// Test: a redeem of a code by a user it was not issued to, or of a code of no pool, is
+/// not_found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_holder_redeems_a_code_that_exists() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    carol_and_dave_hold_the_codes(&store, redis_ms(&store).await).await;
+
+    let by_mallory = redeem(&store, 4, "ONE-OFF", "mallory", "o-1").await;
+    let no_such = redeem(&store, 4, "NO-SUCH", "carol", "o-1").await;
+
+    assert_eq!(
+        (by_mallory.as_str(), no_such.as_str()),
+        ("not_found", "not_found")
+    );
+}
+
+/// Test: 32 concurrent redeems of one coupon (16 by its order, 16 by 16 other orders) redeem
+/// it once: every other redeem by its order repeats the redemption, every other order is told
+/// which order redeemed it, and the pool counts one redemption.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thirty_two_concurrent_redeems_redeem_a_coupon_once() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        carol_and_dave_hold_the_codes(&store, redis_ms(&store).await).await;
+
         let tasks = (0..32).map(|i| {
             let store = store.clone();
-            // Half the redeems by order o-1, the rest by 16 other orders.
             let order = if i % 2 == 0 {
                 "o-1".to_string()
             } else {
                 format!("x-{i}")
             };
             tokio::spawn(async move {
-                (
-                    order.clone(),
-                    redeem(&store, 4, "ONE-OFF", "carol", &order).await,
-                )
+                let reply = redeem(&store, 4, "ONE-OFF", "carol", &order).await;
+                (order, reply)
             })
         });
         let answers: Vec<(String, String)> = join_all(tasks)
@@ -276,59 +311,83 @@ async fn times_visits_and_one_redemption() {
             .into_iter()
             .map(Result::unwrap)
             .collect();
-        // Exactly one redemption; every other redeem by its order repeats it, every other order
-        // is told which order redeemed it.
-        let winners: Vec<&String> = answers
+
+        // redeemed:<at>:<repeat>:<discount> (no total given: no discount).
+        let firsts = answers
             .iter()
-            .filter(|(_, reply)| reply.starts_with("redeemed:") && reply.ends_with(":0:"))
-            .map(|(order, _)| order)
-            .collect();
-        assert_eq!(winners.len(), 1, "{backend}: {answers:?}");
-        let winner = winners[0];
+            .filter(|(_, r)| r.starts_with("redeemed:") && r.ends_with(":0:"));
+        let first: Vec<&str> = firsts.map(|(order, _)| order.as_str()).collect();
+        assert_eq!(first.len(), 1, "{backend}: {answers:?}");
+        let winner = first[0];
         for (order, reply) in &answers {
-            let parts: Vec<&str> = reply.split(':').collect();
-            match parts[..] {
-                // redeemed:<at>:<repeat>:<discount> (no total given: no discount).
-                ["redeemed", _, "0", ""] => {}
-                ["redeemed", _, "1", ""] => assert_eq!(order, winner, "{backend}"),
+            match reply.split(':').collect::<Vec<_>>()[..] {
+                ["redeemed", _, "0" | "1", ""] => assert_eq!(order, winner, "{backend}"),
                 ["already_redeemed", _, by] => {
-                    assert_eq!(by, winner.as_str(), "{backend}");
-                    assert_ne!(order, winner, "{backend}");
+                    assert_eq!((by, order != winner), (winner, true), "{backend}: {order}")
                 }
-                _ => panic!("{backend}: {reply}"),
+                _ => panic!("{backend}: {order}: {reply}"),
             }
         }
-        let keys = PoolKeys::new("hb", &campaign_id(4), 4, 0, 1);
-        let mut conn = store.conn().await.unwrap();
-        let redeemed: u64 = redis::cmd("HGET")
-            .arg(&keys.pool)
-            .arg("redeemed")
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(redeemed, 1);
-
-        // After redeem_by: refused, nothing written; the order that redeemed it still repeats.
-        let winner = winner.clone();
-        let _: () = redis::cmd("HSET")
-            .arg(&keys.pool)
-            .arg("redeem_by")
-            .arg(now - 1)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        assert!(redeem(&store, 4, "ONE-OFF", "carol", &winner)
-            .await
-            .ends_with(":1:"));
-        let before = dump_all(&redis, &store).await;
-        assert_eq!(
-            redeem(&store, 4, "TWO-OFF", "dave", "o-9").await,
-            format!("expired:{}", now - 1)
-        );
-        assert_eq!(
-            dump_all(&redis, &store).await,
-            before,
-            "{backend}: an expired redeem wrote"
-        );
+        assert_eq!(pool_field(&store, "redeemed").await, "1", "{backend}");
     }
+}
+
+/// Field `field` of campaign 4's pool hash.
+async fn pool_field(store: &Store, field: &str) -> String {
+    let keys = PoolKeys::new("hb", &campaign_id(4), 4, 0, 1);
+    redis::cmd("HGET")
+        .arg(&keys.pool)
+        .arg(field)
+        .query_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap()
+}
+
+/// Campaign 4 of [`carol_and_dave_hold_the_codes`], carol's coupon redeemed by order `o-1`,
+/// and its `redeem_by` moved to a millisecond before `now`.
+async fn past_redeem_by(store: &Store, now: i64) {
+    carol_and_dave_hold_the_codes(store, now).await;
+    assert!(redeem(store, 4, "ONE-OFF", "carol", "o-1")
+        .await
+        .ends_with(":0:"));
+    let keys = PoolKeys::new("hb", &campaign_id(4), 4, 0, 1);
+    let _: () = redis::cmd("HSET")
+        .arg(&keys.pool)
+        .arg("redeem_by")
+        .arg(now - 1)
+        .query_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap();
+}
+
+/// Test: after redeem_by a redeem answers expired and writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_redeem_by_a_redeem_is_expired_and_writes_nothing() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let now = redis_ms(&store).await;
+    past_redeem_by(&store, now).await;
+    let before = dump_all(&redis, &store).await;
+
+    let late = redeem(&store, 4, "TWO-OFF", "dave", "o-9").await;
+
+    assert_eq!(late, format!("expired:{}", now - 1));
+    assert_eq!(
+        dump_all(&redis, &store).await,
+        before,
+        "an expired redeem wrote"
+    );
+}
+
+/// Test: after redeem_by the order that redeemed the coupon before still repeats its
+/// redemption.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_redeem_by_a_redemption_still_repeats() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    past_redeem_by(&store, redis_ms(&store).await).await;
+
+    let repeat = redeem(&store, 4, "ONE-OFF", "carol", "o-1").await;
+
+    assert!(repeat.ends_with(":1:"), "{repeat}");
 }

@@ -15,37 +15,55 @@ fn with_user_arn(mut v: Value, arn: &str) -> Value {
     v
 }
 
-/// Deposits only from `HONGBAO_DEPOSIT_PRINCIPALS` (exact or `*` prefix; unset: nobody), and
-/// never over `HONGBAO_MAX_BALANCE_CENTS`: 201, or 403 / 409 with nothing written (a 409's
-/// answer kept under its call id, with a TTL, aside).
+/// The role `HONGBAO_DEPOSIT_PRINCIPALS` allows in the fixtures.
+const ALLOWED: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/worker-7";
+
+/// A deposit of `cents` to alice under `reference`, signed by `arn`.
+fn deposit_by(arn: &str, cents: i64, reference: &str) -> Value {
+    let body = json!({"user_id": "alice", "amount_cents": cents, "reference": reference});
+    with_user_arn(with_body(event("wallet-deposit"), &body.to_string()), arn)
+}
+
+/// Test: a deposit signed by a role that only looks like an allowed one, another role, an
+/// IAM user of the same name or nobody is 403 and writes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deposit_principals_and_balance_limit() {
+async fn deposits_from_outside_the_deposit_principals_are_forbidden() {
     let redis = TestRedis::start(Backend::Standalone);
-    let store = common::store(&redis, |c| c.wallet.max_balance_cents = 1_000);
-    let body = |cents: i64, r: &str| {
-        json!({"user_id": "alice", "amount_cents": cents, "reference": r}).to_string()
-    };
-    let dep = |arn: &str, cents: i64, r: &str| {
-        with_user_arn(with_body(event("wallet-deposit"), &body(cents, r)), arn)
-    };
-    let allowed = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/worker-7";
-    let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 600, "a")).await;
-    assert_eq!((s, b["balance_cents"].clone()), (201, json!(600)), "{b}");
-    let before = snapshot_but_call_answers(&redis).await;
-    for arn in [
+    let store = common::store(&redis, |_| {});
+    let before = snapshot(&redis).await;
+    let outsiders = [
         "arn:aws:sts::123456789012:assumed-role/hongbao-payments-evil/x",
         "arn:aws:sts::123456789012:assumed-role/other/x",
         "arn:aws:iam::123456789012:user/hongbao-payments",
         "",
-    ] {
-        let (s, b, _) = call(&store, Function::Wallet, &dep(arn, 1, "b")).await;
-        assert_eq!(
-            (s, b["error"].as_str()),
-            (403, Some("forbidden")),
-            "{arn}: {b}"
-        );
+    ];
+
+    let mut statuses = Vec::new();
+    for arn in outsiders {
+        let (s, b, _) = call(&store, Function::Wallet, &deposit_by(arn, 1, "b")).await;
+        statuses.push((s, b["error"].as_str().map(str::to_string)));
     }
-    let (s, b, _) = call(&store, Function::Wallet, &dep(allowed, 401, "c")).await;
+
+    assert_eq!(statuses, vec![(403, Some("forbidden".to_string())); 4]);
+    assert_eq!(snapshot(&redis).await, before, "a refused deposit wrote");
+}
+
+/// Test: a deposit over `HONGBAO_MAX_BALANCE_CENTS` is 409 `balance_limit` and writes nothing
+/// but its answer (kept under its call id, with a TTL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deposit_over_the_balance_limit_is_refused() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |c| c.wallet.max_balance_cents = 1_000);
+    assert_eq!(
+        call(&store, Function::Wallet, &deposit_by(ALLOWED, 600, "a"))
+            .await
+            .0,
+        201
+    );
+    let before = snapshot_but_call_answers(&redis).await;
+
+    let (s, b, _) = call(&store, Function::Wallet, &deposit_by(ALLOWED, 401, "c")).await;
+
     assert_eq!(
         (s, b["error"].as_str()),
         (409, Some("balance_limit")),
@@ -54,15 +72,36 @@ async fn deposit_principals_and_balance_limit() {
     assert_eq!(
         snapshot_but_call_answers(&redis).await,
         before,
-        "a refused deposit wrote something but its answer"
+        "a refused deposit wrote"
     );
-    let (s, _, _) = call(&store, Function::Wallet, &dep(allowed, 400, "c")).await;
-    assert_eq!(s, 201, "up to the limit exactly");
+}
 
-    // Unset: nobody may deposit.
+/// Test: a deposit up to `HONGBAO_MAX_BALANCE_CENTS` exactly is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deposit_up_to_the_balance_limit_is_taken() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |c| c.wallet.max_balance_cents = 1_000);
+    assert_eq!(
+        call(&store, Function::Wallet, &deposit_by(ALLOWED, 600, "a"))
+            .await
+            .0,
+        201
+    );
+
+    let (s, b, _) = call(&store, Function::Wallet, &deposit_by(ALLOWED, 400, "c")).await;
+
+    assert_eq!((s, b["balance_cents"].as_i64()), (201, Some(1_000)), "{b}");
+}
+
+/// Test: with `HONGBAO_DEPOSIT_PRINCIPALS` unset nobody may deposit: 403, nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_deposit_principals_nobody_deposits() {
+    let redis = TestRedis::start(Backend::Standalone);
     let closed = common::store(&redis, |c| c.wallet.deposit_principals = Default::default());
     let before = snapshot(&redis).await;
-    let (s, _, _) = call(&closed, Function::Wallet, &dep(allowed, 1, "d")).await;
+
+    let (s, _, _) = call(&closed, Function::Wallet, &deposit_by(ALLOWED, 1, "d")).await;
+
     assert_eq!(s, 403);
     assert_eq!(snapshot(&redis).await, before);
 }
