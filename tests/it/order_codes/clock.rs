@@ -71,55 +71,94 @@ async fn dst_zone_business_day_follows_redis_time() {
     }
 }
 
-/// Test: the script refuses rather than guesses or repeats: a Redis clock far from the
-/// function's, a day whose hash vanished, and a Redis clock that went back by days write
-/// nothing and hand out no code.
+/// 2026-11-21 04:00Z, noon in Shanghai.
+const AT: i64 = unix(2026, 11, 21, 4, 0, 0);
+
+/// Test: a Redis clock 7 hours from the function's is refused as unavailable and nothing is
+/// written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refuses_clock_skew_and_lost_days() {
-    let at = unix(2026, 11, 21, 4, 0, 0);
+async fn a_redis_clock_far_from_the_functions_is_refused() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = order_store(&redis, "hb", "Asia/Shanghai");
-        let out = take_at(&store, 1, at, 0, at - 7 * 3600).await;
+
+        let out = take_at(&store, 1, AT, 0, AT - 7 * 3600).await;
+
         assert!(matches!(out, Err(Error::Unavailable(_))), "{out:?}");
         assert!(
             redis.all_keys().await.is_empty(),
             "{backend}: nothing written"
         );
+    }
+}
 
-        issued(take_at(&store, 10, at, 0, at).await, "2026-11-21");
-        // The Redis clock three days back: that day has no hash, and re-creating one for a day
-        // before the newest could restart a sequence.
-        let back = at - 3 * 86_400;
-        let out = take_at(&store, 1, back, 0, back).await;
-        assert!(matches!(out, Err(Error::Internal(_))), "{out:?}");
-        // The current day's hash vanishes (eviction, a careless DEL): refused, not restarted.
-        let mut conn = redis.raw_conn().await;
+/// Test: a Redis clock three days back is refused: that day has no hash, and re-creating one
+/// for a day before the newest could restart a sequence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_clock_gone_back_by_days_is_refused() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = order_store(&redis, "hb", "Asia/Shanghai");
+    issued(take_at(&store, 10, AT, 0, AT).await, "2026-11-21");
+    let back = AT - 3 * 86_400;
+
+    let out = take_at(&store, 1, back, 0, back).await;
+
+    assert!(matches!(out, Err(Error::Internal(_))), "{out:?}");
+}
+
+/// Test: the current day's hash vanished (eviction, a careless `DEL`): refused, not restarted,
+/// and nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_day_whose_hash_vanished_is_refused_not_restarted() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = order_store(&redis, "hb", "Asia/Shanghai");
+        issued(take_at(&store, 10, AT, 0, AT).await, "2026-11-21");
         let _: () = redis::cmd("DEL")
             .arg("hb:{oc}:day:20261121")
-            .query_async(&mut conn)
+            .query_async(&mut redis.raw_conn().await)
             .await
             .unwrap();
-        let out = take_at(&store, 1, at + 60, 0, at + 60).await;
+
+        let out = take_at(&store, 1, AT + 60, 0, AT + 60).await;
+
         assert!(matches!(out, Err(Error::Internal(_))), "{out:?}");
-        assert_eq!(
-            redis.all_keys().await,
-            vec!["hb:{oc}:newest_day".to_string()],
-            "{backend}"
-        );
-        // The next day starts normally.
-        issued(
-            take_at(&store, 1, at + 86_400, 0, at + 86_400).await,
-            "2026-11-22",
-        );
-        // Out-of-range counts are refused before Redis is asked.
-        for n in [0, 101] {
-            assert!(matches!(
-                take_at(&store, n, at, 0, at).await,
-                Err(Error::Internal(_))
-            ));
-        }
+        let keys = redis.all_keys().await;
+        assert_eq!(keys, vec!["hb:{oc}:newest_day".to_string()], "{backend}");
     }
+}
+
+/// Test: after a day whose hash vanished, the next day starts normally.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_day_after_a_lost_day_starts_normally() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = order_store(&redis, "hb", "Asia/Shanghai");
+    issued(take_at(&store, 10, AT, 0, AT).await, "2026-11-21");
+    let _: () = redis::cmd("DEL")
+        .arg("hb:{oc}:day:20261121")
+        .query_async(&mut redis.raw_conn().await)
+        .await
+        .unwrap();
+
+    let out = take_at(&store, 1, AT + 86_400, 0, AT + 86_400).await;
+
+    assert_eq!(issued(out, "2026-11-22").len(), 1);
+}
+
+/// Test: a count of 0 or 101 codes is refused before Redis is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_range_counts_are_refused() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = order_store(&redis, "hb", "Asia/Shanghai");
+
+    let zero = take_at(&store, 0, AT, 0, AT).await;
+    let over = take_at(&store, 101, AT, 0, AT).await;
+
+    assert!(matches!(
+        (zero, over),
+        (Err(Error::Internal(_)), Err(Error::Internal(_)))
+    ));
+    assert!(redis.all_keys().await.is_empty());
 }
 
 /// Test: the secret a process remembers is only a guess. After the database is flushed, or

@@ -46,7 +46,7 @@ fn script_at(unix_s: i64, micros: u32) -> Script {
 
 /// Unix seconds of the UTC civil time `y-m-d hh:mm:ss` (days_from_civil, H. Hinnant), written
 /// here independently of the code under test.
-fn unix(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64) -> i64 {
+const fn unix(y: i64, m: i64, d: i64, hh: i64, mm: i64, ss: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
