@@ -49,32 +49,51 @@ async fn stored_bytes(redis: &TestRedis) -> i64 {
     total
 }
 
-/// Test: a 1-cent targeted packet with the largest recipients accepted, cancelled before anyone
-/// grabs: the cancel settles it (status `settled`, one `packet_settled` entry, the cent back),
-/// its recipients set is gone, every key of the packet expires within the retention, and the
-/// create and cancel together keep at most 64 KiB.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancel_nobody_grabbed_settles_and_keeps_little() {
-    let redis = TestRedis::start(Backend::Standalone);
-    let store = common::store(&redis, |_| {});
-    common::fund(&store, "alice", 1).await;
+/// Alice's 1-cent targeted packet to the largest recipients accepted, cancelled before anyone
+/// grabbed: its id.
+async fn cancelled_before_any_grab(store: &Arc<Store>) -> String {
+    common::fund(store, "alice", 1).await;
     let recipients = largest_recipients();
     assert_eq!(
         recipients.iter().map(String::len).sum::<usize>(),
         MAX_RECIPIENTS_BYTES
     );
-    let before = stored_bytes(&redis).await;
-
     let body = json!({"total_cents": 1, "count": 1, "recipients": recipients});
-    let (s, p) = create(&store, "alice", &body).await;
+    let (s, p) = create(store, "alice", &body).await;
     assert_eq!(s, 201, "{p}");
     let id = p["packet_id"].as_str().unwrap().to_string();
-    let (s, answer) = cancel(&store, &id, "alice").await;
+    let (s, answer) = cancel(store, &id, "alice").await;
     assert_eq!(s, 200, "{answer}");
+    id
+}
+
+/// Test: a cancel before anyone grabbed settles the packet: status `settled`, one
+/// `packet_settled` entry, the cent back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_nobody_grabbed_settles_the_packet() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+
+    let id = cancelled_before_any_grab(&store).await;
+
+    assert_eq!(view(&store, &id, "alice").await["status"], "settled");
+    let kinds = journal_kinds(&store, "alice").await;
+    assert_eq!(kinds.iter().filter(|k| *k == "packet_settled").count(), 1);
+    assert_eq!(balance(&store, "alice").await, 1);
+}
+
+/// Test: a create and a cancel nobody grabbed keep at most 64 KiB, the recipients set is gone
+/// and every key of the packet expires within the retention.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_nobody_grabbed_keeps_little_and_lets_it_expire() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let before = stored_bytes(&redis).await;
+
+    let id = cancelled_before_any_grab(&store).await;
 
     let kept = stored_bytes(&redis).await - before;
     assert!(kept <= 64 * 1024, "a create + cancel keeps {kept} bytes");
-    let mut conn = redis.raw_conn().await;
     let keys: Vec<String> = redis
         .all_keys()
         .await
@@ -82,6 +101,7 @@ async fn a_cancel_nobody_grabbed_settles_and_keeps_little() {
         .filter(|k| k.contains(&id))
         .collect();
     assert!(!keys.iter().any(|k| k.ends_with(":recipients")), "{keys:?}");
+    let mut conn = redis.raw_conn().await;
     for key in &keys {
         let ttl: i64 = redis::cmd("TTL")
             .arg(key)
@@ -93,10 +113,6 @@ async fn a_cancel_nobody_grabbed_settles_and_keeps_little() {
             "{key}: TTL {ttl}"
         );
     }
-    assert_eq!(view(&store, &id, "alice").await["status"], "settled");
-    let kinds = journal_kinds(&store, "alice").await;
-    assert_eq!(kinds.iter().filter(|k| *k == "packet_settled").count(), 1);
-    assert_eq!(balance(&store, "alice").await, 1);
 }
 
 /// Test: a targeted packet cancelled after one of its two recipients grabbed: the grabber

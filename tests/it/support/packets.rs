@@ -1,5 +1,7 @@
 //! `GET /support/packets/{id}`: a packet in every state, read-only, no secret, refusals.
 
+use std::sync::Arc;
+
 use serde_json::json;
 
 use super::{claim_until_credited, claims, journal, look_up_packet, look_up_packet_page, STRANGER};
@@ -11,6 +13,7 @@ use harness::{Backend, TestRedis};
 use hongbao::packets;
 use hongbao::packets::rules::{GrabOutcome, NewPacket};
 use hongbao::store::reclaim;
+use hongbao::Store;
 
 fn s(v: &[(&str, &str, bool)]) -> Vec<(String, String, bool)> {
     v.iter()
@@ -223,59 +226,77 @@ async fn scheduled_sold_out_cancelled_expired_and_settled_packets() {
     }
 }
 
-/// A password packet's look-up shows `password_protected` and neither the password nor its
-/// verifier; callers outside `HONGBAO_SUPPORT_PRINCIPALS`, and JWT callers, are 403; an
-/// unknown or malformed id is 404.
+/// Alice's password packet, created through the create function: (packet id, its password).
+async fn alices_password_packet(store: &Arc<Store>) -> (String, String) {
+    fund(store, "alice", 10_000).await;
+    let create_event = with_sub(event("create-packet-password"), "alice");
+    let (s, created, _) = call(store, Function::CreatePacket, &create_event).await;
+    assert_eq!(s, 201, "{created}");
+    let body: serde_json::Value =
+        serde_json::from_str(create_event["body"].as_str().unwrap()).unwrap();
+    let id = created["packet_id"].as_str().unwrap().to_string();
+    (id, body["password"].as_str().unwrap().to_string())
+}
+
+/// Test: a password packet's look-up shows `password_protected` and neither the password nor
+/// its verifier.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn no_secret_and_refusals() {
+async fn a_look_up_shows_no_password_and_no_verifier() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let (pid, password) = alices_password_packet(&store).await;
+    let verifier: String = redis::cmd("HGET")
+        .arg(hongbao::store::keys::Keys::new("hb").packet(&pid).meta)
+        .arg("password")
+        .query_async(&mut store.conn().await.unwrap())
+        .await
+        .unwrap();
+
+    let (s, b) = look_up_packet(&store, &pid, None).await;
+
+    assert_eq!(
+        (s, &b["packet"]["password_protected"]),
+        (200, &json!(true)),
+        "{b}"
+    );
+    let text = b.to_string();
+    assert!(
+        !text.contains(&password) && !text.contains(&verifier),
+        "{text}"
+    );
+}
+
+/// Test: a caller outside `HONGBAO_SUPPORT_PRINCIPALS` and a JWT caller are 403, an unknown
+/// or malformed id is 404, and none of them writes anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn look_up_refusals_write_nothing() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
-        fund(&store, "alice", 10_000).await;
-        let create_event = with_sub(event("create-packet-password"), "alice");
-        let (s, created, _) = call(&store, Function::CreatePacket, &create_event).await;
-        assert_eq!(s, 201, "{created}");
-        let pid = created["packet_id"].as_str().unwrap();
-        let password: serde_json::Value =
-            serde_json::from_str(create_event["body"].as_str().unwrap()).unwrap();
-        let password = password["password"].as_str().unwrap();
-        let mut conn = store.conn().await.unwrap();
-        let keys = hongbao::store::keys::Keys::new("hb").packet(pid);
-        let verifier: String = redis::cmd("HGET")
-            .arg(&keys.meta)
-            .arg("password")
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        let (s, b) = look_up_packet(&store, pid, None).await;
-        assert_eq!(
-            (s, &b["packet"]["password_protected"]),
-            (200, &json!(true)),
-            "{b}"
-        );
-        let text = b.to_string();
-        assert!(
-            !text.contains(password) && !text.contains(&verifier),
-            "{backend}: {text}"
-        );
-
+        let (pid, _) = alices_password_packet(&store).await;
+        let path = format!("/support/packets/{pid}");
+        let mut jwt = crate::common::with_placeholder(event("grab-view"), "PACKET_ID", &pid);
+        jwt["rawPath"] = json!(path);
+        jwt["requestContext"]["http"]["path"] = json!(path);
         let before = common::snapshot(&redis).await;
-        let (s, b) = look_up_packet(&store, pid, Some(STRANGER)).await;
-        assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{b}");
-        let jwt = crate::common::with_placeholder(event("grab-view"), "PACKET_ID", pid);
-        let mut jwt = jwt;
-        jwt["rawPath"] = json!(format!("/support/packets/{pid}"));
-        jwt["requestContext"]["http"]["path"] = json!(format!("/support/packets/{pid}"));
+
+        let stranger = look_up_packet(&store, &pid, Some(STRANGER)).await;
         let (s, b, _) = call(&store, Function::Wallet, &jwt).await;
-        assert_eq!((s, b["error"].as_str()), (403, Some("forbidden")), "{b}");
-        for id in ["000000000000000000000000", "not-a-packet"] {
-            let (s, b) = look_up_packet(&store, id, None).await;
-            assert_eq!(
-                (s, b["error"].as_str()),
-                (404, Some("not_found")),
-                "{id}: {b}"
-            );
-        }
+        let unknown = look_up_packet(&store, "000000000000000000000000", None).await;
+        let malformed = look_up_packet(&store, "not-a-packet", None).await;
+
+        let status =
+            |(s, b): &(u16, serde_json::Value)| (*s, b["error"].as_str().map(String::from));
+        let forbidden = (403, Some("forbidden".to_string()));
+        let not_found = (404, Some("not_found".to_string()));
+        assert_eq!(
+            (status(&stranger), status(&(s, b))),
+            (forbidden.clone(), forbidden)
+        );
+        assert_eq!(
+            (status(&unknown), status(&malformed)),
+            (not_found.clone(), not_found)
+        );
         assert_eq!(
             common::snapshot(&redis).await,
             before,
