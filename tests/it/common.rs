@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use harness::TestRedis;
+use hongbao::api::operation::Operation;
 use hongbao::api::{ApiState, AuthMode};
 use hongbao::domain::split::{LuckySplit, Mode};
 pub use hongbao::lambda::Function;
@@ -18,6 +19,10 @@ use hongbao::{Config, Store};
 /// The IAM role of the deposit and withdrawal fixtures (`events/wallet-deposit.json`,
 /// `events/wallet-withdrawal.json`), as a principal prefix.
 pub const DEPOSIT_PRINCIPALS: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/*";
+
+/// The team's own backend, the fixtures' AWS_IAM caller (`userArn` of `events/*.json`): inside
+/// [`DEPOSIT_PRINCIPALS`], acting for every merchant.
+pub const TEAM: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/payments-backend";
 
 /// A store on `redis` with the default configuration changed by `tweak`; deposits and
 /// withdrawals, coupon campaigns and redemptions, the support look-ups and the merchant routes
@@ -409,6 +414,38 @@ pub async fn command_calls(redis: &TestRedis, command: &str) -> u64 {
 /// fixtures spell them) with `value`.
 pub fn with_placeholder(v: Value, placeholder: &str, value: &str) -> Value {
     serde_json::from_str(&v.to_string().replace(placeholder, value)).unwrap()
+}
+
+/// An AWS_IAM event of `op` (`events/merchant-deposit.json` reshaped) signed by `arn`: its path with `params` put in, `query`, `body`.
+pub fn iam_event(
+    op: &Operation,
+    arn: &str,
+    params: &[(&str, &str)],
+    query: &str,
+    body: Option<&Value>,
+) -> Value {
+    let mut v = event("merchant-deposit");
+    let mut path = op.path.to_string();
+    let mut path_params = json!({});
+    for (name, value) in params {
+        path = path.replace(&format!("{{{name}}}"), value);
+        path_params[*name] = json!(value);
+    }
+    v["routeKey"] = json!(op.route_key());
+    v["requestContext"]["routeKey"] = json!(op.route_key());
+    v["rawPath"] = json!(path);
+    v["requestContext"]["http"]["path"] = json!(path);
+    v["requestContext"]["http"]["method"] = json!(op.method.as_str());
+    v["pathParameters"] = path_params;
+    let mut v = with_query(v, query);
+    v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
+    match body {
+        Some(b) => with_body(v, &b.to_string()),
+        None => {
+            v["body"] = Value::Null;
+            v
+        }
+    }
 }
 
 /// The event with query string `raw`: `rawQueryString` (what the handlers read) and

@@ -14,10 +14,10 @@ use hongbao::wallet::rules::IamPrincipals;
 use hongbao::Store;
 use serde_json::{json, Value};
 
-use crate::common::{self, call, event, with_body, with_sub, Function, DEPOSIT_PRINCIPALS};
+use crate::common::{
+    self, call, event, iam_event as signed, with_sub, Function, DEPOSIT_PRINCIPALS, TEAM,
+};
 
-/// The team's own backend: acts for every merchant (the fixtures' principals).
-const TEAM: &str = "arn:aws:sts::123456789012:assumed-role/hongbao-payments/payments-backend";
 /// shop-b's backend, bound to shop-b.
 const SHOP_B: &str = "arn:aws:sts::123456789012:assumed-role/shop-b/backend";
 
@@ -29,38 +29,6 @@ fn bound_store(redis: &TestRedis) -> Arc<Store> {
         c.merchants.principals = IamPrincipals::parse(&list).unwrap();
         c.coupons.principals = IamPrincipals::parse(&list).unwrap();
     })
-}
-
-/// An AWS_IAM event of `op` signed by `arn`: its path with `params` put in, `query`, `body`.
-fn signed(
-    op: &Operation,
-    arn: &str,
-    params: &[(&str, &str)],
-    query: &str,
-    body: Option<&Value>,
-) -> Value {
-    let mut v = event("merchant-deposit");
-    let mut path = op.path.to_string();
-    let mut path_params = json!({});
-    for (name, value) in params {
-        path = path.replace(&format!("{{{name}}}"), value);
-        path_params[*name] = json!(value);
-    }
-    v["routeKey"] = json!(op.route_key());
-    v["requestContext"]["routeKey"] = json!(op.route_key());
-    v["rawPath"] = json!(path);
-    v["requestContext"]["http"]["path"] = json!(path);
-    v["requestContext"]["http"]["method"] = json!(op.method.as_str());
-    v["pathParameters"] = path_params;
-    let mut v = common::with_query(v, query);
-    v["requestContext"]["authorizer"]["iam"]["userArn"] = json!(arn);
-    match body {
-        Some(b) => with_body(v, &b.to_string()),
-        None => {
-            v["body"] = Value::Null;
-            v
-        }
-    }
 }
 
 /// The function that routes `op`.

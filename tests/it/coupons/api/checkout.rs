@@ -11,7 +11,7 @@ use hongbao::Store;
 use serde_json::{json, Value};
 
 use super::{create, grab, view};
-use crate::common::{call, event, with_body, with_sub, without_auth, Function};
+use crate::common::{call, event, iam_event, with_body, with_sub, without_auth, Function, TEAM};
 use crate::coupons::{coupon_store, dump_all, redis_ms};
 
 /// `POST /coupons/hold` with `body`: (status, body).
@@ -357,15 +357,8 @@ async fn unsigned_checkout_calls(store: &Arc<Store>, body: &Value) {
 
 /// `GET /campaigns/{id}/coupons?<query>`, signed by the fixture's coupon principal.
 async fn issued(store: &Arc<Store>, id: &str, query: &str) -> (u16, Value) {
-    let mut v = super::at("coupon-add-codes", id);
-    let path = format!("/campaigns/{id}/coupons");
-    v["routeKey"] = json!("GET /campaigns/{id}/coupons");
-    v["requestContext"]["routeKey"] = v["routeKey"].clone();
-    v["requestContext"]["http"]["method"] = json!("GET");
-    v["requestContext"]["http"]["path"] = json!(path);
-    v["rawPath"] = json!(path);
-    v["rawQueryString"] = json!(query);
-    v.as_object_mut().unwrap().remove("body");
+    let op = &hongbao::coupons::issued::http::OPERATION;
+    let v = iam_event(op, TEAM, &[("id", id)], query, None);
     let (s, b, _) = call(store, Function::Coupon, &v).await;
     (s, b)
 }
