@@ -194,48 +194,76 @@ async fn redis_down_is_unavailable() {
     );
 }
 
-/// 6- and 7-digit suffixes (`HONGBAO_ORDER_CODE_DIGITS`) against Redis: 12- and 13-digit
-/// codes, the suffix's first digit never 0, every code once, and exactly 9 × 10^(digits − 1)
-/// codes a day: the last ones are handed out, the next call is `exhausted`.
+/// 2026-11-21 04:00Z, the instant the digit tests' codes are issued at.
+const DIGITS_AT: i64 = unix(2026, 11, 21, 4, 0, 0);
+
+/// A store of `digits`-digit suffixes under its own key prefix `d<digits>`.
+fn digits_store(redis: &TestRedis, digits: u32) -> Arc<Store> {
+    common::store(redis, |c| {
+        c.key_prefix = format!("d{digits}");
+        c.order_codes.digits = digits;
+    })
+}
+
+/// Test: with 6- and 7-digit suffixes (`HONGBAO_ORDER_CODE_DIGITS`) 2,000 codes and the day's
+/// last 10 are 12- and 13-digit codes of the day, the suffix's first digit never 0, every code
+/// once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn six_and_seven_digit_codes() {
-    let at = unix(2026, 11, 21, 4, 0, 0);
-    let script = script_at(at, 0);
+async fn six_and_seven_digit_codes_are_distinct_codes_of_the_day() {
+    let script = script_at(DIGITS_AT, 0);
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         for digits in [6u32, 7] {
-            let prefix = format!("d{digits}");
-            let store = common::store(&redis, |c| {
-                c.key_prefix = prefix.clone();
-                c.order_codes.digits = digits;
-            });
-            let per_day = 9 * 10u64.pow(digits - 1);
+            let store = digits_store(&redis, digits);
             let mut codes: Vec<String> = Vec::new();
             for _ in 0..20 {
-                let out = order_codes::next_codes_with(&store, &script, "tester", 100, at).await;
+                let out = order_codes::next_codes_with(&store, &script, "t", 100, DIGITS_AT).await;
                 codes.extend(issued(out, "2026-11-21"));
             }
-            // Jump to the end of the day's range: the last 10 positions.
-            set_taken(&redis, &prefix, "20261121", per_day - 10).await;
-            let out = order_codes::next_codes_with(&store, &script, "tester", 10, at).await;
+            let last = 9 * 10u64.pow(digits - 1) - 10;
+            set_taken(&redis, &format!("d{digits}"), "20261121", last).await;
+
+            let out = order_codes::next_codes_with(&store, &script, "t", 10, DIGITS_AT).await;
+
             codes.extend(issued(out, "2026-11-21"));
-            let out = order_codes::next_codes_with(&store, &script, "tester", 1, at)
-                .await
-                .unwrap();
-            assert!(
-                matches!(out, Outcome::Exhausted { .. }),
-                "{backend} {digits}: {out:?}"
-            );
-            assert_eq!(taken(&redis, &prefix, "20261121").await, per_day);
-            let len = 6 + digits as usize;
             let low = 10u64.pow(digits - 1);
-            assert!(codes.iter().all(|c| c.len() == len
-                && c.starts_with("261121")
-                && c.bytes().all(|b| b.is_ascii_digit())
-                && !c[6..].starts_with('0')));
+            let shaped = |c: &String| {
+                c.len() == 6 + digits as usize
+                    && c.starts_with("261121")
+                    && c.bytes().all(|b| b.is_ascii_digit())
+            };
+            assert!(codes.iter().all(shaped), "{backend} {digits}: {codes:?}");
             let suffixes: HashSet<u64> = codes.iter().map(|c| c[6..].parse().unwrap()).collect();
             assert_eq!(suffixes.len(), 2_010, "{backend} {digits}: every code once");
             assert!(suffixes.iter().all(|s| (low..10 * low).contains(s)));
         }
+    }
+}
+
+/// Test: a day holds exactly 9 × 10^(digits − 1) codes: once the last is handed out the next
+/// call is `exhausted` and the count stays at the day's size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_day_of_six_or_seven_digit_codes_ends_exhausted() {
+    let script = script_at(DIGITS_AT, 0);
+    let redis = TestRedis::start(Backend::Standalone);
+    for digits in [6u32, 7] {
+        let store = digits_store(&redis, digits);
+        let per_day = 9 * 10u64.pow(digits - 1);
+        issued(
+            order_codes::next_codes_with(&store, &script, "t", 1, DIGITS_AT).await,
+            "2026-11-21",
+        );
+        set_taken(&redis, &format!("d{digits}"), "20261121", per_day).await;
+
+        let out = order_codes::next_codes_with(&store, &script, "t", 1, DIGITS_AT).await;
+
+        assert!(
+            matches!(out, Ok(Outcome::Exhausted { .. })),
+            "{digits}: {out:?}"
+        );
+        assert_eq!(
+            taken(&redis, &format!("d{digits}"), "20261121").await,
+            per_day
+        );
     }
 }
