@@ -68,70 +68,105 @@ async fn alices_coupon(store: &Arc<Store>, reference: &str, codes: &[&str]) -> (
     (id, won["code"].as_str().unwrap().to_string())
 }
 
-/// Test: a checkout over HTTP: a hold answers `held` with the order's discount (15 % of 99.99
-/// rounded down: 14.99) and shows in `GET /coupons` and `GET /campaigns/{id}` as `held`; the
-/// same order's redeem commits it with the hold's discount; its release reverses the
-/// redemption (`issued` again) and repeats as `repeat: true`.
+/// alice's order `order-1` of 99.99 for her coupon (`alices_coupon`).
+fn alices_order(code: &str) -> Value {
+    json!({"code": code, "user_id": "alice", "order_reference": "order-1",
+           "order_total_cents": 9_999})
+}
+
+/// alice's coupon held for 10 minutes by [`alices_order`]: (campaign id, code, the hold's answer).
+async fn alices_hold(store: &Arc<Store>, reference: &str) -> (String, String, Value) {
+    let (id, code) = alices_coupon(store, reference, &["HTTP-1"]).await;
+    let mut body = alices_order(&code);
+    body["hold_secs"] = json!(600);
+    let (s, held) = hold(store, &body).await;
+    assert_eq!(s, 200, "{held}");
+    (id, code, held)
+}
+
+/// Test: a hold over HTTP answers `held` with the order's discount (15 % of 99.99 rounded down:
+/// 14.99) and the campaign's rule.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_checkout_holds_redeems_and_releases() {
+async fn a_hold_answers_the_orders_discount() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+
+    let (_, _, held) = alices_hold(&store, "http-1").await;
+
+    let shown = (&held["state"], &held["discount_cents"], &held["discount"]);
+    assert_eq!(shown, (&json!("held"), &json!(1_499), &discount()));
+}
+
+/// Test: a held coupon shows `held` with its `held_until` in `GET /coupons` and in
+/// `GET /campaigns/{id}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_coupon_shows_held_in_the_users_views() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
-        let (id, code) = alices_coupon(&store, "http-1", &["HTTP-1"]).await;
-        let order = json!({"code": code, "user_id": "alice", "order_reference": "order-1",
-                           "order_total_cents": 9_999});
+        let (id, code, held) = alices_hold(&store, "http-1").await;
 
-        let mut body = order.clone();
-        body["order_total_cents"] = json!(9_999);
-        body["hold_secs"] = json!(600);
-        let (s, held) = hold(&store, &body).await;
-        assert_eq!(s, 200, "{backend}: {held}");
-        assert_eq!(
-            (&held["state"], &held["discount_cents"], &held["discount"]),
-            (&json!("held"), &json!(1_499), &discount())
-        );
         let items = coupons_of(&store, "alice").await;
+        let (_, campaign) = view(&store, &id, "alice").await;
+
+        let listed = (
+            &items[0]["state"],
+            &items[0]["held_until"],
+            &items[0]["discount"],
+        );
         assert_eq!(
-            (
-                &items[0]["state"],
-                &items[0]["held_until"],
-                &items[0]["discount"]
-            ),
+            listed,
             (&json!("held"), &held["held_until"], &discount()),
             "{backend}"
         );
-        let (_, campaign) = view(&store, &id, "alice").await;
-        assert_eq!(
-            campaign["coupon_states"],
-            json!([{"code": code, "state": "held", "held_until": held["held_until"]}]),
-            "{backend}"
-        );
-
-        let (s, redeemed) = redeem(&store, &order).await;
-        assert_eq!(s, 200, "{backend}: {redeemed}");
-        assert_eq!(
-            (&redeemed["repeat"], &redeemed["discount_cents"]),
-            (&json!(false), &json!(1_499))
-        );
-        assert_eq!(
-            coupons_of(&store, "alice").await[0]["discount_cents"],
-            1_499
-        );
-
-        let released = json!({"code": code, "order_reference": "order-1"});
-        let (s, first) = release(&store, &released).await;
-        assert_eq!(s, 200, "{backend}: {first}");
-        assert_eq!(
-            (&first["released"], &first["repeat"]),
-            (&json!("redemption"), &json!(false))
-        );
-        let (s, again) = release(&store, &released).await;
-        assert_eq!((s, &again["repeat"]), (200, &json!(true)), "{again}");
-        assert_eq!(again["released_at"], first["released_at"]);
-        assert_eq!(coupons_of(&store, "alice").await[0]["state"], "issued");
-        let (_, campaign) = view(&store, &id, "alice").await;
-        assert_eq!(campaign["coupon_states"][0]["state"], "issued", "{backend}");
+        let state = json!([{"code": code, "state": "held", "held_until": held["held_until"]}]);
+        assert_eq!(campaign["coupon_states"], state, "{backend}");
     }
+}
+
+/// Test: the holding order's redeem commits the hold with the hold's discount, shown in
+/// `GET /coupons`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_holding_orders_redeem_keeps_the_holds_discount() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let (_, code, _) = alices_hold(&store, "http-1").await;
+
+    let (s, redeemed) = redeem(&store, &alices_order(&code)).await;
+
+    assert_eq!(s, 200, "{redeemed}");
+    let answer = (&redeemed["repeat"], &redeemed["discount_cents"]);
+    assert_eq!(answer, (&json!(false), &json!(1_499)));
+    assert_eq!(
+        coupons_of(&store, "alice").await[0]["discount_cents"],
+        1_499
+    );
+}
+
+/// Test: the order's release reverses its redemption (`issued` again in both views) and, sent
+/// again, answers `repeat: true` with the same `released_at`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_reverses_the_redemption_once() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let (id, code, _) = alices_hold(&store, "http-1").await;
+    assert_eq!(redeem(&store, &alices_order(&code)).await.0, 200);
+    let released = json!({"code": code, "order_reference": "order-1"});
+
+    let (s, first) = release(&store, &released).await;
+    let (s2, again) = release(&store, &released).await;
+
+    assert_eq!(
+        (s, &first["released"], &first["repeat"]),
+        (200, &json!("redemption"), &json!(false))
+    );
+    assert_eq!(
+        (s2, &again["repeat"], &again["released_at"]),
+        (200, &json!(true), &first["released_at"])
+    );
+    assert_eq!(coupons_of(&store, "alice").await[0]["state"], "issued");
+    let (_, campaign) = view(&store, &id, "alice").await;
+    assert_eq!(campaign["coupon_states"][0]["state"], "issued");
 }
 
 /// Every key as [`dump_all`] reads it, without the calls' answers (`<issued>:call:<call id>`,
