@@ -3,19 +3,22 @@
 //! `coupon_issued_page.lua` (one page of one pool) sits beside them.
 //!
 //! Every pool keeps its issued codes by time (`issued_by_time`: `coupon_grab.lua` and
-//! `coupon_take.lua` add `<grabbed_at_ms, 13 digits>:<item>` as they issue a code). A page asks
-//! every pool for up to `limit` members below the cursor, merges them newest first (byte order
-//! of the members, descending: by time, then item) and keeps `limit`; the cursor is the last
-//! member kept. A member names one coupon of the campaign, so paging is stable while codes
-//! are issued: a cursor never repeats or skips a coupon.
+//! `coupon_take.lua` add `<grabbed_at_ms, 13 digits>:<item>` as they issue a code). A page
+//! merges the pools' members below the cursor newest first (byte order of the members,
+//! descending: by time, then item), asking each pool for a few at a time ([`issued`]), and
+//! keeps `limit`; the cursor is the last member kept. A member names one coupon of the
+//! campaign, so paging is stable while codes are issued: a cursor never repeats or skips a
+//! coupon.
 
 pub mod http;
+
+use std::collections::VecDeque;
 
 use crate::coupons::facts::resolve;
 use crate::coupons::keys::PoolKeys;
 use crate::coupons::rules::{Checkout, CouponState, IssuedRecord};
 use crate::store::scripts::{texts, Call, CouponIssuedPageCall};
-use crate::store::{Error, Store};
+use crate::store::{Conn, Error, Store};
 
 /// A coupon's state as its campaign's merchant sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
@@ -105,10 +108,59 @@ pub fn is_cursor(cursor: &str) -> bool {
         && code.bytes().all(|b| b.is_ascii_graphic())
 }
 
+/// One coupon as a pool's page gives it: its member, its record (`''`: the pool's keys are
+/// gone), its last release (`''`: never) and the pool's Redis `TIME`, Unix ms.
+type Found = (String, String, String, i64);
+
+/// How many coupons a pool is asked for at a time: a page's share of each pool and one more,
+/// at most `limit` (a pool that gives fewer has no more below).
+pub fn chunk(limit: u32, pools: u32) -> u32 {
+    (limit.div_ceil(pools.max(1)) + 1).min(limit)
+}
+
+/// Up to `n` coupons of one pool below `before` (`''`: the newest), newest first, and whether
+/// the pool has none below them (it gave fewer than `n`).
+async fn pool_page(
+    conn: &mut Conn,
+    keys: &PoolKeys,
+    before: &str,
+    n: u32,
+) -> Result<(Vec<Found>, bool), Error> {
+    const SCRIPT: &str = "coupon_issued_page";
+    let reply = CouponIssuedPageCall {
+        issued_by_time: &keys.issued_by_time,
+        issued: &keys.issued,
+        before,
+        limit: n,
+    }
+    .invocation()
+    .invoke_async(conn)
+    .await?;
+    let mut parts = texts(SCRIPT, reply)?.into_iter();
+    let now_ms: i64 = parts
+        .next()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| Error::bad_reply(SCRIPT, "no time"))?;
+    let rest: Vec<String> = parts.collect();
+    let mut found = Vec::with_capacity(rest.len() / 3);
+    for c in rest.chunks(3) {
+        let [member, record, released] = c else {
+            return Err(Error::bad_reply(SCRIPT, format!("{c:?}")));
+        };
+        found.push((member.clone(), record.clone(), released.clone(), now_ms));
+    }
+    let exhausted = found.len() < n as usize;
+    Ok((found, exhausted))
+}
+
 /// Up to `limit` (1..=100) coupons of campaign `campaign_id` issued before the cursor
 /// `before` ([`IssuedPage::next_before`]; `None`: the newest), newest first, each with its
-/// state at Redis `TIME`; `None`: no such campaign. One script call per pool, each reading at
-/// most `limit` coupons.
+/// state at Redis `TIME`; `None`: no such campaign.
+///
+/// A k-way merge over the pools: each pool is asked for [`chunk`] coupons at a time, and asked
+/// again only once the page has taken every coupon it gave, so a page reads at most
+/// `limit + pools × chunk` coupons (about `2 × limit + pools`) in `pools` script calls and one
+/// more per refill, each reading at most `chunk`.
 ///
 /// # Errors
 /// [`Error::Unavailable`] when Redis cannot be reached; [`Error::Internal`] for a member or a
@@ -119,44 +171,44 @@ pub async fn issued(
     limit: u32,
     before: Option<&str>,
 ) -> Result<Option<IssuedPage>, Error> {
-    const SCRIPT: &str = "coupon_issued_page";
     let prefix = &store.config().key_prefix;
     let mut conn = store.conn().await?;
     let Some((id, no, s)) = resolve(store, &mut conn, campaign_id).await? else {
         return Ok(None);
     };
-    let bad = |what: String| Error::bad_reply(SCRIPT, what);
-    // (member, record, released_at_ms, now_ms) of every pool's page.
-    let mut found: Vec<(String, String, String, i64)> = Vec::new();
-    let mut full = false;
-    for k in 0..s.pools {
-        let keys = PoolKeys::new(prefix, &id, no, k, s.pools);
-        let reply = CouponIssuedPageCall {
-            issued_by_time: &keys.issued_by_time,
-            issued: &keys.issued,
-            before: before.unwrap_or(""),
-            limit,
+    let bad = |what: String| Error::bad_reply("coupon_issued_page", what);
+    let n = chunk(limit, s.pools);
+    let pools: Vec<PoolKeys> = (0..s.pools)
+        .map(|k| PoolKeys::new(prefix, &id, no, k, s.pools))
+        .collect();
+    // Per pool: the coupons fetched and not yet taken, the last member fetched (the next
+    // fetch's bound), and whether the pool has none below it.
+    let mut buffers: Vec<VecDeque<Found>> = vec![VecDeque::new(); pools.len()];
+    let mut bounds: Vec<String> = vec![before.unwrap_or("").to_string(); pools.len()];
+    let mut exhausted = vec![false; pools.len()];
+    let mut found: Vec<Found> = Vec::with_capacity(limit as usize);
+    while found.len() < limit as usize {
+        for (k, keys) in pools.iter().enumerate() {
+            if buffers[k].is_empty() && !exhausted[k] {
+                let (page, done) = pool_page(&mut conn, keys, &bounds[k], n).await?;
+                if let Some(last) = page.last() {
+                    bounds[k] = last.0.clone();
+                }
+                buffers[k].extend(page);
+                exhausted[k] = done;
+            }
         }
-        .invocation()
-        .invoke_async(&mut conn)
-        .await?;
-        let mut parts = texts(SCRIPT, reply)?.into_iter();
-        let now_ms: i64 = parts
-            .next()
-            .and_then(|t| t.parse().ok())
-            .ok_or_else(|| bad("no time".into()))?;
-        let rest: Vec<String> = parts.collect();
-        full |= rest.len() / 3 == limit as usize;
-        for c in rest.chunks(3) {
-            let [member, record, released] = c else {
-                return Err(bad(format!("{c:?}")));
-            };
-            found.push((member.clone(), record.clone(), released.clone(), now_ms));
-        }
+        let newest = (0..pools.len())
+            .filter_map(|k| buffers[k].front().map(|f| (k, &f.0)))
+            .max_by(|a, b| a.1.cmp(b.1))
+            .map(|(k, _)| k);
+        let Some(k) = newest else {
+            break;
+        };
+        found.extend(buffers[k].pop_front());
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
-    let more = full || found.len() > limit as usize;
-    found.truncate(limit as usize);
+    let more = found.len() == limit as usize
+        && (buffers.iter().any(|b| !b.is_empty()) || exhausted.iter().any(|done| !done));
     let next_before = more.then(|| found.last().map(|f| f.0.clone())).flatten();
     let mut coupons = Vec::with_capacity(found.len());
     for (member, record, released, now_ms) in found {
@@ -218,6 +270,11 @@ mod tests {
             IssuedState::of(CouponState::Held, Some(1)),
             IssuedState::Held
         );
+    }
+
+    #[test]
+    fn a_pool_is_asked_for_its_share_of_a_page_and_one_more() {
+        assert_eq!((chunk(100, 200), chunk(100, 24), chunk(20, 1)), (2, 6, 20));
     }
 
     #[test]
