@@ -15,7 +15,8 @@
 //!   `GET /packets/summary` of a user with 2,000 sent packets;
 //! * a merchant's ([`merchants`]): `GET /merchants/{merchant_id}` (its ledger full, first and
 //!   last page), `GET /merchants/{merchant_id}/packets`, `GET /campaigns` (100 a page),
-//!   `GET /campaigns/{id}` with the caller's ten codes, `GET /coupons` (100 a page) and
+//!   `GET /campaigns/{id}` with the caller's ten codes, `GET /campaigns/{id}/coupons` of a
+//!   24-pool campaign (100 a page), `GET /coupons` (100 a page) and
 //!   `GET /support/coupons/{code}`;
 //! * the voting site's ([`articles`]): `GET /articles` (first and deep page) and
 //!   `GET /groups/{group}/articles` (first and deep page) of 10,000 articles in one group,

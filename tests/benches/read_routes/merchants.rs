@@ -1,6 +1,7 @@
 //! A merchant's read routes and its coupons': the budget with a full ledger, [`PACKETS`]
 //! merchant packets, [`CAMPAIGNS`] campaigns of which one user holds a coupon each (and ten
-//! of one campaign: `per_user`'s maximum), and the support look-up of one of those coupons.
+//! of one campaign: `per_user`'s maximum), a 24-pool campaign's issued coupons, and the
+//! support look-up of one of those coupons.
 
 use futures::future::join_all;
 use hongbao::coupons::rules::campaign::{CodeSource, NewCampaign, VisitLimit, PER_USER};
@@ -70,6 +71,41 @@ async fn campaign(store: &Store, i: usize, per_user: u32, now_ms: i64) -> String
     }
 }
 
+/// Coupons [`wide_campaign`] issues, one a user.
+const WIDE_ISSUED: usize = 2_400;
+
+/// A campaign of 24 pools (60,000 generated codes, no merchant) of which [`WIDE_ISSUED`]
+/// users grabbed a coupon each; its public id.
+async fn wide_campaign(store: &Store, now_ms: i64) -> String {
+    let req = NewCampaign::new(
+        "bench wide",
+        CodeSource::Generated(60_000),
+        now_ms + 3_600_000,
+        "bench-read-wide",
+    );
+    let id = match coupons::create(store, &req).await.expect("create") {
+        CampaignCreateOutcome::Created(c) => c.campaign_id,
+        other => panic!("{other:?}"),
+    };
+    let visits = VisitLimit {
+        per_window: 0,
+        window_ms: 1,
+    };
+    for chunk in (0..WIDE_ISSUED).collect::<Vec<_>>().chunks(200) {
+        let grabs = chunk.iter().map(|n| {
+            let (id, user) = (&id, format!("wide-{n}"));
+            async move { coupons::grab(store, id, &user, visits).await }
+        });
+        for g in join_all(grabs).await {
+            match g.expect("grab") {
+                CouponGrabOutcome::Grabbed { .. } => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    id
+}
+
 /// Grabs a coupon of `campaign_id` as [`HOLDER`]; its code.
 async fn grab(store: &Store, campaign_id: &str) -> String {
     let visits = VisitLimit {
@@ -102,6 +138,13 @@ pub async fn rows(store: &Store, conn: &mut MultiplexedConnection) -> Vec<Row> {
     for _ in PER_USER {
         grab(store, &tens).await;
     }
+    let wide = wide_campaign(store, now_ms).await;
+    let wide_next = coupons::issued::issued(store, &wide, PAGE, None)
+        .await
+        .expect("page")
+        .expect("found")
+        .next_before
+        .expect("a next page");
     let packets_page = merchants::list_packets(store, SHOP, PAGE, None).await;
     let packets_next = packets_page.expect("page").next.expect("a next page");
     let campaigns_next = coupons::list_campaigns(store, SHOP, PAGE, None)
@@ -169,6 +212,19 @@ pub async fn rows(store: &Store, conn: &mut MultiplexedConnection) -> Vec<Row> {
                 coupons::page(store, HOLDER, PAGE, cursor)
                     .await
                     .expect("page");
+            })
+            .await,
+        );
+    }
+    for (what, before) in [("first", None), ("second", Some(wide_next.as_str()))] {
+        add(
+            "GET /campaigns/{id}/coupons",
+            &format!("24 pools, 2,400 issued: the {what} page of 100"),
+            measure(conn, || async {
+                coupons::issued::issued(store, &wide, PAGE, before)
+                    .await
+                    .expect("page")
+                    .expect("found");
             })
             .await,
         );
