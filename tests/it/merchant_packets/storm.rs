@@ -17,10 +17,11 @@ use super::*;
 const ORDERS: i64 = 50;
 
 /// Seconds a coupon of the storm stays redeemable after its packet expires: the margin the
-/// first reclaim run (50 settlements) has to finish before the coupons' `redeem_by`, after
-/// which the same run would also refund the unredeemed coupons (a run 3 s late did so on 2
-/// cores shared with two other builds).
-const REDEEM_WITHIN_SECS: i64 = 8;
+/// first reclaim run (50 settlements) has to finish before the coupons' `redeem_by`. A run
+/// re-reads what is due as it goes, so one still running at `redeem_by` also refunds the
+/// unredeemed coupons, which the first run's expected refund does not count; runs of more than
+/// 3 s and 8 s were seen on 2 cores shared with two other builds.
+const REDEEM_WITHIN_SECS: i64 = 30;
 
 /// Test: a storm. 50 orders' packets of 6 shares (every other one `sharer_first`, half paid
 /// out as coupons) are created twice each at once, 2,000 users grab 2 packets each at once,
