@@ -20,6 +20,20 @@ from .sam import (
     store_parameters,
 )
 
+# A draw's entry window under `sam local invoke`: longer than any container start seen.
+SAM_LOCAL_ENTRY_SECS = 600
+
+
+def long_entry(stem: str) -> dict:
+    """The body of the draw fixture events/<stem>.json with its `draw.entry_secs` set to
+    SAM_LOCAL_ENTRY_SECS (and a packet's `expires_in_secs` to twice that: a packet's draw
+    comes before it expires)."""
+    body = json.loads(events.load_event(stem)["body"])
+    body["draw"]["entry_secs"] = SAM_LOCAL_ENTRY_SECS
+    if "expires_in_secs" in body:
+        body["expires_in_secs"] = 2 * SAM_LOCAL_ENTRY_SECS
+    return body
+
 
 def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
     """Every events/*.json fixture, in an order that gives the placeholders real ids."""
@@ -82,10 +96,14 @@ def every_fixture(s: SamLocal, feed: LedgerFeed) -> None:
         cancelled is not None and 0 < cancelled.get("refunded_cents", 0) < 600,
         str(cancelled),
     )
-    # Draws: a draw packet and a draw campaign, each entered (202) in its window.
-    drawn = s.fixture("create-packet-draw", 201)
+    # Draws: a draw packet and a draw campaign, each entered (202) in its window. Each
+    # `sam local invoke` starts a container (5-10 s under load), so the fixtures' 10 s entry
+    # windows are stretched to SAM_LOCAL_ENTRY_SECS: the entries must land inside them.
+    drawn = s.fixture("create-packet-draw", 201, body=long_entry("create-packet-draw"))
     s.fixture("grab-grab", 202, packet_id=(drawn or {}).get("packet_id", "missing"))
-    drawc = s.fixture("coupon-create-draw-campaign", 201)
+    drawc = s.fixture(
+        "coupon-create-draw-campaign", 201, body=long_entry("coupon-create-draw-campaign")
+    )
     s.fixture("coupon-grab", 202, campaign_id=(drawc or {}).get("campaign_id", "missing"))
     # Order codes.
     s.fixture("next-order-code-single", 201)
