@@ -20,7 +20,7 @@ SECS ?= 600
 RERUN ?= 5000
 
 .PHONY: test-binaries test-shipped test-checks
-.PHONY: soak soak-short demo test deps deps-demo local release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean template
+.PHONY: soak soak-short demo test deps deps-demo local release functions fmt layers unit replicas valkey clippy doc lint e2e bench serve serve-check fuzz contract docs-check openapi sam-build sam-local clean
 
 ## demo: build the functions (`make local`) and play the red-packet scenario under the Lambda
 ##       emulator
@@ -212,11 +212,6 @@ docs-check:
 ##            while the committed file differs)
 functions:
 	HONGBAO_WRITE_FUNCTIONS=1 $(CARGO) test --locked -p hongbao --lib functions_json
-
-## template: rewrite template.yaml from template/*.yaml and functions.json (scripts/template.py;
-##           `make lint` fails while the committed file differs)
-template:
-	$(PY) scripts/template.py
 
 ## openapi: rewrite openapi.json from the handlers' annotations (a unit test fails while the
 ##          committed file differs)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Lint template.yaml (or the template given as $1) with `sam validate --lint`,
 # `cfn-lint` and checkov; all must be clean (no errors, no warnings; checkov: no
-# failed check but those in scripts/checkov-skips.txt, each with its reason),
-# after checking that template.yaml is what scripts/template.py generates from
-# template/ and functions.json. Works offline. (`make lint` then runs tests/template_matrix.py.)
+# failed check but those in scripts/checkov-skips.txt, each with its reason).
+# Works offline. (`make lint` then runs tests/template_matrix.py, which also holds the
+# hand-written template to functions.json and the docs: tests/template_checks/declared.py.)
 #
 # Uses the tools in .venv/ at the repository root; when they are missing it runs
 # scripts/install-deps.sh (the one installer, pinned in scripts/requirements.txt),
@@ -26,13 +26,6 @@ export SAM_CLI_TELEMETRY=0
 
 cd "$root"
 status=0
-
-# template.yaml is generated (scripts/template.py from template/ and functions.json): the
-# committed file must be what the generator writes. Only for the repository's own template.
-if [[ "$template" == "$(realpath "$root/template.yaml")" ]]; then
-    echo "== scripts/template.py --check"
-    "$venv/bin/python" "$root/scripts/template.py" --check || status=1
-fi
 
 echo "== sam validate --lint ($("$venv/bin/sam" --version))"
 "$venv/bin/sam" validate --lint --region us-east-1 --template-file "$template" || status=1

@@ -45,6 +45,10 @@ A function the `check_settings` example does not know yet (the Rust side has not
 the run with one message naming it; its other checks still run, with the Init verdict of a
 function that has the same REDIS_* settings.
 
+First, template_checks/declared.py holds the hand-written template to what is declared
+elsewhere: functions.json's functions, routes and principals variables, docs/configuration.md's
+settings, docs/operations.md's alarm sections.
+
 Every render that creates a stack also goes through template_checks/dashboard.py (its
 dashboard: each metric one the code emits, or an AWS metric of a resource of that render; the
 widgets of its store) and template_checks/runbook.py (each alarm's description links its
@@ -74,7 +78,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from template_checks import dashboard, runbook
+from template_checks import dashboard, declared, runbook
 from template_checks.boots import boots
 from template_checks.live import access_strings, live_access_strings
 from template_checks.stack import (
@@ -233,8 +237,8 @@ PATTERN_SAMPLES = {
         "https://github.com/example/hongbao/blob/v1.2.0/docs/operations.md",
     ],
 }
-# Every other reserved concurrency (a scheduled job's, template/jobs.yaml's
-# job-reserved-concurrency, `<Job>ReservedConcurrency`, ^[0-9]*$) takes these.
+# Every other reserved concurrency (a scheduled job's `<Job>ReservedConcurrency`, ^[0-9]*$)
+# takes these.
 RESERVED_SAMPLES = ["", "1", "5"]
 
 
@@ -353,7 +357,8 @@ def main() -> int:
     )
     args = ap.parse_args()
     template = load(args.template)
-    failures: list[str] = []
+    failures: list[str] = list(declared.problems(template))
+    print(f"declared: template.yaml against functions.json and the docs: {len(failures)} problems")
 
     cases = [("matrix", label, p) for label, p in matrix()] + [
         ("sweep", label, p) for label, p in ([] if args.no_sweep else sweep(template))

@@ -11,7 +11,6 @@ import json
 import redis
 
 from hongbao_tools.redis_server import RedisServer
-from hongbao_tools.template.redis_users import camel, memorydb_user
 
 from .stack import ROOT
 
@@ -23,6 +22,17 @@ FAMILY_KEYS = {
     "hb:{oc}:newest_day": {"order-codes"},
     "hb:{export}:lock": {"ledger-export"},
 }
+
+
+def camel(name: str) -> str:
+    """`ledger-export` -> `LedgerExport`: a Redis user's part of its resources' logical ids."""
+    return "".join(part.capitalize() for part in name.split("-"))
+
+
+def memorydb_user(name: str) -> str:
+    """The MemoryDB user's logical id: `app`'s keeps the id stacks deployed before there were
+    several (a replacement would create a user of the same name before deleting the old)."""
+    return "MemoryDbUser" if name == "app" else f"MemoryDb{camel(name)}User"
 
 
 def access_strings(template: dict) -> dict[str, str]:

@@ -1,1 +1,1 @@
-"""template.yaml as generated from template/ and functions.json (scripts/template.py)."""
+"""template.yaml against another revision's (scripts/template.py --compare)."""

@@ -4,9 +4,9 @@
 //!
 //! A function's router, its OpenAPI paths and its list of operations come from the same calls
 //! ([`Routes::route`]), so none can miss one the others have. What is derived from the lists:
-//! `functions.json` (through [`crate::lambda::Function`]), which the template generator
-//! (`scripts/template.py`) turns into each function's HttpApi events, and which the Python
-//! tools read; the OpenAPI document ([`super::openapi::document`]), whose `sigv4` security a
+//! `functions.json` (through [`crate::lambda::Function`]), which `make lint` holds
+//! `template.yaml`'s HttpApi events to (`tests/template_checks/declared.py`), and which the
+//! Python tools read; the OpenAPI document ([`super::openapi::document`]), whose `sigv4` security a
 //! test checks against the declared auth.
 
 use axum::Router;
