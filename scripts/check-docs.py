@@ -11,9 +11,11 @@ For README.md and every docs/*.md:
   `history/entries.rs`, `grab.lua`), which some file of the repository must end with;
 - every relative link resolves: the file, and the heading its `#anchor` names;
 - every docs page is linked from README.md and links back to it;
-- the README names every function of functions.json and their number.
+- the README names every function of functions.json and their number;
+- docs/api.md's table of routes is functions.json's, between its `<!-- routes -->` markers.
 
-Prints each problem as `page:line: ...`; exits 1 if there is any.
+Prints each problem as `page:line: ...`; exits 1 if there is any. `--write` rewrites the table
+of routes from functions.json first.
 """
 
 import json
@@ -136,16 +138,53 @@ def check_page(page: Path, files: list[str]) -> list[str]:
     return problems
 
 
+ROUTES_PAGE = ROOT / "docs/api.md"
+ROUTES = re.compile(r"(<!-- routes: .*? -->\n)(.*?)(<!-- /routes -->)", re.S)
+
+
+def routes_table(functions: list[dict]) -> str:
+    """docs/api.md's table of routes: each operation of functions.json, with its function and
+    who may call it, then each scheduled function."""
+    rows = ["| Route | Function | Caller |", "| --- | --- | --- |"]
+    for f in functions:
+        for op in f["operations"]:
+            who = "JWT (the user)"
+            if op["auth"] == "iam":
+                who = f"AWS_IAM, `{op['principals']}`"
+                who += ", its merchants only" if op.get("tenant") == "merchant" else ""
+            rows.append(f"| `{op['method']} {op['path']}` | {f['name']} | {who} |")
+    rows += [
+        f"| EventBridge schedule | {f['name']} | - |" for f in functions if f["trigger"] != "http"
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def check_routes(functions: list[dict], write: bool) -> list[str]:
+    text = ROUTES_PAGE.read_text()
+    m = ROUTES.search(text)
+    if not m:
+        return ["docs/api.md: no `<!-- routes: ... -->` ... `<!-- /routes -->` block"]
+    table = routes_table(functions)
+    if m.group(2) == table:
+        return []
+    if write:
+        ROUTES_PAGE.write_text(text[: m.start(2)] + table + text[m.end(2) :])
+        return []
+    return [
+        "docs/api.md: the table of routes is not functions.json's (scripts/check-docs.py --write)"
+    ]
+
+
 def main() -> int:
     files = repo_files()
+    functions = json.loads((ROOT / "functions.json").read_text())["functions"]
+    problems = check_routes(functions, "--write" in sys.argv[1:])
     readme = ROOT / "README.md"
     pages = sorted((ROOT / "docs").glob("*.md"))
-    problems = []
     for page in [readme, *pages]:
         problems += check_page(page, files)
     readme_text = readme.read_text()
     # The README's diagram names every function of functions.json (the declarations' list).
-    functions = json.loads((ROOT / "functions.json").read_text())["functions"]
     for f in functions:
         if f"{f['name']}" not in readme_text:
             problems.append(f"README.md: the architecture does not name the function {f['name']}")
