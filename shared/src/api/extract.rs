@@ -364,6 +364,36 @@ pub fn query_params(
     Ok(())
 }
 
+/// Checks a page's query: `limit` (1..=100, default 20: `history::rules::parse_limit`) and
+/// `cursor`, each at most once, nothing else. `cursor` is taken by `parse_cursor` (`None`: not
+/// a `next_cursor` this route gave out). Returns `(limit, cursor)`.
+///
+/// # Errors
+/// 400 `invalid_request` naming the parameter, as [`query_params`].
+pub fn page_query<C>(
+    query: Option<&str>,
+    parse_cursor: impl Fn(&str) -> Option<C>,
+) -> Result<(u32, Option<C>), ApiError> {
+    use crate::history::rules::{parse_limit, DEFAULT_LIMIT};
+    let (mut limit, mut cursor) = (None, None);
+    query_params(
+        query,
+        &["limit", "cursor"],
+        "limit and cursor",
+        |name, value| {
+            if name == "limit" {
+                limit = Some(parse_limit(value)?);
+            } else {
+                cursor = Some(parse_cursor(value).ok_or_else(|| {
+                    ApiError::invalid("cursor must be the next_cursor of a previous page")
+                })?);
+            }
+            Ok(())
+        },
+    )?;
+    Ok((limit.unwrap_or(DEFAULT_LIMIT), cursor))
+}
+
 /// The longest text, in characters, that an error message echoes back (a path id, a key).
 pub const SHOWN_CHARS: usize = 64;
 
@@ -386,4 +416,45 @@ pub fn shown(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod page_query_tests {
+    use super::page_query;
+
+    fn digits(v: &str) -> Option<u64> {
+        v.parse().ok()
+    }
+
+    #[test]
+    fn no_query_is_the_first_page_of_twenty() {
+        assert_eq!(page_query(None, digits).unwrap(), (20, None));
+    }
+
+    #[test]
+    fn a_limit_and_a_cursor_are_taken() {
+        assert_eq!(
+            page_query(Some("limit=5&cursor=12"), digits).unwrap(),
+            (5, Some(12))
+        );
+    }
+
+    #[test]
+    fn a_limit_outside_1_to_100_is_refused() {
+        for bad in ["limit=0", "limit=101", "limit=x"] {
+            assert!(page_query(Some(bad), digits).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_cursor_the_route_did_not_give_is_refused() {
+        assert!(page_query(Some("cursor=x"), digits).is_err());
+    }
+
+    #[test]
+    fn a_parameter_given_twice_or_unknown_is_refused() {
+        for bad in ["limit=1&limit=2", "role=sent"] {
+            assert!(page_query(Some(bad), digits).is_err(), "{bad}");
+        }
+    }
 }

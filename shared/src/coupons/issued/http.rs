@@ -5,12 +5,11 @@ use axum::Json;
 use serde::Serialize;
 
 use crate::api::error::{rfc3339, ApiError};
-use crate::api::extract::{query_params, shown, IamPrincipal, Path};
+use crate::api::extract::{page_query, shown, IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::coupons::http::{for_campaign_owner, merchant};
 use crate::coupons::issued::{is_cursor, issued, IssuedCoupon};
-use crate::history::rules::{parse_limit, DEFAULT_LIMIT};
 
 /// One issued coupon of the campaign.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -132,29 +131,12 @@ pub(crate) async fn list_issued(
     }))
 }
 
-/// Checks the query: `limit` and `cursor`, each at most once, nothing else.
+/// Checks the query: `limit` and `cursor` (a member of the issued index), as [`page_query`].
 ///
 /// # Errors
 /// 400 `invalid_request` naming the parameter.
 fn parse_query(query: Option<&str>) -> Result<(u32, Option<String>), ApiError> {
-    let (mut limit, mut cursor) = (None, None);
-    query_params(
-        query,
-        &["limit", "cursor"],
-        "limit and cursor",
-        |name, value| {
-            if name == "limit" {
-                limit = Some(parse_limit(value)?);
-            } else if is_cursor(value) {
-                cursor = Some(value.to_string());
-            } else {
-                return Err(IssuedCouponsRefusal::Invalid
-                    .because("cursor must be the next_cursor of a previous page"));
-            }
-            Ok(())
-        },
-    )?;
-    Ok((limit.unwrap_or(DEFAULT_LIMIT), cursor))
+    page_query(query, |v| is_cursor(v).then(|| v.to_string()))
 }
 
 #[cfg(test)]
@@ -168,6 +150,9 @@ mod tests {
 
     #[test]
     fn no_query_is_the_first_page_of_the_default_size() {
-        assert_eq!(parse_query(None).unwrap(), (DEFAULT_LIMIT, None));
+        assert_eq!(
+            parse_query(None).unwrap(),
+            (crate::history::rules::DEFAULT_LIMIT, None)
+        );
     }
 }

@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use super::store;
 use crate::api::error::ApiError;
-use crate::api::extract::{query_params, IamPrincipal, Path};
+use crate::api::extract::{page_query, IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
-use crate::history::rules::{parse_limit, DEFAULT_LIMIT};
+
 use crate::merchants::http::check_caller;
 use crate::merchants::rules::PacketsCursor;
 use crate::packets::http::PacketBody;
@@ -111,28 +111,12 @@ pub(crate) async fn list_packets(
     }))
 }
 
-/// Checks the query: `limit` (default 20) and `cursor`, each at most once, nothing else.
+/// Checks the query: `limit` and `cursor`, as [`page_query`].
 ///
 /// # Errors
 /// 400 `invalid_request` naming the parameter.
 fn parse_query(query: Option<&str>) -> Result<(u32, Option<PacketsCursor>), ApiError> {
-    let (mut limit, mut before) = (None, None);
-    query_params(
-        query,
-        &["limit", "cursor"],
-        "limit and cursor",
-        |name, value| {
-            if name == "limit" {
-                limit = Some(parse_limit(value)?);
-            } else {
-                before = Some(PacketsCursor::parse(value).ok_or_else(|| {
-                    ApiError::invalid("cursor must be the next_cursor of a previous page")
-                })?);
-            }
-            Ok(())
-        },
-    )?;
-    Ok((limit.unwrap_or(DEFAULT_LIMIT), before))
+    page_query(query, PacketsCursor::parse)
 }
 
 #[cfg(test)]
@@ -140,24 +124,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_queries() {
-        assert_eq!(parse_query(None).unwrap(), (20, None));
-        let (limit, cursor) = parse_query(Some(
-            "limit=7&cursor=1795887015772-14f19750de2d840759a4c115",
-        ))
-        .unwrap();
-        assert_eq!(
-            (limit, cursor.unwrap().created_at_ms),
-            (7, 1_795_887_015_772)
-        );
-        for bad in [
-            "limit=0",
-            "limit=101",
-            "cursor=x",
-            "limit=1&limit=2",
-            "merchant_id=a",
-        ] {
-            assert!(parse_query(Some(bad)).is_err(), "{bad}");
-        }
+    fn a_cursor_names_a_creation_time_and_a_packet() {
+        let (_, cursor) =
+            parse_query(Some("cursor=1795887015772-14f19750de2d840759a4c115")).unwrap();
+        assert_eq!(cursor.unwrap().created_at_ms, 1_795_887_015_772);
+    }
+
+    #[test]
+    fn a_cursor_that_is_no_packet_is_refused() {
+        assert!(parse_query(Some("cursor=x")).is_err());
     }
 }
