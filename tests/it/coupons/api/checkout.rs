@@ -497,3 +497,33 @@ async fn issued_coupons_page_across_pools_without_repeat_or_skip() {
         assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
     }
 }
+
+/// Test: a page of a 24-pool campaign reads at most `limit + pools × chunk` coupons (`HMGET`s
+/// counted by `INFO commandstats`), not every pool's `limit`: 100 issued coupons, a page of 10
+/// reads at most 58.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_reads_a_bounded_share_of_each_pool() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let now = redis_ms(&store).await;
+    let body = json!({"title": "wide drop", "generate": 60_000, "reference": "issued-3",
+                      "ends_at": rfc3339(now + 600_000)});
+    let (s, created) = create(&store, &body).await;
+    assert_eq!(s, 201, "{created}");
+    let id = created["campaign_id"].as_str().unwrap().to_string();
+    for n in 0..100 {
+        assert_eq!(grab(&store, &id, &format!("user-{n}")).await.0, 200);
+    }
+    crate::common::reset_stats(&redis).await;
+
+    let (s, page) = issued(&store, &id, "limit=10").await;
+
+    assert_eq!(
+        (s, page["items"].as_array().unwrap().len()),
+        (200, 10),
+        "{page}"
+    );
+    // 10 + 24 pools × (ceil(10 / 24) + 1).
+    let read = crate::common::command_calls(&redis, "hmget").await;
+    assert!(read <= 58, "{read} coupons read for a page of 10");
+}
