@@ -13,8 +13,7 @@
 //! * [`store`]: Redis: the connection, TLS and AUTH / IAM, the key layout (hash tags), the
 //!   scripts' loading and typed calls, reclaim, the journal, the audit, and the deposits and
 //!   withdrawals of wallets and budgets in one step (`store::books`).
-//! * [`api`]: the HTTP contract (extractors, errors, refusals, OpenAPI) and the support
-//!   look-ups.
+//! * [`api`]: the HTTP contract (extractors, errors, refusals, OpenAPI).
 //! * [`lambda`]: a sandbox's Init and settings, serving a router to API Gateway, and the three
 //!   scheduled functions (reclaim-cron, reconcile-cron, ledger-export).
 //!
@@ -32,6 +31,7 @@ pub mod merchants;
 pub mod order_codes;
 pub mod packets;
 pub mod store;
+pub mod support;
 pub mod voting;
 pub mod wallet;
 

@@ -24,7 +24,6 @@ pub mod refusal;
 pub mod replay;
 pub mod schemas;
 pub mod state;
-pub mod support;
 
 pub use auth::AuthMode;
 pub use contract::contract;

@@ -12,7 +12,7 @@ use axum::Router;
 use serde::Serialize;
 
 use crate::api::operation::{Operation, Routes};
-use crate::api::{self, contract, ApiState};
+use crate::api::{contract, ApiState};
 use crate::store::acl::RedisUser;
 use crate::store::Feature;
 
@@ -154,7 +154,7 @@ impl Function {
             Function::CreatePacket => crate::packets::create_routes(),
             Function::Grab => crate::packets::grab_routes(),
             Function::Claim => crate::packets::claim_routes(),
-            Function::Wallet => crate::wallet::routes().merge(api::support::routes()),
+            Function::Wallet => crate::wallet::routes().merge(crate::support::routes()),
             Function::NextOrderCode => crate::order_codes::routes(),
             Function::Vote => crate::voting::routes(),
             Function::Coupon => crate::coupons::routes(),
@@ -188,7 +188,7 @@ impl Function {
     }
 
     /// An HTTP function's router over `state`, with the contract's JSON answers for unknown
-    /// routes ([`api::contract`]): what its `main` serves. `None` for a scheduled function.
+    /// routes ([`crate::api::contract`]): what its `main` serves. `None` for a scheduled function.
     pub fn router(self, state: ApiState) -> Option<Router> {
         self.routes()
             .map(|r| contract(r.into_router().with_state(state)))

@@ -35,7 +35,6 @@ pub mod reconcile;
 pub mod redis_auth;
 pub mod scan;
 pub mod scripts;
-pub mod support;
 
 pub use config::{Config, Feature};
 pub use conn::{Conn, REBUILD_AFTER_FAILURES};

@@ -9,7 +9,7 @@
 //!
 //! Each folder holds the operation's handler (`http.rs`) and store step (`store.rs`); the two
 //! money-moving IAM routes check their callers and bodies alike ([`http`]). The wallet function
-//! also serves the support look-ups ([`crate::api::support`]). Claim steps 2 and 4 on the
+//! also serves the support look-ups ([`crate::support`]). Claim steps 2 and 4 on the
 //! grabber's slot are here too: [`credit()`](credit::credit) of a [`Transfer`] (`wallet_credit.lua`) and
 //! [`release`] (`transfer_release.lua`, the claim credit's record un-pinned). The pure rules
 //! (amounts, ledger entries, limits, who may deposit or withdraw) are in [`rules`].

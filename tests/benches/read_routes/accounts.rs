@@ -5,7 +5,7 @@
 use chrono::Datelike;
 use futures::future::join_all;
 use hongbao::history::{self, Role};
-use hongbao::store::support;
+use hongbao::support;
 use hongbao::wallet;
 use hongbao::wallet::rules::{LEDGER_CAP, LEDGER_PAGE};
 use hongbao::Store;

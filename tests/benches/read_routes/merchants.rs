@@ -8,7 +8,7 @@ use hongbao::coupons::rules::campaign::{CodeSource, NewCampaign, VisitLimit, PER
 use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
 use hongbao::merchants;
 use hongbao::merchants::rules::{MerchantPacketOutcome, MerchantPacketRequest};
-use hongbao::store::support;
+use hongbao::support;
 use hongbao::wallet::rules::{LEDGER_CAP, LEDGER_PAGE};
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use hongbao::packets::{self, ViewAs};
 use hongbao::store::keys::Keys;
-use hongbao::store::support;
+use hongbao::support;
 use hongbao::wallet;
 use hongbao::Store;
 use redis::aio::MultiplexedConnection;

@@ -10,9 +10,9 @@ use crate::api::error::ApiError;
 use crate::api::extract::{IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
-use crate::api::support::wallet::parse_offset;
 use crate::merchants::http::check_caller;
 use crate::merchants::rules::Merchant;
+use crate::support::wallet::http::parse_offset;
 use crate::wallet::get::http::EntryBody;
 
 /// The body of `GET /merchants/{merchant_id}`: the books, where every cent the merchant

@@ -1,13 +1,12 @@
 //! `GET /support/packets/{id}?cursor=` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): a red packet
 //! as its sender sees it, its grabs a page of 100 share positions at a time with their claim
 //! states, the refund, and the unexported journal entries that mention it
-//! (`store::support::packet`).
+//! (its store step: [`crate::support::packet()`]).
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
-use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
@@ -15,7 +14,8 @@ use crate::api::state::ApiState;
 use crate::packets::grabs::http::parse_cursor;
 use crate::packets::http::no_packet;
 use crate::packets::view::http::PacketViewBody;
-use crate::store::support::{self, GrabLookup, PacketLookup};
+use crate::support::{self, GrabLookup, PacketLookup};
+use crate::support::{check_caller, JournalEntryBody};
 
 /// The body of `GET /support/packets/{id}`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]

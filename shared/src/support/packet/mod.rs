@@ -8,6 +8,8 @@
 //! merchant packet paid out as coupons shows each of the page's claimed shares' coupon and
 //! its state.
 
+pub mod http;
+
 use std::collections::{BTreeSet, HashMap};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -49,7 +51,7 @@ pub struct PacketLookup {
     /// sender's and the page's claimed grabbers' (the same sender's on every page).
     pub journal: Vec<Entry>,
     /// Whether every journal searched was read whole (`false`: one held more than
-    /// [`super::JOURNAL_READ_LIMIT`] entries, and entries of the packet may be missing).
+    /// [`crate::support::store::JOURNAL_READ_LIMIT`] entries, and entries of the packet may be missing).
     pub journal_complete: bool,
 }
 
@@ -183,7 +185,7 @@ pub async fn packet(
     );
     let found: Vec<(Vec<Entry>, bool)> = stream::iter(journals.into_iter().map(|key| async move {
         let share_prefix = format!("{packet_id}/");
-        super::unexported(store, &key, |e: &Entry| {
+        crate::support::store::unexported(store, &key, |e: &Entry| {
             e.reference == packet_id || e.reference.starts_with(&share_prefix)
         })
         .await

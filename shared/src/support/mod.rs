@@ -1,38 +1,55 @@
-//! Support look-ups over HTTP (AWS_IAM, callers in `HONGBAO_SUPPORT_PRINCIPALS`), served by the
-//! wallet function beside its other IAM routes; one handler per operation, named as the
-//! store's ([`crate::store::support`]).
+//! Support look-ups: what an operator needs to answer a ticket ("I grabbed 1.94 but never got
+//! it"), read-only, without `redis-cli` or the key layout, over HTTP (AWS_IAM, callers in
+//! `HONGBAO_SUPPORT_PRINCIPALS`), served by the wallet function beside its other IAM routes.
+//! One folder per operation, its handler `http.rs` beside its store step `mod.rs`:
 //!
-//! | route | handler |
-//! | --- | --- |
-//! | `GET /support/coupons/{code}` | [`coupon`](mod@coupon) |
-//! | `GET /support/packets/{id}` | [`packet`](mod@packet) |
-//! | `GET /support/wallets/{user_id}` | [`wallet`](mod@wallet) |
+//! | route | folder | reads |
+//! | --- | --- | --- |
+//! | `GET /support/packets/{id}` | [`packet`](mod@packet) | `packet_view.lua` (the packet as its sender sees it, its claims), each pending claim's credit record on the grabber's slot, the reclaim index, the journals that can mention it |
+//! | `GET /support/coupons/{code}` | [`coupon`](mod@coupon) | the code's campaign and issuing pool (generated codes by their number and index, uploaded codes by the directory), its record and release memories in that pool, the pool's tag journal |
+//! | `GET /support/wallets/{user_id}` | [`wallet`](mod@wallet) | the balance, a ledger page, the pinned claim records with their packets' claim states, the wallet's tag journal |
 //!
-//! Read-only, and no answer carries a secret: a packet's password verifier and the
-//! idempotency records' fingerprints are never read into one.
+//! Nothing here writes, and no answer carries a secret: a packet's password verifier and the
+//! idempotency records' fingerprints stay in Redis (amounts come from the grab records). The
+//! journals hold only the entries not yet exported (ledger-export deletes an entry once
+//! EventBridge accepted it): exported movements are on the event bus and in its archive
+//! ([`store`]).
 
 pub mod coupon;
 pub mod packet;
+pub mod store;
 pub mod wallet;
 
 use serde::Serialize;
 
-use super::error::{rfc3339, ApiError};
-use super::operation::Routes;
-use super::state::ApiState;
+use crate::api::error::{rfc3339, ApiError};
+use crate::api::operation::Routes;
+use crate::api::state::ApiState;
 use crate::domain::journal::Entry;
 use utoipa_axum::routes;
 
-pub use coupon::{SupportCouponBody, SupportReleaseBody};
-pub use packet::{SupportGrabBody, SupportPacketBody, SupportRefundBody};
-pub use wallet::{PendingTransferBody, SupportWalletBody};
+pub use coupon::http::{SupportCouponBody, SupportReleaseBody};
+pub use coupon::{coupon, CouponLookup, ReleaseLookup};
+pub use packet::http::{SupportGrabBody, SupportPacketBody, SupportRefundBody};
+pub use packet::{packet, GrabLookup, PacketLookup};
+pub use wallet::http::{PendingTransferBody, SupportWalletBody};
+pub use wallet::{wallet, PendingTransfer, WalletLookup};
 
 /// The support routes (the wallet function serves them).
 pub fn routes() -> Routes {
     Routes::new()
-        .route(&packet::OPERATION, routes!(packet::support_packet))
-        .route(&wallet::OPERATION, routes!(wallet::support_wallet))
-        .route(&coupon::OPERATION, routes!(coupon::support_coupon))
+        .route(
+            &packet::http::OPERATION,
+            routes!(packet::http::support_packet),
+        )
+        .route(
+            &wallet::http::OPERATION,
+            routes!(wallet::http::support_wallet),
+        )
+        .route(
+            &coupon::http::OPERATION,
+            routes!(coupon::http::support_coupon),
+        )
 }
 
 /// Refuses a caller that is not an AWS_IAM-signed principal of `HONGBAO_SUPPORT_PRINCIPALS`.

@@ -1,18 +1,18 @@
 //! `GET /support/wallets/{user_id}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): a wallet's
 //! balance, its ledger a page at a time, the claim credits in flight and the unexported journal
-//! entries (`store::support::wallet`).
+//! entries (its store step: [`crate::support::wallet()`]).
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Serialize;
 
-use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{query_params, IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
-use crate::store::support::{self, PendingTransfer, WalletLookup};
+use crate::support::{self, PendingTransfer, WalletLookup};
+use crate::support::{check_caller, JournalEntryBody};
 use crate::wallet::get::http::EntryBody;
 use crate::wallet::rules::LEDGER_CAP;
 

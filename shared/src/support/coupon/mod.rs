@@ -4,6 +4,8 @@
 //! (the `<code>\n<order>` fields beside its record), and the unexported journal entries of it
 //! (`coupon_issued`, `coupon_redeemed`, `coupon_released` on the pool's tag).
 
+pub mod http;
+
 use crate::coupons::locate::locate;
 use crate::coupons::rules::checkout::IssuedRecord;
 use crate::domain::journal::Entry;
@@ -25,7 +27,7 @@ pub struct CouponLookup {
     pub releases: Vec<ReleaseLookup>,
     /// The unexported journal entries of the coupon, oldest first.
     pub journal: Vec<Entry>,
-    /// Whether the pool's journal was read whole (see [`super::JOURNAL_READ_LIMIT`]).
+    /// Whether the pool's journal was read whole (see [`crate::support::store::JOURNAL_READ_LIMIT`]).
     pub journal_complete: bool,
     /// Redis `TIME` of the look-up, Unix ms: what the coupon's state is judged at (a hold
     /// lapses, `redeem_by` passes).
@@ -99,7 +101,7 @@ pub async fn coupon(store: &Store, code: &str) -> Result<Option<CouponLookup>, E
     releases.sort_by_key(|r| r.released_at_ms);
     let reference = format!("{}/{}", at.campaign_id, at.keyed);
     let (journal, journal_complete) =
-        super::unexported(store, &at.journal, |e| e.reference == reference).await?;
+        crate::support::store::unexported(store, &at.journal, |e| e.reference == reference).await?;
     Ok(Some(CouponLookup {
         campaign_id: at.shown_id(),
         title: at.facts.title.clone(),

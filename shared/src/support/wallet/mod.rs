@@ -3,6 +3,8 @@
 //! about to re-drive it) with their packets' claim states, and the wallet's unexported journal
 //! entries.
 
+pub mod http;
+
 use futures::stream::{self, StreamExt, TryStreamExt};
 
 use crate::domain::journal::Entry as JournalEntry;
@@ -33,7 +35,7 @@ pub struct WalletLookup {
     pub pending_transfers: Vec<PendingTransfer>,
     /// The wallet's unexported journal entries, oldest first.
     pub journal: Vec<JournalEntry>,
-    /// Whether the wallet's journal was read whole (see [`super::JOURNAL_READ_LIMIT`]).
+    /// Whether the wallet's journal was read whole (see [`crate::support::store::JOURNAL_READ_LIMIT`]).
     pub journal_complete: bool,
 }
 
@@ -119,7 +121,7 @@ pub async fn wallet(store: &Store, user_id: &str, offset: u64) -> Result<WalletL
     .buffered(IN_FLIGHT)
     .try_collect()
     .await?;
-    let (journal, journal_complete) = super::unexported(store, &wk.journal, |e| {
+    let (journal, journal_complete) = crate::support::store::unexported(store, &wk.journal, |e| {
         e.user_id == user_id && !e.kind.is_merchant()
     })
     .await?;

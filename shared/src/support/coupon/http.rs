@@ -1,18 +1,18 @@
 //! `GET /support/coupons/{code}` (AWS_IAM, `HONGBAO_SUPPORT_PRINCIPALS`): a coupon code's
 //! campaign, whom it was issued to, its checkout (held or redeemed by which order), the holds
-//! and redemptions released, and its unexported journal entries (`store::support::coupon`).
+//! and redemptions released, and its unexported journal entries (its store step: [`crate::support::coupon()`]).
 
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 
-use super::{check_caller, JournalEntryBody};
 use crate::api::error::{rfc3339, ApiError};
 use crate::api::extract::{shown, IamPrincipal, Path};
 use crate::api::operation::{Auth, Method, Operation, Tenant};
 use crate::api::state::ApiState;
 use crate::coupons::rules::checkout::Checkout;
-use crate::store::support::{self, CouponLookup, ReleaseLookup};
+use crate::support::{self, CouponLookup, ReleaseLookup};
+use crate::support::{check_caller, JournalEntryBody};
 
 /// The body of `GET /support/coupons/{code}`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
