@@ -21,75 +21,154 @@ async fn list(store: &Arc<Store>, user: &str, query: &str) -> (u16, Value) {
     (s, b)
 }
 
-/// Test: the caller's coupons, newest first, a page at a time (a cursor never repeats or
-/// skips one), generated codes shown as codes, a redeemed one `redeemed`; and the feed:
-/// ledger-export publishes one `CouponIssued` per code issued (with the code, not a
-/// generated index) and one `CouponRedeemed` naming the order, and puts every issued coupon
-/// in its user's list again, so a list lost between the grab and its write (the key deleted
-/// here) is whole once the journal is exported.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_callers_coupons_and_the_feed() {
-    use harness::moto::{LedgerFeed, MotoServer};
+/// What [`alice_and_bob_grab`] arranged.
+struct Grabs {
+    /// The generated campaign and the uploaded one.
+    gen_id: String,
+    up_id: String,
+    /// alice's codes in the order she grabbed them: generated, generated, uploaded (redeemed
+    /// with `order-9`), generated.
+    won: Vec<String>,
+    /// bob's code of the uploaded campaign.
+    bobs: String,
+}
+
+impl Grabs {
+    /// alice's codes, newest first.
+    fn newest_first(&self) -> Vec<&str> {
+        self.won.iter().rev().map(String::as_str).collect()
+    }
+}
+
+/// A generated campaign of 5 codes (3 a user) and an uploaded one of 2: alice grabs 3
+/// generated codes and an uploaded one (2 ms apart), bob the other uploaded one, and alice
+/// redeems her uploaded code with `order-9`.
+async fn alice_and_bob_grab(store: &Arc<Store>) -> Grabs {
+    let now = redis_ms(store).await;
+    let generated = json!({
+        "title": "generated drop", "generate": 5, "per_user": 3,
+        "ends_at": rfc3339(now + 600_000), "reference": "gen-1",
+    });
+    let (_, gen) = create(store, &generated).await;
+    let gen_id = gen["campaign_id"].as_str().unwrap().to_string();
+    let codes = ["UP-1".into(), "UP-2".into()];
+    let (_, up) = create(store, &uploaded(now, &codes, 600_000, "up-1")).await;
+    let up_id = up["campaign_id"].as_str().unwrap().to_string();
+    let mut won = Vec::new();
+    for id in [&gen_id, &gen_id, &up_id, &gen_id] {
+        let (s, b, _) = grab(store, id, "alice").await;
+        assert_eq!(s, 200, "{b}");
+        won.push(b["code"].as_str().unwrap().to_string());
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    let (s, b, _) = grab(store, &up_id, "bob").await;
+    assert_eq!(s, 200, "{b}");
+    let (s, r) = redeem(store, &won[2], "alice", "order-9").await;
+    assert_eq!(s, 200, "{r}");
+    Grabs {
+        gen_id,
+        up_id,
+        won,
+        bobs: b["code"].as_str().unwrap().to_string(),
+    }
+}
+
+/// Every coupon of `user`'s list, following its cursors `limit` at a time.
+async fn every_page(store: &Arc<Store>, user: &str, limit: u32) -> Vec<Value> {
+    let (mut seen, mut query) = (Vec::new(), format!("limit={limit}"));
+    loop {
+        let (s, page) = list(store, user, &query).await;
+        assert_eq!(s, 200, "{page}");
+        seen.extend(page["items"].as_array().unwrap().iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(c) => query = format!("limit={limit}&cursor={}", urlencode(c)),
+            None => return seen,
+        }
+    }
+}
+
+/// The codes of a list's items.
+fn codes(items: &[Value]) -> Vec<&str> {
+    items.iter().map(|i| i["code"].as_str().unwrap()).collect()
+}
+
+/// ledger-export's run over the store's journals into a fresh bus of `moto`: the feed.
+async fn export(
+    store: &Arc<Store>,
+    moto: &harness::moto::MotoServer,
+    name: &str,
+) -> harness::moto::LedgerFeed {
     use hongbao::lambda::ledger_export;
     use hongbao::lambda::ledger_export::eventbridge::EventBridgeSink;
     use hongbao::store::journal::JournalIndex;
 
-    let moto = MotoServer::start();
+    let feed = harness::moto::LedgerFeed::create(moto, name).await;
+    let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
+    let sink = EventBridgeSink::new(client, feed.bus_name());
+    let run = ledger_export::run_until(store, &JournalIndex::new("hb"), &sink, None)
+        .await
+        .unwrap();
+    assert_eq!((run.exported, run.failed), (6, 0), "{run:?}");
+    feed
+}
+
+/// Test: the caller's coupons come newest first, 3 a page, a cursor never repeating or
+/// skipping one, generated codes shown as codes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_callers_coupons_come_newest_first_a_page_at_a_time() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let grabs = alice_and_bob_grab(&store).await;
+
+        let seen = every_page(&store, "alice", 3).await;
+
+        assert_eq!(codes(&seen), grabs.newest_first(), "{backend}");
+        assert!(seen.iter().all(|i| i["state"] != "expired"), "{backend}");
+    }
+}
+
+/// Test: the redeemed coupon is listed `redeemed` with its campaign's title.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redeemed_coupon_is_listed_redeemed() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let grabs = alice_and_bob_grab(&store).await;
+
+    let seen = every_page(&store, "alice", 100).await;
+
+    let redeemed: Vec<&Value> = seen.iter().filter(|i| i["state"] == "redeemed").collect();
+    assert_eq!(redeemed.len(), 1);
+    assert_eq!(
+        (&redeemed[0]["code"], &redeemed[0]["title"]),
+        (&json!(grabs.won[2]), &json!("20 off 100"))
+    );
+}
+
+/// Test: a page size outside 1..=100 is refused 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_size_of_zero_is_refused() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+
+    let (s, e) = list(&store, "alice", "limit=0").await;
+
+    assert_eq!(
+        (s, e["error"].as_str()),
+        (400, Some("invalid_request")),
+        "{e}"
+    );
+}
+
+/// Test: a list lost between the grab and its write (a function stopped; the key deleted
+/// here) is whole again once ledger-export has published the journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_feed_puts_a_lost_list_back() {
+    let moto = harness::moto::MotoServer::start();
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |c| c.ledger_export.lock_ttl_ms = 30_000);
-        let now = redis_ms(&store).await;
-        let generated = json!({
-            "title": "generated drop", "generate": 5, "per_user": 3,
-            "ends_at": rfc3339(now + 600_000), "reference": "gen-1",
-        });
-        let (_, gen) = create(&store, &generated).await;
-        let gen_id = gen["campaign_id"].as_str().unwrap().to_string();
-        let (_, up) = create(
-            &store,
-            &uploaded(now, &["UP-1".into(), "UP-2".into()], 600_000, "up-1"),
-        )
-        .await;
-        let up_id = up["campaign_id"].as_str().unwrap().to_string();
-        let mut won = Vec::new();
-        for id in [&gen_id, &gen_id, &up_id, &gen_id] {
-            let (s, b, _) = grab(&store, id, "alice").await;
-            assert_eq!(s, 200, "{b}");
-            won.push(b["code"].as_str().unwrap().to_string());
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-        }
-        let (s, b, _) = grab(&store, &up_id, "bob").await;
-        assert_eq!(s, 200, "{b}");
-        let bobs = b["code"].as_str().unwrap().to_string();
-        let (s, r) = redeem(&store, &won[2], "alice", "order-9").await;
-        assert_eq!(s, 200, "{r}");
-
-        // Pages of 3 then 1, newest first.
-        let mut seen = Vec::new();
-        let mut query = "limit=3".to_string();
-        loop {
-            let (s, page) = list(&store, "alice", &query).await;
-            assert_eq!(s, 200, "{page}");
-            for item in page["items"].as_array().unwrap() {
-                seen.push(item.clone());
-            }
-            match page["next_cursor"].as_str() {
-                Some(c) => query = format!("limit=3&cursor={}", urlencode(c)),
-                None => break,
-            }
-        }
-        let codes: Vec<&str> = seen.iter().map(|i| i["code"].as_str().unwrap()).collect();
-        let newest_first: Vec<&str> = won.iter().rev().map(String::as_str).collect();
-        assert_eq!(codes, newest_first, "{backend}");
-        let redeemed: Vec<&Value> = seen.iter().filter(|i| i["state"] == "redeemed").collect();
-        assert_eq!(redeemed.len(), 1);
-        assert_eq!(redeemed[0]["code"], json!(won[2]));
-        assert_eq!(redeemed[0]["title"], "20 off 100");
-        assert!(seen.iter().all(|i| i["state"] != "expired"));
-        let (s, e) = list(&store, "alice", "limit=0").await;
-        assert_eq!((s, e["error"].as_str()), (400, Some("invalid_request")));
-
-        // The list lost (a function stopped after the grab): the feed puts it back.
+        let grabs = alice_and_bob_grab(&store).await;
         let mut conn = store.conn().await.unwrap();
         let key = hongbao::coupons::keys::user_coupons("hb", "alice");
         let _: i64 = redis::cmd("DEL")
@@ -97,54 +176,68 @@ async fn the_callers_coupons_and_the_feed() {
             .query_async(&mut conn)
             .await
             .unwrap();
-        let (_, empty) = list(&store, "alice", "").await;
-        assert_eq!(empty["items"], json!([]));
-        let feed = LedgerFeed::create(&moto, &format!("hongbao-coupons-{backend}")).await;
-        let client = aws_sdk_eventbridge::Client::new(&moto.sdk_config());
-        let sink = EventBridgeSink::new(client, feed.bus_name());
-        let index = JournalIndex::new("hb");
-        let run = ledger_export::run_until(&store, &index, &sink, None)
-            .await
-            .unwrap();
-        assert_eq!((run.exported, run.failed), (6, 0), "{backend}: {run:?}");
-        let (_, back) = list(&store, "alice", "").await;
-        let codes: Vec<&str> = back["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["code"].as_str().unwrap())
-            .collect();
-        assert_eq!(codes, newest_first, "{backend}: the list after the feed");
+        assert_eq!(list(&store, "alice", "").await.1["items"], json!([]));
 
-        let events = feed.drain().await;
-        let mut issued: Vec<(String, String, String)> = Vec::new();
-        let mut redeemed = Vec::new();
-        for e in &events {
-            let d = &e["detail"];
-            match e["detail-type"].as_str().unwrap() {
-                "CouponIssued" => issued.push((
-                    d["user_id"].as_str().unwrap().into(),
-                    d["campaign_id"].as_str().unwrap().into(),
-                    d["code"].as_str().unwrap().into(),
-                )),
-                "CouponRedeemed" => redeemed.push(d.clone()),
-                other => panic!("{backend}: {other} {e}"),
-            }
-            assert_eq!(d["amount_cents"], 0);
-        }
-        issued.sort();
-        let mut expected: Vec<(String, String, String)> = won
-            .iter()
-            .zip([&gen_id, &gen_id, &up_id, &gen_id])
-            .map(|(code, id)| ("alice".into(), id.to_string(), code.clone()))
-            .chain([("bob".into(), up_id.clone(), bobs.clone())])
-            .collect();
-        expected.sort();
-        assert_eq!(issued, expected, "{backend}");
-        assert_eq!(redeemed.len(), 1);
+        export(&store, &moto, &format!("hongbao-lost-{backend}")).await;
+
+        let back = every_page(&store, "alice", 100).await;
         assert_eq!(
-            (&redeemed[0]["code"], &redeemed[0]["order_reference"]),
-            (&json!(won[2]), &json!("order-9"))
+            codes(&back),
+            grabs.newest_first(),
+            "{backend}: the list after the feed"
+        );
+    }
+}
+
+/// Test: ledger-export publishes one `CouponIssued` per code issued (the code, not a
+/// generated index; 0 cents) and one `CouponRedeemed` naming the order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_feed_publishes_every_issue_and_the_redemption() {
+    let moto = harness::moto::MotoServer::start();
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |c| c.ledger_export.lock_ttl_ms = 30_000);
+        let g = alice_and_bob_grab(&store).await;
+
+        let events = export(&store, &moto, &format!("hongbao-coupons-{backend}"))
+            .await
+            .drain()
+            .await;
+
+        let detail = |kind: &str, fields: &[&str]| -> Vec<Vec<String>> {
+            let mut out: Vec<Vec<String>> = events
+                .iter()
+                .filter(|e| e["detail-type"] == kind && e["detail"]["amount_cents"] == 0)
+                .map(|e| {
+                    fields
+                        .iter()
+                        .map(|f| e["detail"][*f].as_str().unwrap().to_string())
+                        .collect()
+                })
+                .collect();
+            out.sort();
+            out
+        };
+        let ids = [&g.gen_id, &g.gen_id, &g.up_id, &g.gen_id];
+        let mut issued: Vec<Vec<String>> = g
+            .won
+            .iter()
+            .zip(ids)
+            .map(|(code, id)| vec!["alice".into(), id.to_string(), code.clone()])
+            .collect();
+        issued.push(vec!["bob".into(), g.up_id.clone(), g.bobs.clone()]);
+        issued.sort();
+        assert_eq!(events.len(), 6, "{backend}: {events:?}");
+        assert_eq!(
+            detail("CouponIssued", &["user_id", "campaign_id", "code"]),
+            issued,
+            "{backend}"
+        );
+        let redeemed = vec![vec![g.won[2].clone(), "order-9".to_string()]];
+        assert_eq!(
+            detail("CouponRedeemed", &["code", "order_reference"]),
+            redeemed,
+            "{backend}"
         );
     }
 }
