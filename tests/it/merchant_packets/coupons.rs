@@ -61,162 +61,253 @@ async fn grab_and_claim(store: &Arc<Store>, packet_id: &str, users: &[&str]) -> 
     claims
 }
 
-/// Test: a coupon packet's claimed shares become the grabbers' coupons. The claim answers the
-/// coupon (code `<packet_id>.<share_id>`, worth the share, the packet's minimum order and
-/// `redeem_by`) and credits no wallet; `GET /coupons` lists it; the books move the share from
-/// `reserved` to `outstanding`. Redeemed at checkout for an order of 50.00 it takes the share
-/// off and moves it on to `paid_coupons`, once (the same order again answers `repeat`);
-/// released, it is outstanding again and redeemable by another order; an order below the
-/// minimum is 422, nothing written. The books close after every step.
+/// The grabbers of [`claimed_coupons`]' packet.
+const GRABBERS: [&str; 3] = ["ivy", "jack", "kim"];
+
+/// What [`claimed_coupons`] arranged.
+struct Claimed {
+    /// The packet: order `order-c1` of 12.00 in 4 shares, coupons on orders of 10.00 or more.
+    id: String,
+    /// The claim answers of [`GRABBERS`], in order.
+    claims: Vec<Value>,
+    /// The cents of the coupons claimed.
+    issued: i64,
+}
+
+impl Claimed {
+    /// ivy's checkout call `fixture` for `order` of `total` cents (`None`: a release).
+    async fn checkout(&self, store: &Arc<Store>, order: &str, total: Option<i64>) -> (u16, Value) {
+        let code = &self.claims[0]["coupon"]["code"];
+        match total {
+            Some(total) => {
+                let body = json!({"code": code, "user_id": "ivy", "order_reference": order,
+                                  "order_total_cents": total});
+                checkout(store, "coupon-redeem", &body).await
+            }
+            None => {
+                let body = json!({"code": code, "order_reference": order});
+                checkout(store, "coupon-release", &body).await
+            }
+        }
+    }
+
+    /// ivy's coupon's value, cents.
+    fn value(&self) -> i64 {
+        self.claims[0]["amount_cents"].as_i64().unwrap()
+    }
+}
+
+/// [`SHOP`] funded with 50.00 pays a coupon packet of 12.00 in 4 shares for `order-c1`, and
+/// [`GRABBERS`] grab and claim three of them.
+async fn claimed_coupons(store: &Arc<Store>) -> Claimed {
+    fund_merchant(store, SHOP, 5_000).await;
+    let (s, made) = create(store, &coupon_order("order-c1", 1_200, 4, 3_600)).await;
+    assert_eq!(
+        (s, &made["coupon"]["min_order_cents"]),
+        (201, &json!(1_000)),
+        "{made}"
+    );
+    let id = made["packet_id"].as_str().unwrap().to_string();
+    let claims = grab_and_claim(store, &id, &GRABBERS).await;
+    let issued = claims
+        .iter()
+        .map(|c| c["amount_cents"].as_i64().unwrap())
+        .sum();
+    Claimed { id, claims, issued }
+}
+
+/// Test: a coupon packet's claim answers a coupon worth the share (code
+/// `<packet_id>.<share_id>`) and credits no wallet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claimed_shares_become_coupons_redeemed_once_at_checkout() {
+async fn a_claim_answers_a_coupon_worth_the_share_and_credits_no_wallet() {
     for backend in Backend::all() {
-        // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
-        fund_merchant(&store, SHOP, 5_000).await;
-        let (s, made) = create(&store, &coupon_order("order-c1", 1_200, 4, 3_600)).await;
-        assert_eq!(s, 201, "{made}");
-        assert_eq!(made["coupon"]["min_order_cents"], 1_000, "{made}");
-        let id = made["packet_id"].as_str().unwrap().to_string();
-        let users = ["ivy", "jack", "kim"];
 
-        // Act
-        let claims = grab_and_claim(&store, &id, &users).await;
-        let again = as_user(&store, Function::Claim, "claim-claim", &id, "ivy").await;
+        let Claimed { id, claims, .. } = claimed_coupons(&store).await;
 
-        // Assert: the claims
-        let mut issued = 0;
-        for (u, c) in users.iter().zip(&claims) {
-            let share = c["share_id"].as_u64().unwrap();
-            let amount = c["amount_cents"].as_i64().unwrap();
-            issued += amount;
-            assert_eq!(c["repeat"], false, "{backend}: {c}");
-            assert_eq!(c["balance_cents"], 0, "{backend}: {c}");
-            assert_eq!(
-                (&c["coupon"]["code"], &c["coupon"]["amount_off_cents"]),
-                (&json!(format!("{id}.{share}")), &json!(amount)),
-                "{backend}: {c}"
+        for (u, c) in GRABBERS.iter().zip(&claims) {
+            let code = format!("{id}.{}", c["share_id"]);
+            let want = (
+                json!(code),
+                c["amount_cents"].clone(),
+                json!(false),
+                json!(0),
             );
+            let coupon = &c["coupon"];
+            let got = (
+                coupon["code"].clone(),
+                coupon["amount_off_cents"].clone(),
+                c["repeat"].clone(),
+                c["balance_cents"].clone(),
+            );
+            assert_eq!(got, want, "{backend}: {c}");
             assert_eq!(wallet::balance(&store, u).await.unwrap(), 0, "{backend}");
-            let listed = coupons_of(&store, u).await;
-            assert_eq!(listed.len(), 1, "{backend}: {listed:?}");
-            assert_eq!(
-                (
-                    &listed[0]["code"],
-                    &listed[0]["state"],
-                    &listed[0]["campaign_id"]
-                ),
-                (&c["coupon"]["code"], &json!("issued"), &json!(id)),
-                "{backend}: {listed:?}"
-            );
-            assert_eq!(
-                listed[0]["discount"],
-                json!({"amount_off_cents": amount, "min_order_cents": 1_000}),
-                "{backend}"
-            );
         }
-        assert_eq!(
-            (again.0, &again.1["repeat"], &again.1["coupon"]),
-            (200, &json!(true), &claims[0]["coupon"]),
-            "{backend}: {:?}",
-            again
-        );
+    }
+}
+
+/// Test: `GET /coupons` lists each grabber's coupon, issued, with the packet's minimum order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claimed_coupon_is_listed_with_its_discount() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let Claimed { id, claims, .. } = claimed_coupons(&store).await;
+
+    for (u, c) in GRABBERS.iter().zip(&claims) {
+        let listed = coupons_of(&store, u).await;
+
+        let discount = json!({"amount_off_cents": c["amount_cents"], "min_order_cents": 1_000});
+        let want = vec![(
+            c["coupon"]["code"].clone(),
+            json!("issued"),
+            json!(id),
+            discount,
+        )];
+        let got: Vec<_> = listed
+            .iter()
+            .map(|l| {
+                (
+                    l["code"].clone(),
+                    l["state"].clone(),
+                    l["campaign_id"].clone(),
+                    l["discount"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{listed:?}");
+    }
+}
+
+/// Test: a claim sent again answers `repeat: true` and the same coupon.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_sent_again_answers_the_same_coupon() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let claimed = claimed_coupons(&store).await;
+
+    let (s, again) = as_user(&store, Function::Claim, "claim-claim", &claimed.id, "ivy").await;
+
+    assert_eq!(
+        (s, &again["repeat"], &again["coupon"]),
+        (200, &json!(true), &claimed.claims[0]["coupon"])
+    );
+}
+
+/// Test: the claimed coupons move from `reserved` to `outstanding`; the books close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claimed_coupons_move_from_reserved_to_outstanding() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+
+        let Claimed { issued, .. } = claimed_coupons(&store).await;
+
         let b = books(&store, SHOP).await;
-        assert_eq!(
-            (
-                b.balance_cents,
-                b.reserved_cents,
-                b.outstanding_coupon_cents
-            ),
-            (3_800, 1_200 - issued, issued),
-            "{backend}: {b:?}"
+        let got = (
+            b.balance_cents,
+            b.reserved_cents,
+            b.outstanding_coupon_cents,
         );
+        assert_eq!(got, (3_800, 1_200 - issued, issued), "{backend}: {b:?}");
         assert!(b.close(), "{backend}: {b:?}");
+    }
+}
 
-        // Act: the checkout
-        let code = claims[0]["coupon"]["code"].as_str().unwrap().to_string();
-        let value = claims[0]["amount_cents"].as_i64().unwrap();
-        let redeem = |order: &str, total: i64| {
-            json!({"code": code, "user_id": "ivy", "order_reference": order,
-                   "order_total_cents": total})
-        };
-        let low = checkout(&store, "coupon-redeem", &redeem("shop-order-0", 999)).await;
-        let first = checkout(&store, "coupon-redeem", &redeem("shop-order-1", 5_000)).await;
-        let repeat = checkout(&store, "coupon-redeem", &redeem("shop-order-1", 5_000)).await;
-        let after_redeem = books(&store, SHOP).await;
-        let released = checkout(
-            &store,
-            "coupon-release",
-            &json!({"code": code, "order_reference": "shop-order-1"}),
-        )
-        .await;
-        let after_release = books(&store, SHOP).await;
-        let second = checkout(&store, "coupon-redeem", &redeem("shop-order-2", 5_000)).await;
+/// Test: an order below the coupon's minimum is 422 `below_minimum`, nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_below_the_minimum_is_refused() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let claimed = claimed_coupons(&store).await;
+    let before = common::snapshot(&redis).await;
 
-        // Assert: the checkout
-        assert_eq!(
-            (low.0, &low.1["error"]),
-            (422, &json!("below_minimum")),
-            "{backend}: {low:?}"
+    let (s, low) = claimed.checkout(&store, "shop-order-0", Some(999)).await;
+
+    assert_eq!((s, &low["error"]), (422, &json!("below_minimum")), "{low}");
+    assert_eq!(
+        common::snapshot(&redis).await,
+        before,
+        "a refused redemption wrote"
+    );
+}
+
+/// Test: redeemed for an order of 50.00, the coupon takes its value off once (the same order
+/// again answers `repeat`) and moves it from `outstanding` to `paid_coupons`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redemption_moves_the_coupon_to_paid_once() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let claimed = claimed_coupons(&store).await;
+
+        let first = claimed.checkout(&store, "shop-order-1", Some(5_000)).await;
+        let repeat = claimed.checkout(&store, "shop-order-1", Some(5_000)).await;
+
+        let (value, b) = (claimed.value(), books(&store, SHOP).await);
+        let got = (
+            first.0,
+            &first.1["discount_cents"],
+            &first.1["repeat"],
+            &first.1["campaign_id"],
         );
-        assert_eq!(first.0, 200, "{backend}: {first:?}");
         assert_eq!(
-            (
-                &first.1["discount_cents"],
-                &first.1["repeat"],
-                &first.1["campaign_id"]
-            ),
-            (&json!(value), &json!(false), &json!(id)),
-            "{backend}: {first:?}"
+            got,
+            (200, &json!(value), &json!(false), &json!(claimed.id)),
+            "{first:?}"
         );
         assert_eq!(
             (repeat.0, &repeat.1["repeat"]),
             (200, &json!(true)),
             "{backend}"
         );
+        let moved = (b.outstanding_coupon_cents, b.paid_coupon_cents);
+        assert_eq!(moved, (claimed.issued - value, value), "{backend}: {b:?}");
+        assert!(b.close(), "{backend}: {b:?}");
+    }
+}
+
+/// Test: a released redemption is outstanding again, and another order redeems the coupon;
+/// the books close and every cent is accounted for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_released_coupon_is_outstanding_again_and_redeemed_by_another_order() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let claimed = claimed_coupons(&store).await;
+        let (value, issued) = (claimed.value(), claimed.issued);
         assert_eq!(
-            (
-                after_redeem.outstanding_coupon_cents,
-                after_redeem.paid_coupon_cents
-            ),
-            (issued - value, value),
-            "{backend}: {after_redeem:?}"
+            claimed
+                .checkout(&store, "shop-order-1", Some(5_000))
+                .await
+                .0,
+            200
         );
-        assert_eq!(released.0, 200, "{backend}: {released:?}");
-        assert_eq!(released.1["released"], "redemption", "{backend}");
+
+        let released = claimed.checkout(&store, "shop-order-1", None).await;
+        let after_release = books(&store, SHOP).await;
+        let second = claimed.checkout(&store, "shop-order-2", Some(5_000)).await;
+
         assert_eq!(
-            (
-                after_release.outstanding_coupon_cents,
-                after_release.paid_coupon_cents
-            ),
-            (issued, 0),
-            "{backend}: {after_release:?}"
+            (released.0, &released.1["released"]),
+            (200, &json!("redemption"))
         );
+        let back = (
+            after_release.outstanding_coupon_cents,
+            after_release.paid_coupon_cents,
+        );
+        assert_eq!(back, (issued, 0), "{backend}: {after_release:?}");
         assert_eq!(second.0, 200, "{backend}: {second:?}");
         let end = books(&store, SHOP).await;
         assert_eq!(
             (end.outstanding_coupon_cents, end.paid_coupon_cents),
-            (issued - value, value),
-            "{backend}: {end:?}"
+            (issued - value, value)
         );
-        for b in [after_redeem, after_release, end] {
-            assert!(b.close(), "{backend}: {b:?}");
-        }
-        assert_eq!(
-            meta_int(&store, &id, "coupon_open_cents").await,
-            Some(issued - value),
-            "{backend}"
-        );
-        let everyone: Vec<String> = users.iter().map(|u| u.to_string()).collect();
-        assert_books(
-            &store,
-            &backend.to_string(),
-            &everyone,
-            std::slice::from_ref(&id),
-            5_000,
-        )
-        .await;
+        let open = meta_int(&store, &claimed.id, "coupon_open_cents").await;
+        assert_eq!(open, Some(issued - value), "{backend}");
+        let everyone: Vec<String> = GRABBERS.iter().map(|u| u.to_string()).collect();
+        let packets = std::slice::from_ref(&claimed.id);
+        assert_books(&store, &backend.to_string(), &everyone, packets, 5_000).await;
     }
 }
 
