@@ -176,12 +176,129 @@ async fn a_large_campaign_spreads_over_every_master() {
     );
 }
 
-/// Test: batches of uploaded codes join a campaign before its start, once per reference: a
-/// repeat adds nothing, another batch under the reference, a code of another campaign, a
-/// repeated code, a generated campaign and a started one are refused, writing nothing; after
-/// the start the codes of every batch are grabbed, each once.
+/// Uploaded codes `BATCH-<from>` to `BATCH-<from + n - 1>` (4 digits).
+fn batch(from: usize, n: usize) -> Vec<String> {
+    (from..from + n).map(|i| format!("BATCH-{i:04}")).collect()
+}
+
+/// Creates `c`; its id.
+async fn created(store: &hongbao::Store, c: &NewCampaign) -> String {
+    let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(store, c).await else {
+        panic!("not created")
+    };
+    c.campaign_id
+}
+
+/// A campaign of 10 uploaded codes (`BATCH-0000` to `BATCH-0009`) starting at `now` + 2 s,
+/// and the batch `b1` of 20 more added to it; its id.
+async fn later_with_a_batch(store: &hongbao::Store, now: i64) -> String {
+    let later = NewCampaign {
+        starts_at_ms: Some(now + 2_000),
+        ..campaign(now, "later", CodeSource::Uploaded(batch(0, 10)))
+    };
+    let id = created(store, &later).await;
+    let added = coupons::add_codes(store, &id, "b1", &batch(10, 20))
+        .await
+        .unwrap();
+    assert!(
+        matches!(added, AddCodesOutcome::Added { added: 20, .. }),
+        "{added:?}"
+    );
+    id
+}
+
+/// Test: a batch joins a campaign before its start once per reference: sent again, it
+/// answers `repeat` and adds nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn batches_join_before_the_start() {
+async fn a_batch_joins_before_the_start_once_per_reference() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let id = later_with_a_batch(&store, redis_ms(&store).await).await;
+
+        let again = coupons::add_codes(&store, &id, "b1", &batch(10, 20))
+            .await
+            .unwrap();
+
+        let repeat = AddCodesOutcome::Added {
+            codes_total: 30,
+            repeat: true,
+            added: 20,
+            released: vec![],
+        };
+        assert_eq!(again, repeat, "{backend}");
+    }
+}
+
+/// Test: another batch under a used reference, a code of another campaign or of the campaign,
+/// a repeated code, a generated campaign, a started one and no campaign are refused, writing
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_batches_write_nothing() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = coupon_store(&redis, |_| {});
+        let now = redis_ms(&store).await;
+        let id = later_with_a_batch(&store, now).await;
+        let open = created(
+            &store,
+            &campaign(now, "open", CodeSource::Uploaded(vec!["TAKEN-1".into()])),
+        )
+        .await;
+        let generated = created(&store, &campaign(now, "gen", CodeSource::Generated(5))).await;
+        let mut with_taken = batch(40, 3);
+        with_taken.push("TAKEN-1".into());
+        let repeated = vec!["X-0001".to_string(), "X-0001".to_string()];
+        let refused = [
+            (&id, "b1", batch(10, 21), AddCodesOutcome::ReferenceReused),
+            (
+                &id,
+                "b2",
+                with_taken,
+                AddCodesOutcome::DuplicateCodes(vec!["TAKEN-1".into()]),
+            ),
+            (
+                &id,
+                "b3",
+                batch(5, 1),
+                AddCodesOutcome::DuplicateCodes(batch(5, 1)),
+            ),
+            (
+                &id,
+                "b4",
+                repeated,
+                AddCodesOutcome::DuplicateCodes(vec!["X-0001".into()]),
+            ),
+            (&generated, "b5", batch(60, 1), AddCodesOutcome::Generated),
+            (&open, "b6", batch(70, 1), AddCodesOutcome::Started),
+            (
+                &"ZZZZZ".to_string(),
+                "b7",
+                batch(80, 1),
+                AddCodesOutcome::NotFound,
+            ),
+        ];
+        let before = dump_all(&redis, &store).await;
+
+        for (campaign_id, reference, codes, expected) in refused {
+            let got = coupons::add_codes(&store, campaign_id, reference, &codes)
+                .await
+                .unwrap();
+            assert_eq!(got, expected, "{backend}: {reference}");
+        }
+
+        assert_eq!(
+            dump_all(&redis, &store).await,
+            before,
+            "{backend}: a refusal wrote"
+        );
+    }
+}
+
+/// Test: after the start a batch is refused `Started`, and the codes of the creation and of
+/// the batch are grabbed, each once, until the campaign is sold out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_start_every_batchs_codes_are_grabbed_once() {
     let visits = VisitLimit {
         per_window: 0,
         window_ms: 1_000,
@@ -190,140 +307,61 @@ async fn batches_join_before_the_start() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
         let now = redis_ms(&store).await;
-        let codes = |from: usize, n: usize| -> Vec<String> {
-            (from..from + n).map(|i| format!("BATCH-{i:04}")).collect()
-        };
-        let later = NewCampaign {
-            starts_at_ms: Some(now + 2_000),
-            ..campaign(now, "later", CodeSource::Uploaded(codes(0, 10)))
-        };
-        let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(&store, &later).await else {
-            panic!("{backend}: not created")
-        };
-        let Ok(CampaignCreateOutcome::Created(other)) = coupons::create(
-            &store,
-            &campaign(now, "open", CodeSource::Uploaded(vec!["TAKEN-1".into()])),
-        )
-        .await
-        else {
-            panic!("{backend}: not created")
-        };
-        let Ok(CampaignCreateOutcome::Created(generated)) =
-            coupons::create(&store, &campaign(now, "gen", CodeSource::Generated(5))).await
-        else {
-            panic!("{backend}: not created")
-        };
-        let id = &c.campaign_id;
-        assert_eq!(
-            coupons::add_codes(&store, id, "b1", &codes(10, 20))
-                .await
-                .unwrap(),
-            AddCodesOutcome::Added {
-                codes_total: 30,
-                repeat: false,
-                added: 20,
-                released: vec![],
-            }
-        );
-        assert_eq!(
-            coupons::add_codes(&store, id, "b1", &codes(10, 20))
-                .await
-                .unwrap(),
-            AddCodesOutcome::Added {
-                codes_total: 30,
-                repeat: true,
-                added: 20,
-                released: vec![],
-            }
-        );
-        let before = dump_all(&redis, &store).await;
-        let mut with_taken = codes(40, 3);
-        with_taken.push("TAKEN-1".into());
-        let repeated = vec!["X-0001".to_string(), "X-0001".to_string()];
-        for (campaign_id, reference, batch, expected) in [
-            (id, "b1", codes(10, 21), AddCodesOutcome::ReferenceReused),
-            (
-                id,
-                "b2",
-                with_taken,
-                AddCodesOutcome::DuplicateCodes(vec!["TAKEN-1".into()]),
-            ),
-            (
-                id,
-                "b3",
-                codes(5, 1),
-                AddCodesOutcome::DuplicateCodes(codes(5, 1)),
-            ),
-            (
-                id,
-                "b4",
-                repeated,
-                AddCodesOutcome::DuplicateCodes(vec!["X-0001".into()]),
-            ),
-            (
-                &generated.campaign_id,
-                "b5",
-                codes(60, 1),
-                AddCodesOutcome::Generated,
-            ),
-            (
-                &other.campaign_id,
-                "b6",
-                codes(70, 1),
-                AddCodesOutcome::Started,
-            ),
-            (
-                &"ZZZZZ".to_string(),
-                "b7",
-                codes(80, 1),
-                AddCodesOutcome::NotFound,
-            ),
-        ] {
-            assert_eq!(
-                coupons::add_codes(&store, campaign_id, reference, &batch)
-                    .await
-                    .unwrap(),
-                expected,
-                "{backend}: {reference}"
-            );
-        }
-        assert_eq!(
-            dump_all(&redis, &store).await,
-            before,
-            "{backend}: a refusal wrote"
-        );
-
+        let id = later_with_a_batch(&store, now).await;
         sleep_until_redis_ms(&store, now + 2_000).await;
-        assert_eq!(
-            coupons::add_codes(&store, id, "b8", &codes(90, 1))
-                .await
-                .unwrap(),
-            AddCodesOutcome::Started
-        );
+
+        let late = coupons::add_codes(&store, &id, "b8", &batch(90, 1))
+            .await
+            .unwrap();
         let mut got = HashSet::new();
-        let mut holders = Vec::new();
         for u in 0..31 {
-            let user = format!("user-{u}");
-            match coupons::grab(&store, id, &user, visits).await.unwrap() {
-                CouponGrabOutcome::Grabbed { code, .. } => {
-                    assert!(got.insert(code.clone()), "{backend}");
-                    holders.push((user, code));
-                }
+            match coupons::grab(&store, &id, &format!("user-{u}"), visits)
+                .await
+                .unwrap()
+            {
+                CouponGrabOutcome::Grabbed { code, .. } => assert!(got.insert(code), "{backend}"),
                 CouponGrabOutcome::SoldOut => assert_eq!(u, 30, "{backend}"),
                 other => panic!("{backend}: {other:?}"),
             }
         }
-        assert_eq!(got, codes(0, 30).into_iter().collect(), "{backend}");
-        // A code of an added batch is redeemed by its code alone, like one of the creation.
-        let (user, code) = holders
-            .iter()
-            .find(|(_, c)| c.as_str() >= "BATCH-0010")
-            .unwrap();
-        assert!(matches!(
-            coupons::redeem(&store, code, user, "o-1", None)
-                .await
-                .unwrap(),
-            RedeemOutcome::Redeemed { repeat: false, .. }
-        ));
+
+        assert_eq!(late, AddCodesOutcome::Started, "{backend}");
+        assert_eq!(got, batch(0, 30).into_iter().collect(), "{backend}");
     }
+}
+
+/// Test: a code of an added batch is redeemed by its code alone, like one of the creation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_of_an_added_batch_is_redeemed_by_its_code() {
+    let visits = VisitLimit {
+        per_window: 0,
+        window_ms: 1_000,
+    };
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = coupon_store(&redis, |_| {});
+    let now = redis_ms(&store).await;
+    let id = later_with_a_batch(&store, now).await;
+    sleep_until_redis_ms(&store, now + 2_000).await;
+    let mut holder = None;
+    for u in 0..30 {
+        let user = format!("user-{u}");
+        if let CouponGrabOutcome::Grabbed { code, .. } =
+            coupons::grab(&store, &id, &user, visits).await.unwrap()
+        {
+            if code.as_str() >= "BATCH-0010" {
+                holder = Some((user, code));
+                break;
+            }
+        }
+    }
+    let (user, code) = holder.expect("a code of the batch was grabbed");
+
+    let redeemed = coupons::redeem(&store, &code, &user, "o-1", None)
+        .await
+        .unwrap();
+
+    assert!(
+        matches!(redeemed, RedeemOutcome::Redeemed { repeat: false, .. }),
+        "{redeemed:?}"
+    );
 }
