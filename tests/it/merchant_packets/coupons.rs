@@ -335,86 +335,108 @@ async fn a_packet_with_one_coupon_redeemed(store: &Arc<Store>) -> (String, Vec<V
     (id, claims)
 }
 
-/// Test: expiry, then `redeem_by`. At the packet's expiry reclaim-cron refunds the un-grabbed
-/// and unclaimed shares to the merchant but keeps the coupons' value outstanding (the entry
-/// moves to `redeem_by`); at `redeem_by` it refunds the coupons never redeemed, once
-/// (`merchant_coupon_refund`), and a second run refunds nothing. A redeem after that is 410;
-/// the redeemed coupon's redemption reversed after it goes straight back to the merchant's
-/// balance, once. The sharer gets nothing; the books close at every step.
+/// [`a_packet_with_one_coupon_redeemed`] with what the tests read of it.
+struct Expiring {
+    id: String,
+    claims: Vec<Value>,
+    /// The cents of erin's and frank's coupons.
+    issued: i64,
+    /// erin's coupon (redeemed by `shop-order-9`): its code and value.
+    code: String,
+    value: i64,
+    /// The packet's expiry and its coupons' `redeem_by`, Unix ms.
+    expires_at: i64,
+    redeem_by: i64,
+}
+
+async fn expiring(store: &Arc<Store>) -> Expiring {
+    let (id, claims) = a_packet_with_one_coupon_redeemed(store).await;
+    let issued = claims
+        .iter()
+        .map(|c| c["amount_cents"].as_i64().unwrap())
+        .sum();
+    Expiring {
+        code: claims[0]["coupon"]["code"].as_str().unwrap().to_string(),
+        value: claims[0]["amount_cents"].as_i64().unwrap(),
+        expires_at: meta_int(store, &id, "expires_at").await.unwrap(),
+        redeem_by: meta_int(store, &id, "redeem_by").await.unwrap(),
+        id,
+        claims,
+        issued,
+    }
+}
+
+/// reclaim-cron's runs at the packet's expiry and at its coupons' `redeem_by`.
+async fn past_redeem_by(
+    store: &Arc<Store>,
+    e: &Expiring,
+) -> (reclaim::ReclaimSummary, reclaim::ReclaimSummary) {
+    common::sleep_until_redis_ms(store, e.expires_at).await;
+    let at_expiry = reclaim::run(store).await.unwrap();
+    common::sleep_until_redis_ms(store, e.redeem_by).await;
+    (at_expiry, reclaim::run(store).await.unwrap())
+}
+
+/// Test: at the packet's expiry reclaim-cron refunds the un-grabbed and unclaimed shares to
+/// the merchant but keeps the coupons' value outstanding, the packet due again at
+/// `redeem_by` (4 s after the expiry).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unclaimed_shares_then_unredeemed_coupons_go_back_to_the_merchant_once() {
+async fn at_expiry_the_shares_go_back_and_the_coupons_stay_outstanding() {
     for backend in Backend::all() {
-        // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
-        let (id, claims) = a_packet_with_one_coupon_redeemed(&store).await;
-        let issued: i64 = claims
-            .iter()
-            .map(|c| c["amount_cents"].as_i64().unwrap())
-            .sum();
-        let code = claims[0]["coupon"]["code"].as_str().unwrap().to_string();
-        let value = claims[0]["amount_cents"].as_i64().unwrap();
-        let expires_at = meta_int(&store, &id, "expires_at").await.unwrap();
-        let redeem_by = meta_int(&store, &id, "redeem_by").await.unwrap();
-        assert_eq!(redeem_by, expires_at + 4_000);
+        let e = expiring(&store).await;
+        common::sleep_until_redis_ms(&store, e.expires_at).await;
 
-        // Act: expiry
-        common::sleep_until_redis_ms(&store, expires_at).await;
-        let at_expiry = reclaim::run(&store).await.unwrap();
-        let books_at_expiry = books(&store, SHOP).await;
+        let run = reclaim::run(&store).await.unwrap();
+
+        assert_eq!(
+            (run.settled, run.refunded_cents),
+            (1, 3_000 - e.issued),
+            "{backend}: {run:?}"
+        );
         let due: Option<i64> = redis::cmd("ZSCORE")
             .arg(Keys::new(&store.config().key_prefix).reclaim_due())
-            .arg(&id)
+            .arg(&e.id)
             .query_async(&mut store.conn().await.unwrap())
             .await
             .unwrap();
-
-        // Assert: expiry
         assert_eq!(
-            (at_expiry.settled, at_expiry.refunded_cents),
-            (1, 3_000 - issued),
-            "{backend}: {at_expiry:?}"
+            (due, e.redeem_by),
+            (Some(e.redeem_by), e.expires_at + 4_000),
+            "{backend}"
         );
-        assert_eq!(due, Some(redeem_by), "{backend}");
+        let b = books(&store, SHOP).await;
+        let got = (
+            b.balance_cents,
+            b.reserved_cents,
+            b.outstanding_coupon_cents,
+            b.paid_coupon_cents,
+        );
         assert_eq!(
-            (
-                books_at_expiry.balance_cents,
-                books_at_expiry.reserved_cents,
-                books_at_expiry.outstanding_coupon_cents,
-                books_at_expiry.paid_coupon_cents
-            ),
-            (10_000 - issued, 0, issued - value, value),
-            "{backend}: {books_at_expiry:?}"
+            got,
+            (10_000 - e.issued, 0, e.issued - e.value, e.value),
+            "{backend}: {b:?}"
         );
+    }
+}
 
-        // Act: redeem_by
-        common::sleep_until_redis_ms(&store, redeem_by).await;
-        let at_redeem_by = reclaim::run(&store).await.unwrap();
+/// Test: at `redeem_by` reclaim-cron refunds the coupons never redeemed, once: a second run
+/// refunds nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_redeem_by_the_unredeemed_coupons_go_back_once() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let e = expiring(&store).await;
+
+        let (_, at_redeem_by) = past_redeem_by(&store, &e).await;
         let later = reclaim::run(&store).await.unwrap();
-        let late_redeem = checkout(
-            &store,
-            "coupon-redeem",
-            &json!({"code": claims[1]["coupon"]["code"], "user_id": "frank",
-                    "order_reference": "shop-order-10"}),
-        )
-        .await;
-        let late_release = checkout(
-            &store,
-            "coupon-release",
-            &json!({"code": code, "order_reference": "shop-order-9"}),
-        )
-        .await;
-        let again = checkout(
-            &store,
-            "coupon-release",
-            &json!({"code": code, "order_reference": "shop-order-9"}),
-        )
-        .await;
 
-        // Assert: redeem_by and after
+        let refunded = (at_redeem_by.settled, at_redeem_by.refunded_cents);
         assert_eq!(
-            (at_redeem_by.settled, at_redeem_by.refunded_cents),
-            (0, issued - value),
+            refunded,
+            (0, e.issued - e.value),
             "{backend}: {at_redeem_by:?}"
         );
         assert_eq!(
@@ -422,65 +444,87 @@ async fn unclaimed_shares_then_unredeemed_coupons_go_back_to_the_merchant_once()
             (0, 0),
             "{backend}: {later:?}"
         );
+    }
+}
+
+/// Test: a redeem after `redeem_by` is 410 `expired`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redeem_after_redeem_by_is_expired() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let e = expiring(&store).await;
+    past_redeem_by(&store, &e).await;
+
+    let body = json!({"code": e.claims[1]["coupon"]["code"], "user_id": "frank",
+                      "order_reference": "shop-order-10"});
+    let (s, late) = checkout(&store, "coupon-redeem", &body).await;
+
+    assert_eq!((s, &late["error"]), (410, &json!("expired")), "{late}");
+}
+
+/// Test: a redemption reversed after `redeem_by` goes straight back to the merchant's balance,
+/// once (sent again, it answers `repeat`); the sharer gets nothing, the journal holds each
+/// refund once and the books close at 100.00 deposited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redemption_reversed_after_redeem_by_goes_back_to_the_merchant_once() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let e = expiring(&store).await;
+        past_redeem_by(&store, &e).await;
+        let release = json!({"code": e.code, "order_reference": "shop-order-9"});
+
+        let first = checkout(&store, "coupon-release", &release).await;
+        let again = checkout(&store, "coupon-release", &release).await;
+
         assert_eq!(
-            (late_redeem.0, &late_redeem.1["error"]),
-            (410, &json!("expired")),
-            "{backend}: {late_redeem:?}"
-        );
-        assert_eq!(late_release.0, 200, "{backend}: {late_release:?}");
-        assert_eq!(
-            (again.0, &again.1["repeat"]),
-            (200, &json!(true)),
-            "{backend}"
+            (first.0, again.0, &again.1["repeat"]),
+            (200, 200, &json!(true)),
+            "{first:?}"
         );
         let end = books(&store, SHOP).await;
-        assert_eq!(
-            (
-                end.balance_cents,
-                end.reserved_cents,
-                end.outstanding_coupon_cents,
-                end.paid_coupon_cents
-            ),
-            (10_000, 0, 0, 0),
-            "{backend}: {end:?}"
+        let got = (
+            end.balance_cents,
+            end.reserved_cents,
+            end.outstanding_coupon_cents,
+            end.paid_coupon_cents,
         );
-        assert!(end.close(), "{backend}: {end:?}");
+        assert_eq!(got, (10_000, 0, 0, 0), "{backend}: {end:?}");
         assert_eq!(wallet::balance(&store, "carol").await.unwrap(), 0);
         let key = Keys::new(&store.config().key_prefix).merchant(SHOP).journal;
         let entries = journal::read(&store, &key, 200).await.unwrap();
-        let refunds: Vec<(Kind, i64, String)> = entries
-            .iter()
-            .filter(|e| {
-                matches!(e.kind, Kind::MerchantRefund | Kind::MerchantCouponRefund)
-                    && e.reference.starts_with(&id)
-            })
-            .map(|e| (e.kind, e.amount_cents, e.reference.clone()))
-            .collect();
-        let share = claims[0]["share_id"].as_u64().unwrap();
+        let of_packet = |kinds: &[Kind]| -> Vec<(Kind, i64, String)> {
+            entries
+                .iter()
+                .filter(|x| kinds.contains(&x.kind) && x.reference.starts_with(&e.id))
+                .map(|x| (x.kind, x.amount_cents, x.reference.clone()))
+                .collect()
+        };
+        let share = e.claims[0]["share_id"].as_u64().unwrap();
+        let refunds = [
+            (Kind::MerchantRefund, 3_000 - e.issued, e.id.clone()),
+            (
+                Kind::MerchantCouponRefund,
+                e.issued - e.value,
+                format!("{}/coupons", e.id),
+            ),
+            (
+                Kind::MerchantCouponRefund,
+                e.value,
+                format!("{}/{share}", e.id),
+            ),
+        ];
         assert_eq!(
-            refunds,
-            [
-                (Kind::MerchantRefund, 3_000 - issued, id.clone()),
-                (
-                    Kind::MerchantCouponRefund,
-                    issued - value,
-                    format!("{id}/coupons")
-                ),
-                (Kind::MerchantCouponRefund, value, format!("{id}/{share}")),
-            ],
-            "{backend}"
+            of_packet(&[Kind::MerchantRefund, Kind::MerchantCouponRefund]),
+            refunds
         );
-        let issued_entries = entries
-            .iter()
-            .filter(|e| e.kind == Kind::CouponIssued && e.reference.starts_with(&id))
-            .count();
-        assert_eq!(issued_entries, 2, "{backend}");
+        assert_eq!(of_packet(&[Kind::CouponIssued]).len(), 2, "{backend}");
         let users = ["carol", "erin", "frank", "gus"].map(String::from);
         assert_books(
             &store,
             &backend.to_string(),
             &users,
-            std::slice::from_ref(&id),
+            std::slice::from_ref(&e.id),
             10_000,
         )
         .await;
