@@ -1,37 +1,6 @@
-//! Documentation-only schemas of the OpenAPI document ([`super::openapi`]): the closed sets
-//! the answers' text fields take, and the error answers, one schema per code (or per set of
-//! codes of the same shape) with its extra fields typed. Never constructed; the handlers parse
-//! and answer with their own types ([`super::error::ApiError`]).
-
-use utoipa::ToSchema;
-
-/// A group name: 1 to 32 characters of `[a-z0-9-]`.
-#[derive(ToSchema)]
-#[schema(pattern = "^[a-z0-9-]{1,32}$")]
-#[allow(dead_code)]
-pub struct GroupNameDoc(String);
-
-/// A grab's claim, as a support look-up shows it.
-#[derive(ToSchema)]
-#[schema(rename_all = "snake_case")]
-#[allow(dead_code)]
-pub enum ClaimStateDoc {
-    /// Not claimed.
-    Unclaimed,
-    /// Accepted; the wallet credit or the `done` mark is not recorded yet (the next claim
-    /// call or reclaim-cron finishes it).
-    Pending,
-    /// Credited and marked done by a claim call.
-    Done,
-    /// Left pending when the claim window closed, credited and marked done by reclaim-cron.
-    Redriven,
-}
-
-/// An uploaded coupon code: 4 to 64 characters of `[A-Za-z0-9_-]` (case matters).
-#[derive(ToSchema)]
-#[schema(pattern = "^[A-Za-z0-9_-]{4,64}$")]
-#[allow(dead_code)]
-pub struct CouponCodeDoc(String);
+//! Documentation-only schemas of the OpenAPI document ([`super::openapi`]): the error answers,
+//! one schema per code (or per set of codes of the same shape) with its extra fields typed.
+//! Never constructed; the handlers answer errors as [`super::error::ApiError`].
 
 /// Declares an error answer's schema: a struct `$name` with `error` (an inline enum of the
 /// listed codes), `message` and the given extra fields.

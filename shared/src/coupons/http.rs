@@ -15,6 +15,17 @@ use crate::coupons::rules::{is_reference, parse, Discount, Off};
 use crate::domain::{is_user_id, MAX_USER_ID_CHARS};
 use crate::merchants::rules::parse_share_code;
 
+/// An uploaded coupon code: 4 to 64 characters of `[A-Za-z0-9_-]` (case matters).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(transparent)]
+#[schema(pattern = "^[A-Za-z0-9_-]{4,64}$")]
+pub struct CouponCode(pub String);
+
+/// The texts of `codes`, as the rules and the store take them.
+pub(crate) fn code_texts(codes: Vec<CouponCode>) -> Vec<String> {
+    codes.into_iter().map(|c| c.0).collect()
+}
+
 /// Refuses a call that is not AWS_IAM-signed by one of `HONGBAO_COUPON_PRINCIPALS`; answers
 /// the caller's principal.
 ///

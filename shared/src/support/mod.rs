@@ -52,6 +52,34 @@ pub fn routes() -> Routes {
         )
 }
 
+/// A grab's claim, as a support look-up shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = ClaimState)]
+pub enum ClaimStateBody {
+    /// Not claimed.
+    Unclaimed,
+    /// Accepted; the wallet credit or the `done` mark is not recorded yet (the next claim
+    /// call or reclaim-cron finishes it).
+    Pending,
+    /// Credited and marked done by a claim call.
+    Done,
+    /// Left pending when the claim window closed, credited and marked done by reclaim-cron.
+    Redriven,
+}
+
+impl From<crate::packets::rules::ClaimState> for ClaimStateBody {
+    fn from(c: crate::packets::rules::ClaimState) -> Self {
+        use crate::packets::rules::ClaimState;
+        match c {
+            ClaimState::Unclaimed => ClaimStateBody::Unclaimed,
+            ClaimState::Pending { .. } => ClaimStateBody::Pending,
+            ClaimState::Done { .. } => ClaimStateBody::Done,
+            ClaimState::Redriven { .. } => ClaimStateBody::Redriven,
+        }
+    }
+}
+
 /// Refuses a caller that is not an AWS_IAM-signed principal of `HONGBAO_SUPPORT_PRINCIPALS`.
 ///
 /// # Errors

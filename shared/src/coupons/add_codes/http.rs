@@ -23,8 +23,8 @@ use crate::coupons::{self, AddCodesOutcome};
 pub struct CodesRequest {
     /// 1 to 10,000 distinct codes of 4 to 64 characters of `[A-Za-z0-9_-]`, none held by this
     /// or another campaign.
-    #[schema(min_items = 1, max_items = 10_000, value_type = Vec<crate::api::schemas::CouponCodeDoc>)]
-    pub codes: Vec<String>,
+    #[schema(min_items = 1, max_items = 10_000)]
+    pub codes: Vec<crate::coupons::http::CouponCode>,
     /// The batch's idempotency key within the campaign: 1 to 128 bytes of printable ASCII
     /// without spaces. The same batch again answers `repeat: true`; another batch under it is
     /// 409 `reference_reused`.
@@ -129,14 +129,15 @@ pub(crate) async fn add_codes(
 ) -> Result<(StatusCode, Replayed, Json<CampaignCodesBody>), ApiError> {
     let arn = merchant(&state, arn)?;
     let JsonBody(b) = body?;
-    check_batch(&b.codes)?;
+    let codes = crate::coupons::http::code_texts(b.codes);
+    check_batch(&codes)?;
     if !is_reference(&b.reference) {
         return Err(ApiError::invalid(
             "reference must be 1 to 128 bytes of printable ASCII without spaces",
         ));
     }
     crate::coupons::http::for_campaign_owner(&state, &arn, &id).await?;
-    let outcome = coupons::add_codes(&state.store, &id, &b.reference, &b.codes)
+    let outcome = coupons::add_codes(&state.store, &id, &b.reference, &codes)
         .await
         .map_err(|e| {
             ApiError::from(e).on_unavailable(

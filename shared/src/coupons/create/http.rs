@@ -39,8 +39,8 @@ pub struct CampaignRequest {
     /// Uploaded codes: 1 to 10,000 distinct codes of 4 to 64 characters of `[A-Za-z0-9_-]`
     /// (case matters), none held by another campaign. More are added before the start with
     /// `POST /campaigns/{id}/codes`.
-    #[schema(min_items = 1, max_items = 10_000, value_type = Option<Vec<crate::api::schemas::CouponCodeDoc>>)]
-    pub codes: Option<Vec<String>>,
+    #[schema(min_items = 1, max_items = 10_000)]
+    pub codes: Option<Vec<crate::coupons::http::CouponCode>>,
     /// Uploaded codes only: how many codes the campaign will hold once every batch is added
     /// (at least the codes given here, at most 10,000,000; default: the codes given here). It
     /// decides how many pools (hash tags) the campaign is spread over: above 50,000, at least
@@ -95,7 +95,7 @@ impl CampaignRequest {
     /// RFC 3339, or any rule of [`NewCampaign::check`].
     fn campaign(self) -> Result<NewCampaign, ApiError> {
         let source = match (self.codes, self.generate) {
-            (Some(codes), None) => CodeSource::Uploaded(codes),
+            (Some(codes), None) => CodeSource::Uploaded(crate::coupons::http::code_texts(codes)),
             (None, Some(n)) => CodeSource::Generated(n),
             _ => {
                 return Err(ApiError::invalid(

@@ -57,8 +57,7 @@ pub struct SupportGrabBody {
     /// `unclaimed`; `pending` (accepted, the credit or its `done` mark not both recorded yet:
     /// the next claim call or reclaim-cron finishes it); `done`; `redriven` (left pending when
     /// the claim window closed, completed by reclaim-cron).
-    #[schema(value_type = crate::api::schemas::ClaimStateDoc)]
-    pub claim: &'static str,
+    pub claim: crate::support::ClaimStateBody,
     /// RFC 3339: when the claim was accepted; `null` when unclaimed.
     #[schema(format = DateTime, required = true)]
     pub claimed_at: Option<String>,
@@ -124,7 +123,7 @@ impl From<GrabLookup> for SupportGrabBody {
             share_id: g.share.share_id,
             amount_cents: g.share.amount_cents,
             grabbed_at: rfc3339(g.share.grabbed_at_ms),
-            claim: g.claim.as_str(),
+            claim: g.claim.into(),
             claimed_at: g.claim.claimed_at_ms().map(rfc3339),
             credited: g.credited,
             coupon_state: g.coupon.as_ref().map(|(_, s)| s.as_str()),

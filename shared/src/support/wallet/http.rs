@@ -54,8 +54,7 @@ pub struct PendingTransferBody {
     pub amount_cents: Option<i64>,
     /// The claim as the packet records it: `pending` until its `done` mark, then `done` or
     /// `redriven` (the record is released next).
-    #[schema(value_type = crate::api::schemas::ClaimStateDoc)]
-    pub claim: &'static str,
+    pub claim: crate::support::ClaimStateBody,
     /// RFC 3339: when the claim was accepted; `null` when the packet no longer records it.
     #[schema(format = DateTime, required = true)]
     pub claimed_at: Option<String>,
@@ -67,7 +66,7 @@ impl From<PendingTransfer> for PendingTransferBody {
             transfer_id: t.transfer_id,
             packet_id: t.packet_id,
             amount_cents: t.share.map(|s| s.amount_cents),
-            claim: t.claim.as_str(),
+            claim: t.claim.into(),
             claimed_at: t.claim.claimed_at_ms().map(rfc3339),
         }
     }

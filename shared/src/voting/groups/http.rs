@@ -13,18 +13,29 @@ use crate::api::refusal::Limit;
 use crate::api::state::ApiState;
 use crate::voting::rules::{GroupChange, GroupsOutcome};
 
+/// A group name: 1 to 32 characters of `[a-z0-9-]`.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(transparent)]
+#[schema(pattern = "^[a-z0-9-]{1,32}$")]
+pub struct GroupName(pub String);
+
+/// The names of `groups`.
+fn names(groups: Vec<GroupName>) -> Vec<String> {
+    groups.into_iter().map(|g| g.0).collect()
+}
+
 /// The body of `PUT /articles/{id}/groups`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupsRequest {
     /// Groups to add the article to (at most 16).
     #[serde(default)]
-    #[schema(value_type = Vec<crate::api::schemas::GroupNameDoc>, max_items = 16)]
-    pub add: Vec<String>,
+    #[schema(max_items = 16)]
+    pub add: Vec<GroupName>,
     /// Groups to remove it from (at most 16, none of them in `add`).
     #[serde(default)]
-    #[schema(value_type = Vec<crate::api::schemas::GroupNameDoc>, max_items = 16)]
-    pub remove: Vec<String>,
+    #[schema(max_items = 16)]
+    pub remove: Vec<GroupName>,
 }
 
 /// The answer to a group change.
@@ -87,7 +98,7 @@ pub(crate) async fn set_groups(
     Path(id): Path<String>,
     JsonBody(b): JsonBody<GroupsRequest>,
 ) -> Result<Json<GroupsBody>, ApiError> {
-    let change = GroupChange::new(b.add, b.remove).map_err(ApiError::invalid)?;
+    let change = GroupChange::new(names(b.add), names(b.remove)).map_err(ApiError::invalid)?;
     match store::set_groups(&state.store, &id, &user, &change).await? {
         GroupsOutcome::Updated(groups) => Ok(Json(GroupsBody {
             article_id: id,
@@ -118,7 +129,7 @@ mod tests {
 
     fn parse_group_change(body: &[u8]) -> Result<GroupChange, ApiError> {
         let b: GroupsRequest = crate::api::extract::parse_json(body)?;
-        GroupChange::new(b.add, b.remove).map_err(ApiError::invalid)
+        GroupChange::new(names(b.add), names(b.remove)).map_err(ApiError::invalid)
     }
 
     #[test]
