@@ -2,10 +2,12 @@
 //! concurrent voters.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
 use hongbao::voting::{self, Direction, VoteOutcome, ONE_WEEK_IN_SECONDS};
-use serde_json::json;
+use hongbao::Store;
+use serde_json::{json, Value};
 
 use super::{
     assert_consistent, assert_ttls, call, page, post, posted_text, store_at, stored, vote,
@@ -13,87 +15,131 @@ use super::{
 };
 use crate::common::{self, event, snapshot};
 
-/// The reference's numbers, the poster's vote, the one-week window by the Redis clock.
+/// alice posts the fixture's article (id 1); (its answer, the posting time, Unix s).
+async fn posted(store: &Arc<Store>) -> (Value, i64) {
+    let (s, a, _) = call(store, &event("vote-post-article")).await;
+    assert_eq!(s, 201, "{a}");
+    let posted = a["score"].as_i64().unwrap() - 432;
+    (a, posted)
+}
+
+/// Test: a posted article has the poster's vote and scores its posting time + 432 (the
+/// reference's numbers), its records consistent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_books_numbers_and_the_one_week_window() {
+async fn a_posted_article_scores_its_time_plus_432() {
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
 
-        let (s, a, _) = call(&store, &event("vote-post-article")).await;
-        assert_eq!(s, 201, "{a}");
-        assert_eq!(a["article_id"], "1");
-        assert_eq!(a["title"], "Go To Statement Considered Harmful");
-        assert_eq!(a["poster"], "alice");
+        let (a, posted) = posted(&store).await;
+
+        let fields = (&a["article_id"], &a["title"], &a["poster"], &a["votes"]);
+        let want = (
+            &json!("1"),
+            &json!("Go To Statement Considered Harmful"),
+            &json!("alice"),
+            &json!(1),
+        );
+        assert_eq!(fields, want, "{backend}");
         assert!(a["link"].as_str().unwrap().starts_with("https://"));
-        assert_eq!(a["votes"], 1);
-        let posted_score = a["score"].as_i64().unwrap();
-        // score = posted time (Unix s) + 432.
-        assert_eq!(a["posted_at"], posted_text(posted_score, 1).as_str());
-        let posted = posted_score - 432;
+        assert_eq!(a["posted_at"], posted_text(posted + 432, 1).as_str());
         assert_eq!(assert_consistent(&redis, "1").await, (1, posted + 432));
+    }
+}
 
-        // Another user's vote: votes 2, score posted + 864.
+/// Test: another user's vote adds a vote and 432 to the score.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_vote_adds_432() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let (_, posted) = posted(&store).await;
+
         let (s, v, _) = call(&store, &with_article(event("vote-vote"), "1")).await;
-        assert_eq!(s, 200, "{v}");
-        assert_eq!(
-            v,
-            json!({"article_id": "1", "votes": 2, "score": posted + 864, "direction": "up", "changed": true})
-        );
-        // A repeat and the poster's up-vote change nothing.
-        let (s, v, _) = vote(&store, "1", "bob", "up").await;
-        assert_eq!(
-            (
-                s,
-                v["votes"].clone(),
-                v["score"].clone(),
-                v["changed"].clone()
-            ),
-            (200, json!(2), json!(posted + 864), json!(false))
-        );
-        let (s, v, _) = vote(&store, "1", "alice", "up").await;
-        assert_eq!(
-            (s, v["votes"].clone(), v["changed"].clone()),
-            (200, json!(2), json!(false))
-        );
-        assert_eq!(assert_consistent(&redis, "1").await, (2, posted + 864));
 
-        // Still open 604,790 s later (10 s of slack for the real time this test takes)...
-        let late = store_at(&redis, ONE_WEEK_IN_SECONDS - 10);
-        let (s, v, _) = vote(&late, "1", "carol", "up").await;
-        assert_eq!(
-            (s, v["votes"].clone(), v["changed"].clone()),
-            (200, json!(3), json!(true)),
-            "{v}"
-        );
-        // ...closed 604,801 s later: 410, and nothing changes (not even a rate-limit log).
+        let want = json!({"article_id": "1", "votes": 2, "score": posted + 864, "direction": "up",
+                          "changed": true});
+        assert_eq!((s, v), (200, want), "{backend}");
+        assert_eq!(assert_consistent(&redis, "1").await, (2, posted + 864));
+    }
+}
+
+/// Test: a repeated vote and the poster's own up-vote change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeat_and_the_posters_up_vote_change_nothing() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let (_, posted) = posted(&store).await;
+        assert_eq!(vote(&store, "1", "bob", "up").await.0, 200);
+
+        let (_, repeat, _) = vote(&store, "1", "bob", "up").await;
+        let (_, own, _) = vote(&store, "1", "alice", "up").await;
+
+        for v in [repeat, own] {
+            let got = (v["votes"].clone(), v["score"].clone(), v["changed"].clone());
+            assert_eq!(
+                got,
+                (json!(2), json!(posted + 864), json!(false)),
+                "{backend}: {v}"
+            );
+        }
+        assert_eq!(assert_consistent(&redis, "1").await, (2, posted + 864));
+    }
+}
+
+/// Test: a vote 604,790 s after the posting counts (10 s of slack for the test's real time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vote_within_the_week_counts() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    posted(&store).await;
+
+    let late = store_at(&redis, ONE_WEEK_IN_SECONDS - 10);
+    let (s, v, _) = vote(&late, "1", "carol", "up").await;
+
+    assert_eq!(
+        (s, v["votes"].clone(), v["changed"].clone()),
+        (200, json!(2), json!(true)),
+        "{v}"
+    );
+}
+
+/// Test: 604,801 s after the posting every vote is 410 `voting_closed` with the article's
+/// numbers, and nothing is written (not even a rate-limit log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vote_after_the_week_is_closed_and_writes_nothing() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let (_, posted) = posted(&store).await;
+        assert_eq!(vote(&store, "1", "bob", "up").await.0, 200);
         let closed = store_at(&redis, ONE_WEEK_IN_SECONDS + 1);
         let before = snapshot(&redis).await;
-        for (user, dir) in [
-            ("dave", "up"),
-            ("bob", "down"),
-            ("alice", "down"),
-            ("carol", "up"),
-        ] {
+
+        for (user, dir) in [("dave", "up"), ("bob", "down"), ("alice", "down")] {
             let (s, v, _) = vote(&closed, "1", user, dir).await;
-            assert_eq!(
-                (s, v["error"].as_str()),
-                (410, Some("voting_closed")),
-                "{user}: {v}"
+            let got = (
+                s,
+                v["error"].as_str(),
+                v["votes"].clone(),
+                v["score"].clone(),
             );
             assert_eq!(
-                (v["votes"].clone(), v["score"].clone()),
-                (json!(3), json!(posted + 3 * 432))
+                got,
+                (410, Some("voting_closed"), json!(2), json!(posted + 864)),
+                "{user}"
             );
         }
         let voted = voting::vote(&closed, "1", "erin", Direction::Up)
             .await
             .unwrap();
+
         assert_eq!(
             voted,
             VoteOutcome::Closed {
-                votes: 3,
-                score: posted + 3 * 432
+                votes: 2,
+                score: posted + 864
             }
         );
         assert_eq!(
@@ -101,41 +147,74 @@ async fn the_books_numbers_and_the_one_week_window() {
             before,
             "{backend}: a closed vote changed data"
         );
-        assert_eq!(assert_consistent(&redis, "1").await, (3, posted + 3 * 432));
+    }
+}
 
-        // The listing reports the same numbers.
+/// Test: the listing reports the article's numbers, and every key has its TTL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listing_reports_the_same_numbers() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let (a, posted) = posted(&store).await;
+        assert_eq!(vote(&store, "1", "bob", "up").await.0, 200);
+
         let (s, list) = page(&store, None, "").await;
+
         assert_eq!(
-            (s, list["order"].clone(), list["page"].clone()),
-            (200, json!("score"), json!(1))
+            (s, &list["order"], &list["page"]),
+            (200, &json!("score"), &json!(1))
         );
         let first = &list["articles"][0];
-        assert_eq!(
-            (first["article_id"].clone(), first["votes"].clone()),
-            (json!("1"), json!(3))
+        let got = (
+            &first["article_id"],
+            &first["votes"],
+            &first["score"],
+            &first["posted_at"],
         );
-        assert_eq!(first["score"], posted + 3 * 432);
-        assert_eq!(first["posted_at"], a["posted_at"]);
+        assert_eq!(
+            got,
+            (
+                &json!("1"),
+                &json!(2),
+                &json!(posted + 864),
+                &a["posted_at"]
+            ),
+            "{backend}"
+        );
         assert_ttls(&redis).await;
+    }
+}
 
-        // A vote record gone inside the window (deleted, evicted) is a loud 500, never a second
-        // vote for its earlier voters; nothing is written.
+/// Test: a vote record gone inside the window (deleted, evicted) is a loud 500, never a
+/// second vote for its earlier voters; nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_vote_record_is_a_500_writing_nothing() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
         post(&store, "alice", "lost record").await;
-        let mut conn = redis.raw_conn().await;
         let keys = voting::SiteKeys::new("hb", "news");
+        let voters = keys.voters(voting::ArticleId::parse("1").unwrap());
         let _: i64 = redis::cmd("DEL")
-            .arg(keys.voters(voting::ArticleId::parse("2").unwrap()))
-            .query_async(&mut conn)
+            .arg(voters)
+            .query_async(&mut redis.raw_conn().await)
             .await
             .unwrap();
         let before = snapshot(&redis).await;
-        let err = voting::vote(&store, "2", "bob", Direction::Up)
+
+        let err = voting::vote(&store, "1", "bob", Direction::Up)
             .await
             .unwrap_err();
+        let (s, e, _) = vote(&store, "1", "alice", "up").await;
+
         assert!(matches!(err, hongbao::Error::Internal(_)), "{err:?}");
-        let (s, e, _) = vote(&store, "2", "alice", "up").await;
-        assert_eq!((s, e["error"].as_str()), (500, Some("internal")));
-        assert_eq!(snapshot(&redis).await, before);
+        assert_eq!(
+            (s, e["error"].as_str()),
+            (500, Some("internal")),
+            "{backend}"
+        );
+        assert_eq!(snapshot(&redis).await, before, "{backend}");
     }
 }
 
