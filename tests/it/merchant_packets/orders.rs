@@ -1,29 +1,62 @@
 //! One packet per order however many creates race, seed 000's test (100 grabbers, 5
 //! shares), and every refusal of `POST /merchant-packets` writing nothing.
 
+use std::sync::Arc;
+
 use futures::future::join_all;
 use serde_json::{json, Value};
 
 use crate::common::{self, event, with_body, Function};
 use harness::{Backend, TestRedis};
 use hongbao::wallet;
+use hongbao::Store;
 
 use super::*;
 
-/// Test: seed 000's own test. 100 concurrent creates for one order make one packet, debited
-/// once (one 201, 99 answers 200 `repeat` with the same packet); then 100 concurrent grabbers
-/// for its 5 shares: exactly 5 win, each once, their shares sum to the total; each winner's
-/// claim, sent twice at once, pays their wallet once and moves the share from the budget's
-/// `reserved` to `paid_cash`. The view names the merchant, the sharer and the payout.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn one_packet_per_order_and_five_winners_among_a_hundred_grabbers() {
+/// [`SHOP`] funded with 1,000.00 pays the packet of `order-1` (20.00 in 5 shares, shared by
+/// carol); its id.
+async fn order_one(store: &Arc<Store>) -> String {
+    fund_merchant(store, SHOP, 100_000).await;
+    let (s, b) = create(store, &order("order-1", 2_000, 5)).await;
+    assert_eq!(s, 201, "{b}");
+    b["packet_id"].as_str().unwrap().to_string()
+}
+
+/// 100 grabbers `g000` to `g099` at once on `packet_id`: (user, status, answer) each.
+async fn hundred_grabbers(store: &Arc<Store>, packet_id: &str) -> Vec<(String, u16, Value)> {
+    let grabs = (0..100).map(|i| {
+        let (store, u, id) = (store.clone(), format!("g{i:03}"), packet_id.to_string());
+        tokio::spawn(async move {
+            let (s, b) = as_user(&store, Function::Grab, "grab-grab", &id, &u).await;
+            (u, s, b)
+        })
+    });
+    join_all(grabs)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The grabbers that won a share, with its cents.
+fn winners(grabbed: &[(String, u16, Value)]) -> Vec<(String, i64)> {
+    grabbed
+        .iter()
+        .filter(|(_, s, _)| *s == 200)
+        .map(|(u, _, b)| (u.clone(), b["amount_cents"].as_i64().unwrap()))
+        .collect()
+}
+
+/// Test: seed 000's scenario, one packet per order: 100 concurrent creates of one order make
+/// one packet, debited once (one answer `repeat: false`, 99 `repeat: true`, all 201 with the
+/// same packet).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_creates_of_one_order_make_one_packet_debited_once() {
     for backend in Backend::all() {
-        // Arrange
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         fund_merchant(&store, SHOP, 100_000).await;
 
-        // Act: 100 creates of one order.
         let creates = (0..100).map(|_| {
             let store = store.clone();
             tokio::spawn(async move { create(&store, &order("order-1", 2_000, 5)).await })
@@ -34,79 +67,95 @@ async fn one_packet_per_order_and_five_winners_among_a_hundred_grabbers() {
             .map(Result::unwrap)
             .collect();
 
-        // Assert
         assert!(created.iter().all(|(s, _)| *s == 201), "{backend}");
-        assert_eq!(
-            created
-                .iter()
-                .filter(|(_, b)| b["repeat"] == json!(false))
-                .count(),
-            1,
+        let first = created
+            .iter()
+            .filter(|(_, b)| b["repeat"] == json!(false))
+            .count();
+        assert_eq!(first, 1, "{backend}");
+        let id = &created[0].1["packet_id"];
+        assert!(
+            created.iter().all(|(_, b)| &b["packet_id"] == id),
             "{backend}"
         );
-        let packet_id = created[0].1["packet_id"].as_str().unwrap().to_string();
-        assert!(created
-            .iter()
-            .all(|(_, b)| b["packet_id"] == json!(packet_id)));
         let b = books(&store, SHOP).await;
         assert_eq!(
             (b.balance_cents, b.reserved_cents),
             (98_000, 2_000),
             "{backend}"
         );
-        let (s, view) = as_user(&store, Function::Grab, "grab-view", &packet_id, "dave").await;
-        assert_eq!(s, 200);
+    }
+}
+
+/// Test: the packet's view names the merchant, the sharer (its sender) and the payout, never
+/// the order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_view_names_the_merchant_the_sharer_and_the_payout() {
+    let redis = TestRedis::start(Backend::Standalone);
+    let store = common::store(&redis, |_| {});
+    let id = order_one(&store).await;
+
+    let (s, view) = as_user(&store, Function::Grab, "grab-view", &id, "dave").await;
+
+    let got = (
+        s,
+        &view["merchant_id"],
+        &view["sharer_id"],
+        &view["payout"],
+        &view["sender_id"],
+    );
+    assert_eq!(
+        got,
+        (
+            200,
+            &json!(SHOP),
+            &json!("carol"),
+            &json!("wallet"),
+            &json!("carol")
+        )
+    );
+    assert!(view.get("order_reference").is_none(), "{view}");
+}
+
+/// Test: of 100 grabbers at once for 5 shares exactly 5 win, their shares summing to the
+/// total; the others are 410 `sold_out`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_of_a_hundred_grabbers_win() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let id = order_one(&store).await;
+
+        let grabbed = hundred_grabbers(&store, &id).await;
+
+        let won = winners(&grabbed);
         assert_eq!(
-            (
-                &view["merchant_id"],
-                &view["sharer_id"],
-                &view["payout"],
-                &view["sender_id"]
-            ),
-            (
-                &json!(SHOP),
-                &json!("carol"),
-                &json!("wallet"),
-                &json!("carol")
-            ),
-            "{backend}: {view}"
+            (won.len(), won.iter().map(|(_, c)| c).sum::<i64>()),
+            (5, 2_000),
+            "{backend}"
         );
-        assert!(view.get("order_reference").is_none(), "{view}");
-
-        // Act: 100 grabbers for 5 shares.
-        let users: Vec<String> = (0..100).map(|i| format!("g{i:03}")).collect();
-        let grabs = users.iter().map(|u| {
-            let (store, u, id) = (store.clone(), u.clone(), packet_id.clone());
-            tokio::spawn(async move {
-                let (s, b) = as_user(&store, Function::Grab, "grab-grab", &id, &u).await;
-                (u, s, b)
-            })
-        });
-        let grabbed: Vec<(String, u16, Value)> = join_all(grabs)
-            .await
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
-
-        // Assert
-        let winners: Vec<(String, i64)> = grabbed
-            .iter()
-            .filter(|(_, s, _)| *s == 200)
-            .map(|(u, _, b)| (u.clone(), b["amount_cents"].as_i64().unwrap()))
-            .collect();
-        assert_eq!(winners.len(), 5, "{backend}");
-        assert_eq!(winners.iter().map(|(_, c)| c).sum::<i64>(), 2_000);
-        assert!(grabbed
-            .iter()
-            .filter(|(_, s, _)| *s != 200)
+        let lost = grabbed.iter().filter(|(_, s, _)| *s != 200);
+        assert!(lost
+            .clone()
             .all(|(_, s, b)| *s == 410 && b["error"] == json!("sold_out")));
+    }
+}
 
-        // Act: every winner claims twice at once.
-        let claims = winners
+/// Test: each winner's claim, sent twice at once, pays their wallet once and moves the share
+/// from the budget's `reserved` to `paid_cash`; every cent is accounted for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_winners_claim_sent_twice_at_once_pays_once() {
+    for backend in Backend::all() {
+        let redis = TestRedis::start(backend);
+        let store = common::store(&redis, |_| {});
+        let id = order_one(&store).await;
+        let won = winners(&hundred_grabbers(&store, &id).await);
+
+        let claims = won
             .iter()
             .flat_map(|(u, _)| [u.clone(), u.clone()])
             .map(|u| {
-                let (store, id) = (store.clone(), packet_id.clone());
+                let (store, id) = (store.clone(), id.clone());
                 tokio::spawn(async move {
                     as_user(&store, Function::Claim, "claim-claim", &id, &u).await
                 })
@@ -117,12 +166,11 @@ async fn one_packet_per_order_and_five_winners_among_a_hundred_grabbers() {
             .map(Result::unwrap)
             .collect();
 
-        // Assert
         assert!(
             claimed.iter().all(|(s, _)| *s == 200),
             "{backend}: {claimed:?}"
         );
-        for (u, cents) in &winners {
+        for (u, cents) in &won {
             assert_eq!(
                 wallet::balance(&store, u).await.unwrap(),
                 *cents,
@@ -130,12 +178,10 @@ async fn one_packet_per_order_and_five_winners_among_a_hundred_grabbers() {
             );
         }
         let b = books(&store, SHOP).await;
-        assert_eq!(
-            (b.balance_cents, b.reserved_cents, b.paid_cash_cents),
-            (98_000, 0, 2_000),
-            "{backend}"
-        );
-        assert_books(&store, &backend.to_string(), &users, &[packet_id], 100_000).await;
+        let got = (b.balance_cents, b.reserved_cents, b.paid_cash_cents);
+        assert_eq!(got, (98_000, 0, 2_000), "{backend}");
+        let users: Vec<String> = (0..100).map(|i| format!("g{i:03}")).collect();
+        assert_books(&store, &backend.to_string(), &users, &[id], 100_000).await;
     }
 }
 
