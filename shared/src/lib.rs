@@ -25,6 +25,7 @@
 pub mod api;
 pub mod coupons;
 pub mod domain;
+pub mod draws;
 pub mod history;
 pub mod lambda;
 pub mod merchants;

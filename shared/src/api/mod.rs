@@ -14,7 +14,7 @@
 
 pub mod auth;
 mod contract;
-pub mod draws;
+
 pub mod error;
 pub mod extract;
 pub mod metrics;

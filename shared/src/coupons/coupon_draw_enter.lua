@@ -1,11 +1,11 @@
--- coupon_draw_enter.lua: a grab of a draw campaign (domain::draws), on pool 0: until draw_at
+-- coupon_draw_enter.lua: a grab of a draw campaign (draws::rules), on pool 0: until draw_at
 -- it enters the caller, after the draw it tells whether they won. (lua/rate_limit.lua is
 -- prepended: rl_take.)
 --
 -- The entrants are pool 0's tickets sorted set: member "<ticket>:<user_id>" at score 0 (the
 -- ticket 64 lowercase hex digits, so the set is in ticket order), whatever the caller's home
 -- pool. The function computes the ticket from the campaign's seed (kept on pool 0,
--- domain::draws::campaign_seed); the same user entering again adds the same member: one entry
+-- draws::rules::campaign_seed); the same user entering again adds the same member: one entry
 -- per user. Entries open at starts_at and close at draw_at (Redis TIME) or once the draw has
 -- run (coupon_draw_run.lua), whichever is first. After the draw an entrant among the first
 -- draw_winners tickets is a winner: the function then grabs them a code as any grab
@@ -21,7 +21,7 @@
 -- KEYS[2] tickets: the campaign's entrants (sorted set, see above)
 -- KEYS[3] rate: the caller's visit counter in this campaign (see rate_limit.lua)
 -- ARGV[1] user_id: the caller
--- ARGV[2] ticket: the caller's ticket, 64 lowercase hex digits (domain::draws::ticket)
+-- ARGV[2] ticket: the caller's ticket, 64 lowercase hex digits (draws::rules::ticket)
 -- ARGV[3] rate_limit (u32): visits allowed per window (0 = unlimited)
 -- ARGV[4] rate_window_ms (u64): the window, ms
 -- Returns one string, the outcome and its data joined by ':':

@@ -1,4 +1,4 @@
--- coupon_draw_run.lua: a draw campaign's draw (domain::draws), on pool 0, once Redis TIME has
+-- coupon_draw_run.lua: a draw campaign's draw (draws::rules), on pool 0, once Redis TIME has
 -- reached draw_at: it fixes the entrants, the winners (the first min(codes, entrants) tickets
 -- of the tickets sorted set, see coupon_draw_enter.lua) and the threshold (the largest winning
 -- ticket) in one step, and journals it. It assigns no code: each winner's grab then takes one

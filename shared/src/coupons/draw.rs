@@ -1,4 +1,4 @@
-//! A draw campaign's entries and draw (`domain::draws`), on its pool 0.
+//! A draw campaign's entries and draw (`draws::rules`), on its pool 0.
 //!
 //! A grab of a draw campaign is first `coupon_draw_enter.lua` on pool 0 with the caller's
 //! ticket (computed here from the campaign's seed, which this sandbox keeps with the
@@ -11,7 +11,7 @@
 use crate::store::scripts::{CouponDrawEnterCall, CouponDrawRunCall};
 use redis::Value;
 
-use crate::domain::draws::{ticket, Draw, DrawResult};
+use crate::draws::rules::{ticket, Draw, DrawResult};
 use crate::store::scripts::{text, Call};
 use crate::store::Conn;
 use crate::store::{Error, Store};

@@ -156,7 +156,7 @@ pub struct CampaignBody {
     /// seed and figures once drawn; absent for a first-come campaign.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
-    pub draw: Option<crate::api::draws::DrawBody>,
+    pub draw: Option<crate::draws::http::DrawBody>,
     /// The caller's ticket in the draw, 64 lowercase hex digits (`GET /campaigns/{id}` of a
     /// draw campaign once drawn): they won exactly when they entered and it is at most
     /// `draw.threshold`.
@@ -336,7 +336,7 @@ impl CampaignBody {
             coupons: with_coupons.then_some(view.mine),
             coupon_states: with_coupons
                 .then(|| view.mine_states.into_iter().map(Into::into).collect()),
-            draw: view.draw.as_ref().map(crate::api::draws::DrawBody::from),
+            draw: view.draw.as_ref().map(crate::draws::http::DrawBody::from),
             ticket: view.ticket,
         }
     }

@@ -76,7 +76,7 @@ pub enum Kind {
     /// `redeem_by` (reference the packet id), or one coupon's redemption reversed after that
     /// (reference `<packet_id>/<share_id>`); positive. The entry's user is the merchant id.
     MerchantCouponRefund,
-    /// A draw packet's or campaign's draw completed ([`crate::domain::draws`]); moves no money
+    /// A draw packet's or campaign's draw completed ([`crate::draws::rules`]); moves no money
     /// (amount and balance 0). The entry's user is the packet's sender (empty for a
     /// campaign's), its reference the packet or campaign id, [`Entry::draw`] the reveal anyone
     /// checks the draw with.

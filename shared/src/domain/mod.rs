@@ -8,7 +8,6 @@
 //! `aws_lambda_events`, `axum`, `crate::store` or `crate::api`, nor depends on a store or
 //! http file (`scripts/check-layers.py`).
 
-pub mod draws;
 pub mod journal;
 pub mod reclaim;
 pub mod reconcile;

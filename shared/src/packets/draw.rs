@@ -1,4 +1,4 @@
-//! A draw packet's draw (`domain::draws`): `lua/draw_run.lua` called chunk by chunk until the
+//! A draw packet's draw (`draws::rules`): `lua/draw_run.lua` called chunk by chunk until the
 //! draw is complete, by whichever request first finds `draw_at` passed (a grab answered
 //! `draw_due`).
 

@@ -65,7 +65,7 @@ pub struct PacketBody {
     /// A draw packet's draw (docs/design.md, "Draws"); absent for a first-come packet.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
-    pub draw: Option<crate::api::draws::DrawBody>,
+    pub draw: Option<crate::draws::http::DrawBody>,
 }
 
 /// A coupon packet's coupon terms: each claimed share becomes a coupon of its grabber worth
@@ -109,7 +109,7 @@ impl From<&Packet> for PacketBody {
             cover: p.cover.clone(),
             commitment: p.commitment.clone(),
             password_protected: p.password_verifier.is_some(),
-            draw: p.draw.as_ref().map(crate::api::draws::DrawBody::from),
+            draw: p.draw.as_ref().map(crate::draws::http::DrawBody::from),
         }
     }
 }

@@ -1,12 +1,12 @@
 //! The entries: `n` distinct users entered through `lua/draw_enter.lua` (`DrawEnterCall`, each
-//! with its ticket `domain::draws::ticket(seed, user)`), pipelined with many calls in flight,
+//! with its ticket `draws::rules::ticket(seed, user)`), pipelined with many calls in flight,
 //! and the server's time per entry (`INFO commandstats`) over windows of consecutive entries
 //! ending at growing entrant counts.
 
 use std::time::Instant;
 
 use futures::StreamExt;
-use hongbao::domain::draws;
+use hongbao::draws::rules as draws;
 use hongbao::store::keys::PacketKeys;
 use hongbao::store::scripts::{Call, DrawEnterCall, GrabCall, DRAW_ENTER, GRAB};
 use hongbao::Config;

@@ -33,8 +33,8 @@
 use std::time::Instant;
 
 use harness::{Engine, RedisServer};
-use hongbao::domain::draws::{self, DrawTerms};
 use hongbao::domain::split::Mode;
+use hongbao::draws::rules::{self as draws, DrawTerms};
 use hongbao::packets::draw::{self, DrawState};
 use hongbao::store::keys::Keys;
 use hongbao::store::scripts::{DRAW_ENTER, DRAW_RUN};

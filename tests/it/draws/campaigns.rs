@@ -18,8 +18,8 @@ use hongbao::api::error::rfc3339;
 use hongbao::coupons::draw::{run_draw, Drawn};
 use hongbao::coupons::rules::{campaign_id, campaign_no};
 use hongbao::coupons::PoolKeys;
-use hongbao::domain::draws::{self, Reveal};
 use hongbao::domain::journal::Kind;
+use hongbao::draws::rules::{self as draws, Reveal};
 use hongbao::store::scripts::{text, Call, CouponDrawRunCall};
 use hongbao::Store;
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::draws;
+use hongbao::draws::rules as draws;
 use hongbao::packets::draw::{self as draw_run, DrawState};
 use hongbao::store::keys::Keys;
 use hongbao::store::scripts::{Call, DrawEnterCall, DRAW_ENTER};
@@ -22,7 +22,7 @@ const ENTRANTS: usize = 1_000;
 /// Binomial(20,000, 0.1) shares (mean 2,000, sd 42.4), so the first 100 to arrive and the last
 /// 100 differ by more than 300 (5 sd of the difference, about 60) with probability below
 /// 10⁻⁶; first come, first served would give the first 100 all 20,000. Each draw's winners are
-/// also those `domain::draws::winners` gives for its revealed seed.
+/// also those `draws::rules::winners` gives for its revealed seed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn arriving_first_wins_no_more_often_than_arriving_last() {
     for backend in Backend::all() {

@@ -1,4 +1,4 @@
-//! Draw packets (`domain::draws`; `grab.lua`'s draw branch, `lua/draw_run.lua`) through
+//! Draw packets (`draws::rules`; `grab.lua`'s draw branch, `lua/draw_run.lua`) through
 //! the grab router, on standalone and on the 3-master cluster: grabs in the entry window enter
 //! the draw (202, the same answer again), at `draw_at` the entrants with the smallest tickets
 //! win the shares in ticket order, once, whoever runs the draw and however many race it; a
@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use crate::common::{self, call, event, with_placeholder, with_sub, Function};
 use harness::{Backend, TestRedis};
-use hongbao::domain::draws::{self, DrawTerms, Reveal};
 use hongbao::domain::journal::Kind;
+use hongbao::draws::rules::{self as draws, DrawTerms, Reveal};
 use hongbao::packets::draw::{self as draw_run, DrawState};
 use hongbao::packets::NewPacket;
 use hongbao::store::keys::Keys;

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hongbao::domain::draws;
 use hongbao::domain::journal::Kind;
+use hongbao::draws::rules as draws;
 use hongbao::packets::draw::{self, DrawState};
 use hongbao::packets::{self, GrabOutcome};
 use hongbao::store::keys::Keys;

@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 
 use harness::{Backend, TestRedis};
-use hongbao::domain::draws::{self, DrawTerms};
 use hongbao::domain::reconcile::LedgerOwner;
+use hongbao::draws::rules::{self as draws, DrawTerms};
 use hongbao::store::keys::{Keys, PacketKeys};
 use hongbao::store::reclaim::Payer;
 use hongbao::store::reconcile;

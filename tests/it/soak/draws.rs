@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hongbao::coupons::rules::campaign_no;
 use hongbao::coupons::PoolKeys;
-use hongbao::domain::draws;
 use hongbao::domain::journal::Kind;
+use hongbao::draws::rules as draws;
 use hongbao::Store;
 use rand::rngs::StdRng;
 use rand::Rng;

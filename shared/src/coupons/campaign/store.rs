@@ -7,7 +7,7 @@ use crate::store::{Error, Store};
 use crate::coupons::draw;
 use crate::coupons::facts::resolve;
 use crate::coupons::keys::PoolKeys;
-use crate::domain::draws::{ticket, Draw};
+use crate::draws::rules::{ticket, Draw};
 
 /// A campaign's view.
 #[derive(Debug, Clone, PartialEq, Eq)]

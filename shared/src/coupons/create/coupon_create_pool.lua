@@ -26,7 +26,7 @@
 -- ARGV[16] min_order: the smallest order total a coupon applies to, cents, or ''
 -- ARGV[17] draw_at_ms: a draw campaign's draw_at, Unix ms (every pool), or '' (no draw)
 -- ARGV[18] draw_seed: pool 0 of a draw campaign: the draw's seed (64 hex digits,
---          domain::draws::campaign_seed; never in a view before the draw); else ''
+--          draws::rules::campaign_seed; never in a view before the draw); else ''
 -- ARGV[19] draw_commitment: pool 0 of a draw campaign: the seed's commitment; else ''
 -- ARGV[20] id_tag: the campaign's id tag (16 characters, domain::coupons::id_tag: its public id
 --          is its number's 5 characters and this), or '' (a campaign known by its number alone)

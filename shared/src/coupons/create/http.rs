@@ -83,8 +83,8 @@ pub struct CampaignRequest {
     /// the campaign has codes (verifiable from the campaign's view once drawn). `per_user`
     /// must be 1, and the draw before `ends_at`. Part of the creation: the same `reference`
     /// with another `draw` is 409 `reference_reused`.
-    #[schema(value_type = Option<crate::domain::draws::DrawRequest>)]
-    pub draw: Option<crate::domain::draws::DrawRequest>,
+    #[schema(value_type = Option<crate::draws::rules::DrawRequest>)]
+    pub draw: Option<crate::draws::rules::DrawRequest>,
 }
 
 impl CampaignRequest {

@@ -33,7 +33,7 @@ use crate::coupons::rules::{
     campaign_id, id_tag, pool_count, pool_of_code, pool_start, public_id, CodeSource, Discount,
     NewCampaign,
 };
-use crate::domain::draws::{campaign_seed, commitment};
+use crate::draws::rules::{campaign_seed, commitment};
 use crate::store::scripts::{text, Call};
 use crate::store::{Conn, Error, Store};
 

@@ -4,8 +4,8 @@
 use super::codes::{check_batch, duplicates_within};
 use super::discount::{Discount, Off};
 use super::generated::MAX_GENERATED;
-use crate::domain::draws::{DrawTerms, MAX_ENTRY_SECS, MIN_ENTRY_SECS};
 use crate::domain::{is_merchant_id, Invalid, MAX_MERCHANT_ID_CHARS};
+use crate::draws::rules::{DrawTerms, MAX_ENTRY_SECS, MIN_ENTRY_SECS};
 
 /// The longest campaign title, in characters.
 pub const MAX_TITLE_CHARS: usize = 100;
@@ -63,7 +63,7 @@ pub struct NewCampaign {
     /// The merchant whose campaign list (`GET /campaigns`) shows this campaign
     /// ([`is_merchant_id`]); `None`: no list shows it.
     pub merchant_id: Option<String>,
-    /// A draw campaign ([`crate::domain::draws`]): for `entry_secs` after the start a grab
+    /// A draw campaign ([`crate::draws::rules`]): for `entry_secs` after the start a grab
     /// enters the caller, then the entrants with the smallest tickets win one code each (as
     /// many winners as the campaign has codes); `None`: first come, first served.
     pub draw: Option<DrawTerms>,

@@ -60,7 +60,7 @@
 -- ARGV[25] draw_entry_ms: a draw packet's entry window, ms from its opening (draw_at =
 --          opens_at + this; lua/draw_run.lua), '' for a first-come-first-served packet
 -- ARGV[26] draw_seed: a draw packet's seed, 64 hex digits (secret until the draw), else ''
--- ARGV[27] draw_commitment: SHA-256 hex of "hongbao-draw-v1:<seed>" (domain::draws), else ''
+-- ARGV[27] draw_commitment: SHA-256 hex of "hongbao-draw-v1:<seed>" (draws::rules), else ''
 -- ARGV[28] max_open_packets (u32): packets the sender may have open at once (created, neither
 --          expired nor cancelled; cancel.lua removes its entry), 0: no bound
 -- ARGV[29] packets_per_day (u32): packets a sender may create per day window (0: no limit)

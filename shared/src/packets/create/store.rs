@@ -5,8 +5,8 @@
 use crate::store::scripts::{CreatePacketCall, DueAddCall};
 use redis::Value;
 
-use crate::domain::draws;
 use crate::domain::split;
+use crate::draws::rules as draws;
 use crate::history::rules::YearBounds;
 use crate::packets::rules::{
     receipt, CreateOutcome, NewPacket, CREATE_WINDOW_MS, PACKETS_DAY_WINDOW_MS, PACKETS_WINDOW_MS,
@@ -133,7 +133,7 @@ pub async fn create(
     // The fairness receipt: the shares are committed to before the first grab can see any.
     let salt = receipt::new_salt(&mut rand::rng());
     let commitment = receipt::commitment(&salt, &amounts);
-    // A draw packet's seed, drawn here with a CSPRNG and committed (domain::draws).
+    // A draw packet's seed, drawn here with a CSPRNG and committed (draws::rules).
     let draw = req.draw.map(|d| {
         let seed = draws::new_seed(&mut rand::rng());
         let committed = draws::commitment(&seed);

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use redis::Value;
 
-use crate::domain::draws;
+use crate::draws::rules as draws;
 use crate::packets::draw;
 use crate::packets::rules::gone::{SoldOutSeen, Verdict};
 use crate::packets::rules::password::Password;
@@ -47,7 +47,7 @@ enum Step {
     /// The answer, and what the sandbox may remember of the packet.
     Answer(GrabOutcome, Seen),
     /// A draw packet in its entry window: the packet's seed, to compute the caller's ticket
-    /// (`domain::draws::ticket`) and enter them (`draw_enter.lua`).
+    /// (`draws::rules::ticket`) and enter them (`draw_enter.lua`).
     Seed(String),
     /// A draw packet whose draw is due and not complete: run it (`draw.rs`), then ask again.
     DrawDue,

@@ -461,7 +461,7 @@ pub struct PacketRequest {
     /// first come, first served; at `draw_at` the entrants with the smallest tickets win
     /// (docs/design.md, "Draws").
     #[serde(default)]
-    pub draw: Option<crate::domain::draws::DrawRequest>,
+    pub draw: Option<crate::draws::rules::DrawRequest>,
 }
 
 /// A validated request to create a red packet.
@@ -494,7 +494,7 @@ pub struct NewPacket {
     pub password: Option<Password>,
     /// A draw packet's terms: grabs during the entry window enter the draw, whose winners
     /// get the shares (`grab.lua`, `lua/draw_run.lua`); `None`: first come, first served.
-    pub draw: Option<crate::domain::draws::DrawTerms>,
+    pub draw: Option<crate::draws::rules::DrawTerms>,
 }
 
 impl NewPacket {

@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
-use crate::domain::draws::{Draw, DrawResult};
 use crate::domain::split::{LuckySplit, Mode};
 use crate::domain::BadRecord;
+use crate::draws::rules::{Draw, DrawResult};
 use crate::merchants::rules::{IssuedTerms, MerchantOrigin, Payout, ShareCoupon};
 
 mod fingerprint;
@@ -474,7 +474,7 @@ pub enum GrabOutcome {
     },
     /// A draw packet during its entry window: the caller is one of its entrants (now, or by
     /// an earlier grab: the same answer); the draw happens at `draw_at_ms`
-    /// ([`crate::domain::draws`]).
+    /// ([`crate::draws::rules`]).
     Entered {
         /// When the draw happens, Unix ms (Redis `TIME`).
         draw_at_ms: i64,

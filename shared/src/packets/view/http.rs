@@ -180,7 +180,7 @@ pub(crate) async fn view(
                 .draw
                 .as_ref()
                 .filter(|d| d.result.is_some())
-                .and_then(|d| crate::domain::draws::ticket(&d.seed, &viewer));
+                .and_then(|d| crate::draws::rules::ticket(&d.seed, &viewer));
             Ok(Json(PacketViewBody {
                 ticket,
                 ..(*v).into()

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use super::error::rfc3339;
-use crate::domain::draws::Draw;
+use crate::api::error::rfc3339;
+use crate::draws::rules::Draw;
 
 /// A draw packet's or campaign's draw: its commitment from creation, and once the draw is complete its
-/// seed and figures, with which every entrant checks the result (`domain::draws`): the seed
+/// seed and figures, with which every entrant checks the result: the seed
 /// hashes to `commitment` (`SHA-256("hongbao-draw-v1:" + seed)`), a ticket is
 /// `HMAC-SHA256(key = the seed's bytes, message = user_id)` in hex, and an entrant won exactly
 /// when their ticket is at most `threshold`.
