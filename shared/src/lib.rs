@@ -2,12 +2,12 @@
 //!
 //! Red packets, coupon drops, order codes and article voting on Redis, for AWS Lambda.
 //!
-//! Each feature has a folder ([`packets`], [`coupons`], [`history`], [`wallet`],
-//! [`merchants`], [`order_codes`], [`voting`]) and in it a folder per operation: its handler
+//! Each feature has a folder ([`packets`], [`coupons`], [`draws`], [`history`], [`wallet`],
+//! [`merchants`], [`order_codes`], [`voting`], [`support`]) and in it a folder per operation: its handler
 //! (`http.rs`), its store step (`store.rs`) and its Lua scripts side by side, and the feature's
 //! pure rules in `rules/`. The machinery they share:
 //!
-//! * [`domain`]: the shared rules as pure code (money in `i64` cents, split algorithms, draws,
+//! * [`domain`]: the shared rules as pure code (money in `i64` cents, split algorithms,
 //!   the journal, reclaim and reconciliation, settings, the business time zone). No Redis, HTTP
 //!   or Lambda type.
 //! * [`store`]: Redis: the connection, TLS and AUTH / IAM, the key layout (hash tags), the
