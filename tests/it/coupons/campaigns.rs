@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use harness::{Backend, TestRedis};
-use hongbao::coupons::rules::{CodeSource, NewCampaign, Status, VisitLimit};
+use hongbao::coupons::rules::{CodeSource, NewCampaign, Status};
 use hongbao::coupons::{
     self, AddCodesOutcome, CampaignCreateOutcome, CouponGrabOutcome, Created, PoolKeys,
     RedeemOutcome,
@@ -299,10 +299,7 @@ async fn refused_batches_write_nothing() {
 /// the batch are grabbed, each once, until the campaign is sold out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_start_every_batchs_codes_are_grabbed_once() {
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -333,10 +330,7 @@ async fn after_the_start_every_batchs_codes_are_grabbed_once() {
 /// Test: a code of an added batch is redeemed by its code alone, like one of the creation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_of_an_added_batch_is_redeemed_by_its_code() {
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     let redis = TestRedis::start(Backend::Standalone);
     let store = coupon_store(&redis, |_| {});
     let now = redis_ms(&store).await;

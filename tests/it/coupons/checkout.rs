@@ -6,7 +6,7 @@
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::coupons::rules::{campaign_no, CodeSource, Discount, Off, VisitLimit};
+use hongbao::coupons::rules::{campaign_no, CodeSource, Discount, Off};
 use hongbao::coupons::{
     self, CampaignCreateOutcome, CouponGrabOutcome, HoldOutcome, PoolKeys, RedeemOutcome,
     ReleaseOutcome, Released,
@@ -16,11 +16,7 @@ use hongbao::Store;
 
 use super::{campaign, coupon_store, dump_all, redis_ms};
 
-/// No visit limit.
-const VISITS: VisitLimit = VisitLimit {
-    per_window: 0,
-    window_ms: 1_000,
-};
+use crate::coupons::NO_VISIT_LIMIT as VISITS;
 
 /// Ten minutes, ms: a hold that does not lapse during a test.
 pub(super) const LONG: u64 = 600_000;

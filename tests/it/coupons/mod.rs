@@ -194,6 +194,13 @@ pub(crate) async fn dump_all(
     out
 }
 
+/// The visit limit off (0 visits a window: every grab is answered, none refused 429).
+pub(crate) const NO_VISIT_LIMIT: hongbao::coupons::rules::VisitLimit =
+    hongbao::coupons::rules::VisitLimit {
+        per_window: 0,
+        window_ms: 1_000,
+    };
+
 /// A campaign request: `source` codes, open from one second ago for ten minutes.
 pub(crate) fn campaign(now: i64, reference: &str, source: CodeSource) -> NewCampaign {
     NewCampaign {

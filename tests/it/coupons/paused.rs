@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use harness::ReplicatedCluster;
-use hongbao::coupons::rules::{campaign_id, pool_of_code, CodeSource, VisitLimit};
+use hongbao::coupons::rules::{campaign_id, pool_of_code, CodeSource};
 use hongbao::coupons::{
     self, keys::directory, AddCodesOutcome, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys,
 };
@@ -14,10 +14,7 @@ use hongbao::store::{Config, Store};
 
 use super::{campaign, redis_ms};
 
-const VISITS: VisitLimit = VisitLimit {
-    per_window: 0,
-    window_ms: 1_000,
-};
+use crate::coupons::NO_VISIT_LIMIT as VISITS;
 
 /// Sets a field of every pool of campaign `no` (moving its start or end as time would).
 async fn set_every_pool(store: &Store, no: u64, pools: u32, field: &str, value: i64) {

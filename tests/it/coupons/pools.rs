@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use futures::future::join_all;
 use harness::{Backend, TestRedis};
-use hongbao::coupons::rules::{campaign_id, home_pool, CodeKey, CodeSource, Status, VisitLimit};
+use hongbao::coupons::rules::{campaign_id, home_pool, CodeKey, CodeSource, Status};
 use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys, RedeemOutcome};
 use hongbao::store::scripts::{text, Call, CouponCreatePoolCall, CouponGrabCall};
 use hongbao::Store;
@@ -47,10 +47,7 @@ async fn create_pool_of_three(store: &Store, no: u64, k: u32, codes: &[&str], no
 /// left open (a sandbox that stopped after step 1) is completed by the user's next grab.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_home_pools_borrow_from_the_others() {
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -164,10 +161,7 @@ async fn empty_home_pools_borrow_from_the_others() {
 /// is refused with the order that redeemed it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redeem_by_code_alone() {
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     for backend in Backend::all() {
         let redis = TestRedis::start(backend);
         let store = coupon_store(&redis, |_| {});
@@ -268,10 +262,7 @@ async fn every_issued_code_is_indexed_by_time_in_its_pool() {
     create_pool_of_three(&store, 9, 1, &[], now).await;
     create_pool_of_three(&store, 9, 2, &["P2-000", "P2-001"], now).await;
     let id = campaign_id(9);
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     let borrower = (0..)
         .map(|u| format!("u-{u}"))
         .find(|u| home_pool(9, u, 3) == 1);

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use harness::{Backend, TestRedis};
-use hongbao::coupons::rules::{campaign_id, home_pool, pool_of_code, CodeSource, VisitLimit};
+use hongbao::coupons::rules::{campaign_id, home_pool, pool_of_code, CodeSource};
 use hongbao::coupons::{self, keys::directory, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::store::scripts::{
     text, Call, CouponAddCodesCall, CouponCreatePoolCall, CouponGrabCall, CouponResolveCall,
@@ -18,10 +18,7 @@ use hongbao::Store;
 
 use super::{campaign, coupon_store, redis_ms};
 
-const VISITS: VisitLimit = VisitLimit {
-    per_window: 0,
-    window_ms: 1_000,
-};
+use crate::coupons::NO_VISIT_LIMIT as VISITS;
 
 /// Campaign `no` of `pools` uploaded pools, as the store names it.
 struct Campaign {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use harness::{Backend, TestRedis};
 use hongbao::coupons::rules::checkout::{Checkout, IssuedRecord};
-use hongbao::coupons::rules::{campaign_id, campaign_no, CodeSource, NewCampaign, VisitLimit};
+use hongbao::coupons::rules::{campaign_id, campaign_no, CodeSource, NewCampaign};
 use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome, PoolKeys};
 use hongbao::domain::reconcile::LedgerOwner;
 use hongbao::store::keys::Keys;
@@ -407,10 +407,7 @@ async fn campaign_of(store: &Store, n: usize) -> (String, PoolKeys, Vec<(String,
     let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("not created")
     };
-    let open = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let open = crate::coupons::NO_VISIT_LIMIT;
     let mut issued = Vec::with_capacity(n);
     for i in 0..n {
         let user = format!("holder-{i:05}");

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use hongbao::coupons::rules::{campaign_id, campaign_no, home_pool, VisitLimit};
+use hongbao::coupons::rules::{campaign_id, campaign_no, home_pool};
 use hongbao::coupons::{self, CouponGrabOutcome, PoolKeys};
 use hongbao::store::scripts::{text, Call, CouponGrabCall};
 use hongbao::Store;
@@ -57,10 +57,7 @@ async fn grab_step(
 /// (the operation is then drawn again, under a new call id).
 pub async fn send(store: &Arc<Store>, campaign: &str, user: &str) -> (u16, Value, Option<String>) {
     let call = format!("{:016x}", rand::random::<u64>());
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     let first = grab_step(store, campaign, user, &call).await;
     let between = coupons::grab(store, campaign, user, visits).await;
     let again = grab_step(store, campaign, user, &call).await;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{signed, STRANGER};
 use crate::common::{self, call, event, with_placeholder, Function};
 use harness::{Backend, TestRedis};
-use hongbao::coupons::rules::{CodeSource, NewCampaign, VisitLimit};
+use hongbao::coupons::rules::{CodeSource, NewCampaign};
 use hongbao::coupons::{self, CampaignCreateOutcome, CouponGrabOutcome};
 use hongbao::Store;
 
@@ -36,10 +36,7 @@ async fn bobs_coupon(store: &Arc<Store>) -> (String, String) {
     let Ok(CampaignCreateOutcome::Created(c)) = coupons::create(store, &req).await else {
         panic!("not created")
     };
-    let visits = VisitLimit {
-        per_window: 0,
-        window_ms: 1_000,
-    };
+    let visits = crate::coupons::NO_VISIT_LIMIT;
     let Ok(CouponGrabOutcome::Grabbed { code, .. }) =
         coupons::grab(store, &c.campaign_id, "bob", visits).await
     else {
@@ -51,6 +48,21 @@ async fn bobs_coupon(store: &Arc<Store>) -> (String, String) {
         "HELP-0001"
     };
     (code, other.to_string())
+}
+
+/// bob's coupon `code` held by `order-1` for a minute.
+async fn hold(store: &Arc<Store>, code: &str) {
+    coupons::hold(store, code, "bob", "order-1", 60_000, None)
+        .await
+        .unwrap();
+}
+
+/// bob's coupon `code` held, then redeemed, by `order-1`.
+async fn redeemed(store: &Arc<Store>, code: &str) {
+    hold(store, code).await;
+    coupons::redeem(store, code, "bob", "order-1", None)
+        .await
+        .unwrap();
 }
 
 /// A look-up's (state, order, releases).
@@ -104,9 +116,7 @@ async fn a_held_coupon_shows_its_order_and_the_look_up_writes_nothing() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let (code, _) = bobs_coupon(&store).await;
-        coupons::hold(&store, &code, "bob", "order-1", 60_000, None)
-            .await
-            .unwrap();
+        hold(&store, &code).await;
         let before = common::snapshot(&redis).await;
 
         let (s, b) = look_up(&store, &code, None).await;
@@ -132,12 +142,7 @@ async fn a_redeemed_coupon_shows_its_order() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let (code, _) = bobs_coupon(&store).await;
-        coupons::hold(&store, &code, "bob", "order-1", 60_000, None)
-            .await
-            .unwrap();
-        coupons::redeem(&store, &code, "bob", "order-1", None)
-            .await
-            .unwrap();
+        redeemed(&store, &code).await;
 
         let (_, b) = look_up(&store, &code, None).await;
 
@@ -158,12 +163,7 @@ async fn a_released_coupon_shows_its_release_and_journal() {
         let redis = TestRedis::start(backend);
         let store = common::store(&redis, |_| {});
         let (code, _) = bobs_coupon(&store).await;
-        coupons::hold(&store, &code, "bob", "order-1", 60_000, None)
-            .await
-            .unwrap();
-        coupons::redeem(&store, &code, "bob", "order-1", None)
-            .await
-            .unwrap();
+        redeemed(&store, &code).await;
         coupons::release(&store, &code, "order-1").await.unwrap();
 
         let (_, b) = look_up(&store, &code, None).await;
